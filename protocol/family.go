@@ -1,0 +1,114 @@
+package protocol
+
+import (
+	"fmt"
+	"strings"
+)
+
+// RoleSpec describes one role of a protocol family.
+type RoleSpec struct {
+	// Name is the role's name in specs and configs.
+	Name string
+	// Min and Max bound how many parties may play the role (Max 0: no bound).
+	Min, Max int
+	// Doc is a one-line description for help text.
+	Doc string
+}
+
+// Family is one protocol family. The daemon and the simulator drive every family
+// through this interface and never branch on which one they have.
+type Family interface {
+	// Name is the family's name, the spec's protocol key.
+	Name() string
+	// Roles describes the family's roles.
+	Roles() []RoleSpec
+	// ParseParams decodes and validates the spec's [params] table (strictly:
+	// an unknown key is an error naming it) and fills in defaults.
+	ParseParams(raw map[string]any) (any, error)
+	// DecodeLocal decodes a daemon's local data for role from its config. decode
+	// decodes the config's [local.<family>.<role>] table into a value (strictly);
+	// it is nil when the config has no such table. An error says what is missing.
+	DecodeLocal(role string, decode func(v any) error) (any, error)
+	// PrepareSimulation decodes the family's keys of the spec's [simulation]
+	// table (the simulator has removed its own: seed, link_latency) and returns
+	// the session's assignment — spec's roles when given, or one derived from
+	// the table — and every party's local data.
+	PrepareSimulation(raw map[string]any, roles Assignment) (Assignment, map[Party]any, error)
+	// NewRole builds the state machine of one party.
+	NewRole(cfg RoleConfig) (Role, error)
+	// Combine turns the parties' reports into the session's result, as shown to
+	// the initiator. It validates every report: they come from the network.
+	Combine(a Assignment, params any, reports map[Party][]byte) (any, error)
+}
+
+// Registry holds the protocol families a daemon or simulator knows. It is built
+// once by the composition root; there is no global registry.
+type Registry struct {
+	families map[string]Family
+}
+
+// NewRegistry builds a registry of the given families; names must be unique.
+func NewRegistry(families ...Family) (*Registry, error) {
+	r := &Registry{families: map[string]Family{}}
+	for _, f := range families {
+		if _, dup := r.families[f.Name()]; dup {
+			return nil, fmt.Errorf("protocol family %q registered twice", f.Name())
+		}
+		r.families[f.Name()] = f
+	}
+	return r, nil
+}
+
+// Names lists the known families, sorted.
+func (r *Registry) Names() []string { return sortedKeys(r.families) }
+
+// Lookup returns the family called name, or an error listing the known ones.
+func (r *Registry) Lookup(name string) (Family, error) {
+	f, ok := r.families[name]
+	if !ok {
+		return nil, fmt.Errorf("unknown protocol %q (known: %s)", name, strings.Join(r.Names(), ", "))
+	}
+	return f, nil
+}
+
+// RoleSpecOf returns the family's spec of role, or an error naming the known roles.
+func RoleSpecOf(f Family, role string) (RoleSpec, error) {
+	var names []string
+	for _, rs := range f.Roles() {
+		if rs.Name == role {
+			return rs, nil
+		}
+		names = append(names, rs.Name)
+	}
+	return RoleSpec{}, fmt.Errorf("protocol %s has no role %q (its roles: %s)", f.Name(), role, strings.Join(names, ", "))
+}
+
+// CheckAssignment checks that a assigns every role of f a permitted number of
+// distinct, non-empty organizations and names no unknown role.
+func CheckAssignment(f Family, a Assignment) error {
+	for _, role := range sortedKeys(a.Roles) {
+		if _, err := RoleSpecOf(f, role); err != nil {
+			return fmt.Errorf("roles.%s: %w", role, err)
+		}
+		seen := map[string]bool{}
+		for i, org := range a.Roles[role] {
+			if org == "" {
+				return fmt.Errorf("roles.%s[%d]: empty name", role, i)
+			}
+			if seen[org] {
+				return fmt.Errorf("roles.%s: %q is listed twice", role, org)
+			}
+			seen[org] = true
+		}
+	}
+	for _, rs := range f.Roles() {
+		n := a.Count(rs.Name)
+		if n < rs.Min {
+			return fmt.Errorf("roles.%s: protocol %s needs at least %d, the spec gives %d", rs.Name, f.Name(), rs.Min, n)
+		}
+		if rs.Max > 0 && n > rs.Max {
+			return fmt.Errorf("roles.%s: protocol %s allows at most %d, the spec gives %d", rs.Name, f.Name(), rs.Max, n)
+		}
+	}
+	return nil
+}

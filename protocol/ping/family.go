@@ -1,0 +1,209 @@
+// Package ping is the diagnostic protocol: every participant measures the
+// round-trip time to every other participant over the session's direct streams,
+// count round trips each, and the session's result is the latency matrix
+// (median and p99). Operators run it before a long session to check that every
+// organization can reach every other one, and how fast.
+//
+// Roles: participant ×n (n ≥ 2). What each learns: the round-trip times of its
+// own links; the initiator learns the whole matrix. No private data is involved.
+package ping
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/ping/pingpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Name is the family's name in specs.
+const Name = "ping"
+
+// RoleParticipant is the only role.
+const RoleParticipant = "participant"
+
+// MaxParticipants bounds a ping session (n² links are measured).
+const MaxParticipants = 256
+
+// Params are the public parameters of a ping session.
+type Params struct {
+	// Count is the number of round trips each participant makes to each other one.
+	Count int `toml:"count"`
+}
+
+// DefaultParams returns the defaults: 10 round trips per link.
+func DefaultParams() Params { return Params{Count: 10} }
+
+// MaxCount bounds Count.
+const MaxCount = 1_000_000
+
+func (p Params) validate() error {
+	if p.Count < 1 || p.Count > MaxCount {
+		return fmt.Errorf("params.count: %d is out of range [1, %d]", p.Count, MaxCount)
+	}
+	return nil
+}
+
+// Family is the ping protocol family.
+type Family struct{}
+
+var _ protocol.Family = Family{}
+
+// Name implements protocol.Family.
+func (Family) Name() string { return Name }
+
+// Roles implements protocol.Family.
+func (Family) Roles() []protocol.RoleSpec {
+	return []protocol.RoleSpec{{Name: RoleParticipant, Min: 2, Max: MaxParticipants,
+		Doc: "measures the round-trip time to every other participant"}}
+}
+
+// ParseParams implements protocol.Family.
+func (Family) ParseParams(raw map[string]any) (any, error) {
+	p := DefaultParams()
+	if err := protocol.DecodeTable("params", raw, &p); err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// DecodeLocal implements protocol.Family: ping needs no local data, and any
+// [local.ping.participant] table is an error.
+func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
+	if decode == nil {
+		return nil, nil
+	}
+	var none struct{}
+	if err := decode(&none); err != nil {
+		return nil, fmt.Errorf("ping needs no local data for role %s: %w", role, err)
+	}
+	return nil, nil
+}
+
+// simulation is the ping family's part of a spec's [simulation] table.
+type simulation struct {
+	// Participants is how many participants to simulate when the spec has no [roles].
+	Participants int `toml:"participants"`
+}
+
+// PrepareSimulation implements protocol.Family.
+func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
+	var s simulation
+	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
+		return protocol.Assignment{}, nil, err
+	}
+	if len(roles.Roles) > 0 {
+		if s.Participants != 0 && s.Participants != roles.Count(RoleParticipant) {
+			return protocol.Assignment{}, nil, fmt.Errorf("simulation.participants: %d disagrees with the %d names of roles.participant", s.Participants, roles.Count(RoleParticipant))
+		}
+		return roles, nil, nil
+	}
+	if s.Participants == 0 {
+		return protocol.Assignment{}, nil, fmt.Errorf("simulation: give [roles] participant = [...] or simulation.participants")
+	}
+	if s.Participants < 2 || s.Participants > MaxParticipants {
+		return protocol.Assignment{}, nil, fmt.Errorf("simulation.participants: %d is out of range [2, %d]", s.Participants, MaxParticipants)
+	}
+	names := make([]string, s.Participants)
+	for i := range names {
+		names[i] = fmt.Sprintf("node%d", i+1)
+	}
+	return protocol.Assignment{Roles: map[string][]string{RoleParticipant: names}}, nil, nil
+}
+
+// NewRole implements protocol.Family.
+func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	if cfg.Self.Role != RoleParticipant {
+		return nil, fmt.Errorf("ping has no role %q", cfg.Self.Role)
+	}
+	p, ok := cfg.Params.(Params)
+	if !ok {
+		return nil, fmt.Errorf("ping: params of type %T, want ping.Params", cfg.Params)
+	}
+	return newParticipant(cfg, p), nil
+}
+
+// Matrix is the result of a ping session: round-trip times in microseconds,
+// Median[i][j] being what participant i measured to participant j (0 on the
+// diagonal).
+type Matrix struct {
+	Participants []string    `json:"participants"`
+	Count        int         `json:"count"`
+	MinMicros    [][]float64 `json:"min_us"`
+	MedianMicros [][]float64 `json:"median_us"`
+	P99Micros    [][]float64 `json:"p99_us"`
+	MaxMicros    [][]float64 `json:"max_us"`
+}
+
+// Combine implements protocol.Family: it assembles the participants' rows into
+// the latency matrix, validating every row.
+func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Party][]byte) (any, error) {
+	p, ok := params.(Params)
+	if !ok {
+		return nil, fmt.Errorf("ping: params of type %T, want ping.Params", params)
+	}
+	names := a.Roles[RoleParticipant]
+	n := len(names)
+	m := Matrix{Participants: names, Count: p.Count,
+		MinMicros: square(n), MedianMicros: square(n), P99Micros: square(n), MaxMicros: square(n)}
+	for i := range n {
+		self := protocol.Party{Role: RoleParticipant, Index: i}
+		raw, ok := reports[self]
+		if !ok {
+			return nil, fmt.Errorf("no report from %s (%s)", self, names[i])
+		}
+		var rep pingpb.Report
+		if err := proto.Unmarshal(raw, &rep); err != nil {
+			return nil, fmt.Errorf("report of %s (%s): %w", self, names[i], err)
+		}
+		if len(rep.Rows) != n-1 {
+			return nil, fmt.Errorf("report of %s (%s): %d rows, want %d", self, names[i], len(rep.Rows), n-1)
+		}
+		seen := make([]bool, n)
+		for _, row := range rep.Rows {
+			j := int(row.Peer)
+			switch {
+			case j >= n || j == i || seen[j]:
+				return nil, fmt.Errorf("report of %s (%s): bad or repeated peer index %d", self, names[i], row.Peer)
+			case int(row.Samples) != p.Count:
+				return nil, fmt.Errorf("report of %s (%s): %d samples for peer %d, want %d", self, names[i], row.Samples, j, p.Count)
+			case row.MinNs < 0 || row.MinNs > row.MedianNs || row.MedianNs > row.P99Ns || row.P99Ns > row.MaxNs:
+				return nil, fmt.Errorf("report of %s (%s): inconsistent times for peer %d", self, names[i], j)
+			}
+			seen[j] = true
+			m.MinMicros[i][j] = micros(row.MinNs)
+			m.MedianMicros[i][j] = micros(row.MedianNs)
+			m.P99Micros[i][j] = micros(row.P99Ns)
+			m.MaxMicros[i][j] = micros(row.MaxNs)
+		}
+	}
+	return m, nil
+}
+
+func square(n int) [][]float64 {
+	out := make([][]float64, n)
+	for i := range out {
+		out[i] = make([]float64, n)
+	}
+	return out
+}
+
+func micros(ns int64) float64 { return float64(ns) / 1e3 }
+
+// quantile returns the nearest-rank q-quantile of sorted samples.
+func quantile(sorted []int64, q float64) int64 {
+	rank := int(q*float64(len(sorted))+0.999999999) - 1
+	rank = max(0, min(rank, len(sorted)-1))
+	return sorted[rank]
+}
+
+func summarize(peer int, samples []int64) *pingpb.Row {
+	s := append([]int64(nil), samples...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return &pingpb.Row{Peer: uint32(peer), Samples: uint32(len(s)), MinNs: s[0],
+		MedianNs: quantile(s, 0.5), P99Ns: quantile(s, 0.99), MaxNs: s[len(s)-1]}
+}

@@ -1,0 +1,92 @@
+package protocol
+
+import (
+	"io"
+	"log/slog"
+	"time"
+)
+
+// Role is one party's state machine. A driver calls Start once, then Step for
+// every message addressed to the party and Tick at a fixed interval, and after
+// each call carries out the batch returned by Ready. A Role is not safe for
+// concurrent use; its driver serializes every call.
+//
+// Step returns an error when a message is malformed or impossible at this point
+// of the protocol (the driver then aborts the session naming the sender). A role
+// panics only on a broken invariant of its own.
+type Role interface {
+	// Start begins the protocol; the role may queue its first messages.
+	Start() error
+	// Step feeds one received message to the role.
+	Step(m Message) error
+	// Tick advances the role's notion of time by one tick.
+	Tick() error
+	// Ready returns and clears what the role has queued since the last call.
+	Ready() Ready
+}
+
+// Ready is the batch of work a role hands its driver. The driver sends the
+// messages in order, records the progress and, when Result is set, stores the
+// result durably; the role is then finished and receives no further calls.
+type Ready struct {
+	// Messages to send, in order.
+	Messages []Message
+	// Progress is the role's latest progress, or nil if unchanged.
+	Progress *Progress
+	// Result is set exactly once, when the role has finished.
+	Result *Result
+}
+
+// Empty reports whether the batch has nothing to do.
+func (r Ready) Empty() bool {
+	return len(r.Messages) == 0 && r.Progress == nil && r.Result == nil
+}
+
+// Progress counts a role's work: Step of Total units are done.
+type Progress struct {
+	Step  int64
+	Total int64
+}
+
+// Result is what a finished role produced.
+type Result struct {
+	// Report is what this party discloses to the session's initiator, in the
+	// family's encoding; the initiator combines all reports with Family.Combine.
+	// It must hold nothing the party's organization is not entitled to disclose.
+	Report []byte
+	// Local is what only this party's organization keeps (it is stored in the
+	// organization's own result store, JSON-encoded, and never sent).
+	Local any
+}
+
+// Clock tells a role the time. Drivers inject it: the daemon a wall clock, the
+// simulator a virtual one.
+type Clock interface {
+	Now() time.Time
+}
+
+// RoleConfig is everything a role is built from.
+type RoleConfig struct {
+	// SessionID identifies the session; roles bind it into what they protect.
+	SessionID string
+	// Self is the party this role plays.
+	Self Party
+	// Assignment lists every party of the session and who plays it.
+	Assignment Assignment
+	// Params are the session's public parameters, as returned by Family.ParseParams.
+	Params any
+	// Local is this party's private data, as returned by Family.DecodeLocal or
+	// Family.PrepareSimulation; nil when the role needs none.
+	Local any
+	// Rand is the role's source of randomness: crypto/rand in a real session, a
+	// seeded stream in a simulation.
+	Rand io.Reader
+	// Clock tells the time.
+	Clock Clock
+	// Logger receives the role's log lines; never nil.
+	Logger *slog.Logger
+}
+
+// TickInterval is how much time one Tick stands for, in the daemon and in the
+// simulator alike.
+const TickInterval = 100 * time.Millisecond

@@ -1,0 +1,289 @@
+package protocol
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"strings"
+	"time"
+)
+
+// DefaultLinkLatency is the simulator's one-way latency of every link unless the
+// spec's [simulation] table sets link_latency.
+const DefaultLinkLatency = 100 * time.Microsecond
+
+// maxIdleTicks is how many ticks the simulator lets pass with no message in
+// flight and no role finishing before it declares the session stalled.
+const maxIdleTicks = 100000
+
+// SimOptions tune a simulation.
+type SimOptions struct {
+	// Seed, when non-nil, overrides the spec's simulation.seed.
+	Seed *int64
+	// Logger receives the roles' log lines; nil discards them.
+	Logger *slog.Logger
+	// OnProgress, when set, is called with the summed progress of all roles
+	// whenever some role reports progress.
+	OnProgress func(Progress)
+}
+
+// SimResult is what a simulation produced.
+type SimResult struct {
+	// Protocol is the family simulated.
+	Protocol string `json:"protocol"`
+	// Seed is the seed every party's randomness was derived from.
+	Seed int64 `json:"seed"`
+	// Assignment lists the simulated parties.
+	Assignment Assignment `json:"-"`
+	// Result is the family's combined result, as the initiator would see it.
+	Result any `json:"result"`
+	// Local holds each party's private result, keyed by party.
+	Local map[string]any `json:"local,omitempty"`
+	// Messages and Bytes count what crossed the simulated network.
+	Messages int64 `json:"messages"`
+	Bytes    int64 `json:"bytes"`
+	// VirtualTime is the simulated duration of the session.
+	VirtualTime time.Duration `json:"-"`
+}
+
+// simConfig holds the [simulation] keys the simulator itself reads.
+type simConfig struct {
+	seed    int64
+	latency time.Duration
+}
+
+// splitSimulation removes the simulator's own keys from a copy of the table.
+func splitSimulation(raw map[string]any) (simConfig, map[string]any, error) {
+	cfg := simConfig{seed: 1, latency: DefaultLinkLatency}
+	rest := make(map[string]any, len(raw))
+	for k, v := range raw {
+		rest[k] = v
+	}
+	if v, ok := rest["seed"]; ok {
+		s, ok := v.(int64)
+		if !ok {
+			return cfg, nil, fmt.Errorf("simulation.seed: want an integer, got %T", v)
+		}
+		cfg.seed = s
+		delete(rest, "seed")
+	}
+	if v, ok := rest["link_latency"]; ok {
+		s, ok := v.(string)
+		if !ok {
+			return cfg, nil, fmt.Errorf("simulation.link_latency: want a duration string such as \"100us\", got %T", v)
+		}
+		d, err := time.ParseDuration(s)
+		if err != nil || d < 0 {
+			return cfg, nil, fmt.Errorf("simulation.link_latency: %q is not a non-negative duration", s)
+		}
+		cfg.latency = d
+		delete(rest, "link_latency")
+	}
+	return cfg, rest, nil
+}
+
+// SeededRand returns a deterministic stream of randomness for one party of a
+// simulated session. It is for simulation and tests only: real sessions use
+// crypto/rand.
+func SeededRand(seed int64, party Party) io.Reader {
+	h := sha256.New()
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], uint64(seed))
+	h.Write(b[:])
+	h.Write([]byte(party.String()))
+	var key [32]byte
+	copy(key[:], h.Sum(nil))
+	return rand.NewChaCha8(key)
+}
+
+// simClock is the virtual clock of a MemNetwork.
+type simClock struct{ net *MemNetwork }
+
+func (c simClock) Now() time.Time { return c.net.Now() }
+
+// simEpoch is the virtual time a simulation starts at.
+var simEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// Simulate runs every role of a session in this process over a MemNetwork, in
+// virtual time, deterministically from the seed: the same spec and seed give
+// the same result. It drives the very same role code as the daemon.
+func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (*SimResult, error) {
+	f, err := reg.Lookup(spec.Protocol)
+	if err != nil {
+		return nil, fmt.Errorf("protocol: %w", err)
+	}
+	params, err := f.ParseParams(spec.Params)
+	if err != nil {
+		return nil, err
+	}
+	simCfg, rest, err := splitSimulation(spec.Simulation)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Seed != nil {
+		simCfg.seed = *opts.Seed
+	}
+	assign, locals, err := f.PrepareSimulation(rest, spec.Roles)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckAssignment(f, assign); err != nil {
+		return nil, err
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	parties := assign.Parties()
+	net := NewMemNetwork(parties, simCfg.latency, simEpoch)
+	sessionID := fmt.Sprintf("sim-%d", simCfg.seed)
+	roles := make(map[Party]Role, len(parties))
+	for _, p := range parties {
+		r, err := f.NewRole(RoleConfig{
+			SessionID:  sessionID,
+			Self:       p,
+			Assignment: assign,
+			Params:     params,
+			Local:      locals[p],
+			Rand:       SeededRand(simCfg.seed, p),
+			Clock:      simClock{net},
+			Logger:     logger.With("party", p.String()),
+		})
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		roles[p] = r
+	}
+
+	d := &simDriver{ctx: ctx, net: net, roles: roles, reports: map[Party][]byte{}, local: map[string]any{},
+		progress: map[Party]Progress{}, onProgress: opts.OnProgress}
+	for _, p := range parties {
+		if err := roles[p].Start(); err != nil {
+			return nil, fmt.Errorf("%s: start: %w", p, err)
+		}
+		if err := d.flush(p); err != nil {
+			return nil, err
+		}
+	}
+	if err := d.run(parties); err != nil {
+		return nil, err
+	}
+	res, err := f.Combine(assign, params, d.reports)
+	if err != nil {
+		return nil, fmt.Errorf("combining reports: %w", err)
+	}
+	msgs, bytes := net.Stats()
+	return &SimResult{
+		Protocol:    f.Name(),
+		Seed:        simCfg.seed,
+		Assignment:  assign,
+		Result:      res,
+		Local:       d.local,
+		Messages:    msgs,
+		Bytes:       bytes,
+		VirtualTime: net.Now().Sub(simEpoch),
+	}, nil
+}
+
+// simDriver moves messages and ticks between the roles of one simulation.
+type simDriver struct {
+	ctx        context.Context
+	net        *MemNetwork
+	roles      map[Party]Role
+	reports    map[Party][]byte
+	local      map[string]any
+	progress   map[Party]Progress
+	onProgress func(Progress)
+}
+
+func (d *simDriver) done(p Party) bool { _, ok := d.reports[p]; return ok }
+
+func (d *simDriver) run(parties []Party) error {
+	nextTick := simEpoch.Add(TickInterval)
+	idle := 0
+	for events := 0; len(d.reports) < len(parties); events++ {
+		if events%1024 == 0 {
+			if err := d.ctx.Err(); err != nil {
+				return fmt.Errorf("simulation interrupted: %w", err)
+			}
+		}
+		if at, ok := d.net.NextAt(); ok && !at.After(nextTick) {
+			m, _ := d.net.Next()
+			idle = 0
+			if d.done(m.To) {
+				continue
+			}
+			if err := d.roles[m.To].Step(m); err != nil {
+				return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
+			}
+			if err := d.flush(m.To); err != nil {
+				return err
+			}
+			continue
+		}
+		d.net.Advance(nextTick)
+		nextTick = nextTick.Add(TickInterval)
+		finished := len(d.reports)
+		for _, p := range parties {
+			if d.done(p) {
+				continue
+			}
+			if err := d.roles[p].Tick(); err != nil {
+				return fmt.Errorf("%s: tick: %w", p, err)
+			}
+			if err := d.flush(p); err != nil {
+				return err
+			}
+		}
+		if d.net.Pending() || len(d.reports) > finished {
+			idle = 0
+			continue
+		}
+		if idle++; idle > maxIdleTicks {
+			var waiting []string
+			for _, p := range parties {
+				if !d.done(p) {
+					waiting = append(waiting, p.String())
+				}
+			}
+			return fmt.Errorf("simulation stalled: no message in flight for %d ticks and %s not finished", maxIdleTicks, strings.Join(waiting, ", "))
+		}
+	}
+	return nil
+}
+
+// flush carries out the Ready batch of party p.
+func (d *simDriver) flush(p Party) error {
+	rd := d.roles[p].Ready()
+	ep := d.net.Endpoint(p)
+	for _, m := range rd.Messages {
+		if !m.Topic && !d.net.hasParty(m.To) {
+			return fmt.Errorf("%s sent a message to %s, which is not a party of the session", p, m.To)
+		}
+		if err := ep.Send(d.ctx, m); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+	}
+	if rd.Progress != nil {
+		d.progress[p] = *rd.Progress
+		if d.onProgress != nil {
+			var sum Progress
+			for _, pr := range d.progress {
+				sum.Step += pr.Step
+				sum.Total += pr.Total
+			}
+			d.onProgress(sum)
+		}
+	}
+	if rd.Result != nil {
+		d.reports[p] = rd.Result.Report
+		if rd.Result.Local != nil {
+			d.local[p.String()] = rd.Result.Local
+		}
+	}
+	return nil
+}

@@ -1,0 +1,160 @@
+package protocol
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// MaxSpecSize bounds a spec document, from a file or from the network.
+const MaxSpecSize = 1 << 20
+
+// Spec is a session spec: which protocol, who plays which role, the public
+// parameters and, for the simulator only, what would be each daemon's local data.
+// It never holds anybody's private data.
+type Spec struct {
+	// Protocol names the protocol family.
+	Protocol string
+	// Roles maps role names to the address-book names playing them.
+	Roles Assignment
+	// Params is the raw [params] table; the family decodes it.
+	Params map[string]any
+	// Simulation is the raw [simulation] table, read only by the simulator.
+	Simulation map[string]any
+}
+
+// specFile is the TOML shape of a spec.
+type specFile struct {
+	Protocol   string         `toml:"protocol"`
+	Roles      map[string]any `toml:"roles"`
+	Params     map[string]any `toml:"params"`
+	Simulation map[string]any `toml:"simulation"`
+}
+
+// ParseSpec decodes a spec document. name (a file name, or "spec") prefixes
+// every error. Decoding is strict: an unknown top-level key is an error.
+func ParseSpec(name string, data []byte) (*Spec, error) {
+	if len(data) > MaxSpecSize {
+		return nil, fmt.Errorf("%s: %d bytes is larger than the %d-byte limit for a spec", name, len(data), MaxSpecSize)
+	}
+	var f specFile
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := undecodedError(md, ""); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if f.Protocol == "" {
+		return nil, fmt.Errorf("%s: missing key protocol", name)
+	}
+	s := &Spec{
+		Protocol:   f.Protocol,
+		Roles:      Assignment{Roles: map[string][]string{}},
+		Params:     f.Params,
+		Simulation: f.Simulation,
+	}
+	if s.Params == nil {
+		s.Params = map[string]any{}
+	}
+	if s.Simulation == nil {
+		s.Simulation = map[string]any{}
+	}
+	for _, role := range sortedKeys(f.Roles) {
+		switch v := f.Roles[role].(type) {
+		case string:
+			s.Roles.Roles[role] = []string{v}
+		case []any:
+			names := make([]string, 0, len(v))
+			for i, x := range v {
+				n, ok := x.(string)
+				if !ok {
+					return nil, fmt.Errorf("%s: roles.%s[%d]: want an address-book name (a string), got %T", name, role, i, x)
+				}
+				names = append(names, n)
+			}
+			s.Roles.Roles[role] = names
+		default:
+			return nil, fmt.Errorf("%s: roles.%s: want a name or a list of names, got %T", name, role, v)
+		}
+	}
+	return s, nil
+}
+
+// Encode renders the spec as TOML, without its simulation table. It is what an
+// initiator proposes; ParseSpec reads it back.
+func (s *Spec) Encode() ([]byte, error) {
+	roles := map[string][]string{}
+	for r, names := range s.Roles.Roles {
+		roles[r] = names
+	}
+	doc := struct {
+		Protocol string              `toml:"protocol"`
+		Roles    map[string][]string `toml:"roles"`
+		Params   map[string]any      `toml:"params"`
+	}{s.Protocol, roles, s.Params}
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(doc); err != nil {
+		return nil, fmt.Errorf("encoding spec: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+// Check validates the spec against the registry: the protocol is known, the
+// roles and their counts fit the family, and the parameters decode. It returns
+// the family and the parsed parameters.
+func (r *Registry) Check(s *Spec) (Family, any, error) {
+	f, err := r.Lookup(s.Protocol)
+	if err != nil {
+		return nil, nil, fmt.Errorf("protocol: %w", err)
+	}
+	if err := CheckAssignment(f, s.Roles); err != nil {
+		return nil, nil, err
+	}
+	params, err := f.ParseParams(s.Params)
+	if err != nil {
+		return nil, nil, err
+	}
+	return f, params, nil
+}
+
+// DecodeTable decodes a raw table (as found in Spec.Params or Spec.Simulation)
+// into v, a pointer to a struct with toml tags. Decoding is strict: a key v has
+// no field for is an error naming it, prefixed with section (e.g. "params").
+func DecodeTable(section string, raw map[string]any, v any) error {
+	var buf bytes.Buffer
+	if err := toml.NewEncoder(&buf).Encode(raw); err != nil {
+		return fmt.Errorf("%s: %w", section, err)
+	}
+	md, err := toml.NewDecoder(&buf).Decode(v)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return fmt.Errorf("%s: %s", section, perr.Message)
+		}
+		return fmt.Errorf("%s: %w", section, err)
+	}
+	return undecodedError(md, section)
+}
+
+// undecodedError reports the keys the decoder found no place for.
+func undecodedError(md toml.MetaData, section string) error {
+	und := md.Undecoded()
+	if len(und) == 0 {
+		return nil
+	}
+	keys := make([]string, len(und))
+	for i, k := range und {
+		keys[i] = k.String()
+		if section != "" {
+			keys[i] = section + "." + keys[i]
+		}
+	}
+	if len(keys) == 1 {
+		return fmt.Errorf("unknown key %s", keys[0])
+	}
+	return fmt.Errorf("unknown keys %s", strings.Join(keys, ", "))
+}
