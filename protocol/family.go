@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"fmt"
+	"io"
 	"strings"
 )
 
@@ -111,4 +112,11 @@ func CheckAssignment(f Family, a Assignment) error {
 		}
 	}
 	return nil
+}
+
+// ResultFormatter is implemented by families that can render their combined
+// result (the JSON encoding of what Combine returned) for people; the CLI
+// falls back to indented JSON for the others.
+type ResultFormatter interface {
+	FormatResult(w io.Writer, result []byte) error
 }

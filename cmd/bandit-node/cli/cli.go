@@ -1,0 +1,147 @@
+// Package cli implements the bandit-node command line: one file per
+// subcommand, each a flag set and a run function. Commands other than run,
+// init and simulate reach the daemon only through its control API.
+package cli
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/ping"
+)
+
+// Version is the program's version, set at link time with
+// -ldflags "-X github.com/bandit-node/bandit-node/cmd/bandit-node/cli.Version=...".
+var Version = "0.1.0-dev"
+
+// Families builds the registry of every protocol family this build knows.
+func Families() (*protocol.Registry, error) {
+	return protocol.NewRegistry(ping.Family{})
+}
+
+// command is one subcommand.
+type command struct {
+	name    string
+	summary string
+	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+}
+
+func commands() []command {
+	return []command{
+		{"init", "create a node directory: identity, API token, commented config", runInit},
+		{"run", "run the daemon", runDaemon},
+		{"id", "print this node's name, peer ID and addresses", runID},
+		{"peers", "list the address book with connection state and latency", runPeers},
+		{"session", "start, watch, list, cancel sessions and read results", runSession},
+		{"simulate", "run a whole session in this process, deterministically", runSimulate},
+		{"version", "print the version", runVersion},
+	}
+}
+
+// usageError marks a mistake in how a command was called (exit code 2).
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+// errAborted is returned when a waited-for session ended aborted (exit code 3).
+var errAborted = errors.New("session aborted")
+
+// ExitCode maps an error from Run to the process exit code: 2 for usage
+// mistakes, 3 for an aborted session, 1 for everything else.
+func ExitCode(err error) int {
+	var ue usageError
+	switch {
+	case errors.As(err, &ue), errors.Is(err, flag.ErrHelp):
+		return 2
+	case errors.Is(err, errAborted):
+		return 3
+	}
+	return 1
+}
+
+// Run runs the command line args (without the program name).
+func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+		printUsage(stdout)
+		if len(args) == 0 {
+			return usageError{"no command given"}
+		}
+		return nil
+	}
+	for _, c := range commands() {
+		if c.name == args[0] {
+			err := c.run(ctx, args[1:], stdout, stderr)
+			if errors.Is(err, flag.ErrHelp) {
+				return nil
+			}
+			return err
+		}
+	}
+	printUsage(stderr)
+	return usageError{fmt.Sprintf("unknown command %q", args[0])}
+}
+
+func printUsage(w io.Writer) {
+	fmt.Fprintln(w, "bandit-node: private federated multi-armed bandits among organizations.")
+	fmt.Fprintln(w, "\nUsage: bandit-node COMMAND [flags] [args]\n\nCommands:")
+	for _, c := range commands() {
+		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	}
+	fmt.Fprintln(w, "\nRun `bandit-node COMMAND -h` for a command's flags and an example.")
+}
+
+// newFlags returns a flag set whose usage shows the synopsis and an example.
+func newFlags(name, synopsis, example string, out io.Writer) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() {
+		fmt.Fprintf(out, "Usage: bandit-node %s\n\nFlags:\n", synopsis)
+		fs.PrintDefaults()
+		fmt.Fprintf(out, "\nExample:\n  %s\n", strings.ReplaceAll(strings.TrimSpace(example), "\n", "\n  "))
+	}
+	return fs
+}
+
+// parseArgs parses flags interspersed with positional arguments and returns
+// the positional ones, checking their number.
+func parseArgs(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		if fs.NArg() == 0 {
+			break
+		}
+		pos = append(pos, fs.Arg(0))
+		args = fs.Args()[1:]
+	}
+	if len(pos) < minPos || len(pos) > maxPos {
+		fs.Usage()
+		if maxPos == 0 {
+			return nil, usageError{fmt.Sprintf("%s takes no arguments, got %q", fs.Name(), pos)}
+		}
+		return nil, usageError{fmt.Sprintf("%s: wrong number of arguments (%d)", fs.Name(), len(pos))}
+	}
+	return pos, nil
+}
+
+// multiFlag is a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("version", "version", "bandit-node version", stderr)
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "bandit-node", Version)
+	return nil
+}

@@ -1,0 +1,63 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"os/signal"
+	"syscall"
+
+	"github.com/bandit-node/bandit-node/node"
+)
+
+func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("run", "run --config FILE [--log-format text|json] [--log-level LEVEL]",
+		"bandit-node run --config /var/lib/bandit/acme/config.toml", stderr)
+	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	logFormat := fs.String("log-format", "", "override log.format: text or json")
+	logLevel := fs.String("log-level", "", "override log.level: debug, info, warn, error")
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	cfg, err := loadConfig(fs, *cfgPath)
+	if err != nil {
+		return err
+	}
+	if *logFormat != "" {
+		cfg.Log.Format = *logFormat
+	}
+	if *logLevel != "" {
+		cfg.Log.Level = *logLevel
+	}
+	logger, err := newLogger(stderr, cfg.Log)
+	if err != nil {
+		return err
+	}
+	reg, err := Families()
+	if err != nil {
+		return err
+	}
+	n, err := node.New(cfg, reg, node.WithLogger(logger), node.WithVersion(Version))
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	return n.Run(ctx, nil)
+}
+
+func newLogger(w io.Writer, c node.LogConfig) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
+		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", c.Level)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch c.Format {
+	case "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, fmt.Errorf("log format %q: want text or json", c.Format)
+}

@@ -1,0 +1,172 @@
+package cli
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"text/template"
+
+	"github.com/bandit-node/bandit-node/node"
+	"github.com/bandit-node/bandit-node/p2p"
+	"github.com/multiformats/go-multiaddr"
+)
+
+func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("init", "init --dir DIR [--name NAME] [--listen MULTIADDR]... [--api HOST:PORT]", `
+bandit-node init --dir /var/lib/bandit/acme --name acme \
+    --listen /ip4/0.0.0.0/tcp/4001 --listen /ip4/0.0.0.0/udp/4001/quic-v1 --api 127.0.0.1:5601`, stderr)
+	dir := fs.String("dir", "", "directory to create the node in (required)")
+	name := fs.String("name", "", "this organization's name, as peers list it in their address books (default: the directory's name)")
+	var listen multiFlag
+	fs.Var(&listen, "listen", "a libp2p multiaddr to listen on; repeatable (default: TCP and QUIC on port 4001)")
+	api := fs.String("api", node.DefaultAPIListen, "host:port of the local control API (loopback)")
+	open := fs.Bool("policy-open", false, "accept every protocol and role from any address-book peer (for test networks; the default enables only the ping diagnostic)")
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	if *dir == "" {
+		fs.Usage()
+		return usageError{"init: --dir is required"}
+	}
+	if *name == "" {
+		abs, err := filepath.Abs(*dir)
+		if err != nil {
+			return err
+		}
+		*name = filepath.Base(abs)
+	}
+	if len(listen) == 0 {
+		listen = multiFlag{"/ip4/0.0.0.0/tcp/4001", "/ip4/0.0.0.0/udp/4001/quic-v1"}
+	}
+	for _, a := range listen {
+		if _, err := multiaddr.NewMultiaddr(a); err != nil {
+			return usageError{fmt.Sprintf("init: --listen %q: %v", a, err)}
+		}
+	}
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", *dir, err)
+	}
+	keyPath := filepath.Join(*dir, "identity.key")
+	cfgPath := filepath.Join(*dir, "config.toml")
+	if _, err := os.Stat(cfgPath); err == nil {
+		return fmt.Errorf("%s already exists; init refuses to overwrite a node (remove the directory to start afresh)", cfgPath)
+	}
+	_, id, err := p2p.GenerateIdentity(keyPath)
+	if err != nil {
+		return err
+	}
+	var tok [32]byte
+	if _, err := rand.Read(tok[:]); err != nil {
+		return fmt.Errorf("drawing an API token: %w", err)
+	}
+	if err := writeNew(filepath.Join(*dir, "api.token"), []byte(hex.EncodeToString(tok[:])+"\n")); err != nil {
+		return err
+	}
+	data := templateData{Name: *name, PeerID: id.String(), Listen: listen, API: *api, Open: *open}
+	if *open {
+		reg, err := Families()
+		if err != nil {
+			return err
+		}
+		data.Protocols = reg.Names()
+	}
+	var cfg strings.Builder
+	if err := configTemplate.Execute(&cfg, data); err != nil {
+		return err
+	}
+	if err := writeNew(cfgPath, []byte(cfg.String())); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "%s\n", id)
+	fmt.Fprintf(stderr, "created %s (node %q); next: list your peers in %s, then `bandit-node run --config %s`\n", *dir, *name, cfgPath, cfgPath)
+	return nil
+}
+
+// writeNew creates path with mode 0600, refusing to overwrite.
+func writeNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fmt.Errorf("%s already exists; init refuses to overwrite it", path)
+		}
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+type templateData struct {
+	Name, PeerID, API string
+	Listen            []string
+	Open              bool
+	Protocols         []string
+}
+
+var configTemplate = template.Must(template.New("config").Funcs(template.FuncMap{"q": strconv.Quote}).Parse(
+	`# bandit-node configuration of {{.Name}} (peer ID {{.PeerID}}).
+# Every key is explained in config.example.toml of the bandit-node sources.
+# Unknown keys are errors. Relative paths are taken from this file's directory.
+
+[node]
+name = {{q .Name}}
+data_dir = "."                # results (sessions/) are written here
+identity = "identity.key"     # Ed25519 key, mode 0600; relative to data_dir
+listen = [{{range $i, $a := .Listen}}{{if $i}}, {{end}}{{q $a}}{{end}}]
+
+[api]
+listen = {{q .API}}           # the local control API; loopback only unless allow_remote = true
+token_file = "api.token"      # bearer token of the control API; relative to data_dir
+
+[log]
+level = "info"                # debug, info, warn, error
+format = "text"               # text or json
+
+[discovery]
+mdns = false                  # also find address-book peers on the local network
+dial_backoff_min = "1s"       # redial a disconnected address-book peer after this ...
+dial_backoff_max = "1m"       # ... doubling up to this
+
+[session]
+propose_timeout = "30s"       # every participant must answer a proposal within this
+peer_timeout = "30s"          # a session aborts when a participant is silent this long
+heartbeat_interval = "5s"     # at most half of peer_timeout
+max_active = 16               # sessions proposed or running at once
+max_frame_size = 4194304      # largest message on a stream, in bytes
+
+# The address book: the only organizations that may connect to this node.
+# [[peers]]
+# name = "node2"
+# peer_id = "12D3KooW..."
+# addrs = ["/ip4/192.0.2.10/tcp/4001"]
+
+# Session policy: which protocols and roles this node accepts, from whom.
+{{- if .Open}}
+# Open policy (init --policy-open): every protocol, every role, any address-book peer.
+{{- range .Protocols}}
+[policy.{{.}}]
+roles = ["*"]
+initiators = ["*"]
+{{end}}
+{{- else}}
+# The ping diagnostic is enabled for every address-book peer.
+[policy.ping]
+roles = ["participant"]
+initiators = ["*"]
+[policy.ping.max]
+count = 100000
+{{- end}}
+`))

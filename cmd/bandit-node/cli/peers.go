@@ -1,0 +1,43 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("peers", "peers --config FILE [--json]", "bandit-node peers --config /var/lib/bandit/acme/config.toml", stderr)
+	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	c, _, err := apiClient(fs, *cfgPath)
+	if err != nil {
+		return err
+	}
+	ctx, cancel := withTimeout(ctx)
+	defer cancel()
+	peers, err := c.Peers(ctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, peers)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tSTATE\tLATENCY\tPEER ID\tLAST ERROR")
+	for _, p := range peers {
+		state, lat := "disconnected", "-"
+		if p.Connected {
+			state = "connected"
+		}
+		if p.LatencyMicros > 0 {
+			lat = fmt.Sprintf("%.2f ms", p.LatencyMicros/1e3)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, state, lat, p.PeerID, p.LastError)
+	}
+	return tw.Flush()
+}

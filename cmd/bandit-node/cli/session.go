@@ -1,0 +1,299 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+// pollEvery is how often --wait and --watch ask the daemon for progress.
+const pollEvery = 500 * time.Millisecond
+
+func runSession(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	subs := []struct {
+		name, summary string
+		run           func(context.Context, []string, io.Writer, io.Writer) error
+	}{
+		{"start", "propose a session from a spec file", runSessionStart},
+		{"status", "show a session's state and progress", runSessionStatus},
+		{"result", "show a session's result", runSessionResult},
+		{"list", "list sessions", runSessionList},
+		{"cancel", "abort a session everywhere", runSessionCancel},
+	}
+	usage := func(w io.Writer) {
+		fmt.Fprintln(w, "Usage: bandit-node session SUBCOMMAND [flags] [args]\n\nSubcommands:")
+		for _, s := range subs {
+			fmt.Fprintf(w, "  %-7s %s\n", s.name, s.summary)
+		}
+		fmt.Fprintln(w, "\nExample:\n  bandit-node session start --config node1/config.toml ping.toml --wait")
+	}
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		usage(stdout)
+		if len(args) == 0 {
+			return usageError{"session: no subcommand given"}
+		}
+		return nil
+	}
+	for _, s := range subs {
+		if s.name == args[0] {
+			return s.run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	usage(stderr)
+	return usageError{fmt.Sprintf("session: unknown subcommand %q", args[0])}
+}
+
+func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("session start", "session start --config FILE SPEC.toml [--wait] [--json]",
+		"bandit-node session start --config node1/config.toml testnet/ping.toml --wait --json", stderr)
+	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	wait := fs.Bool("wait", false, "wait for the session to end, showing progress, then print its result")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	c, _, err := apiClient(fs, *cfgPath)
+	if err != nil {
+		return err
+	}
+	spec, err := os.ReadFile(pos[0])
+	if err != nil {
+		return fmt.Errorf("reading the spec: %w", err)
+	}
+	// Check the spec here too, so that a bad one names its file.
+	reg, err := Families()
+	if err != nil {
+		return err
+	}
+	parsed, err := protocol.ParseSpec(pos[0], spec)
+	if err != nil {
+		return err
+	}
+	if _, _, err := reg.Check(parsed); err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	rctx, cancel := withTimeout(ctx)
+	s, err := c.StartSession(rctx, spec)
+	cancel()
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	if !*wait {
+		if *asJSON {
+			return printJSON(stdout, s)
+		}
+		fmt.Fprintf(stdout, "%s\n", s.ID)
+		return nil
+	}
+	fmt.Fprintf(stderr, "session %s proposed\n", s.ID)
+	return waitAndShow(ctx, c, s.ID, *asJSON, stdout, stderr)
+}
+
+// waitAndShow follows a session to its end with a progress bar on stderr, then
+// prints its result.
+func waitAndShow(ctx context.Context, c *client.Client, id string, asJSON bool, stdout, stderr io.Writer) error {
+	bar := newProgressBar(stderr)
+	final, err := c.Wait(ctx, id, pollEvery, bar.update)
+	bar.done()
+	if err != nil {
+		return err
+	}
+	rctx, cancel := withTimeout(ctx)
+	defer cancel()
+	res, err := c.Result(rctx, id)
+	if err != nil {
+		return err
+	}
+	if err := showResult(stdout, res, asJSON); err != nil {
+		return err
+	}
+	if final.State == apitype.StateAborted {
+		return fmt.Errorf("%w: %s", errAborted, final.Reason)
+	}
+	return nil
+}
+
+func runSessionStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("session status", "session status --config FILE ID [--watch] [--json]",
+		"bandit-node session status --config node1/config.toml 3f2a9c0e1b7d4e55 --watch", stderr)
+	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	watch := fs.Bool("watch", false, "follow the session with a progress bar until it ends")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	c, _, err := apiClient(fs, *cfgPath)
+	if err != nil {
+		return err
+	}
+	var s apitype.Session
+	if *watch {
+		bar := newProgressBar(stderr)
+		s, err = c.Wait(ctx, pos[0], pollEvery, bar.update)
+		bar.done()
+	} else {
+		rctx, cancel := withTimeout(ctx)
+		s, err = c.Session(rctx, pos[0])
+		cancel()
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, s)
+	}
+	printSession(stdout, s)
+	return nil
+}
+
+func printSession(w io.Writer, s apitype.Session) {
+	fmt.Fprintf(w, "session   %s\nprotocol  %s\ninitiator %s\nstate     %s\n", s.ID, s.Protocol, s.Initiator, s.State)
+	if s.Reason != "" {
+		fmt.Fprintf(w, "reason    %s\n", s.Reason)
+	}
+	if s.Progress.Total > 0 {
+		fmt.Fprintf(w, "progress  %d/%d (%.1f%%)\n", s.Progress.Step, s.Progress.Total, 100*float64(s.Progress.Step)/float64(s.Progress.Total))
+	}
+	var roles []string
+	for _, r := range sortedKeys(s.Roles) {
+		roles = append(roles, fmt.Sprintf("%s=%s", r, strings.Join(s.Roles[r], ",")))
+	}
+	fmt.Fprintf(w, "roles     %s\n", strings.Join(roles, " "))
+	if len(s.Parties) > 0 {
+		fmt.Fprintf(w, "plays     %s\n", strings.Join(s.Parties, " "))
+	}
+	fmt.Fprintf(w, "created   %s\n", s.Created.Local().Format(time.RFC3339))
+	if s.Started != nil && s.Finished != nil {
+		fmt.Fprintf(w, "duration  %v\n", s.Finished.Sub(*s.Started).Round(time.Millisecond))
+	}
+}
+
+func runSessionResult(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("session result", "session result --config FILE ID [--json]",
+		"bandit-node session result --config node1/config.toml 3f2a9c0e1b7d4e55 --json", stderr)
+	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	pos, err := parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	c, _, err := apiClient(fs, *cfgPath)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := withTimeout(ctx)
+	defer cancel()
+	res, err := c.Result(rctx, pos[0])
+	if err != nil {
+		return err
+	}
+	return showResult(stdout, res, *asJSON)
+}
+
+// showResult prints a result: JSON, or the session and the family's own
+// rendering of its result.
+func showResult(w io.Writer, res apitype.Result, asJSON bool) error {
+	if asJSON {
+		return printJSON(w, res)
+	}
+	printSession(w, res.Session)
+	if len(res.Result) > 0 {
+		fmt.Fprintln(w)
+		if err := formatResult(w, res.Session.Protocol, res.Result); err != nil {
+			return err
+		}
+	}
+	for _, p := range sortedKeys(res.Local) {
+		fmt.Fprintf(w, "\nlocal result of %s:\n", p)
+		printIndented(w, res.Local[p])
+	}
+	return nil
+}
+
+// formatResult renders a family's combined result for people.
+func formatResult(w io.Writer, family string, raw []byte) error {
+	reg, err := Families()
+	if err != nil {
+		return err
+	}
+	if f, err := reg.Lookup(family); err == nil {
+		if rf, ok := f.(protocol.ResultFormatter); ok {
+			return rf.FormatResult(w, raw)
+		}
+	}
+	printIndented(w, raw)
+	return nil
+}
+
+func printIndented(w io.Writer, raw []byte) {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		fmt.Fprintf(w, "%s\n", raw)
+		return
+	}
+	printJSON(w, v)
+}
+
+func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("session list", "session list --config FILE [--json]", "bandit-node session list --config node1/config.toml", stderr)
+	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	asJSON := fs.Bool("json", false, "print JSON")
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	c, _, err := apiClient(fs, *cfgPath)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := withTimeout(ctx)
+	defer cancel()
+	list, err := c.Sessions(rctx)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		return printJSON(stdout, list)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tPROTOCOL\tINITIATOR\tSTATE\tPROGRESS\tCREATED\tREASON")
+	for _, s := range list {
+		prog := "-"
+		if s.Progress.Total > 0 {
+			prog = fmt.Sprintf("%d/%d", s.Progress.Step, s.Progress.Total)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Protocol, s.Initiator, s.State, prog,
+			s.Created.Local().Format("2006-01-02 15:04:05"), s.Reason)
+	}
+	return tw.Flush()
+}
+
+func runSessionCancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("session cancel", "session cancel --config FILE ID", "bandit-node session cancel --config node1/config.toml 3f2a9c0e1b7d4e55", stderr)
+	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	pos, err := parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	c, _, err := apiClient(fs, *cfgPath)
+	if err != nil {
+		return err
+	}
+	rctx, cancel := withTimeout(ctx)
+	defer cancel()
+	if err := c.Cancel(rctx, pos[0]); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "cancelling %s\n", pos[0])
+	return nil
+}

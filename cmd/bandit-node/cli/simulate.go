@@ -1,0 +1,86 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("simulate", "simulate SPEC.toml [--json] [--seed N] [--progress]", `
+bandit-node simulate testnet/ping.toml --json --seed 7`, stderr)
+	asJSON := fs.Bool("json", false, "print JSON: the protocol's result fields plus protocol, seed, messages, bytes, elapsed_seconds")
+	seed := fs.Int64("seed", 0, "override the spec's simulation.seed")
+	showProgress := fs.Bool("progress", false, "draw progress on stderr")
+	pos, err := parseArgs(fs, args, 1, 1)
+	if err != nil {
+		return err
+	}
+	text, err := os.ReadFile(pos[0])
+	if err != nil {
+		return fmt.Errorf("reading the spec: %w", err)
+	}
+	spec, err := protocol.ParseSpec(pos[0], text)
+	if err != nil {
+		return err
+	}
+	reg, err := Families()
+	if err != nil {
+		return err
+	}
+	opts := protocol.SimOptions{}
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "seed" {
+			opts.Seed = seed
+		}
+	})
+	if *showProgress {
+		var last time.Time
+		opts.OnProgress = func(p protocol.Progress) {
+			if now := time.Now(); now.Sub(last) > 200*time.Millisecond || p.Step == p.Total {
+				last = now
+				fmt.Fprintf(stderr, "\r%d/%d\033[K", p.Step, p.Total)
+			}
+		}
+	}
+	start := time.Now()
+	res, err := protocol.Simulate(ctx, reg, spec, opts)
+	if *showProgress {
+		fmt.Fprintln(stderr)
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", pos[0], err)
+	}
+	elapsed := time.Since(start)
+	raw, err := json.Marshal(res.Result)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := map[string]any{}
+		if err := json.Unmarshal(raw, &out); err != nil {
+			out = map[string]any{"result": json.RawMessage(raw)}
+		}
+		for k, v := range map[string]any{"protocol": res.Protocol, "seed": res.Seed, "messages": res.Messages,
+			"bytes": res.Bytes, "elapsed_seconds": elapsed.Seconds(), "virtual_seconds": res.VirtualTime.Seconds()} {
+			if _, taken := out[k]; !taken {
+				out[k] = v
+			}
+		}
+		if len(res.Local) > 0 {
+			if _, taken := out["local"]; !taken {
+				out["local"] = res.Local
+			}
+		}
+		return printJSON(stdout, out)
+	}
+	fmt.Fprintf(stdout, "simulated %s, seed %d: %d messages, %d bytes, %v simulated, %v elapsed\n\n",
+		res.Protocol, res.Seed, res.Messages, res.Bytes, res.VirtualTime.Round(time.Microsecond), elapsed.Round(time.Millisecond))
+	return formatResult(stdout, res.Protocol, raw)
+}

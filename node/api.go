@@ -1,0 +1,159 @@
+package node
+
+import (
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"net/http"
+	"strings"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// apiHandler is the control API: local HTTP with JSON bodies, every route
+// behind the bearer token of api.token_file. Routes are versioned under /v0/.
+func (n *Node) apiHandler() http.Handler {
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v0/node", n.serveNode)
+	mux.HandleFunc("GET /v0/peers", n.servePeers)
+	mux.HandleFunc("GET /v0/sessions", n.serveSessions)
+	mux.HandleFunc("POST /v0/sessions", n.serveStartSession)
+	mux.HandleFunc("GET /v0/sessions/{id}", n.serveSession)
+	mux.HandleFunc("GET /v0/sessions/{id}/result", n.serveResult)
+	mux.HandleFunc("POST /v0/sessions/{id}/cancel", n.serveCancel)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
+	return n.authenticate(mux)
+}
+
+func (n *Node) authenticate(next http.Handler) http.Handler {
+	want := []byte("Bearer " + n.token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (see api.token_file)"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, apitype.Error{Error: err.Error()})
+}
+
+func (n *Node) serveNode(w http.ResponseWriter, r *http.Request) {
+	info := apitype.NodeInfo{Name: n.cfg.Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names()}
+	for _, a := range n.host.Addrs() {
+		info.Addrs = append(info.Addrs, a.String())
+	}
+	writeJSON(w, http.StatusOK, info)
+}
+
+func (n *Node) servePeers(w http.ResponseWriter, r *http.Request) {
+	out := []apitype.Peer{}
+	for _, p := range n.host.Peers() {
+		ap := apitype.Peer{Name: p.Name, PeerID: p.ID.String(), Connected: p.Connected,
+			LatencyMicros: float64(p.Latency.Nanoseconds()) / 1e3, LastError: p.LastError}
+		for _, a := range p.Addrs {
+			ap.Addrs = append(ap.Addrs, a.String())
+		}
+		out = append(out, ap)
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (n *Node) serveStartSession(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, protocol.MaxSpecSize+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	id, err := n.StartSession(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	rec, err := n.sessionRecord(id)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, rec.Session)
+}
+
+// sessionRecord returns the live record of an active session, or the stored one.
+func (n *Node) sessionRecord(id string) (*record, error) {
+	if s := n.lookup(id); s != nil {
+		r := s.snapshot()
+		return &r, nil
+	}
+	return n.store.get(id)
+}
+
+func (n *Node) serveSessions(w http.ResponseWriter, r *http.Request) {
+	recs, errs := n.store.list()
+	for _, err := range errs {
+		n.log.Warn("skipping an unreadable session record", "err", err)
+	}
+	out := make([]apitype.Session, 0, len(recs))
+	for _, rec := range recs {
+		if s := n.lookup(rec.Session.ID); s != nil {
+			out = append(out, s.snapshot().Session)
+			continue
+		}
+		out = append(out, rec.Session)
+	}
+	for i := range out {
+		out[i].Spec = ""
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+func (n *Node) sessionOr404(w http.ResponseWriter, id string) *record {
+	rec, err := n.sessionRecord(id)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "not a session ID") {
+			writeError(w, http.StatusNotFound, errors.New("no session "+id+" on "+n.cfg.Node.Name))
+			return nil
+		}
+		writeError(w, http.StatusInternalServerError, err)
+		return nil
+	}
+	return rec
+}
+
+func (n *Node) serveSession(w http.ResponseWriter, r *http.Request) {
+	if rec := n.sessionOr404(w, r.PathValue("id")); rec != nil {
+		writeJSON(w, http.StatusOK, rec.Session)
+	}
+}
+
+func (n *Node) serveResult(w http.ResponseWriter, r *http.Request) {
+	if rec := n.sessionOr404(w, r.PathValue("id")); rec != nil {
+		writeJSON(w, http.StatusOK, apitype.Result{Session: rec.Session, Result: rec.Result, Local: rec.Local})
+	}
+}
+
+func (n *Node) serveCancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if rec := n.sessionOr404(w, id); rec == nil {
+		return
+	}
+	if err := n.CancelSession(id); err != nil {
+		writeError(w, http.StatusConflict, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": "cancelling"})
+}

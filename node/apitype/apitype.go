@@ -1,0 +1,76 @@
+// Package apitype holds the JSON types of the daemon's control API, shared by
+// the server (package node) and its client (package node/client).
+package apitype
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// NodeInfo answers GET /v0/node.
+type NodeInfo struct {
+	Name      string   `json:"name"`
+	PeerID    string   `json:"peer_id"`
+	Addrs     []string `json:"addrs"`
+	Version   string   `json:"version"`
+	Protocols []string `json:"protocols"`
+}
+
+// Peer is one address-book entry with its connection state (GET /v0/peers).
+type Peer struct {
+	Name          string   `json:"name"`
+	PeerID        string   `json:"peer_id"`
+	Addrs         []string `json:"addrs"`
+	Connected     bool     `json:"connected"`
+	LatencyMicros float64  `json:"latency_us,omitempty"`
+	LastError     string   `json:"last_error,omitempty"`
+}
+
+// Session states.
+const (
+	StateProposed  = "proposed"
+	StateRunning   = "running"
+	StateCompleted = "completed"
+	StateAborted   = "aborted"
+)
+
+// Progress is a session's summed progress.
+type Progress struct {
+	Step  int64 `json:"step"`
+	Total int64 `json:"total"`
+}
+
+// Session describes a session as this node knows it (GET /v0/sessions/{id}).
+type Session struct {
+	ID        string `json:"id"`
+	Protocol  string `json:"protocol"`
+	Initiator string `json:"initiator"`
+	// Local is true when this node initiated the session.
+	Local bool `json:"initiated_here"`
+	// Roles maps role names to the organizations playing them, by this node's
+	// address-book names (peer IDs for organizations it does not know).
+	Roles map[string][]string `json:"roles"`
+	// Parties lists the parties this node plays.
+	Parties  []string   `json:"parties,omitempty"`
+	State    string     `json:"state"`
+	Reason   string     `json:"reason,omitempty"`
+	Created  time.Time  `json:"created"`
+	Started  *time.Time `json:"started,omitempty"`
+	Finished *time.Time `json:"finished,omitempty"`
+	Progress Progress   `json:"progress"`
+	// Spec is the spec as proposed (organizations by peer ID).
+	Spec string `json:"spec,omitempty"`
+}
+
+// Result answers GET /v0/sessions/{id}/result: the combined result (on the
+// initiator) and the private results of this node's own parties.
+type Result struct {
+	Session Session                    `json:"session"`
+	Result  json.RawMessage            `json:"result,omitempty"`
+	Local   map[string]json.RawMessage `json:"local,omitempty"`
+}
+
+// Error is the body of every error response.
+type Error struct {
+	Error string `json:"error"`
+}

@@ -1,0 +1,147 @@
+// Package client is the typed client of a bandit-node daemon's control API,
+// used by the CLI and the test harnesses. It never reaches into the daemon's
+// internals.
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+)
+
+// Client talks to one daemon's control API.
+type Client struct {
+	base  string
+	token string
+	http  *http.Client
+}
+
+// New returns a client of the API at addr (host:port) authenticating with token.
+func New(addr, token string) *Client {
+	return &Client{base: "http://" + addr, token: token, http: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// FromFiles reads the token from tokenFile.
+func FromFiles(addr, tokenFile string) (*Client, error) {
+	b, err := os.ReadFile(tokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the API token: %w", err)
+	}
+	return New(addr, strings.TrimSpace(string(b))), nil
+}
+
+// Error is an error answered by the daemon.
+type Error struct {
+	Status  int
+	Message string
+}
+
+func (e *Error) Error() string { return e.Message }
+
+func (c *Client) do(ctx context.Context, method, path string, body []byte, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	if err != nil {
+		return err
+	}
+	req.Header.Set("Authorization", "Bearer "+c.token)
+	if body != nil {
+		req.Header.Set("Content-Type", "application/toml")
+	}
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return fmt.Errorf("reaching the daemon's control API at %s (is `bandit-node run` up?): %w", c.base, err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(io.LimitReader(resp.Body, 64<<20))
+	if err != nil {
+		return fmt.Errorf("reading the daemon's answer: %w", err)
+	}
+	if resp.StatusCode >= 300 {
+		var e apitype.Error
+		if json.Unmarshal(data, &e) == nil && e.Error != "" {
+			return &Error{Status: resp.StatusCode, Message: e.Error}
+		}
+		return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("%s %s: %s", method, path, resp.Status)}
+	}
+	if out == nil {
+		return nil
+	}
+	if err := json.Unmarshal(data, out); err != nil {
+		return fmt.Errorf("decoding the daemon's answer to %s %s: %w", method, path, err)
+	}
+	return nil
+}
+
+// Node returns the daemon's identity and addresses.
+func (c *Client) Node(ctx context.Context) (apitype.NodeInfo, error) {
+	var v apitype.NodeInfo
+	return v, c.do(ctx, http.MethodGet, "/v0/node", nil, &v)
+}
+
+// Peers returns the address book with connection states.
+func (c *Client) Peers(ctx context.Context) ([]apitype.Peer, error) {
+	var v []apitype.Peer
+	return v, c.do(ctx, http.MethodGet, "/v0/peers", nil, &v)
+}
+
+// StartSession submits a spec; the daemon proposes it to the participants.
+func (c *Client) StartSession(ctx context.Context, spec []byte) (apitype.Session, error) {
+	var v apitype.Session
+	return v, c.do(ctx, http.MethodPost, "/v0/sessions", spec, &v)
+}
+
+// Sessions lists the sessions the daemon knows, newest first.
+func (c *Client) Sessions(ctx context.Context) ([]apitype.Session, error) {
+	var v []apitype.Session
+	return v, c.do(ctx, http.MethodGet, "/v0/sessions", nil, &v)
+}
+
+// Session returns one session's state and progress.
+func (c *Client) Session(ctx context.Context, id string) (apitype.Session, error) {
+	var v apitype.Session
+	return v, c.do(ctx, http.MethodGet, "/v0/sessions/"+url.PathEscape(id), nil, &v)
+}
+
+// Result returns a session's result as this daemon holds it.
+func (c *Client) Result(ctx context.Context, id string) (apitype.Result, error) {
+	var v apitype.Result
+	return v, c.do(ctx, http.MethodGet, "/v0/sessions/"+url.PathEscape(id)+"/result", nil, &v)
+}
+
+// Cancel aborts a session everywhere.
+func (c *Client) Cancel(ctx context.Context, id string) error {
+	return c.do(ctx, http.MethodPost, "/v0/sessions/"+url.PathEscape(id)+"/cancel", nil, nil)
+}
+
+// Wait polls a session until it has ended or ctx ends, calling onUpdate (if
+// set) with each state seen.
+func (c *Client) Wait(ctx context.Context, id string, every time.Duration, onUpdate func(apitype.Session)) (apitype.Session, error) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		s, err := c.Session(ctx, id)
+		if err != nil {
+			return s, err
+		}
+		if onUpdate != nil {
+			onUpdate(s)
+		}
+		if s.State == apitype.StateCompleted || s.State == apitype.StateAborted {
+			return s, nil
+		}
+		select {
+		case <-ctx.Done():
+			return s, ctx.Err()
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,334 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/BurntSushi/toml"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/multiformats/go-multiaddr"
+)
+
+// Config is a daemon's configuration, as read from config.toml. Paths in it
+// are absolute after LoadConfig (relative ones are taken from the directory of
+// the config file).
+type Config struct {
+	// Path is the file the config was read from.
+	Path string `toml:"-"`
+
+	Node      NodeConfig      `toml:"node"`
+	API       APIConfig       `toml:"api"`
+	Log       LogConfig       `toml:"log"`
+	Discovery DiscoveryConfig `toml:"discovery"`
+	Session   SessionConfig   `toml:"session"`
+	Peers     []PeerConfig    `toml:"peers"`
+	// Policy maps a protocol family to what this node accepts of it. A family
+	// with no entry is not enabled here.
+	Policy map[string]PolicyConfig `toml:"policy"`
+	// Local holds the raw [local.<family>.<role>] tables; LocalData their
+	// decoded values.
+	Local     map[string]map[string]toml.Primitive `toml:"local"`
+	LocalData map[string]map[string]any            `toml:"-"`
+}
+
+// NodeConfig is the [node] table.
+type NodeConfig struct {
+	Name     string   `toml:"name"`
+	DataDir  string   `toml:"data_dir"`
+	Identity string   `toml:"identity"`
+	Listen   []string `toml:"listen"`
+}
+
+// APIConfig is the [api] table: the local control API.
+type APIConfig struct {
+	Listen      string `toml:"listen"`
+	TokenFile   string `toml:"token_file"`
+	AllowRemote bool   `toml:"allow_remote"`
+}
+
+// LogConfig is the [log] table.
+type LogConfig struct {
+	Level  string `toml:"level"`
+	Format string `toml:"format"`
+}
+
+// DiscoveryConfig is the [discovery] table.
+type DiscoveryConfig struct {
+	MDNS           bool     `toml:"mdns"`
+	DialBackoffMin Duration `toml:"dial_backoff_min"`
+	DialBackoffMax Duration `toml:"dial_backoff_max"`
+}
+
+// SessionConfig is the [session] table: timeouts and limits of sessions.
+type SessionConfig struct {
+	ProposeTimeout    Duration `toml:"propose_timeout"`
+	PeerTimeout       Duration `toml:"peer_timeout"`
+	HeartbeatInterval Duration `toml:"heartbeat_interval"`
+	MaxActive         int      `toml:"max_active"`
+	MaxFrameSize      int      `toml:"max_frame_size"`
+}
+
+// PeerConfig is one [[peers]] entry of the address book.
+type PeerConfig struct {
+	Name   string   `toml:"name"`
+	PeerID string   `toml:"peer_id"`
+	Addrs  []string `toml:"addrs"`
+}
+
+// PolicyConfig is a [policy.<family>] table.
+type PolicyConfig struct {
+	// Roles this node accepts to play; "*" for any.
+	Roles []string `toml:"roles"`
+	// Initiators are the address-book names allowed to propose sessions of this
+	// family to this node; "*" for any address-book peer. This node itself may
+	// always initiate.
+	Initiators []string `toml:"initiators"`
+	// Max bounds numeric parameters: a proposal whose params.<key> exceeds
+	// Max[key] is declined.
+	Max map[string]float64 `toml:"max"`
+}
+
+// Duration is a time.Duration written as a string ("30s") in TOML.
+type Duration struct{ time.Duration }
+
+// UnmarshalText parses a Go duration string.
+func (d *Duration) UnmarshalText(b []byte) error {
+	v, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration such as \"30s\" or \"2m\"", b)
+	}
+	d.Duration = v
+	return nil
+}
+
+// MarshalText formats the duration.
+func (d Duration) MarshalText() ([]byte, error) { return []byte(d.String()), nil }
+
+// Defaults of the [session] and [discovery] tables.
+const (
+	DefaultProposeTimeout    = 30 * time.Second
+	DefaultPeerTimeout       = 30 * time.Second
+	DefaultHeartbeatInterval = 5 * time.Second
+	DefaultMaxActive         = 16
+	DefaultMaxFrameSize      = 4 << 20
+	DefaultAPIListen         = "127.0.0.1:5601"
+)
+
+// DefaultConfig returns a config with every default filled in and no peers.
+func DefaultConfig() *Config {
+	return &Config{
+		Node: NodeConfig{Name: "node", DataDir: ".", Identity: "identity.key",
+			Listen: []string{"/ip4/0.0.0.0/tcp/4001", "/ip4/0.0.0.0/udp/4001/quic-v1"}},
+		API: APIConfig{Listen: DefaultAPIListen, TokenFile: "api.token"},
+		Log: LogConfig{Level: "info", Format: "text"},
+		Discovery: DiscoveryConfig{DialBackoffMin: Duration{time.Second},
+			DialBackoffMax: Duration{time.Minute}},
+		Session: SessionConfig{
+			ProposeTimeout:    Duration{DefaultProposeTimeout},
+			PeerTimeout:       Duration{DefaultPeerTimeout},
+			HeartbeatInterval: Duration{DefaultHeartbeatInterval},
+			MaxActive:         DefaultMaxActive,
+			MaxFrameSize:      DefaultMaxFrameSize,
+		},
+		Policy: map[string]PolicyConfig{},
+	}
+}
+
+// LoadConfig reads and validates the config file at path. Decoding is strict:
+// an unknown key is an error naming it. reg decodes the [local] tables.
+func LoadConfig(path string, reg *protocol.Registry) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading config: %w", err)
+	}
+	cfg, err := ParseConfig(path, data, reg)
+	if err != nil {
+		return nil, err
+	}
+	return cfg, nil
+}
+
+// ParseConfig is LoadConfig on the contents of a file; path names the file in
+// errors and anchors relative paths.
+func ParseConfig(path string, data []byte, reg *protocol.Registry) (*Config, error) {
+	cfg := DefaultConfig()
+	cfg.Path = path
+	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := cfg.decodeLocal(md, reg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if und := md.Undecoded(); len(und) > 0 {
+		keys := make([]string, len(und))
+		for i, k := range und {
+			keys[i] = k.String()
+		}
+		return nil, fmt.Errorf("%s: unknown key %s", path, strings.Join(keys, ", "))
+	}
+	if err := cfg.validate(reg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	base := filepath.Dir(abs)
+	if !filepath.IsAbs(cfg.Node.DataDir) {
+		cfg.Node.DataDir = filepath.Join(base, cfg.Node.DataDir)
+	}
+	cfg.Node.Identity = absUnder(cfg.Node.DataDir, cfg.Node.Identity)
+	cfg.API.TokenFile = absUnder(cfg.Node.DataDir, cfg.API.TokenFile)
+	return cfg, nil
+}
+
+func absUnder(dir, p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(dir, p)
+}
+
+func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry) error {
+	c.LocalData = map[string]map[string]any{}
+	for _, fam := range sortedKeys(c.Local) {
+		f, err := reg.Lookup(fam)
+		if err != nil {
+			return fmt.Errorf("local.%s: %w", fam, err)
+		}
+		c.LocalData[fam] = map[string]any{}
+		for _, role := range sortedKeys(c.Local[fam]) {
+			if _, err := protocol.RoleSpecOf(f, role); err != nil {
+				return fmt.Errorf("local.%s.%s: %w", fam, role, err)
+			}
+			prim := c.Local[fam][role]
+			decode := func(v any) error { return md.PrimitiveDecode(prim, v) }
+			v, err := f.DecodeLocal(role, decode)
+			if err != nil {
+				return fmt.Errorf("local.%s.%s: %w", fam, role, err)
+			}
+			c.LocalData[fam][role] = v
+		}
+	}
+	return nil
+}
+
+func (c *Config) validate(reg *protocol.Registry) error {
+	if c.Node.Name == "" {
+		return errors.New("node.name: must not be empty")
+	}
+	if len(c.Node.Listen) == 0 {
+		return errors.New("node.listen: give at least one multiaddr, such as \"/ip4/0.0.0.0/tcp/4001\"")
+	}
+	for i, a := range c.Node.Listen {
+		if _, err := multiaddr.NewMultiaddr(a); err != nil {
+			return fmt.Errorf("node.listen[%d]: %q: %w", i, a, err)
+		}
+	}
+	host, _, err := net.SplitHostPort(c.API.Listen)
+	if err != nil {
+		return fmt.Errorf("api.listen: %q: %w", c.API.Listen, err)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !c.API.AllowRemote {
+		return fmt.Errorf("api.listen: %q is not a loopback address; the control API is local only unless api.allow_remote = true", c.API.Listen)
+	}
+	switch c.Log.Level {
+	case "debug", "info", "warn", "error":
+	default:
+		return fmt.Errorf("log.level: %q is not one of debug, info, warn, error", c.Log.Level)
+	}
+	switch c.Log.Format {
+	case "text", "json":
+	default:
+		return fmt.Errorf("log.format: %q is not one of text, json", c.Log.Format)
+	}
+	if d := c.Discovery; d.DialBackoffMin.Duration <= 0 || d.DialBackoffMax.Duration < d.DialBackoffMin.Duration {
+		return fmt.Errorf("discovery: dial_backoff_min (%v) must be positive and at most dial_backoff_max (%v)", d.DialBackoffMin, d.DialBackoffMax)
+	}
+	s := c.Session
+	for _, d := range []struct {
+		key string
+		v   time.Duration
+	}{{"propose_timeout", s.ProposeTimeout.Duration}, {"peer_timeout", s.PeerTimeout.Duration}, {"heartbeat_interval", s.HeartbeatInterval.Duration}} {
+		if d.v <= 0 {
+			return fmt.Errorf("session.%s: must be positive, got %v", d.key, d.v)
+		}
+	}
+	if s.HeartbeatInterval.Duration*2 > s.PeerTimeout.Duration {
+		return fmt.Errorf("session.heartbeat_interval (%v) must be at most half of session.peer_timeout (%v)", s.HeartbeatInterval, s.PeerTimeout)
+	}
+	if s.MaxActive < 1 {
+		return fmt.Errorf("session.max_active: must be at least 1, got %d", s.MaxActive)
+	}
+	if s.MaxFrameSize < 1024 || s.MaxFrameSize > 64<<20 {
+		return fmt.Errorf("session.max_frame_size: %d is out of range [1024, %d]", s.MaxFrameSize, 64<<20)
+	}
+	names := map[string]bool{c.Node.Name: true}
+	ids := map[string]bool{}
+	for i, p := range c.Peers {
+		where := fmt.Sprintf("peers[%d]", i)
+		if p.Name == "" {
+			return fmt.Errorf("%s.name: must not be empty", where)
+		}
+		where = fmt.Sprintf("peers[%d] (%s)", i, p.Name)
+		if names[p.Name] {
+			return fmt.Errorf("%s.name: %q is used twice (or is this node's own name)", where, p.Name)
+		}
+		names[p.Name] = true
+		if p.Name == "*" {
+			return fmt.Errorf("%s.name: \"*\" is reserved", where)
+		}
+		id, err := peer.Decode(p.PeerID)
+		if err != nil {
+			return fmt.Errorf("%s.peer_id: %q is not a peer ID: %w", where, p.PeerID, err)
+		}
+		if ids[id.String()] {
+			return fmt.Errorf("%s.peer_id: %s is listed twice", where, id)
+		}
+		ids[id.String()] = true
+		for j, a := range p.Addrs {
+			if _, err := multiaddr.NewMultiaddr(a); err != nil {
+				return fmt.Errorf("%s.addrs[%d]: %q: %w", where, j, a, err)
+			}
+		}
+	}
+	for _, fam := range sortedKeys(c.Policy) {
+		f, err := reg.Lookup(fam)
+		if err != nil {
+			return fmt.Errorf("policy.%s: %w", fam, err)
+		}
+		pol := c.Policy[fam]
+		for _, r := range pol.Roles {
+			if r == "*" {
+				continue
+			}
+			if _, err := protocol.RoleSpecOf(f, r); err != nil {
+				return fmt.Errorf("policy.%s.roles: %w", fam, err)
+			}
+		}
+		for _, in := range pol.Initiators {
+			if in != "*" && !names[in] {
+				return fmt.Errorf("policy.%s.initiators: %q is not in the address book", fam, in)
+			}
+		}
+	}
+	return nil
+}
+
+// PeerByName returns the address-book entry called name.
+func (c *Config) PeerByName(name string) (PeerConfig, bool) {
+	for _, p := range c.Peers {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return PeerConfig{}, false
+}

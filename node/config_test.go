@@ -1,0 +1,155 @@
+package node
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/ping"
+)
+
+func testRegistry(t testing.TB) *protocol.Registry {
+	t.Helper()
+	reg, err := protocol.NewRegistry(ping.Family{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
+}
+
+func TestConfigExampleLoads(t *testing.T) {
+	path := filepath.Join("..", "config.example.toml")
+	cfg, err := LoadConfig(path, testRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Node.Name != "acme" || len(cfg.Peers) != 2 || cfg.Policy["ping"].Max["count"] != 100000 {
+		t.Fatalf("example config decoded wrongly: %+v", cfg)
+	}
+	if !filepath.IsAbs(cfg.Node.Identity) || !filepath.IsAbs(cfg.API.TokenFile) {
+		t.Errorf("paths not made absolute: %q %q", cfg.Node.Identity, cfg.API.TokenFile)
+	}
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	const peerID = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
+	base := "[node]\nname = \"a\"\n"
+	tests := []struct {
+		name, text, want string
+	}{
+		{"unknown top key", "colour = 1\n" + base, "unknown key colour"},
+		{"unknown key in a table", base + "colour = 1\n", "unknown key node.colour"},
+		{"unknown nested key", base + "[session]\npeer_timout = \"3s\"\n", "unknown key session.peer_timout"},
+		{"bad duration", base + "[session]\npeer_timeout = \"soon\"\n", "not a duration"},
+		{"heartbeat too slow", base + "[session]\npeer_timeout = \"4s\"\nheartbeat_interval = \"3s\"\n", "session.heartbeat_interval"},
+		{"remote api", base + "[api]\nlisten = \"0.0.0.0:5601\"\n", "api.listen"},
+		{"bad listen", "[node]\nname = \"a\"\nlisten = [\"/ip4/1.2.3.4/tcpp/1\"]\n", "node.listen[0]"},
+		{"bad peer id", base + "[[peers]]\nname = \"b\"\npeer_id = \"nope\"\n", "peers[0] (b).peer_id"},
+		{"duplicate peer", base + "[[peers]]\nname = \"b\"\npeer_id = \"" + peerID + "\"\n[[peers]]\nname = \"c\"\npeer_id = \"" + peerID + "\"\n", "listed twice"},
+		{"peer named like self", base + "[[peers]]\nname = \"a\"\npeer_id = \"" + peerID + "\"\n", "used twice"},
+		{"unknown policy protocol", base + "[policy.pong]\nroles = [\"*\"]\n", "policy.pong"},
+		{"unknown policy role", base + "[policy.ping]\nroles = [\"observer\"]\n", "policy.ping.roles"},
+		{"unknown initiator", base + "[policy.ping]\ninitiators = [\"zed\"]\n", "policy.ping.initiators"},
+		{"local for unknown role", base + "[local.ping.observer]\nx = 1\n", "local.ping.observer"},
+		{"local ping data", base + "[local.ping.participant]\nx = 1\n", "local.ping.participant"},
+		{"bad log level", base + "[log]\nlevel = \"loud\"\n", "log.level"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := ParseConfig("/etc/bandit/config.toml", []byte(tt.text), testRegistry(t))
+			if err == nil || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "config.toml") {
+				t.Fatalf("err = %v, want one naming the file and %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestAdmit(t *testing.T) {
+	cfg, err := ParseConfig("c.toml", []byte(`
+[node]
+name = "a"
+[[peers]]
+name = "b"
+peer_id = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
+[[peers]]
+name = "c"
+peer_id = "12D3KooWJWoaqZhDaoEFshF7Rh1bpY9ohihFhzcW6d69Lr2NASuq"
+[policy.ping]
+roles = ["participant"]
+initiators = ["b"]
+[policy.ping.max]
+count = 50
+`), testRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := ping.Family{}
+	tests := []struct {
+		name      string
+		count     int
+		initiator string
+		self      bool
+		want      string
+	}{
+		{"accepted", 10, "b", false, ""},
+		{"self may always initiate", 10, "a", true, ""},
+		{"initiator not allowed", 10, "c", false, "policy.ping.initiators"},
+		{"over the limit", 51, "b", false, "params.count = 51 exceeds a's limit of 50"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := cfg.admit(f, ping.Params{Count: tt.count}, tt.initiator, tt.self, []string{"participant"})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+	cfg.Policy = nil
+	if _, err := cfg.admit(f, ping.Params{Count: 1}, "b", false, []string{"participant"}); err == nil || !strings.Contains(err.Error(), "not enabled") {
+		t.Fatalf("err = %v, want protocol not enabled", err)
+	}
+}
+
+func TestStoreRoundTripAndAtomicity(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &record{}
+	rec.Session.ID = "0123456789abcdef"
+	rec.Session.State = stateCompleted
+	rec.Result = []byte(`{"x":1}`)
+	if err := s.put(rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.get(rec.Session.ID)
+	var compact bytes.Buffer
+	if err == nil {
+		err = json.Compact(&compact, got.Result)
+	}
+	if err != nil || got.Session.State != stateCompleted || compact.String() != `{"x":1}` {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "sessions"))
+	if len(entries) != 1 {
+		t.Fatalf("store left %d files, want 1 (no temporaries)", len(entries))
+	}
+	st, _ := os.Stat(filepath.Join(dir, "sessions", rec.Session.ID+".json"))
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("record mode %v, want 0600", st.Mode().Perm())
+	}
+	if _, err := s.get("../../etc/passwd"); err == nil {
+		t.Fatal("store accepted a path as a session ID")
+	}
+}

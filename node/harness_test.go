@@ -1,0 +1,190 @@
+package node
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/p2p"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// testNode is one daemon of an in-process test network on 127.0.0.1.
+type testNode struct {
+	*Node
+	cfg    *Config
+	cancel context.CancelFunc
+	done   chan error
+	api    *client.Client
+	t      testing.TB
+
+	stopOnce sync.Once
+}
+
+// freePort returns a loopback TCP port that was free a moment ago.
+func freePort(t testing.TB) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// testConfigs creates n node directories whose address books list each other,
+// with short timeouts, and returns their configs.
+func testConfigs(t testing.TB, n int) []*Config {
+	t.Helper()
+	root := t.TempDir()
+	cfgs := make([]*Config, n)
+	ids := make([]peer.ID, n)
+	ports := make([]int, n)
+	for i := range n {
+		dir := filepath.Join(root, fmt.Sprintf("node%d", i+1))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		_, id, err := p2p.GenerateIdentity(filepath.Join(dir, "identity.key"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "api.token"), []byte(strings.Repeat("t", 32)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		ids[i], ports[i] = id, freePort(t)
+		cfg := DefaultConfig()
+		cfg.Path = filepath.Join(dir, "config.toml")
+		cfg.Node.Name = fmt.Sprintf("node%d", i+1)
+		cfg.Node.DataDir = dir
+		cfg.Node.Identity = filepath.Join(dir, "identity.key")
+		cfg.Node.Listen = []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", ports[i])}
+		cfg.API.Listen = "127.0.0.1:0"
+		cfg.API.TokenFile = filepath.Join(dir, "api.token")
+		cfg.Discovery.DialBackoffMin = Duration{50 * time.Millisecond}
+		cfg.Discovery.DialBackoffMax = Duration{500 * time.Millisecond}
+		cfg.Session.ProposeTimeout = Duration{5 * time.Second}
+		cfg.Session.PeerTimeout = Duration{3 * time.Second}
+		cfg.Session.HeartbeatInterval = Duration{300 * time.Millisecond}
+		cfg.Policy = map[string]PolicyConfig{"ping": {Roles: []string{"*"}, Initiators: []string{"*"}}}
+		cfg.LocalData = map[string]map[string]any{}
+		cfgs[i] = cfg
+	}
+	for i := range n {
+		for j := range n {
+			if i != j {
+				cfgs[i].Peers = append(cfgs[i].Peers, PeerConfig{Name: cfgs[j].Node.Name, PeerID: ids[j].String(),
+					Addrs: []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", ports[j])}})
+			}
+		}
+	}
+	return cfgs
+}
+
+// startNode builds and runs one node; it is stopped gracefully at cleanup.
+func startNode(t testing.TB, cfg *Config) *testNode {
+	t.Helper()
+	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", cfg.Node.Name)
+	n, err := New(cfg, testRegistry(t), WithLogger(logger))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	tn := &testNode{Node: n, cfg: cfg, cancel: cancel, done: make(chan error, 1), t: t}
+	ready := make(chan struct{})
+	go func() { tn.done <- n.Run(ctx, ready) }()
+	select {
+	case <-ready:
+	case err := <-tn.done:
+		t.Fatalf("%s did not start: %v", cfg.Node.Name, err)
+	}
+	tn.api = client.New(n.APIAddr(), strings.Repeat("t", 32))
+	t.Cleanup(tn.stop)
+	return tn
+}
+
+// stop shuts the node down gracefully (idempotent).
+func (tn *testNode) stop() {
+	tn.stopOnce.Do(func() {
+		tn.cancel()
+		select {
+		case <-tn.done:
+		case <-time.After(15 * time.Second):
+			tn.t.Errorf("%s did not stop within 15s", tn.cfg.Node.Name)
+		}
+	})
+}
+
+// startNetwork starts n nodes and waits until each is connected to all others.
+func startNetwork(t testing.TB, n int, tweak func(i int, cfg *Config)) []*testNode {
+	t.Helper()
+	cfgs := testConfigs(t, n)
+	nodes := make([]*testNode, n)
+	for i, cfg := range cfgs {
+		if tweak != nil {
+			tweak(i, cfg)
+		}
+		nodes[i] = startNode(t, cfg)
+	}
+	waitFor(t, 20*time.Second, "full mesh", func() bool {
+		for _, tn := range nodes {
+			for _, p := range tn.host.Peers() {
+				if !p.Connected {
+					return false
+				}
+			}
+		}
+		return true
+	})
+	return nodes
+}
+
+func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(limit)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %v waiting for %s", limit, what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// waitEnded waits until session id has ended on tn and returns its record.
+func waitEnded(t testing.TB, tn *testNode, id string, limit time.Duration) apitype.Session {
+	t.Helper()
+	var s apitype.Session
+	waitFor(t, limit, "session "+id+" to end on "+tn.cfg.Node.Name, func() bool {
+		rec, err := tn.sessionRecord(id)
+		if err != nil {
+			return false
+		}
+		s = rec.Session
+		return s.State == stateCompleted || s.State == stateAborted
+	})
+	return s
+}
+
+// testWriter sends log lines to t.Log.
+type testWriter struct{ t testing.TB }
+
+func (w testWriter) Write(p []byte) (int, error) {
+	w.t.Log(strings.TrimRight(string(p), "\n"))
+	return len(p), nil
+}
+
+// crash simulates a daemon dying: its store stops writing and its host closes
+// without telling anyone.
+func (tn *testNode) crash() {
+	tn.store.frozen.Store(true)
+	tn.host.Close()
+}

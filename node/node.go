@@ -1,0 +1,284 @@
+// Package node is the daemon: it wires the libp2p host (package p2p) to the
+// protocol families (package protocol and its sub-packages), runs sessions with
+// their roles, serves the local control API and keeps results durably.
+//
+// Only cmd/bandit-node imports this package; it is the composition root.
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bandit-node/bandit-node/p2p"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
+	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/multiformats/go-multiaddr"
+)
+
+// ControlProtocol is the protocol ID of session-control streams.
+const ControlProtocol = libp2pprotocol.ID("/bandit/session/1.0.0")
+
+// RoleProtocol is the protocol ID of the role streams of a family.
+func RoleProtocol(family string) libp2pprotocol.ID {
+	return libp2pprotocol.ID("/bandit/" + family + "/1.0.0")
+}
+
+// shutdownGrace bounds how long a stopping daemon spends telling its peers
+// that its sessions are aborted.
+const shutdownGrace = 5 * time.Second
+
+// Option configures a Node.
+type Option func(*Node) error
+
+// WithLogger sets the logger; the default discards.
+func WithLogger(l *slog.Logger) Option {
+	return func(n *Node) error {
+		if l == nil {
+			return errors.New("WithLogger: nil logger")
+		}
+		n.log = l
+		return nil
+	}
+}
+
+// WithVersion sets the version reported by the API.
+func WithVersion(v string) Option {
+	return func(n *Node) error { n.version = v; return nil }
+}
+
+// Node is one organization's daemon.
+type Node struct {
+	cfg     *Config
+	reg     *protocol.Registry
+	log     *slog.Logger
+	version string
+	token   string
+
+	host    *p2p.Host
+	gossip  *p2p.Gossip
+	control *p2p.Messenger
+	roles   map[string]*p2p.Messenger // by family
+	names   map[peer.ID]string        // address-book names, and our own
+	ids     map[string]peer.ID        // the reverse
+	store   *store
+	metrics *metrics
+	// proposals bounds the proposals examined at once.
+	proposals chan struct{}
+
+	mu       sync.Mutex // guards sessions and closing
+	sessions map[string]*session
+	closing  bool
+	wg       sync.WaitGroup // session goroutines
+
+	api     *http.Server
+	apiLn   net.Listener
+	hostCtx context.Context
+	stop    context.CancelFunc
+}
+
+// New builds a node from its config: it loads the identity and the API token,
+// opens the result store (marking sessions left running by a previous run as
+// aborted), and creates the libp2p host. Run starts it.
+func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
+	n := &Node{cfg: cfg, reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
+		roles: map[string]*p2p.Messenger{}, names: map[peer.ID]string{}, ids: map[string]peer.ID{},
+		sessions: map[string]*session{}, metrics: newMetrics(), proposals: make(chan struct{}, 8)}
+	for _, o := range opts {
+		if err := o(n); err != nil {
+			return nil, err
+		}
+	}
+	key, err := p2p.LoadIdentity(cfg.Node.Identity)
+	if err != nil {
+		return nil, fmt.Errorf("node.identity: %w", err)
+	}
+	n.token, err = readToken(cfg.API.TokenFile)
+	if err != nil {
+		return nil, fmt.Errorf("api.token_file: %w", err)
+	}
+	if n.store, err = openStore(cfg.Node.DataDir); err != nil {
+		return nil, err
+	}
+	if err := n.recoverSessions(); err != nil {
+		return nil, err
+	}
+	var listen []multiaddr.Multiaddr
+	for _, a := range cfg.Node.Listen {
+		listen = append(listen, multiaddr.StringCast(a))
+	}
+	var book []p2p.Peer
+	for _, pc := range cfg.Peers {
+		id, _ := peer.Decode(pc.PeerID) // validated by LoadConfig
+		var addrs []multiaddr.Multiaddr
+		for _, a := range pc.Addrs {
+			addrs = append(addrs, multiaddr.StringCast(a))
+		}
+		book = append(book, p2p.Peer{Name: pc.Name, ID: id, Addrs: addrs})
+		n.names[id] = pc.Name
+		n.ids[pc.Name] = id
+	}
+	n.host, err = p2p.NewHost(p2p.Config{Key: key, ListenAddrs: listen, Peers: book, MDNS: cfg.Discovery.MDNS,
+		Logger: n.log, DialBackoffMin: cfg.Discovery.DialBackoffMin.Duration, DialBackoffMax: cfg.Discovery.DialBackoffMax.Duration})
+	if err != nil {
+		return nil, fmt.Errorf("starting the libp2p host: %w", err)
+	}
+	n.names[n.host.ID()] = cfg.Node.Name
+	n.ids[cfg.Node.Name] = n.host.ID()
+	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, Logger: n.log}
+	n.control = p2p.NewMessenger(n.host, ControlProtocol, n.handleControl, mopts)
+	for _, fam := range reg.Names() {
+		fam := fam
+		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(fam), func(from peer.ID, frame []byte) {
+			n.handleRoleFrame(fam, from, frame)
+		}, mopts)
+	}
+	return n, nil
+}
+
+// ID returns the node's peer ID.
+func (n *Node) ID() peer.ID { return n.host.ID() }
+
+// Addrs returns the node's listen multiaddrs.
+func (n *Node) Addrs() []multiaddr.Multiaddr { return n.host.Addrs() }
+
+// APIAddr returns the control API's address once Run has started it.
+func (n *Node) APIAddr() string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.apiLn == nil {
+		return ""
+	}
+	return n.apiLn.Addr().String()
+}
+
+// Run starts the node — dialing the address book, gossip, the control API —
+// and serves until ctx ends. It then shuts down gracefully: every running
+// session is aborted on every participant and recorded as aborted, and the
+// host closes. ready, if non-nil, is closed once the API is listening.
+func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
+	hostCtx, stop := context.WithCancel(context.Background())
+	n.hostCtx, n.stop = hostCtx, stop
+	defer stop()
+	var err error
+	if n.gossip, err = p2p.NewGossip(hostCtx, n.host); err != nil {
+		n.host.Close()
+		return fmt.Errorf("starting gossipsub: %w", err)
+	}
+	n.host.Start(hostCtx)
+	ln, err := net.Listen("tcp", n.cfg.API.Listen)
+	if err != nil {
+		n.host.Close()
+		return fmt.Errorf("api.listen: %w", err)
+	}
+	n.mu.Lock()
+	n.apiLn = ln
+	n.mu.Unlock()
+	n.api = &http.Server{Handler: n.apiHandler(), ReadHeaderTimeout: 10 * time.Second}
+	apiErr := make(chan error, 1)
+	go func() { apiErr <- n.api.Serve(ln) }()
+	n.log.Info("node started", "name", n.cfg.Node.Name, "peer_id", n.host.ID().String(),
+		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "peers", len(n.cfg.Peers))
+	if ready != nil {
+		close(ready)
+	}
+	select {
+	case <-ctx.Done():
+	case err = <-apiErr:
+		err = fmt.Errorf("control API: %w", err)
+	}
+	n.shutdown()
+	return err
+}
+
+// shutdown aborts every session, stops the API and closes the host.
+func (n *Node) shutdown() {
+	n.log.Info("shutting down", "name", n.cfg.Node.Name)
+	n.mu.Lock()
+	n.closing = true
+	active := make([]*session, 0, len(n.sessions))
+	for _, s := range n.sessions {
+		active = append(active, s)
+	}
+	n.mu.Unlock()
+	for _, s := range active {
+		s.requestAbort(fmt.Sprintf("%s is shutting down", n.cfg.Node.Name))
+	}
+	waited := make(chan struct{})
+	go func() { n.wg.Wait(); close(waited) }()
+	select {
+	case <-waited:
+	case <-time.After(shutdownGrace + time.Second):
+		n.log.Warn("some sessions did not stop in time; they were recorded as aborted when they started running")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	if n.api != nil {
+		n.api.Shutdown(ctx)
+	}
+	n.control.Close()
+	for _, m := range n.roles {
+		m.Close()
+	}
+	n.stop()
+	n.host.Close()
+	n.log.Info("stopped", "name", n.cfg.Node.Name)
+}
+
+// recoverSessions marks the sessions a previous run left open as aborted.
+func (n *Node) recoverSessions() error {
+	recs, errs := n.store.list()
+	for _, err := range errs {
+		n.log.Warn("skipping an unreadable session record", "err", err)
+	}
+	for _, rec := range recs {
+		st := rec.Session.State
+		if st == stateCompleted || st == stateAborted {
+			continue
+		}
+		now := time.Now().UTC()
+		rec.Session.State = stateAborted
+		rec.Session.Reason = "daemon restarted"
+		rec.Session.Finished = &now
+		if err := n.store.put(rec); err != nil {
+			return err
+		}
+		n.log.Warn("session was open when the daemon stopped; recorded as aborted", "session", rec.Session.ID)
+	}
+	return nil
+}
+
+// nameOf returns the address-book name of id, or its string form.
+func (n *Node) nameOf(id peer.ID) string {
+	if name, ok := n.names[id]; ok {
+		return name
+	}
+	return id.String()
+}
+
+func readToken(path string) (string, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return "", err
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return "", fmt.Errorf("%s is readable by others (mode %v); run chmod 600 %s", path, st.Mode().Perm(), path)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return "", err
+	}
+	tok := strings.TrimSpace(string(b))
+	if len(tok) < 16 {
+		return "", fmt.Errorf("%s holds no token of at least 16 characters", path)
+	}
+	return tok, nil
+}

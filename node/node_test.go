@@ -1,0 +1,250 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/protocol/ping"
+)
+
+func pingSpec(count int, names ...string) []byte {
+	return []byte("protocol = \"ping\"\n[roles]\nparticipant = [\"" + strings.Join(names, "\", \"") +
+		"\"]\n[params]\ncount = " + itoa(count) + "\n")
+}
+
+func itoa(i int) string { return jsonInt(i) }
+
+func jsonInt(i int) string { b, _ := json.Marshal(i); return string(b) }
+
+// TestSessionLifecycle runs a ping session among three daemons through the
+// control API and checks the latency matrix and every node's record.
+func TestSessionLifecycle(t *testing.T) {
+	nodes := startNetwork(t, 3, nil)
+	ctx := context.Background()
+	s, err := nodes[0].api.StartSession(ctx, pingSpec(20, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	final, err := nodes[0].api.Wait(ctx, s.ID, 50*time.Millisecond, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if final.State != stateCompleted {
+		t.Fatalf("session ended %s: %s", final.State, final.Reason)
+	}
+	if final.Progress.Step != final.Progress.Total || final.Progress.Total != 3*2*20 {
+		t.Errorf("progress = %+v, want %d/%d", final.Progress, 120, 120)
+	}
+	res, err := nodes[0].api.Result(ctx, s.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m ping.Matrix
+	if err := json.Unmarshal(res.Result, &m); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(m.Participants, ",") != "node1,node2,node3" {
+		t.Errorf("participants = %v", m.Participants)
+	}
+	for i := range 3 {
+		for j := range 3 {
+			if (i == j) != (m.MedianMicros[i][j] == 0) || m.P99Micros[i][j] < m.MedianMicros[i][j] {
+				t.Errorf("rtt[%d][%d] median %v p99 %v", i, j, m.MedianMicros[i][j], m.P99Micros[i][j])
+			}
+		}
+	}
+	for _, tn := range nodes[1:] {
+		got := waitEnded(t, tn, s.ID, 10*time.Second)
+		if got.State != stateCompleted || got.Initiator != "node1" {
+			t.Errorf("%s recorded %+v", tn.cfg.Node.Name, got)
+		}
+	}
+	list, err := nodes[0].api.Sessions(ctx)
+	if err != nil || len(list) != 1 || list[0].ID != s.ID {
+		t.Errorf("sessions = %v, %v", list, err)
+	}
+}
+
+// TestDeclineAbortsEverywhere: a participant whose policy does not enable the
+// protocol declines, and every node records the abort with its reason.
+func TestDeclineAbortsEverywhere(t *testing.T) {
+	nodes := startNetwork(t, 3, func(i int, cfg *Config) {
+		if i == 2 {
+			cfg.Policy = map[string]PolicyConfig{}
+		}
+	})
+	id, err := nodes[0].StartSession(pingSpec(5, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes[:2] {
+		got := waitEnded(t, tn, id, 15*time.Second)
+		if got.State != stateAborted || !strings.Contains(got.Reason, "node3 declined") || !strings.Contains(got.Reason, "not enabled") {
+			t.Errorf("%s: state %s reason %q, want aborted because node3 declined", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+}
+
+// TestBadSpecRejectedBeforeSending: the API answers 400 naming the key, and
+// no session is created anywhere.
+func TestBadSpecRejectedBeforeSending(t *testing.T) {
+	nodes := startNetwork(t, 2, nil)
+	tests := []struct{ spec, want string }{
+		{"protocol = \"pong\"\n", "unknown protocol \"pong\""},
+		{"protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node9\"]\n", "roles.participant[1]: \"node9\""},
+		{"protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = -1\n", "params.count"},
+		{"protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\nobserver = \"node2\"\n", "roles.observer"},
+	}
+	for _, tt := range tests {
+		_, err := nodes[0].api.StartSession(context.Background(), []byte(tt.spec))
+		var ce *client.Error
+		if !errors.As(err, &ce) || ce.Status != 400 || !strings.Contains(ce.Message, tt.want) {
+			t.Errorf("spec %q: err = %v, want a 400 naming %q", tt.spec, err, tt.want)
+		}
+	}
+	for _, tn := range nodes {
+		if recs, _ := tn.store.list(); len(recs) != 0 {
+			t.Errorf("%s has %d session records after bad specs", tn.cfg.Node.Name, len(recs))
+		}
+	}
+}
+
+// TestAbortWhenParticipantKilled: a participant that dies without a word
+// makes the session abort on every other participant, naming it, and the
+// daemons keep serving new sessions.
+func TestAbortWhenParticipantKilled(t *testing.T) {
+	nodes := startNetwork(t, 3, nil)
+	id, err := nodes[0].StartSession(pingSpec(ping.MaxCount, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "the session to run", func() bool {
+		rec, err := nodes[0].sessionRecord(id)
+		return err == nil && rec.Session.Progress.Step > 0
+	})
+	nodes[2].crash() // no abort is sent
+	for _, tn := range nodes[:2] {
+		got := waitEnded(t, tn, id, 20*time.Second)
+		if got.State != stateAborted || !strings.Contains(got.Reason, "node3") {
+			t.Errorf("%s: state %s reason %q, want aborted naming node3", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+	id2, err := nodes[1].StartSession(pingSpec(5, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitEnded(t, nodes[1], id2, 15*time.Second); got.State != stateCompleted {
+		t.Fatalf("a new session after the abort ended %s: %s", got.State, got.Reason)
+	}
+}
+
+// TestConcurrentSessions: two sessions on the same daemons both complete,
+// each with its own matrix.
+func TestConcurrentSessions(t *testing.T) {
+	nodes := startNetwork(t, 3, nil)
+	a, err := nodes[0].StartSession(pingSpec(200, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := nodes[1].StartSession(pingSpec(150, "node3", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		tn    *testNode
+		id    string
+		n     int
+		count int
+	}{{nodes[0], a, 3, 200}, {nodes[1], b, 2, 150}} {
+		got := waitEnded(t, c.tn, c.id, 30*time.Second)
+		if got.State != stateCompleted {
+			t.Fatalf("session %s ended %s: %s", c.id, got.State, got.Reason)
+		}
+		rec, _ := c.tn.sessionRecord(c.id)
+		var m ping.Matrix
+		if err := json.Unmarshal(rec.Result, &m); err != nil || len(m.Participants) != c.n || m.Count != c.count {
+			t.Errorf("session %s result %+v, %v", c.id, m, err)
+		}
+	}
+}
+
+// TestCancelAbortsEverywhere: an operator's cancel at a participant reaches
+// every node with one reason.
+func TestCancelAbortsEverywhere(t *testing.T) {
+	nodes := startNetwork(t, 3, nil)
+	id, err := nodes[0].StartSession(pingSpec(ping.MaxCount, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "node2 to run the session", func() bool {
+		rec, err := nodes[1].sessionRecord(id)
+		return err == nil && rec.Session.State == stateRunning
+	})
+	if err := nodes[1].api.Cancel(context.Background(), id); err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes {
+		got := waitEnded(t, tn, id, 15*time.Second)
+		if got.State != stateAborted || got.Reason != "cancelled by the operator of node2" {
+			t.Errorf("%s: state %s reason %q", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+}
+
+// TestShutdownAndRestart: a participant shut down gracefully aborts the
+// session everywhere; after a restart it has the same identity and its past
+// results; a session left open by a crash shows as aborted.
+func TestShutdownAndRestart(t *testing.T) {
+	nodes := startNetwork(t, 3, nil)
+	done, err := nodes[0].StartSession(pingSpec(3, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEnded(t, nodes[2], done, 15*time.Second)
+	id, err := nodes[0].StartSession(pingSpec(ping.MaxCount, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "node2 to run the session", func() bool {
+		rec, err := nodes[1].sessionRecord(id)
+		return err == nil && rec.Session.State == stateRunning
+	})
+	oldID := nodes[1].ID()
+	nodes[1].stop()
+	for _, tn := range []*testNode{nodes[0], nodes[2]} {
+		got := waitEnded(t, tn, id, 15*time.Second)
+		if got.State != stateAborted || !strings.Contains(got.Reason, "node2 is shutting down") {
+			t.Errorf("%s: state %s reason %q", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+	if rec, err := nodes[1].store.get(id); err != nil || rec.Session.State != stateAborted {
+		t.Fatalf("the stopped node recorded %+v, %v", rec, err)
+	}
+
+	// A crash: node3 dies with a session open; on restart it is aborted.
+	id3, err := nodes[0].StartSession(pingSpec(ping.MaxCount, "node1", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "node3 to run the session", func() bool {
+		rec, err := nodes[2].sessionRecord(id3)
+		return err == nil && rec.Session.State == stateRunning
+	})
+	nodes[2].crash()
+	restarted := startNode(t, nodes[2].cfg)
+	if got, err := restarted.store.get(id3); err != nil || got.Session.State != stateAborted || got.Session.Reason != "daemon restarted" {
+		t.Errorf("after restart: %+v, %v; want aborted, daemon restarted", got, err)
+	}
+	if got, err := restarted.store.get(done); err != nil || got.Session.State != stateCompleted {
+		t.Errorf("past result lost over a restart: %+v, %v", got, err)
+	}
+	again := startNode(t, nodes[1].cfg)
+	if again.ID() != oldID {
+		t.Errorf("identity changed over a restart: %s, was %s", again.ID(), oldID)
+	}
+}

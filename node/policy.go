@@ -1,0 +1,82 @@
+package node
+
+import (
+	"fmt"
+	"reflect"
+	"slices"
+	"strings"
+
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+// admit decides whether this node plays roles in a proposed session of family
+// f with parsed params, proposed by the address-book peer initiator (or by
+// this node itself when self is true). It returns the local data of each role
+// or the reason to decline, phrased for the initiator's operator.
+func (c *Config) admit(f protocol.Family, params any, initiator string, self bool, roles []string) (map[string]any, error) {
+	pol, ok := c.Policy[f.Name()]
+	if !ok {
+		return nil, fmt.Errorf("protocol %s is not enabled on %s (its config has no [policy.%s])", f.Name(), c.Node.Name, f.Name())
+	}
+	if !self && !slices.Contains(pol.Initiators, "*") && !slices.Contains(pol.Initiators, initiator) {
+		return nil, fmt.Errorf("%s does not accept %s sessions initiated by %s (policy.%s.initiators)", c.Node.Name, f.Name(), initiator, f.Name())
+	}
+	for _, r := range roles {
+		if !slices.Contains(pol.Roles, "*") && !slices.Contains(pol.Roles, r) {
+			return nil, fmt.Errorf("%s does not play role %s of %s (policy.%s.roles)", c.Node.Name, r, f.Name(), f.Name())
+		}
+	}
+	for _, key := range sortedKeys(pol.Max) {
+		v, ok := numericParam(params, key)
+		if !ok {
+			return nil, fmt.Errorf("%s: policy.%s.max.%s names no numeric parameter of %s", c.Node.Name, f.Name(), key, f.Name())
+		}
+		if v > pol.Max[key] {
+			return nil, fmt.Errorf("params.%s = %v exceeds %s's limit of %v (policy.%s.max.%s)", key, v, c.Node.Name, pol.Max[key], f.Name(), key)
+		}
+	}
+	local := map[string]any{}
+	for _, r := range roles {
+		if v, ok := c.LocalData[f.Name()][r]; ok {
+			local[r] = v
+			continue
+		}
+		v, err := f.DecodeLocal(r, nil)
+		if err != nil {
+			return nil, fmt.Errorf("%s has no local data for role %s of %s ([local.%s.%s]): %w", c.Node.Name, r, f.Name(), f.Name(), r, err)
+		}
+		local[r] = v
+	}
+	return local, nil
+}
+
+// numericParam finds the field of a params struct whose toml tag is key and
+// returns its value as a float64, so a policy limit applies to the value in
+// effect, defaults included.
+func numericParam(params any, key string) (float64, bool) {
+	v := reflect.ValueOf(params)
+	for v.Kind() == reflect.Pointer {
+		v = v.Elem()
+	}
+	if v.Kind() != reflect.Struct {
+		return 0, false
+	}
+	t := v.Type()
+	for i := range t.NumField() {
+		tag, _, _ := strings.Cut(t.Field(i).Tag.Get("toml"), ",")
+		if tag != key {
+			continue
+		}
+		f := v.Field(i)
+		switch {
+		case f.CanInt():
+			return float64(f.Int()), true
+		case f.CanUint():
+			return float64(f.Uint()), true
+		case f.CanFloat():
+			return f.Float(), true
+		}
+		return 0, false
+	}
+	return 0, false
+}

@@ -1,0 +1,199 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/json"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"google.golang.org/protobuf/proto"
+)
+
+// cryptoRand is crypto/rand as an io.Reader: the randomness of every role in
+// a real session.
+type cryptoRand struct{}
+
+func (cryptoRand) Read(b []byte) (int, error) { return rand.Read(b) }
+
+// wallClock is the real clock handed to roles in the daemon.
+type wallClock struct{}
+
+func (wallClock) Now() time.Time { return time.Now() }
+
+// step feeds a received message to its local party.
+func (s *session) step(m protocol.Message) *abortError {
+	r, ok := s.roles[m.To]
+	if !ok || s.finished[m.To] {
+		return nil
+	}
+	if err := r.Step(m); err != nil {
+		s.n.metrics.fail("role")
+		org, _ := peer.Decode(s.assign.Org(m.From))
+		return abortf(true, "%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(org), err)
+	}
+	if err := s.flush(m.To); err != nil {
+		return err
+	}
+	return s.afterFlush()
+}
+
+// drainLocal delivers the messages this node's parties sent each other.
+func (s *session) drainLocal() *abortError {
+	for len(s.queue) > 0 {
+		m := s.queue[0]
+		s.queue = s.queue[1:]
+		if err := s.step(m); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// flush carries out the Ready batch of local party p: messages go to local
+// parties through the queue, to remote ones over the family's stream, to the
+// topic over gossipsub.
+func (s *session) flush(p protocol.Party) *abortError {
+	rd := s.roles[p].Ready()
+	for _, m := range rd.Messages {
+		m.From = p
+		if m.Topic {
+			if err := s.publish(m); err != nil {
+				return err
+			}
+			continue
+		}
+		if !s.assign.Has(m.To) {
+			return abortf(true, "%s (%s) addressed a message to %s, which is not a party of the session", p, s.n.cfg.Node.Name, m.To)
+		}
+		org, _ := peer.Decode(s.assign.Org(m.To))
+		if org == s.self {
+			s.queue = append(s.queue, m)
+			continue
+		}
+		frame, err := proto.Marshal(&nodepb.RoleFrame{SessionId: s.id, FromRole: p.Role, FromIndex: uint32(p.Index),
+			ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
+		if err != nil {
+			return abortf(true, "encoding a message of %s: %v", p, err)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+		err = s.n.roles[s.fam.Name()].Send(ctx, org, frame)
+		cancel()
+		if err != nil {
+			s.n.metrics.fail("send")
+			return abortf(true, "%s could not send to %s (%s): %v", s.n.cfg.Node.Name, m.To, s.n.nameOf(org), err)
+		}
+		s.n.metrics.count("out", "role", len(frame))
+	}
+	if rd.Progress != nil {
+		s.myProgress[p] = *rd.Progress
+		s.dirty = true
+	}
+	if rd.Result != nil {
+		s.finished[p] = true
+		s.reports[p] = rd.Result.Report
+		if rd.Result.Local != nil {
+			raw, err := json.Marshal(rd.Result.Local)
+			if err != nil {
+				return abortf(true, "encoding the result of %s: %v", p, err)
+			}
+			s.update(true, func(r *record) {
+				if r.Local == nil {
+					r.Local = map[string]json.RawMessage{}
+				}
+				r.Local[p.String()] = raw
+			})
+		}
+		s.n.log.Info("party finished", "session", s.id, "party", p.String())
+	}
+	return nil
+}
+
+// publish sends a topic message to every other party: local ones through the
+// queue, remote ones over gossipsub.
+func (s *session) publish(m protocol.Message) *abortError {
+	for _, q := range s.mine {
+		if q != m.From {
+			c := m
+			c.To = q
+			s.queue = append(s.queue, c)
+		}
+	}
+	if s.topic == nil {
+		return nil
+	}
+	frame, err := proto.Marshal(&nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role, FromIndex: uint32(m.From.Index), Body: m.Body})
+	if err != nil {
+		return abortf(true, "encoding a topic message of %s: %v", m.From, err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	if err := s.topic.Publish(ctx, frame); err != nil {
+		s.n.metrics.fail("send")
+		return abortf(true, "%s could not publish on the session topic: %v", s.n.cfg.Node.Name, err)
+	}
+	s.n.metrics.count("out", "topic", len(frame))
+	return nil
+}
+
+// afterFlush sends progress (at most once a second) and, on a participant
+// whose parties have all finished, their reports to the initiator.
+func (s *session) afterFlush() *abortError {
+	if s.dirty && (time.Since(s.lastSent) >= progressEvery || s.allMineFinished()) {
+		s.dirty = false
+		s.lastSent = time.Now()
+		var sum protocol.Progress
+		for _, pr := range s.myProgress {
+			sum.Step += pr.Step
+			sum.Total += pr.Total
+		}
+		if s.initiated {
+			s.progress[s.self] = sum
+			s.publishProgress()
+		} else {
+			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+			err := s.n.sendControl(ctx, s.initiator, s.id, &nodepb.Control{Body: &nodepb.Control_Progress{
+				Progress: &nodepb.Progress{Step: sum.Step, Total: sum.Total}}})
+			cancel()
+			if err != nil {
+				s.n.log.Debug("progress not delivered", "session", s.id, "err", err)
+			}
+			s.update(false, func(r *record) { r.Session.Progress.Step, r.Session.Progress.Total = sum.Step, sum.Total })
+		}
+	}
+	if s.initiated || s.sentDone || !s.allMineFinished() {
+		return nil
+	}
+	done := &nodepb.Done{}
+	for _, p := range s.mine {
+		done.Reports = append(done.Reports, &nodepb.PartyReport{Role: p.Role, Index: uint32(p.Index), Report: s.reports[p]})
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	if err := s.n.sendControl(ctx, s.initiator, s.id, &nodepb.Control{Body: &nodepb.Control_Done{Done: done}}); err != nil {
+		return abortf(true, "%s could not report its results to the initiator %s: %v", s.n.cfg.Node.Name, s.n.nameOf(s.initiator), err)
+	}
+	s.sentDone = true
+	return nil
+}
+
+func (s *session) allMineFinished() bool {
+	for _, p := range s.mine {
+		if !s.finished[p] {
+			return false
+		}
+	}
+	return true
+}
+
+// publishProgress sums the organizations' progress into the record.
+func (s *session) publishProgress() {
+	var sum protocol.Progress
+	for _, pr := range s.progress {
+		sum.Step += pr.Step
+		sum.Total += pr.Total
+	}
+	s.update(false, func(r *record) { r.Session.Progress.Step, r.Session.Progress.Total = sum.Step, sum.Total })
+}

@@ -1,0 +1,515 @@
+package node
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/p2p"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+const (
+	stateProposed  = apitype.StateProposed
+	stateRunning   = apitype.StateRunning
+	stateCompleted = apitype.StateCompleted
+	stateAborted   = apitype.StateAborted
+)
+
+// Sizes of a session's queues. A peer that floods a session past them makes
+// the session abort rather than the daemon grow without bound.
+const (
+	inboxSize     = 4096
+	ctrlSize      = 256
+	inboxTimeout  = 10 * time.Second
+	sendTimeout   = 10 * time.Second
+	progressEvery = time.Second
+)
+
+// ctrlEvent is a control frame from a peer, or a local request to abort.
+type ctrlEvent struct {
+	from  peer.ID
+	msg   *nodepb.Control
+	abort string // set for a local abort request
+}
+
+// session is one session on this node, initiated here or proposed by a peer.
+// One goroutine (main) owns everything below the "owned by main" line; other
+// goroutines reach it only through the ctrl and inbox channels, and read the
+// record under mu.
+type session struct {
+	n         *Node
+	id        string
+	fam       protocol.Family
+	params    any
+	specText  []byte
+	assign    protocol.Assignment // organizations by peer ID
+	initiator peer.ID
+	initiated bool
+	self      peer.ID
+	remotes   []peer.ID // the other organizations of the session
+	mine      []protocol.Party
+	local     map[string]any // local data by role
+
+	ctrl  chan ctrlEvent
+	inbox chan protocol.Message
+	done  chan struct{}
+
+	mu  sync.Mutex // guards rec
+	rec *record
+
+	// owned by main
+	roles      map[protocol.Party]protocol.Role
+	finished   map[protocol.Party]bool
+	queue      []protocol.Message
+	reports    map[protocol.Party][]byte
+	progress   map[peer.ID]protocol.Progress // initiator: by organization
+	myProgress map[protocol.Party]protocol.Progress
+	dirty      bool      // myProgress changed since last sent
+	lastSent   time.Time // of the last progress frame
+	lastHeard  map[peer.ID]time.Time
+	topic      *p2p.Topic
+	sentDone   bool
+}
+
+// abortError ends a session: reason is what every participant records.
+type abortError struct {
+	reason string
+	notify bool    // tell the other side
+	except peer.ID // who not to tell (the peer the abort came from)
+}
+
+func (e *abortError) Error() string { return e.reason }
+
+func abortf(notify bool, format string, args ...any) *abortError {
+	return &abortError{reason: fmt.Sprintf(format, args...), notify: notify}
+}
+
+func (n *Node) newSession(id string, fam protocol.Family, params any, specText []byte, assign protocol.Assignment,
+	initiator peer.ID, local map[string]any) *session {
+	self := n.host.ID()
+	s := &session{n: n, id: id, fam: fam, params: params, specText: specText, assign: assign,
+		initiator: initiator, initiated: initiator == self, self: self,
+		mine: assign.PartiesOf(self.String()), local: local,
+		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
+		roles: map[protocol.Party]protocol.Role{}, finished: map[protocol.Party]bool{},
+		reports: map[protocol.Party][]byte{}, progress: map[peer.ID]protocol.Progress{},
+		myProgress: map[protocol.Party]protocol.Progress{}, lastHeard: map[peer.ID]time.Time{}}
+	for _, org := range assign.Orgs() {
+		id, _ := peer.Decode(org)
+		if id != self {
+			s.remotes = append(s.remotes, id)
+		}
+	}
+	if s.initiated {
+		// The initiator talks to every organization; a participant to the initiator.
+	} else if !contains(s.remotes, initiator) {
+		s.remotes = append(s.remotes, initiator)
+	}
+	names := map[string][]string{}
+	for role, orgs := range assign.Roles {
+		for _, org := range orgs {
+			id, _ := peer.Decode(org)
+			names[role] = append(names[role], n.nameOf(id))
+		}
+	}
+	var parties []string
+	for _, p := range s.mine {
+		parties = append(parties, p.String())
+	}
+	s.rec = &record{Session: apitype.Session{ID: id, Protocol: fam.Name(), Initiator: n.nameOf(initiator),
+		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
+		Created: time.Now().UTC(), Spec: string(specText)}}
+	return s
+}
+
+func contains(ids []peer.ID, id peer.ID) bool {
+	for _, x := range ids {
+		if x == id {
+			return true
+		}
+	}
+	return false
+}
+
+// peersToHear are the organizations whose silence aborts the session: for the
+// initiator every participant, for a participant the initiator.
+func (s *session) peersToHear() []peer.ID {
+	if s.initiated {
+		return s.remotes
+	}
+	return []peer.ID{s.initiator}
+}
+
+// snapshot returns a copy of the session's record.
+func (s *session) snapshot() record {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r := *s.rec
+	return r
+}
+
+// update changes the record under the lock and, if persist, stores it.
+func (s *session) update(persist bool, f func(*record)) {
+	s.mu.Lock()
+	f(s.rec)
+	var cp record
+	if persist {
+		cp = *s.rec
+	}
+	s.mu.Unlock()
+	if persist {
+		if err := s.n.store.put(&cp); err != nil {
+			s.n.log.Error("could not store session record", "session", s.id, "err", err)
+		}
+	}
+}
+
+// requestAbort asks the session's goroutine to abort with reason; it does not
+// wait. A session that has already ended ignores it.
+func (s *session) requestAbort(reason string) {
+	select {
+	case s.ctrl <- ctrlEvent{abort: reason}:
+	case <-s.done:
+	case <-time.After(time.Second):
+		s.n.log.Warn("session is not taking requests; abort request dropped", "session", s.id, "reason", reason)
+	}
+}
+
+// main is the session's goroutine: it takes the session through its phases
+// and records how it ended.
+func (s *session) main() {
+	defer s.n.wg.Done()
+	defer close(s.done)
+	defer s.n.forget(s.id)
+	defer func() {
+		if s.topic != nil {
+			s.topic.Close()
+		}
+	}()
+	now := time.Now()
+	for _, p := range s.peersToHear() {
+		s.lastHeard[p] = now
+	}
+	var err *abortError
+	if s.initiated {
+		err = s.propose()
+	} else {
+		err = s.awaitStart()
+	}
+	if err == nil {
+		err = s.runRoles()
+	}
+	if err != nil {
+		s.end(err)
+	}
+}
+
+// end records an aborted session and tells the other side.
+func (s *session) end(e *abortError) {
+	s.n.log.Warn("session aborted", "session", s.id, "protocol", s.fam.Name(), "reason", e.reason)
+	if e.notify {
+		s.broadcast(&nodepb.Control{Body: &nodepb.Control_Abort{Abort: &nodepb.Abort{Reason: e.reason}}}, e.except)
+	}
+	now := time.Now().UTC()
+	s.update(true, func(r *record) {
+		r.Session.State = stateAborted
+		r.Session.Reason = e.reason
+		r.Session.Finished = &now
+	})
+	s.n.metrics.sessions.WithLabelValues(stateAborted).Inc()
+}
+
+// broadcast sends c to the other side — every participant from the
+// initiator, the initiator from a participant — except one peer, in parallel,
+// and waits at most shutdownGrace.
+func (s *session) broadcast(c *nodepb.Control, except peer.ID) []error {
+	targets := []peer.ID{s.initiator}
+	if s.initiated {
+		targets = s.remotes
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+	defer cancel()
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var errs []error
+	for _, p := range targets {
+		if p == except || p == s.self {
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.n.sendControl(ctx, p, s.id, c); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// propose is the initiator's first phase: propose to every participant and
+// wait, within the propose timeout, until all accept.
+func (s *session) propose() *abortError {
+	prop := &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: s.specText}}}
+	timeout := s.n.cfg.Session.ProposeTimeout.Duration
+	pending := map[peer.ID]bool{}
+	for _, p := range s.remotes {
+		pending[p] = true
+	}
+	sendErrs := make(chan error, len(s.remotes))
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	for _, p := range s.remotes {
+		go func() { sendErrs <- s.n.sendControl(ctx, p, s.id, prop) }()
+	}
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for len(pending) > 0 {
+		select {
+		case err := <-sendErrs:
+			if err != nil {
+				return abortf(true, "proposing: %v", err)
+			}
+		case ev := <-s.ctrl:
+			if ev.abort != "" {
+				return abortf(true, "%s", ev.abort)
+			}
+			switch b := ev.msg.Body.(type) {
+			case *nodepb.Control_Accept:
+				delete(pending, ev.from)
+			case *nodepb.Control_Decline:
+				return &abortError{reason: fmt.Sprintf("%s declined: %s", s.n.nameOf(ev.from), b.Decline.Reason), notify: true, except: ev.from}
+			case *nodepb.Control_Abort:
+				return &abortError{reason: b.Abort.Reason, notify: true, except: ev.from}
+			}
+		case <-timer.C:
+			var names []string
+			for p := range pending {
+				names = append(names, s.n.nameOf(p))
+			}
+			sort.Strings(names)
+			return abortf(true, "%s did not answer the proposal within %v", strings.Join(names, ", "), timeout)
+		}
+	}
+	start := &nodepb.Control{Body: &nodepb.Control_Start{Start: &nodepb.Start{}}}
+	if errs := s.broadcast(start, ""); len(errs) > 0 {
+		return abortf(true, "starting: %v", errs[0])
+	}
+	return nil
+}
+
+// awaitStart is a participant's first phase: wait for the initiator's Start.
+func (s *session) awaitStart() *abortError {
+	timeout := s.n.cfg.Session.ProposeTimeout.Duration + s.n.cfg.Session.PeerTimeout.Duration
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-s.ctrl:
+			if ev.abort != "" {
+				return abortf(true, "%s", ev.abort)
+			}
+			if ev.from != s.initiator {
+				continue
+			}
+			switch b := ev.msg.Body.(type) {
+			case *nodepb.Control_Start:
+				return nil
+			case *nodepb.Control_Abort:
+				return abortf(false, "%s", b.Abort.Reason)
+			}
+		case <-timer.C:
+			return abortf(true, "the initiator %s did not start the session within %v of the proposal", s.n.nameOf(s.initiator), timeout)
+		}
+	}
+}
+
+// runRoles is the running phase: drive this node's roles until the session
+// completes or aborts.
+func (s *session) runRoles() *abortError {
+	now := time.Now().UTC()
+	s.update(true, func(r *record) {
+		r.Session.State = stateRunning
+		r.Session.Started = &now
+	})
+	for _, p := range s.mine {
+		r, err := s.fam.NewRole(protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
+			Params: s.params, Local: s.local[p.Role], Rand: cryptoRand{}, Clock: wallClock{},
+			Logger: s.n.log.With("session", s.id, "party", p.String())})
+		if err != nil {
+			return abortf(true, "%s could not build %s: %v", s.n.cfg.Node.Name, p, err)
+		}
+		s.roles[p] = r
+	}
+	for _, p := range s.mine {
+		if err := s.roles[p].Start(); err != nil {
+			return abortf(true, "%s (%s) failed to start: %v", p, s.n.cfg.Node.Name, err)
+		}
+		if err := s.flush(p); err != nil {
+			return err
+		}
+	}
+	if err := s.afterFlush(); err != nil {
+		return err
+	}
+	tick := time.NewTicker(protocol.TickInterval)
+	defer tick.Stop()
+	hb := time.NewTicker(s.n.cfg.Session.HeartbeatInterval.Duration)
+	defer hb.Stop()
+	for {
+		if err := s.drainLocal(); err != nil {
+			return err
+		}
+		if done, err := s.checkComplete(); done || err != nil {
+			return err
+		}
+		select {
+		case m := <-s.inbox:
+			if err := s.step(m); err != nil {
+				return err
+			}
+		case <-tick.C:
+			for _, p := range s.mine {
+				if s.finished[p] {
+					continue
+				}
+				if err := s.roles[p].Tick(); err != nil {
+					return abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
+				}
+				if err := s.flush(p); err != nil {
+					return err
+				}
+			}
+			if err := s.afterFlush(); err != nil {
+				return err
+			}
+		case <-hb.C:
+			if err := s.heartbeat(); err != nil {
+				return err
+			}
+		case ev := <-s.ctrl:
+			if done, err := s.control(ev); done || err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// heartbeat sends a heartbeat to the other side and aborts the session when
+// a peer it must hear from has been silent for the peer timeout.
+func (s *session) heartbeat() *abortError {
+	limit := s.n.cfg.Session.PeerTimeout.Duration
+	for _, p := range s.peersToHear() {
+		if silent := time.Since(s.lastHeard[p]); silent > limit {
+			return abortf(true, "%s stopped answering (silent for %v, more than session.peer_timeout = %v)",
+				s.n.nameOf(p), silent.Round(time.Second), limit)
+		}
+	}
+	hb := &nodepb.Control{Body: &nodepb.Control_Heartbeat{Heartbeat: &nodepb.Heartbeat{}}}
+	for _, p := range s.peersToHear() {
+		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+		err := s.n.sendControl(ctx, p, s.id, hb)
+		cancel()
+		if err != nil {
+			s.n.log.Debug("heartbeat not delivered", "session", s.id, "peer", s.n.nameOf(p), "err", err)
+		}
+	}
+	return nil
+}
+
+// control handles a control frame or local request while running. done
+// reports that the session has completed.
+func (s *session) control(ev ctrlEvent) (done bool, err *abortError) {
+	if ev.abort != "" {
+		return false, abortf(true, "%s", ev.abort)
+	}
+	if _, ok := s.lastHeard[ev.from]; ok {
+		s.lastHeard[ev.from] = time.Now()
+	}
+	from := s.n.nameOf(ev.from)
+	switch b := ev.msg.Body.(type) {
+	case *nodepb.Control_Abort:
+		if s.initiated {
+			return false, &abortError{reason: b.Abort.Reason, notify: true, except: ev.from}
+		}
+		if ev.from == s.initiator {
+			return false, abortf(false, "%s", b.Abort.Reason)
+		}
+	case *nodepb.Control_Progress:
+		if s.initiated {
+			s.progress[ev.from] = protocol.Progress{Step: b.Progress.Step, Total: b.Progress.Total}
+			s.publishProgress()
+		}
+	case *nodepb.Control_Done:
+		if !s.initiated {
+			return false, nil
+		}
+		for _, pr := range b.Done.Reports {
+			p := protocol.Party{Role: pr.Role, Index: int(pr.Index)}
+			if s.assign.Org(p) != ev.from.String() {
+				return false, abortf(true, "%s reported a result for %s, which it does not play", from, p)
+			}
+			if _, dup := s.reports[p]; dup {
+				return false, abortf(true, "%s reported a result for %s twice", from, p)
+			}
+			s.reports[p] = pr.Report
+		}
+	case *nodepb.Control_Complete:
+		if ev.from != s.initiator {
+			return false, nil
+		}
+		for _, p := range s.mine {
+			if !s.finished[p] {
+				return false, abortf(true, "the initiator %s declared the session complete while %s had not finished", from, p)
+			}
+		}
+		s.complete(nil)
+		return true, nil
+	}
+	return false, nil
+}
+
+// checkComplete completes the session on the initiator once every party has
+// reported. It returns done when the session has ended.
+func (s *session) checkComplete() (bool, *abortError) {
+	if !s.initiated || len(s.reports) < len(s.assign.Parties()) {
+		return false, nil
+	}
+	names := protocol.Assignment{Roles: s.rec.Session.Roles}
+	res, err := s.fam.Combine(names, s.params, s.reports)
+	if err != nil {
+		return true, abortf(true, "combining the parties' reports: %v", err)
+	}
+	raw, err := json.Marshal(res)
+	if err != nil {
+		return true, abortf(true, "encoding the result: %v", err)
+	}
+	s.broadcast(&nodepb.Control{Body: &nodepb.Control_Complete{Complete: &nodepb.Complete{}}}, "")
+	s.complete(raw)
+	return true, nil
+}
+
+// complete records the session as completed.
+func (s *session) complete(result json.RawMessage) {
+	now := time.Now().UTC()
+	s.update(true, func(r *record) {
+		r.Session.State = stateCompleted
+		r.Session.Finished = &now
+		if result != nil {
+			r.Result = result
+		}
+	})
+	s.n.metrics.sessions.WithLabelValues(stateCompleted).Inc()
+	s.n.log.Info("session completed", "session", s.id, "protocol", s.fam.Name())
+}

@@ -1,0 +1,150 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"sync/atomic"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+)
+
+// record is what the store keeps of one session.
+type record struct {
+	Session apitype.Session            `json:"session"`
+	Result  json.RawMessage            `json:"result,omitempty"`
+	Local   map[string]json.RawMessage `json:"local,omitempty"`
+}
+
+// store keeps session records durably under DIR/sessions, one JSON file per
+// session, each replaced atomically (write a temporary file, fsync, rename,
+// fsync the directory) so a crash leaves either the old or the new record.
+type store struct {
+	dir string
+	// frozen makes every later write a no-op; tests set it to simulate a
+	// crash, after which a dead daemon must not write anything.
+	frozen atomic.Bool
+}
+
+var sessionIDPattern = regexp.MustCompile(`^[0-9a-f]{16,64}$`)
+
+func openStore(dataDir string) (*store, error) {
+	dir := filepath.Join(dataDir, "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("creating the result store: %w", err)
+	}
+	return &store{dir: dir}, nil
+}
+
+func (s *store) path(id string) (string, error) {
+	if !sessionIDPattern.MatchString(id) {
+		return "", fmt.Errorf("%q is not a session ID", id)
+	}
+	return filepath.Join(s.dir, id+".json"), nil
+}
+
+// put writes rec atomically.
+func (s *store) put(rec *record) error {
+	if s.frozen.Load() {
+		return nil
+	}
+	p, err := s.path(rec.Session.ID)
+	if err != nil {
+		return err
+	}
+	data, err := json.MarshalIndent(rec, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encoding session %s: %w", rec.Session.ID, err)
+	}
+	if err := writeFileAtomic(p, data, 0o600); err != nil {
+		return fmt.Errorf("storing session %s: %w", rec.Session.ID, err)
+	}
+	return nil
+}
+
+// get reads the record of session id.
+func (s *store) get(id string) (*record, error) {
+	p, err := s.path(id)
+	if err != nil {
+		return nil, err
+	}
+	data, err := os.ReadFile(p)
+	if err != nil {
+		return nil, err
+	}
+	var rec record
+	if err := json.Unmarshal(data, &rec); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", p, err)
+	}
+	return &rec, nil
+}
+
+// list reads every record, newest first. Unreadable files are skipped and
+// reported in the returned error list.
+func (s *store) list() ([]*record, []error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, []error{err}
+	}
+	var out []*record
+	var errs []error
+	for _, e := range entries {
+		name := e.Name()
+		if e.IsDir() || filepath.Ext(name) != ".json" {
+			continue
+		}
+		rec, err := s.get(name[:len(name)-len(".json")])
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, rec)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Session.Created.After(out[j].Session.Created) })
+	return out, errs
+}
+
+// writeFileAtomic replaces path with data durably.
+func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}

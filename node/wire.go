@@ -1,0 +1,389 @@
+package node
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"google.golang.org/protobuf/proto"
+)
+
+// sendControl sends one control frame of session id to peer to.
+func (n *Node) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb.Control) error {
+	// c may be shared by concurrent senders: set the ID on a shallow copy.
+	frame, err := proto.Marshal(&nodepb.Control{SessionId: id, Body: c.Body})
+	if err != nil {
+		return fmt.Errorf("encoding a control frame: %w", err)
+	}
+	if err := n.control.Send(ctx, to, frame); err != nil {
+		n.metrics.fail("send")
+		return fmt.Errorf("sending to %s: %w", n.nameOf(to), err)
+	}
+	n.metrics.count("out", "control", len(frame))
+	return nil
+}
+
+// lookup returns the active session id, or nil.
+func (n *Node) lookup(id string) *session {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.sessions[id]
+}
+
+// forget removes an ended session from the active set.
+func (n *Node) forget(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.sessions, id)
+	n.metrics.active.Set(float64(len(n.sessions)))
+}
+
+// register adds s to the active set and starts its goroutine, unless the node
+// is closing or at session.max_active.
+func (n *Node) register(s *session) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closing {
+		return fmt.Errorf("%s is shutting down", n.cfg.Node.Name)
+	}
+	if _, dup := n.sessions[s.id]; dup {
+		return fmt.Errorf("session %s already exists on %s", s.id, n.cfg.Node.Name)
+	}
+	if len(n.sessions) >= n.cfg.Session.MaxActive {
+		return fmt.Errorf("%s already runs %d sessions (session.max_active)", n.cfg.Node.Name, len(n.sessions))
+	}
+	if err := n.store.put(&record{Session: s.rec.Session}); err != nil {
+		return err
+	}
+	n.sessions[s.id] = s
+	n.metrics.active.Set(float64(len(n.sessions)))
+	n.wg.Add(1)
+	go s.main()
+	return nil
+}
+
+// handleControl routes a control frame received from a peer.
+func (n *Node) handleControl(from peer.ID, frame []byte) {
+	n.metrics.count("in", "control", len(frame))
+	c, err := decodeControl(frame)
+	if err != nil {
+		n.metrics.fail("decode")
+		n.log.Warn("rejected a control frame", "peer", n.nameOf(from), "err", err)
+		return
+	}
+	if p, ok := c.Body.(*nodepb.Control_Propose); ok {
+		select {
+		case n.proposals <- struct{}{}:
+			go func() {
+				defer func() { <-n.proposals }()
+				n.handlePropose(from, c.SessionId, p.Propose)
+			}()
+		default:
+			n.metrics.fail("rejected")
+			n.log.Warn("too many proposals being examined; dropped one", "peer", n.nameOf(from), "session", c.SessionId)
+		}
+		return
+	}
+	s := n.lookup(c.SessionId)
+	if s == nil {
+		n.metrics.fail("unknown_session")
+		n.log.Debug("control frame for a session that is not active here", "peer", n.nameOf(from), "session", c.SessionId)
+		return
+	}
+	if from != s.initiator && !(s.initiated && contains(s.remotes, from)) {
+		n.metrics.fail("rejected")
+		n.log.Warn("rejected a control frame from a peer outside the session", "peer", n.nameOf(from), "session", c.SessionId)
+		return
+	}
+	select {
+	case s.ctrl <- ctrlEvent{from: from, msg: c}:
+	case <-s.done:
+	case <-time.After(inboxTimeout):
+		n.log.Warn("session is not taking control frames; dropped one", "session", s.id, "peer", n.nameOf(from))
+	}
+}
+
+// handlePropose answers a proposal: it checks the spec, this node's policy and
+// local data, and accepts (registering the session) or declines with a reason.
+func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
+	s, err := n.admitProposal(from, id, p.Spec)
+	var reply *nodepb.Control
+	if err != nil {
+		n.log.Info("declined a session", "session", id, "initiator", n.nameOf(from), "reason", err)
+		reply = &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{Reason: err.Error()}}}
+	} else {
+		n.log.Info("accepted a session", "session", id, "protocol", s.fam.Name(), "initiator", n.nameOf(from), "parties", fmt.Sprint(s.mine))
+		reply = &nodepb.Control{Body: &nodepb.Control_Accept{Accept: &nodepb.Accept{}}}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	if err := n.sendControl(ctx, from, id, reply); err != nil && s != nil {
+		s.requestAbort(fmt.Sprintf("%s could not accept: %v", n.cfg.Node.Name, err))
+	}
+}
+
+// admitProposal validates a proposal and, when this node takes part, registers
+// the session.
+func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session, error) {
+	spec, err := parseProposedSpec(specText)
+	if err != nil {
+		return nil, err
+	}
+	f, params, err := n.reg.Check(spec)
+	if err != nil {
+		return nil, err
+	}
+	self := n.host.ID().String()
+	for _, role := range sortedKeys(spec.Roles.Roles) {
+		for i, org := range spec.Roles.Roles[role] {
+			pid, err := peer.Decode(org)
+			if err != nil {
+				return nil, fmt.Errorf("roles.%s[%d]: %q is not a peer ID", role, i, org)
+			}
+			if _, known := n.names[pid]; !known {
+				return nil, fmt.Errorf("roles.%s[%d]: peer %s is not in %s's address book", role, i, org, n.cfg.Node.Name)
+			}
+		}
+	}
+	mine := spec.Roles.PartiesOf(self)
+	if len(mine) == 0 {
+		return nil, fmt.Errorf("%s plays no role in this session", n.cfg.Node.Name)
+	}
+	local, err := n.cfg.admit(f, params, n.nameOf(from), false, distinctRoles(mine))
+	if err != nil {
+		return nil, err
+	}
+	s := n.newSession(id, f, params, specText, spec.Roles, from, local)
+	if err := n.joinTopic(s); err != nil {
+		return nil, err
+	}
+	if err := n.register(s); err != nil {
+		s.topic.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func distinctRoles(parties []protocol.Party) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range parties {
+		if !seen[p.Role] {
+			seen[p.Role] = true
+			out = append(out, p.Role)
+		}
+	}
+	return out
+}
+
+// StartSession validates a spec written by this node's operator, resolves its
+// address-book names and proposes it. It returns the new session's ID. Errors
+// name the spec key at fault; nothing is sent when the spec is bad.
+func (n *Node) StartSession(specText []byte) (string, error) {
+	spec, err := protocol.ParseSpec("spec", specText)
+	if err != nil {
+		return "", err
+	}
+	if len(spec.Simulation) > 0 {
+		n.log.Debug("ignoring the spec's [simulation] table in a real session")
+	}
+	f, params, err := n.reg.Check(spec)
+	if err != nil {
+		return "", err
+	}
+	byID := protocol.Assignment{Roles: map[string][]string{}}
+	for _, role := range sortedKeys(spec.Roles.Roles) {
+		for i, name := range spec.Roles.Roles[role] {
+			id, ok := n.ids[name]
+			if !ok {
+				return "", fmt.Errorf("roles.%s[%d]: %q is neither this node (%s) nor in its address book", role, i, name, n.cfg.Node.Name)
+			}
+			byID.Roles[role] = append(byID.Roles[role], id.String())
+		}
+	}
+	self := n.host.ID()
+	local, err := n.cfg.admit(f, params, n.cfg.Node.Name, true, distinctRoles(byID.PartiesOf(self.String())))
+	if err != nil {
+		return "", err
+	}
+	proposed := &protocol.Spec{Protocol: spec.Protocol, Roles: byID, Params: spec.Params}
+	text, err := proposed.Encode()
+	if err != nil {
+		return "", err
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("drawing a session ID: %w", err)
+	}
+	id := hex.EncodeToString(b[:])
+	s := n.newSession(id, f, params, text, byID, self, local)
+	if err := n.joinTopic(s); err != nil {
+		return "", err
+	}
+	if err := n.register(s); err != nil {
+		if s.topic != nil {
+			s.topic.Close()
+		}
+		return "", err
+	}
+	n.log.Info("proposed a session", "session", id, "protocol", f.Name(), "organizations", len(byID.Orgs()))
+	return id, nil
+}
+
+// CancelSession aborts an active session everywhere.
+func (n *Node) CancelSession(id string) error {
+	s := n.lookup(id)
+	if s == nil {
+		if _, err := n.store.get(id); err != nil {
+			return fmt.Errorf("no session %s on %s", id, n.cfg.Node.Name)
+		}
+		return errors.New("the session has already ended")
+	}
+	s.requestAbort(fmt.Sprintf("cancelled by the operator of %s", n.cfg.Node.Name))
+	return nil
+}
+
+// joinTopic subscribes this node to the session's gossipsub topic when it
+// plays a party. Only the session's organizations may publish on it, and only
+// as parties they play.
+func (n *Node) joinTopic(s *session) error {
+	if len(s.mine) == 0 {
+		return nil
+	}
+	var allowed []peer.ID
+	for _, org := range s.assign.Orgs() {
+		id, _ := peer.Decode(org)
+		allowed = append(allowed, id)
+	}
+	validate := func(from peer.ID, data []byte) error {
+		_, err := s.decodeTopicFrame(from, data)
+		return err
+	}
+	handler := func(from peer.ID, data []byte) {
+		n.metrics.count("in", "topic", len(data))
+		m, err := s.decodeTopicFrame(from, data)
+		if err != nil {
+			return
+		}
+		for _, q := range s.mine {
+			if q != m.From {
+				c := m
+				c.To = q
+				s.deliver(c)
+			}
+		}
+	}
+	t, err := n.gossip.Join("/bandit/session/"+s.id, allowed, validate, handler)
+	if err != nil {
+		return fmt.Errorf("joining the session topic: %w", err)
+	}
+	s.topic = t
+	return nil
+}
+
+// decodeTopicFrame checks a topic message: this session's, from a party its
+// author plays, to nobody in particular.
+func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message, error) {
+	f, err := decodeRoleFrame(data)
+	if err != nil {
+		return protocol.Message{}, err
+	}
+	if f.SessionId != s.id || f.ToRole != "" {
+		return protocol.Message{}, errors.New("topic frame of another session or addressed to a party")
+	}
+	p := protocol.Party{Role: f.FromRole, Index: int(f.FromIndex)}
+	if s.assign.Org(p) != from.String() {
+		return protocol.Message{}, fmt.Errorf("topic frame claims to come from %s, which its author does not play", p)
+	}
+	return protocol.Message{From: p, Topic: true, Body: f.Body}, nil
+}
+
+// handleRoleFrame routes a protocol message received on family's stream.
+func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
+	n.metrics.count("in", "role", len(frame))
+	f, err := decodeRoleFrame(frame)
+	if err != nil {
+		n.metrics.fail("decode")
+		n.log.Warn("rejected a role frame", "peer", n.nameOf(from), "err", err)
+		return
+	}
+	s := n.lookup(f.SessionId)
+	if s == nil {
+		n.metrics.fail("unknown_session")
+		n.log.Debug("role frame for a session that is not active here", "peer", n.nameOf(from), "session", f.SessionId)
+		return
+	}
+	fromP := protocol.Party{Role: f.FromRole, Index: int(f.FromIndex)}
+	toP := protocol.Party{Role: f.ToRole, Index: int(f.ToIndex)}
+	switch {
+	case s.fam.Name() != family:
+		n.log.Warn("rejected a role frame sent on another protocol's stream", "peer", n.nameOf(from), "session", s.id, "stream", family)
+	case s.assign.Org(fromP) != from.String():
+		n.log.Warn("rejected a role frame whose sender does not play the party it claims", "peer", n.nameOf(from), "session", s.id, "claimed", fromP.String())
+	case s.assign.Org(toP) != n.host.ID().String():
+		n.log.Warn("rejected a role frame for a party this node does not play", "peer", n.nameOf(from), "session", s.id, "to", toP.String())
+	default:
+		s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body})
+		return
+	}
+	n.metrics.fail("rejected")
+}
+
+// deliver queues a received message for the session's goroutine. A session
+// that stays too far behind is aborted rather than left to grow.
+func (s *session) deliver(m protocol.Message) {
+	select {
+	case s.inbox <- m:
+	case <-s.done:
+	case <-time.After(inboxTimeout):
+		go s.requestAbort(fmt.Sprintf("%s could not keep up with the messages of %s", s.n.cfg.Node.Name, m.From))
+	}
+}
+
+// decodeControl decodes and checks the shape of a control frame from the
+// network: a well-formed session ID and a known body.
+func decodeControl(frame []byte) (*nodepb.Control, error) {
+	var c nodepb.Control
+	if err := proto.Unmarshal(frame, &c); err != nil {
+		return nil, fmt.Errorf("malformed control frame: %w", err)
+	}
+	if !sessionIDPattern.MatchString(c.SessionId) {
+		return nil, fmt.Errorf("control frame with a malformed session ID %.40q", c.SessionId)
+	}
+	if c.Body == nil {
+		return nil, fmt.Errorf("control frame of session %s has no known body", c.SessionId)
+	}
+	if p, ok := c.Body.(*nodepb.Control_Propose); ok && (p.Propose == nil || len(p.Propose.Spec) > protocol.MaxSpecSize) {
+		return nil, fmt.Errorf("proposal of session %s has no spec or one over %d bytes", c.SessionId, protocol.MaxSpecSize)
+	}
+	return &c, nil
+}
+
+// maxRoleName bounds the role names a frame may carry.
+const maxRoleName = 64
+
+// decodeRoleFrame decodes and checks the shape of a role frame from the network.
+func decodeRoleFrame(frame []byte) (*nodepb.RoleFrame, error) {
+	var f nodepb.RoleFrame
+	if err := proto.Unmarshal(frame, &f); err != nil {
+		return nil, fmt.Errorf("malformed role frame: %w", err)
+	}
+	if !sessionIDPattern.MatchString(f.SessionId) {
+		return nil, fmt.Errorf("role frame with a malformed session ID %.40q", f.SessionId)
+	}
+	if len(f.FromRole) == 0 || len(f.FromRole) > maxRoleName || len(f.ToRole) > maxRoleName {
+		return nil, fmt.Errorf("role frame of session %s with a missing or overlong role name", f.SessionId)
+	}
+	return &f, nil
+}
+
+// parseProposedSpec parses the spec of a proposal from the network.
+func parseProposedSpec(text []byte) (*protocol.Spec, error) {
+	return protocol.ParseSpec("proposed spec", text)
+}

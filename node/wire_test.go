@@ -1,0 +1,103 @@
+package node
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/bandit-node/bandit-node/node/nodepb"
+	"google.golang.org/protobuf/proto"
+)
+
+func marshal(t testing.TB, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestDecodeControl(t *testing.T) {
+	const id = "0123456789abcdef"
+	tests := []struct {
+		name  string
+		frame []byte
+		want  string
+	}{
+		{"heartbeat", marshal(t, &nodepb.Control{SessionId: id, Body: &nodepb.Control_Heartbeat{Heartbeat: &nodepb.Heartbeat{}}}), ""},
+		{"garbage", []byte{0x0a, 0xff, 0xff}, "malformed"},
+		{"bad session id", marshal(t, &nodepb.Control{SessionId: "../x", Body: &nodepb.Control_Start{Start: &nodepb.Start{}}}), "malformed session ID"},
+		{"no body", marshal(t, &nodepb.Control{SessionId: id}), "no known body"},
+		{"huge spec", marshal(t, &nodepb.Control{SessionId: id, Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: make([]byte, 2<<20)}}}), "over"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodeControl(tt.frame)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestDecodeRoleFrame(t *testing.T) {
+	const id = "0123456789abcdef"
+	tests := []struct {
+		name  string
+		frame []byte
+		want  string
+	}{
+		{"ok", marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "participant", ToRole: "participant", Body: []byte{1}}), ""},
+		{"garbage", []byte{0x12, 0x80}, "malformed"},
+		{"no sender role", marshal(t, &nodepb.RoleFrame{SessionId: id}), "role name"},
+		{"overlong role", marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: strings.Repeat("r", 65)}), "role name"},
+		{"bad session", marshal(t, &nodepb.RoleFrame{SessionId: "zz", FromRole: "p"}), "session ID"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := decodeRoleFrame(tt.frame)
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func FuzzDecodeControl(f *testing.F) {
+	f.Add(marshal(f, &nodepb.Control{SessionId: "0123456789abcdef", Body: &nodepb.Control_Done{Done: &nodepb.Done{
+		Reports: []*nodepb.PartyReport{{Role: "participant", Index: 1, Report: []byte{1, 2}}}}}}))
+	f.Add(marshal(f, &nodepb.Control{SessionId: "0123456789abcdef", Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{
+		Spec: []byte("protocol = \"ping\"\n")}}}))
+	reg := testRegistry(f)
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		c, err := decodeControl(frame)
+		if err != nil {
+			return
+		}
+		if p, ok := c.Body.(*nodepb.Control_Propose); ok {
+			// What a participant does next with a proposal's spec.
+			if spec, err := parseProposedSpec(p.Propose.Spec); err == nil {
+				reg.Check(spec)
+			}
+		}
+	})
+}
+
+func FuzzDecodeRoleFrame(f *testing.F) {
+	f.Add(marshal(f, &nodepb.RoleFrame{SessionId: "0123456789abcdef", FromRole: "participant", FromIndex: 2, ToRole: "participant", Body: []byte{8, 1}}))
+	f.Fuzz(func(t *testing.T, frame []byte) {
+		decodeRoleFrame(frame)
+	})
+}

@@ -1,0 +1,122 @@
+package p2p
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
+)
+
+const (
+	// dialAttemptTimeout bounds one dial of an address-book peer.
+	dialAttemptTimeout = 15 * time.Second
+	// pingTimeout bounds one latency measurement.
+	pingTimeout = 10 * time.Second
+)
+
+// Start starts the address-book dialer, which keeps a connection to every
+// address-book peer (dialing with exponential backoff and jitter, and
+// redialing after a disconnect) and pings connected peers to measure latency,
+// and starts mDNS if enabled. Everything stops when ctx ends or on Close.
+// Start does nothing if called again or after Close.
+func (h *Host) Start(ctx context.Context) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.started || h.closed {
+		return
+	}
+	h.started = true
+	ctx, h.cancel = context.WithCancel(ctx)
+	for _, p := range h.book {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.keepConnected(ctx, p)
+		}()
+	}
+	if h.mdns {
+		svc, err := startMDNS(h)
+		if err != nil {
+			h.logger.Warn("mDNS discovery is disabled: starting it failed", "err", err)
+		} else {
+			h.mdnsSvc = svc
+		}
+	}
+}
+
+// keepConnected is the dialer of one address-book peer.
+func (h *Host) keepConnected(ctx context.Context, p Peer) {
+	st := h.states[p.ID]
+	bo := newBackoff(h.boMin, h.boMax)
+	failures := 0
+	for ctx.Err() == nil {
+		if h.Connected(p.ID) {
+			bo.Reset()
+			failures = 0
+			h.measureLatency(ctx, p.ID)
+			h.wait(ctx, st, h.pingEach)
+			continue
+		}
+		err := h.dial(ctx, p)
+		if ctx.Err() != nil {
+			return
+		}
+		if err == nil {
+			st.setErr("")
+			continue
+		}
+		st.setErr(err.Error())
+		failures++
+		d := bo.Next()
+		if failures == 1 {
+			h.logger.Warn("cannot reach address-book peer; retrying with backoff", "peer", h.describe(p.ID), "err", err, "retry_in", d)
+		} else {
+			h.logger.Debug("address-book peer still unreachable", "peer", h.describe(p.ID), "err", err, "failures", failures, "retry_in", d)
+		}
+		h.wait(ctx, st, d)
+	}
+}
+
+// wait sleeps for d, or until the peer's dialer is nudged or ctx ends.
+func (h *Host) wait(ctx context.Context, st *peerState, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-st.wake:
+	case <-t.C:
+	}
+}
+
+// dial makes one attempt to connect to p at its known addresses. libp2p's own
+// per-address dial backoff is bypassed: the dialer's backoff replaces it.
+func (h *Host) dial(ctx context.Context, p Peer) error {
+	ctx, cancel := context.WithTimeout(ctx, dialAttemptTimeout)
+	defer cancel()
+	ctx = network.WithForceDirectDial(ctx, "address-book dialer")
+	addrs := h.h.Peerstore().Addrs(p.ID)
+	if len(addrs) == 0 {
+		return fmt.Errorf("dialing address-book peer %s: no known addresses (none configured, none discovered yet)", h.describe(p.ID))
+	}
+	if err := h.h.Connect(ctx, peer.AddrInfo{ID: p.ID}); err != nil {
+		return fmt.Errorf("dialing address-book peer %s at %v: %w", h.describe(p.ID), addrs, err)
+	}
+	return nil
+}
+
+// measureLatency pings id once; the ping service records the round trip in
+// the peerstore's latency average.
+func (h *Host) measureLatency(ctx context.Context, id peer.ID) {
+	ctx, cancel := context.WithTimeout(ctx, pingTimeout)
+	defer cancel()
+	select {
+	case res := <-ping.Ping(ctx, h.h, id):
+		if res.Error != nil && ctx.Err() == nil {
+			h.logger.Debug("ping failed", "peer", h.describe(id), "err", res.Error)
+		}
+	case <-ctx.Done():
+	}
+}

@@ -1,0 +1,100 @@
+package p2p
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// ErrFrameTooLarge is returned (wrapped) by ReadFrame and WriteFrame for a
+// frame longer than the allowed maximum.
+var ErrFrameTooLarge = errors.New("frame too large")
+
+// ErrFrameMalformed is returned (wrapped) by ReadFrame when a frame's length
+// prefix is not a valid uvarint.
+var ErrFrameMalformed = errors.New("malformed frame length")
+
+// WriteFrame writes frame as a uvarint length followed by the frame bytes, the
+// encoding protodelim uses for one protobuf message. A frame longer than
+// maxSize is refused with ErrFrameTooLarge. When w is a *bufio.Writer the two
+// parts are written to it without copying; otherwise they are combined into one
+// Write so the frame is not split across two writes.
+func WriteFrame(w io.Writer, frame []byte, maxSize int) error {
+	if maxSize < 0 {
+		maxSize = 0
+	}
+	if len(frame) > maxSize {
+		return fmt.Errorf("writing a %d-byte frame: %w (limit %d bytes)", len(frame), ErrFrameTooLarge, maxSize)
+	}
+	var hdr [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(frame)))
+	if bw, ok := w.(*bufio.Writer); ok {
+		if _, err := bw.Write(hdr[:n]); err != nil {
+			return err
+		}
+		_, err := bw.Write(frame)
+		return err
+	}
+	buf := make([]byte, n+len(frame))
+	copy(buf, hdr[:n])
+	copy(buf[n:], frame)
+	_, err := w.Write(buf)
+	return err
+}
+
+// ReadFrame reads one frame written by WriteFrame. It returns io.EOF when r
+// ends cleanly before a frame, io.ErrUnexpectedEOF when r ends inside a frame,
+// ErrFrameMalformed (wrapped) for an invalid length prefix, and
+// ErrFrameTooLarge (wrapped, naming the size and the limit) for a frame longer
+// than maxSize. It never allocates more than maxSize bytes, whatever length
+// the peer announces. The returned slice is freshly allocated and owned by the
+// caller.
+func ReadFrame(r *bufio.Reader, maxSize int) ([]byte, error) {
+	size, err := readUvarint(r)
+	if err != nil {
+		return nil, err
+	}
+	if maxSize < 0 {
+		maxSize = 0
+	}
+	if size > uint64(maxSize) {
+		return nil, fmt.Errorf("reading a %d-byte frame: %w (limit %d bytes)", size, ErrFrameTooLarge, maxSize)
+	}
+	frame := make([]byte, int(size))
+	if _, err := io.ReadFull(r, frame); err != nil {
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		return nil, err
+	}
+	return frame, nil
+}
+
+// readUvarint reads a frame's length prefix. It differs from
+// binary.ReadUvarint in its errors: io.EOF only before the first byte,
+// io.ErrUnexpectedEOF inside the prefix, ErrFrameMalformed on overflow, and
+// the reader's own error otherwise.
+func readUvarint(r *bufio.Reader) (uint64, error) {
+	var x uint64
+	var s uint
+	for i := 0; i < binary.MaxVarintLen64; i++ {
+		b, err := r.ReadByte()
+		if err != nil {
+			if i > 0 && err == io.EOF {
+				return 0, io.ErrUnexpectedEOF
+			}
+			return 0, err
+		}
+		if b < 0x80 {
+			if i == binary.MaxVarintLen64-1 && b > 1 {
+				return 0, fmt.Errorf("reading frame length: %w (varint overflows 64 bits)", ErrFrameMalformed)
+			}
+			return x | uint64(b)<<s, nil
+		}
+		x |= uint64(b&0x7f) << s
+		s += 7
+	}
+	return 0, fmt.Errorf("reading frame length: %w (varint longer than %d bytes)", ErrFrameMalformed, binary.MaxVarintLen64)
+}

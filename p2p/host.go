@@ -1,0 +1,455 @@
+package p2p
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
+	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
+	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	"github.com/libp2p/go-libp2p/p2p/security/noise"
+	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
+	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	"github.com/multiformats/go-multiaddr"
+)
+
+// Defaults for the zero values of Config.
+const (
+	// DefaultDialBackoffMin is the first wait after a failed address-book dial.
+	DefaultDialBackoffMin = time.Second
+	// DefaultDialBackoffMax caps the wait between address-book dials.
+	DefaultDialBackoffMax = time.Minute
+	// DefaultPingInterval is how often connected address-book peers are pinged
+	// to measure latency.
+	DefaultPingInterval = 30 * time.Second
+)
+
+// Connection manager watermarks. Address-book peers are protected and never
+// trimmed; the watermarks only matter if stray connections pile up.
+const (
+	connMgrLow   = limitBookPeers
+	connMgrHigh  = 2 * limitBookPeers
+	connMgrGrace = time.Minute
+	// protectTag marks address-book peers in the connection manager.
+	protectTag = "bandit-address-book"
+	// userAgent is announced by identify.
+	userAgent = "bandit-node"
+)
+
+// Peer is an address-book entry: an organization's daemon that may connect to
+// this one.
+type Peer struct {
+	// Name is the operator-facing name of the peer, unique in the book.
+	Name string
+	// ID is the peer's libp2p identity.
+	ID peer.ID
+	// Addrs are the addresses to dial the peer at. They may be empty for a
+	// peer that only dials in, or that is found by mDNS. A trailing /p2p/ID
+	// component must name ID and is stripped.
+	Addrs []multiaddr.Multiaddr
+}
+
+// Config configures a Host.
+type Config struct {
+	// Key is the host's identity. Required.
+	Key crypto.PrivKey
+	// ListenAddrs are TCP (/ip4/A/tcp/N) and/or QUIC (/ip4/A/udp/N/quic-v1)
+	// addresses to listen on; port 0 picks a free port. At least one is required.
+	ListenAddrs []multiaddr.Multiaddr
+	// Peers is the address book: only these peers may connect, and the host
+	// keeps a connection to each of them once started.
+	Peers []Peer
+	// MDNS enables mDNS discovery on the local network. Discovered addresses
+	// are used only for address-book peers.
+	MDNS bool
+	// Logger receives the host's log output. Nil discards it.
+	Logger *slog.Logger
+	// DialBackoffMin and DialBackoffMax bound the exponential backoff between
+	// failed dials of an address-book peer; zero means DefaultDialBackoffMin and
+	// DefaultDialBackoffMax.
+	DialBackoffMin, DialBackoffMax time.Duration
+	// PingInterval is how often connected address-book peers are pinged to
+	// measure latency; zero means DefaultPingInterval.
+	PingInterval time.Duration
+}
+
+// PeerStatus describes one address-book peer.
+type PeerStatus struct {
+	// Name is the address-book name.
+	Name string
+	// ID is the peer's identity.
+	ID peer.ID
+	// Addrs are the addresses known for the peer: the address book's, plus
+	// those learned from identify or mDNS.
+	Addrs []multiaddr.Multiaddr
+	// Connected reports whether there is at least one open connection.
+	Connected bool
+	// Latency is the peerstore's moving average of ping round trips; 0 if unknown.
+	Latency time.Duration
+	// LastError is the last dial error, empty after a successful connection.
+	LastError string
+}
+
+// Host is bandit-node's libp2p host, restricted to an address book.
+type Host struct {
+	h        host.Host
+	gater    *Gater
+	logger   *slog.Logger
+	book     []Peer                 // immutable after NewHost
+	byID     map[peer.ID]int        // index into book; immutable after NewHost
+	states   map[peer.ID]*peerState // one per book entry; the map is immutable
+	mdns     bool
+	boMin    time.Duration
+	boMax    time.Duration
+	pingEach time.Duration
+
+	// notifyMu serializes connect/disconnect bookkeeping and callbacks so
+	// that callbacks for one peer are delivered in order.
+	notifyMu     sync.Mutex
+	onConnect    func(peer.ID) // guarded by notifyMu
+	onDisconnect func(peer.ID) // guarded by notifyMu
+
+	mu      sync.Mutex // guards started, closed, cancel, mdnsSvc
+	started bool
+	closed  bool
+	cancel  context.CancelFunc
+	mdnsSvc interface{ Close() error }
+	wg      sync.WaitGroup // background goroutines started by Start
+}
+
+// peerState is the mutable state of one address-book peer.
+type peerState struct {
+	wake chan struct{} // buffered(1): nudges the peer's dialer
+
+	mu        sync.Mutex // guards connected and lastErr
+	connected bool       // as last reported to the callbacks
+	lastErr   string
+}
+
+func (st *peerState) nudge() {
+	select {
+	case st.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (st *peerState) setErr(s string) {
+	st.mu.Lock()
+	st.lastErr = s
+	st.mu.Unlock()
+}
+
+// NewHost validates cfg and creates a listening host. The address-book dialer
+// and mDNS do not run until Start.
+func NewHost(cfg Config) (*Host, error) {
+	if cfg.Key == nil {
+		return nil, errors.New("p2p host config: no identity key")
+	}
+	self, err := peer.IDFromPrivateKey(cfg.Key)
+	if err != nil {
+		return nil, fmt.Errorf("p2p host config: deriving the peer ID of the identity key: %w", err)
+	}
+	if len(cfg.ListenAddrs) == 0 {
+		return nil, errors.New("p2p host config: no listen addresses")
+	}
+	boMin, boMax := cfg.DialBackoffMin, cfg.DialBackoffMax
+	if boMin == 0 {
+		boMin = DefaultDialBackoffMin
+	}
+	if boMax == 0 {
+		boMax = max(DefaultDialBackoffMax, boMin)
+	}
+	if boMin < 0 || boMax < 0 || boMin > boMax {
+		return nil, fmt.Errorf("p2p host config: dial backoff must satisfy 0 < min <= max, got min %v, max %v", boMin, boMax)
+	}
+	pingEach := cfg.PingInterval
+	if pingEach == 0 {
+		pingEach = DefaultPingInterval
+	}
+	if pingEach < 0 {
+		return nil, fmt.Errorf("p2p host config: negative ping interval %v", pingEach)
+	}
+	book, err := validateBook(self, cfg.Peers)
+	if err != nil {
+		return nil, err
+	}
+	logger := cfg.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+
+	allowed := make([]peer.ID, len(book))
+	for i, p := range book {
+		allowed[i] = p.ID
+	}
+	gater := NewGater(allowed, logger)
+	rm, err := rcmgr.NewResourceManager(newLimiter(), rcmgr.WithMetricsDisabled())
+	if err != nil {
+		return nil, fmt.Errorf("creating the libp2p resource manager: %w", err)
+	}
+	cm, err := connmgr.NewConnManager(connMgrLow, connMgrHigh, connmgr.WithGracePeriod(connMgrGrace))
+	if err != nil {
+		rm.Close()
+		return nil, fmt.Errorf("creating the libp2p connection manager: %w", err)
+	}
+	lh, err := libp2p.New(
+		libp2p.Identity(cfg.Key),
+		libp2p.ListenAddrs(cfg.ListenAddrs...),
+		// Without reuseport, two hosts dialing each other at the same moment
+		// get two TCP connections instead of one simultaneous-open
+		// connection on which both sides act as handshake initiator and
+		// fail. Reuseport only helps NAT hole punching, which is not used.
+		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
+		libp2p.Transport(quic.NewTransport),
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Security(libp2ptls.ID, libp2ptls.New),
+		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+		libp2p.DisableRelay(),
+		libp2p.ResourceManager(rm),
+		libp2p.ConnectionManager(cm),
+		libp2p.ConnectionGater(gater),
+		libp2p.Ping(true),
+		libp2p.DisableMetrics(),
+		libp2p.UserAgent(userAgent),
+	)
+	if err != nil {
+		cm.Close()
+		rm.Close()
+		return nil, fmt.Errorf("starting the libp2p host on %v: %w", cfg.ListenAddrs, err)
+	}
+
+	h := &Host{
+		h:        lh,
+		gater:    gater,
+		logger:   logger,
+		book:     book,
+		byID:     make(map[peer.ID]int, len(book)),
+		states:   make(map[peer.ID]*peerState, len(book)),
+		mdns:     cfg.MDNS,
+		boMin:    boMin,
+		boMax:    boMax,
+		pingEach: pingEach,
+	}
+	for i, p := range book {
+		h.byID[p.ID] = i
+		h.states[p.ID] = &peerState{wake: make(chan struct{}, 1)}
+		lh.Peerstore().AddAddrs(p.ID, p.Addrs, peerstore.PermanentAddrTTL)
+		lh.ConnManager().Protect(p.ID, protectTag)
+	}
+	lh.Network().Notify(&network.NotifyBundle{
+		ConnectedF:    func(_ network.Network, c network.Conn) { h.connChanged(c.RemotePeer()) },
+		DisconnectedF: func(_ network.Network, c network.Conn) { h.connChanged(c.RemotePeer()) },
+	})
+	// A peer that connected before Notify was registered.
+	for _, p := range book {
+		h.connChanged(p.ID)
+	}
+	logger.Info("p2p host listening", "peer", self.String(), "addrs", fmt.Sprint(h.Addrs()), "address_book", len(book))
+	return h, nil
+}
+
+// validateBook checks the address book and returns a copy with /p2p/
+// components stripped from the addresses.
+func validateBook(self peer.ID, peers []Peer) ([]Peer, error) {
+	book := make([]Peer, 0, len(peers))
+	names := make(map[string]int, len(peers))
+	ids := make(map[peer.ID]int, len(peers))
+	for i, p := range peers {
+		if p.Name == "" {
+			return nil, fmt.Errorf("address book entry %d (%s): empty name", i+1, p.ID)
+		}
+		if err := p.ID.Validate(); err != nil {
+			return nil, fmt.Errorf("address book peer %s: invalid peer ID: %w", p.Name, err)
+		}
+		if p.ID == self {
+			return nil, fmt.Errorf("address book peer %s has this node's own peer ID %s; remove it from the address book", p.Name, p.ID)
+		}
+		if j, dup := names[p.Name]; dup {
+			return nil, fmt.Errorf("address book entries %d and %d are both named %q", j+1, i+1, p.Name)
+		}
+		if j, dup := ids[p.ID]; dup {
+			return nil, fmt.Errorf("address book peers %s and %s have the same peer ID %s", peers[j].Name, p.Name, p.ID)
+		}
+		names[p.Name] = i
+		ids[p.ID] = i
+		addrs := make([]multiaddr.Multiaddr, 0, len(p.Addrs))
+		for _, a := range p.Addrs {
+			if len(a) == 0 {
+				return nil, fmt.Errorf("address book peer %s: empty address", p.Name)
+			}
+			transport, id := peer.SplitAddr(a)
+			if id != "" && id != p.ID {
+				return nil, fmt.Errorf("address book peer %s: address %s names peer %s, not %s", p.Name, a, id, p.ID)
+			}
+			if len(transport) == 0 {
+				return nil, fmt.Errorf("address book peer %s: address %s has no transport part", p.Name, a)
+			}
+			addrs = append(addrs, transport)
+		}
+		book = append(book, Peer{Name: p.Name, ID: p.ID, Addrs: addrs})
+	}
+	return book, nil
+}
+
+// connChanged tracks whether an address-book peer is connected and fires the
+// callbacks when it gets its first connection and loses its last one. It reads
+// the swarm's state rather than counting notifications, so a notification
+// missed or duplicated around NewHost cannot skew it.
+func (h *Host) connChanged(id peer.ID) {
+	st, ok := h.states[id]
+	if !ok {
+		return
+	}
+	h.notifyMu.Lock()
+	defer h.notifyMu.Unlock()
+	now := h.Connected(id)
+	st.mu.Lock()
+	was := st.connected
+	st.connected = now
+	if now {
+		st.lastErr = ""
+	}
+	st.mu.Unlock()
+	switch {
+	case !was && now:
+		h.logger.Info("address-book peer connected", "peer", h.describe(id))
+		if h.onConnect != nil {
+			h.onConnect(id)
+		}
+	case was && !now:
+		h.logger.Info("address-book peer disconnected", "peer", h.describe(id))
+		st.nudge()
+		if h.onDisconnect != nil {
+			h.onDisconnect(id)
+		}
+	}
+}
+
+// ID returns the host's peer ID.
+func (h *Host) ID() peer.ID { return h.h.ID() }
+
+// Addrs returns the addresses the host listens on, with port 0 resolved.
+func (h *Host) Addrs() []multiaddr.Multiaddr {
+	return h.h.Network().ListenAddresses()
+}
+
+// LibP2P returns the underlying libp2p host, for tests and benchmarks.
+func (h *Host) LibP2P() host.Host { return h.h }
+
+// Gater returns the host's connection gater.
+func (h *Host) Gater() *Gater { return h.gater }
+
+// Known reports whether id is in the address book.
+func (h *Host) Known(id peer.ID) bool {
+	_, ok := h.byID[id]
+	return ok
+}
+
+// Book returns a copy of the address book, in configuration order.
+func (h *Host) Book() []Peer {
+	out := make([]Peer, len(h.book))
+	for i, p := range h.book {
+		out[i] = Peer{Name: p.Name, ID: p.ID, Addrs: slices.Clone(p.Addrs)}
+	}
+	return out
+}
+
+// Peers returns the status of every address-book peer, in address-book order.
+func (h *Host) Peers() []PeerStatus {
+	ps := h.h.Peerstore()
+	out := make([]PeerStatus, len(h.book))
+	for i, p := range h.book {
+		st := h.states[p.ID]
+		st.mu.Lock()
+		lastErr := st.lastErr
+		st.mu.Unlock()
+		out[i] = PeerStatus{
+			Name:      p.Name,
+			ID:        p.ID,
+			Addrs:     ps.Addrs(p.ID),
+			Connected: h.Connected(p.ID),
+			Latency:   ps.LatencyEWMA(p.ID),
+			LastError: lastErr,
+		}
+	}
+	return out
+}
+
+// Connected reports whether the host has an open connection to id.
+func (h *Host) Connected(id peer.ID) bool {
+	return h.h.Network().Connectedness(id) == network.Connected
+}
+
+// Notify sets callbacks run when an address-book peer gets its first
+// connection and loses its last one. They are called from libp2p goroutines,
+// one at a time and in order, and must not block for long. Either may be nil.
+func (h *Host) Notify(onConnect, onDisconnect func(peer.ID)) {
+	h.notifyMu.Lock()
+	h.onConnect, h.onDisconnect = onConnect, onDisconnect
+	h.notifyMu.Unlock()
+}
+
+// PeerName returns the address-book name of id, or a short form of the ID for
+// a peer that is not in the book.
+func (h *Host) PeerName(id peer.ID) string {
+	if i, ok := h.byID[id]; ok {
+		return h.book[i].Name
+	}
+	return shortID(id)
+}
+
+// describe names a peer for log lines and errors: "node3 (12D3Ko…x7YtQa)".
+func (h *Host) describe(id peer.ID) string {
+	if i, ok := h.byID[id]; ok {
+		return fmt.Sprintf("%s (%s)", h.book[i].Name, shortID(id))
+	}
+	return fmt.Sprintf("unknown peer %s", id)
+}
+
+// shortID abbreviates a peer ID to its first and last six characters.
+func shortID(id peer.ID) string {
+	s := id.String()
+	if len(s) <= 16 {
+		return s
+	}
+	return s[:6] + "…" + s[len(s)-6:]
+}
+
+// Close stops the dialer and mDNS and closes the libp2p host. It is safe to
+// call more than once.
+func (h *Host) Close() error {
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil
+	}
+	h.closed = true
+	if h.cancel != nil {
+		h.cancel()
+	}
+	svc := h.mdnsSvc
+	h.mu.Unlock()
+	var errs []error
+	if svc != nil {
+		if err := svc.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping mDNS: %w", err))
+		}
+	}
+	h.wg.Wait()
+	if err := h.h.Close(); err != nil {
+		errs = append(errs, fmt.Errorf("closing the libp2p host: %w", err))
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,443 @@
+package p2p
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+)
+
+// Defaults for the zero values of MessengerOptions.
+const (
+	// DefaultMaxFrameSize is the default bound on a frame, in bytes.
+	DefaultMaxFrameSize = 4 << 20
+	// DefaultWriteTimeout is the default deadline for writing one frame.
+	DefaultWriteTimeout = 10 * time.Second
+	// DefaultReadTimeout is the default deadline for the rest of a frame once
+	// its first byte has arrived.
+	DefaultReadTimeout = 10 * time.Second
+	// DefaultIdleTimeout is the default time after which an inbound stream
+	// without frames is closed.
+	DefaultIdleTimeout = 10 * time.Minute
+)
+
+const (
+	// streamBufferSize is the size of each stream's bufio reader or writer.
+	streamBufferSize = 16 << 10
+	// deadlineSlack: a deadline already set on a stream is reused while at
+	// least 7/8 of its period remains, so a busy stream does not re-arm a
+	// timer for every frame. Every frame write (and every wait for a frame)
+	// still gets between 7/8 and all of its timeout.
+	deadlineSlack = 8
+)
+
+// ErrUnknownPeer is returned (wrapped) when sending to a peer that is not in
+// the address book.
+var ErrUnknownPeer = errors.New("peer is not in the address book")
+
+// ErrMessengerClosed is returned (wrapped) by Send after Close.
+var ErrMessengerClosed = errors.New("messenger is closed")
+
+// MessengerOptions tunes a Messenger. Zero fields take the defaults.
+type MessengerOptions struct {
+	// MaxFrameSize bounds frames sent and received; default DefaultMaxFrameSize.
+	MaxFrameSize int
+	// WriteTimeout is the deadline for writing one frame; default DefaultWriteTimeout.
+	WriteTimeout time.Duration
+	// ReadTimeout is the deadline for receiving the rest of a frame once its
+	// first byte is in; default DefaultReadTimeout.
+	ReadTimeout time.Duration
+	// IdleTimeout closes an inbound stream that carries no frame for this
+	// long; default DefaultIdleTimeout. A sender retires its own outbound
+	// stream after IdleTimeout/2 of silence and opens a new one on the next
+	// Send, so that it never writes into a stream the receiver is closing.
+	IdleTimeout time.Duration
+	// Logger receives log output; nil means the host's logger.
+	Logger *slog.Logger
+}
+
+// Validate reports a negative option.
+func (o MessengerOptions) Validate() error {
+	switch {
+	case o.MaxFrameSize < 0:
+		return fmt.Errorf("messenger options: negative MaxFrameSize %d", o.MaxFrameSize)
+	case o.WriteTimeout < 0:
+		return fmt.Errorf("messenger options: negative WriteTimeout %v", o.WriteTimeout)
+	case o.ReadTimeout < 0:
+		return fmt.Errorf("messenger options: negative ReadTimeout %v", o.ReadTimeout)
+	case o.IdleTimeout < 0:
+		return fmt.Errorf("messenger options: negative IdleTimeout %v", o.IdleTimeout)
+	}
+	return nil
+}
+
+// MessengerStats are a Messenger's counters since it was created.
+type MessengerStats struct {
+	// FramesSent counts frames written by Send.
+	FramesSent uint64
+	// FramesReceived counts well-formed frames handed to the handler.
+	FramesReceived uint64
+	// BytesSent counts frame payload bytes sent, without length prefixes.
+	BytesSent uint64
+	// BytesReceived counts frame payload bytes received, without length prefixes.
+	BytesReceived uint64
+	// Errors counts failed writes, failed stream opens and inbound streams
+	// reset for a malformed, oversized, truncated or slow frame.
+	Errors uint64
+}
+
+// Messenger exchanges frames with address-book peers over long-lived direct
+// streams of one protocol: one outbound stream per remote peer, opened on the
+// first Send and reused, and one inbound stream per remote sender.
+type Messenger struct {
+	h       *Host
+	id      protocol.ID
+	handler func(from peer.ID, frame []byte)
+	opts    MessengerOptions
+	logger  *slog.Logger
+
+	framesSent, framesReceived atomic.Uint64
+	bytesSent, bytesReceived   atomic.Uint64
+	errs                       atomic.Uint64
+
+	mu      sync.Mutex // guards closed, out and streams
+	closed  bool
+	out     map[peer.ID]*outStream
+	streams map[network.Stream]struct{} // every open stream, inbound and outbound, for Close
+	loops   sync.WaitGroup              // inbound read loops
+}
+
+// outStream is the outbound stream to one peer.
+type outStream struct {
+	mu        sync.Mutex // serializes Sends to the peer; guards the fields below
+	s         network.Stream
+	w         *bufio.Writer
+	deadline  time.Time // write deadline currently set on s
+	lastWrite time.Time
+}
+
+// NewMessenger registers a stream handler for protocol id (versioned, e.g.
+// "/bandit/session/1.0.0") on h. handler is called for every frame received
+// from an address-book peer: synchronously from that sender's read loop, so
+// frames of one sender arrive in order, and a slow handler slows that sender
+// (bounded by the sender's WriteTimeout). handler owns the frame slice.
+// handler must not call Close. NewMessenger panics on options that fail
+// Validate (a programming error).
+func NewMessenger(h *Host, id protocol.ID, handler func(from peer.ID, frame []byte), opts MessengerOptions) *Messenger {
+	if err := opts.Validate(); err != nil {
+		panic(err)
+	}
+	if opts.MaxFrameSize == 0 {
+		opts.MaxFrameSize = DefaultMaxFrameSize
+	}
+	if opts.WriteTimeout == 0 {
+		opts.WriteTimeout = DefaultWriteTimeout
+	}
+	if opts.ReadTimeout == 0 {
+		opts.ReadTimeout = DefaultReadTimeout
+	}
+	if opts.IdleTimeout == 0 {
+		opts.IdleTimeout = DefaultIdleTimeout
+	}
+	logger := opts.Logger
+	if logger == nil {
+		logger = h.logger
+	}
+	m := &Messenger{
+		h:       h,
+		id:      id,
+		handler: handler,
+		opts:    opts,
+		logger:  logger.With("protocol", string(id)),
+		out:     make(map[peer.ID]*outStream),
+		streams: make(map[network.Stream]struct{}),
+	}
+	h.h.SetStreamHandler(id, m.handleStream)
+	return m
+}
+
+// Stats returns the messenger's counters.
+func (m *Messenger) Stats() MessengerStats {
+	return MessengerStats{
+		FramesSent:     m.framesSent.Load(),
+		FramesReceived: m.framesReceived.Load(),
+		BytesSent:      m.bytesSent.Load(),
+		BytesReceived:  m.bytesReceived.Load(),
+		Errors:         m.errs.Load(),
+	}
+}
+
+// Send writes frame to peer to on the outbound stream, opening it (and
+// dialing the peer) within ctx if needed. On a write error the stream is reset
+// and discarded and the frame is retried once on a new stream. A nil error
+// means the frame was handed to the connection, not that the peer processed
+// it. Frame writes are bounded by WriteTimeout, and by ctx's deadline if
+// earlier.
+func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
+	if len(frame) > m.opts.MaxFrameSize {
+		return fmt.Errorf("sending to %s on %s: a %d-byte frame: %w (limit %d bytes)", m.h.describe(to), m.id, len(frame), ErrFrameTooLarge, m.opts.MaxFrameSize)
+	}
+	if !m.h.Known(to) {
+		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, ErrUnknownPeer)
+	}
+	o, err := m.outFor(to)
+	if err != nil {
+		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var writeErr error
+	for attempt := 0; attempt < 2; attempt++ {
+		now := time.Now()
+		if o.s != nil && now.Sub(o.lastWrite) > m.opts.IdleTimeout/2 {
+			// The receiver may be about to close this stream for
+			// idleness; retire it cleanly rather than race it.
+			m.forget(o.s)
+			o.s.Close()
+			o.s = nil
+		}
+		if o.s == nil {
+			if err := m.open(ctx, to, o); err != nil {
+				m.errs.Add(1)
+				if writeErr != nil {
+					return fmt.Errorf("sending to %s on %s: writing failed (%v), then reopening the stream failed: %w", m.h.describe(to), m.id, writeErr, err)
+				}
+				return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
+			}
+			now = time.Now()
+		}
+		if writeErr = o.write(ctx, now, frame, m.opts); writeErr == nil {
+			m.framesSent.Add(1)
+			m.bytesSent.Add(uint64(len(frame)))
+			return nil
+		}
+		m.errs.Add(1)
+		m.forget(o.s)
+		o.s.Reset()
+		o.s = nil
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return fmt.Errorf("sending a %d-byte frame to %s on %s: %w", len(frame), m.h.describe(to), m.id, writeErr)
+}
+
+// outFor returns the outbound state for peer to, creating it.
+func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed {
+		return nil, ErrMessengerClosed
+	}
+	o, ok := m.out[to]
+	if !ok {
+		o = &outStream{}
+		m.out[to] = o
+	}
+	return o, nil
+}
+
+// open opens a new outbound stream into o. o.mu is held.
+func (m *Messenger) open(ctx context.Context, to peer.ID, o *outStream) error {
+	s, err := m.h.h.NewStream(ctx, to, m.id)
+	if err != nil {
+		return fmt.Errorf("opening a stream: %w", err)
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		s.Reset()
+		return ErrMessengerClosed
+	}
+	m.streams[s] = struct{}{}
+	m.mu.Unlock()
+	// This side never reads from an outbound stream.
+	s.CloseRead()
+	if o.w == nil {
+		o.w = bufio.NewWriterSize(s, streamBufferSize)
+	} else {
+		o.w.Reset(s)
+	}
+	o.s = s
+	o.deadline = time.Time{}
+	o.lastWrite = time.Now()
+	return nil
+}
+
+// write writes and flushes one frame. o.mu is held.
+func (o *outStream) write(ctx context.Context, now time.Time, frame []byte, opts MessengerOptions) error {
+	deadline := o.deadline
+	if left := deadline.Sub(now); left < opts.WriteTimeout-opts.WriteTimeout/deadlineSlack || left > opts.WriteTimeout {
+		deadline = now.Add(opts.WriteTimeout)
+	}
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if !deadline.Equal(o.deadline) {
+		if err := o.s.SetWriteDeadline(deadline); err != nil {
+			return fmt.Errorf("setting the write deadline: %w", err)
+		}
+		o.deadline = deadline
+	}
+	o.lastWrite = now
+	if err := WriteFrame(o.w, frame, len(frame)); err != nil {
+		o.w.Reset(o.s)
+		return err
+	}
+	if err := o.w.Flush(); err != nil {
+		o.w.Reset(o.s)
+		return err
+	}
+	return nil
+}
+
+// forget drops s from the set of streams Close resets.
+func (m *Messenger) forget(s network.Stream) {
+	m.mu.Lock()
+	delete(m.streams, s)
+	m.mu.Unlock()
+}
+
+// handleStream serves one inbound stream.
+func (m *Messenger) handleStream(s network.Stream) {
+	from := s.Conn().RemotePeer()
+	if !m.h.Known(from) {
+		m.logger.Warn("refusing a stream from a peer that is not in the address book", "peer", from.String())
+		s.Reset()
+		return
+	}
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		s.Reset()
+		return
+	}
+	m.streams[s] = struct{}{}
+	m.loops.Add(1)
+	m.mu.Unlock()
+	defer m.loops.Done()
+	defer m.forget(s)
+	m.readLoop(from, s)
+}
+
+// readLoop reads frames from s and hands them to the handler until the stream
+// ends or misbehaves.
+func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
+	br := bufio.NewReaderSize(s, streamBufferSize)
+	idle, readTimeout := m.opts.IdleTimeout, m.opts.ReadTimeout
+	var deadline time.Time // read deadline currently set on s
+	for {
+		// Wait for the first byte of the next frame, for up to IdleTimeout.
+		now := time.Now()
+		if left := deadline.Sub(now); left < idle-idle/deadlineSlack || left > idle {
+			deadline = now.Add(idle)
+			if err := s.SetReadDeadline(deadline); err != nil {
+				m.logger.Debug("cannot set a read deadline; closing the stream", "peer", m.h.describe(from), "err", err)
+				s.Reset()
+				return
+			}
+		}
+		if _, err := br.Peek(1); err != nil {
+			m.endStream(from, s, err, true)
+			return
+		}
+		// Unless the whole frame is already buffered, give its remainder
+		// ReadTimeout to arrive.
+		if !frameBuffered(br) {
+			deadline = time.Now().Add(readTimeout)
+			if err := s.SetReadDeadline(deadline); err != nil {
+				s.Reset()
+				return
+			}
+		}
+		frame, err := ReadFrame(br, m.opts.MaxFrameSize)
+		if err != nil {
+			m.endStream(from, s, err, false)
+			return
+		}
+		m.framesReceived.Add(1)
+		m.bytesReceived.Add(uint64(len(frame)))
+		m.handler(from, frame)
+	}
+}
+
+// frameBuffered reports whether br holds a complete frame.
+func frameBuffered(br *bufio.Reader) bool {
+	buf, _ := br.Peek(br.Buffered())
+	size, n := binary.Uvarint(buf)
+	return n > 0 && size <= uint64(len(buf)-n)
+}
+
+// endStream closes an inbound stream after a read error, logging why.
+// boundary reports whether the error happened between frames.
+func (m *Messenger) endStream(from peer.ID, s network.Stream, err error, boundary bool) {
+	who := m.h.describe(from)
+	timeout := errors.Is(err, os.ErrDeadlineExceeded)
+	var te interface{ Timeout() bool }
+	if errors.As(err, &te) && te.Timeout() {
+		timeout = true
+	}
+	switch {
+	case boundary && errors.Is(err, io.EOF):
+		m.logger.Debug("peer closed its stream", "peer", who)
+		s.Close()
+	case boundary && timeout:
+		m.logger.Debug("closing an idle stream", "peer", who, "idle_timeout", m.opts.IdleTimeout)
+		s.Reset()
+	case errors.Is(err, network.ErrReset) || m.isClosed():
+		m.logger.Debug("stream was reset", "peer", who, "err", err)
+		s.Reset()
+	case timeout:
+		m.errs.Add(1)
+		m.logger.Warn("resetting stream: a frame did not arrive completely in time", "peer", who, "read_timeout", m.opts.ReadTimeout)
+		s.Reset()
+	case errors.Is(err, ErrFrameTooLarge), errors.Is(err, ErrFrameMalformed), errors.Is(err, io.ErrUnexpectedEOF):
+		m.errs.Add(1)
+		m.logger.Warn("resetting stream: bad frame from peer", "peer", who, "reason", err)
+		s.Reset()
+	default:
+		m.logger.Debug("stream read failed", "peer", who, "err", err)
+		s.Reset()
+	}
+}
+
+func (m *Messenger) isClosed() bool {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.closed
+}
+
+// Close removes the stream handler, resets every stream of the messenger and
+// waits for the inbound read loops to end. Send fails afterwards. It must not
+// be called from the handler.
+func (m *Messenger) Close() error {
+	m.mu.Lock()
+	if m.closed {
+		m.mu.Unlock()
+		return nil
+	}
+	m.closed = true
+	streams := make([]network.Stream, 0, len(m.streams))
+	for s := range m.streams {
+		streams = append(streams, s)
+	}
+	clear(m.streams)
+	m.mu.Unlock()
+	m.h.h.RemoveStreamHandler(m.id)
+	for _, s := range streams {
+		s.Reset()
+	}
+	m.loops.Wait()
+	return nil
+}

@@ -1,0 +1,325 @@
+package p2p
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
+)
+
+const testProto = protocol.ID("/bandit/test/1.0.0")
+
+// collector records frames handed to a Messenger handler.
+type collector struct {
+	mu     sync.Mutex
+	frames map[peer.ID][][]byte
+}
+
+func newCollector() *collector { return &collector{frames: map[peer.ID][][]byte{}} }
+
+func (c *collector) handle(from peer.ID, frame []byte) {
+	c.mu.Lock()
+	c.frames[from] = append(c.frames[from], frame)
+	c.mu.Unlock()
+}
+
+func (c *collector) count(from peer.ID) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.frames[from])
+}
+
+func (c *collector) get(from peer.ID) [][]byte {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([][]byte(nil), c.frames[from]...)
+}
+
+func TestMessengerManyFramesBothWays(t *testing.T) {
+	tn := newTestNet(t, 2, nil)
+	a, b := tn.hosts[0], tn.hosts[1]
+	ca, cb := newCollector(), newCollector()
+	ma := NewMessenger(a, testProto, ca.handle, MessengerOptions{})
+	mb := NewMessenger(b, testProto, cb.handle, MessengerOptions{})
+	t.Cleanup(func() { ma.Close(); mb.Close() })
+
+	const n = 500
+	frame := func(from string, i int) []byte {
+		// Vary the size, including empty and multi-buffer frames.
+		body := bytes.Repeat([]byte{byte(i)}, (i*37)%(3*streamBufferSize))
+		return append([]byte(fmt.Sprintf("%s-%d:", from, i)), body...)
+	}
+	var wg sync.WaitGroup
+	send := func(m *Messenger, to peer.ID, from string) {
+		defer wg.Done()
+		for i := range n {
+			if err := m.Send(t.Context(), to, frame(from, i)); err != nil {
+				t.Errorf("%s send %d: %v", from, i, err)
+				return
+			}
+		}
+	}
+	wg.Add(2)
+	go send(ma, b.ID(), "a")
+	go send(mb, a.ID(), "b")
+	wg.Wait()
+	waitFor(t, "all frames to arrive", func() bool { return ca.count(b.ID()) == n && cb.count(a.ID()) == n })
+	for i, f := range cb.get(a.ID()) {
+		if !bytes.Equal(f, frame("a", i)) {
+			t.Fatalf("b received frame %d out of order or corrupted: %.20q", i, f)
+		}
+	}
+	for i, f := range ca.get(b.ID()) {
+		if !bytes.Equal(f, frame("b", i)) {
+			t.Fatalf("a received frame %d out of order or corrupted: %.20q", i, f)
+		}
+	}
+	if st := ma.Stats(); st.FramesSent != n || st.FramesReceived != n || st.Errors != 0 {
+		t.Errorf("a's stats = %+v", st)
+	}
+}
+
+func TestMessengerRejectsBadFrames(t *testing.T) {
+	const limit = 1024
+	tests := []struct {
+		name  string
+		bytes []byte
+	}{
+		{name: "oversized", bytes: binary.AppendUvarint(nil, limit+1)},
+		{name: "hostile length", bytes: binary.AppendUvarint(nil, 1<<60)},
+		{name: "malformed length", bytes: bytes.Repeat([]byte{0xff}, 11)},
+		{name: "truncated", bytes: append(binary.AppendUvarint(nil, 100), "short"...)},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			tn := newTestNet(t, 2, nil)
+			a, b := tn.hosts[0], tn.hosts[1]
+			cb := newCollector()
+			mb := NewMessenger(b, testProto, cb.handle, MessengerOptions{MaxFrameSize: limit})
+			ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{})
+			t.Cleanup(func() { ma.Close(); mb.Close() })
+
+			// A raw stream writes the bad bytes; b must reset it.
+			s, err := a.LibP2P().NewStream(t.Context(), b.ID(), testProto)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := s.Write(tc.bytes); err != nil {
+				t.Fatal(err)
+			}
+			if tc.name == "truncated" {
+				s.CloseWrite() // end the stream inside the frame
+			}
+			s.SetReadDeadline(time.Now().Add(30 * time.Second))
+			if _, err := s.Read(make([]byte, 1)); !errors.Is(err, network.ErrReset) {
+				t.Fatalf("raw stream read after a bad frame: err = %v, want a reset", err)
+			}
+			waitFor(t, "b to count the error", func() bool { return mb.Stats().Errors == 1 })
+			if n := cb.count(a.ID()); n != 0 {
+				t.Fatalf("handler called %d times for a bad frame", n)
+			}
+
+			// The next, good stream works.
+			if err := ma.Send(t.Context(), b.ID(), []byte("good")); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "the good frame", func() bool { return cb.count(a.ID()) == 1 })
+			if got := cb.get(a.ID())[0]; string(got) != "good" {
+				t.Fatalf("got %q, want good", got)
+			}
+		})
+	}
+}
+
+func TestMessengerSendRecoversFromReset(t *testing.T) {
+	tn := newTestNet(t, 2, nil)
+	a, b := tn.hosts[0], tn.hosts[1]
+	cb := newCollector()
+	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{})
+	mb := NewMessenger(b, testProto, cb.handle, MessengerOptions{MaxFrameSize: 16})
+	t.Cleanup(func() { ma.Close(); mb.Close() })
+
+	// b resets a's stream for an oversized frame; a's later Sends go through
+	// on a new stream (a Send racing the reset may be lost, never reordered).
+	if err := ma.Send(t.Context(), b.ID(), make([]byte, 17)); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "b to reset the stream", func() bool { return mb.Stats().Errors == 1 })
+	i := 0
+	waitFor(t, "a good frame after the reset", func() bool {
+		i++
+		ma.Send(t.Context(), b.ID(), []byte(fmt.Sprint(i)))
+		return cb.count(a.ID()) > 0
+	})
+}
+
+func TestMessengerSendErrors(t *testing.T) {
+	tn := newTestNet(t, 2, nil)
+	a := tn.hosts[0]
+	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{MaxFrameSize: 8})
+	down := tn.hosts[1].ID()
+	tn.hosts[1].Close() // in the book, but gone
+	_, stranger := newKey(t)
+
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	tests := []struct {
+		name    string
+		to      peer.ID
+		frame   []byte
+		wantErr error
+	}{
+		{name: "unreachable peer", to: down, frame: []byte("x")},
+		{name: "stranger", to: stranger, frame: []byte("x"), wantErr: ErrUnknownPeer},
+		{name: "too large", to: down, frame: make([]byte, 9), wantErr: ErrFrameTooLarge},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := ma.Send(ctx, tc.to, tc.frame)
+			if err == nil {
+				t.Fatal("Send succeeded")
+			}
+			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
+				t.Errorf("err = %v, want %v", err, tc.wantErr)
+			}
+			if tc.to == down && !bytes.Contains([]byte(err.Error()), []byte("node1")) {
+				t.Errorf("error %q does not name the peer", err)
+			}
+		})
+	}
+	if err := ma.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := ma.Send(ctx, down, []byte("x")); !errors.Is(err, ErrMessengerClosed) {
+		t.Errorf("Send after Close: err = %v, want ErrMessengerClosed", err)
+	}
+}
+
+func TestMessengerIdleStreamIsReplaced(t *testing.T) {
+	tn := newTestNet(t, 2, nil)
+	a, b := tn.hosts[0], tn.hosts[1]
+	cb := newCollector()
+	opts := MessengerOptions{IdleTimeout: 100 * time.Millisecond}
+	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, opts)
+	mb := NewMessenger(b, testProto, cb.handle, opts)
+	t.Cleanup(func() { ma.Close(); mb.Close() })
+	for i := range 3 {
+		if err := ma.Send(t.Context(), b.ID(), []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the frame", func() bool { return cb.count(a.ID()) == i+1 })
+		time.Sleep(150 * time.Millisecond) // let the stream go idle
+	}
+	if st := ma.Stats(); st.Errors != 0 {
+		t.Errorf("idle streams caused %d send errors", st.Errors)
+	}
+}
+
+func TestMessengerOptionsValidate(t *testing.T) {
+	bad := []MessengerOptions{
+		{MaxFrameSize: -1}, {WriteTimeout: -1}, {ReadTimeout: -1}, {IdleTimeout: -1},
+	}
+	for _, o := range bad {
+		if o.Validate() == nil {
+			t.Errorf("%+v: Validate accepted a negative value", o)
+		}
+	}
+	if err := (MessengerOptions{}).Validate(); err != nil {
+		t.Errorf("zero options: %v", err)
+	}
+}
+
+// benchPair returns two connected hosts speaking TCP on loopback.
+func benchPair(b *testing.B) (*Host, *Host) {
+	tn := newTestNet(b, 2, nil)
+	tn.connectAll(b)
+	return tn.hosts[0], tn.hosts[1]
+}
+
+// BenchmarkRequestResponse measures one 64-byte request and a 64-byte
+// response over Messengers: the responder's handler answers on its own
+// outbound stream, and the requester waits for the answer on a channel.
+func BenchmarkRequestResponse(b *testing.B) {
+	ha, hb := benchPair(b)
+	var mb *Messenger
+	mb = NewMessenger(hb, testProto, func(from peer.ID, frame []byte) {
+		if err := mb.Send(context.Background(), from, frame); err != nil {
+			b.Error(err)
+		}
+	}, MessengerOptions{})
+	replies := make(chan []byte, 1)
+	ma := NewMessenger(ha, testProto, func(_ peer.ID, frame []byte) { replies <- frame }, MessengerOptions{})
+	b.Cleanup(func() { ma.Close(); mb.Close() })
+	req := bytes.Repeat([]byte{'q'}, 64)
+	ctx := context.Background()
+	// Warm up: open both streams.
+	if err := ma.Send(ctx, hb.ID(), req); err != nil {
+		b.Fatal(err)
+	}
+	<-replies
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		if err := ma.Send(ctx, hb.ID(), req); err != nil {
+			b.Fatal(err)
+		}
+		<-replies
+	}
+}
+
+// BenchmarkRawStreamRequestResponse is the baseline for
+// BenchmarkRequestResponse: the same exchange on one raw libp2p stream with a
+// one-byte length prefix, no deadlines and no extra goroutines.
+func BenchmarkRawStreamRequestResponse(b *testing.B) {
+	ha, hb := benchPair(b)
+	hb.LibP2P().SetStreamHandler(testProto, func(s network.Stream) {
+		defer s.Close()
+		r := bufio.NewReader(s)
+		buf := make([]byte, 255)
+		for {
+			n, err := r.ReadByte()
+			if err != nil {
+				return
+			}
+			if _, err := io.ReadFull(r, buf[:n]); err != nil {
+				return
+			}
+			out := append([]byte{n}, buf[:n]...)
+			if _, err := s.Write(out); err != nil {
+				return
+			}
+		}
+	})
+	s, err := ha.LibP2P().NewStream(context.Background(), hb.ID(), testProto)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { s.Reset() })
+	req := append([]byte{64}, bytes.Repeat([]byte{'q'}, 64)...)
+	r := bufio.NewReader(s)
+	resp := make([]byte, 65)
+	roundTrip := func() {
+		if _, err := s.Write(req); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := io.ReadFull(r, resp); err != nil {
+			b.Fatal(err)
+		}
+	}
+	roundTrip()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for range b.N {
+		roundTrip()
+	}
+}

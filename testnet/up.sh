@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# up.sh N DIR — create N bandit-node daemons on loopback under DIR (node1 … nodeN),
+# every address book listing all the others and every policy open, start them in
+# the background and return once each is connected to all the others.
+#
+#   testnet/up.sh 5 /tmp/tn        # then: /tmp/tn/bin/bandit-node peers --config /tmp/tn/node1/config.toml
+#   testnet/down.sh /tmp/tn
+#
+# Ports: node i listens on TCP and UDP/QUIC port BASE+i and serves its control
+# API on 127.0.0.1:BASE+100+i, BASE being $BANDIT_TESTNET_BASE_PORT (default 24000).
+set -euo pipefail
+
+usage() { echo "usage: $0 N DIR   (N >= 2 daemons, DIR their directory)" >&2; exit 2; }
+[ $# -eq 2 ] || usage
+n=$1 dir=$2
+[[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le 64 ] || { echo "up.sh: N must be a number from 2 to 64, got '$n'" >&2; exit 2; }
+base=${BANDIT_TESTNET_BASE_PORT:-24000}
+root=$(cd "$(dirname "$0")/.." && pwd)
+
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
+if compgen -G "$dir/node*/pid" >/dev/null; then
+  echo "up.sh: $dir already holds a running testnet (pid files); run testnet/down.sh $dir first" >&2
+  exit 1
+fi
+rm -rf "$dir"/node*
+
+echo "building bandit-node into $dir/bin ..." >&2
+(cd "$root" && go build -o "$dir/bin/bandit-node" ./cmd/bandit-node)
+bin=$dir/bin/bandit-node
+
+declare -a ids
+for i in $(seq 1 "$n"); do
+  port=$((base + i)) api=$((base + 100 + i))
+  ids[$i]=$("$bin" init --dir "$dir/node$i" --name "node$i" --policy-open \
+    --listen "/ip4/127.0.0.1/tcp/$port" --listen "/ip4/127.0.0.1/udp/$port/quic-v1" \
+    --api "127.0.0.1:$api" 2>/dev/null)
+done
+for i in $(seq 1 "$n"); do
+  for j in $(seq 1 "$n"); do
+    [ "$i" = "$j" ] && continue
+    port=$((base + j))
+    cat >>"$dir/node$i/config.toml" <<PEER
+
+[[peers]]
+name = "node$j"
+peer_id = "${ids[$j]}"
+addrs = ["/ip4/127.0.0.1/tcp/$port", "/ip4/127.0.0.1/udp/$port/quic-v1"]
+PEER
+  done
+done
+
+for i in $(seq 1 "$n"); do
+  nohup "$bin" run --config "$dir/node$i/config.toml" >"$dir/node$i/daemon.log" 2>&1 &
+  echo $! >"$dir/node$i/pid"
+done
+
+# Wait until every daemon reports all n-1 peers connected.
+deadline=$((SECONDS + 60))
+for i in $(seq 1 "$n"); do
+  while :; do
+    if ! kill -0 "$(cat "$dir/node$i/pid")" 2>/dev/null; then
+      echo "up.sh: node$i exited; its log:" >&2
+      tail -20 "$dir/node$i/daemon.log" >&2
+      exit 1
+    fi
+    connected=$("$bin" peers --config "$dir/node$i/config.toml" --json 2>/dev/null | grep -c '"connected": true' || true)
+    [ "$connected" -ge $((n - 1)) ] && break
+    if [ $SECONDS -ge $deadline ]; then
+      echo "up.sh: node$i has $connected of $((n - 1)) peers connected after 60s; logs are in $dir/node*/daemon.log" >&2
+      exit 1
+    fi
+    sleep 0.2
+  done
+done
+echo "testnet of $n nodes up in $dir (configs: $dir/node*/config.toml; stop with testnet/down.sh $dir)" >&2
