@@ -343,6 +343,9 @@ func (s *session) runRoles() *abortError {
 		r.Session.State = stateRunning
 		r.Session.Started = &now
 	})
+	if err := s.awaitTopic(); err != nil {
+		return err
+	}
 	for _, p := range s.mine {
 		r, err := s.fam.NewRole(protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
 			Params: s.params, Local: s.local[p.Role], Rand: cryptoRand{}, Clock: wallClock{},
@@ -402,6 +405,48 @@ func (s *session) runRoles() *abortError {
 			if done, err := s.control(ev); done || err != nil {
 				return err
 			}
+		}
+	}
+}
+
+// awaitTopic waits, at most session.propose_timeout, until every other
+// organization playing a party has subscribed to the session topic:
+// gossipsub delivers a message only to peers it knows are subscribed, so a
+// message published before then could be lost. Every party joined the topic
+// before accepting, so this normally takes no time at all.
+func (s *session) awaitTopic() *abortError {
+	if s.topic == nil {
+		return nil
+	}
+	limit := s.n.cfg.Session.ProposeTimeout.Duration
+	deadline := time.Now().Add(limit)
+	for {
+		have := map[peer.ID]bool{}
+		for _, p := range s.topic.ListPeers() {
+			have[p] = true
+		}
+		var missing []string
+		for _, org := range s.assign.Orgs() {
+			id, _ := peer.Decode(org)
+			if id != s.self && !have[id] {
+				missing = append(missing, s.n.nameOf(id))
+			}
+		}
+		if len(missing) == 0 {
+			return nil
+		}
+		if time.Now().After(deadline) {
+			return abortf(true, "%s did not subscribe to the session topic within %v", strings.Join(missing, ", "), limit)
+		}
+		select {
+		case ev := <-s.ctrl:
+			if done, err := s.control(ev); done || err != nil {
+				if err == nil {
+					err = abortf(true, "the session completed before %s started", s.n.cfg.Node.Name)
+				}
+				return err
+			}
+		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }

@@ -375,11 +375,17 @@ func (h *Host) Peers() []PeerStatus {
 		st.mu.Lock()
 		lastErr := st.lastErr
 		st.mu.Unlock()
+		connected := h.Connected(p.ID)
+		if connected {
+			// The swarm may report a new connection before the notification
+			// that clears the last dial error has run.
+			lastErr = ""
+		}
 		out[i] = PeerStatus{
 			Name:      p.Name,
 			ID:        p.ID,
 			Addrs:     ps.Addrs(p.ID),
-			Connected: h.Connected(p.ID),
+			Connected: connected,
 			Latency:   ps.LatencyEWMA(p.ID),
 			LastError: lastErr,
 		}
