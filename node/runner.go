@@ -8,7 +8,6 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
-	"github.com/libp2p/go-libp2p/core/peer"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -31,8 +30,7 @@ func (s *session) step(m protocol.Message) *abortError {
 	}
 	if err := r.Step(m); err != nil {
 		s.n.metrics.fail("role")
-		org, _ := peer.Decode(s.assign.Org(m.From))
-		return abortf(true, "%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(org), err)
+		return abortf(true, "%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(s.peerOf[m.From]), err)
 	}
 	if err := s.flush(m.To); err != nil {
 		return err
@@ -65,10 +63,10 @@ func (s *session) flush(p protocol.Party) *abortError {
 			}
 			continue
 		}
-		if !s.assign.Has(m.To) {
+		org, ok := s.peerOf[m.To]
+		if !ok {
 			return abortf(true, "%s (%s) addressed a message to %s, which is not a party of the session", p, s.n.cfg.Node.Name, m.To)
 		}
-		org, _ := peer.Decode(s.assign.Org(m.To))
 		if org == s.self {
 			s.queue = append(s.queue, m)
 			continue

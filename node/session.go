@@ -57,6 +57,9 @@ type session struct {
 	remotes   []peer.ID // the other organizations of the session
 	mine      []protocol.Party
 	local     map[string]any // local data by role
+	// peerOf maps every party to its organization's peer ID: decoded once,
+	// since peer IDs are compared on every message.
+	peerOf map[protocol.Party]peer.ID
 
 	ctrl  chan ctrlEvent
 	inbox chan protocol.Message
@@ -101,7 +104,11 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
 		roles: map[protocol.Party]protocol.Role{}, finished: map[protocol.Party]bool{},
 		reports: map[protocol.Party][]byte{}, progress: map[peer.ID]protocol.Progress{},
-		myProgress: map[protocol.Party]protocol.Progress{}, lastHeard: map[peer.ID]time.Time{}}
+		myProgress: map[protocol.Party]protocol.Progress{}, lastHeard: map[peer.ID]time.Time{},
+		peerOf: map[protocol.Party]peer.ID{}}
+	for _, p := range assign.Parties() {
+		s.peerOf[p], _ = peer.Decode(assign.Org(p)) // validated by the caller
+	}
 	for _, org := range assign.Orgs() {
 		id, _ := peer.Decode(org)
 		if id != self {
@@ -502,7 +509,7 @@ func (s *session) control(ev ctrlEvent) (done bool, err *abortError) {
 		}
 		for _, pr := range b.Done.Reports {
 			p := protocol.Party{Role: pr.Role, Index: int(pr.Index)}
-			if s.assign.Org(p) != ev.from.String() {
+			if org, ok := s.peerOf[p]; !ok || org != ev.from {
 				return false, abortf(true, "%s reported a result for %s, which it does not play", from, p)
 			}
 			if _, dup := s.reports[p]; dup {

@@ -298,7 +298,7 @@ func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message,
 		return protocol.Message{}, errors.New("topic frame of another session or addressed to a party")
 	}
 	p := protocol.Party{Role: f.FromRole, Index: int(f.FromIndex)}
-	if s.assign.Org(p) != from.String() {
+	if org, ok := s.peerOf[p]; !ok || org != from {
 		return protocol.Message{}, fmt.Errorf("topic frame claims to come from %s, which its author does not play", p)
 	}
 	return protocol.Message{From: p, Topic: true, Body: f.Body}, nil
@@ -324,9 +324,9 @@ func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
 	switch {
 	case s.fam.Name() != family:
 		n.log.Warn("rejected a role frame sent on another protocol's stream", "peer", n.nameOf(from), "session", s.id, "stream", family)
-	case s.assign.Org(fromP) != from.String():
+	case s.peerOf[fromP] != from:
 		n.log.Warn("rejected a role frame whose sender does not play the party it claims", "peer", n.nameOf(from), "session", s.id, "claimed", fromP.String())
-	case s.assign.Org(toP) != n.host.ID().String():
+	case s.peerOf[toP] != s.self:
 		n.log.Warn("rejected a role frame for a party this node does not play", "peer", n.nameOf(from), "session", s.id, "to", toP.String())
 	default:
 		s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body})
@@ -340,8 +340,15 @@ func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
 func (s *session) deliver(m protocol.Message) {
 	select {
 	case s.inbox <- m:
+		return
+	default:
+	}
+	t := time.NewTimer(inboxTimeout)
+	defer t.Stop()
+	select {
+	case s.inbox <- m:
 	case <-s.done:
-	case <-time.After(inboxTimeout):
+	case <-t.C:
 		go s.requestAbort(fmt.Sprintf("%s could not keep up with the messages of %s", s.n.cfg.Node.Name, m.From))
 	}
 }

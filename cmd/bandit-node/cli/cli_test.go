@@ -1,0 +1,250 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node"
+	"github.com/bandit-node/bandit-node/node/apitype"
+)
+
+// run runs the CLI and returns stdout, stderr and the error.
+func run(t *testing.T, args ...string) (string, string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := Run(context.Background(), args, &out, &errOut)
+	return out.String(), errOut.String(), err
+}
+
+func TestHelpShowsAnExample(t *testing.T) {
+	cmds := [][]string{{"init"}, {"run"}, {"id"}, {"peers"}, {"simulate"}, {"version"},
+		{"session", "start"}, {"session", "status"}, {"session", "result"}, {"session", "list"}, {"session", "cancel"}}
+	for _, c := range cmds {
+		t.Run(strings.Join(c, " "), func(t *testing.T) {
+			_, stderr, err := run(t, append(c, "-h")...)
+			if err != nil {
+				t.Fatalf("-h: %v", err)
+			}
+			if !strings.Contains(stderr, "Usage: bandit-node "+strings.Join(c, " ")) || !strings.Contains(stderr, "Example:\n  bandit-node ") {
+				t.Errorf("help of %v lacks a synopsis or an example:\n%s", c, stderr)
+			}
+		})
+	}
+	out, _, err := run(t, "session", "-h")
+	if err != nil || !strings.Contains(out, "Example:") {
+		t.Errorf("session -h: %v\n%s", err, out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"frobnicate"}, "unknown command \"frobnicate\""},
+		{[]string{"session", "restart"}, "unknown subcommand \"restart\""},
+		{[]string{"init"}, "--dir is required"},
+		{[]string{"peers"}, "--config is required"},
+		{[]string{"simulate"}, "wrong number of arguments"},
+	}
+	for _, tt := range tests {
+		_, _, err := run(t, tt.args...)
+		if err == nil || !strings.Contains(err.Error(), tt.want) || ExitCode(err) != 2 {
+			t.Errorf("%v: err = %v (exit %d), want a usage error mentioning %q", tt.args, err, ExitCode(err), tt.want)
+		}
+	}
+}
+
+func TestInit(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "acme")
+	out, _, err := run(t, "init", "--dir", dir, "--listen", "/ip4/127.0.0.1/tcp/0", "--api", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(out, "12D3Koo") {
+		t.Errorf("init printed %q, want the peer ID", out)
+	}
+	for _, f := range []string{"identity.key", "api.token", "config.toml"} {
+		st, err := os.Stat(filepath.Join(dir, f))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o600 {
+			t.Errorf("%s has mode %v, want 0600", f, st.Mode().Perm())
+		}
+	}
+	reg, _ := Families()
+	cfg, err := node.LoadConfig(filepath.Join(dir, "config.toml"), reg)
+	if err != nil {
+		t.Fatalf("the generated config does not load: %v", err)
+	}
+	if cfg.Node.Name != "acme" || cfg.Policy["ping"].Roles[0] != "participant" {
+		t.Errorf("generated config: %+v", cfg)
+	}
+	if _, _, err := run(t, "init", "--dir", dir); err == nil || !strings.Contains(err.Error(), "refuses to overwrite") {
+		t.Errorf("a second init: err = %v, want a refusal", err)
+	}
+	if _, _, err := run(t, "init", "--dir", t.TempDir(), "--listen", "/ip4/1.2.3.4/tcpx/1"); err == nil || !strings.Contains(err.Error(), "--listen") {
+		t.Errorf("bad --listen: err = %v", err)
+	}
+}
+
+func TestSimulateJSON(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "ping.toml")
+	if err := os.WriteFile(spec, []byte("protocol = \"ping\"\n[params]\ncount = 4\n[simulation]\nparticipants = 3\nlink_latency = \"1ms\"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "simulate", spec, "--json", "--seed", "9")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Protocol     string      `json:"protocol"`
+		Seed         int64       `json:"seed"`
+		Participants []string    `json:"participants"`
+		Median       [][]float64 `json:"median_us"`
+		Messages     int64       `json:"messages"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.Protocol != "ping" || res.Seed != 9 || len(res.Participants) != 3 || res.Median[0][1] != 2000 || res.Messages != 3*2*4*2 {
+		t.Errorf("simulate --json = %+v", res)
+	}
+	text, _, err := run(t, "simulate", spec)
+	if err != nil || !strings.Contains(text, "Round-trip time, median of 4") {
+		t.Errorf("simulate: %v\n%s", err, text)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.toml")
+	os.WriteFile(bad, []byte("protocol = \"ping\"\n[params]\ncount = 4\nbudget = 2\n[simulation]\nparticipants = 3\n"), 0o644)
+	if _, _, err := run(t, "simulate", bad); err == nil || !strings.Contains(err.Error(), "params.budget") {
+		t.Errorf("bad spec: err = %v, want one naming params.budget", err)
+	}
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+// TestCLIAgainstDaemons drives two real daemons (in this process, over libp2p
+// on loopback) through the CLI only: init, run, peers, id, session start
+// --wait --json, list, result, and a bad spec.
+func TestCLIAgainstDaemons(t *testing.T) {
+	root := t.TempDir()
+	type nodeDir struct {
+		cfg, id string
+		port   int
+	}
+	nodes := make([]nodeDir, 2)
+	for i := range nodes {
+		dir := filepath.Join(root, fmt.Sprintf("node%d", i+1))
+		port, api := freePort(t), freePort(t)
+		out, _, err := run(t, "init", "--dir", dir, "--name", fmt.Sprintf("node%d", i+1), "--policy-open",
+			"--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port), "--api", fmt.Sprintf("127.0.0.1:%d", api))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = nodeDir{cfg: filepath.Join(dir, "config.toml"), id: strings.TrimSpace(out), port: port}
+	}
+	for i := range nodes {
+		j := 1 - i
+		f, err := os.OpenFile(nodes[i].cfg, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(f, "\n[[peers]]\nname = \"node%d\"\npeer_id = %q\naddrs = [\"/ip4/127.0.0.1/tcp/%d\"]\n", j+1, nodes[j].id, nodes[j].port)
+		f.Close()
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, len(nodes))
+	for _, n := range nodes {
+		go func() { done <- Run(ctx, []string{"run", "--config", n.cfg, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{}) }()
+	}
+	defer func() {
+		cancel()
+		for range nodes {
+			if err := <-done; err != nil {
+				t.Errorf("daemon: %v", err)
+			}
+		}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		out, _, err := run(t, "peers", "--config", nodes[0].cfg, "--json")
+		var peers []apitype.Peer
+		if err == nil && json.Unmarshal([]byte(out), &peers) == nil && len(peers) == 1 && peers[0].Connected {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("node1 never connected to node2: %v %s", err, out)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	out, _, err := run(t, "id", "--config", nodes[1].cfg, "--json")
+	if err != nil || !strings.Contains(out, nodes[1].id) {
+		t.Errorf("id: %v %s", err, out)
+	}
+
+	spec := filepath.Join(root, "ping.toml")
+	os.WriteFile(spec, []byte("protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 50\n"), 0o644)
+	out, stderr, err := run(t, "session", "start", "--config", nodes[0].cfg, spec, "--wait", "--json")
+	if err != nil {
+		t.Fatalf("session start: %v\n%s", err, stderr)
+	}
+	var res apitype.Result
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.Session.State != apitype.StateCompleted || !strings.Contains(string(res.Result), "median_us") {
+		t.Fatalf("session result: %+v", res)
+	}
+	if !strings.Contains(stderr, "100.0%") || !strings.Contains(stderr, "ETA") {
+		t.Errorf("no progress bar on stderr: %q", stderr)
+	}
+	list, _, err := run(t, "session", "list", "--config", nodes[1].cfg)
+	if err != nil || !strings.Contains(list, res.Session.ID) || !strings.Contains(list, "completed") {
+		t.Errorf("session list on node2: %v\n%s", err, list)
+	}
+	text, _, err := run(t, "session", "result", "--config", nodes[0].cfg, res.Session.ID)
+	if err != nil || !strings.Contains(text, "Round-trip time, median of 50") {
+		t.Errorf("session result: %v\n%s", err, text)
+	}
+
+	bad := filepath.Join(root, "bad.toml")
+	os.WriteFile(bad, []byte("protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node7\"]\n"), 0o644)
+	if _, _, err := run(t, "session", "start", "--config", nodes[0].cfg, bad); err == nil ||
+		!strings.Contains(err.Error(), "bad.toml") || !strings.Contains(err.Error(), "node7") {
+		t.Errorf("bad spec: err = %v, want one naming the file and node7", err)
+	}
+	if _, _, err := run(t, "session", "status", "--config", nodes[0].cfg, "00000000deadbeef"); err == nil || !strings.Contains(err.Error(), "no session") {
+		t.Errorf("status of an unknown session: %v", err)
+	}
+}
+
+func TestRenderProgress(t *testing.T) {
+	start := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	s := apitype.Session{ID: "x", State: apitype.StateRunning, Started: &start, Progress: apitype.Progress{Step: 25, Total: 100}}
+	got := renderProgress(s, start.Add(5*time.Second), 20)
+	want := "[#####...............] 25/100  25.0%  5.0/s  ETA 15s  running"
+	if got != want {
+		t.Errorf("renderProgress = %q, want %q", got, want)
+	}
+	if got := renderProgress(apitype.Session{ID: "x", State: apitype.StateProposed}, start, 20); got != "x proposed" {
+		t.Errorf("before start: %q", got)
+	}
+}
