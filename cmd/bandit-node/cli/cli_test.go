@@ -147,7 +147,7 @@ func TestCLIAgainstDaemons(t *testing.T) {
 	root := t.TempDir()
 	type nodeDir struct {
 		cfg, id string
-		port   int
+		port    int
 	}
 	nodes := make([]nodeDir, 2)
 	for i := range nodes {
@@ -173,7 +173,9 @@ func TestCLIAgainstDaemons(t *testing.T) {
 	defer cancel()
 	done := make(chan error, len(nodes))
 	for _, n := range nodes {
-		go func() { done <- Run(ctx, []string{"run", "--config", n.cfg, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{}) }()
+		go func() {
+			done <- Run(ctx, []string{"run", "--config", n.cfg, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{})
+		}()
 	}
 	defer func() {
 		cancel()
