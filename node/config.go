@@ -71,6 +71,7 @@ type SessionConfig struct {
 	ProposeTimeout    Duration `toml:"propose_timeout"`
 	PeerTimeout       Duration `toml:"peer_timeout"`
 	HeartbeatInterval Duration `toml:"heartbeat_interval"`
+	StallTimeout      Duration `toml:"stall_timeout"`
 	MaxActive         int      `toml:"max_active"`
 	MaxFrameSize      int      `toml:"max_frame_size"`
 }
@@ -116,6 +117,7 @@ const (
 	DefaultProposeTimeout    = 30 * time.Second
 	DefaultPeerTimeout       = 30 * time.Second
 	DefaultHeartbeatInterval = 5 * time.Second
+	DefaultStallTimeout      = 10 * time.Minute
 	DefaultMaxActive         = 16
 	DefaultMaxFrameSize      = 4 << 20
 	DefaultAPIListen         = "127.0.0.1:5601"
@@ -134,6 +136,7 @@ func DefaultConfig() *Config {
 			ProposeTimeout:    Duration{DefaultProposeTimeout},
 			PeerTimeout:       Duration{DefaultPeerTimeout},
 			HeartbeatInterval: Duration{DefaultHeartbeatInterval},
+			StallTimeout:      Duration{DefaultStallTimeout},
 			MaxActive:         DefaultMaxActive,
 			MaxFrameSize:      DefaultMaxFrameSize,
 		},
@@ -257,7 +260,7 @@ func (c *Config) validate(reg *protocol.Registry) error {
 	for _, d := range []struct {
 		key string
 		v   time.Duration
-	}{{"propose_timeout", s.ProposeTimeout.Duration}, {"peer_timeout", s.PeerTimeout.Duration}, {"heartbeat_interval", s.HeartbeatInterval.Duration}} {
+	}{{"propose_timeout", s.ProposeTimeout.Duration}, {"peer_timeout", s.PeerTimeout.Duration}, {"heartbeat_interval", s.HeartbeatInterval.Duration}, {"stall_timeout", s.StallTimeout.Duration}} {
 		if d.v <= 0 {
 			return fmt.Errorf("session.%s: must be positive, got %v", d.key, d.v)
 		}
@@ -312,6 +315,13 @@ func (c *Config) validate(reg *protocol.Registry) error {
 			}
 			if _, err := protocol.RoleSpecOf(f, r); err != nil {
 				return fmt.Errorf("policy.%s.roles: %w", fam, err)
+			}
+		}
+		if defaults, err := f.ParseParams(map[string]any{}); err == nil {
+			for _, key := range sortedKeys(pol.Max) {
+				if _, ok := numericParam(defaults, key); !ok {
+					return fmt.Errorf("policy.%s.max.%s: %s has no numeric parameter %s", fam, key, fam, key)
+				}
 			}
 		}
 		for _, in := range pol.Initiators {

@@ -15,6 +15,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/p2p"
+	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -91,10 +92,17 @@ func testConfigs(t testing.TB, n int) []*Config {
 }
 
 // startNode builds and runs one node; it is stopped gracefully at cleanup.
-func startNode(t testing.TB, cfg *Config) *testNode {
+func startNode(t testing.TB, cfg *Config, families ...protocol.Family) *testNode {
 	t.Helper()
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", cfg.Node.Name)
-	n, err := New(cfg, testRegistry(t), WithLogger(logger))
+	reg := testRegistry(t)
+	if len(families) > 0 {
+		var err error
+		if reg, err = protocol.NewRegistry(families...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := New(cfg, reg, WithLogger(logger))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,13 +135,24 @@ func (tn *testNode) stop() {
 // startNetwork starts n nodes and waits until each is connected to all others.
 func startNetwork(t testing.TB, n int, tweak func(i int, cfg *Config)) []*testNode {
 	t.Helper()
+	return startNetworkWith(t, n, tweak, nil)
+}
+
+// startNetworkWith is startNetwork where node i knows the protocol families
+// families(i) (nil: the default registry).
+func startNetworkWith(t testing.TB, n int, tweak func(i int, cfg *Config), families func(i int) []protocol.Family) []*testNode {
+	t.Helper()
 	cfgs := testConfigs(t, n)
 	nodes := make([]*testNode, n)
 	for i, cfg := range cfgs {
 		if tweak != nil {
 			tweak(i, cfg)
 		}
-		nodes[i] = startNode(t, cfg)
+		var fams []protocol.Family
+		if families != nil {
+			fams = families(i)
+		}
+		nodes[i] = startNode(t, cfg, fams...)
 	}
 	waitFor(t, 20*time.Second, "full mesh", func() bool {
 		for _, tn := range nodes {

@@ -112,19 +112,34 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		return nil, err
 	}
 	var listen []multiaddr.Multiaddr
-	for _, a := range cfg.Node.Listen {
-		listen = append(listen, multiaddr.StringCast(a))
+	for i, a := range cfg.Node.Listen {
+		ma, err := multiaddr.NewMultiaddr(a)
+		if err != nil {
+			return nil, fmt.Errorf("node.listen[%d]: %q: %w", i, a, err)
+		}
+		listen = append(listen, ma)
 	}
 	var book []p2p.Peer
-	for _, pc := range cfg.Peers {
-		id, _ := peer.Decode(pc.PeerID) // validated by LoadConfig
+	for i, pc := range cfg.Peers {
+		id, err := peer.Decode(pc.PeerID)
+		if err != nil {
+			return nil, fmt.Errorf("peers[%d] (%s).peer_id: %w", i, pc.Name, err)
+		}
 		var addrs []multiaddr.Multiaddr
-		for _, a := range pc.Addrs {
-			addrs = append(addrs, multiaddr.StringCast(a))
+		for j, a := range pc.Addrs {
+			ma, err := multiaddr.NewMultiaddr(a)
+			if err != nil {
+				return nil, fmt.Errorf("peers[%d] (%s).addrs[%d]: %q: %w", i, pc.Name, j, a, err)
+			}
+			addrs = append(addrs, ma)
 		}
 		book = append(book, p2p.Peer{Name: pc.Name, ID: id, Addrs: addrs})
 		n.names[id] = pc.Name
 		n.ids[pc.Name] = id
+	}
+	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, Logger: n.log}
+	if err := mopts.Validate(); err != nil {
+		return nil, fmt.Errorf("session.max_frame_size: %w", err)
 	}
 	n.host, err = p2p.NewHost(p2p.Config{Key: key, ListenAddrs: listen, Peers: book, MDNS: cfg.Discovery.MDNS,
 		Logger: n.log, DialBackoffMin: cfg.Discovery.DialBackoffMin.Duration, DialBackoffMax: cfg.Discovery.DialBackoffMax.Duration})
@@ -133,10 +148,16 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	}
 	n.names[n.host.ID()] = cfg.Node.Name
 	n.ids[cfg.Node.Name] = n.host.ID()
-	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, Logger: n.log}
+	// Gossip and the stream handlers exist before anything can reach them:
+	// the host already accepts connections.
+	n.hostCtx, n.stop = context.WithCancel(context.Background())
+	if n.gossip, err = p2p.NewGossip(n.hostCtx, n.host); err != nil {
+		n.stop()
+		n.host.Close()
+		return nil, fmt.Errorf("starting gossipsub: %w", err)
+	}
 	n.control = p2p.NewMessenger(n.host, ControlProtocol, n.handleControl, mopts)
 	for _, fam := range reg.Names() {
-		fam := fam
 		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(fam), func(from peer.ID, frame []byte) {
 			n.handleRoleFrame(fam, from, frame)
 		}, mopts)
@@ -165,18 +186,11 @@ func (n *Node) APIAddr() string {
 // session is aborted on every participant and recorded as aborted, and the
 // host closes. ready, if non-nil, is closed once the API is listening.
 func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
-	hostCtx, stop := context.WithCancel(context.Background())
-	n.hostCtx, n.stop = hostCtx, stop
-	defer stop()
-	var err error
-	if n.gossip, err = p2p.NewGossip(hostCtx, n.host); err != nil {
-		n.host.Close()
-		return fmt.Errorf("starting gossipsub: %w", err)
-	}
-	n.host.Start(hostCtx)
+	defer n.stop()
+	n.host.Start(n.hostCtx)
 	ln, err := net.Listen("tcp", n.cfg.API.Listen)
 	if err != nil {
-		n.host.Close()
+		n.shutdown()
 		return fmt.Errorf("api.listen: %w", err)
 	}
 	n.mu.Lock()

@@ -31,7 +31,7 @@ func (c *Config) admit(f protocol.Family, params any, initiator string, self boo
 		if !ok {
 			return nil, fmt.Errorf("%s: policy.%s.max.%s names no numeric parameter of %s", c.Node.Name, f.Name(), key, f.Name())
 		}
-		if v > pol.Max[key] {
+		if !(v <= pol.Max[key]) { // also refuses NaN
 			return nil, fmt.Errorf("params.%s = %v exceeds %s's limit of %v (policy.%s.max.%s)", key, v, c.Node.Name, pol.Max[key], f.Name(), key)
 		}
 	}

@@ -193,5 +193,10 @@ func (s *session) publishProgress() {
 		sum.Step += pr.Step
 		sum.Total += pr.Total
 	}
-	s.update(false, func(r *record) { r.Session.Progress.Step, r.Session.Progress.Total = sum.Step, sum.Total })
+	s.update(false, func(r *record) {
+		if r.Session.Progress.Step != sum.Step || r.Session.Progress.Total != sum.Total {
+			s.lastProgress = time.Now()
+		}
+		r.Session.Progress.Step, r.Session.Progress.Total = sum.Step, sum.Total
+	})
 }

@@ -4,9 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -64,22 +66,27 @@ type session struct {
 	ctrl  chan ctrlEvent
 	inbox chan protocol.Message
 	done  chan struct{}
+	// heard holds, for every peer whose silence aborts the session, when a
+	// control frame from it last arrived (Unix nanoseconds). The stream
+	// handler stamps it on arrival, so a busy session goroutine never mistakes
+	// its own delay for a peer's silence.
+	heard map[peer.ID]*atomic.Int64
 
 	mu  sync.Mutex // guards rec
 	rec *record
 
 	// owned by main
-	roles      map[protocol.Party]protocol.Role
-	finished   map[protocol.Party]bool
-	queue      []protocol.Message
-	reports    map[protocol.Party][]byte
-	progress   map[peer.ID]protocol.Progress // initiator: by organization
-	myProgress map[protocol.Party]protocol.Progress
-	dirty      bool      // myProgress changed since last sent
-	lastSent   time.Time // of the last progress frame
-	lastHeard  map[peer.ID]time.Time
-	topic      *p2p.Topic
-	sentDone   bool
+	roles        map[protocol.Party]protocol.Role
+	finished     map[protocol.Party]bool
+	queue        []protocol.Message
+	reports      map[protocol.Party][]byte
+	progress     map[peer.ID]protocol.Progress // initiator: by organization
+	myProgress   map[protocol.Party]protocol.Progress
+	dirty        bool      // myProgress changed since last sent
+	lastSent     time.Time // of the last progress frame
+	lastProgress time.Time // initiator: when the summed progress last changed
+	topic        *p2p.Topic
+	sentDone     bool
 }
 
 // abortError ends a session: reason is what every participant records.
@@ -104,7 +111,7 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
 		roles: map[protocol.Party]protocol.Role{}, finished: map[protocol.Party]bool{},
 		reports: map[protocol.Party][]byte{}, progress: map[peer.ID]protocol.Progress{},
-		myProgress: map[protocol.Party]protocol.Progress{}, lastHeard: map[peer.ID]time.Time{},
+		myProgress: map[protocol.Party]protocol.Progress{}, heard: map[peer.ID]*atomic.Int64{},
 		peerOf: map[protocol.Party]peer.ID{}}
 	for _, p := range assign.Parties() {
 		s.peerOf[p], _ = peer.Decode(assign.Org(p)) // validated by the caller
@@ -120,6 +127,9 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 	} else if !contains(s.remotes, initiator) {
 		s.remotes = append(s.remotes, initiator)
 	}
+	for _, p := range s.peersToHear() {
+		s.heard[p] = &atomic.Int64{}
+	}
 	names := map[string][]string{}
 	for role, orgs := range assign.Roles {
 		for _, org := range orgs {
@@ -131,7 +141,11 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 	for _, p := range s.mine {
 		parties = append(parties, p.String())
 	}
-	s.rec = &record{Session: apitype.Session{ID: id, Protocol: fam.Name(), Initiator: n.nameOf(initiator),
+	var peers []string
+	for _, p := range s.remotes {
+		peers = append(peers, p.String())
+	}
+	s.rec = &record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Initiator: n.nameOf(initiator),
 		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
 		Created: time.Now().UTC(), Spec: string(specText)}}
 	return s
@@ -160,6 +174,7 @@ func (s *session) snapshot() record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := *s.rec
+	r.Local = maps.Clone(s.rec.Local) // the session goroutine adds to it
 	return r
 }
 
@@ -193,18 +208,16 @@ func (s *session) requestAbort(reason string) {
 // main is the session's goroutine: it takes the session through its phases
 // and records how it ended.
 func (s *session) main() {
-	defer s.n.wg.Done()
-	defer close(s.done)
-	defer s.n.forget(s.id)
 	defer func() {
+		// Unblock the handlers first: closing the topic waits for its handler,
+		// which may be waiting to deliver to this session.
+		s.n.forget(s.id)
+		close(s.done)
 		if s.topic != nil {
 			s.topic.Close()
 		}
+		s.n.wg.Done()
 	}()
-	now := time.Now()
-	for _, p := range s.peersToHear() {
-		s.lastHeard[p] = now
-	}
 	var err *abortError
 	if s.initiated {
 		err = s.propose()
@@ -350,6 +363,14 @@ func (s *session) runRoles() *abortError {
 		r.Session.State = stateRunning
 		r.Session.Started = &now
 	})
+	started := time.Now()
+	for _, h := range s.heard {
+		h.Store(started.UnixNano())
+	}
+	s.lastProgress = started
+	hbCtx, stopHeartbeats := context.WithCancel(context.Background())
+	defer stopHeartbeats()
+	go s.sendHeartbeats(hbCtx)
 	if err := s.awaitTopic(); err != nil {
 		return err
 	}
@@ -375,8 +396,8 @@ func (s *session) runRoles() *abortError {
 	}
 	tick := time.NewTicker(protocol.TickInterval)
 	defer tick.Stop()
-	hb := time.NewTicker(s.n.cfg.Session.HeartbeatInterval.Duration)
-	defer hb.Stop()
+	check := time.NewTicker(s.n.cfg.Session.HeartbeatInterval.Duration)
+	defer check.Stop()
 	for {
 		if err := s.drainLocal(); err != nil {
 			return err
@@ -404,8 +425,8 @@ func (s *session) runRoles() *abortError {
 			if err := s.afterFlush(); err != nil {
 				return err
 			}
-		case <-hb.C:
-			if err := s.heartbeat(); err != nil {
+		case <-check.C:
+			if err := s.checkLiveness(); err != nil {
 				return err
 			}
 		case ev := <-s.ctrl:
@@ -458,24 +479,46 @@ func (s *session) awaitTopic() *abortError {
 	}
 }
 
-// heartbeat sends a heartbeat to the other side and aborts the session when
-// a peer it must hear from has been silent for the peer timeout.
-func (s *session) heartbeat() *abortError {
+// sendHeartbeats tells the other side, every heartbeat interval, that this
+// node is alive, until ctx ends. It runs beside the session goroutine, so a
+// session busy computing still sends them, and it sends to all peers at once,
+// so one unreachable peer delays nobody.
+func (s *session) sendHeartbeats(ctx context.Context) {
+	t := time.NewTicker(s.n.cfg.Session.HeartbeatInterval.Duration)
+	defer t.Stop()
+	hb := &nodepb.Control{Body: &nodepb.Control_Heartbeat{Heartbeat: &nodepb.Heartbeat{}}}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		for _, p := range s.peersToHear() {
+			go func() {
+				sctx, cancel := context.WithTimeout(ctx, s.n.cfg.Session.HeartbeatInterval.Duration)
+				defer cancel()
+				if err := s.n.sendControl(sctx, p, s.id, hb); err != nil {
+					s.n.log.Debug("heartbeat not delivered", "session", s.id, "peer", s.n.nameOf(p), "err", err)
+				}
+			}()
+		}
+	}
+}
+
+// checkLiveness aborts the session when a peer it must hear from has been
+// silent for session.peer_timeout, or, on the initiator, when the session has
+// made no progress for session.stall_timeout.
+func (s *session) checkLiveness() *abortError {
 	limit := s.n.cfg.Session.PeerTimeout.Duration
+	now := time.Now()
 	for _, p := range s.peersToHear() {
-		if silent := time.Since(s.lastHeard[p]); silent > limit {
+		if silent := now.Sub(time.Unix(0, s.heard[p].Load())); silent > limit {
 			return abortf(true, "%s stopped answering (silent for %v, more than session.peer_timeout = %v)",
 				s.n.nameOf(p), silent.Round(time.Second), limit)
 		}
 	}
-	hb := &nodepb.Control{Body: &nodepb.Control_Heartbeat{Heartbeat: &nodepb.Heartbeat{}}}
-	for _, p := range s.peersToHear() {
-		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-		err := s.n.sendControl(ctx, p, s.id, hb)
-		cancel()
-		if err != nil {
-			s.n.log.Debug("heartbeat not delivered", "session", s.id, "peer", s.n.nameOf(p), "err", err)
-		}
+	if stall := s.n.cfg.Session.StallTimeout.Duration; s.initiated && now.Sub(s.lastProgress) > stall {
+		return abortf(true, "no progress for %v (session.stall_timeout): the protocol is stuck", stall)
 	}
 	return nil
 }
@@ -485,9 +528,6 @@ func (s *session) heartbeat() *abortError {
 func (s *session) control(ev ctrlEvent) (done bool, err *abortError) {
 	if ev.abort != "" {
 		return false, abortf(true, "%s", ev.abort)
-	}
-	if _, ok := s.lastHeard[ev.from]; ok {
-		s.lastHeard[ev.from] = time.Now()
 	}
 	from := s.n.nameOf(ev.from)
 	switch b := ev.msg.Body.(type) {

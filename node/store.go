@@ -15,9 +15,12 @@ import (
 
 // record is what the store keeps of one session.
 type record struct {
-	Session apitype.Session            `json:"session"`
-	Result  json.RawMessage            `json:"result,omitempty"`
-	Local   map[string]json.RawMessage `json:"local,omitempty"`
+	Session apitype.Session `json:"session"`
+	// Peers are the other organizations of the session, by peer ID: those
+	// an ended session still answers (see Node.answerEnded).
+	Peers  []string                   `json:"peers,omitempty"`
+	Result json.RawMessage            `json:"result,omitempty"`
+	Local  map[string]json.RawMessage `json:"local,omitempty"`
 }
 
 // store keeps session records durably under DIR/sessions, one JSON file per
@@ -45,6 +48,16 @@ func (s *store) path(id string) (string, error) {
 		return "", fmt.Errorf("%q is not a session ID", id)
 	}
 	return filepath.Join(s.dir, id+".json"), nil
+}
+
+// exists reports whether a record of session id is stored.
+func (s *store) exists(id string) bool {
+	p, err := s.path(id)
+	if err != nil {
+		return false
+	}
+	_, err = os.Stat(p)
+	return err == nil
 }
 
 // put writes rec atomically.
@@ -99,7 +112,7 @@ func (s *store) list() ([]*record, []error) {
 		}
 		rec, err := s.get(name[:len(name)-len(".json")])
 		if err != nil {
-			errs = append(errs, err)
+			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(s.dir, name), err))
 			continue
 		}
 		out = append(out, rec)

@@ -3,10 +3,14 @@ package node
 import (
 	"context"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 	"time"
+	"unicode"
 
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -52,8 +56,8 @@ func (n *Node) register(s *session) error {
 	if n.closing {
 		return fmt.Errorf("%s is shutting down", n.cfg.Node.Name)
 	}
-	if _, dup := n.sessions[s.id]; dup {
-		return fmt.Errorf("session %s already exists on %s", s.id, n.cfg.Node.Name)
+	if _, dup := n.sessions[s.id]; dup || n.store.exists(s.id) {
+		return fmt.Errorf("session ID %s is already used on %s", s.id, n.cfg.Node.Name)
 	}
 	if len(n.sessions) >= n.cfg.Session.MaxActive {
 		return fmt.Errorf("%s already runs %d sessions (session.max_active)", n.cfg.Node.Name, len(n.sessions))
@@ -86,14 +90,17 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 			}()
 		default:
 			n.metrics.fail("rejected")
-			n.log.Warn("too many proposals being examined; dropped one", "peer", n.nameOf(from), "session", c.SessionId)
+			n.log.Warn("too many proposals being examined; declining one", "peer", n.nameOf(from), "session", c.SessionId)
+			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
+			n.sendControl(ctx, from, c.SessionId, &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{
+				Reason: n.cfg.Node.Name + " is busy examining other proposals; try again"}}})
 		}
 		return
 	}
 	s := n.lookup(c.SessionId)
 	if s == nil {
-		n.metrics.fail("unknown_session")
-		n.log.Debug("control frame for a session that is not active here", "peer", n.nameOf(from), "session", c.SessionId)
+		n.answerEnded(from, c)
 		return
 	}
 	if from != s.initiator && !(s.initiated && contains(s.remotes, from)) {
@@ -101,12 +108,77 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 		n.log.Warn("rejected a control frame from a peer outside the session", "peer", n.nameOf(from), "session", c.SessionId)
 		return
 	}
+	if h, ok := s.heard[from]; ok {
+		h.Store(time.Now().UnixNano())
+	}
+	if a, ok := c.Body.(*nodepb.Control_Abort); ok {
+		a.Abort.Reason = sanitizeReason(a.Abort.Reason)
+	}
+	if d, ok := c.Body.(*nodepb.Control_Decline); ok {
+		d.Decline.Reason = sanitizeReason(d.Decline.Reason)
+	}
 	select {
 	case s.ctrl <- ctrlEvent{from: from, msg: c}:
 	case <-s.done:
 	case <-time.After(inboxTimeout):
 		n.log.Warn("session is not taking control frames; dropped one", "session", s.id, "peer", n.nameOf(from))
 	}
+}
+
+// answerEnded answers a control frame for a session that is no longer active
+// here. When this node initiated the session and the sender took part, the
+// sender missed how it ended — an Abort sent while its proposal was still
+// being examined, or a lost Complete — so it is told again; anything else is
+// dropped.
+func (n *Node) answerEnded(from peer.ID, c *nodepb.Control) {
+	switch c.Body.(type) {
+	case *nodepb.Control_Abort, *nodepb.Control_Complete, *nodepb.Control_Decline:
+		return // never answer an ending with an ending
+	}
+	rec, err := n.store.get(c.SessionId)
+	if err != nil || !rec.Session.Local || !slices.Contains(rec.Peers, from.String()) {
+		n.metrics.fail("unknown_session")
+		n.log.Debug("control frame for a session that is not active here", "peer", n.nameOf(from), "session", c.SessionId)
+		return
+	}
+	var reply *nodepb.Control
+	switch rec.Session.State {
+	case stateCompleted:
+		reply = &nodepb.Control{Body: &nodepb.Control_Complete{Complete: &nodepb.Complete{}}}
+	case stateAborted:
+		reply = &nodepb.Control{Body: &nodepb.Control_Abort{Abort: &nodepb.Abort{Reason: rec.Session.Reason}}}
+	default:
+		return
+	}
+	select {
+	case n.proposals <- struct{}{}:
+		go func() {
+			defer func() { <-n.proposals }()
+			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+			defer cancel()
+			n.sendControl(ctx, from, c.SessionId, reply)
+		}()
+	default:
+	}
+}
+
+// maxReason bounds the length of a decline or abort reason taken from the
+// network.
+const maxReason = 512
+
+// sanitizeReason bounds a reason from the network and strips control
+// characters, since it is logged, stored and relayed.
+func sanitizeReason(r string) string {
+	r = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, r)
+	if len(r) > maxReason {
+		r = r[:maxReason] + "…"
+	}
+	return r
 }
 
 // handlePropose answers a proposal: it checks the spec, this node's policy and
@@ -279,7 +351,7 @@ func (n *Node) joinTopic(s *session) error {
 			}
 		}
 	}
-	t, err := n.gossip.Join("/bandit/session/"+s.id, allowed, validate, handler)
+	t, err := n.gossip.Join(topicName(s.initiator, s.id), allowed, validate, handler)
 	if err != nil {
 		return fmt.Errorf("joining the session topic: %w", err)
 	}
@@ -393,4 +465,13 @@ func decodeRoleFrame(frame []byte) (*nodepb.RoleFrame, error) {
 // parseProposedSpec parses the spec of a proposal from the network.
 func parseProposedSpec(text []byte) (*protocol.Spec, error) {
 	return protocol.ParseSpec("proposed spec", text)
+}
+
+// topicName is the gossipsub topic of a session. It is derived from the
+// initiator and the session ID by a hash, because topic subscriptions are
+// announced to every connected peer: the name must not reveal the ID, which
+// a peer outside the session could otherwise use to squat it.
+func topicName(initiator peer.ID, id string) string {
+	h := sha256.Sum256([]byte("bandit-session-topic\x00" + string(initiator) + "\x00" + id))
+	return "/bandit/session/" + hex.EncodeToString(h[:16])
 }

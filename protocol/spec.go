@@ -10,7 +10,13 @@ import (
 )
 
 // MaxSpecSize bounds a spec document, from a file or from the network.
-const MaxSpecSize = 1 << 20
+const MaxSpecSize = 256 << 10
+
+// MaxSpecNesting bounds how deeply arrays and inline tables may nest in a
+// spec. The TOML decoder's cost grows faster than linearly with nesting (a
+// 40 KB document nested 10,000 deep takes seconds and gigabytes), and a spec
+// can arrive from any address-book peer, so depth is checked before parsing.
+const MaxSpecNesting = 16
 
 // Spec is a session spec: which protocol, who plays which role, the public
 // parameters and, for the simulator only, what would be each daemon's local data.
@@ -39,6 +45,9 @@ type specFile struct {
 func ParseSpec(name string, data []byte) (*Spec, error) {
 	if len(data) > MaxSpecSize {
 		return nil, fmt.Errorf("%s: %d bytes is larger than the %d-byte limit for a spec", name, len(data), MaxSpecSize)
+	}
+	if err := checkNesting(data, MaxSpecNesting); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	var f specFile
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(&f)
@@ -157,4 +166,50 @@ func undecodedError(md toml.MetaData, section string) error {
 		return fmt.Errorf("unknown key %s", keys[0])
 	}
 	return fmt.Errorf("unknown keys %s", strings.Join(keys, ", "))
+}
+
+// checkNesting rejects a TOML document whose arrays and inline tables nest
+// deeper than max. It skips comments and the four kinds of strings, so
+// brackets inside them do not count.
+func checkNesting(data []byte, max int) error {
+	depth, line := 0, 1
+	for i := 0; i < len(data); i++ {
+		switch c := data[i]; c {
+		case '\n':
+			line++
+		case '#':
+			for i < len(data) && data[i] != '\n' {
+				i++
+			}
+			line++
+		case '"', '\'':
+			delim := []byte{c}
+			if bytes.HasPrefix(data[i:], []byte{c, c, c}) {
+				delim = []byte{c, c, c}
+			}
+			i += len(delim)
+			for ; i < len(data); i++ {
+				if data[i] == '\n' {
+					line++
+				}
+				if c == '"' && data[i] == '\\' {
+					i++
+					continue
+				}
+				if bytes.HasPrefix(data[i:], delim) {
+					i += len(delim) - 1
+					break
+				}
+			}
+		case '[', '{':
+			if depth++; depth > max {
+				return fmt.Errorf("line %d: arrays and inline tables nest deeper than %d levels", line, max)
+			}
+		case ']', '}':
+			if depth > 0 {
+				depth--
+			}
+		}
+	}
+	return nil
 }

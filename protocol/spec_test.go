@@ -22,6 +22,9 @@ func TestParseSpec(t *testing.T) {
 		{"name is a number", "protocol = \"ping\"\n[roles]\nparticipant = [\"a\", 2]\n", "roles.participant[1]"},
 		{"bad toml", "protocol = \n", "spec.toml"},
 		{"too large", "protocol = \"ping\"\n#" + strings.Repeat("x", protocol.MaxSpecSize), "limit"},
+		{"nesting bomb", "protocol = \"ping\"\nx = " + strings.Repeat("{a=", 5000) + "1" + strings.Repeat("}", 5000) + "\n", "line 2: arrays and inline tables nest deeper than 16"},
+		{"deep arrays", "protocol = \"ping\"\n[params]\nx = " + strings.Repeat("[", 17) + strings.Repeat("]", 17) + "\n", "nest deeper"},
+		{"brackets in strings do not count", "protocol = \"ping\"\n[roles]\nparticipant = [\"" + strings.Repeat("[", 40) + "\", '{{{{{{{{{{{{{{{{{{{{', \"\"\"\n[[[[[[[[[[[[[[[[[[[[\"\"\"]\n# [[[[[[[[[[[[[[[[[[[[[[[\n", ""},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

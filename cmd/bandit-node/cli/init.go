@@ -144,6 +144,7 @@ dial_backoff_max = "1m"       # ... doubling up to this
 propose_timeout = "30s"       # every participant must answer a proposal within this
 peer_timeout = "30s"          # a session aborts when a participant is silent this long
 heartbeat_interval = "5s"     # at most half of peer_timeout
+stall_timeout = "10m"         # the initiator aborts a session whose progress stalls this long
 max_active = 16               # sessions proposed or running at once
 max_frame_size = 4194304      # largest message on a stream, in bytes
 

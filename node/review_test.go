@@ -1,0 +1,134 @@
+package node
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/ping"
+)
+
+// slowPing is ping whose participants take Delay to examine a proposal.
+type slowPing struct {
+	ping.Family
+	Delay time.Duration
+}
+
+func (slowPing) Name() string { return "slowping" }
+
+func (f slowPing) DecodeLocal(role string, decode func(v any) error) (any, error) {
+	time.Sleep(f.Delay)
+	return f.Family.DecodeLocal(role, decode)
+}
+
+func slowPingSpec(count int, names ...string) []byte {
+	return []byte(strings.Replace(string(pingSpec(count, names...)), "\"ping\"", "\"slowping\"", 1))
+}
+
+func openPolicy(fam string) func(int, *Config) {
+	return func(_ int, cfg *Config) {
+		cfg.Policy[fam] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	}
+}
+
+// A participant slower to accept than peer_timeout − heartbeat_interval must
+// not make the session abort for silence: liveness is judged from the start
+// of the running phase.
+func TestSlowAcceptIsNotSilence(t *testing.T) {
+	nodes := startNetworkWith(t, 3, openPolicy("slowping"), func(i int) []protocol.Family {
+		delay := time.Duration(0)
+		if i == 2 {
+			delay = 3500 * time.Millisecond // peer_timeout is 3s in tests
+		}
+		return []protocol.Family{ping.Family{}, slowPing{Delay: delay}}
+	})
+	id, err := nodes[0].StartSession(slowPingSpec(20, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes {
+		if got := waitEnded(t, tn, id, 20*time.Second); got.State != stateCompleted {
+			t.Errorf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+}
+
+// An abort that reaches a participant while it is still examining the
+// proposal must still end the session there, with the same reason.
+func TestAbortBeforeRegistrationStillArrives(t *testing.T) {
+	nodes := startNetworkWith(t, 3, func(i int, cfg *Config) {
+		openPolicy("slowping")(i, cfg)
+		if i == 2 {
+			cfg.Policy = map[string]PolicyConfig{} // node3 declines at once
+		}
+	}, func(i int) []protocol.Family {
+		delay := time.Duration(0)
+		if i == 1 {
+			delay = time.Second
+		}
+		return []protocol.Family{ping.Family{}, slowPing{Delay: delay}}
+	})
+	id, err := nodes[0].StartSession(slowPingSpec(5, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes[:2] {
+		got := waitEnded(t, tn, id, 5*time.Second) // well before propose_timeout + peer_timeout
+		if got.State != stateAborted || !strings.Contains(got.Reason, "node3 declined") {
+			t.Errorf("%s: %s: %q, want aborted because node3 declined", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+}
+
+// A proposal reusing the ID of a stored session is declined and leaves the
+// stored record alone.
+func TestSessionIDCannotBeReused(t *testing.T) {
+	nodes := startNetwork(t, 3, nil)
+	id, err := nodes[0].StartSession(pingSpec(3, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitEnded(t, nodes[1], id, 10*time.Second); got.State != stateCompleted {
+		t.Fatalf("first session: %s %s", got.State, got.Reason)
+	}
+	spec := []byte("protocol = \"ping\"\n[roles]\nparticipant = [\"" + nodes[2].ID().String() + "\", \"" + nodes[1].ID().String() + "\"]\n")
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := nodes[2].sendControl(ctx, nodes[1].ID(), id, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: spec}}}); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	rec, err := nodes[1].store.get(id)
+	if err != nil || rec.Session.State != stateCompleted || rec.Session.Initiator != "node1" {
+		t.Fatalf("the stored session was overwritten: %+v, %v", rec, err)
+	}
+}
+
+// A node built but not yet running must not crash on a proposal.
+func TestProposalBeforeRunDoesNotCrash(t *testing.T) {
+	cfgs := testConfigs(t, 2)
+	running := startNode(t, cfgs[0])
+	idle, err := New(cfgs[1], testRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { idle.shutdown() }()
+	waitFor(t, 10*time.Second, "node1 to reach node2", func() bool { return running.host.Connected(idle.ID()) })
+	id, err := running.StartSession(pingSpec(3, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitEnded(t, running, id, 10*time.Second); got.State != stateCompleted {
+		t.Fatalf("%s: %s", got.State, got.Reason)
+	}
+}
+
+func TestSanitizeReason(t *testing.T) {
+	got := sanitizeReason("a\nb\x1b[31m" + strings.Repeat("x", 600))
+	if strings.ContainsAny(got, "\n\x1b") || len(got) > maxReason+len("…") {
+		t.Errorf("sanitizeReason kept control characters or length: %q", got)
+	}
+}
