@@ -120,3 +120,12 @@ func CheckAssignment(f Family, a Assignment) error {
 type ResultFormatter interface {
 	FormatResult(w io.Writer, result []byte) error
 }
+
+// Grader is implemented by families that can grade a simulated session
+// against the ground truth of its [simulation] table (the true means, say),
+// which no participant of a real session knows. The simulator passes the
+// table without its own keys and the combined result, and reports what
+// Grade returns.
+type Grader interface {
+	Grade(raw map[string]any, result any) (any, error)
+}

@@ -27,6 +27,7 @@ type MemNetwork struct {
 	wake      chan struct{}
 	messages  int64
 	bytes     int64
+	observe   func(Message) // set before use; sees every message sent
 }
 
 // NewMemNetwork creates a network of the given parties whose every link has the
@@ -134,6 +135,9 @@ func (n *MemNetwork) enqueue(m Message) {
 	heap.Push(&n.queue, event{at: n.now.Add(n.latency), seq: n.seq, msg: m})
 	n.messages++
 	n.bytes += int64(len(m.Body))
+	if n.observe != nil {
+		n.observe(m)
+	}
 	select {
 	case n.wake <- struct{}{}:
 	default:

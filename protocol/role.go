@@ -85,6 +85,10 @@ type RoleConfig struct {
 	Clock Clock
 	// Logger receives the role's log lines; never nil.
 	Logger *slog.Logger
+	// Simulated is set by the simulator only. A simulated role draws even its
+	// differential-privacy noise from Rand, so that a run replays exactly from
+	// its seed; a real session always uses the secure samplers.
+	Simulated bool
 }
 
 // TickInterval is how much time one Tick stands for, in the daemon and in the

@@ -29,6 +29,9 @@ type SimOptions struct {
 	// OnProgress, when set, is called with the summed progress of all roles
 	// whenever some role reports progress.
 	OnProgress func(Progress)
+	// OnMessage, when set, sees every message sent, once per recipient (a
+	// topic message once for every other party), in the order sent.
+	OnMessage func(Message)
 }
 
 // SimResult is what a simulation produced.
@@ -48,6 +51,8 @@ type SimResult struct {
 	Bytes    int64 `json:"bytes"`
 	// VirtualTime is the simulated duration of the session.
 	VirtualTime time.Duration `json:"-"`
+	// Steps counts the global steps of a StepScheduler family's simulation.
+	Steps int64 `json:"steps,omitempty"`
 }
 
 // simConfig holds the [simulation] keys the simulator itself reads.
@@ -140,6 +145,7 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	}
 	parties := assign.Parties()
 	net := NewMemNetwork(parties, simCfg.latency, simEpoch)
+	net.observe = opts.OnMessage
 	sessionID := fmt.Sprintf("sim-%d", simCfg.seed)
 	roles := make(map[Party]Role, len(parties))
 	for _, p := range parties {
@@ -152,6 +158,7 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 			Rand:       SeededRand(simCfg.seed, p),
 			Clock:      simClock{net},
 			Logger:     logger.With("party", p.String()),
+			Simulated:  true,
 		})
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", p, err)
@@ -159,6 +166,12 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 		roles[p] = r
 	}
 
+	var sched Schedule
+	if ss, ok := f.(StepScheduler); ok {
+		if sched, err = ss.NewSchedule(rest, params, assign, SeededRand(simCfg.seed, Party{Role: "schedule"})); err != nil {
+			return nil, err
+		}
+	}
 	d := &simDriver{ctx: ctx, net: net, roles: roles, reports: map[Party][]byte{}, local: map[string]any{},
 		progress: map[Party]Progress{}, onProgress: opts.OnProgress}
 	for _, p := range parties {
@@ -169,15 +182,26 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 			return nil, err
 		}
 	}
-	if err := d.run(parties); err != nil {
+	if sched != nil {
+		err = d.runSteps(parties, sched)
+	} else {
+		err = d.run(parties)
+	}
+	if err != nil {
 		return nil, err
 	}
 	res, err := f.Combine(assign, params, d.reports)
 	if err != nil {
 		return nil, fmt.Errorf("combining reports: %w", err)
 	}
+	if g, ok := f.(Grader); ok {
+		if res, err = g.Grade(rest, res); err != nil {
+			return nil, fmt.Errorf("grading the result: %w", err)
+		}
+	}
 	msgs, bytes := net.Stats()
 	return &SimResult{
+		Steps:       d.steps,
 		Protocol:    f.Name(),
 		Seed:        simCfg.seed,
 		Assignment:  assign,
@@ -198,6 +222,77 @@ type simDriver struct {
 	local      map[string]any
 	progress   map[Party]Progress
 	onProgress func(Progress)
+	steps      int64
+}
+
+// runSteps drives a StepScheduler family: deliver every message in flight,
+// then activate the next party, until every role has finished or the
+// schedule ends (then every unfinished role is halted).
+func (d *simDriver) runSteps(parties []Party, sched Schedule) error {
+	active := func(p Party) bool {
+		if d.done(p) {
+			return false
+		}
+		a, ok := d.roles[p].(Activated)
+		return ok && a.Active()
+	}
+	for {
+		for d.net.Pending() {
+			m, _ := d.net.Next()
+			if d.done(m.To) {
+				continue
+			}
+			if err := d.roles[m.To].Step(m); err != nil {
+				return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
+			}
+			if err := d.flush(m.To); err != nil {
+				return err
+			}
+		}
+		if len(d.reports) == len(parties) {
+			return nil
+		}
+		if d.steps%4096 == 0 {
+			if err := d.ctx.Err(); err != nil {
+				return fmt.Errorf("simulation interrupted: %w", err)
+			}
+		}
+		p, ok, reason := sched.Next(active)
+		if !ok {
+			return d.haltAll(parties, reason)
+		}
+		d.steps++
+		d.net.Advance(simEpoch.Add(time.Duration(d.steps) * TickInterval))
+		if err := d.roles[p].(Activated).Activate(); err != nil {
+			return fmt.Errorf("%s: activation %d: %w", p, d.steps, err)
+		}
+		if err := d.flush(p); err != nil {
+			return err
+		}
+	}
+}
+
+// haltAll stops every unfinished role with reason.
+func (d *simDriver) haltAll(parties []Party, reason string) error {
+	for _, p := range parties {
+		if d.done(p) {
+			continue
+		}
+		h, ok := d.roles[p].(Halter)
+		if !ok {
+			return fmt.Errorf("simulation ended (%s) but %s cannot be halted", reason, p)
+		}
+		if err := h.Halt(reason); err != nil {
+			return fmt.Errorf("%s: halt: %w", p, err)
+		}
+		if err := d.flush(p); err != nil {
+			return err
+		}
+		if !d.done(p) {
+			return fmt.Errorf("%s did not finish when halted", p)
+		}
+	}
+	return nil
 }
 
 func (d *simDriver) done(p Party) bool { _, ok := d.reports[p]; return ok }

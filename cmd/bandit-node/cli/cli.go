@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
 
@@ -21,7 +22,7 @@ var Version = "0.1.0-dev"
 
 // Families builds the registry of every protocol family this build knows.
 func Families() (*protocol.Registry, error) {
-	return protocol.NewRegistry(ping.Family{})
+	return protocol.NewRegistry(ping.Family{}, bai.Family{})
 }
 
 // command is one subcommand.

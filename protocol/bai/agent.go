@@ -1,0 +1,370 @@
+package bai
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bandit-node/bandit-node/privacy"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
+	"google.golang.org/protobuf/proto"
+)
+
+// maxInteractionsPerTick bounds the work of one Tick in the daemon.
+const maxInteractionsPerTick = 100000
+
+// agent is the state machine of one agent: a local successive-elimination
+// subroutine (DP-MASE's Algorithm 4, Corrupted Elimination's local rule of
+// §B.2, or plain Successive Elimination), its votes, and its view of the
+// global eliminations. It is activated once per interaction: by the simulator
+// at each global step it is drawn for, or by its own Tick in the daemon, at
+// its configured rate.
+type agent struct {
+	cfg   protocol.RoleConfig
+	p     Params
+	k     int
+	env   Environment
+	rate  float64
+	u     *uniform
+	noise privacy.Noise
+	etaXi float64 // Corrupted Elimination's local failure probability
+
+	active  []bool // local active set K^n
+	nActive int
+	global  []bool // arms announced as globally eliminated, not yet synced
+	sums    []float64
+
+	interactions int64 // t^n
+	epoch        int   // DP-MASE: e^n, from 1
+	round        int64 // DP-MASE: r^n
+	epochLen     int64 // DP-MASE: R(e^n)
+	acc          float64
+
+	ready    protocol.Ready
+	finished bool
+	report   *baipb.AgentReport
+}
+
+func newAgent(cfg protocol.RoleConfig, p Params, local *AgentLocal) (*agent, error) {
+	if local == nil {
+		return nil, fmt.Errorf("an agent needs its arms: configure [local.bai.agent] (reward, arms, rate)")
+	}
+	k := len(local.Env.Arms)
+	if p.Arms != 0 && p.Arms != k {
+		return nil, fmt.Errorf("local.bai.agent.arms: %d arms, but the session has params.arms = %d", k, p.Arms)
+	}
+	a := &agent{cfg: cfg, p: p, k: k, env: local.Env, rate: local.Rate, u: newUniform(cfg.Rand),
+		active: make([]bool, k), nActive: k, global: make([]bool, k), sums: make([]float64, k)}
+	for i := range a.active {
+		a.active[i] = true
+	}
+	if cfg.Simulated {
+		a.noise = privacy.SeededNoise{Rand: cfg.Rand}
+	} else {
+		a.noise = privacy.SecureNoise{}
+	}
+	switch p.Algorithm {
+	case AlgCorrupted:
+		a.etaXi = EtaXi(p.Eta, p.Xi, k)
+		if a.etaXi <= 0 {
+			return nil, fmt.Errorf("params.xi: with η = %v and %d arms, ξ = %v leaves the local subroutine no failure probability (η_ξ = 0), so it could never eliminate an arm; lower ξ", p.Eta, k, p.Xi)
+		}
+	case AlgDPMASE:
+		a.epoch = 1
+		a.epochLen = a.dpEpochLength()
+	}
+	return a, nil
+}
+
+// Start implements protocol.Role.
+func (a *agent) Start() error { return nil }
+
+// Active implements protocol.Activated: an agent stops when its local set
+// holds one arm (Algorithms 2 and 3, "remove agent if done").
+func (a *agent) Active() bool { return !a.finished }
+
+// Tick implements protocol.Role: in the daemon an agent interacts at its own
+// rate, rate × TickInterval interactions per tick.
+func (a *agent) Tick() error {
+	if a.finished || a.cfg.Simulated || a.rate <= 0 {
+		return nil
+	}
+	a.acc += a.rate * protocol.TickInterval.Seconds()
+	for n := 0; a.acc >= 1 && !a.finished && n < maxInteractionsPerTick; n++ {
+		a.acc--
+		if err := a.Activate(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Activate implements protocol.Activated: one interaction, in which the agent
+// samples every arm of its local active set (Algorithm 1, line 6).
+func (a *agent) Activate() error {
+	if a.finished {
+		return nil
+	}
+	a.interactions++
+	var rewards *baipb.Rewards
+	if a.p.Algorithm == AlgCentral {
+		rewards = &baipb.Rewards{}
+	}
+	for k := range a.k {
+		if !a.active[k] {
+			continue
+		}
+		r := a.env.pull(k, a.u)
+		if rewards != nil {
+			rewards.Arms = append(rewards.Arms, uint32(k))
+			rewards.Rewards = append(rewards.Rewards, r)
+			continue
+		}
+		a.sums[k] += normalize(r, a.p.RewardMin, a.p.RewardMax)
+	}
+	if a.u.err != nil {
+		return a.u.err
+	}
+	switch a.p.Algorithm {
+	case AlgCentral:
+		a.send(&baipb.Message{Kind: &baipb.Message_Rewards{Rewards: rewards}})
+		a.sync()
+	case AlgDPMASE:
+		return a.stepDPMASE()
+	case AlgCorrupted, AlgIndependent:
+		a.stepSuccessiveElimination()
+	}
+	return nil
+}
+
+// stepDPMASE is lines 7–18 of Algorithm 2.
+func (a *agent) stepDPMASE() error {
+	a.round++
+	if a.round < a.epochLen {
+		return nil
+	}
+	out, err := a.dpLocalElimination()
+	if err != nil {
+		return err
+	}
+	for _, k := range out {
+		a.eliminate(k)
+		a.vote(k)
+	}
+	if a.nActive <= 1 {
+		a.stop()
+		return nil
+	}
+	a.epoch++
+	for k := range a.sums {
+		a.sums[k] = 0
+	}
+	a.round = 0
+	a.epochLen = a.dpEpochLength()
+	a.sync()
+	return nil
+}
+
+// dpEpochLength is R(e) = max(32 log(8|K^n| e²/β) / 2^{−2e}, 8 log(4|K^n| e²/β) / (ε 2^{−e})),
+// with |K^n| the agent's current active-set size. Epochs count from 1: with
+// the paper's e^n = 0 the logarithms are of 0; Sajed & Sheffet's DP
+// Successive Elimination starts at epoch 1.
+func (a *agent) dpEpochLength() int64 {
+	e, n := float64(a.epoch), float64(a.nActive)
+	r1 := 32 * math.Log(8*n*e*e/a.p.Beta) / math.Pow(2, -2*e)
+	r2 := 8 * math.Log(4*n*e*e/a.p.Beta) / (a.p.Epsilon * math.Pow(2, -e))
+	r := math.Ceil(math.Max(r1, r2))
+	if r > math.MaxInt64/2 {
+		return math.MaxInt64 / 2
+	}
+	return max(1, int64(r))
+}
+
+// dpLocalElimination is Algorithm 4 (DP-MASE local elimination): the epoch's
+// fresh means get Laplace noise of scale 1/(ε R(e)) — each reward enters one
+// mean of one epoch, whose sensitivity is 1/R(e) — and arm k is eliminated when
+// max_l μ̃_l − μ̃_k > 2(h(e) + c(e)).
+func (a *agent) dpLocalElimination() ([]int, error) {
+	e, n, r := float64(a.epoch), float64(a.nActive), float64(a.epochLen)
+	h := math.Sqrt(math.Log(8*n*e*e/a.p.Beta) / (2 * r))
+	c := math.Log(4*n*e*e/a.p.Beta) / (a.p.Epsilon * r)
+	noisy := make([]float64, a.k)
+	best := math.Inf(-1)
+	for k := range a.k {
+		if !a.active[k] {
+			continue
+		}
+		v, err := a.noise.Laplace(a.sums[k]/r, 1/r, a.p.Epsilon)
+		if err != nil {
+			return nil, err
+		}
+		noisy[k] = v
+		best = math.Max(best, v)
+	}
+	var out []int
+	for k := range a.k {
+		if a.active[k] && best-noisy[k] > 2*(h+c) {
+			out = append(out, k)
+		}
+	}
+	return out, nil
+}
+
+// stepSuccessiveElimination is Corrupted Elimination's local rule (§B.2,
+// Algorithm 4 of Appendix B.2) — arm k is eliminated when
+// max_l μ̂_l − μ̂_k ≥ 2 √(log(K t²/η_ξ) / t), t = t^n — followed by the vote,
+// sent only when its Bernoulli(1−ξ) mask is 1; or, for INDEPENDENT, plain
+// Successive Elimination at confidence 1−δ with no vote at all.
+func (a *agent) stepSuccessiveElimination() {
+	t := float64(a.interactions)
+	fail := a.etaXi
+	if a.p.Algorithm == AlgIndependent {
+		fail = a.p.Delta
+	}
+	radius := 2 * math.Sqrt(math.Log(float64(a.k)*t*t/fail)/t)
+	best := math.Inf(-1)
+	for k := range a.k {
+		if a.active[k] {
+			best = math.Max(best, a.sums[k]/t)
+		}
+	}
+	for k := range a.k {
+		if !a.active[k] || best-a.sums[k]/t < radius {
+			continue
+		}
+		a.eliminate(k)
+		if a.p.Algorithm == AlgCorrupted && a.u.float() < 1-a.p.Xi {
+			a.vote(k)
+		}
+	}
+	if a.nActive <= 1 {
+		a.stop()
+		return
+	}
+	a.sync()
+}
+
+func (a *agent) eliminate(k int) {
+	if a.active[k] {
+		a.active[k] = false
+		a.nActive--
+		a.progress()
+	}
+}
+
+// sync removes the arms announced as globally eliminated from the local set
+// (K^n := K^n ∩ K). DP-MASE syncs at the end of each epoch, the others after
+// every interaction.
+func (a *agent) sync() {
+	for k, out := range a.global {
+		if out {
+			a.eliminate(k)
+		}
+	}
+	if a.nActive <= 1 && !a.finished {
+		a.stop()
+	}
+}
+
+func (a *agent) vote(k int) {
+	a.send(&baipb.Message{Kind: &baipb.Message_Vote{Vote: &baipb.Vote{Arm: uint32(k)}}})
+}
+
+func (a *agent) send(m *baipb.Message) {
+	body, err := proto.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("bai: marshaling a message: %v", err))
+	}
+	a.ready.Messages = append(a.ready.Messages, protocol.Message{To: coordinatorParty, Body: body})
+}
+
+// stop finishes an agent whose local set holds one arm (or none, when the
+// global eliminations took its last ones).
+func (a *agent) stop() {
+	rep := &baipb.AgentReport{Stopped: true}
+	for k, on := range a.active {
+		if on {
+			rep.LocalBest = uint32(k)
+		}
+	}
+	if a.nActive != 1 {
+		rep.Stopped = false
+	}
+	a.finish(rep)
+}
+
+func (a *agent) finish(rep *baipb.AgentReport) {
+	if a.finished {
+		return
+	}
+	a.finished = true
+	rep.Interactions = a.interactions
+	rep.FinishedUnixNano = a.cfg.Clock.Now().UnixNano()
+	body, err := proto.Marshal(rep)
+	if err != nil {
+		panic(fmt.Sprintf("bai: marshaling a report: %v", err))
+	}
+	a.progress()
+	a.ready.Result = &protocol.Result{Report: body, Local: AgentOutcome{
+		Interactions: a.interactions, Stopped: rep.Stopped, LocalBest: int(rep.LocalBest), Halted: rep.Halted}}
+}
+
+// AgentOutcome is what an agent's organization keeps of a session.
+type AgentOutcome struct {
+	Interactions int64  `json:"interactions"`
+	Stopped      bool   `json:"stopped"`
+	LocalBest    int    `json:"local_best"`
+	Halted       string `json:"halted,omitempty"`
+}
+
+// Halt implements protocol.Halter.
+func (a *agent) Halt(reason string) error {
+	a.finish(&baipb.AgentReport{Halted: reason})
+	return nil
+}
+
+// Step handles the coordinator's announcements.
+func (a *agent) Step(m protocol.Message) error {
+	if m.From != coordinatorParty {
+		return fmt.Errorf("message from %s: agents hear only from the coordinator", m.From)
+	}
+	var msg baipb.Message
+	if err := proto.Unmarshal(m.Body, &msg); err != nil {
+		return fmt.Errorf("decoding a message from the coordinator: %w", err)
+	}
+	el, ok := msg.Kind.(*baipb.Message_Eliminated)
+	if !ok || !m.Topic {
+		return fmt.Errorf("the coordinator sent an agent something other than an elimination announcement")
+	}
+	for _, arm := range el.Eliminated.Arms {
+		if int(arm) >= a.k {
+			return fmt.Errorf("announcement names arm %d of %d", arm, a.k)
+		}
+		a.global[arm] = true
+	}
+	if a.finished {
+		return nil
+	}
+	if el.Eliminated.Decided {
+		a.finish(&baipb.AgentReport{})
+		return nil
+	}
+	if a.p.Algorithm == AlgCentral {
+		a.sync()
+	}
+	return nil
+}
+
+// Ready implements protocol.Role.
+func (a *agent) Ready() protocol.Ready {
+	rd := a.ready
+	a.ready = protocol.Ready{}
+	return rd
+}
+
+func (a *agent) progress() {
+	a.ready.Progress = &protocol.Progress{Step: int64(a.k - a.nActive), Total: int64(a.k - 1)}
+}
+
+var _ protocol.Activated = (*agent)(nil)
+var _ protocol.Halter = (*agent)(nil)

@@ -1,0 +1,227 @@
+package bai
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
+	"google.golang.org/protobuf/proto"
+)
+
+// coordinatorParty is the one coordinator of a session.
+var coordinatorParty = protocol.Party{Role: RoleCoordinator, Index: 0}
+
+// coordinator is the central coordinator's state machine: it counts the votes
+// against each arm and eliminates an arm globally once it has more than M
+// votes (Algorithm 1, lines 10–14), announcing every elimination on the
+// session topic; in the CENTRAL baseline it runs Successive Elimination on the
+// raw rewards the agents ship.
+type coordinator struct {
+	cfg protocol.RoleConfig
+	p   Params
+	k   int
+	m   int
+	n   int // agents
+
+	votes      []int
+	out        []bool
+	order      []uint32
+	remaining  int
+	totalVotes int64
+
+	sums   []float64 // CENTRAL
+	counts []int64   // CENTRAL
+
+	started  int64
+	ready    protocol.Ready
+	finished bool
+}
+
+func newCoordinator(cfg protocol.RoleConfig, p Params, local *CoordinatorLocal) (*coordinator, error) {
+	k := p.Arms
+	if k == 0 && local != nil {
+		k = local.Arms
+	}
+	if k < 2 {
+		return nil, fmt.Errorf("params.arms: the coordinator must know the number of arms (2 to %d)", MaxArms)
+	}
+	n := cfg.Assignment.Count(RoleAgent)
+	c := &coordinator{cfg: cfg, p: p, k: k, m: p.Threshold(k), n: n, votes: make([]int, k), out: make([]bool, k),
+		remaining: k, sums: make([]float64, k), counts: make([]int64, k)}
+	if (p.Algorithm == AlgDPMASE || p.Algorithm == AlgCorrupted) && c.m >= n {
+		return nil, fmt.Errorf("roles.agent: an arm falls globally after more than M = %d votes, one per agent at most, so %d agents can never eliminate one; use more than %d agents", c.m, n, c.m)
+	}
+	return c, nil
+}
+
+// Start implements protocol.Role. INDEPENDENT has nothing to coordinate: the
+// coordinator finishes at once, noting when the session began.
+func (c *coordinator) Start() error {
+	c.started = c.cfg.Clock.Now().UnixNano()
+	if c.p.Algorithm == AlgIndependent {
+		c.finish("")
+	}
+	return nil
+}
+
+// Step counts a vote, or, in CENTRAL, takes an interaction's raw rewards.
+func (c *coordinator) Step(m protocol.Message) error {
+	if m.From.Role != RoleAgent || m.From.Index < 0 || m.From.Index >= c.n {
+		return fmt.Errorf("message from %s: the coordinator hears only from agents", m.From)
+	}
+	if m.Topic {
+		return fmt.Errorf("unexpected topic message from %s", m.From)
+	}
+	if c.finished {
+		return nil
+	}
+	var msg baipb.Message
+	if err := proto.Unmarshal(m.Body, &msg); err != nil {
+		return fmt.Errorf("decoding a message from %s: %w", m.From, err)
+	}
+	switch b := msg.Kind.(type) {
+	case *baipb.Message_Vote:
+		if c.p.Algorithm != AlgDPMASE && c.p.Algorithm != AlgCorrupted {
+			return fmt.Errorf("%s voted in a %s session", m.From, c.p.Algorithm)
+		}
+		return c.stepVote(m.From, b.Vote)
+	case *baipb.Message_Rewards:
+		if c.p.Algorithm != AlgCentral {
+			return fmt.Errorf("%s shipped raw rewards in a %s session", m.From, c.p.Algorithm)
+		}
+		return c.stepRewards(m.From, b.Rewards)
+	}
+	return fmt.Errorf("%s sent a message of no kind the coordinator takes", m.From)
+}
+
+// stepVote is Algorithm 1, lines 10–14.
+func (c *coordinator) stepVote(from protocol.Party, v *baipb.Vote) error {
+	k := int(v.Arm)
+	if k >= c.k {
+		return fmt.Errorf("%s voted against arm %d of %d", from, v.Arm, c.k)
+	}
+	c.totalVotes++
+	if c.out[k] {
+		return nil // already eliminated: the agent had not synced yet
+	}
+	c.votes[k]++
+	if c.votes[k] > c.m && c.remaining > 1 {
+		c.eliminate([]int{k})
+	}
+	return nil
+}
+
+// stepRewards is the CENTRAL baseline: single-agent Successive Elimination at
+// confidence 1−δ on every agent's raw rewards. Arm k falls when
+// max_l μ̂_l − μ̂_k ≥ 2 √(log(K n²/δ)/n), n the fewest samples of an active arm.
+func (c *coordinator) stepRewards(from protocol.Party, r *baipb.Rewards) error {
+	if len(r.Arms) != len(r.Rewards) || len(r.Arms) > c.k {
+		return fmt.Errorf("%s sent %d arms and %d rewards", from, len(r.Arms), len(r.Rewards))
+	}
+	for i, arm := range r.Arms {
+		if int(arm) >= c.k || math.IsNaN(r.Rewards[i]) || math.IsInf(r.Rewards[i], 0) {
+			return fmt.Errorf("%s sent a bad reward for arm %d", from, arm)
+		}
+		if c.out[arm] {
+			continue
+		}
+		c.sums[arm] += normalize(r.Rewards[i], c.p.RewardMin, c.p.RewardMax)
+		c.counts[arm]++
+	}
+	n := int64(math.MaxInt64)
+	best := math.Inf(-1)
+	for k := range c.k {
+		if !c.out[k] {
+			n = min(n, c.counts[k])
+		}
+	}
+	if n == 0 {
+		return nil
+	}
+	for k := range c.k {
+		if !c.out[k] {
+			best = math.Max(best, c.sums[k]/float64(c.counts[k]))
+		}
+	}
+	nf := float64(n)
+	radius := 2 * math.Sqrt(math.Log(float64(c.k)*nf*nf/c.p.Delta)/nf)
+	var fall []int
+	for k := range c.k {
+		if !c.out[k] && best-c.sums[k]/float64(c.counts[k]) >= radius {
+			fall = append(fall, k)
+		}
+	}
+	if len(fall) > 0 && len(fall) < c.remaining {
+		c.eliminate(fall)
+	}
+	return nil
+}
+
+// eliminate removes arms from the global set and announces every arm
+// eliminated so far; with one arm left, that arm is the answer.
+func (c *coordinator) eliminate(arms []int) {
+	for _, k := range arms {
+		if !c.out[k] && c.remaining > 1 {
+			c.out[k] = true
+			c.order = append(c.order, uint32(k))
+			c.remaining--
+		}
+	}
+	ann := &baipb.Eliminated{Arms: append([]uint32(nil), c.order...)}
+	if c.remaining == 1 {
+		ann.Decided = true
+		ann.Best = uint32(c.best())
+	}
+	body, err := proto.Marshal(&baipb.Message{Kind: &baipb.Message_Eliminated{Eliminated: ann}})
+	if err != nil {
+		panic(fmt.Sprintf("bai: marshaling an announcement: %v", err))
+	}
+	c.ready.Messages = append(c.ready.Messages, protocol.Message{Topic: true, Body: body})
+	c.ready.Progress = &protocol.Progress{Step: int64(c.k - c.remaining), Total: int64(c.k - 1)}
+	if ann.Decided {
+		c.finish("")
+	}
+}
+
+func (c *coordinator) best() int {
+	for k, out := range c.out {
+		if !out {
+			return k
+		}
+	}
+	return -1
+}
+
+func (c *coordinator) finish(halted string) {
+	if c.finished {
+		return
+	}
+	c.finished = true
+	rep := &baipb.CoordinatorReport{Decided: c.remaining == 1, Eliminated: c.order, Votes: c.totalVotes,
+		StartedUnixNano: c.started, Halted: halted}
+	if rep.Decided {
+		rep.Best = uint32(c.best())
+	}
+	body, err := proto.Marshal(rep)
+	if err != nil {
+		panic(fmt.Sprintf("bai: marshaling a report: %v", err))
+	}
+	c.ready.Result = &protocol.Result{Report: body}
+}
+
+// Halt implements protocol.Halter.
+func (c *coordinator) Halt(reason string) error {
+	c.finish(reason)
+	return nil
+}
+
+// Tick implements protocol.Role.
+func (c *coordinator) Tick() error { return nil }
+
+// Ready implements protocol.Role.
+func (c *coordinator) Ready() protocol.Ready {
+	rd := c.ready
+	c.ready = protocol.Ready{}
+	return rd
+}

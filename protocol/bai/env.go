@@ -1,0 +1,122 @@
+package bai
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+)
+
+// Reward kinds of an environment.
+const (
+	RewardBernoulli = "bernoulli"
+	RewardGaussian  = "gaussian"
+)
+
+// DefaultSigma is the standard deviation of Gaussian arms when none is given.
+// The paper's Problem 2 (Gaussian, μ = 11, 10.8, 10.4 ×8) gives none; we use
+// 0.5, the largest σ for which a Gaussian reward is as concentrated as a
+// reward in [0, 1] (1/2-sub-Gaussian), so the Hoeffding radii of the
+// elimination rules stay valid after rewards are mapped onto [0, 1].
+const DefaultSigma = 0.5
+
+// Environment is an agent's own copy of the common K-armed bandit: its local
+// reward source.
+type Environment struct {
+	// Reward is bernoulli or gaussian.
+	Reward string `toml:"reward"`
+	// Arms are the arms' means.
+	Arms []float64 `toml:"arms"`
+	// Sigma is the Gaussian arms' standard deviation.
+	Sigma float64 `toml:"sigma"`
+}
+
+func (e *Environment) validate(where string) error {
+	if e.Reward == "" {
+		e.Reward = RewardBernoulli
+	}
+	if len(e.Arms) < 2 || len(e.Arms) > MaxArms {
+		return fmt.Errorf("%s.arms: give the means of 2 to %d arms, got %d", where, MaxArms, len(e.Arms))
+	}
+	switch e.Reward {
+	case RewardBernoulli:
+		for i, m := range e.Arms {
+			if !(m >= 0 && m <= 1) {
+				return fmt.Errorf("%s.arms[%d]: a Bernoulli mean must be in [0, 1], got %v", where, i, m)
+			}
+		}
+		if e.Sigma != 0 {
+			return fmt.Errorf("%s.sigma: only Gaussian arms have a sigma", where)
+		}
+	case RewardGaussian:
+		if e.Sigma == 0 {
+			e.Sigma = DefaultSigma
+		}
+		if !(e.Sigma > 0) || math.IsInf(e.Sigma, 0) {
+			return fmt.Errorf("%s.sigma: %v must be positive", where, e.Sigma)
+		}
+		for i, m := range e.Arms {
+			if math.IsNaN(m) || math.IsInf(m, 0) {
+				return fmt.Errorf("%s.arms[%d]: %v is not a finite mean", where, i, m)
+			}
+		}
+	default:
+		return fmt.Errorf("%s.reward: %q is not %s or %s", where, e.Reward, RewardBernoulli, RewardGaussian)
+	}
+	return nil
+}
+
+// pull draws a reward of arm k.
+func (e *Environment) pull(k int, u *uniform) float64 {
+	if e.Reward == RewardGaussian {
+		return e.Arms[k] + e.Sigma*u.normal()
+	}
+	if u.float() < e.Arms[k] {
+		return 1
+	}
+	return 0
+}
+
+// uniform turns a source of randomness into floats quickly: directly from a
+// generator that has Uint64 (the simulator's ChaCha8), else through a buffer
+// (crypto/rand in the daemon).
+type uniform struct {
+	gen interface{ Uint64() uint64 }
+	buf *bufio.Reader
+	err error
+}
+
+func newUniform(r io.Reader) *uniform {
+	if g, ok := r.(interface{ Uint64() uint64 }); ok {
+		return &uniform{gen: g}
+	}
+	return &uniform{buf: bufio.NewReaderSize(r, 4096)}
+}
+
+func (u *uniform) uint64() uint64 {
+	if u.gen != nil {
+		return u.gen.Uint64()
+	}
+	var b [8]byte
+	if _, err := io.ReadFull(u.buf, b[:]); err != nil && u.err == nil {
+		u.err = fmt.Errorf("reading randomness: %w", err)
+	}
+	return binary.LittleEndian.Uint64(b[:])
+}
+
+// float returns a uniform float64 in [0, 1).
+func (u *uniform) float() float64 { return float64(u.uint64()>>11) / (1 << 53) }
+
+// normal returns a standard normal draw (Box–Muller).
+func (u *uniform) normal() float64 {
+	a := 1 - u.float() // (0, 1]
+	return math.Sqrt(-2*math.Log(a)) * math.Cos(2*math.Pi*u.float())
+}
+
+// normalize maps a reward onto [0, 1] with the session's public reward
+// range, clamping what falls outside.
+func normalize(r, lo, hi float64) float64 {
+	v := (r - lo) / (hi - lo)
+	return math.Min(1, math.Max(0, v))
+}

@@ -1,0 +1,241 @@
+// Package bai is multi-agent best-arm identification with private
+// communications (Rio, Barlier, Colin, Soare, ICML 2023): N agents, each
+// interacting with its own copy of a common K-armed bandit, run a local
+// successive-elimination subroutine and vote against the arms they eliminate;
+// a coordinator eliminates an arm globally once it has more than M votes and
+// announces it (Algorithm 1, MASE). Four algorithms:
+//
+//   - dp_mase (Algorithms 2 and 4): local DP Successive Elimination in
+//     epochs, Laplace noise on each epoch's fresh means; the votes are
+//     ε-differentially private with respect to the rewards (Proposition 4.1).
+//   - corrupted_elimination (Algorithm 3, §B.2): local Successive Elimination
+//     at confidence 1−η_ξ, each vote sent only when its Bernoulli(1−ξ) mask is
+//     1; an observer of one agent's votes infers its best arm with
+//     probability at most 1−η (Proposition 5.1). ξ = 0 is Féraud et al.
+//   - central: agents ship raw rewards, the coordinator runs Successive
+//     Elimination; no privacy (a baseline).
+//   - independent: no communication; every agent runs Successive
+//     Elimination at confidence 1−δ alone (a baseline, simulation only).
+//
+// What each role learns: an agent, its own rewards and the global
+// eliminations; the coordinator, the votes (arm indices and which agent cast
+// them) — or, in central, every raw reward. Nothing else crosses the wire.
+package bai
+
+import (
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+// Name is the family's name in specs.
+const Name = "bai"
+
+// Role names.
+const (
+	RoleCoordinator = "coordinator"
+	RoleAgent       = "agent"
+)
+
+// MaxAgents bounds the agents of a session.
+const MaxAgents = 4096
+
+// Family is the BAI protocol family.
+type Family struct{}
+
+var (
+	_ protocol.Family        = Family{}
+	_ protocol.StepScheduler = Family{}
+)
+
+// Name implements protocol.Family.
+func (Family) Name() string { return Name }
+
+// Roles implements protocol.Family.
+func (Family) Roles() []protocol.RoleSpec {
+	return []protocol.RoleSpec{
+		{Name: RoleCoordinator, Min: 1, Max: 1, Doc: "counts votes, eliminates arms globally, announces them"},
+		{Name: RoleAgent, Min: 1, Max: MaxAgents, Doc: "interacts with its own copy of the bandit and votes against arms"},
+	}
+}
+
+// ParseParams implements protocol.Family.
+func (Family) ParseParams(raw map[string]any) (any, error) {
+	p := DefaultParams()
+	if err := protocol.DecodeTable("params", raw, &p); err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// AgentLocal is an agent's local data: its reward source and its rate.
+type AgentLocal struct {
+	Env Environment
+	// Rate is how many interactions per second the agent makes in a real
+	// session.
+	Rate float64
+}
+
+// CoordinatorLocal is what the simulator tells the coordinator: the number of
+// arms, when the spec's params leave it out.
+type CoordinatorLocal struct {
+	Arms int
+}
+
+// agentConfig is the [local.bai.agent] table.
+type agentConfig struct {
+	Reward string    `toml:"reward"`
+	Arms   []float64 `toml:"arms"`
+	Sigma  float64   `toml:"sigma"`
+	Rate   float64   `toml:"rate"`
+}
+
+// DefaultRate is an agent's interactions per second when its config names none.
+const DefaultRate = 100
+
+// DecodeLocal implements protocol.Family.
+func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
+	switch role {
+	case RoleCoordinator:
+		if decode != nil {
+			var none struct{}
+			if err := decode(&none); err != nil {
+				return nil, fmt.Errorf("the coordinator needs no local data: %w", err)
+			}
+		}
+		return nil, nil
+	case RoleAgent:
+		if decode == nil {
+			return nil, fmt.Errorf("an agent needs its reward source: reward, arms (and sigma), rate")
+		}
+		var c agentConfig
+		if err := decode(&c); err != nil {
+			return nil, err
+		}
+		l := &AgentLocal{Env: Environment{Reward: c.Reward, Arms: c.Arms, Sigma: c.Sigma}, Rate: c.Rate}
+		if err := l.Env.validate("local.bai.agent"); err != nil {
+			return nil, err
+		}
+		if l.Rate == 0 {
+			l.Rate = DefaultRate
+		}
+		if !(l.Rate > 0 && l.Rate <= 1e6) {
+			return nil, fmt.Errorf("local.bai.agent.rate: %v interactions per second is out of range (0, 1e6]", c.Rate)
+		}
+		return l, nil
+	}
+	return nil, fmt.Errorf("bai has no role %q", role)
+}
+
+// simulation is the bai part of a spec's [simulation] table.
+type simulation struct {
+	Agents            int       `toml:"agents"`
+	Arms              []float64 `toml:"arms"`
+	Reward            string    `toml:"reward"`
+	Sigma             float64   `toml:"sigma"`
+	AgentDistribution string    `toml:"agent_distribution"`
+	Alpha             float64   `toml:"alpha"`
+	Gamma             float64   `toml:"gamma"`
+}
+
+func parseSimulation(raw map[string]any) (simulation, error) {
+	var s simulation
+	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
+		return s, err
+	}
+	env := Environment{Reward: s.Reward, Arms: s.Arms, Sigma: s.Sigma}
+	if err := env.validate("simulation"); err != nil {
+		return s, err
+	}
+	s.Reward, s.Sigma = env.Reward, env.Sigma
+	switch s.AgentDistribution {
+	case "", "uniform":
+		s.AgentDistribution = "uniform"
+		if s.Alpha != 0 || s.Gamma != 0 {
+			return s, fmt.Errorf("simulation.alpha, gamma: only the power agent distribution has them")
+		}
+	case "power":
+		if s.Gamma == 0 {
+			s.Gamma = 0.8
+		}
+		if !(s.Alpha >= 0) || !(s.Gamma > 0) || math.IsInf(s.Alpha, 0) || math.IsInf(s.Gamma, 0) {
+			return s, fmt.Errorf("simulation.alpha, gamma: want α ≥ 0 and γ > 0, got %v and %v", s.Alpha, s.Gamma)
+		}
+	default:
+		return s, fmt.Errorf("simulation.agent_distribution: %q is not uniform or power", s.AgentDistribution)
+	}
+	return s, nil
+}
+
+// PrepareSimulation implements protocol.Family: simulation.agents agents,
+// each with the arms of simulation.arms, and a coordinator.
+func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
+	s, err := parseSimulation(raw)
+	if err != nil {
+		return protocol.Assignment{}, nil, err
+	}
+	a := roles
+	if len(a.Roles) == 0 {
+		if s.Agents < 1 || s.Agents > MaxAgents {
+			return protocol.Assignment{}, nil, fmt.Errorf("simulation.agents: %d is out of range [1, %d]", s.Agents, MaxAgents)
+		}
+		agents := make([]string, s.Agents)
+		for i := range agents {
+			agents[i] = fmt.Sprintf("agent%d", i+1)
+		}
+		a = protocol.Assignment{Roles: map[string][]string{RoleCoordinator: {"coordinator"}, RoleAgent: agents}}
+	} else if s.Agents != 0 && s.Agents != a.Count(RoleAgent) {
+		return protocol.Assignment{}, nil, fmt.Errorf("simulation.agents: %d disagrees with the %d names of roles.agent", s.Agents, a.Count(RoleAgent))
+	}
+	locals := map[protocol.Party]any{coordinatorParty: &CoordinatorLocal{Arms: len(s.Arms)}}
+	env := Environment{Reward: s.Reward, Arms: s.Arms, Sigma: s.Sigma}
+	for i := range a.Count(RoleAgent) {
+		locals[protocol.Party{Role: RoleAgent, Index: i}] = &AgentLocal{Env: env}
+	}
+	return a, locals, nil
+}
+
+// NewSchedule implements protocol.StepScheduler: each global step activates
+// one agent drawn from P_N over the agents still active — uniform, or
+// P(n) ∝ (n+α)^−γ — until params.budget steps have been taken.
+func (Family) NewSchedule(raw map[string]any, params any, a protocol.Assignment, rand io.Reader) (protocol.Schedule, error) {
+	s, err := parseSimulation(raw)
+	if err != nil {
+		return nil, err
+	}
+	p := params.(Params)
+	n := a.Count(RoleAgent)
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
+		if s.AgentDistribution == "power" {
+			w[i] = math.Pow(float64(i+1)+s.Alpha, -s.Gamma)
+		}
+	}
+	return newAgentSchedule(w, p.Budget, rand), nil
+}
+
+// NewRole implements protocol.Family.
+func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	p, ok := cfg.Params.(Params)
+	if !ok {
+		return nil, fmt.Errorf("bai: params of type %T, want bai.Params", cfg.Params)
+	}
+	switch cfg.Self.Role {
+	case RoleCoordinator:
+		if p.Algorithm == AlgIndependent && !cfg.Simulated {
+			return nil, fmt.Errorf("params.algorithm: independent is a simulation baseline: with no communication nobody could tell the session its answer")
+		}
+		local, _ := cfg.Local.(*CoordinatorLocal)
+		return newCoordinator(cfg, p, local)
+	case RoleAgent:
+		local, _ := cfg.Local.(*AgentLocal)
+		return newAgent(cfg, p, local)
+	}
+	return nil, fmt.Errorf("bai has no role %q", cfg.Self.Role)
+}
