@@ -9,12 +9,13 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
 
 func testRegistry(t testing.TB) *protocol.Registry {
 	t.Helper()
-	reg, err := protocol.NewRegistry(ping.Family{})
+	reg, err := protocol.NewRegistry(ping.Family{}, bai.Family{})
 	if err != nil {
 		t.Fatal(err)
 	}

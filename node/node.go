@@ -73,6 +73,9 @@ type Node struct {
 	metrics *metrics
 	// proposals bounds the proposals examined at once.
 	proposals chan struct{}
+	// traceOut, when set (by tests), sees every protocol message this node
+	// sends to another organization, direct or on a topic.
+	traceOut func(session string, m protocol.Message)
 
 	mu       sync.Mutex // guards sessions and closing
 	sessions map[string]*session

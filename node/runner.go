@@ -84,6 +84,9 @@ func (s *session) flush(p protocol.Party) *abortError {
 			return abortf(true, "%s could not send to %s (%s): %v", s.n.cfg.Node.Name, m.To, s.n.nameOf(org), err)
 		}
 		s.n.metrics.count("out", "role", len(frame))
+		if s.n.traceOut != nil {
+			s.n.traceOut(s.id, m)
+		}
 	}
 	if rd.Progress != nil {
 		s.myProgress[p] = *rd.Progress
@@ -133,6 +136,9 @@ func (s *session) publish(m protocol.Message) *abortError {
 		return abortf(true, "%s could not publish on the session topic: %v", s.n.cfg.Node.Name, err)
 	}
 	s.n.metrics.count("out", "topic", len(frame))
+	if s.n.traceOut != nil {
+		s.n.traceOut(s.id, m)
+	}
 	return nil
 }
 

@@ -40,6 +40,7 @@ func commands() []command {
 		{"peers", "list the address book with connection state and latency", runPeers},
 		{"session", "start, watch, list, cancel sessions and read results", runSession},
 		{"simulate", "run a whole session in this process, deterministically", runSimulate},
+		{"experiment", "reproduce a paper's experiments (CSV, figures, written results)", runExperiment},
 		{"version", "print the version", runVersion},
 	}
 }

@@ -1,0 +1,43 @@
+package experiment
+
+import "math"
+
+// Summary is the mean of a sample and its 95% confidence interval.
+type Summary struct {
+	N         int
+	Mean      float64
+	Low, High float64
+	StdDev    float64
+}
+
+// tQuantile975 holds Student's t 0.975 quantiles for 1..30 degrees of freedom.
+var tQuantile975 = [...]float64{12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
+	2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
+	2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042}
+
+// Summarize returns the mean of xs with a 95% Student-t interval.
+func Summarize(xs []float64) Summary {
+	n := len(xs)
+	if n == 0 {
+		return Summary{}
+	}
+	mean := 0.0
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(n)
+	if n == 1 {
+		return Summary{N: 1, Mean: mean, Low: mean, High: mean}
+	}
+	ss := 0.0
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	sd := math.Sqrt(ss / float64(n-1))
+	t := 1.96
+	if n-1 <= len(tQuantile975) {
+		t = tQuantile975[n-2]
+	}
+	half := t * sd / math.Sqrt(float64(n))
+	return Summary{N: n, Mean: mean, Low: mean - half, High: mean + half, StdDev: sd}
+}

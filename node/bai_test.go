@@ -1,0 +1,93 @@
+package node
+
+import (
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/bai"
+	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
+	"google.golang.org/protobuf/proto"
+)
+
+var problem1 = []float64{0.7, 0.5, 0.3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}
+
+// TestBAIOnTheNetwork runs both private algorithms across daemons — a
+// coordinator and four agents, each agent with its own copy of Problem 1 in
+// its config — records every protocol message that leaves any daemon, and
+// checks the answer and that the wire carried votes and eliminations only.
+func TestBAIOnTheNetwork(t *testing.T) {
+	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
+		cfg.Policy["bai"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		if i > 0 {
+			cfg.LocalData["bai"] = map[string]any{"agent": &bai.AgentLocal{
+				Env: bai.Environment{Reward: bai.RewardBernoulli, Arms: problem1}, Rate: 40000}}
+		}
+	})
+	var mu sync.Mutex
+	sent := map[string][]protocol.Message{}
+	for _, tn := range nodes {
+		tn.traceOut = func(session string, m protocol.Message) {
+			mu.Lock()
+			sent[session] = append(sent[session], m)
+			mu.Unlock()
+		}
+	}
+	for _, c := range []struct{ alg, params string }{
+		{"dp_mase", "delta = 0.25\nbeta = 0.5\nepsilon = 0.5"}, // M = 2
+		{"corrupted_elimination", "delta = 0.25\neta = 0.5\nxi = 0.05"},
+	} {
+		t.Run(c.alg, func(t *testing.T) {
+			spec := fmt.Sprintf("protocol = \"bai\"\n[roles]\ncoordinator = \"node1\"\nagent = [\"node2\", \"node3\", \"node4\", \"node5\"]\n[params]\nalgorithm = %q\narms = 10\n%s\n", c.alg, c.params)
+			id, err := nodes[0].StartSession([]byte(spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := waitEnded(t, nodes[0], id, 60*time.Second)
+			if got.State != stateCompleted {
+				t.Fatalf("session ended %s: %s", got.State, got.Reason)
+			}
+			rec, _ := nodes[0].sessionRecord(id)
+			var res bai.Result
+			if err := json.Unmarshal(rec.Result, &res); err != nil {
+				t.Fatal(err)
+			}
+			if res.BestArm == nil || *res.BestArm != 0 {
+				t.Fatalf("best arm %v (%s), want 0", res.BestArm, res.NoAnswer)
+			}
+			if res.SampleComplexity <= 0 || res.Privacy == "" || res.ThresholdM < 1 {
+				t.Errorf("result lacks sample complexity or privacy statement: %+v", res)
+			}
+			mu.Lock()
+			msgs := sent[id]
+			mu.Unlock()
+			var votes, announcements int
+			for _, m := range msgs {
+				var msg baipb.Message
+				if err := proto.Unmarshal(m.Body, &msg); err != nil {
+					t.Fatalf("undecodable message on the wire: %v", m)
+				}
+				switch msg.Kind.(type) {
+				case *baipb.Message_Vote:
+					if m.From.Role != bai.RoleAgent || m.Topic || len(m.Body) > 4 {
+						t.Errorf("a vote that is more than an arm index from an agent: %v", m)
+					}
+					votes++
+				case *baipb.Message_Eliminated:
+					if m.From.Role != bai.RoleCoordinator || !m.Topic {
+						t.Errorf("an announcement not published by the coordinator: %v", m)
+					}
+					announcements++
+				default:
+					t.Errorf("a message of another kind on the wire: %v", m)
+				}
+			}
+			if announcements != len(res.EliminationOrder) || int64(votes) < res.Votes {
+				t.Errorf("%d announcements for %d eliminations, %d votes sent for %d counted", announcements, len(res.EliminationOrder), votes, res.Votes)
+			}
+		})
+	}
+}
