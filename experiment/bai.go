@@ -314,6 +314,9 @@ func baiClaims(sum map[string]map[int]baiPoint, agents []int) []Claim {
 		check("an unbalanced P_N is faster than a uniform one (DP-MASE ε=0.1, Corrupted ξ=0.05)", func(n int) bool {
 			return mean("DP-MASE ε=0.1 unbalanced", n) < mean("DP-MASE ε=0.1", n) && mean("Corrupted ξ=0.05 unbalanced", n) < mean("Corrupted ξ=0.05", n)
 		}),
+		check("DP-MASE's sample complexity rises with local accuracy 1−β (Figure 5, ε = 0.5)", func(n int) bool {
+			return mean("DP-MASE ε=0.5 β=0.3", n) > mean("DP-MASE ε=0.5 β=0.5", n) && mean("DP-MASE ε=0.5 β=0.5", n) > mean("DP-MASE ε=0.5 β=0.8", n)
+		}),
 		check("the returned arm is the best in at least 1−δ = 95% of runs, for every series", func(n int) bool {
 			for s := range sum {
 				if sum[s][n].Accuracy < 0.95 {

@@ -436,8 +436,21 @@ func (m *Messenger) Close() error {
 	m.mu.Unlock()
 	m.h.h.RemoveStreamHandler(m.id)
 	for _, s := range streams {
+		if s.Stat().Direction == network.DirOutbound {
+			// Close, not reset, what we send on: frames already written — a
+			// stopping daemon's last words, such as an Abort — must reach
+			// the peer rather than be discarded with the stream.
+			s.SetDeadline(time.Now().Add(closeGrace))
+			if err := s.Close(); err == nil {
+				continue
+			}
+		}
 		s.Reset()
 	}
 	m.loops.Wait()
 	return nil
 }
+
+// closeGrace bounds how long Close waits to hand the last frames of an
+// outbound stream to the connection.
+const closeGrace = time.Second

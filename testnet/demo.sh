@@ -1,16 +1,27 @@
 #!/usr/bin/env bash
-# demo.sh — bring up a 5-node testnet on loopback, run a ping session from
-# node1 (every node measures its round-trip time to every other), print the
-# latency matrix, and take the testnet down again.
+# demo.sh — bring up a testnet of N daemons on loopback (default 5), run a ping
+# session from node1 (every node measures its round-trip time to every other)
+# and print the latency matrix, then a multi-agent best-arm identification
+# session (node1 coordinates, the others are agents, each with its own copy of
+# the paper's Problem 1), and take the testnet down again.
 #
 #   testnet/demo.sh            # DIR defaults to a fresh temporary directory
-#   testnet/demo.sh DIR N      # use DIR and N nodes
+#   testnet/demo.sh DIR N      # use DIR and N nodes (N ≥ 4)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d -t bandit-testnet.XXXXXX)}
 n=${2:-5}
+mkdir -p "$dir"
+dir=$(cd "$dir" && pwd)
 
-"$here/up.sh" "$n" "$dir"
+cat >"$dir/agent-local.toml" <<'TOML'
+# Each node's own copy of Problem 1, for the BAI session (node1 coordinates and ignores it).
+[local.bai.agent]
+reward = "bernoulli"
+arms = [0.7, 0.5, 0.3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
+rate = 5000
+TOML
+BANDIT_TESTNET_LOCAL="$dir/agent-local.toml" "$here/up.sh" "$n" "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
 names=$(seq -f '"node%g"' 1 "$n" | paste -sd, -)
@@ -26,5 +37,21 @@ echo "== ping session among $n daemons, started at node1 ==" >&2
 "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/ping.toml" --wait
 echo "== the same, as JSON (session start --wait --json) ==" >&2
 "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/ping.toml" --wait --json >"$dir/result.json"
-grep -q '"state": "completed"' "$dir/result.json" || { echo "demo.sh: the session did not complete:" >&2; cat "$dir/result.json" >&2; exit 1; }
-echo "result written to $dir/result.json" >&2
+grep -q '"state": "completed"' "$dir/result.json" || { echo "demo.sh: the ping session did not complete:" >&2; cat "$dir/result.json" >&2; exit 1; }
+echo "ping result written to $dir/result.json" >&2
+
+agents=$(seq -f '"node%g"' 2 "$n" | paste -sd, -)
+cat >"$dir/bai.toml" <<SPEC
+protocol = "bai"
+[roles]
+coordinator = "node1"
+agent = [$agents]
+[params]
+algorithm = "dp_mase"
+arms = 10
+epsilon = 0.5
+beta = 0.5
+delta = 0.25          # M = 2: a global elimination takes 3 of the $((n - 1)) agents' votes
+SPEC
+echo "== best-arm identification (DP-MASE): node1 coordinates $((n - 1)) agents ==" >&2
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai.toml" --wait

@@ -8,12 +8,14 @@
 #
 # Ports: node i listens on TCP and UDP/QUIC port BASE+i and serves its control
 # API on 127.0.0.1:BASE+100+i, BASE being $BANDIT_TESTNET_BASE_PORT (default 24000).
+# If $BANDIT_TESTNET_LOCAL names a TOML file, it is appended to every node's
+# config before the daemons start (local data such as [local.bai.agent]).
 set -euo pipefail
 
 usage() { echo "usage: $0 N DIR   (N >= 2 daemons, DIR their directory)" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 n=$1 dir=$2
-[[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le 64 ] || { echo "up.sh: N must be a number from 2 to 64, got '$n'" >&2; exit 2; }
+[[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le 90 ] || { echo "up.sh: N must be a number from 2 to 90, got '$n'" >&2; exit 2; }
 base=${BANDIT_TESTNET_BASE_PORT:-24000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -49,6 +51,12 @@ addrs = ["/ip4/127.0.0.1/tcp/$port", "/ip4/127.0.0.1/udp/$port/quic-v1"]
 PEER
   done
 done
+
+if [ -n "${BANDIT_TESTNET_LOCAL:-}" ]; then
+  for i in $(seq 1 "$n"); do
+    { echo; cat "$BANDIT_TESTNET_LOCAL"; } >>"$dir/node$i/config.toml"
+  done
+fi
 
 for i in $(seq 1 "$n"); do
   nohup "$bin" run --config "$dir/node$i/config.toml" >"$dir/node$i/daemon.log" 2>&1 &

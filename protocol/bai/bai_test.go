@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -247,3 +248,46 @@ func (weakNoise) Laplace(x, sensitivity, epsilon float64) (float64, error) {
 type cryptoReader struct{}
 
 func (cryptoReader) Read(b []byte) (int, error) { return cryptoRandRead(b) }
+
+// TestLateAgentLearnsEveryElimination: announcements are cumulative, so an
+// agent that missed some (it joined the topic late, or was disconnected)
+// learns every earlier elimination from the next one it receives.
+func TestLateAgentLearnsEveryElimination(t *testing.T) {
+	a, err := newAgent(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent}, Rand: cryptoReader{}, Clock: zeroClock{}, Logger: slog.New(slog.DiscardHandler)},
+		Params{Algorithm: AlgCorrupted, Delta: 0.05, Eta: 0.9, Xi: 0.05, RewardMax: 1},
+		&AgentLocal{Env: Environment{Reward: RewardBernoulli, Arms: []float64{0.7, 0.5, 0.3, 0.1}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann := func(arms []uint32, decided bool) protocol.Message {
+		body, _ := proto.Marshal(&baipb.Message{Kind: &baipb.Message_Eliminated{Eliminated: &baipb.Eliminated{Arms: arms, Decided: decided}}})
+		return protocol.Message{From: coordinatorParty, Topic: true, Body: body}
+	}
+	// It missed the announcements of arms 3 and 2; the third names both.
+	if err := a.Step(ann([]uint32{3, 2, 1}, false)); err != nil {
+		t.Fatal(err)
+	}
+	a.sync()
+	if a.nActive != 1 || !a.active[0] {
+		t.Fatalf("after the cumulative announcement the agent keeps %v, want only arm 0", a.active)
+	}
+	if !a.finished {
+		t.Error("an agent left with one arm did not stop")
+	}
+	// A forged or corrupt announcement is refused.
+	b, _ := newAgent(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent}, Rand: cryptoReader{}, Logger: slog.New(slog.DiscardHandler)},
+		Params{Algorithm: AlgCorrupted, Delta: 0.05, Eta: 0.9, Xi: 0.05, RewardMax: 1},
+		&AgentLocal{Env: Environment{Reward: RewardBernoulli, Arms: []float64{0.7, 0.5}}})
+	if err := b.Step(ann([]uint32{7}, false)); err == nil {
+		t.Error("an announcement of arm 7 of 2 was accepted")
+	}
+	other := ann([]uint32{1}, false)
+	other.From = protocol.Party{Role: RoleAgent, Index: 3}
+	if err := b.Step(other); err == nil {
+		t.Error("an announcement from an agent was accepted")
+	}
+}
+
+type zeroClock struct{}
+
+func (zeroClock) Now() time.Time { return time.Time{} }

@@ -44,7 +44,13 @@ type Result struct {
 	EtaXi              float64 `json:"eta_xi,omitempty"`
 	Xi                 float64 `json:"xi,omitempty"`
 	FailureBoundProp52 float64 `json:"failure_bound_prop52,omitempty"`
-	FailureBoundAgents float64 `json:"failure_bound,omitempty"`
+	// FailureBoundAgents bounds the failure probability given N agents,
+	// each eliminating the best arm with at most the local failure
+	// probability (β, or η_ξ), independently: P(Bin(N, fail·(1−ξ)) > M). The
+	// local failure probabilities are worst-case bounds, far above the actual
+	// rates, so this is loose, often vacuous; the papers' δ (Propositions 4.2
+	// and 5.2) counts M independent agents only.
+	FailureBoundAgents float64 `json:"failure_bound_n_agents,omitempty"`
 
 	// Arms and Correct grade a simulation against the true means.
 	Arms    []float64 `json:"arms,omitempty"`

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math/rand/v2"
 	"net"
 	"os"
 	"path/filepath"
@@ -130,14 +131,23 @@ func TestSimulateJSON(t *testing.T) {
 	}
 }
 
-func freePort(t *testing.T) int {
+// freePort returns a loopback TCP port that was free a moment ago. It picks
+// from below the kernel's ephemeral range (32768 and up), so that outgoing
+// connections, which take ephemeral ports, cannot grab it before the node
+// listens on it.
+func freePort(t testing.TB) int {
 	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	for range 1000 {
+		port := 20000 + rand.IntN(12000)
+		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
+		if err != nil {
+			continue
+		}
+		ln.Close()
+		return port
 	}
-	defer ln.Close()
-	return ln.Addr().(*net.TCPAddr).Port
+	t.Fatal("no free loopback port in [20000, 32000)")
+	return 0
 }
 
 // TestCLIAgainstDaemons drives two real daemons (in this process, over libp2p

@@ -67,8 +67,14 @@ bandit-node simulate testnet/ping.toml --json --seed 7`, stderr)
 		if err := json.Unmarshal(raw, &out); err != nil {
 			out = map[string]any{"result": json.RawMessage(raw)}
 		}
-		for k, v := range map[string]any{"protocol": res.Protocol, "seed": res.Seed, "messages": res.Messages,
-			"bytes": res.Bytes, "elapsed_seconds": elapsed.Seconds(), "virtual_seconds": res.VirtualTime.Seconds()} {
+		generic := map[string]any{"protocol": res.Protocol, "seed": res.Seed, "messages": res.Messages,
+			"bytes": res.Bytes, "elapsed_seconds": elapsed.Seconds()}
+		if res.Steps > 0 {
+			generic["steps"] = res.Steps
+		} else {
+			generic["virtual_seconds"] = res.VirtualTime.Seconds()
+		}
+		for k, v := range generic {
 			if _, taken := out[k]; !taken {
 				out[k] = v
 			}
@@ -80,7 +86,11 @@ bandit-node simulate testnet/ping.toml --json --seed 7`, stderr)
 		}
 		return printJSON(stdout, out)
 	}
-	fmt.Fprintf(stdout, "simulated %s, seed %d: %d messages, %d bytes, %v simulated, %v elapsed\n\n",
-		res.Protocol, res.Seed, res.Messages, res.Bytes, res.VirtualTime.Round(time.Microsecond), elapsed.Round(time.Millisecond))
+	span := res.VirtualTime.Round(time.Microsecond).String() + " simulated"
+	if res.Steps > 0 {
+		span = fmt.Sprintf("%d global steps", res.Steps)
+	}
+	fmt.Fprintf(stdout, "simulated %s, seed %d: %d messages, %d bytes, %s, %v elapsed\n\n",
+		res.Protocol, res.Seed, res.Messages, res.Bytes, span, elapsed.Round(time.Millisecond))
 	return formatResult(stdout, res.Protocol, raw)
 }
