@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"google.golang.org/protobuf/proto"
@@ -152,6 +153,7 @@ func (s *session) afterFlush() *abortError {
 		for _, pr := range s.myProgress {
 			sum.Step += pr.Step
 			sum.Total += pr.Total
+			sum.Activity += pr.Activity
 		}
 		if s.initiated {
 			s.progress[s.self] = sum
@@ -159,12 +161,14 @@ func (s *session) afterFlush() *abortError {
 		} else {
 			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 			err := s.n.sendControl(ctx, s.initiator, s.id, &nodepb.Control{Body: &nodepb.Control_Progress{
-				Progress: &nodepb.Progress{Step: sum.Step, Total: sum.Total}}})
+				Progress: &nodepb.Progress{Step: sum.Step, Total: sum.Total, Activity: sum.Activity}}})
 			cancel()
 			if err != nil {
 				s.n.log.Debug("progress not delivered", "session", s.id, "err", err)
 			}
-			s.update(false, func(r *record) { r.Session.Progress.Step, r.Session.Progress.Total = sum.Step, sum.Total })
+			s.update(false, func(r *record) {
+				r.Session.Progress = apitype.Progress{Step: sum.Step, Total: sum.Total, Activity: sum.Activity}
+			})
 		}
 	}
 	if s.initiated || s.sentDone || !s.allMineFinished() {
@@ -198,11 +202,13 @@ func (s *session) publishProgress() {
 	for _, pr := range s.progress {
 		sum.Step += pr.Step
 		sum.Total += pr.Total
+		sum.Activity += pr.Activity
+	}
+	if sum != s.lastSum {
+		s.lastSum = sum
+		s.lastProgress = time.Now()
 	}
 	s.update(false, func(r *record) {
-		if r.Session.Progress.Step != sum.Step || r.Session.Progress.Total != sum.Total {
-			s.lastProgress = time.Now()
-		}
-		r.Session.Progress.Step, r.Session.Progress.Total = sum.Step, sum.Total
+		r.Session.Progress = apitype.Progress{Step: sum.Step, Total: sum.Total, Activity: sum.Activity}
 	})
 }

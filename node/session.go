@@ -82,9 +82,10 @@ type session struct {
 	reports      map[protocol.Party][]byte
 	progress     map[peer.ID]protocol.Progress // initiator: by organization
 	myProgress   map[protocol.Party]protocol.Progress
-	dirty        bool      // myProgress changed since last sent
-	lastSent     time.Time // of the last progress frame
-	lastProgress time.Time // initiator: when the summed progress last changed
+	dirty        bool              // myProgress changed since last sent
+	lastSent     time.Time         // of the last progress frame
+	lastProgress time.Time         // initiator: when the summed progress last changed
+	lastSum      protocol.Progress // initiator: the summed progress then
 	topic        *p2p.Topic
 	sentDone     bool
 }
@@ -540,7 +541,7 @@ func (s *session) control(ev ctrlEvent) (done bool, err *abortError) {
 		}
 	case *nodepb.Control_Progress:
 		if s.initiated {
-			s.progress[ev.from] = protocol.Progress{Step: b.Progress.Step, Total: b.Progress.Total}
+			s.progress[ev.from] = protocol.Progress{Step: b.Progress.Step, Total: b.Progress.Total, Activity: b.Progress.Activity}
 			s.publishProgress()
 		}
 	case *nodepb.Control_Done:

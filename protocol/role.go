@@ -42,10 +42,14 @@ func (r Ready) Empty() bool {
 	return len(r.Messages) == 0 && r.Progress == nil && r.Result == nil
 }
 
-// Progress counts a role's work: Step of Total units are done.
+// Progress counts a role's work: Step of Total units are done. Activity is a
+// counter of the role's work that need not have a total (an agent's
+// interactions); the daemon treats a session whose steps and activity both
+// stand still for session.stall_timeout as stuck.
 type Progress struct {
-	Step  int64
-	Total int64
+	Step     int64
+	Total    int64
+	Activity int64
 }
 
 // Result is what a finished role produced.

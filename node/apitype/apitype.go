@@ -38,6 +38,8 @@ const (
 type Progress struct {
 	Step  int64 `json:"step"`
 	Total int64 `json:"total"`
+	// Activity counts work without a known total (BAI: interactions).
+	Activity int64 `json:"activity,omitempty"`
 }
 
 // Session describes a session as this node knows it (GET /v0/sessions/{id}).

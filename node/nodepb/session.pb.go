@@ -444,6 +444,7 @@ type Progress struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	Step          int64                  `protobuf:"varint,1,opt,name=step,proto3" json:"step,omitempty"`
 	Total         int64                  `protobuf:"varint,2,opt,name=total,proto3" json:"total,omitempty"`
+	Activity      int64                  `protobuf:"varint,3,opt,name=activity,proto3" json:"activity,omitempty"` // work without a known total, for stall detection
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -488,6 +489,13 @@ func (x *Progress) GetStep() int64 {
 func (x *Progress) GetTotal() int64 {
 	if x != nil {
 		return x.Total
+	}
+	return 0
+}
+
+func (x *Progress) GetActivity() int64 {
+	if x != nil {
+		return x.Activity
 	}
 	return 0
 }
@@ -783,10 +791,11 @@ const file_session_proto_rawDesc = "" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\a\n" +
 	"\x05Start\"\x1f\n" +
 	"\x05Abort\x12\x16\n" +
-	"\x06reason\x18\x01 \x01(\tR\x06reason\"4\n" +
+	"\x06reason\x18\x01 \x01(\tR\x06reason\"P\n" +
 	"\bProgress\x12\x12\n" +
 	"\x04step\x18\x01 \x01(\x03R\x04step\x12\x14\n" +
-	"\x05total\x18\x02 \x01(\x03R\x05total\"@\n" +
+	"\x05total\x18\x02 \x01(\x03R\x05total\x12\x1a\n" +
+	"\bactivity\x18\x03 \x01(\x03R\bactivity\"@\n" +
 	"\x04Done\x128\n" +
 	"\areports\x18\x01 \x03(\v2\x1e.bandit.session.v1.PartyReportR\areports\"O\n" +
 	"\vPartyReport\x12\x12\n" +

@@ -125,6 +125,9 @@ func (a *agent) Activate() error {
 	if a.u.err != nil {
 		return a.u.err
 	}
+	if a.interactions%1024 == 0 {
+		a.progress()
+	}
 	switch a.p.Algorithm {
 	case AlgCentral:
 		a.send(&baipb.Message{Kind: &baipb.Message_Rewards{Rewards: rewards}})
@@ -362,8 +365,10 @@ func (a *agent) Ready() protocol.Ready {
 	return rd
 }
 
+// progress reports the arms eliminated locally, and the interactions as
+// activity.
 func (a *agent) progress() {
-	a.ready.Progress = &protocol.Progress{Step: int64(a.k - a.nActive), Total: int64(a.k - 1)}
+	a.ready.Progress = &protocol.Progress{Step: int64(a.k - a.nActive), Total: int64(a.k - 1), Activity: a.interactions}
 }
 
 var _ protocol.Activated = (*agent)(nil)
