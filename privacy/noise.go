@@ -14,6 +14,8 @@ type Noise interface {
 	// Laplace returns x plus Laplace noise calibrated for epsilon-DP of a
 	// query with the given L1 sensitivity: its scale is sensitivity/epsilon.
 	Laplace(x, sensitivity, epsilon float64) (float64, error)
+	// Gaussian returns x plus Gaussian noise of standard deviation sigma.
+	Gaussian(x, sigma float64) (float64, error)
 }
 
 // SecureNoise is the noise of real sessions: Google's differential-privacy
@@ -30,6 +32,32 @@ func (SecureNoise) Laplace(x, sensitivity, epsilon float64) (float64, error) {
 	v, err := noise.Laplace().AddNoiseFloat64(x, 1, sensitivity, epsilon, 0)
 	if err != nil {
 		return 0, fmt.Errorf("laplace noise: %w", err)
+	}
+	return v, nil
+}
+
+// unitSigma is the standard deviation the secure library adds for
+// sensitivity 1 at the reference (ε, δ) below; its σ scales linearly with
+// the sensitivity, which lets Gaussian ask it for any σ. It is computed once
+// and never changes.
+var unitSigma = noise.SigmaForGaussian(1, 1, gaussianRefEpsilon, gaussianRefDelta)
+
+const (
+	gaussianRefEpsilon = 1.0
+	gaussianRefDelta   = 1e-5
+)
+
+// Gaussian implements Noise with the library's secure Gaussian sampler
+// (crypto/rand, a binomial approximation snapped to a power-of-two grid), at
+// exactly the requested standard deviation: the caller calibrates σ to its
+// own (ε, δ) accounting, such as the classic 2Δ² ln(1.25/δ)/ε² variance.
+func (SecureNoise) Gaussian(x, sigma float64) (float64, error) {
+	if !(sigma > 0) || math.IsInf(sigma, 0) {
+		return 0, fmt.Errorf("gaussian noise: sigma %v must be positive and finite", sigma)
+	}
+	v, err := noise.Gaussian().AddNoiseFloat64(x, 1, sigma/unitSigma, gaussianRefEpsilon, gaussianRefDelta)
+	if err != nil {
+		return 0, fmt.Errorf("gaussian noise: %w", err)
 	}
 	return v, nil
 }
@@ -56,6 +84,29 @@ func (s SeededNoise) Laplace(x, sensitivity, epsilon float64) (float64, error) {
 		u = math.Nextafter(-0.5, 0)
 	}
 	return x - b*math.Copysign(1, u)*math.Log1p(-2*math.Abs(u)), nil
+}
+
+// Gaussian implements Noise (Box–Muller on the seeded stream).
+func (s SeededNoise) Gaussian(x, sigma float64) (float64, error) {
+	if !(sigma > 0) || math.IsInf(sigma, 0) {
+		return 0, fmt.Errorf("gaussian noise: sigma %v must be positive and finite", sigma)
+	}
+	u1, err := Uniform(s.Rand)
+	if err != nil {
+		return 0, err
+	}
+	u2, err := Uniform(s.Rand)
+	if err != nil {
+		return 0, err
+	}
+	return x + sigma*math.Sqrt(-2*math.Log(1-u1))*math.Cos(2*math.Pi*u2), nil
+}
+
+// GaussianSigma is the standard deviation of the classic Gaussian mechanism
+// for (epsilon, delta)-DP of a query with L2 sensitivity delta2:
+// σ² = 2 Δ² ln(1.25/δ) / ε² (Dwork and Roth 2014, Theorem A.1).
+func GaussianSigma(sensitivity, epsilon, delta float64) float64 {
+	return math.Sqrt(2*sensitivity*sensitivity*math.Log(1.25/delta)) / epsilon
 }
 
 func checkLaplace(sensitivity, epsilon float64) error {

@@ -71,3 +71,26 @@ func TestSeededNoiseIsDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// TestGaussianSigma checks both samplers' standard deviation and mean.
+func TestGaussianSigma(t *testing.T) {
+	const n, sigma = 40000, 3.5
+	for _, src := range []Noise{SecureNoise{}, SeededNoise{Rand: rand.NewChaCha8([32]byte{3})}} {
+		var sum, sq float64
+		for range n {
+			v, err := src.Gaussian(10, sigma)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sum += v - 10
+			sq += (v - 10) * (v - 10)
+		}
+		mean, sd := sum/n, math.Sqrt(sq/n)
+		if math.Abs(mean) > 4*sigma/math.Sqrt(n) || math.Abs(sd-sigma) > 0.03*sigma {
+			t.Errorf("%T: mean %v, sd %v, want 0 and %v", src, mean, sd, sigma)
+		}
+	}
+	if got, want := GaussianSigma(50, 1, 0.01), math.Sqrt(2*2500*math.Log(125)); math.Abs(got-want) > 1e-9 {
+		t.Errorf("GaussianSigma = %v, want %v", got, want)
+	}
+}

@@ -244,6 +244,10 @@ func (weakNoise) Laplace(x, sensitivity, epsilon float64) (float64, error) {
 	return privacy.SecureNoise{}.Laplace(x, sensitivity, 8*epsilon)
 }
 
+func (weakNoise) Gaussian(x, sigma float64) (float64, error) {
+	return privacy.SecureNoise{}.Gaussian(x, sigma/8)
+}
+
 // cryptoReader is crypto/rand for tests that use the secure sampler.
 type cryptoReader struct{}
 
