@@ -7,6 +7,7 @@ import (
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -25,7 +26,7 @@ type agent struct {
 	k     int
 	env   Environment
 	rate  float64
-	u     *uniform
+	u     *randsrc.Source
 	noise privacy.Noise
 	etaXi float64 // Corrupted Elimination's local failure probability
 
@@ -53,7 +54,7 @@ func newAgent(cfg protocol.RoleConfig, p Params, local *AgentLocal) (*agent, err
 	if p.Arms != 0 && p.Arms != k {
 		return nil, fmt.Errorf("local.bai.agent.arms: %d arms, but the session has params.arms = %d", k, p.Arms)
 	}
-	a := &agent{cfg: cfg, p: p, k: k, env: local.Env, rate: local.Rate, u: newUniform(cfg.Rand),
+	a := &agent{cfg: cfg, p: p, k: k, env: local.Env, rate: local.Rate, u: randsrc.New(cfg.Rand),
 		active: make([]bool, k), nActive: k, global: make([]bool, k), sums: make([]float64, k)}
 	for i := range a.active {
 		a.active[i] = true
@@ -122,8 +123,8 @@ func (a *agent) Activate() error {
 		}
 		a.sums[k] += normalize(r, a.p.RewardMin, a.p.RewardMax)
 	}
-	if a.u.err != nil {
-		return a.u.err
+	if a.u.Err() != nil {
+		return a.u.Err()
 	}
 	if a.interactions%1024 == 0 {
 		a.progress()
@@ -236,7 +237,7 @@ func (a *agent) stepSuccessiveElimination() {
 			continue
 		}
 		a.eliminate(k)
-		if a.p.Algorithm == AlgCorrupted && a.u.float() < 1-a.p.Xi {
+		if a.p.Algorithm == AlgCorrupted && a.u.Float() < 1-a.p.Xi {
 			a.vote(k)
 		}
 	}

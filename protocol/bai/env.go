@@ -1,11 +1,10 @@
 package bai
 
 import (
-	"bufio"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"math"
+
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
 )
 
 // Reward kinds of an environment.
@@ -68,50 +67,14 @@ func (e *Environment) validate(where string) error {
 }
 
 // pull draws a reward of arm k.
-func (e *Environment) pull(k int, u *uniform) float64 {
+func (e *Environment) pull(k int, u *randsrc.Source) float64 {
 	if e.Reward == RewardGaussian {
-		return e.Arms[k] + e.Sigma*u.normal()
+		return e.Arms[k] + e.Sigma*u.Normal()
 	}
-	if u.float() < e.Arms[k] {
+	if u.Float() < e.Arms[k] {
 		return 1
 	}
 	return 0
-}
-
-// uniform turns a source of randomness into floats quickly: directly from a
-// generator that has Uint64 (the simulator's ChaCha8), else through a buffer
-// (crypto/rand in the daemon).
-type uniform struct {
-	gen interface{ Uint64() uint64 }
-	buf *bufio.Reader
-	err error
-}
-
-func newUniform(r io.Reader) *uniform {
-	if g, ok := r.(interface{ Uint64() uint64 }); ok {
-		return &uniform{gen: g}
-	}
-	return &uniform{buf: bufio.NewReaderSize(r, 4096)}
-}
-
-func (u *uniform) uint64() uint64 {
-	if u.gen != nil {
-		return u.gen.Uint64()
-	}
-	var b [8]byte
-	if _, err := io.ReadFull(u.buf, b[:]); err != nil && u.err == nil {
-		u.err = fmt.Errorf("reading randomness: %w", err)
-	}
-	return binary.LittleEndian.Uint64(b[:])
-}
-
-// float returns a uniform float64 in [0, 1).
-func (u *uniform) float() float64 { return float64(u.uint64()>>11) / (1 << 53) }
-
-// normal returns a standard normal draw (Box–Muller).
-func (u *uniform) normal() float64 {
-	a := 1 - u.float() // (0, 1]
-	return math.Sqrt(-2*math.Log(a)) * math.Cos(2*math.Pi*u.float())
 }
 
 // normalize maps a reward onto [0, 1] with the session's public reward

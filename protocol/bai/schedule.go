@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
 )
 
 // agentSchedule draws the active agent of each global step from P_N over the
@@ -18,12 +19,12 @@ type agentSchedule struct {
 	total   float64
 	budget  int64
 	steps   int64
-	u       *uniform
+	u       *randsrc.Source
 }
 
 func newAgentSchedule(w []float64, budget int64, rand io.Reader) *agentSchedule {
 	s := &agentSchedule{tree: make([]float64, len(w)+1), n: len(w), removed: make([]bool, len(w)), live: len(w),
-		budget: budget, u: newUniform(rand)}
+		budget: budget, u: randsrc.New(rand)}
 	for i, x := range w {
 		s.add(i, x)
 	}
@@ -70,7 +71,7 @@ func (s *agentSchedule) Next(active func(protocol.Party) bool) (protocol.Party, 
 		return protocol.Party{}, false, fmt.Sprintf("the budget of %d interactions ran out before the global set held one arm", s.budget)
 	}
 	for s.live > 0 {
-		i := s.find(s.u.float() * s.total)
+		i := s.find(s.u.Float() * s.total)
 		p := protocol.Party{Role: RoleAgent, Index: i}
 		if s.removed[i] {
 			continue // rounding put the draw on a removed agent's empty interval

@@ -1,0 +1,130 @@
+package pfcb
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bandit-node/bandit-node/privacy"
+)
+
+// Algorithms selectable with params.algorithm.
+const (
+	AlgPFCB         = "pfcb"
+	AlgFCB          = "fcb"
+	AlgNonFederated = "non_federated"
+)
+
+// Params are the public parameters of a P-FCB session: the paper's settings
+// by default (§6.1).
+type Params struct {
+	// Algorithm is pfcb, fcb (the same schedule, true values) or
+	// non_federated (no communication).
+	Algorithm string `toml:"algorithm"`
+	// Rounds is T.
+	Rounds int64 `toml:"rounds"`
+	// Alpha is the quality threshold α.
+	Alpha float64 `toml:"alpha"`
+	// Rho is ρ in the per-unit revenue r_i = ρ q_i − c_i. The paper does not
+	// give it; we use 1 (qualities and costs both lie in [0, 1]).
+	Rho float64 `toml:"rho"`
+	// Epsilon is the total privacy budget ε from which each communication
+	// round's ε^z = ε/(2 log T) + ε/2^{z+1} is drawn.
+	Epsilon float64 `toml:"epsilon"`
+	// Delta is δ of each release.
+	Delta float64 `toml:"delta"`
+	// TLo and THi bound the rounds in which agents communicate.
+	TLo int64 `toml:"t_lo"`
+	THi int64 `toml:"t_hi"`
+	// Omega1 widens the confidence interval inside which a share is learned
+	// from; Omega2 weighs what is learned (CheckandUpdate).
+	Omega1 float64 `toml:"omega1"`
+	Omega2 float64 `toml:"omega2"`
+	// Zeta sets the pure-exploration phase: ⌈3 ln(nT) / (2 n ζ²)⌉ rounds. The
+	// paper writes the phase as t ≤ 3 ln(γT)/(2nζ²) without giving γ or ζ; we
+	// read γ as n and take ζ = 0.1 (207 rounds for n = 10, T = 100,000).
+	Zeta float64 `toml:"zeta"`
+	// BarrierTimeout is how long, in seconds, an agent of a real session
+	// waits at a communication round for the other agents' shares.
+	BarrierTimeout float64 `toml:"barrier_timeout"`
+}
+
+// DefaultParams are the paper's settings: T = 100,000, α = 0.4, ε = 1,
+// δ = 0.01, t_lo = 200, t_hi = 40,000, ω1 = 0.1, ω2 = 10, and ρ = 1, ζ = 0.1.
+func DefaultParams() Params {
+	return Params{Algorithm: AlgPFCB, Rounds: 100000, Alpha: 0.4, Rho: 1, Epsilon: 1, Delta: 0.01,
+		TLo: 200, THi: 40000, Omega1: 0.1, Omega2: 10, Zeta: 0.1, BarrierTimeout: 60}
+}
+
+// MaxRounds bounds T.
+const MaxRounds = 100_000_000
+
+func (p Params) validate() error {
+	switch p.Algorithm {
+	case AlgPFCB, AlgFCB, AlgNonFederated:
+	default:
+		return fmt.Errorf("params.algorithm: %q is not one of %s, %s, %s", p.Algorithm, AlgPFCB, AlgFCB, AlgNonFederated)
+	}
+	pos := func(key string, v float64) error {
+		if !(v > 0) || math.IsInf(v, 0) {
+			return fmt.Errorf("params.%s: %v must be positive and finite", key, v)
+		}
+		return nil
+	}
+	if p.Rounds < 1 || p.Rounds > MaxRounds {
+		return fmt.Errorf("params.rounds: %d is out of range [1, %d]", p.Rounds, MaxRounds)
+	}
+	if !(p.Alpha > 0 && p.Alpha < 1) {
+		return fmt.Errorf("params.alpha: %v is not in (0, 1)", p.Alpha)
+	}
+	if !(p.Delta > 0 && p.Delta < 1) {
+		return fmt.Errorf("params.delta: %v is not in (0, 1)", p.Delta)
+	}
+	for _, c := range []struct {
+		key string
+		v   float64
+	}{{"rho", p.Rho}, {"epsilon", p.Epsilon}, {"omega1", p.Omega1}, {"omega2", p.Omega2}, {"zeta", p.Zeta}, {"barrier_timeout", p.BarrierTimeout}} {
+		if err := pos(c.key, c.v); err != nil {
+			return err
+		}
+	}
+	if p.TLo < 1 || p.THi < p.TLo {
+		return fmt.Errorf("params.t_lo, t_hi: [%d, %d] is not a range of rounds", p.TLo, p.THi)
+	}
+	return nil
+}
+
+// ExploreRounds is the length of the pure-exploration phase for n agents.
+func (p Params) ExploreRounds(n int) int64 {
+	nf := float64(n)
+	return int64(math.Ceil(3 * math.Log(nf*float64(p.Rounds)) / (2 * nf * p.Zeta * p.Zeta)))
+}
+
+// CommRounds lists the communication rounds: t = τ for τ = 1, 2, 4, … inside
+// [t_lo, t_hi] (Algorithm 2, lines 9 and 26, with τ doubling at each
+// communication), and none for non_federated.
+func (p Params) CommRounds() []int64 {
+	if p.Algorithm == AlgNonFederated {
+		return nil
+	}
+	var out []int64
+	for tau := int64(1); tau <= p.Rounds && tau <= p.THi; tau *= 2 {
+		if tau >= p.TLo {
+			out = append(out, tau)
+		}
+	}
+	return out
+}
+
+// EpsilonZ is the privacy budget of the z-th communication round (z from 1):
+// ε^z = ε/(2 ln T) + ε/2^{z+1} (§5.3; we read the paper's log as natural).
+func (p Params) EpsilonZ(z int) float64 {
+	return p.Epsilon/(2*math.Log(float64(p.Rounds))) + p.Epsilon/math.Pow(2, float64(z+1))
+}
+
+// Sigma is the standard deviation of the Gaussian noise on a share of a
+// producer with capacity k in communication round z:
+// σ² = 2 k² ln(1.25/δ) / (ε^z)² (Eqs. 10 and 11; the sensitivity of a round's
+// units or realisations of one producer is its capacity k).
+func (p Params) Sigma(k int, z int) float64 {
+	return privacy.GaussianSigma(float64(k), p.EpsilonZ(z), p.Delta)
+}
