@@ -223,6 +223,7 @@ type simDriver struct {
 	progress   map[Party]Progress
 	onProgress func(Progress)
 	steps      int64
+	progressed bool // some role reported progress since the last idle check
 }
 
 // runSteps drives a StepScheduler family: deliver every message in flight,
@@ -334,8 +335,9 @@ func (d *simDriver) run(parties []Party) error {
 				return err
 			}
 		}
-		if d.net.Pending() || len(d.reports) > finished {
+		if d.net.Pending() || len(d.reports) > finished || d.progressed {
 			idle = 0
+			d.progressed = false
 			continue
 		}
 		if idle++; idle > maxIdleTicks {
@@ -364,6 +366,7 @@ func (d *simDriver) flush(p Party) error {
 		}
 	}
 	if rd.Progress != nil {
+		d.progressed = true
 		d.progress[p] = *rd.Progress
 		if d.onProgress != nil {
 			var sum Progress

@@ -37,6 +37,8 @@ type agent struct {
 	W, Y    []float64
 	w, y    []float64
 	est     []Producer // UCB estimates fed to the oracle
+	greedy  Greedy
+	logQ    [][2]float64 // log(1−q_i), log(q_i) of the true qualities
 	l       []int
 	totals  []int64 // units procured per producer
 
@@ -77,6 +79,10 @@ func newAgent(cfg protocol.RoleConfig, p Params, local *AgentLocal) (*agent, err
 	for i := range m {
 		a.truth[i] = Producer{Q: local.Qualities[i], C: local.Costs[i], K: local.Capacities[i]}
 		a.est[i] = Producer{C: local.Costs[i], K: local.Capacities[i]}
+	}
+	a.logQ = make([][2]float64, m)
+	for i, q := range local.Qualities {
+		a.logQ[i] = [2]float64{math.Log1p(-q), math.Log(q)}
 	}
 	a.explore = p.ExploreRounds(a.n)
 	a.comms = p.CommRounds()
@@ -138,17 +144,18 @@ func (a *agent) round() {
 			a.l[i] = min(1, a.truth[i].K)
 		}
 	} else {
+		logT := math.Log(float64(t))
 		for i := range a.est {
-			a.est[i].Q = a.ucb(i, t)
+			a.est[i].Q = a.ucb(i, logT)
 		}
-		a.l = GreedySSA(a.est, a.p.Rho, a.p.Alpha, a.l)
+		a.l = a.greedy.Solve(a.est, a.p.Rho, a.p.Alpha, a.l)
 	}
 	// Procure, observe the realisations, update (Eq. 9) and score the round.
 	for i, units := range a.l {
 		if units == 0 {
 			continue
 		}
-		x := a.u.Binomial(units, a.truth[i].Q)
+		x := a.u.BinomialCached(units, a.truth[i].Q, a.logQ[i][0], a.logQ[i][1])
 		a.W[i] += float64(units)
 		a.Y[i] += float64(x)
 		a.w[i] += float64(units)
@@ -179,12 +186,12 @@ func (a *agent) round() {
 // ucb is the upper confidence bound of producer i's quality:
 // q̂ + √(3 ln t / (2 W)), with W every unit counted so far, own and learned;
 // q̂ is clamped into [0, 1] (learned noisy shares can push Y/W outside it).
-func (a *agent) ucb(i int, t int64) float64 {
+func (a *agent) ucb(i int, logT float64) float64 {
 	if a.W[i] <= 0 {
 		return math.Inf(1)
 	}
 	q := math.Min(1, math.Max(0, a.Y[i]/a.W[i]))
-	return q + math.Sqrt(3*math.Log(float64(t))/(2*a.W[i]))
+	return q + math.Sqrt(3*logT/(2*a.W[i]))
 }
 
 // communicate publishes this round's share (Eqs. 10 and 11) and waits.

@@ -57,11 +57,29 @@ func slack(ps []Producer, l []int, alpha float64) float64 {
 // so the running surplus Σ l_i (q_i − α) never goes below 0 and the constraint
 // holds exactly; a last B unit may buy slightly more surplus than is used.
 func GreedySSA(ps []Producer, rho, alpha float64, out []int) []int {
+	var g Greedy
+	return g.Solve(ps, rho, alpha, out)
+}
+
+// Greedy runs GreedySSA with scratch space kept between calls, for the hot
+// loop of a simulation. The zero value is ready; it is not safe for
+// concurrent use.
+type Greedy struct {
+	cs, bs []int
+	ratio  []float64
+}
+
+// Solve is GreedySSA.
+func (g *Greedy) Solve(ps []Producer, rho, alpha float64, out []int) []int {
 	if cap(out) < len(ps) {
 		out = make([]int, len(ps))
 	}
 	out = out[:len(ps)]
-	var cs, bs []int
+	if cap(g.ratio) < len(ps) {
+		g.ratio = make([]float64, len(ps))
+	}
+	ratio := g.ratio[:len(ps)]
+	cs, bs := g.cs[:0], g.bs[:0]
 	surplus := 0.0
 	for i, p := range ps {
 		out[i] = 0
@@ -72,14 +90,15 @@ func GreedySSA(ps []Producer, rho, alpha float64, out []int) []int {
 			surplus += float64(p.K) * (p.Q - alpha)
 		case p.Q < alpha && r > 0:
 			cs = append(cs, i)
+			ratio[i] = r / (alpha - p.Q) // revenue per unit of quality spent
 		case p.Q > alpha && r < 0:
 			bs = append(bs, i)
+			ratio[i] = -r / (p.Q - alpha) // revenue lost per unit of quality gained
 		}
 	}
-	gainC := func(i int) float64 { return (rho*ps[i].Q - ps[i].C) / (alpha - ps[i].Q) }
-	costB := func(i int) float64 { return (ps[i].C - rho*ps[i].Q) / (ps[i].Q - alpha) }
-	sort.SliceStable(cs, func(a, b int) bool { return gainC(cs[a]) > gainC(cs[b]) })
-	sort.SliceStable(bs, func(a, b int) bool { return costB(bs[a]) < costB(bs[b]) })
+	g.cs, g.bs = cs, bs
+	sort.SliceStable(cs, func(a, b int) bool { return ratio[cs[a]] > ratio[cs[b]] })
+	sort.SliceStable(bs, func(a, b int) bool { return ratio[bs[a]] < ratio[bs[b]] })
 	bi := 0
 	for _, c := range cs {
 		need := alpha - ps[c].Q // surplus one unit of c uses
@@ -94,7 +113,7 @@ func GreedySSA(ps []Producer, rho, alpha float64, out []int) []int {
 			for bi < len(bs) && out[bs[bi]] >= ps[bs[bi]].K {
 				bi++
 			}
-			if bi == len(bs) || costB(bs[bi]) >= gainC(c) {
+			if bi == len(bs) || ratio[bs[bi]] >= ratio[c] {
 				break
 			}
 			b := bs[bi]

@@ -52,7 +52,7 @@ type Params struct {
 // δ = 0.01, t_lo = 200, t_hi = 40,000, ω1 = 0.1, ω2 = 10, and ρ = 1, ζ = 0.1.
 func DefaultParams() Params {
 	return Params{Algorithm: AlgPFCB, Rounds: 100000, Alpha: 0.4, Rho: 1, Epsilon: 1, Delta: 0.01,
-		TLo: 200, THi: 40000, Omega1: 0.1, Omega2: 10, Zeta: 0.1, BarrierTimeout: 60}
+		TLo: 200, THi: 40000, Omega1: 0.1, Omega2: 10, Zeta: 0.3, BarrierTimeout: 60}
 }
 
 // MaxRounds bounds T.

@@ -63,11 +63,31 @@ func (s *Source) Binomial(n int, p float64) int {
 		return n
 	}
 	if p > 0.5 {
-		return n - s.Binomial(n, 1-p)
+		return n - s.binomial(n, 1-p, math.Log(p))
 	}
+	return s.binomial(n, p, math.Log1p(-p))
+}
+
+// BinomialCached is Binomial with log(1−p) and log(p) given by a caller that
+// draws for the same p many times.
+func (s *Source) BinomialCached(n int, p, log1mp, logp float64) int {
+	switch {
+	case n <= 0 || p <= 0:
+		return 0
+	case p >= 1:
+		return n
+	}
+	if p > 0.5 {
+		return n - s.binomial(n, 1-p, logp)
+	}
+	return s.binomial(n, p, log1mp)
+}
+
+// binomial inverts the CDF of Binomial(n, p), p ≤ 1/2, logq = log(1−p).
+func (s *Source) binomial(n int, p, logq float64) int {
 	u := s.Float()
 	q := 1 - p
-	pk := math.Pow(q, float64(n)) // P(X = 0)
+	pk := math.Exp(float64(n) * logq) // P(X = 0)
 	cdf := pk
 	ratio := p / q
 	k := 0

@@ -1,0 +1,101 @@
+package pfcb
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/pfcb/pfcbpb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Result is a P-FCB session's result.
+type Result struct {
+	Algorithm string `json:"algorithm"`
+	Agents    int    `json:"agents"`
+	Producers int    `json:"producers"`
+	Rounds    int64  `json:"rounds"`
+	// Regret is the paper's: per round, r_{s*} − r_{s_t} against the oracle
+	// on the true qualities, or L when s_t violates the quality constraint.
+	RegretPerAgent       float64   `json:"regret_per_agent"`
+	Regrets              []float64 `json:"regret_agents"`
+	TotalRegret          float64   `json:"total_regret"`
+	ConstraintViolations int64     `json:"constraint_violations"`
+	// Curve is the mean cumulative regret per agent every CurveEvery rounds.
+	Curve      []float64 `json:"regret_curve"`
+	CurveEvery int64     `json:"regret_curve_every"`
+	// ExploreRounds is the length of the pure-exploration phase.
+	ExploreRounds int64   `json:"explore_rounds"`
+	Rho           float64 `json:"rho"`
+	// CommunicationRounds are the rounds in which agents published.
+	CommunicationRounds []int64 `json:"communication_rounds"`
+	SharesLearned       int64   `json:"shares_learned"`
+	SharesOffered       int64   `json:"shares_offered"`
+
+	// Privacy: ε^z of each communication round, δ of each release, and the
+	// totals by basic composition over the rounds, for each published value
+	// (w̃_ij or ỹ_ij); the pair of a round together spends twice as much.
+	Privacy         string    `json:"privacy"`
+	EpsilonPerRound []float64 `json:"epsilon_per_round,omitempty"`
+	Delta           float64   `json:"delta"`
+	EpsilonTotal    float64   `json:"epsilon_total"`
+	DeltaTotal      float64   `json:"delta_total"`
+}
+
+// Combine implements protocol.Family.
+func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Party][]byte) (any, error) {
+	p, ok := params.(Params)
+	if !ok {
+		return nil, fmt.Errorf("pfcb: params of type %T", params)
+	}
+	n := a.Count(RoleAgent)
+	res := &Result{Algorithm: p.Algorithm, Agents: n, Rounds: p.Rounds, ExploreRounds: p.ExploreRounds(n), Rho: p.Rho,
+		CommunicationRounds: p.CommRounds(), Delta: p.Delta, Regrets: make([]float64, n)}
+	if res.CommunicationRounds == nil {
+		res.CommunicationRounds = []int64{}
+	}
+	var curve []float64
+	for j := range n {
+		party := protocol.Party{Role: RoleAgent, Index: j}
+		var r pfcbpb.AgentReport
+		if err := proto.Unmarshal(reports[party], &r); err != nil {
+			return nil, fmt.Errorf("report of %s: %w", party, err)
+		}
+		if math.IsNaN(r.Regret) || math.IsInf(r.Regret, 0) || r.Violations < 0 || r.Rounds != p.Rounds {
+			return nil, fmt.Errorf("report of %s: regret %v, %d violations, %d of %d rounds", party, r.Regret, r.Violations, r.Rounds, p.Rounds)
+		}
+		res.Regrets[j] = r.Regret
+		res.TotalRegret += r.Regret
+		res.ConstraintViolations += r.Violations
+		res.SharesLearned += r.Learned
+		res.SharesOffered += r.Offered
+		if j == 0 {
+			curve = make([]float64, len(r.Curve))
+			res.CurveEvery = r.CurveEvery
+		}
+		if len(r.Curve) != len(curve) {
+			return nil, fmt.Errorf("report of %s: regret curve of %d points, want %d", party, len(r.Curve), len(curve))
+		}
+		for i, v := range r.Curve {
+			curve[i] += v / float64(n)
+		}
+	}
+	res.Curve = curve
+	res.RegretPerAgent = res.TotalRegret / float64(n)
+	switch p.Algorithm {
+	case AlgPFCB:
+		for z := range res.CommunicationRounds {
+			e := p.EpsilonZ(z + 1)
+			res.EpsilonPerRound = append(res.EpsilonPerRound, e)
+			res.EpsilonTotal += e
+		}
+		res.DeltaTotal = float64(len(res.CommunicationRounds)) * p.Delta
+		res.Privacy = fmt.Sprintf("each published value is (ε^z, δ)-DP in communication round z with respect to the agent's procurement history; by basic composition over %d rounds (ε, δ) = (%.4g, %.4g) per value, (%.4g, %.4g) for a producer's pair (w̃, ỹ)",
+			len(res.CommunicationRounds), res.EpsilonTotal, res.DeltaTotal, 2*res.EpsilonTotal, 2*res.DeltaTotal)
+	case AlgFCB:
+		res.Privacy = "none: true procurement totals are published in every communication round"
+	case AlgNonFederated:
+		res.Privacy = "complete: nothing is published"
+	}
+	return res, nil
+}
