@@ -10,12 +10,13 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
+	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
 
 func testRegistry(t testing.TB) *protocol.Registry {
 	t.Helper()
-	reg, err := protocol.NewRegistry(ping.Family{}, bai.Family{})
+	reg, err := protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{})
 	if err != nil {
 		t.Fatal(err)
 	}

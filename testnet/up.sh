@@ -9,7 +9,8 @@
 # Ports: node i listens on TCP and UDP/QUIC port BASE+i and serves its control
 # API on 127.0.0.1:BASE+100+i, BASE being $BANDIT_TESTNET_BASE_PORT (default 24000).
 # If $BANDIT_TESTNET_LOCAL names a TOML file, it is appended to every node's
-# config before the daemons start (local data such as [local.bai.agent]).
+# config before the daemons start (local data such as [local.bai.agent]); if
+# it names a directory, its nodeI.toml is appended to node I's config.
 set -euo pipefail
 
 usage() { echo "usage: $0 N DIR   (N >= 2 daemons, DIR their directory)" >&2; exit 2; }
@@ -54,7 +55,9 @@ done
 
 if [ -n "${BANDIT_TESTNET_LOCAL:-}" ]; then
   for i in $(seq 1 "$n"); do
-    { echo; cat "$BANDIT_TESTNET_LOCAL"; } >>"$dir/node$i/config.toml"
+    src=$BANDIT_TESTNET_LOCAL
+    [ -d "$src" ] && src="$src/node$i.toml"
+    [ -f "$src" ] && { echo; cat "$src"; } >>"$dir/node$i/config.toml"
   done
 fi
 
