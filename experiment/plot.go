@@ -3,6 +3,7 @@ package experiment
 import (
 	"fmt"
 	"image/color"
+	"math"
 	"path/filepath"
 
 	"gonum.org/v1/plot"
@@ -92,4 +93,106 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// plotPFCB draws EXP1's regret curves, EXP2's FRR against ε and EXP3's
+// per-agent regret against n.
+func plotPFCB(o PFCBOptions, runs []PFCBRun, eps []float64, frr, perN map[string][]float64) ([]string, error) {
+	var files []string
+	for _, fam := range []string{"uniform", "normal"} {
+		p := plot.New()
+		p.Title.Text = fmt.Sprintf("EXP1: cumulative regret per agent (n = 10, m = 30, %s instances)", fam)
+		p.X.Label.Text = "round t"
+		p.Y.Label.Text = "regret per agent"
+		p.Legend.Top, p.Legend.Left = true, true
+		for i, s := range []struct {
+			name, alg string
+			eps       float64
+		}{{"FCB", "fcb", 0}, {"P-FCB (ε = 1)", "pfcb", 1}, {"Non-federated", "non_federated", 0}} {
+			var sum []float64
+			var every int64
+			count := 0
+			for _, r := range runs {
+				if r.Family != fam || r.Algorithm != s.alg || r.Agents != 10 || (s.alg == "pfcb" && r.Epsilon != s.eps) {
+					continue
+				}
+				if sum == nil {
+					sum = make([]float64, len(r.Curve))
+					every = r.CurveEvery
+				}
+				for j, v := range r.Curve {
+					if j < len(sum) {
+						sum[j] += v
+					}
+				}
+				count++
+			}
+			pts := make(plotter.XYs, len(sum))
+			for j := range sum {
+				pts[j] = plotter.XY{X: float64(int64(j+1) * every), Y: sum[j] / float64(max(1, count))}
+			}
+			line, err := plotter.NewLine(pts)
+			if err != nil {
+				return nil, err
+			}
+			line.Color = plotutil.Color(i)
+			line.Width = vg.Points(1.5)
+			p.Add(line)
+			p.Legend.Add(s.name, line)
+		}
+		p.Add(plotter.NewGrid())
+		path := filepath.Join(o.Out, fmt.Sprintf("pfcb_exp1_%s.png", fam))
+		if err := p.Save(7*vg.Inch, 5*vg.Inch, path); err != nil {
+			return nil, fmt.Errorf("drawing %s: %w", path, err)
+		}
+		files = append(files, path)
+	}
+	for _, fig := range []struct {
+		file, title, x, y string
+		xs                []float64
+		ys                map[string][]float64
+		ref               float64
+	}{
+		{"pfcb_exp2_frr.png", "EXP2: FRR of P-FCB against ε (n = 10, m = 30)", "privacy budget ε", "FRR", eps, frr, 1},
+		{"pfcb_exp3_agents.png", "EXP3: regret per agent against n (P-FCB, ε = 1, m = 30)", "agents n", "regret per agent", intsToFloats(o.Agents), perN, math.NaN()},
+	} {
+		p := plot.New()
+		p.Title.Text = fig.title
+		p.X.Label.Text = fig.x
+		p.Y.Label.Text = fig.y
+		p.Legend.Top = true
+		for i, fam := range []string{"uniform", "normal"} {
+			pts := make(plotter.XYs, len(fig.xs))
+			for j, x := range fig.xs {
+				pts[j] = plotter.XY{X: x, Y: fig.ys[fam][j]}
+			}
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return nil, err
+			}
+			line.Color, points.Color, points.Shape = plotutil.Color(i), plotutil.Color(i), plotutil.Shape(i)
+			p.Add(line, points)
+			p.Legend.Add(fam+" instances", line, points)
+		}
+		if !math.IsNaN(fig.ref) {
+			ref, _ := plotter.NewLine(plotter.XYs{{X: fig.xs[0], Y: fig.ref}, {X: fig.xs[len(fig.xs)-1], Y: fig.ref}})
+			ref.Dashes = []vg.Length{vg.Points(4), vg.Points(4)}
+			p.Add(ref)
+		}
+		p.Add(plotter.NewGrid())
+		path := filepath.Join(o.Out, fig.file)
+		if err := p.Save(7*vg.Inch, 5*vg.Inch, path); err != nil {
+			return nil, fmt.Errorf("drawing %s: %w", path, err)
+		}
+		files = append(files, path)
+	}
+	return files, nil
+}
+
+func intsToFloats(xs []int) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = float64(x)
+	}
+	return out
 }

@@ -6,13 +6,14 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/bandit-node/bandit-node/experiment"
 )
 
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, "Usage: bandit-node experiment NAME [flags]\n\nExperiments:\n  bai   multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)")
+		fmt.Fprintln(stdout, "Usage: bandit-node experiment NAME [flags]\n\nExperiments:\n  bai   multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb  P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)")
 		fmt.Fprintln(stdout, "\nExample:\n  bandit-node experiment bai --out results/bai --runs 10")
 		if len(args) == 0 {
 			return usageError{"experiment: name an experiment"}
@@ -22,8 +23,10 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 	switch args[0] {
 	case "bai":
 		return runExperimentBAI(ctx, args[1:], stdout, stderr)
+	case "pfcb":
+		return runExperimentPFCB(ctx, args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Sprintf("experiment: unknown experiment %q (known: bai)", args[0])}
+	return usageError{fmt.Sprintf("experiment: unknown experiment %q (known: bai, pfcb)", args[0])}
 }
 
 func runExperimentBAI(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -59,8 +62,13 @@ bandit-node experiment bai --out results/bai --runs 10 --agents 64,128,256,512,1
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%d sessions simulated in %v\n", len(rep.Runs), rep.Elapsed.Round(1e6))
-	for _, c := range rep.Claims {
+	printClaims(stdout, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+	return nil
+}
+
+func printClaims(stdout io.Writer, runs int, elapsed time.Duration, claims []experiment.Claim, files []string) {
+	fmt.Fprintf(stdout, "%d sessions simulated in %v\n", runs, elapsed.Round(time.Millisecond))
+	for _, c := range claims {
 		mark := "holds"
 		if !c.Holds {
 			mark = "DOES NOT HOLD"
@@ -68,8 +76,54 @@ bandit-node experiment bai --out results/bai --runs 10 --agents 64,128,256,512,1
 		fmt.Fprintf(stdout, "  %-13s %s %s\n", mark, c.Text, c.Note)
 	}
 	fmt.Fprintln(stdout, "wrote:")
-	for _, f := range rep.Files {
+	for _, f := range files {
 		fmt.Fprintln(stdout, "  "+f)
 	}
+}
+
+func runExperimentPFCB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("experiment pfcb", "experiment pfcb [--out DIR] [--rounds T] [--instances N] [--runs N] [--epsilons E,E,...] [--agents N,N,...] [--workers N] [--seed N] [--quiet]", `
+bandit-node experiment pfcb --out results/pfcb --rounds 100000 --instances 5 --runs 3`, stderr)
+	out := fs.String("out", "results/pfcb", "directory for the CSV files, figures (PNG) and written results")
+	rounds := fs.Int64("rounds", 100000, "rounds T of every session")
+	instances := fs.Int("instances", 5, "instances per family (uniform, normal)")
+	runs := fs.Int("runs", 3, "runs per instance")
+	epsilons := fs.String("epsilons", "0.25,0.5,1,2,4,8", "EXP2's privacy budgets")
+	agents := fs.String("agents", "2,4,6,8,10", "EXP3's numbers of agents")
+	workers := fs.Int("workers", 0, "parallel simulations (default: the number of CPUs)")
+	seed := fs.Int64("seed", 1, "first instance seed")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	var eps []float64
+	for _, f := range strings.Split(*epsilons, ",") {
+		e, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+		if err != nil || !(e > 0) {
+			return usageError{fmt.Sprintf("experiment pfcb: --epsilons %q: %q is not a positive number", *epsilons, f)}
+		}
+		eps = append(eps, e)
+	}
+	var ns []int
+	for _, f := range strings.Split(*agents, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 2 {
+			return usageError{fmt.Sprintf("experiment pfcb: --agents %q: %q is not a number of agents (at least 2)", *agents, f)}
+		}
+		ns = append(ns, n)
+	}
+	reg, err := Families()
+	if err != nil {
+		return err
+	}
+	o := experiment.PFCBOptions{Out: *out, Rounds: *rounds, Instances: *instances, Runs: *runs, Epsilons: eps, Agents: ns, Workers: *workers, Seed: *seed}
+	if !*quiet {
+		o.Progress = stderr
+	}
+	rep, err := experiment.RunPFCB(ctx, reg, o)
+	if err != nil {
+		return err
+	}
+	printClaims(stdout, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
 	return nil
 }

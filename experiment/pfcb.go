@@ -1,0 +1,339 @@
+package experiment
+
+import (
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/pfcb"
+)
+
+// PFCBOptions configure the P-FCB experiments.
+type PFCBOptions struct {
+	// Out is the directory the CSV files, figures and written results go to.
+	Out string
+	// Rounds is T (default 100,000).
+	Rounds int64
+	// Instances per family (default 5) and Runs per instance (default 3).
+	Instances, Runs int
+	// Epsilons of EXP2 (default 0.25, 0.5, 1, 2, 4, 8).
+	Epsilons []float64
+	// Agents of EXP3 (default 2, 4, 6, 8, 10).
+	Agents []int
+	// Workers run simulations in parallel (default: the number of CPUs).
+	Workers int
+	// Seed is the first instance seed; instance i uses Seed+i and run r of
+	// it the realisation seed 1000·(Seed+i)+r.
+	Seed int64
+	// Progress receives one line per finished run; nil for none.
+	Progress io.Writer
+}
+
+// pfcbJob is one simulated session of the grid.
+type pfcbJob struct {
+	Exp       string // EXP1, EXP2, EXP3 (a run may serve several)
+	Family    string // uniform, normal
+	Algorithm string
+	Epsilon   float64
+	Agents    int
+	Instance  int
+	Run       int
+}
+
+func (j pfcbJob) key() string {
+	return fmt.Sprintf("%s|%s|%g|%d|%d|%d", j.Family, j.Algorithm, j.Epsilon, j.Agents, j.Instance, j.Run)
+}
+
+// PFCBRun is the outcome of one job.
+type PFCBRun struct {
+	pfcbJob
+	RegretPerAgent float64
+	Violations     int64
+	Curve          []float64
+	CurveEvery     int64
+	EpsilonTotal   float64
+	Elapsed        time.Duration
+}
+
+// PFCBReport is what the experiments produced.
+type PFCBReport struct {
+	Runs    []PFCBRun
+	Elapsed time.Duration
+	Claims  []Claim
+	Files   []string
+}
+
+// RunPFCB runs EXP1 (regret over rounds, n = 10, m = 30), EXP2 (FRR against
+// ε) and EXP3 (per-agent regret against n) of the P-FCB paper on uniform and
+// normal instances, writes CSV files, figures and DIR/pfcb_results.md.
+func RunPFCB(ctx context.Context, reg *protocol.Registry, o PFCBOptions) (*PFCBReport, error) {
+	if o.Rounds <= 0 {
+		o.Rounds = 100000
+	}
+	if o.Instances <= 0 {
+		o.Instances = 5
+	}
+	if o.Runs <= 0 {
+		o.Runs = 3
+	}
+	if len(o.Epsilons) == 0 {
+		o.Epsilons = []float64{0.25, 0.5, 1, 2, 4, 8}
+	}
+	if len(o.Agents) == 0 {
+		o.Agents = []int{2, 4, 6, 8, 10}
+	}
+	if o.Workers <= 0 {
+		o.Workers = runtime.NumCPU()
+	}
+	if err := os.MkdirAll(o.Out, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the output directory: %w", err)
+	}
+	// The grid, each distinct session once.
+	seen := map[string]bool{}
+	var jobs []pfcbJob
+	add := func(j pfcbJob) {
+		if !seen[j.key()] {
+			seen[j.key()] = true
+			jobs = append(jobs, j)
+		}
+	}
+	for _, fam := range []string{"uniform", "normal"} {
+		for inst := range o.Instances {
+			for r := range o.Runs {
+				base := pfcbJob{Family: fam, Agents: 10, Instance: inst, Run: r}
+				for _, alg := range []string{pfcb.AlgFCB, pfcb.AlgNonFederated} {
+					j := base
+					j.Exp, j.Algorithm, j.Epsilon = "EXP1", alg, 0
+					add(j)
+				}
+				for _, eps := range append([]float64{1}, o.Epsilons...) {
+					j := base
+					j.Exp, j.Algorithm, j.Epsilon = "EXP1/2", pfcb.AlgPFCB, eps
+					add(j)
+				}
+				for _, n := range o.Agents {
+					j := base
+					j.Exp, j.Algorithm, j.Epsilon, j.Agents = "EXP3", pfcb.AlgPFCB, 1, n
+					add(j)
+				}
+			}
+		}
+	}
+	start := time.Now()
+	runs := make([]PFCBRun, len(jobs))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var firstErr error
+	next := make(chan int)
+	done := 0
+	for range o.Workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				run, err := simulatePFCB(ctx, reg, jobs[i], o)
+				mu.Lock()
+				if err != nil && firstErr == nil {
+					firstErr = fmt.Errorf("%+v: %w", jobs[i], err)
+				}
+				runs[i] = run
+				done++
+				if o.Progress != nil && err == nil {
+					fmt.Fprintf(o.Progress, "[%d/%d] %-7s %-13s ε=%-4g n=%-2d instance %d run %d: regret/agent %.0f  %v\n", done, len(jobs),
+						jobs[i].Family, jobs[i].Algorithm, jobs[i].Epsilon, jobs[i].Agents, jobs[i].Instance, jobs[i].Run, run.RegretPerAgent, run.Elapsed.Round(time.Millisecond))
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+feed:
+	for i := range jobs {
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			break feed
+		}
+	}
+	close(next)
+	wg.Wait()
+	if firstErr != nil {
+		return nil, firstErr
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	rep := &PFCBReport{Runs: runs, Elapsed: time.Since(start)}
+	files, err := writePFCB(o, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Files = files
+	return rep, nil
+}
+
+func simulatePFCB(ctx context.Context, reg *protocol.Registry, j pfcbJob, o PFCBOptions) (PFCBRun, error) {
+	params := map[string]any{"algorithm": j.Algorithm, "rounds": o.Rounds}
+	if j.Algorithm == pfcb.AlgPFCB {
+		params["epsilon"] = j.Epsilon
+	}
+	instSeed := o.Seed + int64(j.Instance)
+	sim := map[string]any{"agents": int64(j.Agents), "producers": int64(30), "instance": j.Family,
+		"instance_seed": instSeed, "seed": 1000*instSeed + int64(j.Run)}
+	t0 := time.Now()
+	res, err := protocol.Simulate(ctx, reg, &protocol.Spec{Protocol: pfcb.Name, Params: params, Simulation: sim}, protocol.SimOptions{})
+	if err != nil {
+		return PFCBRun{}, err
+	}
+	r := res.Result.(*pfcb.Result)
+	return PFCBRun{pfcbJob: j, RegretPerAgent: r.RegretPerAgent, Violations: r.ConstraintViolations, Curve: r.Curve,
+		CurveEvery: r.CurveEvery, EpsilonTotal: r.EpsilonTotal, Elapsed: time.Since(t0)}, nil
+}
+
+// pfcbMean is the mean regret per agent of the runs matching f.
+func pfcbMean(runs []PFCBRun, f func(PFCBRun) bool) Summary {
+	var xs []float64
+	for _, r := range runs {
+		if f(r) {
+			xs = append(xs, r.RegretPerAgent)
+		}
+	}
+	return Summarize(xs)
+}
+
+func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
+	runs := rep.Runs
+	var files []string
+	runsPath := filepath.Join(o.Out, "pfcb_runs.csv")
+	sorted := append([]PFCBRun(nil), runs...)
+	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].key() < sorted[b].key() })
+	if err := writeCSV(runsPath, []string{"family", "algorithm", "epsilon", "agents", "instance", "run", "regret_per_agent", "constraint_violations", "epsilon_total", "seconds"}, func(w *csv.Writer) error {
+		for _, r := range sorted {
+			if err := w.Write([]string{r.Family, r.Algorithm, strconv.FormatFloat(r.Epsilon, 'g', -1, 64), strconv.Itoa(r.Agents),
+				strconv.Itoa(r.Instance), strconv.Itoa(r.Run), fmt.Sprintf("%.2f", r.RegretPerAgent), strconv.FormatInt(r.Violations, 10),
+				fmt.Sprintf("%.4f", r.EpsilonTotal), fmt.Sprintf("%.2f", r.Elapsed.Seconds())}); err != nil {
+				return err
+			}
+		}
+		return nil
+	}); err != nil {
+		return nil, err
+	}
+	files = append(files, runsPath)
+
+	var b strings.Builder
+	fmt.Fprintf(&b, "# P-FCB: EXP1–3, T = %d, m = 30, %d instances × %d runs per family\n\n", o.Rounds, o.Instances, o.Runs)
+	fmt.Fprintf(&b, "%d simulated sessions in %v on %d workers. α = 0.4, δ = 0.01, t_lo = 200, t_hi = 40,000, ω1 = 0.1, ω2 = 10, ρ = 1, ζ = 0.3 (pure exploration ⌈3 ln(nT)/(2nζ²)⌉ rounds).\n\n",
+		len(runs), rep.Elapsed.Round(time.Second), o.Workers)
+
+	exp1 := func(fam, alg string, eps float64) Summary {
+		return pfcbMean(runs, func(r PFCBRun) bool {
+			return r.Family == fam && r.Algorithm == alg && r.Agents == 10 && (alg != pfcb.AlgPFCB || r.Epsilon == eps)
+		})
+	}
+	b.WriteString("## EXP1: regret per agent at T (n = 10)\n\n| instances | FCB | P-FCB (ε = 1) | Non-federated | P-FCB vs FCB | Non-fed. vs FCB | paper |\n|---|---|---|---|---|---|---|\n")
+	paper := map[string]string{"uniform": "+136%, +233%", "normal": "+235%, +394%"}
+	for _, fam := range []string{"uniform", "normal"} {
+		f, p, nf := exp1(fam, pfcb.AlgFCB, 0), exp1(fam, pfcb.AlgPFCB, 1), exp1(fam, pfcb.AlgNonFederated, 0)
+		fmt.Fprintf(&b, "| %s | %.0f (±%.0f) | %.0f (±%.0f) | %.0f (±%.0f) | %+.0f%% | %+.0f%% | %s |\n", fam, f.Mean, f.High-f.Mean,
+			p.Mean, p.High-p.Mean, nf.Mean, nf.High-nf.Mean, 100*(p.Mean/f.Mean-1), 100*(nf.Mean/f.Mean-1), paper[fam])
+		ok := f.Mean < p.Mean && p.Mean < nf.Mean
+		rep.Claims = append(rep.Claims, Claim{Text: fmt.Sprintf("regret FCB < P-FCB(ε=1) < Non-federated on %s instances", fam), Holds: ok,
+			Note: fmt.Sprintf("%.0f < %.0f < %.0f", f.Mean, p.Mean, nf.Mean)})
+	}
+	b.WriteString("\n## EXP2: FRR = regret(P-FCB, ε) / regret(Non-federated), n = 10\n\n| ε |")
+	eps := append([]float64(nil), o.Epsilons...)
+	sort.Float64s(eps)
+	for _, e := range eps {
+		fmt.Fprintf(&b, " %g |", e)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(eps)) + "\n")
+	frr := map[string][]float64{}
+	for _, fam := range []string{"uniform", "normal"} {
+		nf := exp1(fam, pfcb.AlgNonFederated, 0).Mean
+		fmt.Fprintf(&b, "| %s |", fam)
+		for _, e := range eps {
+			v := exp1(fam, pfcb.AlgPFCB, e).Mean / nf
+			frr[fam] = append(frr[fam], v)
+			fmt.Fprintf(&b, " %.3f |", v)
+		}
+		b.WriteString("\n")
+		below, falling := true, true
+		for i, e := range eps {
+			if e >= 1 && frr[fam][i] >= 1 {
+				below = false
+			}
+			if i > 0 && frr[fam][i] > frr[fam][i-1] {
+				falling = false
+			}
+		}
+		rep.Claims = append(rep.Claims,
+			Claim{Text: fmt.Sprintf("FRR < 1 for ε ≥ 1 on %s instances", fam), Holds: below},
+			Claim{Text: fmt.Sprintf("FRR falls as ε grows on %s instances", fam), Holds: falling, Note: fmt.Sprint(roundAll(frr[fam]))})
+	}
+	b.WriteString("\n## EXP3: regret per agent at T against n (P-FCB, ε = 1)\n\n| n |")
+	for _, n := range o.Agents {
+		fmt.Fprintf(&b, " %d |", n)
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(o.Agents)) + "\n")
+	perN := map[string][]float64{}
+	for _, fam := range []string{"uniform", "normal"} {
+		fmt.Fprintf(&b, "| %s |", fam)
+		for _, n := range o.Agents {
+			s := pfcbMean(runs, func(r PFCBRun) bool {
+				return r.Family == fam && r.Algorithm == pfcb.AlgPFCB && r.Epsilon == 1 && r.Agents == n
+			})
+			perN[fam] = append(perN[fam], s.Mean)
+			fmt.Fprintf(&b, " %.0f (±%.0f) |", s.Mean, s.High-s.Mean)
+		}
+		b.WriteString("\n")
+		falling := true
+		for i := 1; i < len(perN[fam]); i++ {
+			if perN[fam][i] > perN[fam][i-1] {
+				falling = false
+			}
+		}
+		rep.Claims = append(rep.Claims, Claim{Text: fmt.Sprintf("per-agent regret falls as n grows on %s instances", fam), Holds: falling,
+			Note: fmt.Sprint(roundAll(perN[fam]))})
+	}
+	b.WriteString("\n## The paper's claims\n\n")
+	for _, c := range rep.Claims {
+		mark := "holds"
+		if !c.Holds {
+			mark = "does not hold"
+		}
+		fmt.Fprintf(&b, "- %s: **%s**", c.Text, mark)
+		if c.Note != "" {
+			fmt.Fprintf(&b, " (%s)", c.Note)
+		}
+		b.WriteString("\n")
+	}
+	figs, err := plotPFCB(o, runs, eps, frr, perN)
+	if err != nil {
+		return nil, err
+	}
+	files = append(files, figs...)
+	mdPath := filepath.Join(o.Out, "pfcb_results.md")
+	if err := os.WriteFile(mdPath, []byte(b.String()), 0o644); err != nil {
+		return nil, err
+	}
+	return append(files, mdPath), nil
+}
+
+func roundAll(xs []float64) []float64 {
+	out := make([]float64, len(xs))
+	for i, x := range xs {
+		out[i] = math.Round(x*1000) / 1000
+	}
+	return out
+}
