@@ -9,7 +9,6 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
-	"google.golang.org/protobuf/proto"
 )
 
 // cryptoRand is crypto/rand as an io.Reader: the randomness of every role in
@@ -41,52 +40,28 @@ func (s *session) step(m protocol.Message) *abortError {
 
 // drainLocal delivers the messages this node's parties sent each other.
 func (s *session) drainLocal() *abortError {
-	for len(s.queue) > 0 {
-		m := s.queue[0]
-		s.queue = s.queue[1:]
+	for {
+		m, ok := s.transport.nextLocal()
+		if !ok {
+			return nil
+		}
 		if err := s.step(m); err != nil {
 			return err
 		}
 	}
-	return nil
 }
 
-// flush carries out the Ready batch of local party p: messages go to local
-// parties through the queue, to remote ones over the family's stream, to the
-// topic over gossipsub.
+// flush carries out the Ready batch of local party p: its messages go out
+// through the session's transport; its progress and result are recorded.
 func (s *session) flush(p protocol.Party) *abortError {
 	rd := s.roles[p].Ready()
 	for _, m := range rd.Messages {
 		m.From = p
-		if m.Topic {
-			if err := s.publish(m); err != nil {
-				return err
-			}
-			continue
-		}
-		org, ok := s.peerOf[m.To]
-		if !ok {
-			return abortf(true, "%s (%s) addressed a message to %s, which is not a party of the session", p, s.n.cfg.Node.Name, m.To)
-		}
-		if org == s.self {
-			s.queue = append(s.queue, m)
-			continue
-		}
-		frame, err := proto.Marshal(&nodepb.RoleFrame{SessionId: s.id, FromRole: p.Role, FromIndex: uint32(p.Index),
-			ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
-		if err != nil {
-			return abortf(true, "encoding a message of %s: %v", p, err)
-		}
 		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-		err = s.n.roles[s.fam.Name()].Send(ctx, org, frame)
+		err := s.transport.Send(ctx, m)
 		cancel()
 		if err != nil {
-			s.n.metrics.fail("send")
-			return abortf(true, "%s could not send to %s (%s): %v", s.n.cfg.Node.Name, m.To, s.n.nameOf(org), err)
-		}
-		s.n.metrics.count("out", "role", len(frame))
-		if s.n.traceOut != nil {
-			s.n.traceOut(s.id, m)
+			return abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
 		}
 	}
 	if rd.Progress != nil {
@@ -109,36 +84,6 @@ func (s *session) flush(p protocol.Party) *abortError {
 			})
 		}
 		s.n.log.Info("party finished", "session", s.id, "party", p.String())
-	}
-	return nil
-}
-
-// publish sends a topic message to every other party: local ones through the
-// queue, remote ones over gossipsub.
-func (s *session) publish(m protocol.Message) *abortError {
-	for _, q := range s.mine {
-		if q != m.From {
-			c := m
-			c.To = q
-			s.queue = append(s.queue, c)
-		}
-	}
-	if s.topic == nil {
-		return nil
-	}
-	frame, err := proto.Marshal(&nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role, FromIndex: uint32(m.From.Index), Body: m.Body})
-	if err != nil {
-		return abortf(true, "encoding a topic message of %s: %v", m.From, err)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-	defer cancel()
-	if err := s.topic.Publish(ctx, frame); err != nil {
-		s.n.metrics.fail("send")
-		return abortf(true, "%s could not publish on the session topic: %v", s.n.cfg.Node.Name, err)
-	}
-	s.n.metrics.count("out", "topic", len(frame))
-	if s.n.traceOut != nil {
-		s.n.traceOut(s.id, m)
 	}
 	return nil
 }

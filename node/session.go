@@ -78,7 +78,7 @@ type session struct {
 	// owned by main
 	roles        map[protocol.Party]protocol.Role
 	finished     map[protocol.Party]bool
-	queue        []protocol.Message
+	transport    *sessionTransport
 	reports      map[protocol.Party][]byte
 	progress     map[peer.ID]protocol.Progress // initiator: by organization
 	myProgress   map[protocol.Party]protocol.Progress
@@ -114,6 +114,7 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		reports: map[protocol.Party][]byte{}, progress: map[peer.ID]protocol.Progress{},
 		myProgress: map[protocol.Party]protocol.Progress{}, heard: map[peer.ID]*atomic.Int64{},
 		peerOf: map[protocol.Party]peer.ID{}}
+	s.transport = &sessionTransport{s: s}
 	for _, p := range assign.Parties() {
 		s.peerOf[p], _ = peer.Decode(assign.Org(p)) // validated by the caller
 	}
@@ -407,7 +408,7 @@ func (s *session) runRoles() *abortError {
 			return err
 		}
 		select {
-		case m := <-s.inbox:
+		case m := <-s.transport.Incoming():
 			if err := s.step(m); err != nil {
 				return err
 			}

@@ -1,0 +1,96 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/protocol"
+	"google.golang.org/protobuf/proto"
+)
+
+// sessionTransport is protocol.Transport over libp2p for the parties this
+// node plays in one session: a direct message to a remote party goes over
+// the family's long-lived stream to the organization that plays it, a topic
+// message over the session's gossipsub topic, and a message to a party this
+// node plays itself stays in memory. Only the session's goroutine sends;
+// Incoming is fed by the stream and topic handlers.
+type sessionTransport struct {
+	s     *session
+	local []protocol.Message // to this node's own parties, in order
+}
+
+var _ protocol.Transport = (*sessionTransport)(nil)
+
+// Incoming yields the messages from other organizations.
+func (t *sessionTransport) Incoming() <-chan protocol.Message { return t.s.inbox }
+
+// Send implements protocol.Transport.
+func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
+	s := t.s
+	if m.Topic {
+		return t.publish(ctx, m)
+	}
+	org, ok := s.peerOf[m.To]
+	if !ok {
+		return fmt.Errorf("addressed a message to %s, which is not a party of the session", m.To)
+	}
+	if org == s.self {
+		t.local = append(t.local, m)
+		return nil
+	}
+	frame, err := proto.Marshal(&nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role, FromIndex: uint32(m.From.Index),
+		ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
+	if err != nil {
+		return fmt.Errorf("encoding a message: %w", err)
+	}
+	if err := s.n.roles[s.fam.Name()].Send(ctx, org, frame); err != nil {
+		s.n.metrics.fail("send")
+		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
+	}
+	s.n.metrics.count("out", "role", len(frame))
+	if s.n.traceOut != nil {
+		s.n.traceOut(s.id, m)
+	}
+	return nil
+}
+
+// publish sends a topic message to every other party: this node's own ones
+// in memory, the others over gossipsub.
+func (t *sessionTransport) publish(ctx context.Context, m protocol.Message) error {
+	s := t.s
+	for _, q := range s.mine {
+		if q != m.From {
+			c := m
+			c.To = q
+			t.local = append(t.local, c)
+		}
+	}
+	if s.topic == nil {
+		return errors.New("the session has no topic")
+	}
+	frame, err := proto.Marshal(&nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role, FromIndex: uint32(m.From.Index), Body: m.Body})
+	if err != nil {
+		return fmt.Errorf("encoding a topic message: %w", err)
+	}
+	if err := s.topic.Publish(ctx, frame); err != nil {
+		s.n.metrics.fail("send")
+		return fmt.Errorf("could not publish on the session topic: %w", err)
+	}
+	s.n.metrics.count("out", "topic", len(frame))
+	if s.n.traceOut != nil {
+		s.n.traceOut(s.id, m)
+	}
+	return nil
+}
+
+// nextLocal pops the next message to one of this node's own parties.
+func (t *sessionTransport) nextLocal() (protocol.Message, bool) {
+	if len(t.local) == 0 {
+		return protocol.Message{}, false
+	}
+	m := t.local[0]
+	t.local = t.local[1:]
+	return m, true
+}
