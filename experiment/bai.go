@@ -11,7 +11,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
@@ -149,48 +148,22 @@ func RunBAI(ctx context.Context, reg *protocol.Registry, o BAIOptions) (*BAIRepo
 	}
 	start := time.Now()
 	results := make([]BAIRun, len(jobs))
-	errs := make(chan error, len(jobs))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	done := 0
-	for range o.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				j := jobs[i]
-				run, err := simulateBAI(ctx, reg, j.s, j.n, j.r, o)
-				if err != nil {
-					errs <- fmt.Errorf("%s, N = %d, run %d: %w", j.s.Name, j.n, j.r, err)
-					continue
-				}
-				results[i] = run
-				mu.Lock()
-				done++
-				if o.Progress != nil {
-					fmt.Fprintf(o.Progress, "[%d/%d] %-30s N=%-5d run %-2d %9d steps  correct=%v  %v\n", done, len(jobs),
-						j.s.Name, j.n, j.r, run.SampleComplexity, run.Correct, run.Elapsed.Round(time.Millisecond))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for i := range jobs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+	err := parallel(ctx, len(jobs), o.Workers, func(i int) error {
+		j := jobs[i]
+		run, err := simulateBAI(ctx, reg, j.s, j.n, j.r, o)
+		if err != nil {
+			return fmt.Errorf("%s, N = %d, run %d: %w", j.s.Name, j.n, j.r, err)
 		}
-	}
-	close(next)
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
-		return nil, err
-	}
-	if err := ctx.Err(); err != nil {
+		results[i] = run
+		return nil
+	}, func(i, done int) {
+		if o.Progress != nil {
+			j, run := jobs[i], results[i]
+			fmt.Fprintf(o.Progress, "[%d/%d] %-30s N=%-5d run %-2d %9d steps  correct=%v  %v\n", done, len(jobs),
+				j.s.Name, j.n, j.r, run.SampleComplexity, run.Correct, run.Elapsed.Round(time.Millisecond))
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 	rep := &BAIReport{Runs: results, Elapsed: time.Since(start)}

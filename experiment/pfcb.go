@@ -12,7 +12,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
@@ -132,45 +131,21 @@ func RunPFCB(ctx context.Context, reg *protocol.Registry, o PFCBOptions) (*PFCBR
 	}
 	start := time.Now()
 	runs := make([]PFCBRun, len(jobs))
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var firstErr error
-	next := make(chan int)
-	done := 0
-	for range o.Workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range next {
-				run, err := simulatePFCB(ctx, reg, jobs[i], o)
-				mu.Lock()
-				if err != nil && firstErr == nil {
-					firstErr = fmt.Errorf("%+v: %w", jobs[i], err)
-				}
-				runs[i] = run
-				done++
-				if o.Progress != nil && err == nil {
-					fmt.Fprintf(o.Progress, "[%d/%d] %-7s %-13s ε=%-4g n=%-2d instance %d run %d: regret/agent %.0f  %v\n", done, len(jobs),
-						jobs[i].Family, jobs[i].Algorithm, jobs[i].Epsilon, jobs[i].Agents, jobs[i].Instance, jobs[i].Run, run.RegretPerAgent, run.Elapsed.Round(time.Millisecond))
-				}
-				mu.Unlock()
-			}
-		}()
-	}
-feed:
-	for i := range jobs {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			break feed
+	err := parallel(ctx, len(jobs), o.Workers, func(i int) error {
+		run, err := simulatePFCB(ctx, reg, jobs[i], o)
+		if err != nil {
+			return fmt.Errorf("%+v: %w", jobs[i], err)
 		}
-	}
-	close(next)
-	wg.Wait()
-	if firstErr != nil {
-		return nil, firstErr
-	}
-	if err := ctx.Err(); err != nil {
+		runs[i] = run
+		return nil
+	}, func(i, done int) {
+		if o.Progress != nil {
+			j, run := jobs[i], runs[i]
+			fmt.Fprintf(o.Progress, "[%d/%d] %-7s %-13s ε=%-4g n=%-2d instance %d run %d: regret/agent %.0f  %v\n", done, len(jobs),
+				j.Family, j.Algorithm, j.Epsilon, j.Agents, j.Instance, j.Run, run.RegretPerAgent, run.Elapsed.Round(time.Millisecond))
+		}
+	})
+	if err != nil {
 		return nil, err
 	}
 	rep := &PFCBReport{Runs: runs, Elapsed: time.Since(start)}

@@ -1,24 +1,17 @@
 package p2p
 
 import (
-	"os/exec"
-	"strings"
 	"testing"
+
+	"github.com/bandit-node/bandit-node/internal/deptest"
 )
 
-// TestDependencies enforces DESIGN.md's import rules: p2p imports nothing of
-// this module (in particular never node).
+// TestDependencies enforces DESIGN.md's import rules: p2p never imports the
+// daemon or the protocols.
 func TestDependencies(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs go list")
-	}
-	out, err := exec.Command("go", "list", "-deps", ".").Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if strings.HasPrefix(dep, "github.com/bandit-node/bandit-node/") && dep != "github.com/bandit-node/bandit-node/p2p" {
-			t.Errorf("p2p depends on %s; it must import nothing of ours", dep)
-		}
-	}
+	deptest.Forbid(t, ".", map[string]string{
+		"github.com/bandit-node/bandit-node/node":     "imports point downward: node uses p2p",
+		"github.com/bandit-node/bandit-node/protocol": "p2p carries bytes; protocols know nothing of it",
+		"github.com/bandit-node/bandit-node/privacy":  "p2p has no use for it",
+	})
 }

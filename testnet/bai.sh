@@ -11,14 +11,7 @@ agents=${2:-16}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
-cat >"$dir/agent-local.toml" <<'TOML'
-# Every agent's own copy of Problem 1 (Bernoulli arms), 5,000 interactions a second.
-[local.bai.agent]
-reward = "bernoulli"
-arms = [0.7, 0.5, 0.3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
-rate = 5000
-TOML
-BANDIT_TESTNET_LOCAL="$dir/agent-local.toml" BANDIT_TESTNET_BASE_PORT=${BANDIT_TESTNET_BASE_PORT:-26000} \
+BANDIT_TESTNET_LOCAL="$here/problem1-agent.toml" BANDIT_TESTNET_BASE_PORT=${BANDIT_TESTNET_BASE_PORT:-26000} \
   "$here/up.sh" $((agents + 1)) "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 

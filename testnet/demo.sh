@@ -14,14 +14,7 @@ n=${2:-5}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
-cat >"$dir/agent-local.toml" <<'TOML'
-# Each node's own copy of Problem 1, for the BAI session (node1 coordinates and ignores it).
-[local.bai.agent]
-reward = "bernoulli"
-arms = [0.7, 0.5, 0.3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1]
-rate = 5000
-TOML
-BANDIT_TESTNET_LOCAL="$dir/agent-local.toml" "$here/up.sh" "$n" "$dir"
+BANDIT_TESTNET_LOCAL="$here/problem1-agent.toml" "$here/up.sh" "$n" "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
 names=$(seq -f '"node%g"' 1 "$n" | paste -sd, -)

@@ -265,4 +265,3 @@ func (fixedClock) Now() time.Time { return time.Unix(0, 0) }
 type cryptoReader struct{}
 
 func (cryptoReader) Read(b []byte) (int, error) { return cryptoRead(b) }
-
