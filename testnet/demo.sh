@@ -3,7 +3,8 @@
 # session from node1 (every node measures its round-trip time to every other)
 # and print the latency matrix, then a multi-agent best-arm identification
 # session (node1 coordinates, the others are agents, each with its own copy of
-# the paper's Problem 1), and take the testnet down again.
+# the paper's Problem 1), a P-FCB session (every node an agent with its own
+# producers' costs and capacities), and take the testnet down again.
 #
 #   testnet/demo.sh            # DIR defaults to a fresh temporary directory
 #   testnet/demo.sh DIR N      # use DIR and N nodes (N ≥ 4)
@@ -14,7 +15,13 @@ n=${2:-5}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
-BANDIT_TESTNET_LOCAL="$here/problem1-agent.toml" "$here/up.sh" "$n" "$dir"
+# Every node's local data: a BAI agent's copy of Problem 1 and a P-FCB
+# agent's own producers.
+rm -rf "$dir/locals"
+mkdir -p "$dir/locals"
+for i in $(seq 1 "$n"); do cp "$here/problem1-agent.toml" "$dir/locals/node$i.toml"; done
+"$here/pfcb-locals.sh" "$dir/locals" "$n" 10
+BANDIT_TESTNET_LOCAL="$dir/locals" "$here/up.sh" "$n" "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
 names=$(seq -f '"node%g"' 1 "$n" | paste -sd, -)
@@ -48,3 +55,14 @@ delta = 0.25          # M = 2: a global elimination takes 3 of the $((n - 1)) ag
 SPEC
 echo "== best-arm identification (DP-MASE): node1 coordinates $((n - 1)) agents ==" >&2
 "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai.toml" --wait
+
+cat >"$dir/pfcb.toml" <<SPEC
+protocol = "pfcb"
+[roles]
+agent = [$names]
+[params]
+algorithm = "pfcb"
+rounds = 5000
+SPEC
+echo "== P-FCB: $n agents, 10 producers, 5,000 rounds ==" >&2
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/pfcb.toml" --wait

@@ -14,16 +14,8 @@ m=10
 mkdir -p "$dir/locals"
 dir=$(cd "$dir" && pwd)
 
-qualities=$(awk -v m=$m 'BEGIN { srand(42); for (i = 0; i < m; i++) printf "%s%.3f", (i ? ", " : ""), rand() }')
-for i in $(seq 1 "$n"); do
-  awk -v m=$m -v seed=$((100 + i)) -v q="$qualities" 'BEGIN {
-    srand(seed)
-    printf "[local.pfcb.agent]\nqualities = [%s]\n", q
-    printf "costs = ["; for (j = 0; j < m; j++) printf "%s%.3f", (j ? ", " : ""), rand(); printf "]\n"
-    printf "capacities = ["; for (j = 0; j < m; j++) printf "%s%d", (j ? ", " : ""), 1 + int(50 * rand()); printf "]\n"
-    printf "rate = 5000\n"
-  }' >"$dir/locals/node$i.toml"
-done
+rm -rf "$dir/locals"
+"$here/pfcb-locals.sh" "$dir/locals" "$n" "$m"
 BANDIT_TESTNET_LOCAL="$dir/locals" BANDIT_TESTNET_BASE_PORT=${BANDIT_TESTNET_BASE_PORT:-27000} "$here/up.sh" "$n" "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
