@@ -208,7 +208,7 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# P-FCB: EXP1–3, T = %d, m = 30, %d instances × %d runs per family\n\n", o.Rounds, o.Instances, o.Runs)
-	fmt.Fprintf(&b, "%d simulated sessions in %v on %d workers. α = 0.4, δ = 0.01, t_lo = 200, t_hi = 40,000, ω1 = 0.1, ω2 = 10, ρ = 1, ζ = 0.3 (pure exploration ⌈3 ln(nT)/(2nζ²)⌉ rounds).\n\n",
+	fmt.Fprintf(&b, "%d simulated sessions in %v on %d workers. α = 0.4, δ = 0.01, t_lo = 200, t_hi = 40,000, ω1 = 0.1, ω2 = 10, ρ = 1, ζ = 0.3 (pure exploration ⌈3 ln(nT)/(2nζ²)⌉ rounds), oracle margin γ = 0.02.\n\n",
 		len(runs), rep.Elapsed.Round(time.Second), o.Workers)
 
 	exp1 := func(fam, alg string, eps float64) Summary {

@@ -148,7 +148,7 @@ func (a *agent) round() {
 		for i := range a.est {
 			a.est[i].Q = a.ucb(i, logT)
 		}
-		a.l = a.greedy.Solve(a.est, a.p.Rho, a.p.Alpha, a.l)
+		a.l = a.greedy.Solve(a.est, a.p.Rho, a.p.Alpha+a.p.Gamma, a.l)
 	}
 	// Procure, observe the realisations, update (Eq. 9) and score the round.
 	for i, units := range a.l {
