@@ -324,7 +324,7 @@ func (a *agent) finish() {
 	}
 	a.finished = true
 	rep := &pfcbpb.AgentReport{Regret: a.regret, Violations: a.violated, Rounds: a.t, Curve: a.curve, CurveEvery: a.every,
-		Learned: a.learned, Offered: a.offered}
+		Learned: a.learned, Offered: a.offered, Producers: int32(a.m)}
 	body, err := proto.Marshal(rep)
 	if err != nil {
 		panic(fmt.Sprintf("pfcb: marshaling a report: %v", err))

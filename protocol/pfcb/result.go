@@ -72,6 +72,10 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 		if j == 0 {
 			curve = make([]float64, len(r.Curve))
 			res.CurveEvery = r.CurveEvery
+			res.Producers = int(r.Producers)
+		}
+		if int(r.Producers) != res.Producers {
+			return nil, fmt.Errorf("report of %s: %d producers, but agent[0] has %d", party, r.Producers, res.Producers)
 		}
 		if len(r.Curve) != len(curve) {
 			return nil, fmt.Errorf("report of %s: regret curve of %d points, want %d", party, len(r.Curve), len(curve))

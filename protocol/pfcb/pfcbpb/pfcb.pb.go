@@ -164,6 +164,7 @@ type AgentReport struct {
 	CurveEvery    int64                  `protobuf:"varint,5,opt,name=curve_every,json=curveEvery,proto3" json:"curve_every,omitempty"`
 	Learned       int64                  `protobuf:"varint,6,opt,name=learned,proto3" json:"learned,omitempty"` // shares accepted by CheckandUpdate
 	Offered       int64                  `protobuf:"varint,7,opt,name=offered,proto3" json:"offered,omitempty"` // shares received
+	Producers     int32                  `protobuf:"varint,8,opt,name=producers,proto3" json:"producers,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -247,6 +248,13 @@ func (x *AgentReport) GetOffered() int64 {
 	return 0
 }
 
+func (x *AgentReport) GetProducers() int32 {
+	if x != nil {
+		return x.Producers
+	}
+	return 0
+}
+
 var File_pfcb_proto protoreflect.FileDescriptor
 
 const file_pfcb_proto_rawDesc = "" +
@@ -259,7 +267,7 @@ const file_pfcb_proto_rawDesc = "" +
 	"\x05Share\x12\x12\n" +
 	"\x04comm\x18\x01 \x01(\rR\x04comm\x12\f\n" +
 	"\x01w\x18\x02 \x03(\x01R\x01w\x12\f\n" +
-	"\x01y\x18\x03 \x03(\x01R\x01y\"\xc8\x01\n" +
+	"\x01y\x18\x03 \x03(\x01R\x01y\"\xe6\x01\n" +
 	"\vAgentReport\x12\x16\n" +
 	"\x06regret\x18\x01 \x01(\x01R\x06regret\x12\x1e\n" +
 	"\n" +
@@ -270,7 +278,8 @@ const file_pfcb_proto_rawDesc = "" +
 	"\vcurve_every\x18\x05 \x01(\x03R\n" +
 	"curveEvery\x12\x18\n" +
 	"\alearned\x18\x06 \x01(\x03R\alearned\x12\x18\n" +
-	"\aoffered\x18\a \x01(\x03R\aofferedB9Z7github.com/bandit-node/bandit-node/protocol/pfcb/pfcbpbb\x06proto3"
+	"\aoffered\x18\a \x01(\x03R\aoffered\x12\x1c\n" +
+	"\tproducers\x18\b \x01(\x05R\tproducersB9Z7github.com/bandit-node/bandit-node/protocol/pfcb/pfcbpbb\x06proto3"
 
 var (
 	file_pfcb_proto_rawDescOnce sync.Once
