@@ -123,9 +123,10 @@ type ResultFormatter interface {
 
 // Grader is implemented by families that can grade a simulated session
 // against the ground truth of its [simulation] table (the true means, say),
-// which no participant of a real session knows. The simulator passes the
-// table without its own keys and the combined result, and reports what
-// Grade returns.
+// which no participant of a real session knows, or against a plain reference
+// run from the same seed. The simulator passes the table without its own
+// keys, the seed, the parsed params and the combined result, and reports
+// what Grade returns.
 type Grader interface {
-	Grade(raw map[string]any, result any) (any, error)
+	Grade(raw map[string]any, seed int64, params any, result any) (any, error)
 }

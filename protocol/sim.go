@@ -195,7 +195,7 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 		return nil, fmt.Errorf("combining reports: %w", err)
 	}
 	if g, ok := f.(Grader); ok {
-		if res, err = g.Grade(rest, res); err != nil {
+		if res, err = g.Grade(rest, simCfg.seed, params, res); err != nil {
 			return nil, fmt.Errorf("grading the result: %w", err)
 		}
 	}

@@ -157,7 +157,7 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 
 // Grade implements protocol.Grader: the true means, and whether the answer
 // is a best arm.
-func (Family) Grade(raw map[string]any, result any) (any, error) {
+func (Family) Grade(raw map[string]any, _ int64, _ any, result any) (any, error) {
 	res, ok := result.(*Result)
 	if !ok {
 		return nil, fmt.Errorf("bai: result of type %T", result)

@@ -15,6 +15,7 @@ import (
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
+	"github.com/bandit-node/bandit-node/protocol/samba"
 )
 
 // Version is the program's version, set at link time with
@@ -23,7 +24,7 @@ var Version = "0.1.0-dev"
 
 // Families builds the registry of every protocol family this build knows.
 func Families() (*protocol.Registry, error) {
-	return protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{})
+	return protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{}, samba.Family{})
 }
 
 // command is one subcommand.

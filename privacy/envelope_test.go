@@ -1,0 +1,235 @@
+package privacy
+
+import (
+	"bytes"
+	"errors"
+	"math/rand/v2"
+	"testing"
+)
+
+func testEnvelopeKey(t testing.TB, seed byte) EnvelopeKey {
+	t.Helper()
+	k, err := NewEnvelopeKey(rand.NewChaCha8([32]byte{seed}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+var testHeader = Header{Session: "sess-1", Step: 3, Iteration: 7, From: "owner/2", To: "comp"}
+
+func TestEnvelopeRoundTrip(t *testing.T) {
+	key := testEnvelopeKey(t, 1)
+	rng := rand.NewChaCha8([32]byte{1})
+	env, err := NewEnvelope(key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, pt := range [][]byte{nil, {}, []byte("x"), bytes.Repeat([]byte{0xab}, 1000)} {
+		sealed, err := Seal(rng, key, testHeader, pt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sealed) != len(pt)+EnvelopeOverhead {
+			t.Errorf("sealed %d bytes into %d, want %d", len(pt), len(sealed), len(pt)+EnvelopeOverhead)
+		}
+		got, err := Open(key, testHeader, sealed)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, pt) {
+			t.Errorf("Open = %x, want %x", got, pt)
+		}
+		// The Envelope type and the functions interoperate.
+		if got, err := env.Open(testHeader, sealed); err != nil || !bytes.Equal(got, pt) {
+			t.Errorf("Envelope.Open = %x, %v", got, err)
+		}
+		sealed2, err := env.Seal(rng, testHeader, pt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, err := Open(key, testHeader, sealed2); err != nil || !bytes.Equal(got, pt) {
+			t.Errorf("Open(Envelope.Seal) = %x, %v", got, err)
+		}
+	}
+}
+
+func TestEnvelopeHeaderBinding(t *testing.T) {
+	key := testEnvelopeKey(t, 2)
+	sealed, err := Seal(rand.NewChaCha8([32]byte{2}), key, testHeader, []byte("masked score"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	change := func(f func(*Header)) Header {
+		h := testHeader
+		f(&h)
+		return h
+	}
+	tests := []struct {
+		name string
+		h    Header
+	}{
+		{"session", change(func(h *Header) { h.Session = "sess-2" })},
+		{"session empty", change(func(h *Header) { h.Session = "" })},
+		{"step", change(func(h *Header) { h.Step++ })},
+		{"step high bit", change(func(h *Header) { h.Step |= 1 << 63 })},
+		{"iteration", change(func(h *Header) { h.Iteration-- })},
+		{"from", change(func(h *Header) { h.From = "owner/3" })},
+		{"to", change(func(h *Header) { h.To = "controller" })},
+		{"from and to swapped", change(func(h *Header) { h.From, h.To = h.To, h.From })},
+		// Length prefixes keep field boundaries apart.
+		{"boundary moved", change(func(h *Header) { h.Session, h.From = "sess-1owner/2", "" })},
+		{"everything", Header{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if _, err := Open(key, tt.h, sealed); !errors.Is(err, ErrEnvelopeAuth) {
+				t.Errorf("err = %v, want ErrEnvelopeAuth", err)
+			}
+		})
+	}
+	if _, err := Open(testEnvelopeKey(t, 3), testHeader, sealed); !errors.Is(err, ErrEnvelopeAuth) {
+		t.Errorf("wrong key: err = %v, want ErrEnvelopeAuth", err)
+	}
+}
+
+func TestEnvelopeAssociatedDataIsUnambiguous(t *testing.T) {
+	a, _ := Header{Session: "ab", From: "c"}.associatedData()
+	b, _ := Header{Session: "a", From: "bc"}.associatedData()
+	if bytes.Equal(a, b) {
+		t.Error("different headers share associated data")
+	}
+}
+
+func TestEnvelopeTamper(t *testing.T) {
+	key := testEnvelopeKey(t, 4)
+	sealed, err := Seal(rand.NewChaCha8([32]byte{4}), key, testHeader, []byte("sixteen byte msg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range len(sealed) * 8 {
+		bad := bytes.Clone(sealed)
+		bad[i/8] ^= 1 << (i % 8)
+		if _, err := Open(key, testHeader, bad); !errors.Is(err, ErrEnvelopeAuth) {
+			t.Fatalf("bit %d flipped: err = %v, want ErrEnvelopeAuth", i, err)
+		}
+	}
+	for n := range len(sealed) {
+		_, err := Open(key, testHeader, sealed[:n])
+		want := ErrEnvelopeAuth
+		if n < EnvelopeOverhead {
+			want = ErrEnvelopeTooShort
+		}
+		if !errors.Is(err, want) {
+			t.Errorf("truncated to %d bytes: err = %v, want %v", n, err, want)
+		}
+	}
+	if _, err := Open(key, testHeader, append(bytes.Clone(sealed), 0)); !errors.Is(err, ErrEnvelopeAuth) {
+		t.Errorf("extended by a byte: err = %v, want ErrEnvelopeAuth", err)
+	}
+}
+
+func TestEnvelopeFreshNonce(t *testing.T) {
+	key := testEnvelopeKey(t, 5)
+	rng := rand.NewChaCha8([32]byte{5})
+	msg := []byte("same message")
+	a, err := Seal(rng, key, testHeader, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Seal(rng, key, testHeader, msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Equal(a, b) || bytes.Equal(a[:EnvelopeNonceSize], b[:EnvelopeNonceSize]) {
+		t.Error("two seals of the same message share a nonce")
+	}
+}
+
+func TestEnvelopeRandomnessFailure(t *testing.T) {
+	if _, err := NewEnvelopeKey(bytes.NewReader(make([]byte, 31))); err == nil {
+		t.Error("NewEnvelopeKey succeeded on a short read")
+	}
+	if _, err := Seal(bytes.NewReader(nil), EnvelopeKey{}, testHeader, []byte("x")); err == nil {
+		t.Error("Seal succeeded without randomness")
+	}
+}
+
+func FuzzOpen(f *testing.F) {
+	key := testEnvelopeKey(f, 6)
+	sealed, err := Seal(rand.NewChaCha8([32]byte{6}), key, testHeader, []byte("payload"))
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Add(sealed, "sess-1", uint64(3), uint32(7), "owner/2", "comp")
+	f.Add([]byte{}, "", uint64(0), uint32(0), "", "")
+	f.Add(make([]byte, EnvelopeOverhead), "s", uint64(1), uint32(1), "a", "b")
+	env, err := NewEnvelope(key)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, b []byte, session string, step uint64, iter uint32, from, to string) {
+		h := Header{Session: session, Step: step, Iteration: iter, From: from, To: to}
+		pt, err := env.Open(h, b)
+		if err == nil && (h != testHeader || !bytes.Equal(b, sealed) || string(pt) != "payload") {
+			t.Errorf("forged envelope opened: header %+v, %x", h, b)
+		}
+	})
+}
+
+// BenchmarkSeal and BenchmarkOpen measure 64-byte payloads, both with an
+// Envelope (cipher built once) and with the package functions (cipher built
+// per call).
+func BenchmarkSeal(b *testing.B) {
+	key := testEnvelopeKey(b, 7)
+	env, err := NewEnvelope(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	rng := rand.NewChaCha8([32]byte{7})
+	msg := make([]byte, 64)
+	b.Run("Envelope", func(b *testing.B) {
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			if _, err := env.Seal(rng, testHeader, msg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("func", func(b *testing.B) {
+		b.SetBytes(int64(len(msg)))
+		for b.Loop() {
+			if _, err := Seal(rng, key, testHeader, msg); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
+
+func BenchmarkOpen(b *testing.B) {
+	key := testEnvelopeKey(b, 8)
+	env, err := NewEnvelope(key)
+	if err != nil {
+		b.Fatal(err)
+	}
+	sealed, err := env.Seal(rand.NewChaCha8([32]byte{8}), testHeader, make([]byte, 64))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("Envelope", func(b *testing.B) {
+		b.SetBytes(64)
+		for b.Loop() {
+			if _, err := env.Open(testHeader, sealed); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("func", func(b *testing.B) {
+		b.SetBytes(64)
+		for b.Loop() {
+			if _, err := Open(key, testHeader, sealed); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}

@@ -1,0 +1,84 @@
+package samba
+
+import (
+	"bufio"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
+)
+
+// ArmSource is a data owner's arm: each pull draws a reward of 0 or 1.
+type ArmSource interface {
+	Pull(r *randsrc.Source) int
+}
+
+// Bernoulli is an arm whose rewards are Bernoulli(Mu).
+type Bernoulli struct{ Mu float64 }
+
+// Pull implements ArmSource.
+func (b Bernoulli) Pull(r *randsrc.Source) int {
+	if r.Float() < b.Mu {
+		return 1
+	}
+	return 0
+}
+
+// Ratings replays real data: each pull samples one of the item's ratings,
+// with replacement, and the reward is 1 when it is at least Threshold.
+type Ratings struct {
+	Ratings   []float64
+	Threshold float64
+}
+
+// Pull implements ArmSource.
+func (x Ratings) Pull(r *randsrc.Source) int {
+	i := int(r.Float() * float64(len(x.Ratings)))
+	if x.Ratings[min(i, len(x.Ratings)-1)] >= x.Threshold {
+		return 1
+	}
+	return 0
+}
+
+// maxRatings bounds a ratings file.
+const maxRatings = 10_000_000
+
+// LoadRatings reads a ratings file: one rating per line, or the last field of
+// a comma-separated line; blank lines and lines starting with # are skipped,
+// and so is a first line that is not a number (a header).
+func LoadRatings(path string, threshold float64) (Ratings, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return Ratings{}, fmt.Errorf("ratings file: %w", err)
+	}
+	defer f.Close()
+	var out []float64
+	sc := bufio.NewScanner(f)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		fields := strings.Split(text, ",")
+		v, err := strconv.ParseFloat(strings.TrimSpace(fields[len(fields)-1]), 64)
+		if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+			if line == 1 {
+				continue // a header
+			}
+			return Ratings{}, fmt.Errorf("%s:%d: %q is not a rating", path, line, text)
+		}
+		if out = append(out, v); len(out) > maxRatings {
+			return Ratings{}, fmt.Errorf("%s: more than %d ratings", path, maxRatings)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return Ratings{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if len(out) == 0 {
+		return Ratings{}, fmt.Errorf("%s holds no ratings", path)
+	}
+	return Ratings{Ratings: out, Threshold: threshold}, nil
+}

@@ -1,0 +1,159 @@
+package samba
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/bandit-node/bandit-node/privacy"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
+)
+
+// controller is the Controller (Figure 6(b)): it sees nothing but
+// ciphertexts. It draws seed_α and seed_ε for the data owners, gathers each
+// step's K sealed scores, forwards them to comp under a fresh uniformly random
+// permutation σ_t, routes comp's sealed bits back through σ_t⁻¹, and at the
+// end multiplies the data owners' Paillier ciphertexts into E(Σ s_i) for the
+// data customer.
+type controller struct {
+	base
+	perm        *rand.Rand
+	pk          *privacy.PublicKey
+	t           uint64
+	l           int
+	boxes       [][]byte
+	got         int
+	sigma       []int
+	sums        []bool
+	nsums       int
+	pendingSums [][]byte
+	inStep      bool
+}
+
+func newController(cfg protocol.RoleConfig) (*controller, error) {
+	b, err := newBase(cfg)
+	if err != nil {
+		return nil, err
+	}
+	s, err := stream(cfg.Rand)
+	if err != nil {
+		return nil, err
+	}
+	return &controller{base: b, perm: rand.New(s), t: uint64(b.k) + 1, l: 1, boxes: make([][]byte, b.k), sums: make([]bool, b.k)}, nil
+}
+
+// Start sends the data owners seed_α and seed_ε (Step 1).
+func (c *controller) Start() error {
+	seedAlpha := make([]byte, 32)
+	if _, err := c.cfg.Rand.Read(seedAlpha); err != nil {
+		return fmt.Errorf("drawing seed_α: %w", err)
+	}
+	seedEps := make([]byte, 32)
+	for i := range seedEps {
+		seedEps[i] = byte(c.perm.Uint32())
+	}
+	for i := range c.k {
+		c.send(protocol.Party{Role: RoleOwner, Index: i}, &sambapb.Message{Kind: &sambapb.Message_Seeds{Seeds: &sambapb.Seeds{Alpha: seedAlpha, Epsilon: seedEps}}})
+	}
+	return nil
+}
+
+// Step handles scores, bits, sums and the public key.
+func (c *controller) Step(m protocol.Message) error {
+	msg, err := decode(m)
+	if err != nil {
+		return err
+	}
+	owner := m.From.Role == RoleOwner && m.From.Index >= 0 && m.From.Index < c.k
+	switch k := msg.Kind.(type) {
+	case *sambapb.Message_PublicKey:
+		if m.From != customerParty || c.pk != nil {
+			return fmt.Errorf("a public key from %s", m.From)
+		}
+		if c.pk, err = privacy.UnmarshalPublicKey(k.PublicKey.N); err != nil {
+			return fmt.Errorf("the data customer's public key: %w", err)
+		}
+		return c.maybeTotal()
+	case *sambapb.Message_Score:
+		if !owner {
+			return fmt.Errorf("a score from %s", m.From)
+		}
+		return c.stepScore(m.From.Index, k.Score)
+	case *sambapb.Message_Bits:
+		if m.From != compParty {
+			return fmt.Errorf("bits from %s", m.From)
+		}
+		return c.stepBits(k.Bits)
+	case *sambapb.Message_Sum:
+		if !owner || c.t <= uint64(c.p.Budget) || c.sums[m.From.Index] {
+			return fmt.Errorf("an unexpected sum from %s", m.From)
+		}
+		c.sums[m.From.Index] = true
+		c.nsums++
+		c.pendingSums = append(c.pendingSums, k.Sum.C)
+		return c.maybeTotal()
+	}
+	return fmt.Errorf("%s sent the controller a message it never takes", m.From)
+}
+
+func (c *controller) stepScore(i int, s *sambapb.Sealed) error {
+	if s.T != c.t || int(s.L) != c.l || c.boxes[i] != nil || c.inStep {
+		return fmt.Errorf("a score of step %d iteration %d from data_owner[%d], but the controller is at step %d iteration %d", s.T, s.L, i, c.t, c.l)
+	}
+	c.boxes[i] = s.Box
+	c.got++
+	if c.got < c.k {
+		return nil
+	}
+	// Step 3: a fresh uniformly random permutation σ_t.
+	c.sigma = c.perm.Perm(c.k)
+	batch := &sambapb.Batch{T: c.t, L: uint32(c.l), Boxes: make([][]byte, c.k)}
+	for j, i := range c.sigma {
+		batch.Boxes[j] = c.boxes[i]
+		c.boxes[i] = nil
+	}
+	c.got = 0
+	c.inStep = true
+	c.send(compParty, &sambapb.Message{Kind: &sambapb.Message_Scores{Scores: batch}})
+	return nil
+}
+
+func (c *controller) stepBits(b *sambapb.Batch) error {
+	if !c.inStep || b.T != c.t || int(b.L) != c.l || len(b.Boxes) != c.k {
+		return fmt.Errorf("bits of step %d iteration %d (%d of them), but the controller waits for step %d iteration %d", b.T, b.L, len(b.Boxes), c.t, c.l)
+	}
+	// Step 5: σ_t⁻¹.
+	for j, i := range c.sigma {
+		c.send(protocol.Party{Role: RoleOwner, Index: i}, &sambapb.Message{Kind: &sambapb.Message_Bit{Bit: &sambapb.Sealed{T: c.t, L: uint32(c.l), Box: b.Boxes[j]}}})
+	}
+	c.inStep = false
+	if c.l < c.alg.Iterations() {
+		c.l++
+	} else {
+		c.t, c.l = c.t+1, 1
+	}
+	return nil
+}
+
+// maybeTotal multiplies the data owners' E(s_i) once all are in (Step 7).
+func (c *controller) maybeTotal() error {
+	if c.pk == nil || c.nsums < c.k || c.finished {
+		return nil
+	}
+	var total *privacy.Ciphertext
+	for _, raw := range c.pendingSums {
+		ct, err := c.pk.ParseCiphertext(raw)
+		if err != nil {
+			return fmt.Errorf("a data owner's encrypted sum: %w", err)
+		}
+		if total == nil {
+			total = ct
+		} else {
+			total = c.pk.Add(total, ct)
+			c.rep.PaillierOps++
+		}
+	}
+	c.send(customerParty, &sambapb.Message{Kind: &sambapb.Message_Total{Total: &sambapb.Paillier{C: total.Bytes(c.pk)}}})
+	c.finish(nil)
+	return nil
+}

@@ -1,0 +1,162 @@
+// Package samba is SAMBA, secure federated cumulative-reward maximization
+// (Ciucanu, Lafourcade, Marcadet, Soare, JAIR 2022): K data owners each hold
+// one arm; a data customer buys a budget of N pulls and learns the
+// cumulative reward and nothing else; a controller and comp share the
+// server's work so that the controller sees only ciphertexts and comp sees
+// only permuted, masked scores. Six algorithms: ε-greedy (fixed and
+// decreasing ε), UCB, Thompson sampling, softmax and pursuit.
+//
+// What each role learns (Figure 7): a data owner, its own arm's rewards and
+// pulls; the data customer, the cumulative reward; the controller,
+// ciphertexts only (AES-GCM for comp, Paillier for the data customer) and the
+// permutations it drew; comp, each iteration's permuted masked scores (their
+// order, and for a probability matching their ratios) and which position it
+// picked, never which data owner is where.
+package samba
+
+import (
+	"fmt"
+
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+// Name is the family's name in specs.
+const Name = "samba"
+
+// MaxOwners bounds K.
+const MaxOwners = 1000
+
+// Family is the SAMBA protocol family.
+type Family struct{}
+
+var _ protocol.Family = Family{}
+
+// Name implements protocol.Family.
+func (Family) Name() string { return Name }
+
+// Roles implements protocol.Family.
+func (Family) Roles() []protocol.RoleSpec {
+	return []protocol.RoleSpec{
+		{Name: RoleCustomer, Min: 1, Max: 1, Doc: "buys the budget, holds the Paillier key, learns the cumulative reward"},
+		{Name: RoleController, Min: 1, Max: 1, Doc: "routes ciphertexts and permutes the scores"},
+		{Name: RoleComp, Min: 1, Max: 1, Doc: "compares permuted, masked scores"},
+		{Name: RoleOwner, Min: 2, Max: MaxOwners, Doc: "holds one arm"},
+	}
+}
+
+// ParseParams implements protocol.Family.
+func (Family) ParseParams(raw map[string]any) (any, error) {
+	p := DefaultParams()
+	if err := protocol.DecodeTable("params", raw, &p); err != nil {
+		return nil, err
+	}
+	if err := p.validate(); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// ownerConfig is the [local.samba.data_owner] table.
+type ownerConfig struct {
+	Bernoulli *float64 `toml:"bernoulli"`
+	Ratings   string   `toml:"ratings"`
+	Threshold float64  `toml:"threshold"`
+}
+
+// DecodeLocal implements protocol.Family.
+func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
+	if role != RoleOwner {
+		if decode != nil {
+			var none struct{}
+			if err := decode(&none); err != nil {
+				return nil, fmt.Errorf("role %s needs no local data: %w", role, err)
+			}
+		}
+		return nil, nil
+	}
+	if decode == nil {
+		return nil, fmt.Errorf("a data owner needs its arm: bernoulli = μ, or ratings = FILE (and threshold)")
+	}
+	var c ownerConfig
+	if err := decode(&c); err != nil {
+		return nil, err
+	}
+	switch {
+	case c.Bernoulli != nil && c.Ratings == "":
+		if !(*c.Bernoulli >= 0 && *c.Bernoulli <= 1) {
+			return nil, fmt.Errorf("local.samba.data_owner.bernoulli: %v is not a mean in [0, 1]", *c.Bernoulli)
+		}
+		return Bernoulli{Mu: *c.Bernoulli}, nil
+	case c.Ratings != "" && c.Bernoulli == nil:
+		if c.Threshold == 0 {
+			c.Threshold = 4
+		}
+		r, err := LoadRatings(c.Ratings, c.Threshold)
+		if err != nil {
+			return nil, fmt.Errorf("local.samba.data_owner.ratings: %w", err)
+		}
+		return r, nil
+	}
+	return nil, fmt.Errorf("local.samba.data_owner: give exactly one of bernoulli and ratings")
+}
+
+// simulation is the samba part of a spec's [simulation] table.
+type simulation struct {
+	Arms []float64 `toml:"arms"`
+}
+
+func parseSimulation(raw map[string]any) (simulation, error) {
+	var s simulation
+	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
+		return s, err
+	}
+	if len(s.Arms) < 2 || len(s.Arms) > MaxOwners {
+		return s, fmt.Errorf("simulation.arms: give the means of 2 to %d arms, got %d", MaxOwners, len(s.Arms))
+	}
+	for i, m := range s.Arms {
+		if !(m >= 0 && m <= 1) {
+			return s, fmt.Errorf("simulation.arms[%d]: %v is not a mean in [0, 1]", i, m)
+		}
+	}
+	return s, nil
+}
+
+// PrepareSimulation implements protocol.Family: one data owner per mean of
+// simulation.arms, Bernoulli arms.
+func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
+	s, err := parseSimulation(raw)
+	if err != nil {
+		return protocol.Assignment{}, nil, err
+	}
+	a := roles
+	if len(a.Roles) == 0 {
+		owners := make([]string, len(s.Arms))
+		for i := range owners {
+			owners[i] = fmt.Sprintf("do%d", i+1)
+		}
+		a = protocol.Assignment{Roles: map[string][]string{RoleCustomer: {"dc"}, RoleController: {"controller"}, RoleComp: {"comp"}, RoleOwner: owners}}
+	} else if a.Count(RoleOwner) != len(s.Arms) {
+		return protocol.Assignment{}, nil, fmt.Errorf("simulation.arms: %d means for %d data owners", len(s.Arms), a.Count(RoleOwner))
+	}
+	locals := map[protocol.Party]any{}
+	for i, mu := range s.Arms {
+		locals[protocol.Party{Role: RoleOwner, Index: i}] = Bernoulli{Mu: mu}
+	}
+	return a, locals, nil
+}
+
+// NewRole implements protocol.Family.
+func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	switch cfg.Self.Role {
+	case RoleCustomer:
+		return newCustomer(cfg)
+	case RoleController:
+		return newController(cfg)
+	case RoleComp:
+		return newComp(cfg)
+	case RoleOwner:
+		arm, _ := cfg.Local.(ArmSource)
+		return newDataOwner(cfg, arm)
+	}
+	return nil, fmt.Errorf("samba has no role %q", cfg.Self.Role)
+}

@@ -1,0 +1,165 @@
+package samba
+
+import (
+	"fmt"
+	"math/big"
+
+	"github.com/bandit-node/bandit-node/privacy"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
+	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
+)
+
+// dataOwner is data owner DO_i (Figure 6(a)): it holds arm i, computes its
+// score each step and iteration, sends it masked and sealed for comp to the
+// controller, and pulls its arm when its bit says so. At the end it sends its
+// sum of rewards encrypted with the data customer's Paillier key.
+type dataOwner struct {
+	base
+	i      int
+	arm    ArmSource
+	decide *randsrc.Source
+	sc     ScoreContext
+
+	pk        *privacy.PublicKey
+	seedAlpha []byte
+	seedEps   []byte
+	key       *privacy.EnvelopeKey
+	started   bool
+
+	t     uint64
+	l     int
+	pulls []uint64
+}
+
+func newDataOwner(cfg protocol.RoleConfig, arm ArmSource) (*dataOwner, error) {
+	b, err := newBase(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if arm == nil {
+		return nil, fmt.Errorf("a data owner needs its arm: configure [local.samba.data_owner] (bernoulli mean or ratings file)")
+	}
+	d := &dataOwner{base: b, i: cfg.Self.Index, arm: arm}
+	s, err := stream(cfg.Rand)
+	if err != nil {
+		return nil, err
+	}
+	d.decide = randsrc.New(s)
+	d.sc = ScoreContext{K: int64(b.k), Params: b.p, Rand: d.decide, P: 1 / float64(b.k)}
+	return d, nil
+}
+
+// Start pulls the arm once (Figure 3's initialisation: arm i at step i).
+func (d *dataOwner) Start() error {
+	d.pull(uint64(d.i + 1))
+	return nil
+}
+
+func (d *dataOwner) pull(t uint64) {
+	r := d.arm.Pull(d.decide)
+	d.sc.S += int64(r)
+	d.sc.N++
+	if d.cfg.Simulated {
+		d.pulls = append(d.pulls, t)
+	}
+}
+
+// Step handles the setup messages and the bits.
+func (d *dataOwner) Step(m protocol.Message) error {
+	msg, err := decode(m)
+	if err != nil {
+		return err
+	}
+	switch k := msg.Kind.(type) {
+	case *sambapb.Message_PublicKey:
+		if m.From != customerParty || d.pk != nil {
+			return fmt.Errorf("a public key from %s", m.From)
+		}
+		if d.pk, err = privacy.UnmarshalPublicKey(k.PublicKey.N); err != nil {
+			return fmt.Errorf("the data customer's public key: %w", err)
+		}
+	case *sambapb.Message_Seeds:
+		if m.From != controllerParty || d.seedAlpha != nil || len(k.Seeds.Alpha) != 32 || len(k.Seeds.Epsilon) != 32 {
+			return fmt.Errorf("bad or repeated seeds from %s", m.From)
+		}
+		d.seedAlpha, d.seedEps = k.Seeds.Alpha, k.Seeds.Epsilon
+	case *sambapb.Message_AesKey:
+		if m.From != compParty || d.key != nil || len(k.AesKey.Key) != 32 {
+			return fmt.Errorf("bad or repeated AES key from %s", m.From)
+		}
+		var key privacy.EnvelopeKey
+		copy(key[:], k.AesKey.Key)
+		d.key = &key
+	case *sambapb.Message_Bit:
+		if m.From != controllerParty {
+			return fmt.Errorf("a bit from %s", m.From)
+		}
+		return d.stepBit(k.Bit)
+	default:
+		return fmt.Errorf("%s sent a data owner a message it never takes", m.From)
+	}
+	if !d.started && d.pk != nil && d.seedAlpha != nil && d.key != nil {
+		d.started = true
+		d.t, d.l = uint64(d.k)+1, 1
+		return d.next()
+	}
+	return nil
+}
+
+// next sends the score of (t, l), or, past the budget, E(s_i).
+func (d *dataOwner) next() error {
+	if d.t > uint64(d.p.Budget) {
+		c, err := d.pk.Encrypt(d.cfg.Rand, big.NewInt(d.sc.S))
+		if err != nil {
+			return fmt.Errorf("encrypting the sum of rewards: %w", err)
+		}
+		d.rep.PaillierOps++
+		d.send(controllerParty, &sambapb.Message{Kind: &sambapb.Message_Sum{Sum: &sambapb.Paillier{C: c.Bytes(d.pk)}}})
+		d.rep.Pulls = d.pulls
+		d.finish(OwnerOutcome{Sum: d.sc.S, Pulls: d.sc.N})
+		return nil
+	}
+	d.sc.T, d.sc.L = int64(d.t), d.l
+	d.sc.Coin = coinFor(d.seedEps, d.t)
+	v := maskFor(d.seedAlpha, d.t, d.l, d.alg.Matching(d.l)).apply(d.alg.ComputeScore(&d.sc))
+	box, err := privacy.Seal(d.cfg.Rand, *d.key, header(d.cfg.SessionID, d.t, d.l, RoleOwner, RoleComp), encodeFloat(v))
+	if err != nil {
+		return err
+	}
+	d.rep.AesOps++
+	d.send(controllerParty, &sambapb.Message{Kind: &sambapb.Message_Score{Score: &sambapb.Sealed{T: d.t, L: uint32(d.l), Box: box}}})
+	return nil
+}
+
+func (d *dataOwner) stepBit(b *sambapb.Sealed) error {
+	if !d.started || b.T != d.t || int(b.L) != d.l {
+		return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", b.T, b.L, d.t, d.l)
+	}
+	plain, err := privacy.Open(*d.key, header(d.cfg.SessionID, d.t, d.l, RoleComp, RoleOwner), b.Box)
+	if err != nil {
+		return fmt.Errorf("the bit of step %d iteration %d does not open: %w", d.t, d.l, err)
+	}
+	d.rep.AesOps++
+	if len(plain) != 1 || plain[0] > 1 {
+		return fmt.Errorf("the bit of step %d iteration %d is not a bit", d.t, d.l)
+	}
+	bit := plain[0] == 1
+	if d.l < d.alg.Iterations() {
+		d.alg.AfterIteration(d.l, bit, &d.sc)
+		d.l++
+		return d.next()
+	}
+	if bit {
+		d.pull(d.t)
+	}
+	d.t, d.l = d.t+1, 1
+	return d.next()
+}
+
+// OwnerOutcome is what a data owner keeps of a session: its own arm's sum of
+// rewards and number of pulls.
+type OwnerOutcome struct {
+	Sum   int64 `json:"sum_of_rewards"`
+	Pulls int64 `json:"pulls"`
+}

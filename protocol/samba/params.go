@@ -1,0 +1,60 @@
+package samba
+
+import (
+	"fmt"
+	"math"
+)
+
+// Params are the public parameters of a SAMBA session.
+type Params struct {
+	// Algorithm is epsilon_greedy, epsilon_decreasing, ucb, thompson,
+	// softmax or pursuit.
+	Algorithm string `toml:"algorithm"`
+	// Budget is N, the number of pulls in all.
+	Budget int64 `toml:"budget"`
+	// Epsilon is ε-greedy's exploration probability.
+	Epsilon float64 `toml:"epsilon"`
+	// EpsilonSchedule is f_ε(t) of ε-decreasing: "ln" (1/ln t, default) or
+	// "log2" (1/log₂ t, the paper's prototype).
+	EpsilonSchedule string `toml:"epsilon_schedule"`
+	// Tau is softmax's temperature τ.
+	Tau float64 `toml:"tau"`
+	// Beta is pursuit's learning rate β.
+	Beta float64 `toml:"beta"`
+	// PaillierBits is the size of the data customer's Paillier modulus.
+	PaillierBits int `toml:"paillier_bits"`
+}
+
+// DefaultParams are the paper's prototype's tuned values (ε = 0.1,
+// τ = 0.06, β = 0.1) with UCB, N = 10,000 and 2048-bit Paillier.
+func DefaultParams() Params {
+	return Params{Algorithm: "ucb", Budget: 10000, Epsilon: 0.1, EpsilonSchedule: "ln", Tau: 0.06, Beta: 0.1, PaillierBits: 2048}
+}
+
+// MaxBudget bounds N.
+const MaxBudget = 100_000_000
+
+func (p Params) validate() error {
+	if _, err := AlgorithmByName(p.Algorithm); err != nil {
+		return err
+	}
+	if p.Budget < 1 || p.Budget > MaxBudget {
+		return fmt.Errorf("params.budget: %d is out of range [1, %d]", p.Budget, MaxBudget)
+	}
+	if !(p.Epsilon >= 0 && p.Epsilon <= 1) {
+		return fmt.Errorf("params.epsilon: %v is not in [0, 1]", p.Epsilon)
+	}
+	if p.EpsilonSchedule != "ln" && p.EpsilonSchedule != "log2" {
+		return fmt.Errorf("params.epsilon_schedule: %q is not ln or log2", p.EpsilonSchedule)
+	}
+	if !(p.Tau > 0) || math.IsInf(p.Tau, 0) {
+		return fmt.Errorf("params.tau: %v must be positive", p.Tau)
+	}
+	if !(p.Beta > 0 && p.Beta <= 1) {
+		return fmt.Errorf("params.beta: %v is not in (0, 1]", p.Beta)
+	}
+	if p.PaillierBits < 512 || p.PaillierBits > 8192 || p.PaillierBits%2 != 0 {
+		return fmt.Errorf("params.paillier_bits: %d is not an even size in [512, 8192] (2048 or more for real sessions)", p.PaillierBits)
+	}
+	return nil
+}

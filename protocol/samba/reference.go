@@ -1,0 +1,89 @@
+package samba
+
+import (
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
+)
+
+// Reference runs the standard (non-secure, non-federated) algorithm of
+// Figure 3 on Bernoulli arms, consuming exactly the randomness the roles of a
+// simulated SAMBA session of the same seed consume: each data owner's stream
+// for its rewards and Thompson draws, the controller's stream for seed_ε and
+// the permutations — which break the argmax's ties, as they do in SAMBA — and
+// comp's stream for probability matching. Theorem 2: it returns the same
+// cumulative reward and the same sequence of pulled arms.
+func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int, err error) {
+	alg, err := AlgorithmByName(p.Algorithm)
+	if err != nil {
+		return 0, nil, err
+	}
+	k := len(means)
+	owners := make([]*randsrc.Source, k)
+	ctx := make([]ScoreContext, k)
+	for i := range k {
+		s, err := stream(protocol.SeededRand(seed, protocol.Party{Role: RoleOwner, Index: i}))
+		if err != nil {
+			return 0, nil, err
+		}
+		owners[i] = randsrc.New(s)
+		ctx[i] = ScoreContext{K: int64(k), Params: p, Rand: owners[i], P: 1 / float64(k)}
+	}
+	cs, err := stream(protocol.SeededRand(seed, controllerParty))
+	if err != nil {
+		return 0, nil, err
+	}
+	perm := rand.New(cs)
+	seedEps := make([]byte, 32)
+	for i := range seedEps {
+		seedEps[i] = byte(perm.Uint32())
+	}
+	ms, err := stream(protocol.SeededRand(seed, compParty))
+	if err != nil {
+		return 0, nil, err
+	}
+	match := randsrc.New(ms)
+	pull := func(i int) {
+		r := Bernoulli{Mu: means[i]}.Pull(owners[i])
+		ctx[i].S += int64(r)
+		ctx[i].N++
+		reward += int64(r)
+		pulls = append(pulls, i)
+	}
+	for i := range min(int64(k), p.Budget) {
+		pull(int(i))
+	}
+	v := make([]float64, k)
+	w := make([]float64, k)
+	for t := int64(k) + 1; t <= p.Budget; t++ {
+		coin := coinFor(seedEps, uint64(t))
+		for l := 1; l <= alg.Iterations(); l++ {
+			for i := range k {
+				ctx[i].T, ctx[i].L, ctx[i].Coin = t, l, coin
+				v[i] = alg.ComputeScore(&ctx[i])
+			}
+			sigma := perm.Perm(k)
+			for j, i := range sigma {
+				w[j] = v[i]
+			}
+			u := 0.0
+			if alg.Matching(l) {
+				u = match.Float()
+			}
+			chosen := sigma[SelectArm(alg.Matching(l), w, u)]
+			if l < alg.Iterations() {
+				for i := range k {
+					alg.AfterIteration(l, i == chosen, &ctx[i])
+				}
+				continue
+			}
+			pull(chosen)
+		}
+	}
+	if len(pulls) != int(p.Budget) {
+		return 0, nil, fmt.Errorf("reference pulled %d times for a budget of %d", len(pulls), p.Budget)
+	}
+	return reward, pulls, nil
+}

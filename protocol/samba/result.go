@@ -1,0 +1,128 @@
+package samba
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
+	"google.golang.org/protobuf/proto"
+)
+
+// RoleCost is what one role (all data owners together) spent.
+type RoleCost struct {
+	Messages    int64   `json:"messages"`
+	Bytes       int64   `json:"bytes"`
+	AESOps      int64   `json:"aes_ops"`
+	PaillierOps int64   `json:"paillier_ops"`
+	BusySeconds float64 `json:"busy_seconds"`
+}
+
+// Result is a SAMBA session's result.
+type Result struct {
+	Algorithm        string `json:"algorithm"`
+	Budget           int64  `json:"budget"`
+	K                int    `json:"k"`
+	CumulativeReward int64  `json:"cumulative_reward"`
+	// Messages counts every message of the session; PerStep those of one
+	// step and iteration: 2K+2 (K scores, a batch each way, K bits).
+	Messages int64 `json:"messages"`
+	PerStep  int64 `json:"messages_per_step_iteration"`
+	// Costs breaks the work down by role (the paper's Figure 8(d)).
+	Costs map[string]RoleCost `json:"costs"`
+	// What comp learns, stated.
+	Leakage string `json:"leakage"`
+
+	// Set by a simulation only: the true means, the pulls of each arm and
+	// the standard algorithm's cumulative reward from the same seed.
+	Arms                      []float64 `json:"arms,omitempty"`
+	Pulls                     []int64   `json:"pulls,omitempty"`
+	ReferenceCumulativeReward *int64    `json:"reference_cumulative_reward,omitempty"`
+	SameArmSequence           *bool     `json:"same_arm_sequence,omitempty"`
+	sequence                  []int
+}
+
+// Combine implements protocol.Family.
+func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Party][]byte) (any, error) {
+	p, ok := params.(Params)
+	if !ok {
+		return nil, fmt.Errorf("samba: params of type %T", params)
+	}
+	alg, _ := AlgorithmByName(p.Algorithm)
+	k := a.Count(RoleOwner)
+	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2),
+		Leakage: "comp sees each iteration's scores permuted and masked: their order for an argmax (a random increasing affine map hides the values and ratios), their ratios too for a probability matching (a multiplicative mask); never which data owner is at which position"}
+	if alg.Iterations() > 1 {
+		res.Leakage += fmt.Sprintf("; %s runs %d iterations a step", alg.Name(), alg.Iterations())
+	}
+	seq := make([]int, 0, p.Budget)
+	type pull struct {
+		t uint64
+		i int
+	}
+	var pulls []pull
+	for _, party := range a.Parties() {
+		var r sambapb.Report
+		if err := proto.Unmarshal(reports[party], &r); err != nil {
+			return nil, fmt.Errorf("report of %s: %w", party, err)
+		}
+		c := res.Costs[party.Role]
+		c.Messages += r.MessagesSent
+		c.Bytes += r.BytesSent
+		c.AESOps += r.AesOps
+		c.PaillierOps += r.PaillierOps
+		c.BusySeconds += float64(r.BusyNs) / 1e9
+		res.Costs[party.Role] = c
+		res.Messages += r.MessagesSent
+		if party.Role == RoleCustomer {
+			if !r.HasReward {
+				return nil, fmt.Errorf("the data customer reported no cumulative reward")
+			}
+			res.CumulativeReward = r.CumulativeReward
+		}
+		if party.Role == RoleOwner && len(r.Pulls) > 0 {
+			if res.Pulls == nil {
+				res.Pulls = make([]int64, k)
+			}
+			res.Pulls[party.Index] = int64(len(r.Pulls))
+			for _, t := range r.Pulls {
+				pulls = append(pulls, pull{t, party.Index})
+			}
+		}
+	}
+	sort.Slice(pulls, func(x, y int) bool { return pulls[x].t < pulls[y].t })
+	for _, pl := range pulls {
+		seq = append(seq, pl.i)
+	}
+	res.sequence = seq
+	return res, nil
+}
+
+// Grade implements protocol.Grader: the true means, and the standard
+// algorithm's cumulative reward and arm sequence from the same seed.
+func (Family) Grade(raw map[string]any, seed int64, params any, result any) (any, error) {
+	res, ok := result.(*Result)
+	if !ok {
+		return nil, fmt.Errorf("samba: result of type %T", result)
+	}
+	s, err := parseSimulation(raw)
+	if err != nil {
+		return nil, err
+	}
+	res.Arms = s.Arms
+	p, ok := params.(Params)
+	if !ok {
+		return nil, fmt.Errorf("samba: params of type %T", params)
+	}
+	reward, seq, err := Reference(p, s.Arms, seed)
+	if err != nil {
+		return nil, err
+	}
+	res.ReferenceCumulativeReward = &reward
+	same := len(seq) == len(res.sequence)
+	for i := 0; same && i < len(seq); i++ {
+		same = seq[i] == res.sequence[i]
+	}
+	res.SameArmSequence = &same
+	return res, nil
+}

@@ -1,0 +1,134 @@
+package samba
+
+import (
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+
+	"github.com/bandit-node/bandit-node/privacy"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
+	"google.golang.org/protobuf/proto"
+)
+
+// Role names.
+const (
+	RoleCustomer   = "data_customer"
+	RoleController = "controller"
+	RoleComp       = "comp"
+	RoleOwner      = "data_owner"
+)
+
+var (
+	customerParty   = protocol.Party{Role: RoleCustomer}
+	controllerParty = protocol.Party{Role: RoleController}
+	compParty       = protocol.Party{Role: RoleComp}
+)
+
+// base is what every SAMBA role shares: its config, outgoing batch and the
+// costs it counts for the session's result.
+type base struct {
+	cfg      protocol.RoleConfig
+	p        Params
+	alg      Algorithm
+	k        int
+	ready    protocol.Ready
+	finished bool
+	rep      *sambapb.Report
+}
+
+func newBase(cfg protocol.RoleConfig) (base, error) {
+	p, ok := cfg.Params.(Params)
+	if !ok {
+		return base{}, fmt.Errorf("samba: params of type %T, want samba.Params", cfg.Params)
+	}
+	alg, err := AlgorithmByName(p.Algorithm)
+	if err != nil {
+		return base{}, err
+	}
+	return base{cfg: cfg, p: p, alg: alg, k: cfg.Assignment.Count(RoleOwner), rep: &sambapb.Report{}}, nil
+}
+
+func (b *base) send(to protocol.Party, m *sambapb.Message) {
+	body, err := proto.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("samba: marshaling a message: %v", err))
+	}
+	b.rep.MessagesSent++
+	b.rep.BytesSent += int64(len(body))
+	b.ready.Messages = append(b.ready.Messages, protocol.Message{To: to, Body: body})
+}
+
+func (b *base) finish(local any) {
+	if b.finished {
+		return
+	}
+	b.finished = true
+	body, err := proto.Marshal(b.rep)
+	if err != nil {
+		panic(fmt.Sprintf("samba: marshaling a report: %v", err))
+	}
+	b.ready.Result = &protocol.Result{Report: body, Local: local}
+}
+
+// Ready implements protocol.Role.
+func (b *base) Ready() protocol.Ready {
+	rd := b.ready
+	b.ready = protocol.Ready{}
+	return rd
+}
+
+// Tick implements protocol.Role: SAMBA is driven by its messages alone.
+func (b *base) Tick() error { return nil }
+
+// decode parses a message and checks that it comes from one of the parties
+// allowed to send it.
+func decode(m protocol.Message) (*sambapb.Message, error) {
+	if m.Topic {
+		return nil, fmt.Errorf("unexpected topic message from %s", m.From)
+	}
+	var msg sambapb.Message
+	if err := proto.Unmarshal(m.Body, &msg); err != nil {
+		return nil, fmt.Errorf("decoding a message from %s: %w", m.From, err)
+	}
+	return &msg, nil
+}
+
+// stream reads a 32-byte key from r and returns a ChaCha8 generator seeded
+// with it: each role's decisions (rewards, Thompson draws, permutations,
+// probability matching) come from such a stream, seeded from crypto/rand in
+// a real session, so that the standard algorithm can replay them exactly
+// from a simulation's seed (Theorem 2).
+func stream(r io.Reader) (*rand.ChaCha8, error) {
+	var key [32]byte
+	if _, err := io.ReadFull(r, key[:]); err != nil {
+		return nil, fmt.Errorf("reading randomness: %w", err)
+	}
+	return rand.NewChaCha8(key), nil
+}
+
+func encodeFloat(v float64) []byte {
+	var b [8]byte
+	binary.BigEndian.PutUint64(b[:], math.Float64bits(v))
+	return b[:]
+}
+
+func decodeFloat(b []byte) (float64, error) {
+	if len(b) != 8 {
+		return 0, fmt.Errorf("a score of %d bytes, want 8", len(b))
+	}
+	v := math.Float64frombits(binary.BigEndian.Uint64(b))
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return 0, fmt.Errorf("a score that is not a finite number")
+	}
+	return v, nil
+}
+
+// header is the associated data of an envelope: session, step, iteration,
+// sender role and recipient role. Roles, not parties: comp must not learn
+// which data owner sealed a score.
+func header(session string, t uint64, l int, from, to string) privacy.Header {
+	return privacy.Header{Session: session, Step: t, Iteration: uint32(l), From: from, To: to}
+}
