@@ -1,0 +1,333 @@
+package samba
+
+import (
+	"context"
+	"log/slog"
+	"math"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
+	"google.golang.org/protobuf/proto"
+)
+
+func testSpec(alg string, budget int64, arms []float64, seed int64) *protocol.Spec {
+	a := make([]any, len(arms))
+	for i, m := range arms {
+		a[i] = m
+	}
+	return &protocol.Spec{Protocol: Name,
+		Params:     map[string]any{"algorithm": alg, "budget": budget, "paillier_bits": int64(512)},
+		Simulation: map[string]any{"arms": a, "seed": seed}}
+}
+
+func simulate(t testing.TB, s *protocol.Spec) (*Result, *protocol.SimResult) {
+	t.Helper()
+	reg, err := protocol.NewRegistry(Family{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := protocol.Simulate(context.Background(), reg, s, protocol.SimOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res.Result.(*Result), res
+}
+
+// TestTheorem2 (§5.2): for every algorithm and several seeds, SAMBA in
+// simulation — full cryptography — and the standard algorithm consuming the
+// same randomness return the same cumulative reward and the same sequence
+// of pulled arms.
+func TestTheorem2(t *testing.T) {
+	for _, alg := range Algorithms() {
+		for _, seed := range []int64{1, 2, 3} {
+			res, sim := simulate(t, testSpec(alg.Name(), 1500, []float64{0.6, 0.5, 0.45, 0.2}, seed))
+			if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || !*res.SameArmSequence {
+				t.Errorf("%s seed %d: SAMBA %d, reference %v, same sequence %v", alg.Name(), seed, res.CumulativeReward, res.ReferenceCumulativeReward, res.SameArmSequence)
+			}
+			var total int64
+			for _, n := range res.Pulls {
+				total += n
+			}
+			if total != 1500 {
+				t.Errorf("%s: %d pulls for a budget of 1500", alg.Name(), total)
+			}
+			// Theorem 4: 2K+2 messages per step and iteration, no more.
+			k := int64(4)
+			setup := k + 1 + k + k + k + 1 // public keys, seeds, AES keys, sums, total
+			if want := (1500-k)*int64(alg.Iterations())*(2*k+2) + setup; sim.Messages != want {
+				t.Errorf("%s: %d messages, want %d", alg.Name(), sim.Messages, want)
+			}
+			// K Paillier encryptions, K−1 multiplications, 1 decryption.
+			if c := res.Costs; c[RoleOwner].PaillierOps != k || c[RoleCustomer].PaillierOps != 1 {
+				t.Errorf("%s: Paillier operations %+v", alg.Name(), c)
+			}
+		}
+	}
+}
+
+// driver runs a session's roles by hand over a MemNetwork, so a test can
+// look inside the roles and tamper with messages.
+type driver struct {
+	t       testing.TB
+	net     *protocol.MemNetwork
+	roles   map[protocol.Party]protocol.Role
+	done    map[protocol.Party]bool
+	tamper  func(m *protocol.Message) bool // may rewrite m; false drops it
+	results map[protocol.Party]*protocol.Result
+}
+
+func newDriver(t testing.TB, alg string, budget int64, arms []float64, seed int64) *driver {
+	t.Helper()
+	f := Family{}
+	params, err := f.ParseParams(map[string]any{"algorithm": alg, "budget": budget, "paillier_bits": int64(512)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, locals, err := f.PrepareSimulation(map[string]any{"arms": toAny(arms)}, protocol.Assignment{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := &driver{t: t, net: protocol.NewMemNetwork(a.Parties(), 0, time.Unix(0, 0)), roles: map[protocol.Party]protocol.Role{},
+		done: map[protocol.Party]bool{}, results: map[protocol.Party]*protocol.Result{}}
+	for _, p := range a.Parties() {
+		r, err := f.NewRole(protocol.RoleConfig{SessionID: "test", Self: p, Assignment: a, Params: params, Local: locals[p],
+			Rand: protocol.SeededRand(seed, p), Clock: fixedClock{}, Logger: slog.New(slog.DiscardHandler), Simulated: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		d.roles[p] = r
+	}
+	return d
+}
+
+func toAny(xs []float64) []any {
+	out := make([]any, len(xs))
+	for i, x := range xs {
+		out[i] = x
+	}
+	return out
+}
+
+type fixedClock struct{}
+
+func (fixedClock) Now() time.Time { return time.Unix(0, 0) }
+
+// run drives the session to its end or to the first error.
+func (d *driver) run() error {
+	for p, r := range d.roles {
+		if err := r.Start(); err != nil {
+			return err
+		}
+		d.flush(p)
+	}
+	for {
+		m, ok := d.net.Next()
+		if !ok {
+			return nil
+		}
+		if d.done[m.To] {
+			continue
+		}
+		if err := d.roles[m.To].Step(m); err != nil {
+			return err
+		}
+		d.flush(m.To)
+	}
+}
+
+func (d *driver) flush(p protocol.Party) {
+	rd := d.roles[p].Ready()
+	for _, m := range rd.Messages {
+		m.From = p
+		if d.tamper != nil && !d.tamper(&m) {
+			continue
+		}
+		if err := d.net.Endpoint(p).Send(context.Background(), m); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	if rd.Result != nil {
+		d.done[p] = true
+		d.results[p] = rd.Result
+	}
+}
+
+// TestViews (Figure 7): what each role sees. Comp sees permuted masked
+// scores only, and the position of the pulled arm in comp's view is uniform
+// over the positions even though one arm is pulled almost always
+// (chi-square); the controller sees only ciphertexts it cannot open (it never
+// holds the AES key); the data customer learns the cumulative reward alone.
+func TestViews(t *testing.T) {
+	const k, budget = 4, 4000
+	d := newDriver(t, "ucb", budget, []float64{0.9, 0.2, 0.2, 0.1}, 5)
+	c := d.roles[compParty].(*comp)
+	positions := make([]int, k)
+	var lastScores []float64
+	c.view = func(_ uint64, _ int, scores []float64, sel int) {
+		positions[sel]++
+		lastScores = scores
+	}
+	// The controller's inbound traffic: every score and bit must be a sealed
+	// box, never a plaintext float or bit.
+	d.tamper = func(m *protocol.Message) bool {
+		if m.To == controllerParty || m.From == controllerParty {
+			var msg sambapb.Message
+			if err := proto.Unmarshal(m.Body, &msg); err != nil {
+				t.Fatal(err)
+			}
+			for _, box := range append(append([][]byte{msg.GetScore().GetBox(), msg.GetBit().GetBox()}, msg.GetScores().GetBoxes()...), msg.GetBits().GetBoxes()...) {
+				if box != nil && len(box) < 12+16 {
+					t.Errorf("the controller handled a %d-byte payload, too short to be an envelope", len(box))
+				}
+			}
+			if msg.GetAesKey() != nil {
+				t.Error("the AES key went through the controller")
+			}
+		}
+		return true
+	}
+	if err := d.run(); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := d.roles[controllerParty].(*controller); !ok {
+		t.Fatal("no controller")
+	}
+	// Chi-square of comp's selected positions against uniform, 3 degrees of
+	// freedom: 16.27 is the 0.001 critical value.
+	n := float64(budget - k)
+	chi := 0.0
+	for _, o := range positions {
+		e := n / k
+		chi += (float64(o) - e) * (float64(o) - e) / e
+	}
+	if chi > 16.27 {
+		t.Errorf("comp's selected positions %v are not uniform (χ² = %.1f)", positions, chi)
+	}
+	// The masked scores are not the UCB scores (which lie in [0, 3]).
+	inRange := 0
+	for _, v := range lastScores {
+		if v >= 0 && v <= 3 {
+			inRange++
+		}
+	}
+	if inRange == k {
+		t.Logf("comp's last scores %v all look like raw UCB scores (possible by chance, rare)", lastScores)
+	}
+	dc := d.results[customerParty].Local.(CustomerOutcome)
+	var sum int64
+	for i := range k {
+		sum += d.results[protocol.Party{Role: RoleOwner, Index: i}].Local.(OwnerOutcome).Sum
+	}
+	if dc.CumulativeReward != sum {
+		t.Errorf("the data customer decrypted %d, the data owners' sums add up to %d", dc.CumulativeReward, sum)
+	}
+}
+
+// TestTampering: a replayed, reordered or misrouted ciphertext does not open,
+// and the session stops with an error naming it.
+func TestTampering(t *testing.T) {
+	tests := []struct {
+		name   string
+		tamper func(saved *[][]byte) func(m *protocol.Message) bool
+		want   string
+	}{
+		{"replayed score of an earlier step", func(saved *[][]byte) func(m *protocol.Message) bool {
+			return func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				proto.Unmarshal(m.Body, &msg)
+				if b := msg.GetScores(); b != nil {
+					if b.T == 10 {
+						*saved = b.Boxes
+					}
+					if b.T == 11 && *saved != nil {
+						b.Boxes[0] = (*saved)[0]
+						m.Body, _ = proto.Marshal(&msg)
+					}
+				}
+				return true
+			}
+		}, "does not open"},
+		{"a bit sent where a score belongs", func(saved *[][]byte) func(m *protocol.Message) bool {
+			return func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				proto.Unmarshal(m.Body, &msg)
+				if b := msg.GetBit(); b != nil && b.T == 12 {
+					*saved = [][]byte{b.Box}
+				}
+				if b := msg.GetScores(); b != nil && b.T == 13 && *saved != nil {
+					b.Boxes[1] = (*saved)[0]
+					b.T = 13
+					m.Body, _ = proto.Marshal(&msg)
+				}
+				return true
+			}
+		}, "does not open"},
+		{"a flipped byte", func(saved *[][]byte) func(m *protocol.Message) bool {
+			return func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				proto.Unmarshal(m.Body, &msg)
+				if b := msg.GetBit(); b != nil && b.T == 20 {
+					b.Box[len(b.Box)-1] ^= 1
+					m.Body, _ = proto.Marshal(&msg)
+				}
+				return true
+			}
+		}, "does not open"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDriver(t, "ucb", 100, []float64{0.5, 0.4, 0.3}, 1)
+			var saved [][]byte
+			d.tamper = tt.tamper(&saved)
+			err := d.run()
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestParamsErrors(t *testing.T) {
+	for _, c := range []struct {
+		raw  map[string]any
+		want string
+	}{
+		{map[string]any{"algorithm": "exp3"}, "params.algorithm"},
+		{map[string]any{"budget": int64(0)}, "params.budget"},
+		{map[string]any{"epsilon": 2.0}, "params.epsilon"},
+		{map[string]any{"tau": 0.0}, "params.tau"},
+		{map[string]any{"paillier_bits": int64(100)}, "params.paillier_bits"},
+		{map[string]any{"epsilon_schedule": "sqrt"}, "params.epsilon_schedule"},
+	} {
+		if _, err := (Family{}).ParseParams(c.raw); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: err = %v, want %q", c.raw, err, c.want)
+		}
+	}
+}
+
+func TestSelectArm(t *testing.T) {
+	if got := SelectArm(false, []float64{1, 3, 3, 2}, 0); got != 1 {
+		t.Errorf("argmax breaks ties by the first position: got %d", got)
+	}
+	v := []float64{1, 1, 2}
+	for _, c := range []struct {
+		u    float64
+		want int
+	}{{0, 0}, {0.24, 0}, {0.26, 1}, {0.51, 2}, {0.999, 2}} {
+		if got := SelectArm(true, v, c.u); got != c.want {
+			t.Errorf("matching u=%v: got %d, want %d", c.u, got, c.want)
+		}
+	}
+	// A mask keeps the argmax and the proportions.
+	m := maskFor([]byte("0123456789abcdef0123456789abcdef"), 7, 1, false)
+	if !(m.a > 0) || m.apply(1) <= m.apply(0.999) {
+		t.Errorf("argmax mask %+v is not strictly increasing", m)
+	}
+	pm := maskFor([]byte("0123456789abcdef0123456789abcdef"), 7, 2, true)
+	if pm.b != 0 || math.Abs(pm.apply(2)/pm.apply(1)-2) > 1e-15 {
+		t.Errorf("matching mask %+v does not keep proportions", pm)
+	}
+}
