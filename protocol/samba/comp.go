@@ -19,6 +19,7 @@ type comp struct {
 	base
 	decide *randsrc.Source
 	key    privacy.EnvelopeKey
+	env    *privacy.Envelope
 	t      uint64
 	l      int
 	// view, when set (tests), receives every list of scores comp opens and
@@ -37,6 +38,9 @@ func newComp(cfg protocol.RoleConfig) (*comp, error) {
 	}
 	c := &comp{base: b, decide: randsrc.New(s), t: uint64(b.k) + 1, l: 1}
 	if c.key, err = privacy.NewEnvelopeKey(cfg.Rand); err != nil {
+		return nil, err
+	}
+	if c.env, err = privacy.NewEnvelope(c.key); err != nil {
 		return nil, err
 	}
 	return c, nil
@@ -68,7 +72,7 @@ func (c *comp) Step(m protocol.Message) error {
 	}
 	v := make([]float64, c.k)
 	for j, box := range b.Boxes {
-		plain, err := privacy.Open(c.key, header(c.cfg.SessionID, c.t, c.l, RoleOwner, RoleComp), box)
+		plain, err := c.env.Open(header(c.cfg.SessionID, c.t, c.l, RoleOwner, RoleComp), box)
 		if err != nil {
 			return fmt.Errorf("score %d of step %d iteration %d does not open (replayed, reordered or misrouted?): %w", j, c.t, c.l, err)
 		}
@@ -92,7 +96,7 @@ func (c *comp) Step(m protocol.Message) error {
 		if j == sel {
 			bit[0] = 1
 		}
-		if out.Boxes[j], err = privacy.Seal(c.cfg.Rand, c.key, header(c.cfg.SessionID, c.t, c.l, RoleComp, RoleOwner), bit); err != nil {
+		if out.Boxes[j], err = c.env.Seal(c.cfg.Rand, header(c.cfg.SessionID, c.t, c.l, RoleComp, RoleOwner), bit); err != nil {
 			return err
 		}
 		c.rep.AesOps++

@@ -24,7 +24,7 @@ type dataOwner struct {
 	pk        *privacy.PublicKey
 	seedAlpha []byte
 	seedEps   []byte
-	key       *privacy.EnvelopeKey
+	env       *privacy.Envelope
 	started   bool
 
 	t     uint64
@@ -85,12 +85,14 @@ func (d *dataOwner) Step(m protocol.Message) error {
 		}
 		d.seedAlpha, d.seedEps = k.Seeds.Alpha, k.Seeds.Epsilon
 	case *sambapb.Message_AesKey:
-		if m.From != compParty || d.key != nil || len(k.AesKey.Key) != 32 {
+		if m.From != compParty || d.env != nil || len(k.AesKey.Key) != 32 {
 			return fmt.Errorf("bad or repeated AES key from %s", m.From)
 		}
 		var key privacy.EnvelopeKey
 		copy(key[:], k.AesKey.Key)
-		d.key = &key
+		if d.env, err = privacy.NewEnvelope(key); err != nil {
+			return err
+		}
 	case *sambapb.Message_Bit:
 		if m.From != controllerParty {
 			return fmt.Errorf("a bit from %s", m.From)
@@ -99,7 +101,7 @@ func (d *dataOwner) Step(m protocol.Message) error {
 	default:
 		return fmt.Errorf("%s sent a data owner a message it never takes", m.From)
 	}
-	if !d.started && d.pk != nil && d.seedAlpha != nil && d.key != nil {
+	if !d.started && d.pk != nil && d.seedAlpha != nil && d.env != nil {
 		d.started = true
 		d.t, d.l = uint64(d.k)+1, 1
 		return d.next()
@@ -123,7 +125,7 @@ func (d *dataOwner) next() error {
 	d.sc.T, d.sc.L = int64(d.t), d.l
 	d.sc.Coin = coinFor(d.seedEps, d.t)
 	v := maskFor(d.seedAlpha, d.t, d.l, d.alg.Matching(d.l)).apply(d.alg.ComputeScore(&d.sc))
-	box, err := privacy.Seal(d.cfg.Rand, *d.key, header(d.cfg.SessionID, d.t, d.l, RoleOwner, RoleComp), encodeFloat(v))
+	box, err := d.env.Seal(d.cfg.Rand, header(d.cfg.SessionID, d.t, d.l, RoleOwner, RoleComp), encodeFloat(v))
 	if err != nil {
 		return err
 	}
@@ -136,7 +138,7 @@ func (d *dataOwner) stepBit(b *sambapb.Sealed) error {
 	if !d.started || b.T != d.t || int(b.L) != d.l {
 		return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", b.T, b.L, d.t, d.l)
 	}
-	plain, err := privacy.Open(*d.key, header(d.cfg.SessionID, d.t, d.l, RoleComp, RoleOwner), b.Box)
+	plain, err := d.env.Open(header(d.cfg.SessionID, d.t, d.l, RoleComp, RoleOwner), b.Box)
 	if err != nil {
 		return fmt.Errorf("the bit of step %d iteration %d does not open: %w", d.t, d.l, err)
 	}
