@@ -12,11 +12,12 @@ import (
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
+	"github.com/bandit-node/bandit-node/protocol/samba"
 )
 
 func testRegistry(t testing.TB) *protocol.Registry {
 	t.Helper()
-	reg, err := protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{})
+	reg, err := protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{}, samba.Family{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -76,6 +77,9 @@ type Node struct {
 	// traceOut, when set (by tests), sees every protocol message this node
 	// sends to another organization, direct or on a topic.
 	traceOut func(session string, m protocol.Message)
+	// roleRand, when set (by tests only), replaces crypto/rand as the roles'
+	// randomness, so a networked session can be replayed against a reference.
+	roleRand func(p protocol.Party) io.Reader
 
 	mu       sync.Mutex // guards sessions and closing
 	sessions map[string]*session

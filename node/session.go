@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"maps"
 	"sort"
 	"strings"
@@ -377,8 +378,12 @@ func (s *session) runRoles() *abortError {
 		return err
 	}
 	for _, p := range s.mine {
+		var rnd io.Reader = cryptoRand{}
+		if s.n.roleRand != nil {
+			rnd = s.n.roleRand(p)
+		}
 		r, err := s.fam.NewRole(protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
-			Params: s.params, Local: s.local[p.Role], Rand: cryptoRand{}, Clock: wallClock{},
+			Params: s.params, Local: s.local[p.Role], Rand: rnd, Clock: wallClock{},
 			Logger: s.n.log.With("session", s.id, "party", p.String())})
 		if err != nil {
 			return abortf(true, "%s could not build %s: %v", s.n.cfg.Node.Name, p, err)

@@ -118,7 +118,9 @@ func (p *Precomputer) Next(ctx context.Context) (*big.Int, error) {
 
 // EncryptFast encrypts m, which must lie in [0, N), with the next
 // precomputed randomizer; see PublicKey.Encrypt. The range is checked before
-// a randomizer is taken, so a rejected plaintext wastes none.
+// a randomizer is taken, so a rejected plaintext wastes none. Unlike
+// EncryptWith it does not re-check the randomizer (a gcd costing more than
+// the encryption itself): the pool's values are r^N for units r it drew.
 func (p *Precomputer) EncryptFast(ctx context.Context, m *big.Int) (*Ciphertext, error) {
 	if err := p.pk.checkPlaintext(m); err != nil {
 		return nil, err
