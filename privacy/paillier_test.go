@@ -3,8 +3,8 @@ package privacy
 import (
 	"bytes"
 	"context"
-	"errors"
 	crand "crypto/rand"
+	"errors"
 	"math/big"
 	"math/rand/v2"
 	"runtime"

@@ -53,6 +53,9 @@ type SimResult struct {
 	VirtualTime time.Duration `json:"-"`
 	// Steps counts the global steps of a StepScheduler family's simulation.
 	Steps int64 `json:"steps,omitempty"`
+	// RoleSeconds is the wall time spent inside each role's state machines
+	// (all parties of a role together): the per-role time breakdown.
+	RoleSeconds map[string]float64 `json:"role_seconds"`
 }
 
 // simConfig holds the [simulation] keys the simulator itself reads.
@@ -173,9 +176,9 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 		}
 	}
 	d := &simDriver{ctx: ctx, net: net, roles: roles, reports: map[Party][]byte{}, local: map[string]any{},
-		progress: map[Party]Progress{}, onProgress: opts.OnProgress}
+		progress: map[Party]Progress{}, onProgress: opts.OnProgress, busy: map[Party]time.Duration{}}
 	for _, p := range parties {
-		if err := roles[p].Start(); err != nil {
+		if err := d.timed(p, roles[p].Start); err != nil {
 			return nil, fmt.Errorf("%s: start: %w", p, err)
 		}
 		if err := d.flush(p); err != nil {
@@ -200,7 +203,12 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 		}
 	}
 	msgs, bytes := net.Stats()
+	roleSeconds := map[string]float64{}
+	for p, dur := range d.busy {
+		roleSeconds[p.Role] += dur.Seconds()
+	}
 	return &SimResult{
+		RoleSeconds: roleSeconds,
 		Steps:       d.steps,
 		Protocol:    f.Name(),
 		Seed:        simCfg.seed,
@@ -224,6 +232,15 @@ type simDriver struct {
 	onProgress func(Progress)
 	steps      int64
 	progressed bool // some role reported progress since the last idle check
+	busy       map[Party]time.Duration
+}
+
+// timed runs f, a call into party p's role, and adds its wall time to p's.
+func (d *simDriver) timed(p Party, f func() error) error {
+	start := time.Now()
+	err := f()
+	d.busy[p] += time.Since(start)
+	return err
 }
 
 // runSteps drives a StepScheduler family: deliver every message in flight,
@@ -243,7 +260,7 @@ func (d *simDriver) runSteps(parties []Party, sched Schedule) error {
 			if d.done(m.To) {
 				continue
 			}
-			if err := d.roles[m.To].Step(m); err != nil {
+			if err := d.timed(m.To, func() error { return d.roles[m.To].Step(m) }); err != nil {
 				return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
 			}
 			if err := d.flush(m.To); err != nil {
@@ -264,7 +281,7 @@ func (d *simDriver) runSteps(parties []Party, sched Schedule) error {
 		}
 		d.steps++
 		d.net.Advance(simEpoch.Add(time.Duration(d.steps) * TickInterval))
-		if err := d.roles[p].(Activated).Activate(); err != nil {
+		if err := d.timed(p, d.roles[p].(Activated).Activate); err != nil {
 			return fmt.Errorf("%s: activation %d: %w", p, d.steps, err)
 		}
 		if err := d.flush(p); err != nil {
@@ -313,7 +330,7 @@ func (d *simDriver) run(parties []Party) error {
 			if d.done(m.To) {
 				continue
 			}
-			if err := d.roles[m.To].Step(m); err != nil {
+			if err := d.timed(m.To, func() error { return d.roles[m.To].Step(m) }); err != nil {
 				return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
 			}
 			if err := d.flush(m.To); err != nil {
@@ -328,7 +345,7 @@ func (d *simDriver) run(parties []Party) error {
 			if d.done(p) {
 				continue
 			}
-			if err := d.roles[p].Tick(); err != nil {
+			if err := d.timed(p, d.roles[p].Tick); err != nil {
 				return fmt.Errorf("%s: tick: %w", p, err)
 			}
 			if err := d.flush(p); err != nil {

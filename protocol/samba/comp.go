@@ -59,6 +59,10 @@ func (c *comp) Start() error {
 
 // Step answers a batch of scores (Step 4).
 func (c *comp) Step(m protocol.Message) error {
+	return c.timed(func() error { return c.step(m) })
+}
+
+func (c *comp) step(m protocol.Message) error {
 	msg, err := decode(m)
 	if err != nil {
 		return err

@@ -60,6 +60,10 @@ func (c *controller) Start() error {
 
 // Step handles scores, bits, sums and the public key.
 func (c *controller) Step(m protocol.Message) error {
+	return c.timed(func() error { return c.step(m) })
+}
+
+func (c *controller) step(m protocol.Message) error {
 	msg, err := decode(m)
 	if err != nil {
 		return err

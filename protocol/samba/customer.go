@@ -43,6 +43,10 @@ func (c *customer) Start() error {
 
 // Step decrypts the cumulative reward.
 func (c *customer) Step(m protocol.Message) error {
+	return c.timed(func() error { return c.step(m) })
+}
+
+func (c *customer) step(m protocol.Message) error {
 	msg, err := decode(m)
 	if err != nil {
 		return err

@@ -67,6 +67,10 @@ func (d *dataOwner) pull(t uint64) {
 
 // Step handles the setup messages and the bits.
 func (d *dataOwner) Step(m protocol.Message) error {
+	return d.timed(func() error { return d.step(m) })
+}
+
+func (d *dataOwner) step(m protocol.Message) error {
 	msg, err := decode(m)
 	if err != nil {
 		return err

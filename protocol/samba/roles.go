@@ -83,6 +83,15 @@ func (b *base) Ready() protocol.Ready {
 // Tick implements protocol.Role: SAMBA is driven by its messages alone.
 func (b *base) Tick() error { return nil }
 
+// timed runs f and adds its duration on the role's clock to the busy time
+// the role reports (wall time in the daemon; the simulator measures its own).
+func (b *base) timed(f func() error) error {
+	start := b.cfg.Clock.Now()
+	err := f()
+	b.rep.BusyNs += b.cfg.Clock.Now().Sub(start).Nanoseconds()
+	return err
+}
+
 // decode parses a message and checks that it comes from one of the parties
 // allowed to send it.
 func decode(m protocol.Message) (*sambapb.Message, error) {

@@ -68,7 +68,7 @@ bandit-node simulate testnet/ping.toml --json --seed 7`, stderr)
 			out = map[string]any{"result": json.RawMessage(raw)}
 		}
 		generic := map[string]any{"protocol": res.Protocol, "seed": res.Seed, "messages": res.Messages,
-			"bytes": res.Bytes, "elapsed_seconds": elapsed.Seconds()}
+			"bytes": res.Bytes, "elapsed_seconds": elapsed.Seconds(), "role_seconds": res.RoleSeconds}
 		if res.Steps > 0 {
 			generic["steps"] = res.Steps
 		} else {
