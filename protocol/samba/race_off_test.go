@@ -1,0 +1,5 @@
+//go:build !race
+
+package samba
+
+const raceEnabled = false
