@@ -4,7 +4,9 @@
 # and print the latency matrix, then a multi-agent best-arm identification
 # session (node1 coordinates, the others are agents, each with its own copy of
 # the paper's Problem 1), a P-FCB session (every node an agent with its own
-# producers' costs and capacities), and take the testnet down again.
+# producers' costs and capacities), a SAMBA session (node1 the data customer,
+# node2 the controller, node3 comp, node4 and node5 data owners), and take
+# the testnet down again.
 #
 #   testnet/demo.sh            # DIR defaults to a fresh temporary directory
 #   testnet/demo.sh DIR N      # use DIR and N nodes (N ≥ 4)
@@ -21,6 +23,9 @@ rm -rf "$dir/locals"
 mkdir -p "$dir/locals"
 for i in $(seq 1 "$n"); do cp "$here/problem1-agent.toml" "$dir/locals/node$i.toml"; done
 "$here/pfcb-locals.sh" "$dir/locals" "$n" 10
+# SAMBA: node4 and node5 hold the two best MovieLens arms.
+printf '\n[local.samba.data_owner]\nbernoulli = 0.5313\n' >>"$dir/locals/node4.toml"
+printf '\n[local.samba.data_owner]\nbernoulli = 0.4305\n' >>"$dir/locals/node5.toml"
 BANDIT_TESTNET_LOCAL="$dir/locals" "$here/up.sh" "$n" "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
@@ -66,3 +71,17 @@ rounds = 5000
 SPEC
 echo "== P-FCB: $n agents, 10 producers, 5,000 rounds ==" >&2
 "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/pfcb.toml" --wait
+
+cat >"$dir/samba.toml" <<SPEC
+protocol = "samba"
+[roles]
+data_customer = "node1"
+controller = "node2"
+comp = "node3"
+data_owner = ["node4", "node5"]
+[params]
+algorithm = "ucb"
+budget = 2000
+SPEC
+echo "== SAMBA (UCB): the data customer's cumulative reward over N = 2,000 ==" >&2
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait | sed -n '/^SAMBA/,/^  messages/p'
