@@ -132,3 +132,29 @@ func TestSanitizeReason(t *testing.T) {
 		t.Errorf("sanitizeReason kept control characters or length: %q", got)
 	}
 }
+
+// A proposal repeated by its initiator — it resends to participants that
+// have not answered, in case the answer was lost — is accepted again, not
+// declined as a reused session ID, and the session runs normally.
+func TestRepeatedProposalIsAcceptedAgain(t *testing.T) {
+	nodes := startNetwork(t, 2, nil)
+	id, err := nodes[0].StartSession(pingSpec(3000, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "node2 to accept", func() bool { return nodes[1].lookup(id) != nil })
+	s := nodes[0].lookup(id)
+	if s == nil {
+		t.Fatal("the session is not active on its initiator")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := nodes[0].sendControl(ctx, nodes[1].ID(), id, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: s.specText}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes {
+		if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
+			t.Errorf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+}

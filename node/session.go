@@ -34,6 +34,9 @@ const (
 	inboxTimeout  = 10 * time.Second
 	sendTimeout   = 10 * time.Second
 	progressEvery = time.Second
+	// proposeResend is how often the initiator proposes again to the
+	// participants that have not answered yet.
+	proposeResend = 3 * time.Second
 )
 
 // ctrlEvent is a control frame from a peer, or a local request to abort.
@@ -298,8 +301,21 @@ func (s *session) propose() *abortError {
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
+	// A frame handed to a stream can still be lost when its connection is
+	// replaced; participants that have not answered get the proposal again
+	// (accepting is idempotent).
+	resend := time.NewTicker(proposeResend)
+	defer resend.Stop()
 	for len(pending) > 0 {
 		select {
+		case <-resend.C:
+			for p := range pending {
+				go func() {
+					rctx, rcancel := context.WithTimeout(ctx, proposeResend)
+					defer rcancel()
+					s.n.sendControl(rctx, p, s.id, prop)
+				}()
+			}
 		case err := <-sendErrs:
 			if err != nil {
 				return abortf(true, "proposing: %v", err)
@@ -347,7 +363,9 @@ func (s *session) awaitStart() *abortError {
 				continue
 			}
 			switch b := ev.msg.Body.(type) {
-			case *nodepb.Control_Start:
+			case *nodepb.Control_Start, *nodepb.Control_Heartbeat:
+				// The initiator sends heartbeats only once the session runs:
+				// one arriving first means the Start was lost.
 				return nil
 			case *nodepb.Control_Abort:
 				return abortf(false, "%s", b.Abort.Reason)

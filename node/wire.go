@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -183,7 +184,15 @@ func sanitizeReason(r string) string {
 
 // handlePropose answers a proposal: it checks the spec, this node's policy and
 // local data, and accepts (registering the session) or declines with a reason.
+// A proposal repeated by its initiator (it resends to participants that have
+// not answered) is accepted again without a second registration.
 func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
+	if s := n.lookup(id); s != nil && s.initiator == from && bytes.Equal(s.specText, p.Spec) {
+		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+		defer cancel()
+		n.sendControl(ctx, from, id, &nodepb.Control{Body: &nodepb.Control_Accept{Accept: &nodepb.Accept{}}})
+		return
+	}
 	s, err := n.admitProposal(from, id, p.Spec)
 	var reply *nodepb.Control
 	if err != nil {
