@@ -16,6 +16,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
+	msmux "github.com/multiformats/go-multistream"
 )
 
 // Defaults for the zero values of MessengerOptions.
@@ -200,6 +201,12 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 	var writeErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		now := time.Now()
+		if o.s != nil && o.s.Conn().IsClosed() {
+			// The stream's connection is gone or going (closed by either
+			// side, e.g. one of two connections formed by a simultaneous
+			// dial): never write into it; reopen on a live connection.
+			m.dropConnLost(to, o)
+		}
 		if o.s != nil && now.Sub(o.lastWrite) > m.opts.IdleTimeout/2 {
 			// The receiver may be about to close this stream for
 			// idleness; retire it cleanly rather than race it.
@@ -217,7 +224,13 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 			}
 			now = time.Now()
 		}
-		if writeErr = o.write(ctx, now, frame, m.opts); writeErr == nil {
+		writeErr = o.write(ctx, now, frame, m.opts)
+		if writeErr == nil && o.s.Conn().IsClosed() {
+			// The connection closed under the write: the frame may
+			// not have left. Resend it on a new stream.
+			writeErr = errConnClosed
+		}
+		if writeErr == nil {
 			m.framesSent.Add(1)
 			m.bytesSent.Add(uint64(len(frame)))
 			return nil
@@ -250,7 +263,7 @@ func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
 
 // open opens a new outbound stream into o. o.mu is held.
 func (m *Messenger) open(ctx context.Context, to peer.ID, o *outStream) error {
-	s, err := m.h.h.NewStream(ctx, to, m.id)
+	s, err := m.newStream(ctx, to)
 	if err != nil {
 		return fmt.Errorf("opening a stream: %w", err)
 	}
@@ -274,6 +287,105 @@ func (m *Messenger) open(ctx context.Context, to peer.ID, o *outStream) error {
 	o.lastWrite = time.Now()
 	return nil
 }
+
+// openAttempts bounds how many connections open tries when connections to the
+// peer keep closing under it.
+const openAttempts = 3
+
+// newStream opens a stream of the messenger's protocol to peer to, dialing
+// within ctx if there is no connection. The stream is opened on the oldest
+// open direct connection, which is the one least likely to be closed as a
+// duplicate when both peers dialed each other at once, and the protocol is
+// negotiated before newStream returns, so a stream the peer refuses (or loses
+// with its connection) fails here instead of swallowing the first frame.
+func (m *Messenger) newStream(ctx context.Context, to peer.ID) (network.Stream, error) {
+	if !m.h.Connected(to) {
+		if err := m.h.h.Connect(ctx, peer.AddrInfo{ID: to}); err != nil {
+			return nil, err
+		}
+	}
+	var lastErr error
+	for range openAttempts {
+		c := oldestConn(m.h.h.Network().ConnsToPeer(to))
+		if c == nil {
+			if err := m.h.h.Connect(ctx, peer.AddrInfo{ID: to}); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		s, err := m.negotiate(ctx, c)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+		if !c.IsClosed() || ctx.Err() != nil {
+			break
+		}
+	}
+	if lastErr == nil {
+		lastErr = network.ErrNoConn
+	}
+	return nil, lastErr
+}
+
+// oldestConn returns the oldest open, unlimited connection of conns, or nil.
+func oldestConn(conns []network.Conn) network.Conn {
+	var best network.Conn
+	var bestOpened time.Time
+	for _, c := range conns {
+		if c.IsClosed() || c.Stat().Limited {
+			continue
+		}
+		if opened := c.Stat().Opened; best == nil || opened.Before(bestOpened) {
+			best, bestOpened = c, opened
+		}
+	}
+	return best
+}
+
+// negotiate opens a stream on c and selects the messenger's protocol on it,
+// within ctx and the write timeout.
+func (m *Messenger) negotiate(ctx context.Context, c network.Conn) (network.Stream, error) {
+	s, err := c.NewStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.SetProtocol(m.id); err != nil {
+		s.Reset()
+		return nil, err
+	}
+	deadline := time.Now().Add(m.opts.WriteTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	s.SetDeadline(deadline)
+	errc := make(chan error, 1)
+	go func() { errc <- msmux.SelectProtoOrFail(m.id, s) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		s.Reset()
+		<-errc
+		err = ctx.Err()
+	}
+	if err != nil {
+		s.Reset()
+		return nil, fmt.Errorf("negotiating %s: %w", m.id, err)
+	}
+	s.SetDeadline(time.Time{})
+	return s, nil
+}
+
+// dropConnLost discards o's stream after its connection closed. o.mu is held.
+func (m *Messenger) dropConnLost(to peer.ID, o *outStream) {
+	m.logger.Debug("the stream's connection closed; reopening on another connection", "peer", m.h.describe(to))
+	m.forget(o.s)
+	o.s.Reset()
+	o.s = nil
+}
+
+// errConnClosed reports a frame written while its stream's connection closed.
+var errConnClosed = errors.New("the stream's connection closed")
 
 // write writes and flushes one frame. o.mu is held.
 func (o *outStream) write(ctx context.Context, now time.Time, frame []byte, opts MessengerOptions) error {

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -321,5 +322,60 @@ func BenchmarkRawStreamRequestResponse(b *testing.B) {
 	b.ResetTimer()
 	for range b.N {
 		roundTrip()
+	}
+}
+
+// TestMessengerSurvivesDuplicateConnClose: with two connections between a
+// pair (both dialed each other), closing the one the outbound stream is on —
+// as duplicate-connection pruning does — must not swallow later frames: Send
+// notices the closed connection and reopens on the surviving one.
+func TestMessengerSurvivesDuplicateConnClose(t *testing.T) {
+	for round := range 5 {
+		tn := newTestNet(t, 2, nil)
+		a, b := tn.hosts[0], tn.hosts[1]
+		cb := newCollector()
+		ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{})
+		mb := NewMessenger(b, testProto, cb.handle, MessengerOptions{})
+		t.Cleanup(func() { ma.Close(); mb.Close() })
+		// Both dial at once, as address-book dialers do at start.
+		var wg sync.WaitGroup
+		wg.Add(2)
+		go func() { defer wg.Done(); a.LibP2P().Connect(t.Context(), peer.AddrInfo{ID: b.ID(), Addrs: b.Addrs()}) }()
+		go func() { defer wg.Done(); b.LibP2P().Connect(t.Context(), peer.AddrInfo{ID: a.ID(), Addrs: a.Addrs()}) }()
+		wg.Wait()
+		if n := len(a.LibP2P().Network().ConnsToPeer(b.ID())); n < 2 {
+			t.Logf("round %d: only %d connection", round, n)
+			continue
+		}
+		if err := ma.Send(t.Context(), b.ID(), []byte("before")); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "the first frame", func() bool { return cb.count(a.ID()) == 1 })
+		// Close the stream's connection from b's side, as duplicate
+		// pruning would, then send at once.
+		var closed network.Conn
+		for _, c := range b.LibP2P().Network().ConnsToPeer(a.ID()) {
+			if slices.ContainsFunc(c.GetStreams(), func(s network.Stream) bool { return s.Protocol() == testProto }) {
+				closed = c
+				c.Close()
+			}
+		}
+		if closed == nil {
+			t.Fatal("no connection carries the stream")
+		}
+		// A frame written before a learns of the close cannot be saved
+		// without acknowledgements; once a knows, no frame may be lost.
+		waitFor(t, "a to see the close", func() bool {
+			for _, c := range a.LibP2P().Network().ConnsToPeer(b.ID()) {
+				if c.RemoteMultiaddr().Equal(closed.LocalMultiaddr()) && c.LocalMultiaddr().Equal(closed.RemoteMultiaddr()) {
+					return false
+				}
+			}
+			return true
+		})
+		if err := ma.Send(t.Context(), b.ID(), []byte("after")); err != nil {
+			t.Fatalf("round %d: Send after the connection closed: %v", round, err)
+		}
+		waitFor(t, "the frame sent after the connection closed", func() bool { return cb.count(a.ID()) == 2 })
 	}
 }
