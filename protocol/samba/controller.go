@@ -135,6 +135,9 @@ func (c *controller) stepBits(b *sambapb.Batch) error {
 		c.l++
 	} else {
 		c.t, c.l = c.t+1, 1
+		if done := int64(c.t) - 1; done%256 == 0 || done == c.p.Budget {
+			c.ready.Progress = &protocol.Progress{Step: done, Total: c.p.Budget, Activity: done}
+		}
 	}
 	return nil
 }

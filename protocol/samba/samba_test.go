@@ -331,3 +331,18 @@ func TestSelectArm(t *testing.T) {
 		t.Errorf("matching mask %+v does not keep proportions", pm)
 	}
 }
+
+// TestProgress: the controller reports the steps done, so the daemon can show
+// progress and tell a long session from a stuck one.
+func TestProgress(t *testing.T) {
+	var last protocol.Progress
+	reg, _ := protocol.NewRegistry(Family{})
+	_, err := protocol.Simulate(context.Background(), reg, testSpec("ucb", 1000, []float64{0.5, 0.4}, 1),
+		protocol.SimOptions{OnProgress: func(p protocol.Progress) { last = p }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.Step != 1000 || last.Total != 1000 {
+		t.Errorf("last progress %+v, want 1000 of 1000", last)
+	}
+}
