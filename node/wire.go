@@ -245,7 +245,9 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 		return nil, err
 	}
 	if err := n.register(s); err != nil {
-		s.topic.Close()
+		if s.topic != nil {
+			s.topic.Close()
+		}
 		return nil, err
 	}
 	return s, nil
@@ -331,10 +333,10 @@ func (n *Node) CancelSession(id string) error {
 }
 
 // joinTopic subscribes this node to the session's gossipsub topic when it
-// plays a party. Only the session's organizations may publish on it, and only
+// plays a party of a family that publishes (protocol.TopicUser). Only the session's organizations may publish on it, and only
 // as parties they play.
 func (n *Node) joinTopic(s *session) error {
-	if len(s.mine) == 0 {
+	if tu, ok := s.fam.(protocol.TopicUser); len(s.mine) == 0 || !ok || !tu.UsesTopic() {
 		return nil
 	}
 	var allowed []peer.ID

@@ -130,3 +130,38 @@ type ResultFormatter interface {
 type Grader interface {
 	Grade(raw map[string]any, seed int64, params any, result any) (any, error)
 }
+
+// ParseParams is the usual Family.ParseParams: it decodes the spec's
+// [params] table strictly over defaults and validates the result.
+func ParseParams[P any](raw map[string]any, defaults P, validate func(P) error) (any, error) {
+	p := defaults
+	if err := DecodeTable("params", raw, &p); err != nil {
+		return nil, err
+	}
+	if err := validate(p); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// NoLocalData is Family.DecodeLocal for a role that needs no local data:
+// any [local.<family>.<role>] table, even an empty one with stray keys, is
+// refused by name.
+func NoLocalData(family, role string, decode func(v any) error) (any, error) {
+	if decode == nil {
+		return nil, nil
+	}
+	var none struct{}
+	if err := decode(&none); err != nil {
+		return nil, fmt.Errorf("%s needs no local data for role %s: %w", family, role, err)
+	}
+	return nil, nil
+}
+
+// TopicUser is implemented by families whose roles publish on the session
+// topic. The daemon joins the topic only for them, and waits, before it
+// starts their roles, until every organization of the session has
+// subscribed; the others never touch gossipsub.
+type TopicUser interface {
+	UsesTopic() bool
+}

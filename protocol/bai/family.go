@@ -63,14 +63,7 @@ func (Family) Roles() []protocol.RoleSpec {
 
 // ParseParams implements protocol.Family.
 func (Family) ParseParams(raw map[string]any) (any, error) {
-	p := DefaultParams()
-	if err := protocol.DecodeTable("params", raw, &p); err != nil {
-		return nil, err
-	}
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
 // AgentLocal is an agent's local data: its reward source and its rate.
@@ -102,13 +95,7 @@ const DefaultRate = 100
 func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
 	switch role {
 	case RoleCoordinator:
-		if decode != nil {
-			var none struct{}
-			if err := decode(&none); err != nil {
-				return nil, fmt.Errorf("the coordinator needs no local data: %w", err)
-			}
-		}
-		return nil, nil
+		return protocol.NoLocalData(Name, role, decode)
 	case RoleAgent:
 		if decode == nil {
 			return nil, fmt.Errorf("an agent needs its reward source: reward, arms (and sigma), rate")
@@ -239,3 +226,7 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	}
 	return nil, fmt.Errorf("bai has no role %q", cfg.Self.Role)
 }
+
+// UsesTopic implements protocol.TopicUser: the coordinator announces
+// eliminations on the session topic.
+func (Family) UsesTopic() bool { return true }

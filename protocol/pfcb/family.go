@@ -52,14 +52,7 @@ func (Family) Roles() []protocol.RoleSpec {
 
 // ParseParams implements protocol.Family.
 func (Family) ParseParams(raw map[string]any) (any, error) {
-	p := DefaultParams()
-	if err := protocol.DecodeTable("params", raw, &p); err != nil {
-		return nil, err
-	}
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
 // AgentLocal is an agent's private data: its producers and its pace.
@@ -231,3 +224,7 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	local, _ := cfg.Local.(*AgentLocal)
 	return newAgent(cfg, p, local)
 }
+
+// UsesTopic implements protocol.TopicUser: agents publish their shares on the
+// session topic.
+func (Family) UsesTopic() bool { return true }

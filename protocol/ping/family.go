@@ -61,27 +61,13 @@ func (Family) Roles() []protocol.RoleSpec {
 
 // ParseParams implements protocol.Family.
 func (Family) ParseParams(raw map[string]any) (any, error) {
-	p := DefaultParams()
-	if err := protocol.DecodeTable("params", raw, &p); err != nil {
-		return nil, err
-	}
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
 // DecodeLocal implements protocol.Family: ping needs no local data, and any
 // [local.ping.participant] table is an error.
 func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
-	if decode == nil {
-		return nil, nil
-	}
-	var none struct{}
-	if err := decode(&none); err != nil {
-		return nil, fmt.Errorf("ping needs no local data for role %s: %w", role, err)
-	}
-	return nil, nil
+	return protocol.NoLocalData(Name, role, decode)
 }
 
 // simulation is the ping family's part of a spec's [simulation] table.

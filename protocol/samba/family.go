@@ -46,14 +46,7 @@ func (Family) Roles() []protocol.RoleSpec {
 
 // ParseParams implements protocol.Family.
 func (Family) ParseParams(raw map[string]any) (any, error) {
-	p := DefaultParams()
-	if err := protocol.DecodeTable("params", raw, &p); err != nil {
-		return nil, err
-	}
-	if err := p.validate(); err != nil {
-		return nil, err
-	}
-	return p, nil
+	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
 // ownerConfig is the [local.samba.data_owner] table.
@@ -66,13 +59,7 @@ type ownerConfig struct {
 // DecodeLocal implements protocol.Family.
 func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
 	if role != RoleOwner {
-		if decode != nil {
-			var none struct{}
-			if err := decode(&none); err != nil {
-				return nil, fmt.Errorf("role %s needs no local data: %w", role, err)
-			}
-		}
-		return nil, nil
+		return protocol.NoLocalData(Name, role, decode)
 	}
 	if decode == nil {
 		return nil, fmt.Errorf("a data owner needs its arm: bernoulli = μ, or ratings = FILE (and threshold)")
