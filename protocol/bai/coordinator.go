@@ -34,6 +34,9 @@ type coordinator struct {
 	counts []int64   // CENTRAL
 
 	started  int64
+	final    []byte // the final announcement, once decided
+	ticks    int
+	repeats  int
 	ready    protocol.Ready
 	finished bool
 }
@@ -73,8 +76,8 @@ func (c *coordinator) Step(m protocol.Message) error {
 	if m.Topic {
 		return fmt.Errorf("unexpected topic message from %s", m.From)
 	}
-	if c.finished {
-		return nil
+	if c.finished || c.final != nil {
+		return nil // decided: late votes change nothing
 	}
 	var msg baipb.Message
 	if err := proto.Unmarshal(m.Body, &msg); err != nil {
@@ -180,9 +183,21 @@ func (c *coordinator) eliminate(arms []int) {
 	c.ready.Messages = append(c.ready.Messages, protocol.Message{Topic: true, Body: body})
 	c.ready.Progress = &protocol.Progress{Step: int64(c.k - c.remaining), Total: int64(c.k - 1)}
 	if ann.Decided {
-		c.finish("")
+		c.final = body
+		if c.cfg.Simulated {
+			c.finish("") // the simulator delivers every message
+		}
 	}
 }
+
+// Re-announcing the decision: gossip gives no delivery guarantee, and an
+// agent left with tied arms can only learn the answer from the final
+// announcement, so in a real session the coordinator publishes it again
+// every reannounceTicks ticks, reannouncements times, before it finishes.
+const (
+	reannounceTicks = 10
+	reannouncements = 5
+)
 
 func (c *coordinator) best() int {
 	for k, out := range c.out {
@@ -216,8 +231,21 @@ func (c *coordinator) Halt(reason string) error {
 	return nil
 }
 
-// Tick implements protocol.Role.
-func (c *coordinator) Tick() error { return nil }
+// Tick implements protocol.Role: after a decision, the repeated final
+// announcements of a real session.
+func (c *coordinator) Tick() error {
+	if c.final == nil || c.finished {
+		return nil
+	}
+	if c.ticks++; c.ticks%reannounceTicks != 0 {
+		return nil
+	}
+	c.ready.Messages = append(c.ready.Messages, protocol.Message{Topic: true, Body: c.final})
+	if c.repeats++; c.repeats >= reannouncements {
+		c.finish("")
+	}
+	return nil
+}
 
 // Ready implements protocol.Role.
 func (c *coordinator) Ready() protocol.Ready {
