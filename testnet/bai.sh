@@ -18,8 +18,11 @@ trap '"$here/down.sh" "$dir"' EXIT
 names=$(seq -f '"node%g"' 2 $((agents + 1)) | paste -sd, -)
 status=0
 for algo in dp_mase corrupted_elimination; do
-  # M must stay below the number of agents: DP-MASE δ = 0.05, β = 0.5 gives
-  # M = 5; Corrupted Elimination η = 0.9, ξ = 0.1 gives η_ξ = 0.742, M = 11.
+  # M must stay well below the number of agents: DP-MASE δ = 0.05, β = 0.5
+  # gives M = 5; Corrupted Elimination η = 0.9, ξ = 0.15 gives η_ξ = 0.568,
+  # M = 6. (With ξ = 0.1, M = 11 of 16 agents, every agent can stop before an
+  # arm gathers 12 uncorrupted votes, and the session then waits for
+  # stall_timeout.)
   cat >"$dir/bai-$algo.toml" <<SPEC
 protocol = "bai"
 [roles]
@@ -32,7 +35,7 @@ delta = 0.05
 beta = 0.5
 epsilon = 0.1
 eta = 0.9
-xi = 0.1
+xi = 0.15
 SPEC
   echo "== $algo: 1 coordinator, $agents agents ==" >&2
   start=$(date +%s.%N)
