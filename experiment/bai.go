@@ -369,17 +369,7 @@ func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[
 	fmt.Fprintf(&b, "# Multi-agent BAI: Problem %d, %d runs per point, N ∈ %v\n\n", o.Problem, o.Runs, o.Agents)
 	fmt.Fprintf(&b, "%d simulated sessions in %v on %d workers; δ = 0.05; seeds %d…%d.\n\n", len(runs), rep.Elapsed.Round(time.Second), o.Workers, o.Seed, o.Seed+int64(o.Runs)-1)
 	b.WriteString("## The paper's claims\n\n")
-	for _, c := range rep.Claims {
-		mark := "holds"
-		if !c.Holds {
-			mark = "does not hold"
-		}
-		fmt.Fprintf(&b, "- %s: **%s**", c.Text, mark)
-		if c.Note != "" {
-			fmt.Fprintf(&b, " (%s)", c.Note)
-		}
-		b.WriteString("\n")
-	}
+	writeClaims(&b, rep.Claims)
 	b.WriteString("\n## Mean sample complexity (95% interval)\n\n| series |")
 	for _, n := range o.Agents {
 		fmt.Fprintf(&b, " N=%d |", n)

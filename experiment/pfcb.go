@@ -282,17 +282,7 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 			Note: fmt.Sprint(roundAll(perN[fam]))})
 	}
 	b.WriteString("\n## The paper's claims\n\n")
-	for _, c := range rep.Claims {
-		mark := "holds"
-		if !c.Holds {
-			mark = "does not hold"
-		}
-		fmt.Fprintf(&b, "- %s: **%s**", c.Text, mark)
-		if c.Note != "" {
-			fmt.Fprintf(&b, " (%s)", c.Note)
-		}
-		b.WriteString("\n")
-	}
+	writeClaims(&b, rep.Claims)
 	figs, err := plotPFCB(o, runs, eps, frr, perN)
 	if err != nil {
 		return nil, err
