@@ -61,7 +61,9 @@ func (s *session) flush(p protocol.Party) *abortError {
 		err := s.transport.Send(ctx, m)
 		cancel()
 		if err != nil {
-			return abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
+			e := abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
+			e.unreachable = true
+			return e
 		}
 	}
 	if rd.Progress != nil {
@@ -126,7 +128,9 @@ func (s *session) afterFlush() *abortError {
 	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 	defer cancel()
 	if err := s.n.sendControl(ctx, s.initiator, s.id, &nodepb.Control{Body: &nodepb.Control_Done{Done: done}}); err != nil {
-		return abortf(true, "%s could not report its results to the initiator %s: %v", s.n.cfg.Node.Name, s.n.nameOf(s.initiator), err)
+		e := abortf(true, "%s could not report its results to the initiator %s: %v", s.n.cfg.Node.Name, s.n.nameOf(s.initiator), err)
+		e.unreachable = true
+		return e
 	}
 	s.sentDone = true
 	return nil

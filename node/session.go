@@ -99,6 +99,10 @@ type abortError struct {
 	reason string
 	notify bool    // tell the other side
 	except peer.ID // who not to tell (the peer the abort came from)
+	// unreachable marks an abort caused by a failed send: the peer may have
+	// gone away on purpose, and its own abort (which names the real cause)
+	// may still be on its way.
+	unreachable bool
 }
 
 func (e *abortError) Error() string { return e.reason }
@@ -233,8 +237,38 @@ func (s *session) main() {
 	if err == nil {
 		err = s.runRoles()
 	}
+	if err != nil && err.unreachable {
+		err = s.awaitCause(err)
+	}
 	if err != nil {
 		s.end(err)
+	}
+}
+
+// causeGrace is how long a session that failed to reach a peer waits for an
+// abort that names the real cause (the peer shutting down, say) before it
+// aborts with the send failure.
+const causeGrace = 2 * time.Second
+
+// awaitCause waits, at most causeGrace, for an abort from the other side and
+// returns it in place of sendErr: a peer that shuts down tells the others
+// why and then closes its connections, and the first symptom seen here can
+// be the closed connection, not the message that explains it.
+func (s *session) awaitCause(sendErr *abortError) *abortError {
+	timer := time.NewTimer(causeGrace)
+	defer timer.Stop()
+	for {
+		select {
+		case ev := <-s.ctrl:
+			if _, ok := ev.msg.GetBody().(*nodepb.Control_Abort); !ok && ev.abort == "" {
+				continue
+			}
+			if _, err := s.control(ev); err != nil {
+				return err
+			}
+		case <-timer.C:
+			return sendErr
+		}
 	}
 }
 
