@@ -1,0 +1,189 @@
+package mpc
+
+// Products of opened values. Each operand was opened with Mask: every party
+// knows δ = x − m and holds a share of m; the dealer holds m. A product of x
+// and y is
+//
+//	x·y = δx·δy + δx·m_y + m_x·δy + m_x·m_y,
+//
+// where the first term is public (added by party 0), the middle terms are
+// local, and the dealer supplies shares of m_x·m_y: parties 1…P−1 draw theirs
+// from their dealer streams, party 0 receives a correction. An operand opened
+// once serves every product it takes part in.
+
+// MulElem returns shares of the element-wise product a ⊙ b (no rescaling).
+func (e *Engine) MulElem(a, b *Open) []uint64 {
+	n := a.n
+	c := e.dealt(n, false, func(dst []uint64) {
+		for i := range dst {
+			dst[i] = a.mask[i] * b.mask[i]
+		}
+	})
+	for i := range c {
+		c[i] += a.Value[i]*b.mask[i] + a.mask[i]*b.Value[i]
+		if e.party == 0 {
+			c[i] += a.Value[i] * b.Value[i]
+		}
+	}
+	return c
+}
+
+// MulScalar returns shares of s·v for an opened scalar s (length 1) and
+// vector v.
+func (e *Engine) MulScalar(s, v *Open) []uint64 {
+	n := v.n
+	c := e.dealt(n, false, func(dst []uint64) {
+		for i := range dst {
+			dst[i] = s.mask[0] * v.mask[i]
+		}
+	})
+	ds, ms := s.Value[0], s.mask[0]
+	for i := range c {
+		c[i] += ds*v.mask[i] + ms*v.Value[i]
+		if e.party == 0 {
+			c[i] += ds * v.Value[i]
+		}
+	}
+	return c
+}
+
+// Dot returns shares of the dot products of consecutive blocks of length
+// dim of a and b: out[k] = Σ_i a[k·dim+i]·b[k·dim+i]. If b has length dim
+// it is shared by every block.
+func (e *Engine) Dot(a, b *Open, dim int) []uint64 {
+	blocks := a.n / dim
+	bo := func(k int) int {
+		if b.n == dim {
+			return 0
+		}
+		return k * dim
+	}
+	c := e.dealt(blocks, false, func(dst []uint64) {
+		for k := range dst {
+			var s uint64
+			for i := range dim {
+				s += a.mask[k*dim+i] * b.mask[bo(k)+i]
+			}
+			dst[k] = s
+		}
+	})
+	for k := range c {
+		ao, bk := k*dim, bo(k)
+		var s uint64
+		for i := range dim {
+			da, db := a.Value[ao+i], b.Value[bk+i]
+			s += da*b.mask[bk+i] + a.mask[ao+i]*db
+			if e.party == 0 {
+				s += da * db
+			}
+		}
+		c[k] += s
+	}
+	return c
+}
+
+// MatVec returns shares of M_k·v for the consecutive dim×dim row-major
+// matrices M_k in m and the vector v (length dim): a batch of matrix–vector
+// products opened in one round.
+func (e *Engine) MatVec(m, v *Open, dim int) []uint64 {
+	mats := m.n / (dim * dim)
+	c := e.dealt(mats*dim, false, func(dst []uint64) {
+		for k := range mats {
+			for r := range dim {
+				var s uint64
+				row := m.mask[(k*dim+r)*dim:]
+				for i := range dim {
+					s += row[i] * v.mask[i]
+				}
+				dst[k*dim+r] = s
+			}
+		}
+	})
+	for k := range mats {
+		for r := range dim {
+			off := (k*dim + r) * dim
+			dm, mm := m.Value[off:off+dim], m.mask[off:off+dim]
+			var s uint64
+			for i := range dim {
+				s += dm[i]*v.mask[i] + mm[i]*v.Value[i]
+				if e.party == 0 {
+					s += dm[i] * v.Value[i]
+				}
+			}
+			c[k*dim+r] += s
+		}
+	}
+	return c
+}
+
+// Outer returns shares of the outer products a_k b_kᵀ of consecutive blocks
+// of length dim of a and b, each a row-major dim×dim matrix.
+func (e *Engine) Outer(a, b *Open, dim int) []uint64 {
+	blocks := a.n / dim
+	c := e.dealt(blocks*dim*dim, false, func(dst []uint64) {
+		for k := range blocks {
+			for i := range dim {
+				ai := a.mask[k*dim+i]
+				row := dst[(k*dim+i)*dim:]
+				for j := range dim {
+					row[j] = ai * b.mask[k*dim+j]
+				}
+			}
+		}
+	})
+	for k := range blocks {
+		av, am := a.Value[k*dim:(k+1)*dim], a.mask[k*dim:(k+1)*dim]
+		bv, bm := b.Value[k*dim:(k+1)*dim], b.mask[k*dim:(k+1)*dim]
+		for i := range dim {
+			row := c[(k*dim+i)*dim : (k*dim+i+1)*dim]
+			for j := range dim {
+				s := av[i]*bm[j] + am[i]*bv[j]
+				if e.party == 0 {
+					s += av[i] * bv[j]
+				}
+				row[j] += s
+			}
+		}
+	}
+	return c
+}
+
+// Add returns a + b.
+func Add(a, b []uint64) []uint64 {
+	out := make([]uint64, len(a))
+	for i := range a {
+		out[i] = a[i] + b[i]
+	}
+	return out
+}
+
+// Sub returns a − b.
+func Sub(a, b []uint64) []uint64 {
+	out := make([]uint64, len(a))
+	for i := range a {
+		out[i] = a[i] - b[i]
+	}
+	return out
+}
+
+// Scale returns k·a for a public integer k.
+func Scale(a []uint64, k uint64) []uint64 {
+	out := make([]uint64, len(a))
+	for i := range a {
+		out[i] = a[i] * k
+	}
+	return out
+}
+
+// AddPublic returns the shares of a + k for public values k (party 0 adds
+// them).
+func (e *Engine) AddPublic(a, k []uint64) []uint64 {
+	out := make([]uint64, len(a))
+	copy(out, a)
+	if e.party == 0 {
+		for i := range out {
+			out[i] += k[i]
+		}
+	}
+	return out
+}

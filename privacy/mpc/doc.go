@@ -1,0 +1,26 @@
+// Package mpc is a secret-sharing engine for a few computing parties and a
+// dealer, after CrypTen: arithmetic shares over Z/2^64 with a fixed-point
+// encoding, binary (XOR) shares over 64-bit words, Beaver products whose
+// masks every party draws from a stream it shares with the dealer (the
+// dealer sends party 0 alone a correction per product), carry-save and
+// Kogge–Stone adders for the sign, B2A with dealer bits, truncation (local
+// for two parties, by counting wraps for more), Newton–Raphson reciprocal,
+// exponential by repeated squaring, and a one-hot argmax with uniformly
+// random tie-breaking.
+//
+// A computation is a Program of Procs — chains of steps. Every opening the
+// Procs queue before the next exchange goes into the same round, so
+// independent operations share rounds without being written together. The
+// engine does no I/O: a driver carries each round's Payload to the other
+// parties and hands theirs to Complete. The dealer runs the very same
+// Program with no exchanges, which keeps its draws in step with the
+// parties' and yields party 0's corrections.
+//
+// Security (honest-but-curious, no collusion with the dealer): a party sees
+// its shares — uniform in the ring — and opened values x − m with m a fresh
+// uniform mask, so each opening is uniform and independent of x. The dealer
+// sees no data: it knows every mask and no opened value. Truncation for
+// more than two parties skips η_xr as the paper does (Appendix C); it errs
+// with probability about |x|/2^63 per element, the same order as the
+// two-party local truncation.
+package mpc
