@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -72,6 +73,9 @@ func testConfigs(t testing.TB, n int) []*Config {
 			t.Fatal(err)
 		}
 		ids[i], ports[i] = id, freePort(t)
+		for slices.Contains(ports[:i], ports[i]) {
+			ports[i] = freePort(t)
+		}
 		cfg := DefaultConfig()
 		cfg.Path = filepath.Join(dir, "config.toml")
 		cfg.Node.Name = fmt.Sprintf("node%d", i+1)
@@ -103,6 +107,16 @@ func testConfigs(t testing.TB, n int) []*Config {
 // startNode builds and runs one node; it is stopped gracefully at cleanup.
 func startNode(t testing.TB, cfg *Config, families ...protocol.Family) *testNode {
 	t.Helper()
+	tn, err := tryStartNode(t, cfg, families...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tn
+}
+
+// tryStartNode is startNode returning the error instead of failing the test.
+func tryStartNode(t testing.TB, cfg *Config, families ...protocol.Family) (*testNode, error) {
+	t.Helper()
 	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", cfg.Node.Name)
 	reg := testRegistry(t)
 	if len(families) > 0 {
@@ -113,7 +127,7 @@ func startNode(t testing.TB, cfg *Config, families ...protocol.Family) *testNode
 	}
 	n, err := New(cfg, reg, WithLogger(logger))
 	if err != nil {
-		t.Fatal(err)
+		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	tn := &testNode{Node: n, cfg: cfg, cancel: cancel, done: make(chan error, 1), t: t}
@@ -122,11 +136,11 @@ func startNode(t testing.TB, cfg *Config, families ...protocol.Family) *testNode
 	select {
 	case <-ready:
 	case err := <-tn.done:
-		t.Fatalf("%s did not start: %v", cfg.Node.Name, err)
+		return nil, fmt.Errorf("%s did not start: %w", cfg.Node.Name, err)
 	}
 	tn.api = client.New(n.APIAddr(), strings.Repeat("t", 32))
 	t.Cleanup(tn.stop)
-	return tn
+	return tn, nil
 }
 
 // stop shuts the node down gracefully (idempotent).
@@ -151,17 +165,38 @@ func startNetwork(t testing.TB, n int, tweak func(i int, cfg *Config)) []*testNo
 // families(i) (nil: the default registry).
 func startNetworkWith(t testing.TB, n int, tweak func(i int, cfg *Config), families func(i int) []protocol.Family) []*testNode {
 	t.Helper()
-	cfgs := testConfigs(t, n)
-	nodes := make([]*testNode, n)
-	for i, cfg := range cfgs {
-		if tweak != nil {
-			tweak(i, cfg)
+	var nodes []*testNode
+	// A port freePort found free can be taken by another test process
+	// before the node listens on it; then the whole network is rebuilt.
+	for attempt := 1; nodes == nil; attempt++ {
+		cfgs := testConfigs(t, n)
+		started := make([]*testNode, 0, n)
+		var err error
+		for i, cfg := range cfgs {
+			if tweak != nil {
+				tweak(i, cfg)
+			}
+			var fams []protocol.Family
+			if families != nil {
+				fams = families(i)
+			}
+			var tn *testNode
+			if tn, err = tryStartNode(t, cfg, fams...); err != nil {
+				break
+			}
+			started = append(started, tn)
 		}
-		var fams []protocol.Family
-		if families != nil {
-			fams = families(i)
+		if err == nil {
+			nodes = started
+			break
 		}
-		nodes[i] = startNode(t, cfg, fams...)
+		for _, tn := range started {
+			tn.stop()
+		}
+		if attempt == 5 || !strings.Contains(err.Error(), "address already in use") {
+			t.Fatal(err)
+		}
+		t.Logf("retrying with other ports: %v", err)
 	}
 	waitFor(t, 20*time.Second, "full mesh", func() bool {
 		for _, tn := range nodes {

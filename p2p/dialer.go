@@ -101,7 +101,7 @@ func (h *Host) dial(ctx context.Context, p Peer) error {
 	if len(addrs) == 0 {
 		return fmt.Errorf("dialing address-book peer %s: no known addresses (none configured, none discovered yet)", h.describe(p.ID))
 	}
-	if err := h.h.Connect(ctx, peer.AddrInfo{ID: p.ID}); err != nil {
+	if err := h.connect(ctx, p.ID); err != nil {
 		return fmt.Errorf("dialing address-book peer %s at %v: %w", h.describe(p.ID), addrs, err)
 	}
 	return nil

@@ -127,6 +127,33 @@ type Host struct {
 	cancel  context.CancelFunc
 	mdnsSvc interface{ Close() error }
 	wg      sync.WaitGroup // background goroutines started by Start
+
+	// dialMu is held for reading by every dial this package starts and for
+	// writing by Close: libp2p's swarm panics when a dial reaches it while
+	// it is closing (go-libp2p issue 1545), so Close waits for the dials in
+	// flight and no dial starts after it.
+	dialMu     sync.RWMutex
+	dialClosed bool // guarded by dialMu
+	dialCtx    context.Context
+	dialStop   context.CancelFunc
+}
+
+// errHostClosed is returned by dials attempted after Close.
+var errHostClosed = errors.New("the p2p host is closed")
+
+// connect dials id within ctx unless the host is closing; Close cancels the
+// dials in flight and waits for them.
+func (h *Host) connect(ctx context.Context, id peer.ID) error {
+	h.dialMu.RLock()
+	defer h.dialMu.RUnlock()
+	if h.dialClosed {
+		return errHostClosed
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stop := context.AfterFunc(h.dialCtx, cancel)
+	defer stop()
+	return h.h.Connect(ctx, peer.AddrInfo{ID: id})
 }
 
 // peerState is the mutable state of one address-book peer.
@@ -242,6 +269,7 @@ func NewHost(cfg Config) (*Host, error) {
 		boMax:    boMax,
 		pingEach: pingEach,
 	}
+	h.dialCtx, h.dialStop = context.WithCancel(context.Background())
 	for i, p := range book {
 		h.byID[p.ID] = i
 		h.states[p.ID] = &peerState{wake: make(chan struct{}, 1)}
@@ -447,6 +475,10 @@ func (h *Host) Close() error {
 	}
 	svc := h.mdnsSvc
 	h.mu.Unlock()
+	h.dialStop()
+	h.dialMu.Lock()
+	h.dialClosed = true
+	h.dialMu.Unlock()
 	var errs []error
 	if svc != nil {
 		if err := svc.Close(); err != nil {
