@@ -187,3 +187,34 @@ func (e *Engine) AddPublic(a, k []uint64) []uint64 {
 	}
 	return out
 }
+
+// MulRows returns shares of s_k·v_k for consecutive blocks v_k of length
+// dim of v and the scalars s (one per block); if v has length dim it is
+// shared by every block.
+func (e *Engine) MulRows(s, v *Open, dim int) []uint64 {
+	blocks := s.n
+	vo := func(k int) int {
+		if v.n == dim {
+			return 0
+		}
+		return k * dim
+	}
+	c := e.dealt(blocks*dim, false, func(dst []uint64) {
+		for k := range blocks {
+			for i := range dim {
+				dst[k*dim+i] = s.mask[k] * v.mask[vo(k)+i]
+			}
+		}
+	})
+	for k := range blocks {
+		ds, ms, o := s.Value[k], s.mask[k], vo(k)
+		for i := range dim {
+			x := ds*v.mask[o+i] + ms*v.Value[o+i]
+			if e.party == 0 {
+				x += ds * v.Value[o+i]
+			}
+			c[k*dim+i] += x
+		}
+	}
+	return c
+}

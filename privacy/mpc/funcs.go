@@ -180,6 +180,12 @@ func (e *Engine) SetSampler(g *PRG) { e.sampler = g }
 // Sampler returns the dealer's sample stream (nil on a party).
 func (e *Engine) Sampler() *PRG { return e.sampler }
 
+// DealtPermutation returns this party's shares of a uniformly random
+// permutation of 0…n−1 that the dealer draws from its sampler.
+func (e *Engine) DealtPermutation(n int) []uint64 {
+	return e.Dealt(n, func(dst []uint64) { copy(dst, Permutation(e.sampler, n)) })
+}
+
 // Permutation returns a uniformly random permutation of 0…n−1 drawn from g
 // (Fisher–Yates with unbiased bounded draws).
 func Permutation(g *PRG, n int) []uint64 {
@@ -212,7 +218,8 @@ func TieBits(n int) uint { return uint(bits.Len(uint(n - 1))) }
 
 // ArgMax returns a Proc computing arithmetic shares of the one-hot vector
 // (integers 0/1) of the largest of the shares x, ties broken uniformly at
-// random.
+// random by gamma: shares of a uniformly random permutation of 0…n−1 from
+// the dealer (DealtPermutation).
 //
 // The paper finds every maximum with Algorithm 2, multiplies by a shared
 // random permutation γ and runs Algorithm 2 again. We fold γ into the
@@ -225,7 +232,7 @@ func TieBits(n int) uint { return uint(bits.Len(uint(n - 1))) }
 // results ANDed on binary shares in ⌈log₂(n−1)⌉ rounds, one B2A. Rounds for
 // two parties: 7 + ⌈log₂(n−1)⌉ + 1. The scores must satisfy
 // |x| < 2^(62−b).
-func (e *Engine) ArgMax(x []uint64, out *[]uint64) *Proc {
+func (e *Engine) ArgMax(x, gamma []uint64, out *[]uint64) *Proc {
 	n := len(x)
 	if n == 1 {
 		return e.NewProc(func() bool {
@@ -234,7 +241,6 @@ func (e *Engine) ArgMax(x []uint64, out *[]uint64) *Proc {
 		})
 	}
 	b := TieBits(n)
-	gamma := e.Dealt(n, func(dst []uint64) { copy(dst, Permutation(e.sampler, n)) })
 	keys := make([]uint64, n)
 	for i := range keys {
 		keys[i] = x[i]<<b + gamma[i]

@@ -84,7 +84,7 @@ func TestArgMax(t *testing.T) {
 				engines, dealer := testEngines(t, P, 16, 20+uint64(P))
 				shares := runComputation(t, engines, dealer, func(e *Engine) ([]*Proc, func() []uint64) {
 					var out []uint64
-					return []*Proc{e.ArgMax(shareOf(e, fx.EncodeAll(c.scores)), &out)}, func() []uint64 { return out }
+					return []*Proc{e.ArgMax(shareOf(e, fx.EncodeAll(c.scores)), e.DealtPermutation(len(c.scores)), &out)}, func() []uint64 { return out }
 				})
 				got := reconstruct(shares)
 				ones, at := 0, -1
@@ -124,7 +124,7 @@ func TestArgMaxTiesUniform(t *testing.T) {
 		engines, dealer := testEngines(t, 2, 16, 1000+uint64(r))
 		shares := runComputation(t, engines, dealer, func(e *Engine) ([]*Proc, func() []uint64) {
 			var out []uint64
-			return []*Proc{e.ArgMax(shareOf(e, fx.EncodeAll(scores)), &out)}, func() []uint64 { return out }
+			return []*Proc{e.ArgMax(shareOf(e, fx.EncodeAll(scores)), e.DealtPermutation(len(scores)), &out)}, func() []uint64 { return out }
 		})
 		for i, v := range reconstruct(shares) {
 			if v == 1 {
