@@ -113,3 +113,16 @@ func (g *Program) Advance() (bool, error) {
 		}
 	}
 }
+
+// Later returns a Step that builds a Proc when it first runs — from values
+// earlier steps computed — and then runs it to its end.
+func Later(build func() *Proc) Step {
+	var p *Proc
+	return func() bool {
+		if p == nil {
+			p = build()
+		}
+		_, _, done := p.advance()
+		return done
+	}
+}

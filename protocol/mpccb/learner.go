@@ -1,0 +1,170 @@
+package mpccb
+
+import "github.com/bandit-node/bandit-node/privacy/mpc"
+
+// learner is Algorithm 1's state on one engine: every arm's W_a⁻¹ and b_a as
+// shares. The dealer keeps a learner too: its values mean nothing, but
+// running the same computation keeps its draws in step with the parties'.
+//
+// W_a⁻¹ is kept instead of W_a (Sherman–Morrison, the paper's Eq. 1), so no
+// step inverts a matrix. Both start public — W_a⁻¹ = I, b_a = 0 — held by
+// party 0; the paper has p′ share them, which makes no difference to anyone's
+// view, as they are public constants.
+type learner struct {
+	e     *mpc.Engine
+	arms  int
+	dim   int
+	iters int
+	eps   float64
+	winv  []uint64 // arms × dim × dim, row-major
+	b     []uint64 // arms × dim
+}
+
+func newLearner(e *mpc.Engine, p Params) *learner {
+	l := &learner{e: e, arms: p.Arms, dim: p.Dimensions, iters: p.ReciprocalIterations, eps: p.Epsilon}
+	id := make([]uint64, p.Arms*p.Dimensions*p.Dimensions)
+	one := e.Fixed().One()
+	for a := range p.Arms {
+		for i := range p.Dimensions {
+			id[(a*p.Dimensions+i)*p.Dimensions+i] = one
+		}
+	}
+	l.winv = e.Public(id)
+	l.b = make([]uint64, p.Arms*p.Dimensions)
+	return l
+}
+
+// stepOutputs receives what a step reveals to others: the shares of the
+// one-hot a_t (for p′) and the share of r_t (for p″).
+type stepOutputs struct {
+	arm    func(onehot []uint64)
+	reward func(share uint64)
+}
+
+// step returns the Program of one step of Algorithm 1 on the shares x of
+// the context and rr of the reward row (the realised reward of every arm,
+// shared by p″). Rounds with two parties, by the chains running side by
+// side (R = a round of openings):
+//
+//	R1       open W_a⁻¹ (all arms) and x                    lines 10–11
+//	R2       u_a = W_a⁻¹x; open u_a and b_a
+//	R3       s_a = u_a·b_a, d_a = 1 + x·u_a; open y, v − s, d   lines 11–13
+//	R4–R15   s̃ = s + y(v − s); argmax of s̃ with γ: 7 (sign) +
+//	         ⌈log₂(|A|−1)⌉ (AND tree) + 1 (B2A)                line 15
+//	 R3–R8   beside it: 1/d_a (Newton–Raphson, 4 rounds), v′_a = u_a/d_a
+//	R16      open o = onehot (sent to p′), r_row, v′       lines 16–19
+//	R17      v_a = o_a v′_a, (o r)_a; open both; r_t = Σ (o r)_a to p″
+//	         W_a⁻¹ −= v_a u_aᵀ (Eq. 1), b_a += (o r)_a x      lines 20–23
+//
+// 17 rounds for 10 arms; with more than two parties every truncation adds
+// one. u_a is opened once and serves the three products it enters, as does x.
+//
+// Lines 16–18 of the paper have p′ open a_t and share o back. The parties
+// already hold the one-hot as shares, so they use it directly and only send
+// p′ their shares: p′ learns the same a_t, one round trip sooner.
+func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
+	e := l.e
+	A, D := l.arms, l.dim
+	fx := e.Fixed()
+	g := e.NewProgram()
+	var (
+		y, v, gamma    []uint64
+		oW, oX, oU, oB *mpc.Open
+		tu, ts, tq     *mpc.Trunc
+		s, den         []uint64
+		oY, oVS        *mpc.Open
+		onehot         []uint64
+		recip, vp      []uint64
+		oO, oRR, oVP   *mpc.Open
+		oV, oOR        *mpc.Open
+		tw, tb         *mpc.Trunc
+	)
+	main := e.NewProc(func() bool {
+		smp := e.Dealt(1+2*A, func(dst []uint64) {
+			copy(dst, drawSamples(e.Sampler(), A, l.eps, fx.Frac).pack())
+		})
+		y, v, gamma = smp[:1], smp[1:1+A], smp[1+A:]
+		oW, oX = e.Mask(l.winv), e.Mask(x)
+		return true
+	}, func() bool {
+		tu = e.TruncStart(e.MatVec(oW, oX, D))
+		return true
+	}, func() bool {
+		oU, oB = e.Mask(tu.Result()), e.Mask(l.b)
+		return true
+	}, func() bool {
+		ts = e.TruncStart(e.Dot(oU, oB, D))
+		tq = e.TruncStart(e.Dot(oU, oX, D))
+		return true
+	}, func() bool {
+		s = ts.Result()
+		den = e.AddPublic(tq.Result(), repeat(fx.One(), A))
+		g.Go(l.scale(den, &recip, &vp, func() *mpc.Open { return oU }))
+		oY, oVS = e.Mask(y), e.Mask(mpc.Sub(v, s))
+		return true
+	}, mpc.Later(func() *mpc.Proc {
+		st := mpc.Add(s, e.MulScalar(oY, oVS))
+		return e.ArgMax(st, gamma, &onehot)
+	}), func() bool {
+		if vp == nil {
+			return false // u_a/d_a is not ready yet
+		}
+		if out.arm != nil {
+			out.arm(onehot)
+		}
+		oO, oRR, oVP = e.Mask(onehot), e.Mask(rr), e.Mask(vp)
+		return true
+	}, func() bool {
+		vv := e.MulRows(oO, oVP, D) // o_a is an integer: no rescaling
+		or := e.MulElem(oO, oRR)
+		var rt uint64
+		for _, w := range or {
+			rt += w
+		}
+		if out.reward != nil {
+			out.reward(rt)
+		}
+		oV, oOR = e.Mask(vv), e.Mask(or)
+		return true
+	}, func() bool {
+		tw = e.TruncStart(e.Outer(oV, oU, D))
+		tb = e.TruncStart(e.MulRows(oOR, oX, D))
+		return true
+	}, func() bool {
+		l.winv = mpc.Sub(l.winv, tw.Result())
+		l.b = mpc.Add(l.b, tb.Result())
+		return true
+	})
+	g.Go(main)
+	return g
+}
+
+// scale returns the Proc of the Sherman–Morrison factor v′_a = u_a / d_a:
+// the reciprocal of d_a ∈ [1, 2] (‖x‖ ≤ 1 and W_a ⪰ I put x·W_a⁻¹x in
+// [0, 1]), then one product with u_a, opened already.
+func (l *learner) scale(den []uint64, recip, vp *[]uint64, u func() *mpc.Open) *mpc.Proc {
+	e := l.e
+	var oR *mpc.Open
+	var t *mpc.Trunc
+	p := e.NewProc()
+	p.Then(mpc.Later(func() *mpc.Proc { return e.Reciprocal(den, 1, 2, l.iters, recip) }),
+		func() bool {
+			oR = e.Mask(*recip)
+			return true
+		}, func() bool {
+			t = e.TruncStart(e.MulRows(oR, u(), l.dim))
+			return true
+		}, func() bool {
+			*vp = t.Result()
+			return true
+		})
+	return p
+}
+
+func repeat(v uint64, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}

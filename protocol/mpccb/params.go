@@ -1,0 +1,70 @@
+package mpccb
+
+import (
+	"fmt"
+	"math"
+)
+
+// Params are the public parameters of a session.
+type Params struct {
+	// Epsilon is the exploration probability ε of ε-greedy.
+	Epsilon float64 `toml:"epsilon"`
+	// Steps is T, the number of contexts the learner goes through.
+	Steps int64 `toml:"steps"`
+	// Arms is |A|.
+	Arms int `toml:"arms"`
+	// Dimensions is D, the context's length; the feature parties hold
+	// contiguous blocks of it (dataset.Split).
+	Dimensions int `toml:"dimensions"`
+	// PrecisionBits is L, the fixed-point encoding's fractional bits.
+	PrecisionBits int `toml:"precision_bits"`
+	// ReciprocalIterations is the number of Newton–Raphson iterations of the
+	// private reciprocal (the paper: 7 in §5, 3 suffice by its Figure 8).
+	ReciprocalIterations int `toml:"reciprocal_iterations"`
+	// Window is how many steps ahead the dealer and the reward receiver may
+	// send their shares.
+	Window int `toml:"window"`
+}
+
+// DefaultParams: ε = 0.1, 10 arms, 20 dimensions, L = 16, three
+// reciprocal iterations, 10,000 steps.
+func DefaultParams() Params {
+	return Params{Epsilon: 0.1, Steps: 10000, Arms: 10, Dimensions: 20, PrecisionBits: 16,
+		ReciprocalIterations: 3, Window: 8}
+}
+
+// Bounds of a session.
+const (
+	MaxSteps      = 10_000_000
+	MaxArms       = 256
+	MaxDimensions = 256
+	MaxWindow     = 1024
+)
+
+func (p Params) validate() error {
+	if !(p.Epsilon > 0 && p.Epsilon <= 1) {
+		return fmt.Errorf("params.epsilon: %v is not in (0, 1] (ε = 0 gives no privacy: the pulled arm is a deterministic function of the data)", p.Epsilon)
+	}
+	if p.Steps < 1 || p.Steps > MaxSteps {
+		return fmt.Errorf("params.steps: %d is out of range [1, %d]", p.Steps, MaxSteps)
+	}
+	if p.Arms < 2 || p.Arms > MaxArms {
+		return fmt.Errorf("params.arms: %d is out of range [2, %d]", p.Arms, MaxArms)
+	}
+	if p.Dimensions < 1 || p.Dimensions > MaxDimensions {
+		return fmt.Errorf("params.dimensions: %d is out of range [1, %d]", p.Dimensions, MaxDimensions)
+	}
+	if p.PrecisionBits < 8 || p.PrecisionBits > 24 {
+		return fmt.Errorf("params.precision_bits: %d is out of range [8, 24] (products carry 2L bits, and the shares must not wrap)", p.PrecisionBits)
+	}
+	if p.ReciprocalIterations < 1 || p.ReciprocalIterations > 10 {
+		return fmt.Errorf("params.reciprocal_iterations: %d is out of range [1, 10]", p.ReciprocalIterations)
+	}
+	if p.Window < 1 || p.Window > MaxWindow {
+		return fmt.Errorf("params.window: %d is out of range [1, %d]", p.Window, MaxWindow)
+	}
+	return nil
+}
+
+// PrivacyEta is Theorem 1's guarantee: opening a_t is log(|A|/ε)-DP.
+func (p Params) PrivacyEta() float64 { return math.Log(float64(p.Arms) / p.Epsilon) }
