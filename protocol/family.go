@@ -131,6 +131,29 @@ type Grader interface {
 	Grade(raw map[string]any, seed int64, params any, result any) (any, error)
 }
 
+// LocalGrader is a Grader that also reads every party's private result,
+// keyed by party (a simulation has them all; a real session never does).
+// When a family implements it, the simulator calls GradeLocal instead of
+// Grade.
+type LocalGrader interface {
+	GradeLocal(raw map[string]any, seed int64, params any, result any, local map[string]any) (any, error)
+}
+
+// ParamsPreparer is implemented by families whose simulated local data
+// depend on the session's parameters (how many steps of a data set, how many
+// arms); the simulator then calls PrepareSimulationParams instead of
+// PrepareSimulation.
+type ParamsPreparer interface {
+	PrepareSimulationParams(raw map[string]any, roles Assignment, params any) (Assignment, map[Party]any, error)
+}
+
+// Timed is implemented by results that report their speed: the simulator
+// calls SetTiming with the wall time spent inside each role's state
+// machines, summed over the role's parties.
+type Timed interface {
+	SetTiming(roleSeconds map[string]float64)
+}
+
 // ParseParams is the usual Family.ParseParams: it decodes the spec's
 // [params] table strictly over defaults and validates the result.
 func ParseParams[P any](raw map[string]any, defaults P, validate func(P) error) (any, error) {

@@ -135,7 +135,13 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	if opts.Seed != nil {
 		simCfg.seed = *opts.Seed
 	}
-	assign, locals, err := f.PrepareSimulation(rest, spec.Roles)
+	var assign Assignment
+	var locals map[Party]any
+	if pp, ok := f.(ParamsPreparer); ok {
+		assign, locals, err = pp.PrepareSimulationParams(rest, spec.Roles, params)
+	} else {
+		assign, locals, err = f.PrepareSimulation(rest, spec.Roles)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +203,11 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	if err != nil {
 		return nil, fmt.Errorf("combining reports: %w", err)
 	}
-	if g, ok := f.(Grader); ok {
+	if g, ok := f.(LocalGrader); ok {
+		if res, err = g.GradeLocal(rest, simCfg.seed, params, res, d.local); err != nil {
+			return nil, fmt.Errorf("grading the result: %w", err)
+		}
+	} else if g, ok := f.(Grader); ok {
 		if res, err = g.Grade(rest, simCfg.seed, params, res); err != nil {
 			return nil, fmt.Errorf("grading the result: %w", err)
 		}
@@ -206,6 +216,9 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	roleSeconds := map[string]float64{}
 	for p, dur := range d.busy {
 		roleSeconds[p.Role] += dur.Seconds()
+	}
+	if t, ok := res.(Timed); ok {
+		t.SetTiming(roleSeconds)
 	}
 	return &SimResult{
 		RoleSeconds: roleSeconds,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
+	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
@@ -24,7 +25,7 @@ var Version = "0.1.0-dev"
 
 // Families builds the registry of every protocol family this build knows.
 func Families() (*protocol.Registry, error) {
-	return protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{}, samba.Family{})
+	return protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{}, samba.Family{}, mpccb.NewFamily())
 }
 
 // command is one subcommand.

@@ -414,6 +414,99 @@ func (x *Step) GetStep() uint64 {
 	return 0
 }
 
+// Report is what a party discloses to the session's initiator when it ends.
+type Report struct {
+	state           protoimpl.MessageState `protogen:"open.v1"`
+	Steps           int64                  `protobuf:"varint,1,opt,name=steps,proto3" json:"steps,omitempty"`
+	Rounds          int64                  `protobuf:"varint,2,opt,name=rounds,proto3" json:"rounds,omitempty"`                                          // feature party: rounds it exchanged
+	Words           int64                  `protobuf:"varint,3,opt,name=words,proto3" json:"words,omitempty"`                                            // feature party: words it sent each other party
+	CorrectionWords int64                  `protobuf:"varint,4,opt,name=correction_words,json=correctionWords,proto3" json:"correction_words,omitempty"` // dealer: correction words sent to party 0
+	RewardTotal     float64                `protobuf:"fixed64,5,opt,name=reward_total,json=rewardTotal,proto3" json:"reward_total,omitempty"`            // reward receiver: Σ r_t
+	RewardCurve     []float64              `protobuf:"fixed64,6,rep,packed,name=reward_curve,json=rewardCurve,proto3" json:"reward_curve,omitempty"`     // reward receiver: average reward at each checkpoint
+	CheckpointEvery int64                  `protobuf:"varint,7,opt,name=checkpoint_every,json=checkpointEvery,proto3" json:"checkpoint_every,omitempty"` // reward receiver: steps between checkpoints
+	unknownFields   protoimpl.UnknownFields
+	sizeCache       protoimpl.SizeCache
+}
+
+func (x *Report) Reset() {
+	*x = Report{}
+	mi := &file_mpccb_proto_msgTypes[5]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Report) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Report) ProtoMessage() {}
+
+func (x *Report) ProtoReflect() protoreflect.Message {
+	mi := &file_mpccb_proto_msgTypes[5]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Report.ProtoReflect.Descriptor instead.
+func (*Report) Descriptor() ([]byte, []int) {
+	return file_mpccb_proto_rawDescGZIP(), []int{5}
+}
+
+func (x *Report) GetSteps() int64 {
+	if x != nil {
+		return x.Steps
+	}
+	return 0
+}
+
+func (x *Report) GetRounds() int64 {
+	if x != nil {
+		return x.Rounds
+	}
+	return 0
+}
+
+func (x *Report) GetWords() int64 {
+	if x != nil {
+		return x.Words
+	}
+	return 0
+}
+
+func (x *Report) GetCorrectionWords() int64 {
+	if x != nil {
+		return x.CorrectionWords
+	}
+	return 0
+}
+
+func (x *Report) GetRewardTotal() float64 {
+	if x != nil {
+		return x.RewardTotal
+	}
+	return 0
+}
+
+func (x *Report) GetRewardCurve() []float64 {
+	if x != nil {
+		return x.RewardCurve
+	}
+	return nil
+}
+
+func (x *Report) GetCheckpointEvery() int64 {
+	if x != nil {
+		return x.CheckpointEvery
+	}
+	return 0
+}
+
 var File_mpccb_proto protoreflect.FileDescriptor
 
 const file_mpccb_proto_rawDesc = "" +
@@ -442,7 +535,15 @@ const file_mpccb_proto_rawDesc = "" +
 	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x14\n" +
 	"\x05words\x18\x02 \x03(\x06R\x05words\"\x1a\n" +
 	"\x04Step\x12\x12\n" +
-	"\x04step\x18\x01 \x01(\x04R\x04stepB;Z9github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpbb\x06proto3"
+	"\x04step\x18\x01 \x01(\x04R\x04step\"\xe8\x01\n" +
+	"\x06Report\x12\x14\n" +
+	"\x05steps\x18\x01 \x01(\x03R\x05steps\x12\x16\n" +
+	"\x06rounds\x18\x02 \x01(\x03R\x06rounds\x12\x14\n" +
+	"\x05words\x18\x03 \x01(\x03R\x05words\x12)\n" +
+	"\x10correction_words\x18\x04 \x01(\x03R\x0fcorrectionWords\x12!\n" +
+	"\freward_total\x18\x05 \x01(\x01R\vrewardTotal\x12!\n" +
+	"\freward_curve\x18\x06 \x03(\x01R\vrewardCurve\x12)\n" +
+	"\x10checkpoint_every\x18\a \x01(\x03R\x0fcheckpointEveryB;Z9github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpbb\x06proto3"
 
 var (
 	file_mpccb_proto_rawDescOnce sync.Once
@@ -456,13 +557,14 @@ func file_mpccb_proto_rawDescGZIP() []byte {
 	return file_mpccb_proto_rawDescData
 }
 
-var file_mpccb_proto_msgTypes = make([]protoimpl.MessageInfo, 5)
+var file_mpccb_proto_msgTypes = make([]protoimpl.MessageInfo, 6)
 var file_mpccb_proto_goTypes = []any{
 	(*Message)(nil), // 0: bandit.mpccb.v1.Message
 	(*Seed)(nil),    // 1: bandit.mpccb.v1.Seed
 	(*Round)(nil),   // 2: bandit.mpccb.v1.Round
 	(*Words)(nil),   // 3: bandit.mpccb.v1.Words
 	(*Step)(nil),    // 4: bandit.mpccb.v1.Step
+	(*Report)(nil),  // 5: bandit.mpccb.v1.Report
 }
 var file_mpccb_proto_depIdxs = []int32{
 	1, // 0: bandit.mpccb.v1.Message.dealer_seed:type_name -> bandit.mpccb.v1.Seed
@@ -501,7 +603,7 @@ func file_mpccb_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_mpccb_proto_rawDesc), len(file_mpccb_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   5,
+			NumMessages:   6,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

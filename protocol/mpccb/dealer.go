@@ -1,0 +1,99 @@
+package mpccb
+
+import (
+	"fmt"
+
+	"github.com/bandit-node/bandit-node/privacy/mpc"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
+)
+
+// dealer is the dealer's state machine. At the start it draws every feature
+// party's stream seed (and its own sample seed) and hands each party its
+// seed; then it runs each step's computation ahead of the parties — with no
+// data, only masks — and sends party 0 the step's corrections, at most
+// Window steps ahead of party 0's acknowledgements.
+type dealer struct {
+	outbox
+	p        Params
+	parties  int
+	engine   *mpc.Engine
+	learner  *learner
+	produced uint64 // steps whose corrections went out
+	acked    uint64
+	words    int64
+}
+
+func newDealer(cfg protocol.RoleConfig, p Params) (*dealer, error) {
+	org := cfg.Assignment.Org(cfg.Self)
+	for _, q := range cfg.Assignment.PartiesOf(org) {
+		if q.Role == RoleFeature {
+			return nil, fmt.Errorf("the dealer's organisation also plays %s: it would know every mask and see every feature; give the dealer to another organisation", q)
+		}
+	}
+	P := cfg.Assignment.Count(RoleFeature)
+	seeds, sampler, err := dealerSeeds(cfg.Rand, P)
+	if err != nil {
+		return nil, fmt.Errorf("drawing the dealer's seeds: %w", err)
+	}
+	e, err := mpc.NewDealer(mpc.Config{Parties: P, Frac: uint(p.PrecisionBits)}, seeds)
+	if err != nil {
+		return nil, err
+	}
+	e.SetSampler(mpc.NewPRG(sampler))
+	d := &dealer{p: p, parties: P, engine: e, learner: newLearner(e, p)}
+	for i, s := range seeds {
+		d.send(protocol.Party{Role: RoleFeature, Index: i}, &mpccbpb.Message{Kind: &mpccbpb.Message_DealerSeed{DealerSeed: &mpccbpb.Seed{Seed: s[:]}}})
+	}
+	return d, nil
+}
+
+// Start implements protocol.Role.
+func (d *dealer) Start() error { return d.produce() }
+
+// produce sends corrections up to Window steps past the last acknowledged.
+func (d *dealer) produce() error {
+	for d.produced < uint64(d.p.Steps) && d.produced < d.acked+uint64(d.p.Window) {
+		g := d.learner.step(make([]uint64, d.p.Dimensions), make([]uint64, d.p.Arms), stepOutputs{})
+		for {
+			done, err := g.Advance()
+			if err != nil {
+				return fmt.Errorf("dealer, step %d: %w", d.produced+1, err)
+			}
+			if done {
+				break
+			}
+			if err := d.engine.Complete(nil); err != nil {
+				return err
+			}
+		}
+		d.produced++
+		c := d.engine.TakeCorrections()
+		d.words += int64(len(c))
+		d.send(protocol.Party{Role: RoleFeature, Index: 0}, &mpccbpb.Message{Kind: &mpccbpb.Message_Corrections{
+			Corrections: &mpccbpb.Words{Step: d.produced, Words: c}}})
+	}
+	return nil
+}
+
+// Step implements protocol.Role.
+func (d *dealer) Step(m protocol.Message) error {
+	msg, err := decode(m)
+	if err != nil {
+		return err
+	}
+	ack, ok := msg.Kind.(*mpccbpb.Message_Ack)
+	if !ok || m.From != (protocol.Party{Role: RoleFeature, Index: 0}) {
+		return fmt.Errorf("the dealer takes only party 0's acknowledgements, not %T from %s", msg.Kind, m.From)
+	}
+	if ack.Ack.Step != d.acked+1 || ack.Ack.Step > d.produced {
+		return fmt.Errorf("an acknowledgement of step %d after step %d", ack.Ack.Step, d.acked)
+	}
+	d.acked++
+	d.progress = &protocol.Progress{Step: int64(d.acked), Total: d.p.Steps}
+	if d.acked == uint64(d.p.Steps) {
+		d.result = &protocol.Result{Report: encodeReport(report{Steps: d.p.Steps, CorrectionWords: d.words})}
+		return nil
+	}
+	return d.produce()
+}

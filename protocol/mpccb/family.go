@@ -1,0 +1,184 @@
+// Package mpccb is the privacy-preserving contextual bandit of Hannun,
+// Knott, Sengupta and van der Maaten ("Privacy-Preserving Contextual
+// Bandits"): an ε-greedy linear contextual bandit (Algorithm 1) computed on
+// secret shares by P feature parties, each holding some of every context's
+// features, with a dealer supplying correlated randomness. The arm puller
+// p′ learns each chosen arm a_t; the reward receiver p″ holds the rewards
+// and learns each r_t.
+//
+// What each role learns:
+//   - a feature party: its own features, uniformly random shares and openings
+//     x − m under fresh uniform masks — nothing about the others' features,
+//     the arms or the rewards;
+//   - the dealer: the seeds and samples it draws, and no data at all;
+//   - p′: a_t, which is log(|A|/ε)-differentially private with respect to the
+//     contexts (Theorem 1);
+//   - p″: r_t. Here p″ also holds the reward table of the data set (the
+//     realised reward of every arm for each context, which it secret-shares
+//     each step), so r_t tells it which arms would have paid r_t: for
+//     Fashion-MNIST, r_t = 1 reveals a_t = the label. In the paper's setting
+//     the reward comes from the world after p′ pulls; a deployment of that
+//     kind would have p″ share only the r_t it observes.
+//
+// An organisation playing two roles learns the union; Combine says so in
+// the result.
+package mpccb
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+// Name is the family's name in specs.
+const Name = "mpccb"
+
+// The roles.
+const (
+	RoleFeature  = "feature_party"
+	RolePuller   = "arm_puller"
+	RoleReceiver = "reward_receiver"
+	RoleDealer   = "dealer"
+)
+
+// MaxParties bounds the feature parties.
+const MaxParties = 16
+
+// Family is the contextual-bandit protocol family. Its zero value is ready
+// to use; NewFamily returns one that caches the simulator's data sets.
+type Family struct {
+	cache *dataCache
+}
+
+var _ protocol.Family = Family{}
+
+// NewFamily returns the family with a cache of loaded data sets, so that a
+// simulation and its grading (and an experiment's many runs) load and
+// project Fashion-MNIST once.
+func NewFamily() Family { return Family{cache: newDataCache()} }
+
+// Name implements protocol.Family.
+func (Family) Name() string { return Name }
+
+// Roles implements protocol.Family.
+func (Family) Roles() []protocol.RoleSpec {
+	return []protocol.RoleSpec{
+		{Name: RoleFeature, Min: 2, Max: MaxParties, Doc: "holds some features of every context, computes on shares"},
+		{Name: RolePuller, Min: 1, Max: 1, Doc: "p′: learns each chosen arm and pulls it"},
+		{Name: RoleReceiver, Min: 1, Max: 1, Doc: "p″: holds the rewards, shares them, learns each reward"},
+		{Name: RoleDealer, Min: 1, Max: 1, Doc: "supplies correlated randomness; sees no data"},
+	}
+}
+
+// ParseParams implements protocol.Family.
+func (Family) ParseParams(raw map[string]any) (any, error) {
+	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
+}
+
+// FeatureLocal is a feature party's private data: its columns of every
+// context, in order.
+type FeatureLocal struct {
+	Rows [][]float64
+}
+
+// RewardLocal is the reward receiver's private data: the realised reward of
+// every arm for every context, in order.
+type RewardLocal struct {
+	Rows [][]float64
+}
+
+// featureConfig is [local.mpccb.feature_party].
+type featureConfig struct {
+	Features string `toml:"features"`
+}
+
+// rewardConfig is [local.mpccb.reward_receiver].
+type rewardConfig struct {
+	Rewards string `toml:"rewards"`
+}
+
+// DecodeLocal implements protocol.Family. The files are read when a role
+// starts, when the session's dimensions and arms are known.
+func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
+	switch role {
+	case RoleFeature:
+		if decode == nil {
+			return nil, fmt.Errorf("a feature party needs its features: features = FILE (CSV, one context per line, this party's columns)")
+		}
+		var c featureConfig
+		if err := decode(&c); err != nil {
+			return nil, err
+		}
+		if c.Features == "" {
+			return nil, fmt.Errorf("local.mpccb.feature_party.features: name the CSV file of this party's features")
+		}
+		return &c, nil
+	case RoleReceiver:
+		if decode == nil {
+			return nil, fmt.Errorf("the reward receiver needs its rewards: rewards = FILE (CSV, one line per context, one column per arm)")
+		}
+		var c rewardConfig
+		if err := decode(&c); err != nil {
+			return nil, err
+		}
+		if c.Rewards == "" {
+			return nil, fmt.Errorf("local.mpccb.reward_receiver.rewards: name the CSV file of the rewards")
+		}
+		return &c, nil
+	}
+	return protocol.NoLocalData(Name, role, decode)
+}
+
+// NewRole implements protocol.Family.
+func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	p, ok := cfg.Params.(Params)
+	if !ok {
+		return nil, fmt.Errorf("mpccb: parameters of type %T", cfg.Params)
+	}
+	switch cfg.Self.Role {
+	case RoleFeature:
+		return newFeatureParty(cfg, p)
+	case RolePuller:
+		return newPuller(cfg, p)
+	case RoleReceiver:
+		return newReceiver(cfg, p)
+	case RoleDealer:
+		return newDealer(cfg, p)
+	}
+	return nil, fmt.Errorf("mpccb has no role %q", cfg.Self.Role)
+}
+
+// sharedOrgs returns, for each organisation playing more than one role,
+// what the combination lets it learn.
+func sharedOrgs(a protocol.Assignment) []string {
+	var notes []string
+	for _, org := range a.Orgs() {
+		var roles []string
+		for _, p := range a.PartiesOf(org) {
+			if !slices.Contains(roles, p.Role) {
+				roles = append(roles, p.Role)
+			}
+		}
+		has := func(r string) bool { return slices.Contains(roles, r) }
+		name := org
+		if len(name) > 16 {
+			name = name[:8] + "…" + name[len(name)-6:]
+		}
+		switch {
+		case has(RoleDealer) && has(RoleFeature):
+			notes = append(notes, fmt.Sprintf("%s is the dealer and a feature party: it knows the masks of every opening, so it learns every value the parties compute — all features, arms and rewards", name))
+		case has(RoleFeature) && has(RolePuller) && has(RoleReceiver):
+			notes = append(notes, fmt.Sprintf("%s holds features and learns every a_t and r_t: it sees the learner's choices on its own features", name))
+		case has(RoleFeature) && has(RolePuller):
+			notes = append(notes, fmt.Sprintf("%s holds features and learns every a_t: it can relate the chosen arms to its own features (a_t stays log(|A|/ε)-DP)", name))
+		case has(RoleFeature) && has(RoleReceiver):
+			notes = append(notes, fmt.Sprintf("%s holds features and the rewards: it learns every r_t and can relate them to its own features", name))
+		case has(RolePuller) && has(RoleReceiver):
+			notes = append(notes, fmt.Sprintf("%s learns every a_t and r_t", name))
+		case has(RoleDealer) && (has(RolePuller) || has(RoleReceiver)):
+			notes = append(notes, fmt.Sprintf("%s is the dealer and p′ or p″: it learns the arms or rewards, not the features", name))
+		}
+	}
+	return notes
+}

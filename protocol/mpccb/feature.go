@@ -1,0 +1,290 @@
+package mpccb
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/bandit-node/bandit-node/privacy/mpc"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
+	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
+)
+
+// roundKey names one party's payload of one round.
+type roundKey struct {
+	step  uint64
+	round uint32
+	from  int
+}
+
+// featureParty is a feature party's state machine: setup (seeds), then
+// Algorithm 1 step by step, each step a Program whose rounds it exchanges
+// with the other feature parties.
+type featureParty struct {
+	outbox
+	cfg     protocol.RoleConfig
+	p       Params
+	idx     int // this party's index among the feature parties
+	parties int
+	cols    [2]int
+	rows    [][]float64
+	fx      mpc.Fixed
+
+	dealerSeed *mpc.Seed
+	pairSeeds  []*mpc.Seed
+	engine     *mpc.Engine
+	learner    *learner
+
+	step        uint64 // the step under way (1-based); 0 before setup
+	prog        *mpc.Program
+	round       uint32
+	corrections map[uint64][]uint64
+	rewardRows  map[uint64][]uint64
+	rounds      map[roundKey]mpc.Payload
+	finished    bool
+}
+
+func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
+	P := cfg.Assignment.Count(RoleFeature)
+	if P > p.Dimensions {
+		return nil, fmt.Errorf("%d feature parties for %d dimensions: every party must hold at least one feature", P, p.Dimensions)
+	}
+	f := &featureParty{cfg: cfg, p: p, idx: cfg.Self.Index, parties: P, fx: mpc.Fixed{Frac: uint(p.PrecisionBits)},
+		pairSeeds: make([]*mpc.Seed, P), corrections: map[uint64][]uint64{}, rewardRows: map[uint64][]uint64{},
+		rounds: map[roundKey]mpc.Payload{}}
+	f.cols = dataset.Split(p.Dimensions, P)[f.idx]
+	width := f.cols[1] - f.cols[0]
+	switch l := cfg.Local.(type) {
+	case *FeatureLocal:
+		f.rows = l.Rows
+	case *featureConfig:
+		rows, err := dataset.ReadFeatures(l.Features, width)
+		if err != nil {
+			return nil, fmt.Errorf("reading this feature party's features: %w", err)
+		}
+		f.rows = rows
+	default:
+		return nil, fmt.Errorf("a feature party needs its features (local data of type %T)", cfg.Local)
+	}
+	if int64(len(f.rows)) < p.Steps {
+		return nil, fmt.Errorf("the features hold %d contexts; the session needs %d steps", len(f.rows), p.Steps)
+	}
+	for i, r := range f.rows[:p.Steps] {
+		if len(r) != width {
+			return nil, fmt.Errorf("context %d has %d features; party %d of %d holds columns [%d, %d) of %d, that is %d",
+				i+1, len(r), f.idx, P, f.cols[0], f.cols[1], p.Dimensions, width)
+		}
+		if !isFinite(r) {
+			return nil, fmt.Errorf("context %d holds a value that is not a finite number", i+1)
+		}
+	}
+	return f, nil
+}
+
+func (f *featureParty) feature(i int) protocol.Party {
+	return protocol.Party{Role: RoleFeature, Index: i}
+}
+
+// Start implements protocol.Role: send each later party a pair seed.
+func (f *featureParty) Start() error {
+	for q := f.idx + 1; q < f.parties; q++ {
+		var s mpc.Seed
+		if _, err := io.ReadFull(f.cfg.Rand, s[:]); err != nil {
+			return fmt.Errorf("drawing a pair seed: %w", err)
+		}
+		f.pairSeeds[q] = &s
+		f.send(f.feature(q), &mpccbpb.Message{Kind: &mpccbpb.Message_PairSeed{PairSeed: &mpccbpb.Seed{Seed: s[:]}}})
+	}
+	return nil
+}
+
+// Step implements protocol.Role.
+func (f *featureParty) Step(m protocol.Message) error {
+	if f.finished {
+		return nil
+	}
+	msg, err := decode(m)
+	if err != nil {
+		return err
+	}
+	switch k := msg.Kind.(type) {
+	case *mpccbpb.Message_DealerSeed:
+		if m.From.Role != RoleDealer || f.dealerSeed != nil {
+			return fmt.Errorf("an unexpected dealer seed from %s", m.From)
+		}
+		s := seedOf(k.DealerSeed.Seed)
+		f.dealerSeed = &s
+	case *mpccbpb.Message_PairSeed:
+		q := m.From.Index
+		if m.From.Role != RoleFeature || q >= f.idx || f.pairSeeds[q] != nil {
+			return fmt.Errorf("an unexpected pair seed from %s", m.From)
+		}
+		s := seedOf(k.PairSeed.Seed)
+		f.pairSeeds[q] = &s
+	case *mpccbpb.Message_Corrections:
+		st := k.Corrections.Step
+		if m.From.Role != RoleDealer || f.idx != 0 || !f.ahead(st) || f.corrections[st] != nil {
+			return fmt.Errorf("unexpected corrections for step %d from %s", st, m.From)
+		}
+		f.corrections[st] = k.Corrections.Words
+	case *mpccbpb.Message_RewardRow:
+		st := k.RewardRow.Step
+		if m.From.Role != RoleReceiver || !f.ahead(st) || f.rewardRows[st] != nil {
+			return fmt.Errorf("an unexpected reward row for step %d from %s", st, m.From)
+		}
+		if len(k.RewardRow.Words) != f.p.Arms {
+			return fmt.Errorf("a reward row of %d arms from %s; the session has %d", len(k.RewardRow.Words), m.From, f.p.Arms)
+		}
+		f.rewardRows[st] = k.RewardRow.Words
+	case *mpccbpb.Message_Round:
+		r := k.Round
+		key := roundKey{step: r.Step, round: r.Round, from: m.From.Index}
+		cur := f.step
+		if cur == 0 {
+			cur = 1
+		}
+		if m.From.Role != RoleFeature || m.From.Index == f.idx || r.Step < cur || r.Step > cur+1 {
+			return fmt.Errorf("an unexpected round (step %d, round %d) from %s at step %d", r.Step, r.Round, m.From, f.step)
+		}
+		if _, dup := f.rounds[key]; dup {
+			return fmt.Errorf("round %d of step %d twice from %s", r.Round, r.Step, m.From)
+		}
+		f.rounds[key] = mpc.Payload{Arith: r.Arith, Binary: r.Binary}
+	default:
+		return fmt.Errorf("a feature party takes no %T", k)
+	}
+	return f.advance()
+}
+
+// ahead reports whether st is a step whose inputs may arrive now: not done,
+// and within the session's window.
+func (f *featureParty) ahead(st uint64) bool {
+	cur := max(f.step, 1)
+	return st >= cur && st < cur+uint64(f.p.Window)+1 && st <= uint64(f.p.Steps)
+}
+
+// advance does everything the messages received so far allow.
+func (f *featureParty) advance() error {
+	if f.engine == nil {
+		if f.dealerSeed == nil {
+			return nil
+		}
+		pairs := make([]mpc.Seed, f.parties)
+		for q, s := range f.pairSeeds {
+			if q == f.idx {
+				continue
+			}
+			if s == nil {
+				return nil
+			}
+			pairs[q] = *s
+		}
+		e, err := mpc.NewParty(mpc.Config{Parties: f.parties, Frac: f.fx.Frac}, f.idx, *f.dealerSeed, pairs)
+		if err != nil {
+			return err
+		}
+		f.engine, f.learner, f.step = e, newLearner(e, f.p), 1
+	}
+	for !f.finished {
+		if f.prog == nil {
+			if !f.beginStep() {
+				return nil
+			}
+		} else {
+			in := make([]mpc.Payload, f.parties)
+			for q := range f.parties {
+				if q == f.idx {
+					continue
+				}
+				pl, ok := f.rounds[roundKey{f.step, f.round, q}]
+				if !ok {
+					return nil
+				}
+				in[q] = pl
+			}
+			for q := range f.parties {
+				delete(f.rounds, roundKey{f.step, f.round, q})
+			}
+			if err := f.engine.Complete(in); err != nil {
+				return fmt.Errorf("step %d, round %d: %w", f.step, f.round, err)
+			}
+			f.round++
+		}
+		done, err := f.prog.Advance()
+		if err != nil {
+			return fmt.Errorf("step %d, round %d: %w", f.step, f.round, err)
+		}
+		if !done {
+			out := f.engine.Outgoing()
+			for q := range f.parties {
+				if q != f.idx {
+					f.send(f.feature(q), &mpccbpb.Message{Kind: &mpccbpb.Message_Round{Round: &mpccbpb.Round{
+						Step: f.step, Round: f.round, Arith: out.Arith, Binary: out.Binary}}})
+				}
+			}
+			continue
+		}
+		if err := f.endStep(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// beginStep starts step f.step if its inputs are here.
+func (f *featureParty) beginStep() bool {
+	rr, ok := f.rewardRows[f.step]
+	if !ok {
+		return false
+	}
+	if f.idx == 0 {
+		c, ok := f.corrections[f.step]
+		if !ok {
+			return false
+		}
+		f.engine.SetCorrections(c)
+		delete(f.corrections, f.step)
+	}
+	delete(f.rewardRows, f.step)
+	// Line 6: share the context; each party contributes its own columns.
+	row := f.rows[f.step-1]
+	x := make([]uint64, f.p.Dimensions)
+	for q, c := range dataset.Split(f.p.Dimensions, f.parties) {
+		var mine []uint64
+		if q == f.idx {
+			mine = f.fx.EncodeAll(row)
+		}
+		copy(x[c[0]:c[1]], f.engine.Share(q, mine, c[1]-c[0]))
+	}
+	step := f.step
+	f.prog = f.learner.step(x, rr, stepOutputs{
+		arm: func(onehot []uint64) {
+			f.send(protocol.Party{Role: RolePuller}, &mpccbpb.Message{Kind: &mpccbpb.Message_Arm{Arm: &mpccbpb.Words{Step: step, Words: onehot}}})
+		},
+		reward: func(share uint64) {
+			f.send(protocol.Party{Role: RoleReceiver}, &mpccbpb.Message{Kind: &mpccbpb.Message_Reward{Reward: &mpccbpb.Words{Step: step, Words: []uint64{share}}}})
+		},
+	})
+	f.round = 0
+	return true
+}
+
+// endStep closes step f.step.
+func (f *featureParty) endStep() error {
+	if f.idx == 0 {
+		if left := f.engine.CorrectionsLeft(); left != 0 {
+			return fmt.Errorf("step %d: %d of the dealer's correction words were not used: the dealer and the parties disagree about the computation", f.step, left)
+		}
+		f.send(protocol.Party{Role: RoleDealer}, &mpccbpb.Message{Kind: &mpccbpb.Message_Ack{Ack: &mpccbpb.Step{Step: f.step}}})
+	}
+	f.prog = nil
+	f.progress = &protocol.Progress{Step: int64(f.step), Total: f.p.Steps}
+	if f.step == uint64(f.p.Steps) {
+		f.finished = true
+		st := f.engine.Stats()
+		f.result = &protocol.Result{Report: encodeReport(report{Steps: f.p.Steps, Rounds: int64(st.Rounds), Words: st.WordsSent})}
+		return nil
+	}
+	f.step++
+	return nil
+}

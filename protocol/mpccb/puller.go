@@ -1,0 +1,110 @@
+package mpccb
+
+import (
+	"fmt"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
+)
+
+// puller is p′: it adds up the feature parties' shares of each step's
+// one-hot vector, learns a_t and pulls it. It keeps how often it pulled
+// each arm, for its own organisation only.
+type puller struct {
+	outbox
+	p       Params
+	parties int
+	next    uint64
+	shares  map[uint64][][]uint64
+	counts  []int64
+	arms    []uint16
+}
+
+// PullerLocal is p′'s own result: how often it pulled each arm, and the arm
+// of every step — what p′ learns, kept for its organisation only.
+type PullerLocal struct {
+	Pulls []int64  `json:"pulls"`
+	Arms  []uint16 `json:"-"` // in memory only: a simulation grades it
+}
+
+func newPuller(cfg protocol.RoleConfig, p Params) (*puller, error) {
+	return &puller{p: p, parties: cfg.Assignment.Count(RoleFeature), next: 1,
+		shares: map[uint64][][]uint64{}, counts: make([]int64, p.Arms)}, nil
+}
+
+// Start implements protocol.Role.
+func (u *puller) Start() error { return nil }
+
+// Step implements protocol.Role.
+func (u *puller) Step(m protocol.Message) error {
+	msg, err := decode(m)
+	if err != nil {
+		return err
+	}
+	arm, ok := msg.Kind.(*mpccbpb.Message_Arm)
+	if !ok || m.From.Role != RoleFeature {
+		return fmt.Errorf("p′ takes only arm shares from feature parties, not %T from %s", msg.Kind, m.From)
+	}
+	st := arm.Arm.Step
+	if st < u.next || st > u.next+1 || st > uint64(u.p.Steps) || len(arm.Arm.Words) != u.p.Arms {
+		return fmt.Errorf("unexpected arm shares (step %d, %d arms) from %s at step %d", st, len(arm.Arm.Words), m.From, u.next)
+	}
+	got := u.shares[st]
+	if got == nil {
+		got = make([][]uint64, u.parties)
+		u.shares[st] = got
+	}
+	if got[m.From.Index] != nil {
+		return fmt.Errorf("arm shares for step %d twice from %s", st, m.From)
+	}
+	got[m.From.Index] = arm.Arm.Words
+	for {
+		got := u.shares[u.next]
+		for _, s := range got {
+			if s == nil {
+				return nil
+			}
+		}
+		if got == nil {
+			return nil
+		}
+		a, err := openOneHot(got)
+		if err != nil {
+			return fmt.Errorf("step %d: %w", u.next, err)
+		}
+		u.counts[a]++
+		u.arms = append(u.arms, uint16(a))
+		delete(u.shares, u.next)
+		u.progress = &protocol.Progress{Step: int64(u.next), Total: u.p.Steps}
+		if u.next == uint64(u.p.Steps) {
+			u.result = &protocol.Result{Report: encodeReport(report{Steps: u.p.Steps}), Local: PullerLocal{Pulls: u.counts, Arms: u.arms}}
+			return nil
+		}
+		u.next++
+	}
+}
+
+// openOneHot adds up shares of a one-hot vector and returns its arm.
+func openOneHot(shares [][]uint64) (int, error) {
+	arm := -1
+	for a := range shares[0] {
+		var v uint64
+		for _, s := range shares {
+			v += s[a]
+		}
+		switch v {
+		case 0:
+		case 1:
+			if arm >= 0 {
+				return 0, fmt.Errorf("the opened arm vector has ones at %d and %d", arm, a)
+			}
+			arm = a
+		default:
+			return 0, fmt.Errorf("the opened arm vector holds %d at arm %d, not 0 or 1", int64(v), a)
+		}
+	}
+	if arm < 0 {
+		return 0, fmt.Errorf("the opened arm vector is all zero")
+	}
+	return arm, nil
+}

@@ -1,0 +1,272 @@
+package mpccb
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
+)
+
+// simulation is the mpccb part of a spec's [simulation] table.
+type simulation struct {
+	// Parties is the number of feature parties (default 2).
+	Parties int `toml:"parties"`
+	// Dataset is "fashion-mnist" (10 arms) or "synthetic" (params.arms
+	// k-means clusters).
+	Dataset string `toml:"dataset"`
+	// DataSeed fixes the synthetic data set's clustering and reward draws
+	// (default 1).
+	DataSeed uint64 `toml:"data_seed"`
+}
+
+func parseSimulation(raw map[string]any) (simulation, error) {
+	s := simulation{Parties: 2, Dataset: dataset.FashionMNIST, DataSeed: 1}
+	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
+		return s, err
+	}
+	if s.Parties < 2 || s.Parties > MaxParties {
+		return s, fmt.Errorf("simulation.parties: %d is out of range [2, %d]", s.Parties, MaxParties)
+	}
+	if s.Dataset != dataset.FashionMNIST && s.Dataset != dataset.Synthetic {
+		return s, fmt.Errorf("simulation.dataset: %q is not %q or %q", s.Dataset, dataset.FashionMNIST, dataset.Synthetic)
+	}
+	return s, nil
+}
+
+// dataKey names one loaded data set.
+type dataKey struct {
+	dataset string
+	arms    int
+	seed    uint64
+	limit   int
+}
+
+// dataCache keeps the data sets a Family has loaded.
+type dataCache struct {
+	mu   sync.Mutex
+	sets map[dataKey][2][][]float64
+}
+
+func newDataCache() *dataCache { return &dataCache{sets: map[dataKey][2][][]float64{}} }
+
+// load returns the contexts and reward rows of a data set, from the cache
+// when it has them.
+func (f Family) load(s simulation, p Params) (contexts, rewards [][]float64, err error) {
+	k := dataKey{s.Dataset, p.Arms, s.DataSeed, int(p.Steps)}
+	if f.cache != nil {
+		f.cache.mu.Lock()
+		defer f.cache.mu.Unlock()
+		if v, ok := f.cache.sets[k]; ok {
+			return v[0], v[1], nil
+		}
+	}
+	if s.Dataset == dataset.FashionMNIST && p.Arms != 10 {
+		return nil, nil, fmt.Errorf("params.arms: Fashion-MNIST has 10 classes, so 10 arms, not %d", p.Arms)
+	}
+	contexts, rewards, err = dataset.Load(s.Dataset, p.Arms, s.DataSeed, int(p.Steps))
+	if err != nil {
+		return nil, nil, err
+	}
+	if len(contexts) < int(p.Steps) {
+		return nil, nil, fmt.Errorf("params.steps: %d steps, but the %s data set has %d contexts", p.Steps, s.Dataset, len(contexts))
+	}
+	if len(contexts[0]) != p.Dimensions {
+		return nil, nil, fmt.Errorf("params.dimensions: %d, but the %s contexts have %d", p.Dimensions, s.Dataset, len(contexts[0]))
+	}
+	if f.cache != nil {
+		f.cache.sets[k] = [2][][]float64{contexts, rewards}
+	}
+	return contexts, rewards, nil
+}
+
+// PrepareSimulation implements protocol.Family; the simulator calls
+// PrepareSimulationParams, which knows how many steps and arms to load.
+func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
+	return f.PrepareSimulationParams(raw, roles, DefaultParams())
+}
+
+// PrepareSimulationParams implements protocol.ParamsPreparer: the parties'
+// data come from the data set, each feature party receiving its own
+// columns (dataset.Split) and p″ the reward rows.
+func (f Family) PrepareSimulationParams(raw map[string]any, roles protocol.Assignment, params any) (protocol.Assignment, map[protocol.Party]any, error) {
+	p, ok := params.(Params)
+	if !ok {
+		return protocol.Assignment{}, nil, fmt.Errorf("mpccb: parameters of type %T", params)
+	}
+	s, err := parseSimulation(raw)
+	if err != nil {
+		return protocol.Assignment{}, nil, err
+	}
+	a := roles
+	if len(a.Roles) == 0 {
+		fp := make([]string, s.Parties)
+		for i := range fp {
+			fp[i] = fmt.Sprintf("fp%d", i+1)
+		}
+		a = protocol.Assignment{Roles: map[string][]string{RoleFeature: fp, RolePuller: {"puller"},
+			RoleReceiver: {"receiver"}, RoleDealer: {"dealer"}}}
+	}
+	P := a.Count(RoleFeature)
+	contexts, rewards, err := f.load(s, p)
+	if err != nil {
+		return protocol.Assignment{}, nil, err
+	}
+	locals := map[protocol.Party]any{}
+	for i, c := range dataset.Split(p.Dimensions, P) {
+		locals[protocol.Party{Role: RoleFeature, Index: i}] = &FeatureLocal{Rows: dataset.Columns(contexts[:p.Steps], c[0], c[1])}
+	}
+	locals[protocol.Party{Role: RoleReceiver}] = &RewardLocal{Rows: rewards[:p.Steps]}
+	return a, locals, nil
+}
+
+// GradeLocal implements protocol.LocalGrader: it runs the plaintext
+// reference on the same contexts with the dealer's samples (the dealer's
+// seeded randomness replayed) and compares it with p′'s arms.
+func (f Family) GradeLocal(raw map[string]any, seed int64, params any, result any, local map[string]any) (any, error) {
+	p := params.(Params)
+	res, ok := result.(*Result)
+	if !ok {
+		return result, nil
+	}
+	s, err := parseSimulation(raw)
+	if err != nil {
+		return nil, err
+	}
+	contexts, rewards, err := f.load(s, p)
+	if err != nil {
+		return nil, err
+	}
+	_, sampler, err := dealerSeeds(protocol.SeededRand(seed, protocol.Party{Role: RoleDealer}), res.Parties)
+	if err != nil {
+		return nil, err
+	}
+	pl, ok := local[protocol.Party{Role: RolePuller}.String()].(PullerLocal)
+	if !ok || len(pl.Arms) != int(p.Steps) {
+		return nil, fmt.Errorf("p′ kept no arm for every step")
+	}
+	ref := NewReference(p, sampler)
+	var agree int
+	var total float64
+	for t := range int(p.Steps) {
+		a, r := ref.Step(contexts[t], rewards[t])
+		total += r
+		if a == int(pl.Arms[t]) {
+			agree++
+		}
+	}
+	avg := total / float64(p.Steps)
+	ag := float64(agree) / float64(p.Steps)
+	res.ReferenceAverageReward = &avg
+	res.ArmAgreement = &ag
+	return res, nil
+}
+
+// SetTiming implements protocol.Timed.
+func (r *Result) SetTiming(roleSeconds map[string]float64) {
+	var sum float64
+	for _, s := range roleSeconds {
+		sum += s
+	}
+	ms := 1000 * sum / float64(r.Steps)
+	r.MsPerStep = &ms
+}
+
+// Result is a session's result as the initiator sees it.
+type Result struct {
+	Parties       int     `json:"parties"`
+	Arms          int     `json:"arms"`
+	Dimensions    int     `json:"dimensions"`
+	Steps         int64   `json:"steps"`
+	Epsilon       float64 `json:"epsilon"`
+	PrecisionBits int     `json:"precision_bits"`
+	// DPEta is Theorem 1's η = log(|A|/ε): opening a_t to p′ is η-DP.
+	DPEta           float64   `json:"dp_eta"`
+	AverageReward   float64   `json:"average_reward"`
+	RewardCurve     []float64 `json:"reward_curve,omitempty"`
+	CheckpointEvery int64     `json:"checkpoint_every,omitempty"`
+	// RoundsPerStep counts the exchanges among the feature parties.
+	RoundsPerStep float64 `json:"rounds_per_step"`
+	// BytesPerStep is what all feature parties sent each other per step
+	// (payload bytes, 8 per ring element); DealerBytesPerStep what the
+	// dealer sent party 0.
+	BytesPerStep       float64 `json:"bytes_per_step"`
+	DealerBytesPerStep float64 `json:"dealer_bytes_per_step"`
+	// In a simulation: the plaintext reference on the same samples, the
+	// fraction of steps where both chose the same arm, and the wall time
+	// per step of all roles together.
+	ReferenceAverageReward *float64 `json:"reference_average_reward,omitempty"`
+	ArmAgreement           *float64 `json:"arm_agreement,omitempty"`
+	MsPerStep              *float64 `json:"ms_per_step,omitempty"`
+	// Learns says what each role learned, and what organisations playing
+	// several roles learned by combining them.
+	Learns []string `json:"learns"`
+}
+
+// Combine implements protocol.Family.
+func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Party][]byte) (any, error) {
+	p := params.(Params)
+	P := a.Count(RoleFeature)
+	res := &Result{Parties: P, Arms: p.Arms, Dimensions: p.Dimensions, Steps: p.Steps, Epsilon: p.Epsilon,
+		PrecisionBits: p.PrecisionBits, DPEta: p.PrivacyEta()}
+	var rounds, words int64
+	for i := range P {
+		rep, err := partyReport(reports, protocol.Party{Role: RoleFeature, Index: i}, p)
+		if err != nil {
+			return nil, err
+		}
+		if i == 0 {
+			rounds = rep.Rounds
+		} else if rep.Rounds != rounds {
+			return nil, fmt.Errorf("feature parties 0 and %d report %d and %d rounds", i, rounds, rep.Rounds)
+		}
+		if rep.Words < 0 {
+			return nil, fmt.Errorf("feature party %d reports %d words", i, rep.Words)
+		}
+		words += rep.Words * int64(P-1)
+	}
+	recv, err := partyReport(reports, protocol.Party{Role: RoleReceiver}, p)
+	if err != nil {
+		return nil, err
+	}
+	if math.IsNaN(recv.RewardTotal) || math.IsInf(recv.RewardTotal, 0) {
+		return nil, fmt.Errorf("p″ reports a total reward of %v", recv.RewardTotal)
+	}
+	dl, err := partyReport(reports, protocol.Party{Role: RoleDealer}, p)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := partyReport(reports, protocol.Party{Role: RolePuller}, p); err != nil {
+		return nil, err
+	}
+	n := float64(p.Steps)
+	res.AverageReward = recv.RewardTotal / n
+	res.RewardCurve, res.CheckpointEvery = recv.RewardCurve, recv.CheckpointEvery
+	res.RoundsPerStep = float64(rounds) / n
+	res.BytesPerStep = 8 * float64(words) / n
+	res.DealerBytesPerStep = 8 * float64(dl.CorrectionWords) / n
+	res.Learns = append([]string{
+		"feature parties: their own features, uniform shares and masked openings",
+		"dealer: its seeds and samples, no data",
+		fmt.Sprintf("arm puller: every a_t, log(|A|/ε) = %.3g-DP per step (Theorem 1)", res.DPEta),
+		"reward receiver: every r_t (with its reward table, the arms that pay r_t)",
+	}, sharedOrgs(a)...)
+	return res, nil
+}
+
+// partyReport decodes and checks one party's report.
+func partyReport(reports map[protocol.Party][]byte, q protocol.Party, p Params) (report, error) {
+	b, ok := reports[q]
+	if !ok {
+		return report{}, fmt.Errorf("no report from %s", q)
+	}
+	rep, err := decodeReport(b)
+	if err != nil {
+		return report{}, fmt.Errorf("%s: %w", q, err)
+	}
+	if rep.Steps != p.Steps {
+		return report{}, fmt.Errorf("%s reports %d steps, the session had %d", q, rep.Steps, p.Steps)
+	}
+	return rep, nil
+}

@@ -1,0 +1,92 @@
+package mpccb
+
+import (
+	"fmt"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/bandit-node/bandit-node/privacy/mpc"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
+)
+
+// maxWords bounds every vector a message carries: the largest round of a
+// step opens W_a⁻¹ for every arm.
+const maxWords = MaxArms*MaxDimensions*MaxDimensions + MaxDimensions
+
+// encode marshals m into a message to party to.
+func encode(to protocol.Party, m *mpccbpb.Message) protocol.Message {
+	b, err := proto.Marshal(m)
+	if err != nil {
+		panic(fmt.Sprintf("mpccb: encoding %T: %v", m.Kind, err)) // a broken invariant: our own message
+	}
+	return protocol.Message{To: to, Body: b}
+}
+
+// decode unmarshals a received message and checks its sizes.
+func decode(m protocol.Message) (*mpccbpb.Message, error) {
+	var msg mpccbpb.Message
+	if err := proto.Unmarshal(m.Body, &msg); err != nil {
+		return nil, fmt.Errorf("malformed message: %w", err)
+	}
+	switch k := msg.Kind.(type) {
+	case nil:
+		return nil, fmt.Errorf("empty message")
+	case *mpccbpb.Message_DealerSeed:
+		if len(k.DealerSeed.GetSeed()) != mpc.SeedSize {
+			return nil, fmt.Errorf("a seed of %d bytes, want %d", len(k.DealerSeed.GetSeed()), mpc.SeedSize)
+		}
+	case *mpccbpb.Message_PairSeed:
+		if len(k.PairSeed.GetSeed()) != mpc.SeedSize {
+			return nil, fmt.Errorf("a seed of %d bytes, want %d", len(k.PairSeed.GetSeed()), mpc.SeedSize)
+		}
+	case *mpccbpb.Message_Round:
+		if n := len(k.Round.Arith) + len(k.Round.Binary); n > maxWords {
+			return nil, fmt.Errorf("a round of %d words, more than any step opens", n)
+		}
+	case *mpccbpb.Message_Corrections:
+		if len(k.Corrections.Words) > 4*maxWords {
+			return nil, fmt.Errorf("%d correction words, more than any step needs", len(k.Corrections.Words))
+		}
+	case *mpccbpb.Message_RewardRow:
+		if len(k.RewardRow.Words) > MaxArms {
+			return nil, fmt.Errorf("a reward row of %d arms", len(k.RewardRow.Words))
+		}
+	case *mpccbpb.Message_Arm:
+		if len(k.Arm.Words) > MaxArms {
+			return nil, fmt.Errorf("an arm vector of %d arms", len(k.Arm.Words))
+		}
+	case *mpccbpb.Message_Reward:
+		if len(k.Reward.Words) != 1 {
+			return nil, fmt.Errorf("a reward share of %d words, want 1", len(k.Reward.Words))
+		}
+	}
+	return &msg, nil
+}
+
+// seedOf copies a validated seed.
+func seedOf(b []byte) mpc.Seed {
+	var s mpc.Seed
+	copy(s[:], b)
+	return s
+}
+
+// outbox collects a role's messages and progress between Ready calls.
+type outbox struct {
+	msgs     []protocol.Message
+	progress *protocol.Progress
+	result   *protocol.Result
+}
+
+func (o *outbox) send(to protocol.Party, m *mpccbpb.Message) { o.msgs = append(o.msgs, encode(to, m)) }
+
+// Ready returns and clears the queued work.
+func (o *outbox) Ready() protocol.Ready {
+	r := protocol.Ready{Messages: o.msgs, Progress: o.progress, Result: o.result}
+	o.msgs, o.progress, o.result = nil, nil, nil
+	return r
+}
+
+// Tick implements protocol.Role: the roles wait on messages only; the
+// daemon's stall timeout catches a silent peer.
+func (o *outbox) Tick() error { return nil }
