@@ -10,6 +10,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
+	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
@@ -17,7 +18,7 @@ import (
 
 func testRegistry(t testing.TB) *protocol.Registry {
 	t.Helper()
-	reg, err := protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{}, samba.Family{})
+	reg, err := protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{}, samba.Family{}, mpccb.NewFamily())
 	if err != nil {
 		t.Fatal(err)
 	}

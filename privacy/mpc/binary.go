@@ -62,7 +62,8 @@ func (e *Engine) NotBit(a []uint64) []uint64 {
 // parallel-prefix adder then computes the carry into bit 63 — one round for
 // the generate bits and six levels for 64 bits — and the MSB is the XOR of
 // the two inputs' top bits with that carry. Rounds: 7 for two parties, 7 +
-// ⌈log_{3/2}(P/2)⌉ for P.
+// the number of carry-save levels for P (3 → 2 per level: 1 for P = 3, 3
+// for P = 5, 5 for P = 10).
 func (e *Engine) MSB(x []uint64, out *[]uint64) *Proc {
 	n := len(x)
 	inputs := make([][]uint64, e.parties)

@@ -26,10 +26,14 @@ type Params struct {
 	Window int `toml:"window"`
 }
 
-// DefaultParams: ε = 0.1, 10 arms, 20 dimensions, L = 16, three
-// reciprocal iterations, 10,000 steps.
+// DefaultParams: ε = 0.1, 10 arms, 20 dimensions, three reciprocal
+// iterations, 10,000 steps, and L = 20 fractional bits, the paper's choice
+// (its Figure 7: best reward at 20). W_a⁻¹ shrinks like 1/n_a, so its
+// relative precision decays with the pulls; over 10,000 Fashion-MNIST steps
+// (P = 2, seed 1) L = 20 chooses the plaintext reference's arm in 99.3 % of
+// steps, L = 16 in 97.5 % (average reward 0.6687 and 0.6666 against 0.6692).
 func DefaultParams() Params {
-	return Params{Epsilon: 0.1, Steps: 10000, Arms: 10, Dimensions: 20, PrecisionBits: 16,
+	return Params{Epsilon: 0.1, Steps: 10000, Arms: 10, Dimensions: 20, PrecisionBits: 20,
 		ReciprocalIterations: 3, Window: 8}
 }
 
@@ -39,6 +43,9 @@ const (
 	MaxArms       = 256
 	MaxDimensions = 256
 	MaxWindow     = 1024
+	// MaxMatrixWords bounds |A|·D², the words of the largest round (and a
+	// third of a step's corrections), so every message fits a 4 MiB frame.
+	MaxMatrixWords = 160_000
 )
 
 func (p Params) validate() error {
@@ -53,6 +60,9 @@ func (p Params) validate() error {
 	}
 	if p.Dimensions < 1 || p.Dimensions > MaxDimensions {
 		return fmt.Errorf("params.dimensions: %d is out of range [1, %d]", p.Dimensions, MaxDimensions)
+	}
+	if w := p.Arms * p.Dimensions * p.Dimensions; w > MaxMatrixWords {
+		return fmt.Errorf("params: %d arms × %d² dimensions = %d words of W⁻¹ to open each step; at most %d fit the wire's frames", p.Arms, p.Dimensions, w, MaxMatrixWords)
 	}
 	if p.PrecisionBits < 8 || p.PrecisionBits > 24 {
 		return fmt.Errorf("params.precision_bits: %d is out of range [8, 24] (products carry 2L bits, and the shares must not wrap)", p.PrecisionBits)

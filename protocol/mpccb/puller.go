@@ -46,7 +46,7 @@ func (u *puller) Step(m protocol.Message) error {
 		return fmt.Errorf("p′ takes only arm shares from feature parties, not %T from %s", msg.Kind, m.From)
 	}
 	st := arm.Arm.Step
-	if st < u.next || st > u.next+1 || st > uint64(u.p.Steps) || len(arm.Arm.Words) != u.p.Arms {
+	if st < u.next || st > u.next+uint64(u.p.Window)+1 || st > uint64(u.p.Steps) || len(arm.Arm.Words) != u.p.Arms {
 		return fmt.Errorf("unexpected arm shares (step %d, %d arms) from %s at step %d", st, len(arm.Arm.Words), m.From, u.next)
 	}
 	got := u.shares[st]

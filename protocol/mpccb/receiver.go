@@ -115,7 +115,7 @@ func (r *receiver) Step(m protocol.Message) error {
 		return fmt.Errorf("p″ takes only reward shares from feature parties, not %T from %s", msg.Kind, m.From)
 	}
 	st := rw.Reward.Step
-	if st < r.next || st > r.next+1 || st > r.sent {
+	if st < r.next || st > r.sent {
 		return fmt.Errorf("an unexpected reward share for step %d from %s at step %d", st, m.From, r.next)
 	}
 	got := r.shares[st]

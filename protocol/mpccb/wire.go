@@ -12,7 +12,7 @@ import (
 
 // maxWords bounds every vector a message carries: the largest round of a
 // step opens W_a⁻¹ for every arm.
-const maxWords = MaxArms*MaxDimensions*MaxDimensions + MaxDimensions
+const maxWords = MaxMatrixWords + MaxDimensions
 
 // encode marshals m into a message to party to.
 func encode(to protocol.Party, m *mpccbpb.Message) protocol.Message {

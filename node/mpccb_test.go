@@ -1,0 +1,159 @@
+package node
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/BurntSushi/toml"
+
+	"github.com/bandit-node/bandit-node/privacy/mpc"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb"
+	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
+)
+
+// TestMPCContextualBanditOnTheNetwork runs the private contextual bandit
+// across five daemons — two feature parties reading their own columns from
+// their own files, p′, p″ reading the rewards from its file, and the dealer —
+// with every role's randomness replaced (test hook) by a simulation's seeded
+// streams, and checks that p′ pulled, step for step, what the plaintext
+// reference pulls with the dealer's samples, and that p″'s reward is the
+// reference's.
+func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
+	const (
+		steps = 60
+		arms  = 4
+		dims  = 6
+		seed  = 5
+	)
+	contexts, rewards := linearProblem(steps, arms, dims, 9)
+	dir := t.TempDir()
+	split := dataset.Split(dims, 2)
+	fam := mpccb.NewFamily()
+	local := func(role, key, path string) any {
+		v, err := fam.DecodeLocal(role, func(v any) error {
+			_, err := toml.Decode(fmt.Sprintf("%s = %q", key, path), v)
+			return err
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
+		cfg.Policy["mpccb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		switch i {
+		case 0, 1:
+			path := filepath.Join(dir, dataset.PartyFile(i))
+			if err := dataset.WriteFeatures(path, dataset.Columns(contexts, split[i][0], split[i][1])); err != nil {
+				t.Fatal(err)
+			}
+			cfg.LocalData["mpccb"] = map[string]any{"feature_party": local("feature_party", "features", path)}
+		case 3:
+			path := filepath.Join(dir, dataset.RewardsFile)
+			if err := dataset.WriteRewards(path, rewards); err != nil {
+				t.Fatal(err)
+			}
+			cfg.LocalData["mpccb"] = map[string]any{"reward_receiver": local("reward_receiver", "rewards", path)}
+		}
+	})
+	for _, tn := range nodes {
+		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
+	}
+	spec := fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\n", steps, arms, dims)
+	id, err := nodes[0].StartSession([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitEnded(t, nodes[0], id, 90*time.Second)
+	if got.State != stateCompleted {
+		t.Fatalf("session ended %s: %s", got.State, got.Reason)
+	}
+	rec, _ := nodes[0].sessionRecord(id)
+	var res mpccb.Result
+	if err := json.Unmarshal(rec.Result, &res); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := fam.ParseParams(map[string]any{"steps": int64(steps), "arms": int64(arms), "dimensions": int64(dims), "epsilon": 0.2})
+	params := raw.(mpccb.Params)
+	// The dealer's sampler seed, replayed from its seeded stream.
+	r := protocol.SeededRand(seed, protocol.Party{Role: mpccb.RoleDealer})
+	var skip [2 * mpc.SeedSize]byte
+	io.ReadFull(r, skip[:])
+	var sampler mpc.Seed
+	io.ReadFull(r, sampler[:])
+	ref := mpccb.NewReference(params, sampler)
+	pulls := make([]int64, arms)
+	var total float64
+	for s := range steps {
+		a, rw := ref.Step(contexts[s], rewards[s])
+		pulls[a]++
+		total += rw
+	}
+	if math.Abs(res.AverageReward-total/steps) > 1e-9 {
+		t.Errorf("p″'s average reward over libp2p is %g, the reference's %g", res.AverageReward, total/steps)
+	}
+	prec, err := nodes[2].store.get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pl mpccb.PullerLocal
+	for _, raw := range prec.Local {
+		json.Unmarshal(raw, &pl)
+	}
+	for a := range pulls {
+		if pl.Pulls[a] != pulls[a] {
+			t.Errorf("p′ pulled %v, the reference %v", pl.Pulls, pulls)
+			break
+		}
+	}
+	if res.RoundsPerStep < 10 || res.RoundsPerStep > 20 {
+		t.Errorf("%g rounds per step", res.RoundsPerStep)
+	}
+}
+
+// linearProblem returns unit-norm contexts and one-hot reward rows of a
+// linear problem.
+func linearProblem(n, arms, dim int, seed uint64) ([][]float64, [][]float64) {
+	rng := rand.New(rand.NewPCG(seed, 2))
+	w := make([][]float64, arms)
+	for a := range w {
+		w[a] = make([]float64, dim)
+		for i := range w[a] {
+			w[a][i] = rng.NormFloat64()
+		}
+	}
+	xs, rs := make([][]float64, n), make([][]float64, n)
+	for t := range n {
+		x := make([]float64, dim)
+		var norm float64
+		for i := range x {
+			x[i] = rng.NormFloat64()
+			norm += x[i] * x[i]
+		}
+		best, bs := 0, math.Inf(-1)
+		for a := range arms {
+			var s float64
+			for i := range x {
+				x[i] /= 1
+				s += w[a][i] * x[i]
+			}
+			if s > bs {
+				best, bs = a, s
+			}
+		}
+		for i := range x {
+			x[i] /= math.Sqrt(norm)
+		}
+		row := make([]float64, arms)
+		row[best] = 1
+		xs[t], rs[t] = x, row
+	}
+	return xs, rs
+}
