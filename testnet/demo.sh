@@ -6,10 +6,12 @@
 # the paper's Problem 1), a P-FCB session (every node an agent with its own
 # producers' costs and capacities), a SAMBA session (node1 the data customer,
 # node2 the controller, node3 comp, node4 and node5 data owners), and take
-# the testnet down again.
+# a private contextual-bandit session (node1 and node2 hold Fashion-MNIST
+# features, node3 pulls, node4 holds the rewards, node5 deals), and take the
+# testnet down again.
 #
 #   testnet/demo.sh            # DIR defaults to a fresh temporary directory
-#   testnet/demo.sh DIR N      # use DIR and N nodes (N ≥ 4)
+#   testnet/demo.sh DIR N      # use DIR and N nodes (N ≥ 5)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d -t bandit-testnet.XXXXXX)}
@@ -23,6 +25,14 @@ rm -rf "$dir/locals"
 mkdir -p "$dir/locals"
 for i in $(seq 1 "$n"); do cp "$here/problem1-agent.toml" "$dir/locals/node$i.toml"; done
 "$here/pfcb-locals.sh" "$dir/locals" "$n" 10
+# The private contextual bandit: node1 and node2 hold the features of 1,000
+# Fashion-MNIST contexts (ten columns each), node4 the reward table.
+mkdir -p "$dir/bin"
+(cd "$here/.." && go build -o "$dir/bin/bandit-node" ./cmd/bandit-node)
+"$dir/bin/bandit-node" data mpccb --out "$dir/mpccb-data" --parties 2 --steps 1000 >&2
+printf '\n[local.mpccb.feature_party]\nfeatures = "%s"\n' "$dir/mpccb-data/party0.csv" >>"$dir/locals/node1.toml"
+printf '\n[local.mpccb.feature_party]\nfeatures = "%s"\n' "$dir/mpccb-data/party1.csv" >>"$dir/locals/node2.toml"
+printf '\n[local.mpccb.reward_receiver]\nrewards = "%s"\n' "$dir/mpccb-data/rewards.csv" >>"$dir/locals/node4.toml"
 # SAMBA: node4 and node5 hold the two best MovieLens arms.
 printf '\n[local.samba.data_owner]\nbernoulli = 0.5313\n' >>"$dir/locals/node4.toml"
 printf '\n[local.samba.data_owner]\nbernoulli = 0.4305\n' >>"$dir/locals/node5.toml"
@@ -85,3 +95,17 @@ budget = 2000
 SPEC
 echo "== SAMBA (UCB): the data customer's cumulative reward over N = 2,000 ==" >&2
 "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait | sed -n '/^SAMBA/,/^  messages/p'
+
+cat >"$dir/mpccb.toml" <<SPEC
+protocol = "mpccb"
+[roles]
+feature_party = ["node1", "node2"]
+arm_puller = "node3"
+reward_receiver = "node4"
+dealer = "node5"
+[params]
+steps = 1000
+epsilon = 0.1
+SPEC
+echo "== private contextual bandit: 1,000 Fashion-MNIST steps on secret shares ==" >&2
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/mpccb.toml" --wait | sed -n '/^Private/,/^  per step/p'

@@ -3,6 +3,7 @@ package mpccb
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -42,6 +43,7 @@ type featureParty struct {
 	rewardRows  map[uint64][]uint64
 	rounds      map[roundKey]mpc.Payload
 	finished    bool
+	started     time.Time
 }
 
 func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
@@ -184,6 +186,7 @@ func (f *featureParty) advance() error {
 			return err
 		}
 		f.engine, f.learner, f.step = e, newLearner(e, f.p), 1
+		f.started = f.cfg.Clock.Now()
 	}
 	for !f.finished {
 		if f.prog == nil {
@@ -282,7 +285,8 @@ func (f *featureParty) endStep() error {
 	if f.step == uint64(f.p.Steps) {
 		f.finished = true
 		st := f.engine.Stats()
-		f.result = &protocol.Result{Report: encodeReport(report{Steps: f.p.Steps, Rounds: int64(st.Rounds), Words: st.WordsSent})}
+		f.result = &protocol.Result{Report: encodeReport(report{Steps: f.p.Steps, Rounds: int64(st.Rounds), Words: st.WordsSent,
+			ElapsedNs: int64(f.cfg.Clock.Now().Sub(f.started))})}
 		return nil
 	}
 	f.step++

@@ -17,12 +17,13 @@ type report struct {
 	RewardTotal     float64
 	RewardCurve     []float64
 	CheckpointEvery int64
+	ElapsedNs       int64
 }
 
 func encodeReport(r report) []byte {
 	b, err := proto.Marshal(&mpccbpb.Report{Steps: r.Steps, Rounds: r.Rounds, Words: r.Words,
 		CorrectionWords: r.CorrectionWords, RewardTotal: r.RewardTotal, RewardCurve: r.RewardCurve,
-		CheckpointEvery: r.CheckpointEvery})
+		CheckpointEvery: r.CheckpointEvery, ElapsedNs: r.ElapsedNs})
 	if err != nil {
 		panic(fmt.Sprintf("mpccb: encoding a report: %v", err))
 	}
@@ -38,5 +39,5 @@ func decodeReport(b []byte) (report, error) {
 		return report{}, fmt.Errorf("a reward curve of %d points", len(m.RewardCurve))
 	}
 	return report{Steps: m.Steps, Rounds: m.Rounds, Words: m.Words, CorrectionWords: m.CorrectionWords,
-		RewardTotal: m.RewardTotal, RewardCurve: m.RewardCurve, CheckpointEvery: m.CheckpointEvery}, nil
+		RewardTotal: m.RewardTotal, RewardCurve: m.RewardCurve, CheckpointEvery: m.CheckpointEvery, ElapsedNs: m.ElapsedNs}, nil
 }

@@ -199,6 +199,10 @@ type Result struct {
 	ReferenceAverageReward *float64 `json:"reference_average_reward,omitempty"`
 	ArmAgreement           *float64 `json:"arm_agreement,omitempty"`
 	MsPerStep              *float64 `json:"ms_per_step,omitempty"`
+	// SessionMsPerStep is the time per step by the feature parties' clocks,
+	// from the first step to the last: on the network, the wall time the
+	// session took; in a simulation, virtual time (link latency only).
+	SessionMsPerStep float64 `json:"session_ms_per_step"`
 	// Learns says what each role learned, and what organisations playing
 	// several roles learned by combining them.
 	Learns []string `json:"learns"`
@@ -210,7 +214,7 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	P := a.Count(RoleFeature)
 	res := &Result{Parties: P, Arms: p.Arms, Dimensions: p.Dimensions, Steps: p.Steps, Epsilon: p.Epsilon,
 		PrecisionBits: p.PrecisionBits, DPEta: p.PrivacyEta()}
-	var rounds, words int64
+	var rounds, words, elapsed int64
 	for i := range P {
 		rep, err := partyReport(reports, protocol.Party{Role: RoleFeature, Index: i}, p)
 		if err != nil {
@@ -225,6 +229,7 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 			return nil, fmt.Errorf("feature party %d reports %d words", i, rep.Words)
 		}
 		words += rep.Words * int64(P-1)
+		elapsed = max(elapsed, rep.ElapsedNs)
 	}
 	recv, err := partyReport(reports, protocol.Party{Role: RoleReceiver}, p)
 	if err != nil {
@@ -246,6 +251,7 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	res.RoundsPerStep = float64(rounds) / n
 	res.BytesPerStep = 8 * float64(words) / n
 	res.DealerBytesPerStep = 8 * float64(dl.CorrectionWords) / n
+	res.SessionMsPerStep = float64(elapsed) / 1e6 / n
 	res.Learns = append([]string{
 		"feature parties: their own features, uniform shares and masked openings",
 		"dealer: its seeds and samples, no data",

@@ -44,6 +44,7 @@ func commands() []command {
 		{"session", "start, watch, list, cancel sessions and read results", runSession},
 		{"simulate", "run a whole session in this process, deterministically", runSimulate},
 		{"experiment", "reproduce a paper's experiments (CSV, figures, written results)", runExperiment},
+		{"data", "prepare per-organisation data files for a session (mpccb)", runData},
 		{"version", "print the version", runVersion},
 	}
 }

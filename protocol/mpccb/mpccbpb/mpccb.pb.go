@@ -424,6 +424,7 @@ type Report struct {
 	RewardTotal     float64                `protobuf:"fixed64,5,opt,name=reward_total,json=rewardTotal,proto3" json:"reward_total,omitempty"`            // reward receiver: Σ r_t
 	RewardCurve     []float64              `protobuf:"fixed64,6,rep,packed,name=reward_curve,json=rewardCurve,proto3" json:"reward_curve,omitempty"`     // reward receiver: average reward at each checkpoint
 	CheckpointEvery int64                  `protobuf:"varint,7,opt,name=checkpoint_every,json=checkpointEvery,proto3" json:"checkpoint_every,omitempty"` // reward receiver: steps between checkpoints
+	ElapsedNs       int64                  `protobuf:"varint,8,opt,name=elapsed_ns,json=elapsedNs,proto3" json:"elapsed_ns,omitempty"`                   // feature party: from the first step to the last, by its clock
 	unknownFields   protoimpl.UnknownFields
 	sizeCache       protoimpl.SizeCache
 }
@@ -507,6 +508,13 @@ func (x *Report) GetCheckpointEvery() int64 {
 	return 0
 }
 
+func (x *Report) GetElapsedNs() int64 {
+	if x != nil {
+		return x.ElapsedNs
+	}
+	return 0
+}
+
 var File_mpccb_proto protoreflect.FileDescriptor
 
 const file_mpccb_proto_rawDesc = "" +
@@ -535,7 +543,7 @@ const file_mpccb_proto_rawDesc = "" +
 	"\x04step\x18\x01 \x01(\x04R\x04step\x12\x14\n" +
 	"\x05words\x18\x02 \x03(\x06R\x05words\"\x1a\n" +
 	"\x04Step\x12\x12\n" +
-	"\x04step\x18\x01 \x01(\x04R\x04step\"\xe8\x01\n" +
+	"\x04step\x18\x01 \x01(\x04R\x04step\"\x87\x02\n" +
 	"\x06Report\x12\x14\n" +
 	"\x05steps\x18\x01 \x01(\x03R\x05steps\x12\x16\n" +
 	"\x06rounds\x18\x02 \x01(\x03R\x06rounds\x12\x14\n" +
@@ -543,7 +551,9 @@ const file_mpccb_proto_rawDesc = "" +
 	"\x10correction_words\x18\x04 \x01(\x03R\x0fcorrectionWords\x12!\n" +
 	"\freward_total\x18\x05 \x01(\x01R\vrewardTotal\x12!\n" +
 	"\freward_curve\x18\x06 \x03(\x01R\vrewardCurve\x12)\n" +
-	"\x10checkpoint_every\x18\a \x01(\x03R\x0fcheckpointEveryB;Z9github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpbb\x06proto3"
+	"\x10checkpoint_every\x18\a \x01(\x03R\x0fcheckpointEvery\x12\x1d\n" +
+	"\n" +
+	"elapsed_ns\x18\b \x01(\x03R\telapsedNsB;Z9github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpbb\x06proto3"
 
 var (
 	file_mpccb_proto_rawDescOnce sync.Once
