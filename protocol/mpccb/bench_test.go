@@ -1,0 +1,117 @@
+package mpccb
+
+import (
+	"testing"
+
+	"github.com/bandit-node/bandit-node/privacy/mpc"
+)
+
+// benchLearners returns P parties' learners and the dealer's for p.
+func benchLearners(b *testing.B, p Params, P int) (*learner, []*learner) {
+	var seeds []mpc.Seed
+	for i := range P {
+		seeds = append(seeds, mpc.Seed{byte(i + 1)})
+	}
+	cfg := mpc.Config{Parties: P, Frac: uint(p.PrecisionBits)}
+	dealer, err := mpc.NewDealer(cfg, seeds)
+	if err != nil {
+		b.Fatal(err)
+	}
+	dealer.SetSampler(mpc.NewPRG(mpc.Seed{9}))
+	ls := make([]*learner, P)
+	for i := range ls {
+		pairs := make([]mpc.Seed, P)
+		for q := range pairs {
+			pairs[q] = mpc.Seed{byte(min(i, q)), byte(max(i, q))}
+		}
+		e, err := mpc.NewParty(cfg, i, seeds[i], pairs)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ls[i] = newLearner(e, p)
+	}
+	return newLearner(dealer, p), ls
+}
+
+// privateStep runs one step of the learner on every party and the dealer,
+// in this process, exchanging the rounds' payloads in memory.
+func privateStep(b *testing.B, dl *learner, ls []*learner, x []float64, row []float64) {
+	g := dl.step(make([]uint64, dl.dim), make([]uint64, dl.arms), stepOutputs{})
+	for {
+		done, err := g.Advance()
+		if err != nil {
+			b.Fatal(err)
+		}
+		if done {
+			break
+		}
+		dl.e.Complete(nil)
+	}
+	ls[0].e.SetCorrections(dl.e.TakeCorrections())
+	fx := ls[0].e.Fixed()
+	progs := make([]*mpc.Program, len(ls))
+	for i, l := range ls {
+		xs := l.e.Share(0, fx.EncodeAll(x), len(x))
+		rr := l.e.Share(0, fx.EncodeAll(row), len(row))
+		progs[i] = l.step(xs, rr, stepOutputs{})
+	}
+	for {
+		dones := 0
+		for _, g := range progs {
+			done, err := g.Advance()
+			if err != nil {
+				b.Fatal(err)
+			}
+			if done {
+				dones++
+			}
+		}
+		if dones == len(progs) {
+			return
+		}
+		pls := make([]mpc.Payload, len(ls))
+		for i, l := range ls {
+			pls[i] = l.e.Outgoing()
+		}
+		for _, l := range ls {
+			l.e.Complete(pls)
+		}
+	}
+}
+
+// BenchmarkPrivateStep is one step of Algorithm 1 on shares, all parties
+// and the dealer in one goroutine, no network: the compute cost of a step.
+func BenchmarkPrivateStep(b *testing.B) {
+	for _, c := range []struct {
+		name       string
+		arms, pars int
+	}{{"A10_P2", 10, 2}, {"A10_P3", 10, 3}, {"A50_P2", 50, 2}, {"A100_P2", 100, 2}} {
+		b.Run(c.name, func(b *testing.B) {
+			p := DefaultParams()
+			p.Arms = c.arms
+			xs, rs := toyData(256, p.Arms, p.Dimensions, 1)
+			dl, ls := benchLearners(b, p, c.pars)
+			b.ResetTimer()
+			for i := 0; b.Loop(); i++ {
+				privateStep(b, dl, ls, xs[i%len(xs)], rs[i%len(rs)])
+			}
+			b.ReportMetric(float64(ls[0].e.Stats().Rounds)/float64(b.N), "rounds/step")
+		})
+	}
+}
+
+// BenchmarkReferenceStep is one step of the plaintext reference (gonum):
+// the baseline of the private learner's slowdown.
+func BenchmarkReferenceStep(b *testing.B) {
+	for _, arms := range []int{10, 100} {
+		b.Run(map[int]string{10: "A10", 100: "A100"}[arms], func(b *testing.B) {
+			p := DefaultParams()
+			p.Arms = arms
+			xs, rs := toyData(256, p.Arms, p.Dimensions, 1)
+			r := NewReference(p, mpc.Seed{9})
+			for i := 0; b.Loop(); i++ {
+				r.Step(xs[i%len(xs)], rs[i%len(rs)])
+			}
+		})
+	}
+}
