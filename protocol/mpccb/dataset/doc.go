@@ -18,9 +18,9 @@
 //   - load.go: Load (in memory, for the simulator) and Prepare (files, for
 //     daemons and testnet scripts).
 //
-// This package reads and writes files: it is for the drivers (the
-// simulator, the daemon, command-line tools) that hand data to the roles,
-// never for role code, which stays free of I/O. It has no package-level
+// This package reads and writes files: its I/O belongs where a role's local
+// data is loaded (a role's construction, the simulator, command-line tools),
+// never in a role's steps, which stay free of I/O. It has no package-level
 // mutable state; everything random is derived from an explicit seed with
 // math/rand/v2's ChaCha8, for reproducible experiments. These seeds make
 // data, not secrets.
