@@ -10,6 +10,7 @@ require (
 	github.com/multiformats/go-multiaddr v0.16.1
 	github.com/prometheus/client_golang v1.24.1
 	github.com/prometheus/client_model v0.6.2
+	gonum.org/v1/gonum v0.15.1
 	gonum.org/v1/plot v0.15.2
 	google.golang.org/protobuf v1.36.11
 )
@@ -108,6 +109,5 @@ require (
 	golang.org/x/text v0.40.0 // indirect
 	golang.org/x/time v0.15.0 // indirect
 	golang.org/x/tools v0.48.0 // indirect
-	gonum.org/v1/gonum v0.15.1 // indirect
 	lukechampine.com/blake3 v1.4.1 // indirect
 )

@@ -15,6 +15,9 @@ import (
 
 func needFashionMNIST(t *testing.T) {
 	t.Helper()
+	if raceEnabled {
+		t.Skip("the PCA of 60,000 images takes over 30 s under -race; .ci/run runs this test without -race")
+	}
 	if _, err := os.Stat(filepath.Join(dataset.FashionMNISTDir, "train-images-idx3-ubyte.gz")); err != nil {
 		t.Skip("Fashion-MNIST is not installed: apt-get install dataset-fashion-mnist")
 	}

@@ -1,0 +1,5 @@
+//go:build !race
+
+package mpccb
+
+const raceEnabled = false
