@@ -13,7 +13,7 @@ import (
 
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, "Usage: bandit-node experiment NAME [flags]\n\nExperiments:\n  bai   multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb  P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)")
+		fmt.Fprintln(stdout, "Usage: bandit-node experiment NAME [flags]\n\nExperiments:\n  bai   multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb  P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)\n  mpccb privacy-preserving contextual bandits: Figures 1–4 and Table 1 of Hannun et al.")
 		fmt.Fprintln(stdout, "\nExample:\n  bandit-node experiment bai --out results/bai --runs 10")
 		if len(args) == 0 {
 			return usageError{"experiment: name an experiment"}
@@ -25,8 +25,10 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		return runExperimentBAI(ctx, args[1:], stdout, stderr)
 	case "pfcb":
 		return runExperimentPFCB(ctx, args[1:], stdout, stderr)
+	case "mpccb":
+		return runExperimentMPCCB(ctx, args[1:], stdout, stderr)
 	}
-	return usageError{fmt.Sprintf("experiment: unknown experiment %q (known: bai, pfcb)", args[0])}
+	return usageError{fmt.Sprintf("experiment: unknown experiment %q (known: bai, pfcb, mpccb)", args[0])}
 }
 
 func runExperimentBAI(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -121,6 +123,53 @@ bandit-node experiment pfcb --out results/pfcb --rounds 100000 --instances 5 --r
 		o.Progress = stderr
 	}
 	rep, err := experiment.RunPFCB(ctx, reg, o)
+	if err != nil {
+		return err
+	}
+	printClaims(stdout, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+	return nil
+}
+
+func runExperimentMPCCB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("experiment mpccb", "experiment mpccb [--out DIR] [--steps N] [--runs N] [--epsilons E,E,...] [--timing-steps N] [--workers N] [--seed N] [--quick] [--quiet]", `
+bandit-node experiment mpccb --out results/mpccb
+bandit-node experiment mpccb --out results/mpccb-paper --steps 60000 --runs 10   # the paper's size: hours
+bandit-node experiment mpccb --out /tmp/mpccb --quick                           # smoke test, under a minute`, stderr)
+	out := fs.String("out", "results/mpccb", "directory for the CSV files, figures (PNG) and written results")
+	steps := fs.Int64("steps", 0, "steps T of each Fashion-MNIST reward run, at most 60000 (default 10000; --quick 500)")
+	runs := fs.Int("runs", 0, "runs per ε (default 3; --quick 1)")
+	epsilons := fs.String("epsilons", "", "Figure 2's ε values (default 0.005,0.01,0.02,0.05,0.1,0.2,0.5); Figure 1's 0.01,0.05,0.1,0.2 are always run")
+	timingSteps := fs.Int64("timing-steps", 0, "steps of each timing run of Figures 3 and 4 (default 200; --quick 40)")
+	workers := fs.Int("workers", 0, "parallel simulations (default: the number of CPUs)")
+	seed := fs.Int64("seed", 1, "first seed; run r uses seed+r")
+	quick := fs.Bool("quick", false, "a small smoke-test version (500 steps, 1 run, few points)")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	var eps []float64
+	if *epsilons != "" {
+		for _, f := range strings.Split(*epsilons, ",") {
+			e, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+			if err != nil || !(e > 0 && e <= 1) {
+				return usageError{fmt.Sprintf("experiment mpccb: --epsilons %q: %q is not in (0, 1]", *epsilons, f)}
+			}
+			eps = append(eps, e)
+		}
+	}
+	if *steps < 0 || *runs < 0 || *timingSteps < 0 || *workers < 0 {
+		return usageError{"experiment mpccb: --steps, --runs, --timing-steps and --workers must not be negative"}
+	}
+	reg, err := Families()
+	if err != nil {
+		return err
+	}
+	o := experiment.MPCCBOptions{Out: *out, Steps: *steps, Runs: *runs, Epsilons: eps, TimingSteps: *timingSteps, Workers: *workers,
+		Seed: *seed, Quick: *quick, Command: strings.Join(append([]string{"bandit-node experiment mpccb"}, args...), " ")}
+	if !*quiet {
+		o.Progress = stderr
+	}
+	rep, err := experiment.RunMPCCB(ctx, reg, o)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,220 @@
+package experiment
+
+import (
+	"fmt"
+	"image/color"
+	"math"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+)
+
+// plotMPCCB draws Figures 1–4 of the contextual-bandit experiment.
+func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []MPCCBRun) ([]string, error) {
+	var files []string
+	save := func(p *plot.Plot, name string) error {
+		p.Add(plotter.NewGrid())
+		p.BackgroundColor = color.White
+		path := filepath.Join(o.Out, name)
+		if err := p.Save(7*vg.Inch, 5*vg.Inch, path); err != nil {
+			return fmt.Errorf("drawing %s: %w", path, err)
+		}
+		files = append(files, path)
+		return nil
+	}
+	dashed := []vg.Length{vg.Points(5), vg.Points(3)}
+
+	// Figure 1: the reward curves, private (solid, ± sd band) and reference
+	// (dashed).
+	p := plot.New()
+	p.Title.Text = fmt.Sprintf("Figure 1: average reward during training (Fashion-MNIST, P = 2, %d runs)", o.Runs)
+	p.X.Label.Text = "step t"
+	p.Y.Label.Text = "average reward up to t"
+	p.Legend.Top = false
+	p.Legend.Left = false
+	i := 0
+	for _, c := range curves {
+		if !slices.Contains(o.CurveEpsilons, c.Epsilon) {
+			continue
+		}
+		col := plotutil.Color(i)
+		mean, ref := make(plotter.XYs, len(c.Steps)), make(plotter.XYs, len(c.Steps))
+		band := make(plotter.XYs, 0, 2*len(c.Steps))
+		for k, t := range c.Steps {
+			mean[k] = plotter.XY{X: float64(t), Y: c.Private[k].Mean}
+			ref[k] = plotter.XY{X: float64(t), Y: c.Reference[k].Mean}
+			band = append(band, plotter.XY{X: float64(t), Y: c.Private[k].Mean + c.Private[k].StdDev})
+		}
+		for k := len(c.Steps) - 1; k >= 0; k-- {
+			band = append(band, plotter.XY{X: float64(c.Steps[k]), Y: c.Private[k].Mean - c.Private[k].StdDev})
+		}
+		if c.Runs > 1 {
+			poly, err := plotter.NewPolygon(band)
+			if err != nil {
+				return nil, err
+			}
+			r, g, b, _ := col.RGBA()
+			poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x38}
+			poly.LineStyle.Width = 0
+			p.Add(poly)
+		}
+		line, err := plotter.NewLine(mean)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, line.Width = col, vg.Points(1.5)
+		rl, err := plotter.NewLine(ref)
+		if err != nil {
+			return nil, err
+		}
+		// Darker, on top: the two curves mostly coincide.
+		rl.Color, rl.Width, rl.Dashes = darker(col), vg.Points(1), dashed
+		p.Add(line, rl)
+		p.Legend.Add(fmt.Sprintf("ε = %g private", c.Epsilon), line)
+		p.Legend.Add(fmt.Sprintf("ε = %g reference", c.Epsilon), rl)
+		i++
+	}
+	if err := save(p, "fig1_reward.png"); err != nil {
+		return nil, err
+	}
+
+	// Figure 2: final reward against η, one series per T; the greedy
+	// reference (η = ∞) as a dashed level.
+	p = plot.New()
+	p.Title.Text = fmt.Sprintf("Figure 2: average reward against η = log(|A|/ε) (%d runs)", o.Runs)
+	p.X.Label.Text = "η = log(|A|/ε)   (dashed: η = ∞, greedy plaintext reference)"
+	p.Y.Label.Text = "average reward after T steps"
+	p.Legend.Top, p.Legend.Left = false, true
+	lo, hi := math.Inf(1), math.Inf(-1)
+	for _, s := range fig2 {
+		for _, pt := range s.Points {
+			if pt.Epsilon > 0 {
+				lo, hi = min(lo, etaOf(pt.Epsilon)), max(hi, etaOf(pt.Epsilon))
+			}
+		}
+	}
+	for i, s := range fig2 {
+		col := plotutil.Color(i)
+		var pts plotter.XYs
+		var errs plotter.YErrors
+		var greedy float64
+		for _, pt := range s.Points {
+			if pt.Epsilon == 0 {
+				greedy = pt.Reference.Mean
+				continue
+			}
+			pts = append(pts, plotter.XY{X: etaOf(pt.Epsilon), Y: pt.Private.Mean})
+			errs = append(errs, struct{ Low, High float64 }{pt.Private.StdDev, pt.Private.StdDev})
+		}
+		slices.SortFunc(pts, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
+		line, points, err := plotter.NewLinePoints(pts)
+		if err != nil {
+			return nil, err
+		}
+		line.Color, points.Color, points.Shape = col, col, plotutil.Shape(i)
+		p.Add(line, points)
+		if o.Runs > 1 {
+			eb, err := plotter.NewYErrorBars(struct {
+				plotter.XYer
+				plotter.YErrorer
+			}{pts, errs})
+			if err != nil {
+				return nil, err
+			}
+			eb.Color = col
+			p.Add(eb)
+		}
+		g, err := plotter.NewLine(plotter.XYs{{X: lo - 0.2, Y: greedy}, {X: hi + 0.2, Y: greedy}})
+		if err != nil {
+			return nil, err
+		}
+		g.Color, g.Dashes = col, dashed
+		p.Add(g)
+		p.Legend.Add(fmt.Sprintf("T = %d", s.T), line, points)
+	}
+	if err := save(p, "fig2_reward_vs_eta.png"); err != nil {
+		return nil, err
+	}
+
+	// Figures 3 and 4: time per step, log–log, with a quadratic guide.
+	for _, fig := range []struct {
+		file, title, x, sym string
+		lines, xs           []int
+		lineName            string
+		at                  func(line, x int) (MPCCBRun, bool)
+	}{
+		{"fig3_time_vs_arms.png", "Figure 3: time per step against |A| (synthetic data)", "arms |A|", "|A|", o.Parties, o.Arms, "P = %d",
+			func(line, x int) (MPCCBRun, bool) { return timingAt(timing, x, line) }},
+		{"fig4_time_vs_parties.png", "Figure 4: time per step against P (synthetic data)", "parties P", "P", o.ScaleArms, o.ScaleParties, "|A| = %d",
+			func(line, x int) (MPCCBRun, bool) { return timingAt(timing, line, x) }},
+	} {
+		p := plot.New()
+		p.Title.Text = fig.title
+		p.X.Label.Text = fig.x
+		p.Y.Label.Text = "ms per step (all roles)"
+		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
+		p.X.Tick.Marker = agentTicks(fig.xs)
+		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
+		p.Legend.Top, p.Legend.Left = true, true
+		var guideAt plotter.XY
+		for i, l := range fig.lines {
+			var pts plotter.XYs
+			for _, x := range fig.xs {
+				if r, ok := fig.at(l, x); ok && r.MsPerStep > 0 {
+					pts = append(pts, plotter.XY{X: float64(x), Y: r.MsPerStep})
+				}
+			}
+			if len(pts) == 0 {
+				continue
+			}
+			if guideAt.X == 0 {
+				guideAt = pts[len(pts)-1]
+			}
+			line, points, err := plotter.NewLinePoints(pts)
+			if err != nil {
+				return nil, err
+			}
+			col := plotutil.Color(i)
+			line.Color, points.Color, points.Shape = col, col, plotutil.Shape(i)
+			p.Add(line, points)
+			p.Legend.Add(fmt.Sprintf(fig.lineName, l), line, points)
+		}
+		if guideAt.X > 0 && len(fig.xs) > 1 {
+			var g plotter.XYs
+			for _, x := range fig.xs {
+				g = append(g, plotter.XY{X: float64(x), Y: guideAt.Y * math.Pow(float64(x)/guideAt.X, 2)})
+			}
+			gl, err := plotter.NewLine(g)
+			if err != nil {
+				return nil, err
+			}
+			gl.Color, gl.Dashes = color.Gray{Y: 120}, dashed
+			p.Add(gl)
+			p.Legend.Add("c·"+fig.sym+"² (guide)", gl)
+		}
+		if err := save(p, fig.file); err != nil {
+			return nil, err
+		}
+	}
+	return files, nil
+}
+
+func cmpFloat(a, b float64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// darker returns c at half brightness.
+func darker(c color.Color) color.Color {
+	r, g, b, _ := c.RGBA()
+	return color.NRGBA{R: uint8(r >> 9), G: uint8(g >> 9), B: uint8(b >> 9), A: 0xff}
+}
