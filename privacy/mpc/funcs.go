@@ -173,6 +173,10 @@ func (e *Engine) LTZ(x []uint64, out *[]uint64) *Proc {
 	return p
 }
 
+// Less returns a Proc computing arithmetic shares of [a < b] element-wise
+// (the sign of a − b; correct while |a − b| < 2^63).
+func (e *Engine) Less(a, b []uint64, out *[]uint64) *Proc { return e.LTZ(Sub(a, b), out) }
+
 // SetSampler gives the dealer the stream its private samples are drawn from
 // (tie-breaking permutations here; a protocol's own samples through Dealt).
 func (e *Engine) SetSampler(g *PRG) { e.sampler = g }

@@ -192,3 +192,27 @@ func TestExp(t *testing.T) {
 		})
 	}
 }
+
+func TestLess(t *testing.T) {
+	fx := Fixed{16}
+	a := []float64{1, -2, 3.5, 0, -7.25, 100}
+	b := []float64{2, -3, 3.5, -0.0001, -7, 99.99}
+	for _, P := range partyCounts {
+		t.Run(partiesName(P), func(t *testing.T) {
+			engines, dealer := testEngines(t, P, 16, 50+uint64(P))
+			shares := runComputation(t, engines, dealer, func(e *Engine) ([]*Proc, func() []uint64) {
+				var out []uint64
+				return []*Proc{e.Less(shareOf(e, fx.EncodeAll(a)), shareOf(e, fx.EncodeAll(b)), &out)}, func() []uint64 { return out }
+			})
+			for i, v := range reconstruct(shares) {
+				want := uint64(0)
+				if fx.Encode(a[i]) != fx.Encode(b[i]) && a[i] < b[i] {
+					want = 1
+				}
+				if v != want {
+					t.Errorf("[%g < %g] = %d, want %d", a[i], b[i], v, want)
+				}
+			}
+		})
+	}
+}
