@@ -1,16 +1,23 @@
 package protocol
 
 import (
-	"container/heap"
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 )
 
 // MemNetwork is an in-memory network of parties. Every message sent through one
 // of its endpoints is queued with a delivery time (send time plus the link
-// latency) and a sequence number, so the order of delivery is deterministic.
+// latency); messages are delivered by delivery time, and in the order sent
+// when their delivery times are equal, so the order of delivery is
+// deterministic.
+//
+// Every link has the same latency and virtual time never goes back, so
+// delivery times never decrease in the order messages are sent: ordering by
+// (delivery time, order sent) is first in, first out, and the queue is a
+// ring buffer rather than a heap.
 //
 // It serves two drivers: the simulator pops events one by one with Next, in
 // virtual time; concurrent drivers (tests of the daemon's runner) start Pump,
@@ -19,10 +26,10 @@ type MemNetwork struct {
 	latency time.Duration
 
 	mu        sync.Mutex // guards the fields below
-	now       time.Time
-	seq       uint64
+	start     time.Time
+	now       time.Duration // virtual time, since start
 	queue     eventQueue
-	endpoints map[Party]*MemEndpoint
+	endpoints []roleEndpoints // by role, in order of first appearance; fixed at creation
 	parties   []Party
 	wake      chan struct{}
 	messages  int64
@@ -34,26 +41,55 @@ type MemNetwork struct {
 // given one-way latency. start is the virtual time the network begins at.
 func NewMemNetwork(parties []Party, latency time.Duration, start time.Time) *MemNetwork {
 	n := &MemNetwork{
-		latency:   latency,
-		now:       start,
-		endpoints: map[Party]*MemEndpoint{},
-		parties:   append([]Party(nil), parties...),
-		wake:      make(chan struct{}, 1),
+		latency: latency,
+		start:   start,
+		parties: append([]Party(nil), parties...),
+		wake:    make(chan struct{}, 1),
 	}
 	for _, p := range parties {
-		n.endpoints[p] = &MemEndpoint{net: n, self: p, in: make(chan Message, 1024)}
+		if p.Index < 0 {
+			panic(fmt.Sprintf("protocol: party %s has a negative index", p))
+		}
+		r := slices.IndexFunc(n.endpoints, func(r roleEndpoints) bool { return r.role == p.Role })
+		if r < 0 {
+			r = len(n.endpoints)
+			n.endpoints = append(n.endpoints, roleEndpoints{role: p.Role})
+		}
+		eps := &n.endpoints[r].byIndex
+		for len(*eps) <= p.Index {
+			*eps = append(*eps, nil)
+		}
+		(*eps)[p.Index] = &MemEndpoint{net: n, self: p, in: make(chan Message, 1024)}
 	}
 	return n
 }
 
+// roleEndpoints are the endpoints of one role's parties, by index.
+type roleEndpoints struct {
+	role    string
+	byIndex []*MemEndpoint // nil where no party has that index
+}
+
 // Endpoint returns the transport of party p, or nil if p is not on the network.
-func (n *MemNetwork) Endpoint(p Party) *MemEndpoint { return n.endpoints[p] }
+// A session has a handful of roles, so a scan finds p's role faster than a map
+// hashes the party.
+func (n *MemNetwork) Endpoint(p Party) *MemEndpoint {
+	for i := range n.endpoints {
+		if r := &n.endpoints[i]; r.role == p.Role {
+			if p.Index < 0 || p.Index >= len(r.byIndex) {
+				return nil
+			}
+			return r.byIndex[p.Index]
+		}
+	}
+	return nil
+}
 
 // Now is the network's virtual time: the delivery time of the last event popped.
 func (n *MemNetwork) Now() time.Time {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return n.now
+	return n.start.Add(n.now)
 }
 
 // Stats returns how many messages and body bytes were sent (a topic message
@@ -68,17 +104,17 @@ func (n *MemNetwork) Stats() (messages, bytes int64) {
 func (n *MemNetwork) Pending() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	return len(n.queue) > 0
+	return n.queue.n > 0
 }
 
 // NextAt returns the delivery time of the next queued message.
 func (n *MemNetwork) NextAt() (time.Time, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if len(n.queue) == 0 {
+	if n.queue.n == 0 {
 		return time.Time{}, false
 	}
-	return n.queue[0].at, true
+	return n.start.Add(n.queue.peek().at), true
 }
 
 // Next pops the earliest queued message and advances virtual time to its
@@ -86,11 +122,11 @@ func (n *MemNetwork) NextAt() (time.Time, bool) {
 func (n *MemNetwork) Next() (Message, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if len(n.queue) == 0 {
+	if n.queue.n == 0 {
 		return Message{}, false
 	}
-	ev := heap.Pop(&n.queue).(event)
-	if ev.at.After(n.now) {
+	ev := n.queue.pop()
+	if ev.at > n.now {
 		n.now = ev.at
 	}
 	return ev.msg, true
@@ -100,8 +136,8 @@ func (n *MemNetwork) Next() (Message, bool) {
 func (n *MemNetwork) Advance(t time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	if t.After(n.now) {
-		n.now = t
+	if d := t.Sub(n.start); d > n.now {
+		n.now = d
 	}
 }
 
@@ -115,7 +151,7 @@ func (n *MemNetwork) Pump(ctx context.Context) {
 				break
 			}
 			select {
-			case n.endpoints[m.To].in <- m:
+			case n.Endpoint(m.To).in <- m:
 			case <-ctx.Done():
 				return
 			}
@@ -131,8 +167,7 @@ func (n *MemNetwork) Pump(ctx context.Context) {
 func (n *MemNetwork) enqueue(m Message) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.seq++
-	heap.Push(&n.queue, event{at: n.now.Add(n.latency), seq: n.seq, msg: m})
+	n.queue.push(event{at: n.now + n.latency, msg: m})
 	n.messages++
 	n.bytes += int64(len(m.Body))
 	if n.observe != nil {
@@ -168,7 +203,7 @@ func (e *MemEndpoint) Send(ctx context.Context, m Message) error {
 		}
 		return nil
 	}
-	if _, ok := e.net.endpoints[m.To]; !ok {
+	if !e.net.hasParty(m.To) {
 		return fmt.Errorf("sending to %s: no such party in this session", m.To)
 	}
 	e.net.enqueue(m)
@@ -178,28 +213,43 @@ func (e *MemEndpoint) Send(ctx context.Context, m Message) error {
 // Incoming yields messages delivered by Pump.
 func (e *MemEndpoint) Incoming() <-chan Message { return e.in }
 
+// event is a queued message and its delivery time (since the network's start).
 type event struct {
-	at  time.Time
-	seq uint64
+	at  time.Duration
 	msg Message
 }
 
-type eventQueue []event
-
-func (q eventQueue) Len() int { return len(q) }
-func (q eventQueue) Less(i, j int) bool {
-	if !q[i].at.Equal(q[j].at) {
-		return q[i].at.Before(q[j].at)
-	}
-	return q[i].seq < q[j].seq
+// eventQueue is a growable ring buffer of events, oldest first.
+type eventQueue struct {
+	buf  []event // len(buf) is zero or a power of two
+	head int     // index of the oldest event
+	n    int     // number of events
 }
-func (q eventQueue) Swap(i, j int) { q[i], q[j] = q[j], q[i] }
-func (q *eventQueue) Push(x any)   { *q = append(*q, x.(event)) }
-func (q *eventQueue) Pop() any {
-	old := *q
-	ev := old[len(old)-1]
-	*q = old[:len(old)-1]
+
+func (q *eventQueue) push(ev event) {
+	if q.n == len(q.buf) {
+		q.grow()
+	}
+	q.buf[(q.head+q.n)&(len(q.buf)-1)] = ev
+	q.n++
+}
+
+func (q *eventQueue) peek() *event { return &q.buf[q.head] }
+
+func (q *eventQueue) pop() event {
+	ev := q.buf[q.head]
+	q.buf[q.head] = event{} // let the body be collected once delivered
+	q.head = (q.head + 1) & (len(q.buf) - 1)
+	q.n--
 	return ev
 }
 
-func (n *MemNetwork) hasParty(p Party) bool { _, ok := n.endpoints[p]; return ok }
+func (q *eventQueue) grow() {
+	buf := make([]event, max(64, 2*len(q.buf)))
+	for i := range q.n {
+		buf[i] = q.buf[(q.head+i)&(len(q.buf)-1)]
+	}
+	q.buf, q.head = buf, 0
+}
+
+func (n *MemNetwork) hasParty(p Party) bool { return n.Endpoint(p) != nil }
