@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 )
 
 // EnvelopeKey is an AES-256 key for envelopes.
@@ -47,13 +48,16 @@ type Header struct {
 // associatedData returns the unambiguous encoding of h: the domain string,
 // then Session, Step, Iteration, From and To, with each string prefixed by
 // its length as a big-endian uint32 and each integer big-endian.
-func (h Header) associatedData() ([]byte, error) {
+func (h Header) associatedData() ([]byte, error) { return h.appendAssociatedData(nil) }
+
+// appendAssociatedData appends the encoding of associatedData to dst.
+func (h Header) appendAssociatedData(dst []byte) ([]byte, error) {
 	for _, s := range []string{h.Session, h.From, h.To} {
 		if uint64(len(s)) > math.MaxUint32 {
 			return nil, fmt.Errorf("envelope header field of %d bytes is too long", len(s))
 		}
 	}
-	ad := make([]byte, 0, 4*4+len(envelopeDomain)+len(h.Session)+8+4+len(h.From)+len(h.To))
+	ad := slices.Grow(dst, 4*4+len(envelopeDomain)+len(h.Session)+8+4+len(h.From)+len(h.To))
 	putString := func(s string) {
 		ad = binary.BigEndian.AppendUint32(ad, uint32(len(s)))
 		ad = append(ad, s...)
@@ -66,6 +70,46 @@ func (h Header) associatedData() ([]byte, error) {
 	putString(h.To)
 	return ad, nil
 }
+
+// BoundHeader is a Header with its associated data already encoded, for
+// sealing or opening many envelopes of one header — a batch of one step and
+// iteration — without encoding it again for each. The zero BoundHeader seals
+// and opens nothing.
+type BoundHeader struct {
+	h  Header
+	ad []byte
+}
+
+// Bind returns h bound: its associated data encoded.
+func (h Header) Bind() (BoundHeader, error) {
+	var b BoundHeader
+	return b, b.Rebind(h)
+}
+
+// Rebind binds h in b's place, reusing b's storage when it is large enough,
+// so that a role binding a header every step allocates nothing. Copies of b
+// share that storage: after Rebind they hold the new header's associated
+// data too. On error b is unchanged.
+func (b *BoundHeader) Rebind(h Header) error {
+	if b.ad != nil && h.Session == b.h.Session && h.From == b.h.From && h.To == b.h.To {
+		// Only the step and iteration change, as from one step to the next:
+		// they sit after the domain and the session.
+		at := 4 + len(envelopeDomain) + 4 + len(h.Session)
+		binary.BigEndian.PutUint64(b.ad[at:], h.Step)
+		binary.BigEndian.PutUint32(b.ad[at+8:], h.Iteration)
+		b.h = h
+		return nil
+	}
+	ad, err := h.appendAssociatedData(b.ad[:0])
+	if err != nil {
+		return err
+	}
+	b.h, b.ad = h, ad
+	return nil
+}
+
+// Header returns the header b was bound from.
+func (b BoundHeader) Header() Header { return b.h }
 
 // NewEnvelopeKey returns a fresh key read from rand (crypto/rand.Reader in
 // real sessions).
@@ -103,15 +147,29 @@ func NewEnvelope(key EnvelopeKey) (*Envelope, error) {
 // fresh 12-byte random nonce read from rand, followed by the GCM ciphertext
 // and tag; it is EnvelopeOverhead bytes longer than plaintext.
 func (e *Envelope) Seal(rand io.Reader, h Header, plaintext []byte) ([]byte, error) {
-	ad, err := h.associatedData()
+	b, err := h.Bind()
 	if err != nil {
 		return nil, fmt.Errorf("sealing envelope: %w", err)
 	}
-	out := make([]byte, EnvelopeNonceSize, EnvelopeOverhead+len(plaintext))
-	if _, err := io.ReadFull(rand, out); err != nil {
+	return e.AppendSeal(make([]byte, 0, EnvelopeOverhead+len(plaintext)), rand, b, plaintext)
+}
+
+// AppendSeal is Seal for a bound header, appending the envelope to dst and
+// returning the extended slice (when dst has the capacity, it allocates
+// nothing). plaintext must not overlap dst's spare capacity. rand may be a
+// buffered reader of crypto/rand: nonces need to be unpredictable and never
+// repeat, not secret.
+func (e *Envelope) AppendSeal(dst []byte, rand io.Reader, h BoundHeader, plaintext []byte) ([]byte, error) {
+	if h.ad == nil {
+		return nil, errors.New("sealing envelope: the header is not bound")
+	}
+	n := len(dst)
+	out := slices.Grow(dst, EnvelopeOverhead+len(plaintext))[:n+EnvelopeNonceSize]
+	nonce := out[n:]
+	if _, err := io.ReadFull(rand, nonce); err != nil {
 		return nil, fmt.Errorf("sealing envelope: reading nonce randomness: %w", err)
 	}
-	return e.aead.Seal(out, out[:EnvelopeNonceSize], plaintext, ad), nil
+	return e.aead.Seal(out, nonce, plaintext, h.ad), nil
 }
 
 // Open authenticates and decrypts an envelope sealed for header h. It fails
@@ -123,14 +181,27 @@ func (e *Envelope) Open(h Header, sealed []byte) ([]byte, error) {
 	if len(sealed) < EnvelopeOverhead {
 		return nil, fmt.Errorf("opening envelope: %d bytes, need at least %d: %w", len(sealed), EnvelopeOverhead, ErrEnvelopeTooShort)
 	}
-	ad, err := h.associatedData()
+	b, err := h.Bind()
 	if err != nil {
 		return nil, fmt.Errorf("opening envelope: %w", err)
 	}
-	pt, err := e.aead.Open(nil, sealed[:EnvelopeNonceSize], sealed[EnvelopeNonceSize:], ad)
+	return e.AppendOpen(nil, b, sealed)
+}
+
+// AppendOpen is Open for a bound header, appending the plaintext to dst and
+// returning the extended slice (when dst has the capacity, it allocates
+// nothing). dst's spare capacity must not overlap sealed.
+func (e *Envelope) AppendOpen(dst []byte, h BoundHeader, sealed []byte) ([]byte, error) {
+	if len(sealed) < EnvelopeOverhead {
+		return nil, fmt.Errorf("opening envelope: %d bytes, need at least %d: %w", len(sealed), EnvelopeOverhead, ErrEnvelopeTooShort)
+	}
+	if h.ad == nil {
+		return nil, errors.New("opening envelope: the header is not bound")
+	}
+	pt, err := e.aead.Open(dst, sealed[:EnvelopeNonceSize], sealed[EnvelopeNonceSize:], h.ad)
 	if err != nil {
 		return nil, fmt.Errorf("opening envelope for session %q step %d iteration %d from %q to %q: %w",
-			h.Session, h.Step, h.Iteration, h.From, h.To, ErrEnvelopeAuth)
+			h.h.Session, h.h.Step, h.h.Iteration, h.h.From, h.h.To, ErrEnvelopeAuth)
 	}
 	return pt, nil
 }
