@@ -1,7 +1,10 @@
 package samba
 
 import (
+	"bufio"
 	"fmt"
+	"io"
+	"slices"
 
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -22,6 +25,18 @@ type comp struct {
 	env    *privacy.Envelope
 	t      uint64
 	l      int
+
+	// Reused from step to step: the decoded batch, the bound headers, the
+	// plaintexts and scores, the bits' plaintexts {0, 1}, and the nonces'
+	// buffered randomness.
+	in     inbound
+	openH  privacy.BoundHeader
+	sealH  privacy.BoundHeader
+	plain  []byte
+	v      []float64
+	bits   [2]byte
+	nonces io.Reader
+
 	// view, when set (tests), receives every list of scores comp opens and
 	// the position it selects.
 	view func(t uint64, l int, scores []float64, selected int)
@@ -36,13 +51,14 @@ func newComp(cfg protocol.RoleConfig) (*comp, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &comp{base: b, decide: randsrc.New(s), t: uint64(b.k) + 1, l: 1}
+	c := &comp{base: b, decide: randsrc.New(s), t: uint64(b.k) + 1, l: 1, plain: make([]byte, 0, 16), v: make([]float64, b.k), bits: [2]byte{0, 1}}
 	if c.key, err = privacy.NewEnvelopeKey(cfg.Rand); err != nil {
 		return nil, err
 	}
 	if c.env, err = privacy.NewEnvelope(c.key); err != nil {
 		return nil, err
 	}
+	c.nonces = bufio.NewReaderSize(cfg.Rand, nonceBuffer)
 	return c, nil
 }
 
@@ -63,6 +79,9 @@ func (c *comp) Step(m protocol.Message) error {
 }
 
 func (c *comp) step(m protocol.Message) error {
+	if c.in.decodeStep(m) && c.in.field == fieldScores && m.From == controllerParty {
+		return c.stepScores(c.in.t, c.in.l, c.in.boxes)
+	}
 	msg, err := decode(m)
 	if err != nil {
 		return err
@@ -71,12 +90,19 @@ func (c *comp) step(m protocol.Message) error {
 	if m.From != controllerParty || b == nil {
 		return fmt.Errorf("%s sent comp something other than a batch of scores", m.From)
 	}
-	if b.T != c.t || int(b.L) != c.l || len(b.Boxes) != c.k {
-		return fmt.Errorf("a batch of step %d iteration %d with %d scores, but comp is at step %d iteration %d of %d arms", b.T, b.L, len(b.Boxes), c.t, c.l, c.k)
+	return c.stepScores(b.T, b.L, b.Boxes)
+}
+
+func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
+	if t != c.t || int(l) != c.l || len(boxes) != c.k {
+		return fmt.Errorf("a batch of step %d iteration %d with %d scores, but comp is at step %d iteration %d of %d arms", t, l, len(boxes), c.t, c.l, c.k)
 	}
-	v := make([]float64, c.k)
-	for j, box := range b.Boxes {
-		plain, err := c.env.Open(header(c.cfg.SessionID, c.t, c.l, RoleOwner, RoleComp), box)
+	if err := c.openH.Rebind(header(c.cfg.SessionID, c.t, c.l, RoleOwner, RoleComp)); err != nil {
+		return err
+	}
+	v := c.v
+	for j, box := range boxes {
+		plain, err := c.env.AppendOpen(c.plain[:0], c.openH, box)
 		if err != nil {
 			return fmt.Errorf("score %d of step %d iteration %d does not open (replayed, reordered or misrouted?): %w", j, c.t, c.l, err)
 		}
@@ -92,20 +118,26 @@ func (c *comp) step(m protocol.Message) error {
 	}
 	sel := SelectArm(matching, v, u)
 	if c.view != nil {
-		c.view(c.t, c.l, v, sel)
+		c.view(c.t, c.l, slices.Clone(v), sel)
 	}
-	out := &sambapb.Batch{T: c.t, L: uint32(c.l), Boxes: make([][]byte, c.k)}
+	if err := c.sealH.Rebind(header(c.cfg.SessionID, c.t, c.l, RoleComp, RoleOwner)); err != nil {
+		return err
+	}
+	n := sealedBoxSize(1)
+	size := stepHeadSize(c.t, uint32(c.l)) + c.k*boxFieldSize(n)
+	body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldBits, size)), fieldBits, size, c.t, uint32(c.l))
 	for j := range c.k {
-		bit := []byte{0}
+		bit := 0
 		if j == sel {
-			bit[0] = 1
+			bit = 1
 		}
-		if out.Boxes[j], err = c.env.Seal(c.cfg.Rand, header(c.cfg.SessionID, c.t, c.l, RoleComp, RoleOwner), bit); err != nil {
+		var err error
+		if body, err = c.env.AppendSeal(appendBoxHead(body, n), c.nonces, c.sealH, c.bits[bit:bit+1]); err != nil {
 			return err
 		}
 		c.rep.AesOps++
 	}
-	c.send(controllerParty, &sambapb.Message{Kind: &sambapb.Message_Bits{Bits: out}})
+	c.sendBody(controllerParty, body)
 	if c.l < c.alg.Iterations() {
 		c.l++
 	} else {

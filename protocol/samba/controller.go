@@ -3,6 +3,7 @@ package samba
 import (
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -21,9 +22,11 @@ type controller struct {
 	pk          *privacy.PublicKey
 	t           uint64
 	l           int
-	boxes       [][]byte
+	boxes       [][]byte // this step's score of each data owner; storage reused
+	have        []bool   // which data owners' scores are in boxes
 	got         int
-	sigma       []int
+	sigma       []int // σ_t; storage reused
+	in          inbound
 	sums        []bool
 	nsums       int
 	pendingSums [][]byte
@@ -39,7 +42,8 @@ func newController(cfg protocol.RoleConfig) (*controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &controller{base: b, perm: rand.New(s), t: uint64(b.k) + 1, l: 1, boxes: make([][]byte, b.k), sums: make([]bool, b.k)}, nil
+	return &controller{base: b, perm: rand.New(s), t: uint64(b.k) + 1, l: 1, boxes: make([][]byte, b.k), have: make([]bool, b.k),
+		sigma: make([]int, b.k), sums: make([]bool, b.k)}, nil
 }
 
 // Start sends the data owners seed_α and seed_ε (Step 1).
@@ -64,11 +68,19 @@ func (c *controller) Step(m protocol.Message) error {
 }
 
 func (c *controller) step(m protocol.Message) error {
+	owner := m.From.Role == RoleOwner && m.From.Index >= 0 && m.From.Index < c.k
+	if c.in.decodeStep(m) {
+		switch {
+		case c.in.field == fieldScore && owner:
+			return c.stepScore(m.From.Index, c.in.t, c.in.l, c.in.box)
+		case c.in.field == fieldBits && m.From == compParty:
+			return c.stepBits(c.in.t, c.in.l, c.in.boxes)
+		}
+	}
 	msg, err := decode(m)
 	if err != nil {
 		return err
 	}
-	owner := m.From.Role == RoleOwner && m.From.Index >= 0 && m.From.Index < c.k
 	switch k := msg.Kind.(type) {
 	case *sambapb.Message_PublicKey:
 		if m.From != customerParty || c.pk != nil {
@@ -82,12 +94,12 @@ func (c *controller) step(m protocol.Message) error {
 		if !owner {
 			return fmt.Errorf("a score from %s", m.From)
 		}
-		return c.stepScore(m.From.Index, k.Score)
+		return c.stepScore(m.From.Index, k.Score.T, k.Score.L, k.Score.Box)
 	case *sambapb.Message_Bits:
 		if m.From != compParty {
 			return fmt.Errorf("bits from %s", m.From)
 		}
-		return c.stepBits(k.Bits)
+		return c.stepBits(k.Bits.T, k.Bits.L, k.Bits.Boxes)
 	case *sambapb.Message_Sum:
 		if !owner || c.t <= uint64(c.p.Budget) || c.sums[m.From.Index] {
 			return fmt.Errorf("an unexpected sum from %s", m.From)
@@ -100,35 +112,53 @@ func (c *controller) step(m protocol.Message) error {
 	return fmt.Errorf("%s sent the controller a message it never takes", m.From)
 }
 
-func (c *controller) stepScore(i int, s *sambapb.Sealed) error {
-	if s.T != c.t || int(s.L) != c.l || c.boxes[i] != nil || c.inStep {
-		return fmt.Errorf("a score of step %d iteration %d from data_owner[%d], but the controller is at step %d iteration %d", s.T, s.L, i, c.t, c.l)
+func (c *controller) stepScore(i int, t uint64, l uint32, box []byte) error {
+	if t != c.t || int(l) != c.l || c.have[i] || c.inStep {
+		return fmt.Errorf("a score of step %d iteration %d from data_owner[%d], but the controller is at step %d iteration %d", t, l, i, c.t, c.l)
 	}
-	c.boxes[i] = s.Box
+	c.boxes[i] = append(c.boxes[i][:0], box...)
+	c.have[i] = true
 	c.got++
 	if c.got < c.k {
 		return nil
 	}
-	// Step 3: a fresh uniformly random permutation σ_t.
-	c.sigma = c.perm.Perm(c.k)
-	batch := &sambapb.Batch{T: c.t, L: uint32(c.l), Boxes: make([][]byte, c.k)}
-	for j, i := range c.sigma {
-		batch.Boxes[j] = c.boxes[i]
-		c.boxes[i] = nil
+	// Step 3: a fresh uniformly random permutation σ_t (rand.Perm's draws,
+	// into the storage of the last one).
+	for j := range c.sigma {
+		c.sigma[j] = j
+	}
+	c.perm.Shuffle(c.k, func(a, b int) { c.sigma[a], c.sigma[b] = c.sigma[b], c.sigma[a] })
+	size := stepHeadSize(c.t, uint32(c.l))
+	for _, box := range c.boxes {
+		size += boxFieldSize(len(box))
+	}
+	body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldScores, size)), fieldScores, size, c.t, uint32(c.l))
+	for _, i := range c.sigma {
+		body = append(appendBoxHead(body, len(c.boxes[i])), c.boxes[i]...)
+		c.have[i] = false
 	}
 	c.got = 0
 	c.inStep = true
-	c.send(compParty, &sambapb.Message{Kind: &sambapb.Message_Scores{Scores: batch}})
+	c.sendBody(compParty, body)
 	return nil
 }
 
-func (c *controller) stepBits(b *sambapb.Batch) error {
-	if !c.inStep || b.T != c.t || int(b.L) != c.l || len(b.Boxes) != c.k {
-		return fmt.Errorf("bits of step %d iteration %d (%d of them), but the controller waits for step %d iteration %d", b.T, b.L, len(b.Boxes), c.t, c.l)
+func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
+	if !c.inStep || t != c.t || int(l) != c.l || len(boxes) != c.k {
+		return fmt.Errorf("bits of step %d iteration %d (%d of them), but the controller waits for step %d iteration %d", t, l, len(boxes), c.t, c.l)
 	}
-	// Step 5: σ_t⁻¹.
+	// Step 5: σ_t⁻¹. The K messages are cut from one allocation, each
+	// capped so that none can grow into the next.
+	size := 0
+	for _, box := range boxes {
+		size += sealedMessageSize(fieldBit, c.t, uint32(c.l), len(box))
+	}
+	slab := make([]byte, 0, size)
+	c.ready.Messages = slices.Grow(c.ready.Messages, c.k)
 	for j, i := range c.sigma {
-		c.send(protocol.Party{Role: RoleOwner, Index: i}, &sambapb.Message{Kind: &sambapb.Message_Bit{Bit: &sambapb.Sealed{T: c.t, L: uint32(c.l), Box: b.Boxes[j]}}})
+		start := len(slab)
+		slab = appendSealedMessage(slab, fieldBit, c.t, uint32(c.l), boxes[j])
+		c.sendBody(protocol.Party{Role: RoleOwner, Index: i}, slab[start:len(slab):len(slab)])
 	}
 	c.inStep = false
 	if c.l < c.alg.Iterations() {

@@ -39,13 +39,11 @@ func coinFor(seedEps []byte, t uint64) float64 { return derive(seedEps, t, 0)[0]
 
 // derive returns two uniforms in [0, 1) from SHA-256(seed ‖ t ‖ l).
 func derive(seed []byte, t uint64, l uint32) [2]float64 {
-	var buf [12]byte
-	binary.BigEndian.PutUint64(buf[:8], t)
-	binary.BigEndian.PutUint32(buf[8:], l)
-	h := sha256.New()
-	h.Write(seed)
-	h.Write(buf[:])
-	sum := h.Sum(nil)
+	var buf [64]byte // seeds are 32 bytes: the input stays on the stack
+	in := append(buf[:0], seed...)
+	in = binary.BigEndian.AppendUint64(in, t)
+	in = binary.BigEndian.AppendUint32(in, l)
+	sum := sha256.Sum256(in)
 	return [2]float64{
 		float64(binary.BigEndian.Uint64(sum[:8])>>11) / (1 << 53),
 		float64(binary.BigEndian.Uint64(sum[8:16])>>11) / (1 << 53),

@@ -1,7 +1,9 @@
 package samba
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"math/big"
 
 	"github.com/bandit-node/bandit-node/privacy"
@@ -30,6 +32,16 @@ type dataOwner struct {
 	t     uint64
 	l     int
 	pulls []uint64
+
+	// Reused from step to step: the decoded bit, the bound headers of the
+	// score sealed and the bit opened, the plaintexts, and the nonces'
+	// buffered randomness.
+	in     inbound
+	sealH  privacy.BoundHeader
+	openH  privacy.BoundHeader
+	score  [8]byte
+	plain  []byte
+	nonces io.Reader
 }
 
 func newDataOwner(cfg protocol.RoleConfig, arm ArmSource) (*dataOwner, error) {
@@ -40,7 +52,7 @@ func newDataOwner(cfg protocol.RoleConfig, arm ArmSource) (*dataOwner, error) {
 	if arm == nil {
 		return nil, fmt.Errorf("a data owner needs its arm: configure [local.samba.data_owner] (bernoulli mean or ratings file)")
 	}
-	d := &dataOwner{base: b, i: cfg.Self.Index, arm: arm}
+	d := &dataOwner{base: b, i: cfg.Self.Index, arm: arm, plain: make([]byte, 0, 16), nonces: bufio.NewReaderSize(cfg.Rand, nonceBuffer)}
 	s, err := stream(cfg.Rand)
 	if err != nil {
 		return nil, err
@@ -71,6 +83,12 @@ func (d *dataOwner) Step(m protocol.Message) error {
 }
 
 func (d *dataOwner) step(m protocol.Message) error {
+	if d.in.decodeStep(m) && d.in.field == fieldBit {
+		if m.From != controllerParty {
+			return fmt.Errorf("a bit from %s", m.From)
+		}
+		return d.stepBit(d.in.t, d.in.l, d.in.box)
+	}
 	msg, err := decode(m)
 	if err != nil {
 		return err
@@ -101,7 +119,7 @@ func (d *dataOwner) step(m protocol.Message) error {
 		if m.From != controllerParty {
 			return fmt.Errorf("a bit from %s", m.From)
 		}
-		return d.stepBit(k.Bit)
+		return d.stepBit(k.Bit.T, k.Bit.L, k.Bit.Box)
 	default:
 		return fmt.Errorf("%s sent a data owner a message it never takes", m.From)
 	}
@@ -129,20 +147,29 @@ func (d *dataOwner) next() error {
 	d.sc.T, d.sc.L = int64(d.t), d.l
 	d.sc.Coin = coinFor(d.seedEps, d.t)
 	v := maskFor(d.seedAlpha, d.t, d.l, d.alg.Matching(d.l)).apply(d.alg.ComputeScore(&d.sc))
-	box, err := d.env.Seal(d.cfg.Rand, header(d.cfg.SessionID, d.t, d.l, RoleOwner, RoleComp), encodeFloat(v))
+	if err := d.sealH.Rebind(header(d.cfg.SessionID, d.t, d.l, RoleOwner, RoleComp)); err != nil {
+		return err
+	}
+	putFloat(&d.score, v)
+	n := sealedBoxSize(len(d.score))
+	body := appendSealedHead(make([]byte, 0, sealedMessageSize(fieldScore, d.t, uint32(d.l), n)), fieldScore, d.t, uint32(d.l), n)
+	body, err := d.env.AppendSeal(body, d.nonces, d.sealH, d.score[:])
 	if err != nil {
 		return err
 	}
 	d.rep.AesOps++
-	d.send(controllerParty, &sambapb.Message{Kind: &sambapb.Message_Score{Score: &sambapb.Sealed{T: d.t, L: uint32(d.l), Box: box}}})
+	d.sendBody(controllerParty, body)
 	return nil
 }
 
-func (d *dataOwner) stepBit(b *sambapb.Sealed) error {
-	if !d.started || b.T != d.t || int(b.L) != d.l {
-		return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", b.T, b.L, d.t, d.l)
+func (d *dataOwner) stepBit(t uint64, l uint32, box []byte) error {
+	if !d.started || t != d.t || int(l) != d.l {
+		return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", t, l, d.t, d.l)
 	}
-	plain, err := d.env.Open(header(d.cfg.SessionID, d.t, d.l, RoleComp, RoleOwner), b.Box)
+	if err := d.openH.Rebind(header(d.cfg.SessionID, d.t, d.l, RoleComp, RoleOwner)); err != nil {
+		return err
+	}
+	plain, err := d.env.AppendOpen(d.plain[:0], d.openH, box)
 	if err != nil {
 		return fmt.Errorf("the bit of step %d iteration %d does not open: %w", d.t, d.l, err)
 	}

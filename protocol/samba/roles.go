@@ -61,6 +61,14 @@ func (b *base) send(to protocol.Party, m *sambapb.Message) {
 	b.ready.Messages = append(b.ready.Messages, protocol.Message{To: to, Body: body})
 }
 
+// sendBody queues a message already encoded (see wire.go). body must not be
+// written to afterwards: the driver may still hold it.
+func (b *base) sendBody(to protocol.Party, body []byte) {
+	b.rep.MessagesSent++
+	b.rep.BytesSent += int64(len(body))
+	b.ready.Messages = append(b.ready.Messages, protocol.Message{To: to, Body: body})
+}
+
 func (b *base) finish(local any) {
 	if b.finished {
 		return
@@ -92,6 +100,15 @@ func (b *base) timed(f func() error) error {
 	return err
 }
 
+// decodeStep decodes m in place if it is one of the messages sent every step
+// in the form proto.Marshal writes (see inbound.parse); otherwise the role
+// decodes it with decode.
+func (in *inbound) decodeStep(m protocol.Message) bool { return !m.Topic && in.parse(m.Body) }
+
+// nonceBuffer is how many bytes of randomness a role reads at a time for its
+// envelopes' nonces: one read of crypto/rand serves 341 of them.
+const nonceBuffer = 4092
+
 // decode parses a message and checks that it comes from one of the parties
 // allowed to send it.
 func decode(m protocol.Message) (*sambapb.Message, error) {
@@ -118,11 +135,8 @@ func stream(r io.Reader) (*rand.ChaCha8, error) {
 	return rand.NewChaCha8(key), nil
 }
 
-func encodeFloat(v float64) []byte {
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], math.Float64bits(v))
-	return b[:]
-}
+// putFloat writes a score as decodeFloat reads it: 8 bytes, big-endian IEEE 754.
+func putFloat(b *[8]byte, v float64) { binary.BigEndian.PutUint64(b[:], math.Float64bits(v)) }
 
 func decodeFloat(b []byte) (float64, error) {
 	if len(b) != 8 {
