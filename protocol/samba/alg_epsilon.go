@@ -8,6 +8,7 @@ type epsilonGreedy struct {
 	single
 	argmaxOnly
 	noUpdate
+	sharedCoin
 }
 
 func (epsilonGreedy) Name() string { return "epsilon_greedy" }
@@ -25,6 +26,7 @@ type epsilonDecreasing struct {
 	single
 	argmaxOnly
 	noUpdate
+	sharedCoin
 }
 
 func (epsilonDecreasing) Name() string { return "epsilon_decreasing" }

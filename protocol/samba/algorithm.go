@@ -36,7 +36,7 @@ type ScoreContext struct {
 	L      int
 	S, N   int64           // sum of rewards and pulls of this arm
 	P      float64         // Pursuit's probability of this arm
-	Coin   float64         // ε-greedy's shared coin of step T, in [0, 1)
+	Coin   float64         // ε-greedy's shared coin of step T, in [0, 1); set only for an algorithm that embeds sharedCoin
 	Params Params          // the public parameters
 	Rand   *randsrc.Source // the data owner's own randomness (Thompson)
 }
@@ -100,6 +100,19 @@ func (noUpdate) AfterIteration(int, bool, *ScoreContext) {}
 type argmaxOnly struct{}
 
 func (argmaxOnly) Matching(int) bool { return false }
+
+// sharedCoin marks an algorithm whose scores read ScoreContext.Coin. A data
+// owner derives the coin (a SHA-256 of seed_ε and t) only for such an
+// algorithm; for the others Coin stays zero.
+type sharedCoin struct{}
+
+func (sharedCoin) usesCoin() {}
+
+// usesCoin reports whether alg embeds sharedCoin.
+func usesCoin(alg Algorithm) bool {
+	_, ok := alg.(interface{ usesCoin() })
+	return ok
+}
 
 // single is the Iterations of one-iteration algorithms.
 type single struct{}

@@ -22,6 +22,7 @@ type dataOwner struct {
 	arm    ArmSource
 	decide *randsrc.Source
 	sc     ScoreContext
+	coin   bool // the algorithm reads sc.Coin
 
 	pk        *privacy.PublicKey
 	seedAlpha []byte
@@ -59,6 +60,7 @@ func newDataOwner(cfg protocol.RoleConfig, arm ArmSource) (*dataOwner, error) {
 	}
 	d.decide = randsrc.New(s)
 	d.sc = ScoreContext{K: int64(b.k), Params: b.p, Rand: d.decide, P: 1 / float64(b.k)}
+	d.coin = usesCoin(b.alg)
 	return d, nil
 }
 
@@ -145,7 +147,9 @@ func (d *dataOwner) next() error {
 		return nil
 	}
 	d.sc.T, d.sc.L = int64(d.t), d.l
-	d.sc.Coin = coinFor(d.seedEps, d.t)
+	if d.coin {
+		d.sc.Coin = coinFor(d.seedEps, d.t)
+	}
 	v := maskFor(d.seedAlpha, d.t, d.l, d.alg.Matching(d.l)).apply(d.alg.ComputeScore(&d.sc))
 	if err := d.sealH.Rebind(header(d.cfg.SessionID, d.t, d.l, RoleOwner, RoleComp)); err != nil {
 		return err

@@ -57,14 +57,23 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 	}
 	v := make([]float64, k)
 	w := make([]float64, k)
+	sigma := make([]int, k)
+	coins := usesCoin(alg)
 	for t := int64(k) + 1; t <= p.Budget; t++ {
-		coin := coinFor(seedEps, uint64(t))
+		coin := 0.0
+		if coins {
+			coin = coinFor(seedEps, uint64(t))
+		}
 		for l := 1; l <= alg.Iterations(); l++ {
 			for i := range k {
 				ctx[i].T, ctx[i].L, ctx[i].Coin = t, l, coin
 				v[i] = alg.ComputeScore(&ctx[i])
 			}
-			sigma := perm.Perm(k)
+			// The controller's σ_t: rand.Perm's draws, into one slice.
+			for j := range sigma {
+				sigma[j] = j
+			}
+			perm.Shuffle(k, func(a, b int) { sigma[a], sigma[b] = sigma[b], sigma[a] })
 			for j, i := range sigma {
 				w[j] = v[i]
 			}
