@@ -3,6 +3,7 @@ package mpc
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // Dealer is the party index of the dealer's engine.
@@ -233,6 +234,7 @@ type Open struct {
 func (e *Engine) Mask(x []uint64) *Open {
 	o := &Open{n: len(x), off: len(e.outA), mask: make([]uint64, len(x))}
 	e.draw(o.mask, false)
+	e.outA = slices.Grow(e.outA, len(x))
 	for i, v := range x {
 		e.outA = append(e.outA, v-o.mask[i])
 	}
@@ -244,6 +246,7 @@ func (e *Engine) Mask(x []uint64) *Open {
 func (e *Engine) MaskBinary(x []uint64) *Open {
 	o := &Open{n: len(x), bin: true, off: len(e.outB), mask: make([]uint64, len(x))}
 	e.draw(o.mask, true)
+	e.outB = slices.Grow(e.outB, len(x))
 	for i, v := range x {
 		e.outB = append(e.outB, v^o.mask[i])
 	}

@@ -1327,3 +1327,13 @@ func BenchmarkReciprocalP2(b *testing.B) {
 		return []*Proc{e.Reciprocal(shareOf(e, d), 1, 2, 3, &out)}, func() []uint64 { return out }
 	})
 }
+
+// BenchmarkArgMax100P2 is the argmax of 100 scores for two parties.
+func BenchmarkArgMax100P2(b *testing.B) {
+	fx := Fixed{16}
+	scores := make([]float64, 100)
+	for i := range scores {
+		scores[i] = float64((i*37)%100) / 100
+	}
+	benchComputation(b, 2, 16, argMaxComputation(fx, scores))
+}
