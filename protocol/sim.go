@@ -182,7 +182,8 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 		}
 	}
 	d := &simDriver{ctx: ctx, net: net, roles: roles, reports: map[Party][]byte{}, local: map[string]any{},
-		progress: map[Party]Progress{}, onProgress: opts.OnProgress, busy: map[Party]time.Duration{}}
+		onProgress: opts.OnProgress}
+	d.newSlots()
 	for _, p := range parties {
 		if err := d.timed(p, roles[p].Start); err != nil {
 			return nil, fmt.Errorf("%s: start: %w", p, err)
@@ -214,8 +215,8 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	}
 	msgs, bytes := net.Stats()
 	roleSeconds := map[string]float64{}
-	for p, dur := range d.busy {
-		roleSeconds[p.Role] += dur.Seconds()
+	for p, s := range d.slots {
+		roleSeconds[p.Role] += s.busy.Seconds()
 	}
 	if t, ok := res.(Timed); ok {
 		t.SetTiming(roleSeconds)
@@ -239,21 +240,56 @@ type simDriver struct {
 	ctx        context.Context
 	net        *MemNetwork
 	roles      map[Party]Role
+	slots      map[Party]*slot // per party: one look-up per message
 	reports    map[Party][]byte
 	local      map[string]any
-	progress   map[Party]Progress
+	progress   Progress // the sum over the slots
 	onProgress func(Progress)
 	steps      int64
 	progressed bool // some role reported progress since the last idle check
-	busy       map[Party]time.Duration
+}
+
+// slot is the driver's state of one party.
+type slot struct {
+	p        Party
+	role     Role
+	ep       *MemEndpoint
+	done     bool
+	busy     time.Duration
+	progress Progress
+}
+
+// newSlots indexes the roles.
+func (d *simDriver) newSlots() {
+	d.slots = make(map[Party]*slot, len(d.roles))
+	for p, r := range d.roles {
+		d.slots[p] = &slot{p: p, role: r, ep: d.net.Endpoint(p)}
+	}
 }
 
 // timed runs f, a call into party p's role, and adds its wall time to p's.
 func (d *simDriver) timed(p Party, f func() error) error {
+	s := d.slots[p]
 	start := time.Now()
 	err := f()
-	d.busy[p] += time.Since(start)
+	s.busy += time.Since(start)
 	return err
+}
+
+// deliver feeds m to its recipient's role, timed, and carries out its
+// Ready batch.
+func (d *simDriver) deliver(m Message) error {
+	s := d.slots[m.To]
+	if s == nil || s.done {
+		return nil
+	}
+	start := time.Now()
+	err := s.role.Step(m)
+	s.busy += time.Since(start)
+	if err != nil {
+		return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
+	}
+	return d.flushSlot(s)
 }
 
 // runSteps drives a StepScheduler family: deliver every message in flight,
@@ -270,13 +306,7 @@ func (d *simDriver) runSteps(parties []Party, sched Schedule) error {
 	for {
 		for d.net.Pending() {
 			m, _ := d.net.Next()
-			if d.done(m.To) {
-				continue
-			}
-			if err := d.timed(m.To, func() error { return d.roles[m.To].Step(m) }); err != nil {
-				return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
-			}
-			if err := d.flush(m.To); err != nil {
+			if err := d.deliver(m); err != nil {
 				return err
 			}
 		}
@@ -326,7 +356,7 @@ func (d *simDriver) haltAll(parties []Party, reason string) error {
 	return nil
 }
 
-func (d *simDriver) done(p Party) bool { _, ok := d.reports[p]; return ok }
+func (d *simDriver) done(p Party) bool { return d.slots[p].done }
 
 func (d *simDriver) run(parties []Party) error {
 	nextTick := simEpoch.Add(TickInterval)
@@ -340,13 +370,7 @@ func (d *simDriver) run(parties []Party) error {
 		if at, ok := d.net.NextAt(); ok && !at.After(nextTick) {
 			m, _ := d.net.Next()
 			idle = 0
-			if d.done(m.To) {
-				continue
-			}
-			if err := d.timed(m.To, func() error { return d.roles[m.To].Step(m) }); err != nil {
-				return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
-			}
-			if err := d.flush(m.To); err != nil {
+			if err := d.deliver(m); err != nil {
 				return err
 			}
 			continue
@@ -384,9 +408,12 @@ func (d *simDriver) run(parties []Party) error {
 }
 
 // flush carries out the Ready batch of party p.
-func (d *simDriver) flush(p Party) error {
-	rd := d.roles[p].Ready()
-	ep := d.net.Endpoint(p)
+func (d *simDriver) flush(p Party) error { return d.flushSlot(d.slots[p]) }
+
+// flushSlot carries out the Ready batch of a party.
+func (d *simDriver) flushSlot(s *slot) error {
+	p, ep := s.p, s.ep
+	rd := s.role.Ready()
 	for _, m := range rd.Messages {
 		if !m.Topic && !d.net.hasParty(m.To) {
 			return fmt.Errorf("%s sent a message to %s, which is not a party of the session", p, m.To)
@@ -397,17 +424,15 @@ func (d *simDriver) flush(p Party) error {
 	}
 	if rd.Progress != nil {
 		d.progressed = true
-		d.progress[p] = *rd.Progress
+		d.progress.Step += rd.Progress.Step - s.progress.Step
+		d.progress.Total += rd.Progress.Total - s.progress.Total
+		s.progress = *rd.Progress
 		if d.onProgress != nil {
-			var sum Progress
-			for _, pr := range d.progress {
-				sum.Step += pr.Step
-				sum.Total += pr.Total
-			}
-			d.onProgress(sum)
+			d.onProgress(Progress{Step: d.progress.Step, Total: d.progress.Total})
 		}
 	}
 	if rd.Result != nil {
+		s.done = true
 		d.reports[p] = rd.Result.Report
 		if rd.Result.Local != nil {
 			d.local[p.String()] = rd.Result.Local
