@@ -24,7 +24,7 @@ type PFCBOptions struct {
 	Out string
 	// Rounds is T (default 100,000).
 	Rounds int64
-	// Instances per family (default 5) and Runs per instance (default 3).
+	// Instances per family (default 10) and Runs per instance (default 3).
 	Instances, Runs int
 	// Epsilons of EXP2 (default 0.25, 0.5, 1, 2, 4, 8).
 	Epsilons []float64
@@ -81,7 +81,7 @@ func RunPFCB(ctx context.Context, reg *protocol.Registry, o PFCBOptions) (*PFCBR
 		o.Rounds = 100000
 	}
 	if o.Instances <= 0 {
-		o.Instances = 5
+		o.Instances = 10
 	}
 	if o.Runs <= 0 {
 		o.Runs = 3

@@ -85,10 +85,10 @@ func printClaims(stdout io.Writer, runs int, elapsed time.Duration, claims []exp
 
 func runExperimentPFCB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("experiment pfcb", "experiment pfcb [--out DIR] [--rounds T] [--instances N] [--runs N] [--epsilons E,E,...] [--agents N,N,...] [--workers N] [--seed N] [--quiet]", `
-bandit-node experiment pfcb --out results/pfcb --rounds 100000 --instances 5 --runs 3`, stderr)
+bandit-node experiment pfcb --out results/pfcb --rounds 100000 --instances 10 --runs 3`, stderr)
 	out := fs.String("out", "results/pfcb", "directory for the CSV files, figures (PNG) and written results")
 	rounds := fs.Int64("rounds", 100000, "rounds T of every session")
-	instances := fs.Int("instances", 5, "instances per family (uniform, normal)")
+	instances := fs.Int("instances", 10, "instances per family (uniform, normal); the instances vary far more than the effects measured, and the paired comparisons need several")
 	runs := fs.Int("runs", 3, "runs per instance")
 	epsilons := fs.String("epsilons", "0.25,0.5,1,2,4,8", "EXP2's privacy budgets")
 	agents := fs.String("agents", "2,4,6,8,10", "EXP3's numbers of agents")
