@@ -17,6 +17,9 @@ func (Family) FormatResult(w io.Writer, result []byte) error {
 	fmt.Fprintf(w, "  average reward   %.4f (p″'s total over the steps)\n", r.AverageReward)
 	if r.ReferenceAverageReward != nil {
 		fmt.Fprintf(w, "  plaintext        %.4f on the same samples; same arm in %.2f%% of steps\n", *r.ReferenceAverageReward, 100**r.ArmAgreement)
+		if r.DecisionAgreement != nil {
+			fmt.Fprintf(w, "                   in the private learner's state, the same choice in %.2f%% of steps\n", 100**r.DecisionAgreement)
+		}
 	}
 	fmt.Fprintf(w, "  privacy          a_t is η = log(|A|/ε) = %.3f-DP per step (Theorem 1)\n", r.DPEta)
 	fmt.Fprintf(w, "  per step         %.1f rounds, %.0f bytes among feature parties, %.0f bytes dealer → party 0, %.2f ms\n",

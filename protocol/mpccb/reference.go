@@ -41,6 +41,14 @@ func NewReference(p Params, sampler mpc.Seed) *Reference {
 // (the realised reward of every arm) and updates. It returns the arm and
 // its reward.
 func (r *Reference) Step(x []float64, rewards []float64) (int, float64) {
+	a := r.Choose(x)
+	r.Update(x, a, rewards[a])
+	return a, rewards[a]
+}
+
+// Choose draws the step's samples and returns the arm the learner picks for
+// context x. Every Choose must be followed by one Update.
+func (r *Reference) Choose(x []float64) int {
 	smp := drawSamples(r.g, r.arms, r.eps, r.frac)
 	xv := mat.NewVecDense(r.dim, x)
 	best, bestScore, bestGamma := -1, 0.0, uint64(0)
@@ -57,11 +65,15 @@ func (r *Reference) Step(x []float64, rewards []float64) (int, float64) {
 			best, bestScore, bestGamma = a, score, smp.gamma[a]
 		}
 	}
-	rew := rewards[best]
-	// Sherman–Morrison: W⁻¹ −= (W⁻¹x)(W⁻¹x)ᵀ / (1 + xᵀW⁻¹x).
-	r.u.MulVec(r.winv[best], xv)
+	return best
+}
+
+// Update adds context x, pulled arm a and its reward to the model
+// (Sherman–Morrison: W⁻¹ −= (W⁻¹x)(W⁻¹x)ᵀ / (1 + xᵀW⁻¹x); b_a += r·x).
+func (r *Reference) Update(x []float64, a int, reward float64) {
+	xv := mat.NewVecDense(r.dim, x)
+	r.u.MulVec(r.winv[a], xv)
 	den := 1 + mat.Dot(xv, r.u)
-	r.winv[best].SymRankOne(r.winv[best], -1/den, r.u)
-	r.b[best].AddScaledVec(r.b[best], rew, xv)
-	return best, rew
+	r.winv[a].SymRankOne(r.winv[a], -1/den, r.u)
+	r.b[a].AddScaledVec(r.b[a], reward, xv)
 }

@@ -146,20 +146,29 @@ func (f Family) GradeLocal(raw map[string]any, seed int64, params any, result an
 	if !ok || len(pl.Arms) != int(p.Steps) {
 		return nil, fmt.Errorf("p′ kept no arm for every step")
 	}
-	ref := NewReference(p, sampler)
-	var agree int
+	// ref runs on its own; follow takes the private learner's arm after
+	// each choice, so it is always in the private learner's state.
+	ref, follow := NewReference(p, sampler), NewReference(p, sampler)
+	var agree, decided int
 	var total float64
 	for t := range int(p.Steps) {
 		a, r := ref.Step(contexts[t], rewards[t])
 		total += r
-		if a == int(pl.Arms[t]) {
+		private := int(pl.Arms[t])
+		if a == private {
 			agree++
 		}
+		if follow.Choose(contexts[t]) == private {
+			decided++
+		}
+		follow.Update(contexts[t], private, rewards[t][private])
 	}
 	avg := total / float64(p.Steps)
 	ag := float64(agree) / float64(p.Steps)
+	dg := float64(decided) / float64(p.Steps)
 	res.ReferenceAverageReward = &avg
 	res.ArmAgreement = &ag
+	res.DecisionAgreement = &dg
 	return res, nil
 }
 
@@ -198,7 +207,13 @@ type Result struct {
 	// per step of all roles together.
 	ReferenceAverageReward *float64 `json:"reference_average_reward,omitempty"`
 	ArmAgreement           *float64 `json:"arm_agreement,omitempty"`
-	MsPerStep              *float64 `json:"ms_per_step,omitempty"`
+	// DecisionAgreement is the fraction of steps where the plaintext
+	// learner, kept in the private learner's state (it is updated with the
+	// private learner's arm every step), would choose the same arm: one
+	// flipped near-tie changes the two learners' later states, so
+	// ArmAgreement counts its consequences, DecisionAgreement only the flips.
+	DecisionAgreement *float64 `json:"decision_agreement,omitempty"`
+	MsPerStep         *float64 `json:"ms_per_step,omitempty"`
 	// SessionMsPerStep is the time per step by the feature parties' clocks,
 	// from the first step to the last: on the network, the wall time the
 	// session took; in a simulation, virtual time (link latency only).
