@@ -148,7 +148,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if err := mopts.Validate(); err != nil {
 		return nil, fmt.Errorf("session.max_frame_size: %w", err)
 	}
-	n.host, err = p2p.NewHost(p2p.Config{Key: key, ListenAddrs: listen, Peers: book, MDNS: cfg.Discovery.MDNS,
+	n.host, err = p2p.NewHost(p2p.Config{Key: key, ListenAddrs: listen, DeferListen: true, Peers: book, MDNS: cfg.Discovery.MDNS,
 		Logger: n.log, DialBackoffMin: cfg.Discovery.DialBackoffMin.Duration, DialBackoffMax: cfg.Discovery.DialBackoffMax.Duration})
 	if err != nil {
 		return nil, fmt.Errorf("starting the libp2p host: %w", err)
@@ -156,7 +156,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n.names[n.host.ID()] = cfg.Node.Name
 	n.ids[cfg.Node.Name] = n.host.ID()
 	// Gossip and the stream handlers exist before anything can reach them:
-	// the host already accepts connections.
+	// the host listens only once they are registered.
 	n.hostCtx, n.stop = context.WithCancel(context.Background())
 	if n.gossip, err = p2p.NewGossip(n.hostCtx, n.host); err != nil {
 		n.stop()
@@ -168,6 +168,11 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(fam), func(from peer.ID, frame []byte) {
 			n.handleRoleFrame(fam, from, frame)
 		}, mopts)
+	}
+	if err := n.host.Listen(); err != nil {
+		n.stop()
+		n.host.Close()
+		return nil, err
 	}
 	return n, nil
 }

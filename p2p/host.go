@@ -68,6 +68,12 @@ type Config struct {
 	// ListenAddrs are TCP (/ip4/A/tcp/N) and/or QUIC (/ip4/A/udp/N/quic-v1)
 	// addresses to listen on; port 0 picks a free port. At least one is required.
 	ListenAddrs []multiaddr.Multiaddr
+	// DeferListen, when set, makes NewHost return a host that accepts no
+	// connection until Listen is called, so that its owner can register
+	// gossipsub and its stream handlers first: a peer that connects earlier
+	// and finds no gossipsub handler gives up on this host for the life of
+	// the connection.
+	DeferListen bool
 	// Peers is the address book: only these peers may connect, and the host
 	// keeps a connection to each of them once started.
 	Peers []Peer
@@ -132,6 +138,8 @@ type Host struct {
 	// writing by Close: libp2p's swarm panics when a dial reaches it while
 	// it is closing (go-libp2p issue 1545), so Close waits for the dials in
 	// flight and no dial starts after it.
+	listen []multiaddr.Multiaddr // the configured listen addresses
+
 	dialMu     sync.RWMutex
 	dialClosed bool // guarded by dialMu
 	dialCtx    context.Context
@@ -231,9 +239,13 @@ func NewHost(cfg Config) (*Host, error) {
 		rm.Close()
 		return nil, fmt.Errorf("creating the libp2p connection manager: %w", err)
 	}
+	listenOpt := libp2p.ListenAddrs(cfg.ListenAddrs...)
+	if cfg.DeferListen {
+		listenOpt = libp2p.NoListenAddrs
+	}
 	lh, err := libp2p.New(
 		libp2p.Identity(cfg.Key),
-		libp2p.ListenAddrs(cfg.ListenAddrs...),
+		listenOpt,
 		// Without reuseport, two hosts dialing each other at the same moment
 		// get two TCP connections instead of one simultaneous-open
 		// connection on which both sides act as handshake initiator and
@@ -284,8 +296,22 @@ func NewHost(cfg Config) (*Host, error) {
 	for _, p := range book {
 		h.connChanged(p.ID)
 	}
+	h.listen = cfg.ListenAddrs
+	if cfg.DeferListen {
+		return h, nil
+	}
 	logger.Info("p2p host listening", "peer", self.String(), "addrs", fmt.Sprint(h.Addrs()), "address_book", len(book))
 	return h, nil
+}
+
+// Listen starts accepting connections on the configured addresses of a
+// host built with DeferListen. It succeeds if at least one address listens.
+func (h *Host) Listen() error {
+	if err := h.h.Network().Listen(h.listen...); err != nil {
+		return fmt.Errorf("starting the libp2p host on %v: %w", h.listen, err)
+	}
+	h.logger.Info("p2p host listening", "peer", h.h.ID().String(), "addrs", fmt.Sprint(h.Addrs()), "address_book", len(h.book))
+	return nil
 }
 
 // validateBook checks the address book and returns a copy with /p2p/
