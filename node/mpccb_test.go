@@ -141,8 +141,7 @@ func linearProblem(n, arms, dim int, seed uint64) ([][]float64, [][]float64) {
 		for a := range arms {
 			var s float64
 			for i := range x {
-				x[i] /= 1
-				s += w[a][i] * x[i]
+				s += w[a][i] * x[i] // the argmax is the same after normalising
 			}
 			if s > bs {
 				best, bs = a, s

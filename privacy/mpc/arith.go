@@ -175,6 +175,19 @@ func Scale(a []uint64, k uint64) []uint64 {
 	return out
 }
 
+// AddConst returns the shares of a + k for one public value k added to every
+// element (party 0 adds it).
+func (e *Engine) AddConst(a []uint64, k uint64) []uint64 {
+	out := make([]uint64, len(a))
+	copy(out, a)
+	if e.party == 0 {
+		for i := range out {
+			out[i] += k
+		}
+	}
+	return out
+}
+
 // AddPublic returns the shares of a + k for public values k (party 0 adds
 // them).
 func (e *Engine) AddPublic(a, k []uint64) []uint64 {

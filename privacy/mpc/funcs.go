@@ -61,7 +61,6 @@ func ReciprocalGuess(lo, hi float64) (alpha, beta, err0 float64) {
 // c ≈ 10), a linear guess needs no exponential; Sherman–Morrison's
 // denominator 1 + xᵀW⁻¹x lies in [1, 2] when ‖x‖ ≤ 1 and W ⪰ I.
 func (e *Engine) Reciprocal(d []uint64, lo, hi float64, iters int, out *[]uint64) *Proc {
-	n := len(d)
 	fx := e.fx
 	alpha, beta, _ := ReciprocalGuess(lo, hi)
 	var x0, ee, acc []uint64
@@ -81,8 +80,8 @@ func (e *Engine) Reciprocal(d []uint64, lo, hi float64, iters int, out *[]uint64
 		return true
 	}, func() bool {
 		// x₀ = α − β·d; e = 1 − d·x₀ = 1 − α·d + β·d².
-		x0 = Sub(e.Public(repeat(encA, n)), tbd.Result())
-		ee = Add(Sub(e.Public(repeat(fx.One(), n)), tad.Result()), tbd2.Result())
+		x0 = e.AddConst(Scale(tbd.Result(), ^uint64(0)), encA)
+		ee = e.AddConst(Add(Scale(tad.Result(), ^uint64(0)), tbd2.Result()), fx.One())
 		acc = x0
 		return true
 	})
@@ -113,25 +112,16 @@ func (e *Engine) Reciprocal(d []uint64, lo, hi float64, iters int, out *[]uint64
 	return p
 }
 
-func repeat(v uint64, n int) []uint64 {
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = v
-	}
-	return out
-}
-
 // Exp returns a Proc computing e^x ≈ (1 + x/2^k)^(2^k) by k repeated
 // squarings (the paper uses k = 8): one division by 2^k, then k rounds.
 func (e *Engine) Exp(x []uint64, k int, out *[]uint64) *Proc {
-	n := len(x)
 	var y []uint64
 	var t *Trunc
 	p := e.NewProc(func() bool {
 		t = e.ShiftStart(x, uint(k))
 		return true
 	}, func() bool {
-		y = e.AddPublic(t.Result(), repeat(e.fx.One(), n))
+		y = e.AddConst(t.Result(), e.fx.One())
 		return true
 	})
 	for range k {

@@ -134,3 +134,12 @@ func reconstruct(shares [][]uint64) []uint64 {
 func shareOf(e *Engine, x []uint64) []uint64 { return e.Share(0, x, len(x)) }
 
 func partiesName(p int) string { return fmt.Sprintf("P=%d", p) }
+
+// repeat returns n copies of v.
+func repeat(v uint64, n int) []uint64 {
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = v
+	}
+	return out
+}

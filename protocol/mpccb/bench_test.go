@@ -34,13 +34,16 @@ func benchLearners(b *testing.B, p Params, P int) (*learner, []*learner) {
 }
 
 // privateStep runs one step of the learner on every party and the dealer,
-// in this process, exchanging the rounds' payloads in memory.
-func privateStep(b *testing.B, dl *learner, ls []*learner, x []float64, row []float64) {
+// in this process, exchanging the rounds' payloads in memory. inputs gives
+// a party's shares of the context and of the reward row; outputs what the
+// step reveals at that party.
+func privateStep(tb testing.TB, dl *learner, ls []*learner, inputs func(l *learner) (x, rr []uint64), outputs stepOutputs) {
+	tb.Helper()
 	g := dl.step(make([]uint64, dl.dim), make([]uint64, dl.arms), stepOutputs{})
 	for {
 		done, err := g.Advance()
 		if err != nil {
-			b.Fatal(err)
+			tb.Fatalf("dealer: %v", err)
 		}
 		if done {
 			break
@@ -48,34 +51,48 @@ func privateStep(b *testing.B, dl *learner, ls []*learner, x []float64, row []fl
 		dl.e.Complete(nil)
 	}
 	ls[0].e.SetCorrections(dl.e.TakeCorrections())
-	fx := ls[0].e.Fixed()
 	progs := make([]*mpc.Program, len(ls))
 	for i, l := range ls {
-		xs := l.e.Share(0, fx.EncodeAll(x), len(x))
-		rr := l.e.Share(0, fx.EncodeAll(row), len(row))
-		progs[i] = l.step(xs, rr, stepOutputs{})
+		x, rr := inputs(l)
+		progs[i] = l.step(x, rr, outputs)
 	}
 	for {
 		dones := 0
-		for _, g := range progs {
+		for i, g := range progs {
 			done, err := g.Advance()
 			if err != nil {
-				b.Fatal(err)
+				tb.Fatalf("party %d: %v", i, err)
 			}
 			if done {
 				dones++
 			}
 		}
 		if dones == len(progs) {
-			return
+			break
+		}
+		if dones != 0 {
+			tb.Fatalf("parties out of step: %d of %d finished", dones, len(progs))
 		}
 		pls := make([]mpc.Payload, len(ls))
 		for i, l := range ls {
 			pls[i] = l.e.Outgoing()
 		}
 		for _, l := range ls {
-			l.e.Complete(pls)
+			if err := l.e.Complete(pls); err != nil {
+				tb.Fatal(err)
+			}
 		}
+	}
+	if left := ls[0].e.CorrectionsLeft(); left != 0 {
+		tb.Fatalf("%d corrections unused", left)
+	}
+}
+
+// sharedByParty0 shares x and row from party 0, as privateStep's inputs.
+func sharedByParty0(x, row []float64) func(l *learner) ([]uint64, []uint64) {
+	return func(l *learner) ([]uint64, []uint64) {
+		fx := l.e.Fixed()
+		return l.e.Share(0, fx.EncodeAll(x), len(x)), l.e.Share(0, fx.EncodeAll(row), len(row))
 	}
 }
 
@@ -93,7 +110,7 @@ func BenchmarkPrivateStep(b *testing.B) {
 			dl, ls := benchLearners(b, p, c.pars)
 			b.ResetTimer()
 			for i := 0; b.Loop(); i++ {
-				privateStep(b, dl, ls, xs[i%len(xs)], rs[i%len(rs)])
+				privateStep(b, dl, ls, sharedByParty0(xs[i%len(xs)], rs[i%len(rs)]), stepOutputs{})
 			}
 			b.ReportMetric(float64(ls[0].e.Stats().Rounds)/float64(b.N), "rounds/step")
 		})

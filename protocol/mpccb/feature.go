@@ -141,10 +141,7 @@ func (f *featureParty) Step(m protocol.Message) error {
 	case *mpccbpb.Message_Round:
 		r := k.Round
 		key := roundKey{step: r.Step, round: r.Round, from: m.From.Index}
-		cur := f.step
-		if cur == 0 {
-			cur = 1
-		}
+		cur := max(f.step, 1)
 		if m.From.Role != RoleFeature || m.From.Index == f.idx || r.Step < cur || r.Step > cur+1 {
 			return fmt.Errorf("an unexpected round (step %d, round %d) from %s at step %d", r.Step, r.Round, m.From, f.step)
 		}

@@ -98,7 +98,7 @@ func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
 		return true
 	}, func() bool {
 		s = ts.Result()
-		den = e.AddPublic(tq.Result(), repeat(fx.One(), A))
+		den = e.AddConst(tq.Result(), fx.One())
 		g.Go(l.scale(den, &recip, &vp, func() *mpc.Open { return oU }))
 		oY, oVS = e.Mask(y), e.Mask(mpc.Sub(v, s))
 		return true
@@ -159,12 +159,4 @@ func (l *learner) scale(den []uint64, recip, vp *[]uint64, u func() *mpc.Open) *
 			return true
 		})
 	return p
-}
-
-func repeat(v uint64, n int) []uint64 {
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = v
-	}
-	return out
 }

@@ -87,69 +87,26 @@ func TestLearnerMatchesReference(t *testing.T) {
 			fx := mpc.Fixed{Frac: uint(p.PrecisionBits)}
 			agree, privReward, refReward := 0, 0.0, 0.0
 			for step := range steps {
-				// The dealer's pass.
-				g := dl.step(make([]uint64, p.Dimensions), make([]uint64, p.Arms), stepOutputs{})
-				for {
-					done, err := g.Advance()
-					if err != nil {
-						t.Fatal(err)
-					}
-					if done {
-						break
-					}
-					dealer.Complete(nil)
-				}
-				engines[0].SetCorrections(dealer.TakeCorrections())
-				// The parties: features split in two blocks, rewards shared by party 0.
+				// The parties: features split in blocks, rewards shared by party 0.
 				arm := make([]uint64, p.Arms)
 				var rt uint64
-				progs := make([]*mpc.Program, P)
-				for i, e := range engines {
-					var x []uint64
+				inputs := func(l *learner) ([]uint64, []uint64) {
 					enc := fx.EncodeAll(xs[step])
-					x = make([]uint64, p.Dimensions)
+					x := make([]uint64, p.Dimensions)
 					for owner := range P {
 						lo, hi := owner*p.Dimensions/P, (owner+1)*p.Dimensions/P
-						part := e.Share(owner, enc[lo:hi], hi-lo)
-						copy(x[lo:hi], part)
+						copy(x[lo:hi], l.e.Share(owner, enc[lo:hi], hi-lo))
 					}
-					rr := e.Share(0, fx.EncodeAll(rs[step]), p.Arms)
-					progs[i] = ls[i].step(x, rr, stepOutputs{
-						arm: func(oh []uint64) {
-							for a, v := range oh {
-								arm[a] += v
-							}
-						},
-						reward: func(s uint64) { rt += s },
-					})
+					return x, l.e.Share(0, fx.EncodeAll(rs[step]), p.Arms)
 				}
-				for {
-					dones := 0
-					for i, g := range progs {
-						done, err := g.Advance()
-						if err != nil {
-							t.Fatalf("party %d: %v", i, err)
+				privateStep(t, dl, ls, inputs, stepOutputs{
+					arm: func(oh []uint64) {
+						for a, v := range oh {
+							arm[a] += v
 						}
-						if done {
-							dones++
-						}
-					}
-					if dones == P {
-						break
-					}
-					pls := make([]mpc.Payload, P)
-					for i, e := range engines {
-						pls[i] = e.Outgoing()
-					}
-					for _, e := range engines {
-						if err := e.Complete(pls); err != nil {
-							t.Fatal(err)
-						}
-					}
-				}
-				if left := engines[0].CorrectionsLeft(); left != 0 {
-					t.Fatalf("step %d: %d corrections unused", step, left)
-				}
+					},
+					reward: func(s uint64) { rt += s },
+				})
 				a := -1
 				for i, v := range arm {
 					if v == 1 {
