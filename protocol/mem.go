@@ -167,16 +167,81 @@ func (n *MemNetwork) Pump(ctx context.Context) {
 func (n *MemNetwork) enqueue(m Message) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.queue.push(event{at: n.now + n.latency, msg: m})
+	n.enqueueLocked(m, n.now)
+	n.signal()
+}
+
+// enqueueLocked queues m as sent at virtual time sent; n.mu is held.
+func (n *MemNetwork) enqueueLocked(m Message, sent time.Duration) {
+	n.queue.push(event{at: sent + n.latency, msg: m})
 	n.messages++
 	n.bytes += int64(len(m.Body))
 	if n.observe != nil {
 		n.observe(m)
 	}
+}
+
+// signal wakes Pump; n.mu is held.
+func (n *MemNetwork) signal() {
 	select {
 	case n.wake <- struct{}{}:
 	default:
 	}
+}
+
+// sendBatch queues the messages one party's handler of a message delivered at
+// virtual time sent (since the start) produced, in order, under one lock: the
+// simulator's path for a whole Ready batch. It does what Send does for each,
+// except that the send time is given rather than the network's; a message to
+// a party not on the network is an error, and the messages before it are
+// queued.
+func (n *MemNetwork) sendBatch(from Party, ms []Message, sent time.Duration) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	defer n.signal()
+	for _, m := range ms {
+		m.From = from
+		if m.Topic {
+			for _, p := range n.parties {
+				if p != from {
+					c := m
+					c.To = p
+					n.enqueueLocked(c, sent)
+				}
+			}
+			continue
+		}
+		if !n.hasParty(m.To) {
+			return fmt.Errorf("sending to %s: no such party in this session", m.To)
+		}
+		n.enqueueLocked(m, sent)
+	}
+	return nil
+}
+
+// popUntil appends to dst, in order, every queued event deliverable by limit
+// (every queued event when bounded is false) and advances virtual time to the
+// last one's delivery time: one lock for what Next would pop one by one. Each
+// event's at is set to the virtual time Next would have left on popping it.
+func (n *MemNetwork) popUntil(dst []event, limit time.Duration, bounded bool) []event {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	for n.queue.n > 0 && (!bounded || n.queue.peek().at <= limit) {
+		ev := n.queue.pop()
+		if ev.at > n.now {
+			n.now = ev.at
+		}
+		ev.at = n.now // the virtual time Next would leave
+		dst = append(dst, ev)
+	}
+	return dst
+}
+
+// elapsed is Now as a duration since the start.
+func (n *MemNetwork) elapsed() time.Duration {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.now
 }
 
 // MemEndpoint is one party's Transport on a MemNetwork.

@@ -8,6 +8,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"slices"
 	"strings"
 	"time"
 )
@@ -32,6 +33,11 @@ type SimOptions struct {
 	// OnMessage, when set, sees every message sent, once per recipient (a
 	// topic message once for every other party), in the order sent.
 	OnMessage func(Message)
+	// Workers is how many goroutines run the roles' handlers: 0 means
+	// GOMAXPROCS, 1 the sequential driver. Any number gives the same
+	// result, messages in the same order and the same virtual time (see
+	// deliverBatch); only the wall time differs.
+	Workers int
 }
 
 // SimResult is what a simulation produced.
@@ -108,10 +114,13 @@ func SeededRand(seed int64, party Party) io.Reader {
 	return rand.NewChaCha8(key)
 }
 
-// simClock is the virtual clock of a MemNetwork.
-type simClock struct{ net *MemNetwork }
+// slotClock is one party's virtual clock: the virtual time of the call the
+// driver is making into the party's role (a message's delivery time, a
+// tick's time). The driver sets it before each call, so that parties whose
+// handlers run at once each read their own time.
+type slotClock struct{ s *slot }
 
-func (c simClock) Now() time.Time { return c.net.Now() }
+func (c slotClock) Now() time.Time { return simEpoch.Add(c.s.now) }
 
 // simEpoch is the virtual time a simulation starts at.
 var simEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -156,8 +165,11 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	net := NewMemNetwork(parties, simCfg.latency, simEpoch)
 	net.observe = opts.OnMessage
 	sessionID := fmt.Sprintf("sim-%d", simCfg.seed)
+	d := &simDriver{ctx: ctx, net: net, reports: map[Party][]byte{}, local: map[string]any{},
+		onProgress: opts.OnProgress}
 	roles := make(map[Party]Role, len(parties))
 	for _, p := range parties {
+		s := d.newSlot(p)
 		r, err := f.NewRole(RoleConfig{
 			SessionID:  sessionID,
 			Self:       p,
@@ -165,7 +177,7 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 			Params:     params,
 			Local:      locals[p],
 			Rand:       SeededRand(simCfg.seed, p),
-			Clock:      simClock{net},
+			Clock:      slotClock{s},
 			Logger:     logger.With("party", p.String()),
 			Simulated:  true,
 		})
@@ -173,7 +185,9 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 			return nil, fmt.Errorf("%s: %w", p, err)
 		}
 		roles[p] = r
+		s.role = r
 	}
+	d.roles = roles
 
 	var sched Schedule
 	if ss, ok := f.(StepScheduler); ok {
@@ -181,9 +195,8 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 			return nil, err
 		}
 	}
-	d := &simDriver{ctx: ctx, net: net, roles: roles, reports: map[Party][]byte{}, local: map[string]any{},
-		onProgress: opts.OnProgress}
-	d.newSlots()
+	d.startWorkers(opts.Workers)
+	defer d.stopWorkers()
 	for _, p := range parties {
 		if err := d.timed(p, roles[p].Start); err != nil {
 			return nil, fmt.Errorf("%s: start: %w", p, err)
@@ -214,10 +227,7 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 		}
 	}
 	msgs, bytes := net.Stats()
-	roleSeconds := map[string]float64{}
-	for p, s := range d.slots {
-		roleSeconds[p.Role] += s.busy.Seconds()
-	}
+	roleSeconds := d.roleSeconds()
 	if t, ok := res.(Timed); ok {
 		t.SetTiming(roleSeconds)
 	}
@@ -241,55 +251,134 @@ type simDriver struct {
 	net        *MemNetwork
 	roles      map[Party]Role
 	slots      map[Party]*slot // per party: one look-up per message
+	byRole     [][]*slot       // the slots by role (in order of first appearance) and index
+	roleNames  []string        // by role index
+	busy       []time.Duration // wall time inside each role's handlers, by role index
 	reports    map[Party][]byte
 	local      map[string]any
 	progress   Progress // the sum over the slots
 	onProgress func(Progress)
 	steps      int64
 	progressed bool // some role reported progress since the last idle check
+
+	pool *workerPool // nil: the sequential driver
+	bt   batch       // the batch being delivered, storage reused
 }
 
 // slot is the driver's state of one party.
 type slot struct {
 	p        Party
 	role     Role
-	ep       *MemEndpoint
+	roleIdx  int // index into simDriver.roleNames
 	done     bool
-	busy     time.Duration
+	now      time.Duration // virtual time of the call in progress (slotClock)
 	progress Progress
+
+	// Set while a batch is delivered (see batch).
+	gen   uint64
+	group int
 }
 
-// newSlots indexes the roles.
-func (d *simDriver) newSlots() {
-	d.slots = make(map[Party]*slot, len(d.roles))
-	for p, r := range d.roles {
-		d.slots[p] = &slot{p: p, role: r, ep: d.net.Endpoint(p)}
+// newSlot adds party p's slot.
+func (d *simDriver) newSlot(p Party) *slot {
+	if d.slots == nil {
+		d.slots = map[Party]*slot{}
 	}
+	r := slices.Index(d.roleNames, p.Role)
+	if r < 0 {
+		r = len(d.roleNames)
+		d.roleNames = append(d.roleNames, p.Role)
+		d.byRole = append(d.byRole, nil)
+		d.busy = append(d.busy, 0)
+	}
+	for len(d.byRole[r]) <= p.Index {
+		d.byRole[r] = append(d.byRole[r], nil)
+	}
+	s := &slot{p: p, roleIdx: r}
+	d.byRole[r][p.Index] = s
+	d.slots[p] = s
+	return s
 }
 
-// timed runs f, a call into party p's role, and adds its wall time to p's.
+// slotOf returns party p's slot, or nil: a session has a handful of roles,
+// so a scan finds p's role faster than a map hashes the party.
+func (d *simDriver) slotOf(p Party) *slot {
+	for r, name := range d.roleNames {
+		if name == p.Role {
+			if p.Index < 0 || p.Index >= len(d.byRole[r]) {
+				return nil
+			}
+			return d.byRole[r][p.Index]
+		}
+	}
+	return nil
+}
+
+// roleSeconds sums the busy time by role, also that of the workers.
+func (d *simDriver) roleSeconds() map[string]float64 {
+	out := make(map[string]float64, len(d.roleNames))
+	for r, name := range d.roleNames {
+		busy := d.busy[r]
+		if d.pool != nil {
+			for _, w := range d.pool.busy {
+				busy += w[r]
+			}
+		}
+		out[name] = busy.Seconds()
+	}
+	return out
+}
+
+// timed runs f, a call into party p's role at the network's virtual time,
+// and adds its wall time to p's role.
 func (d *simDriver) timed(p Party, f func() error) error {
 	s := d.slots[p]
+	s.now = d.net.elapsed()
 	start := time.Now()
 	err := f()
-	s.busy += time.Since(start)
+	d.busy[s.roleIdx] += time.Since(start)
 	return err
 }
 
-// deliver feeds m to its recipient's role, timed, and carries out its
-// Ready batch.
-func (d *simDriver) deliver(m Message) error {
-	s := d.slots[m.To]
+// deliver feeds m, delivered at virtual time at, to its recipient's role,
+// timed, and carries out its Ready batch: the sequential driver.
+func (d *simDriver) deliver(m Message, at time.Duration) error {
+	s := d.slotOf(m.To)
 	if s == nil || s.done {
 		return nil
 	}
+	s.now = at
 	start := time.Now()
 	err := s.role.Step(m)
-	s.busy += time.Since(start)
+	d.busy[s.roleIdx] += time.Since(start)
 	if err != nil {
 		return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
 	}
-	return d.flushSlot(s)
+	return d.flushSlot(s, s.role.Ready(), at)
+}
+
+// deliverPending delivers every message in flight deliverable by limit
+// (every one when bounded is false), in queue order, and those their
+// handlers send that are deliverable by then too.
+func (d *simDriver) deliverPending(limit time.Duration, bounded bool) error {
+	if d.pool != nil {
+		for {
+			n, err := d.deliverBatch(limit, bounded)
+			if n == 0 || err != nil {
+				return err
+			}
+		}
+	}
+	for {
+		at, ok := d.net.NextAt()
+		if !ok || (bounded && at.Sub(simEpoch) > limit) {
+			return nil
+		}
+		m, _ := d.net.Next()
+		if err := d.deliver(m, d.net.elapsed()); err != nil {
+			return err
+		}
+	}
 }
 
 // runSteps drives a StepScheduler family: deliver every message in flight,
@@ -304,11 +393,8 @@ func (d *simDriver) runSteps(parties []Party, sched Schedule) error {
 		return ok && a.Active()
 	}
 	for {
-		for d.net.Pending() {
-			m, _ := d.net.Next()
-			if err := d.deliver(m); err != nil {
-				return err
-			}
+		if err := d.deliverPending(0, false); err != nil {
+			return err
 		}
 		if len(d.reports) == len(parties) {
 			return nil
@@ -343,6 +429,7 @@ func (d *simDriver) haltAll(parties []Party, reason string) error {
 		if !ok {
 			return fmt.Errorf("simulation ended (%s) but %s cannot be halted", reason, p)
 		}
+		d.slots[p].now = d.net.elapsed()
 		if err := h.Halt(reason); err != nil {
 			return fmt.Errorf("%s: halt: %w", p, err)
 		}
@@ -361,16 +448,15 @@ func (d *simDriver) done(p Party) bool { return d.slots[p].done }
 func (d *simDriver) run(parties []Party) error {
 	nextTick := simEpoch.Add(TickInterval)
 	idle := 0
-	for events := 0; len(d.reports) < len(parties); events++ {
-		if events%1024 == 0 {
-			if err := d.ctx.Err(); err != nil {
-				return fmt.Errorf("simulation interrupted: %w", err)
-			}
+	for len(d.reports) < len(parties) {
+		if err := d.ctx.Err(); err != nil {
+			return fmt.Errorf("simulation interrupted: %w", err)
 		}
 		if at, ok := d.net.NextAt(); ok && !at.After(nextTick) {
-			m, _ := d.net.Next()
+			// Every message in flight up to the tick, and those they
+			// cause up to it: the tick's roles' calls come after them.
 			idle = 0
-			if err := d.deliver(m); err != nil {
+			if err := d.deliverPending(nextTick.Sub(simEpoch), true); err != nil {
 				return err
 			}
 			continue
@@ -407,18 +493,27 @@ func (d *simDriver) run(parties []Party) error {
 	return nil
 }
 
-// flush carries out the Ready batch of party p.
-func (d *simDriver) flush(p Party) error { return d.flushSlot(d.slots[p]) }
+// flush carries out the Ready batch of party p, sent at the network's
+// virtual time.
+func (d *simDriver) flush(p Party) error {
+	s := d.slots[p]
+	return d.flushSlot(s, s.role.Ready(), d.net.elapsed())
+}
 
-// flushSlot carries out the Ready batch of a party.
-func (d *simDriver) flushSlot(s *slot) error {
-	p, ep := s.p, s.ep
-	rd := s.role.Ready()
-	for _, m := range rd.Messages {
-		if !m.Topic && !d.net.hasParty(m.To) {
-			return fmt.Errorf("%s sent a message to %s, which is not a party of the session", p, m.To)
+// flushSlot carries out a Ready batch of a party, whose messages it sent at
+// virtual time sent (since the start).
+func (d *simDriver) flushSlot(s *slot, rd Ready, sent time.Duration) error {
+	p := s.p
+	if len(rd.Messages) > 0 {
+		for _, m := range rd.Messages {
+			if !m.Topic && !d.net.hasParty(m.To) {
+				return fmt.Errorf("%s sent a message to %s, which is not a party of the session", p, m.To)
+			}
 		}
-		if err := ep.Send(d.ctx, m); err != nil {
+		if err := d.ctx.Err(); err != nil {
+			return fmt.Errorf("%s: %w", p, err)
+		}
+		if err := d.net.sendBatch(p, rd.Messages, sent); err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
 	}

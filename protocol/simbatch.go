@@ -1,0 +1,316 @@
+package protocol
+
+import (
+	"fmt"
+	"runtime"
+	"sync/atomic"
+	"time"
+)
+
+// The parallel driver. The MemNetwork's queue is first in, first out, and a
+// handler's messages go to its end. So the sequential driver, popping the
+// messages m1…mn in flight one by one, hands each party its own messages in
+// queue order and leaves the queue as it was after mn, followed by m1's
+// outputs, m2's, …, mn's. deliverBatch pops m1…mn at once, runs each
+// party's handlers for its messages in their order — different parties at
+// the same time, on the worker pool — and then queues the outputs in the
+// order of m1…mn: the same calls into every role, in the same order per
+// role, the same virtual time in each call (the slot's clock), and the
+// same queue afterwards. Results, transcripts and virtual time are those of
+// the sequential driver.
+//
+// What this asks of the roles is what Role already promises: a role is
+// called by one goroutine at a time and holds no state another party's
+// role can reach, and the batch Ready returns belongs to the driver (the
+// role keeps neither its slices nor the message bodies).
+
+// batch is what deliverBatch works on; its storage is reused.
+type batch struct {
+	gen    uint64
+	events []event
+	next   []int     // next[i]: the index of the next event to the same party, or -1
+	out    []outcome // by event
+	groups []group
+	ends   atomic.Uint64 // the groups not yet claimed: [ends>>32, ends&0xffffffff)
+	chunk  int           // how many groups a worker claims at a time
+}
+
+// group is one party's messages in a batch: a linked list through
+// batch.next, in queue order.
+type group struct {
+	s           *slot
+	first, last int
+}
+
+// outcome is what one delivered message produced.
+type outcome struct {
+	delivered bool
+	err       error
+	ready     Ready
+}
+
+// workerPool runs the groups of a batch on helper goroutines and on the
+// driver's own goroutine. A batch's groups are claimed in chunks from both
+// ends: the driver from the front, the helpers from the back, so that a
+// party tends to run on the same goroutine batch after batch (its state
+// stays in one core's cache) while a helper that starts late, or is
+// descheduled, leaves the rest to the driver.
+//
+// Batches come every few tens of microseconds, about as long as waking a
+// parked goroutine takes, so the pool spins a little before parking: a
+// helper waiting for the next batch, the driver waiting for the helpers.
+type workerPool struct {
+	helpers []*helper
+	busy    [][]time.Duration // by worker (the driver's is last), by role
+	epoch   atomic.Uint64     // counts the batches handed to the helpers
+	pending atomic.Int32      // helpers still working on the current batch
+	stopped atomic.Bool
+	driver  parker // where the driver waits for pending to reach zero
+}
+
+// helper is one helper goroutine.
+type helper struct {
+	seen uint64 // the last epoch worked on
+	park parker
+}
+
+// startWorkers starts the pool of workers goroutines (0: GOMAXPROCS); with
+// one worker the driver stays sequential.
+func (d *simDriver) startWorkers(workers int) {
+	if workers <= 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	if workers <= 1 || len(d.slots) <= 1 {
+		return
+	}
+	workers = min(workers, len(d.slots))
+	p := &workerPool{busy: make([][]time.Duration, workers), driver: newParker()}
+	for w := range p.busy {
+		// Each worker's counters on their own cache lines.
+		p.busy[w] = make([]time.Duration, len(d.roleNames), max(len(d.roleNames), 16))
+	}
+	for w := range workers - 1 {
+		h := &helper{park: newParker()}
+		p.helpers = append(p.helpers, h)
+		go func() {
+			for {
+				h.park.wait(func() bool { return p.epoch.Load() != h.seen || p.stopped.Load() })
+				if p.stopped.Load() {
+					return
+				}
+				h.seen = p.epoch.Load()
+				d.work(w, false)
+				if p.pending.Add(-1) == 0 {
+					p.driver.wake()
+				}
+			}
+		}()
+	}
+	d.pool = p
+}
+
+// stopWorkers ends the pool's goroutines.
+func (d *simDriver) stopWorkers() {
+	if p := d.pool; p != nil {
+		p.stopped.Store(true)
+		for _, h := range p.helpers {
+			h.park.wake()
+		}
+	}
+}
+
+// runBatch runs the batch's groups on the pool and returns when all have run.
+func (d *simDriver) runBatch() {
+	p, b := d.pool, &d.bt
+	helpers := min(len(p.helpers), len(b.groups)-1)
+	b.chunk = max(1, len(b.groups)/(4*(helpers+1)))
+	b.ends.Store(uint64(len(b.groups)))
+	if helpers > 0 {
+		p.pending.Store(int32(len(p.helpers)))
+		p.epoch.Add(1)
+		for _, h := range p.helpers {
+			h.park.wake()
+		}
+	}
+	d.work(len(p.busy)-1, true)
+	if helpers > 0 {
+		p.driver.wait(func() bool { return p.pending.Load() == 0 })
+	}
+}
+
+// parker is where one goroutine waits for a condition another makes true:
+// it spins for a while, then parks until woken.
+type parker struct {
+	sleeping atomic.Bool
+	ch       chan struct{}
+}
+
+func newParker() parker { return parker{ch: make(chan struct{}, 1)} }
+
+// spinChecks is how many times a parker checks its condition before
+// parking: some tens of microseconds.
+const spinChecks = 1 << 14
+
+// wait returns once ready reports true. Whoever makes it true calls wake
+// afterwards.
+func (p *parker) wait(ready func() bool) {
+	for i := range spinChecks {
+		if ready() {
+			return
+		}
+		if i%128 == 127 {
+			runtime.Gosched()
+		}
+	}
+	for {
+		p.sleeping.Store(true)
+		if ready() {
+			if !p.sleeping.CompareAndSwap(true, false) {
+				<-p.ch // wake took the sleeper: take its token
+			}
+			return
+		}
+		<-p.ch
+		if ready() {
+			return
+		}
+	}
+}
+
+// wake wakes the goroutine if it parked.
+func (p *parker) wake() {
+	if p.sleeping.Load() && p.sleeping.CompareAndSwap(true, false) {
+		p.ch <- struct{}{}
+	}
+}
+
+// deliverBatch delivers every message in flight deliverable by limit (every
+// one when bounded is false), as the sequential driver would, and returns
+// how many it popped.
+func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error) {
+	b := &d.bt
+	b.events = d.net.popUntil(b.events[:0], limit, bounded)
+	n := len(b.events)
+	if n == 0 {
+		return 0, nil
+	}
+	b.gen++
+	b.next = grow(b.next, n)
+	b.out = grow(b.out, n)
+	b.groups = b.groups[:0]
+	for i := range b.events {
+		b.next[i], b.out[i] = -1, outcome{}
+		s := d.slotOf(b.events[i].msg.To)
+		if s == nil {
+			continue
+		}
+		if s.gen != b.gen {
+			s.gen, s.group = b.gen, len(b.groups)
+			b.groups = append(b.groups, group{s: s, first: i, last: i})
+			continue
+		}
+		g := &b.groups[s.group]
+		b.next[g.last], g.last = i, i
+	}
+	d.runBatch()
+
+	// The outputs, in the order of the messages that caused them.
+	for i := range b.events {
+		o := &b.out[i]
+		if !o.delivered {
+			continue
+		}
+		m := &b.events[i].msg
+		if o.err != nil {
+			return n, fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, o.err)
+		}
+		rd := o.ready
+		*o = outcome{}
+		if err := d.flushSlot(d.slotOf(m.To), rd, b.events[i].at); err != nil {
+			return n, err
+		}
+	}
+	clear(b.events) // let the bodies be collected
+	return n, nil
+}
+
+// work claims chunks of the batch's groups, from the front or the back,
+// until none is left, timing the handlers by role on worker w's counters:
+// one reading of the clock per chunk and per change of role within it.
+func (d *simDriver) work(w int, front bool) {
+	b := &d.bt
+	busy := d.pool.busy[w]
+	for {
+		first, end, ok := b.claim(front)
+		if !ok {
+			return
+		}
+		role := b.groups[first].s.roleIdx
+		start := time.Now()
+		for g := first; g < end; g++ {
+			if r := b.groups[g].s.roleIdx; r != role {
+				now := time.Now()
+				busy[role] += now.Sub(start)
+				role, start = r, now
+			}
+			d.runGroup(&b.groups[g])
+		}
+		busy[role] += time.Since(start)
+	}
+}
+
+// claim takes the next chunk of groups [first, end) from the front or the
+// back of those not yet claimed.
+func (b *batch) claim(front bool) (first, end int, ok bool) {
+	for {
+		e := b.ends.Load()
+		lo, hi := int(e>>32), int(e&0xffffffff)
+		if lo >= hi {
+			return 0, 0, false
+		}
+		if front {
+			first, end = lo, min(lo+b.chunk, hi)
+			if b.ends.CompareAndSwap(e, uint64(end)<<32|uint64(hi)) {
+				return first, end, true
+			}
+		} else {
+			first, end = max(lo, hi-b.chunk), hi
+			if b.ends.CompareAndSwap(e, uint64(lo)<<32|uint64(first)) {
+				return first, end, true
+			}
+		}
+	}
+}
+
+// runGroup hands one party its messages of the batch, in order, keeping
+// each handler's Ready batch for the driver. A party that finishes gets no
+// more; one that rejects a message, nothing after it (the driver then
+// stops).
+func (d *simDriver) runGroup(g *group) {
+	b := &d.bt
+	s := g.s
+	for i := g.first; i >= 0; i = b.next[i] {
+		if s.done {
+			continue
+		}
+		ev := &b.events[i]
+		s.now = ev.at
+		if err := s.role.Step(ev.msg); err != nil {
+			b.out[i] = outcome{delivered: true, err: err}
+			return
+		}
+		rd := s.role.Ready()
+		b.out[i] = outcome{delivered: true, ready: rd}
+		if rd.Result != nil {
+			s.done = true
+		}
+	}
+}
+
+// grow returns s with length n, reusing its storage when it can.
+func grow[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n, 2*n)
+}
