@@ -9,7 +9,10 @@ import (
 // Role is one party's state machine. A driver calls Start once, then Step for
 // every message addressed to the party and Tick at a fixed interval, and after
 // each call carries out the batch returned by Ready. A Role is not safe for
-// concurrent use; its driver serializes every call.
+// concurrent use; its driver serializes every call. Different roles may be
+// called at the same time (the simulator's parallel driver), so a role shares
+// no mutable state with another party's role, and the batch Ready returns
+// belongs to the driver: the role keeps neither its slices nor the bodies.
 //
 // Step returns an error when a message is malformed or impossible at this point
 // of the protocol (the driver then aborts the session naming the sender). A role
