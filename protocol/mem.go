@@ -192,13 +192,18 @@ func (n *MemNetwork) signal() {
 // sendBatch queues the messages one party's handler of a message delivered at
 // virtual time sent (since the start) produced, in order, under one lock: the
 // simulator's path for a whole Ready batch. It does what Send does for each,
-// except that the send time is given rather than the network's; a message to
-// a party not on the network is an error, and the messages before it are
-// queued.
-func (n *MemNetwork) sendBatch(from Party, ms []Message, sent time.Duration) error {
+// except that the send time is given rather than the network's and Pump is
+// not woken (the simulator pops the events itself). It queues nothing if a
+// message is addressed to a party not on the network, and returns that
+// message's index; otherwise -1.
+func (n *MemNetwork) sendBatch(from Party, ms []Message, sent time.Duration) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	defer n.signal()
+	for i, m := range ms {
+		if !m.Topic && !n.hasParty(m.To) {
+			return i
+		}
+	}
 	for _, m := range ms {
 		m.From = from
 		if m.Topic {
@@ -211,12 +216,9 @@ func (n *MemNetwork) sendBatch(from Party, ms []Message, sent time.Duration) err
 			}
 			continue
 		}
-		if !n.hasParty(m.To) {
-			return fmt.Errorf("sending to %s: no such party in this session", m.To)
-		}
 		n.enqueueLocked(m, sent)
 	}
-	return nil
+	return -1
 }
 
 // popUntil appends to dst, in order, every queued event deliverable by limit

@@ -505,16 +505,11 @@ func (d *simDriver) flush(p Party) error {
 func (d *simDriver) flushSlot(s *slot, rd Ready, sent time.Duration) error {
 	p := s.p
 	if len(rd.Messages) > 0 {
-		for _, m := range rd.Messages {
-			if !m.Topic && !d.net.hasParty(m.To) {
-				return fmt.Errorf("%s sent a message to %s, which is not a party of the session", p, m.To)
-			}
-		}
 		if err := d.ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", p, err)
 		}
-		if err := d.net.sendBatch(p, rd.Messages, sent); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+		if i := d.net.sendBatch(p, rd.Messages, sent); i >= 0 {
+			return fmt.Errorf("%s sent a message to %s, which is not a party of the session", p, rd.Messages[i].To)
 		}
 	}
 	if rd.Progress != nil {

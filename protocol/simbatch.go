@@ -44,6 +44,7 @@ type group struct {
 
 // outcome is what one delivered message produced.
 type outcome struct {
+	s         *slot // the recipient's
 	delivered bool
 	err       error
 	ready     Ready
@@ -224,9 +225,9 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 		if o.err != nil {
 			return n, fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, o.err)
 		}
-		rd := o.ready
+		rd, s := o.ready, o.s
 		*o = outcome{}
-		if err := d.flushSlot(d.slotOf(m.To), rd, b.events[i].at); err != nil {
+		if err := d.flushSlot(s, rd, b.events[i].at); err != nil {
 			return n, err
 		}
 	}
@@ -296,11 +297,11 @@ func (d *simDriver) runGroup(g *group) {
 		ev := &b.events[i]
 		s.now = ev.at
 		if err := s.role.Step(ev.msg); err != nil {
-			b.out[i] = outcome{delivered: true, err: err}
+			b.out[i] = outcome{s: s, delivered: true, err: err}
 			return
 		}
 		rd := s.role.Ready()
-		b.out[i] = outcome{delivered: true, ready: rd}
+		b.out[i] = outcome{s: s, delivered: true, ready: rd}
 		if rd.Result != nil {
 			s.done = true
 		}
