@@ -67,6 +67,7 @@ type workerPool struct {
 	pending atomic.Int32      // helpers still working on the current batch
 	stopped atomic.Bool
 	driver  parker // where the driver waits for pending to reach zero
+	tune    tuner
 }
 
 // helper is one helper goroutine.
@@ -120,10 +121,70 @@ func (d *simDriver) stopWorkers() {
 	}
 }
 
+// Whether the helpers pay off depends on the machine: on cores that other
+// processes keep busy, a helper is descheduled while the driver waits for
+// it. So the pool measures: of every tuneEvery batches of several groups, it
+// runs tuneTrial on the driver alone and tuneTrial with the helpers, and the
+// rest the way that took less wall time per group. Either way gives the same
+// results; only the wall time differs.
+const (
+	tuneEvery = 1024
+	tuneTrial = 32
+)
+
+// tuner is the pool's measurement of the two ways to run a batch.
+type tuner struct {
+	n        int              // batches of several groups so far in this round
+	wall     [2]time.Duration // in this round's trials: alone, with helpers
+	groups   [2]int
+	parallel bool // the choice for the rest of the round
+}
+
+// choose says whether to run the next batch of several groups with the
+// helpers, and whether to time it as a trial.
+func (t *tuner) choose() (parallel, trial bool) {
+	i := t.n % tuneEvery
+	t.n++
+	switch {
+	case i == 0:
+		t.wall, t.groups = [2]time.Duration{}, [2]int{}
+		return false, true
+	case i < tuneTrial:
+		return false, true
+	case i < 2*tuneTrial:
+		return true, true
+	case i == 2*tuneTrial:
+		// Wall time per group, compared without division.
+		t.parallel = int64(t.wall[1])*int64(t.groups[0]) < int64(t.wall[0])*int64(t.groups[1])
+	}
+	return t.parallel, false
+}
+
 // runBatch runs the batch's groups on the pool and returns when all have run.
 func (d *simDriver) runBatch() {
 	p, b := d.pool, &d.bt
-	helpers := min(len(p.helpers), len(b.groups)-1)
+	helpers := 0
+	parallel, trial := false, false
+	if len(b.groups) > 1 {
+		parallel, trial = p.tune.choose()
+		if parallel {
+			helpers = min(len(p.helpers), len(b.groups)-1)
+		}
+	}
+	var start time.Time
+	if trial {
+		start = time.Now()
+	}
+	defer func() {
+		if trial {
+			i := 0
+			if parallel {
+				i = 1
+			}
+			p.tune.wall[i] += time.Since(start)
+			p.tune.groups[i] += len(b.groups)
+		}
+	}()
 	b.chunk = max(1, len(b.groups)/(4*(helpers+1)))
 	b.ends.Store(uint64(len(b.groups)))
 	if helpers > 0 {

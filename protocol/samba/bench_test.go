@@ -1,19 +1,35 @@
 package samba
 
 import (
+	"context"
+	"fmt"
+	"runtime"
 	"testing"
+
+	"github.com/bandit-node/bandit-node/protocol"
 )
 
 // BenchmarkStep measures one SAMBA step with full cryptography in the
-// simulator (K = 100, UCB), as ms/step.
+// simulator (K = 100, UCB), as ms/step, with the sequential driver
+// (workers=1) and the parallel one (workers=GOMAXPROCS).
 func BenchmarkStep(b *testing.B) {
 	arms := make([]float64, 100)
 	for i := range arms {
 		arms[i] = 0.5 - float64(i)*0.004
 	}
 	const budget = 1000
-	for range b.N {
-		simulate(b, testSpec("ucb", budget, arms, 1))
+	reg, err := protocol.NewRegistry(Family{})
+	if err != nil {
+		b.Fatal(err)
 	}
-	b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*(budget-100)), "ms/step")
+	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
+		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
+			for range b.N {
+				if _, err := protocol.Simulate(context.Background(), reg, testSpec("ucb", budget, arms, 1), protocol.SimOptions{Workers: workers}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Milliseconds())/float64(b.N*(budget-100)), "ms/step")
+		})
+	}
 }
