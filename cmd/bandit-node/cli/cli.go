@@ -45,6 +45,7 @@ func commands() []command {
 		{"simulate", "run a whole session in this process, deterministically", runSimulate},
 		{"experiment", "reproduce a paper's experiments (CSV, figures, written results)", runExperiment},
 		{"data", "prepare per-organisation data files for a session (mpccb)", runData},
+		{"bench", "measure the bare SAMBA message pattern over libp2p (the network baseline)", runBench},
 		{"version", "print the version", runVersion},
 	}
 }

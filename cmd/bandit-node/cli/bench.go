@@ -1,0 +1,80 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/bandit-node/bandit-node/p2p/pattern"
+)
+
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stderr, `Usage: bandit-node bench pattern [flags]
+
+  pattern   the bare message pattern of one SAMBA step over libp2p (no
+            cryptography, no protocol): K frames in, one batch to comp and
+            back, K frames out. The baseline SAMBA sessions are held to.`)
+		if len(args) == 0 {
+			return usageError{"bench: no benchmark given"}
+		}
+		return nil
+	}
+	switch args[0] {
+	case "pattern":
+		return runBenchPattern(ctx, args[1:], stdout, stderr)
+	case "pattern-party":
+		// A child process of `bench pattern --processes`.
+		return pattern.ServeChild(ctx, os.Stdin, stdout)
+	}
+	return usageError{fmt.Sprintf("bench: unknown benchmark %q (want pattern)", args[0])}
+}
+
+func runBenchPattern(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("bench pattern", "bench pattern [--k K] [--steps N] [--processes] [--procs P] [--owner-procs P] [--transport tcp|quic] [--json]", `
+bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
+	k := fs.Int("k", 10, "number of data owners")
+	steps := fs.Int("steps", 10000, "timed steps")
+	warmup := fs.Int("warmup", pattern.DefaultWarmup, "untimed steps first")
+	processes := fs.Bool("processes", false, "run each party in its own process (default: all in this one)")
+	procs := fs.Int("procs", 0, "GOMAXPROCS of every party's process with --processes (0: Go's default)")
+	ownerProcs := fs.Int("owner-procs", 0, "GOMAXPROCS of each data owner's process with --processes, in place of --procs (0: as --procs)")
+	transport := fs.String("transport", pattern.DefaultTransport, "tcp or quic")
+	scoreSize := fs.Int("score-bytes", pattern.DefaultScoreSize, "bytes of a data owner's frame and of each batch item")
+	bitSize := fs.Int("bit-bytes", pattern.DefaultBitSize, "bytes of the controller's frame to a data owner")
+	asJSON := fs.Bool("json", false, "print the result as JSON")
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	cfg := pattern.Config{K: *k, Steps: *steps, Warmup: *warmup, ScoreSize: *scoreSize, BitSize: *bitSize, Transport: *transport}
+	var res pattern.Result
+	var err error
+	mode := "one process"
+	if *processes {
+		mode = "separate processes"
+		self, xerr := os.Executable()
+		if xerr != nil {
+			return fmt.Errorf("bench pattern: finding this program to start the party processes: %w", xerr)
+		}
+		res, err = pattern.RunProcesses(ctx, cfg, pattern.ProcessOptions{Command: []string{self, "bench", "pattern-party"}, Procs: *procs, OwnerProcs: *ownerProcs, Stderr: stderr})
+	} else {
+		res, err = pattern.RunInProcess(ctx, cfg)
+	}
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		out := struct {
+			pattern.Result
+			Mode string `json:"mode"`
+		}{res, mode}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(out)
+	}
+	fmt.Fprintf(stdout, "bare SAMBA message pattern, %s, %s: K = %d, %d steps in %.2f s: %.3f ms per step (%d frames a step)\n",
+		mode, res.Transport, res.K, res.Steps, res.Seconds, res.MsPerStep, res.FramesPerStep)
+	return nil
+}

@@ -1,0 +1,467 @@
+// Package pattern runs the bare message pattern of one SAMBA step over
+// libp2p, without cryptography, protobuf or protocol logic: each of K data
+// owners sends the controller one frame, the controller sends comp one batch
+// and gets one back, and sends each data owner one frame — 2K+2 frames and
+// two sequential round trips a step. It is the baseline a SAMBA session on
+// real daemons is measured against: `bandit-node bench pattern` runs it with
+// every party in one process or in separate processes, and testnet/samba.sh
+// prints the ratio.
+//
+// The pattern is as lean as libp2p allows: TCP (or QUIC), Noise, yamux; one
+// long-lived stream per pair of parties carrying both directions; each frame
+// (a uvarint length and the payload) written and flushed in one piece; each
+// party reads its streams in the order the pattern needs them, with no
+// goroutine between the stream and the loop.
+package pattern
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/libp2p/go-libp2p"
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/host"
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/security/noise"
+	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
+	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
+	"github.com/multiformats/go-multiaddr"
+)
+
+// ProtocolID is the stream protocol of the pattern.
+const ProtocolID = "/bandit/pattern/1.0.0"
+
+// Roles of the pattern's parties.
+const (
+	RoleController = "controller"
+	RoleComp       = "comp"
+	RoleOwner      = "data_owner"
+)
+
+// Transports the pattern can run over.
+const (
+	TransportTCP  = "tcp"
+	TransportQUIC = "quic"
+)
+
+// Defaults for the zero values of Config, and a sensible warm-up. The frame sizes are those of a
+// SAMBA step with K = 10 (an AES-GCM envelope of a masked score in a
+// session frame; a batch of K of them; an envelope of a bit).
+const (
+	DefaultWarmup    = 200
+	DefaultScoreSize = 110
+	DefaultBitSize   = 100
+	DefaultTransport = TransportTCP
+	// maxFrame bounds a frame the pattern reads.
+	maxFrame = 16 << 20
+)
+
+// Config is one run of the pattern.
+type Config struct {
+	// K is the number of data owners (≥ 1).
+	K int
+	// Steps is the number of timed steps (≥ 1).
+	Steps int
+	// Warmup steps run before the clock starts (DefaultWarmup is a
+	// sensible number).
+	Warmup int
+	// ScoreSize is the size of a data owner's frame, and of each item of
+	// the batches; default DefaultScoreSize.
+	ScoreSize int
+	// BitSize is the size of the controller's frame to a data owner;
+	// default DefaultBitSize.
+	BitSize int
+	// Transport is "tcp" (default) or "quic".
+	Transport string
+}
+
+// withDefaults returns c with defaults filled in, or an error naming a bad field.
+func (c Config) withDefaults() (Config, error) {
+	if c.ScoreSize == 0 {
+		c.ScoreSize = DefaultScoreSize
+	}
+	if c.BitSize == 0 {
+		c.BitSize = DefaultBitSize
+	}
+	if c.Transport == "" {
+		c.Transport = DefaultTransport
+	}
+	switch {
+	case c.K < 1:
+		return c, fmt.Errorf("pattern: K must be at least 1, got %d", c.K)
+	case c.Steps < 1:
+		return c, fmt.Errorf("pattern: steps must be at least 1, got %d", c.Steps)
+	case c.Warmup < 0:
+		return c, fmt.Errorf("pattern: negative warm-up %d", c.Warmup)
+	case c.ScoreSize < 1 || c.BitSize < 1 || c.K*c.ScoreSize > maxFrame:
+		return c, fmt.Errorf("pattern: frame sizes must be positive and a batch at most %d bytes (score %d, bit %d, K %d)", maxFrame, c.ScoreSize, c.BitSize, c.K)
+	case c.Transport != TransportTCP && c.Transport != TransportQUIC:
+		return c, fmt.Errorf("pattern: transport must be %q or %q, got %q", TransportTCP, TransportQUIC, c.Transport)
+	}
+	return c, nil
+}
+
+// Result is the controller's measurement.
+type Result struct {
+	K         int     `json:"k"`
+	Steps     int     `json:"steps"`
+	Transport string  `json:"transport"`
+	Seconds   float64 `json:"seconds"`
+	MsPerStep float64 `json:"ms_per_step"`
+	// FramesPerStep is 2K+2.
+	FramesPerStep int `json:"frames_per_step"`
+	// CPUSeconds is, when every party ran in its own process, the CPU time
+	// (user and system) of the processes of each role, connection setup
+	// and warm-up included.
+	CPUSeconds map[string]float64 `json:"cpu_seconds,omitempty"`
+}
+
+// Party is one host of the pattern.
+type Party struct {
+	role  string
+	index int
+	h     host.Host
+	in    chan network.Stream // inbound pattern streams
+}
+
+// NewParty starts a host for role (index for a data owner) listening on
+// loopback over transport, with identity key.
+func NewParty(role string, index int, key crypto.PrivKey, transport string) (*Party, error) {
+	var listen string
+	var tpt libp2p.Option
+	switch transport {
+	case TransportTCP, "":
+		listen, tpt = "/ip4/127.0.0.1/tcp/0", libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport())
+	case TransportQUIC:
+		listen, tpt = "/ip4/127.0.0.1/udp/0/quic-v1", libp2p.Transport(quic.NewTransport)
+	default:
+		return nil, fmt.Errorf("pattern: unknown transport %q", transport)
+	}
+	switch role {
+	case RoleController, RoleComp, RoleOwner:
+	default:
+		return nil, fmt.Errorf("pattern: unknown role %q", role)
+	}
+	h, err := libp2p.New(
+		libp2p.Identity(key),
+		libp2p.ListenAddrStrings(listen),
+		tpt,
+		libp2p.Security(noise.ID, noise.New),
+		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+		libp2p.DisableRelay(),
+		libp2p.DisableMetrics(),
+	)
+	if err != nil {
+		return nil, fmt.Errorf("pattern: starting the %s host: %w", role, err)
+	}
+	p := &Party{role: role, index: index, h: h, in: make(chan network.Stream, 1024)}
+	h.SetStreamHandler(ProtocolID, func(s network.Stream) {
+		select {
+		case p.in <- s:
+		default:
+			s.Reset()
+		}
+	})
+	return p, nil
+}
+
+// Info is the party's identity and addresses, to hand to the others.
+func (p *Party) Info() peer.AddrInfo { return peer.AddrInfo{ID: p.h.ID(), Addrs: p.h.Addrs()} }
+
+// Close stops the party's host.
+func (p *Party) Close() error { return p.h.Close() }
+
+// Peers is where the parties are.
+type Peers struct {
+	Controller peer.AddrInfo
+	Comp       peer.AddrInfo
+	Owners     []peer.AddrInfo
+}
+
+// Run plays the party's role for cfg.Warmup + cfg.Steps steps. Only the
+// controller's Result is meaningful.
+func (p *Party) Run(ctx context.Context, cfg Config, peers Peers) (Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	if len(peers.Owners) != cfg.K {
+		return Result{}, fmt.Errorf("pattern: %d data owner addresses for K = %d", len(peers.Owners), cfg.K)
+	}
+	switch p.role {
+	case RoleOwner:
+		return Result{}, p.runOwner(ctx, cfg, peers)
+	case RoleComp:
+		return Result{}, p.runComp(ctx, cfg)
+	default:
+		return p.runController(ctx, cfg, peers)
+	}
+}
+
+// stream is a pattern stream with its buffers.
+type stream struct {
+	s network.Stream
+	r *bufio.Reader
+	w *bufio.Writer
+	n []byte // scratch for frames read
+}
+
+func newStream(s network.Stream) *stream {
+	return &stream{s: s, r: bufio.NewReaderSize(s, 16<<10), w: bufio.NewWriterSize(s, 16<<10)}
+}
+
+// write writes one frame and flushes it: one write to the stream.
+func (s *stream) write(payload []byte) error {
+	var hdr [binary.MaxVarintLen64]byte
+	n := binary.PutUvarint(hdr[:], uint64(len(payload)))
+	s.w.Write(hdr[:n])
+	s.w.Write(payload)
+	return s.w.Flush()
+}
+
+// read reads one frame into the stream's scratch buffer.
+func (s *stream) read() ([]byte, error) {
+	size, err := binary.ReadUvarint(s.r)
+	if err != nil {
+		return nil, err
+	}
+	if size > maxFrame {
+		return nil, fmt.Errorf("a %d-byte frame (limit %d)", size, maxFrame)
+	}
+	if cap(s.n) < int(size) {
+		s.n = make([]byte, size)
+	}
+	s.n = s.n[:size]
+	_, err = io.ReadFull(s.r, s.n)
+	return s.n, err
+}
+
+// waitClosed waits for the other side to close the stream (or its whole
+// connection: a QUIC host closing may overtake its streams' ends) after it
+// has read its last frame.
+func (s *stream) waitClosed() error {
+	if _, err := s.r.ReadByte(); err == nil {
+		return errors.New("a frame after the last step")
+	}
+	return nil
+}
+
+// dial connects to to and opens a pattern stream.
+func (p *Party) dial(ctx context.Context, to peer.AddrInfo) (*stream, error) {
+	if err := p.h.Connect(ctx, to); err != nil {
+		return nil, fmt.Errorf("pattern: %s connecting to %s: %w", p.role, to.ID, err)
+	}
+	s, err := p.h.NewStream(ctx, to.ID, ProtocolID)
+	if err != nil {
+		return nil, fmt.Errorf("pattern: %s opening a stream to %s: %w", p.role, to.ID, err)
+	}
+	return newStream(s), nil
+}
+
+// accept waits for an inbound pattern stream.
+func (p *Party) accept(ctx context.Context) (*stream, error) {
+	select {
+	case s := <-p.in:
+		return newStream(s), nil
+	case <-ctx.Done():
+		return nil, fmt.Errorf("pattern: %s waiting for a stream: %w", p.role, ctx.Err())
+	}
+}
+
+func (p *Party) runOwner(ctx context.Context, cfg Config, peers Peers) error {
+	s, err := p.dial(ctx, peers.Controller)
+	if err != nil {
+		return err
+	}
+	defer s.s.Close()
+	score := make([]byte, cfg.ScoreSize)
+	stop := context.AfterFunc(ctx, func() { s.s.Reset() })
+	defer stop()
+	for t := range cfg.Warmup + cfg.Steps {
+		score[0] = byte(t)
+		if err := s.write(score); err != nil {
+			return fmt.Errorf("pattern: data owner %d sending step %d: %w", p.index, t, err)
+		}
+		if _, err := s.read(); err != nil {
+			return fmt.Errorf("pattern: data owner %d reading step %d: %w", p.index, t, err)
+		}
+	}
+	return nil
+}
+
+func (p *Party) runComp(ctx context.Context, cfg Config) error {
+	s, err := p.accept(ctx)
+	if err != nil {
+		return err
+	}
+	defer s.s.Close()
+	stop := context.AfterFunc(ctx, func() { s.s.Reset() })
+	defer stop()
+	reply := make([]byte, cfg.K*cfg.BitSize)
+	for t := range cfg.Warmup + cfg.Steps {
+		if _, err := s.read(); err != nil {
+			return fmt.Errorf("pattern: comp reading step %d: %w", t, err)
+		}
+		if err := s.write(reply); err != nil {
+			return fmt.Errorf("pattern: comp replying at step %d: %w", t, err)
+		}
+	}
+	if err := s.waitClosed(); err != nil {
+		return fmt.Errorf("pattern: comp waiting for the controller to finish: %w", err)
+	}
+	return nil
+}
+
+func (p *Party) runController(ctx context.Context, cfg Config, peers Peers) (Result, error) {
+	comp, err := p.dial(ctx, peers.Comp)
+	if err != nil {
+		return Result{}, err
+	}
+	defer comp.s.Close()
+	defer comp.s.CloseWrite()
+	index := make(map[peer.ID]int, cfg.K)
+	for i, o := range peers.Owners {
+		index[o.ID] = i
+	}
+	owners := make([]*stream, cfg.K)
+	for range cfg.K {
+		s, err := p.accept(ctx)
+		if err != nil {
+			return Result{}, err
+		}
+		i, ok := index[s.s.Conn().RemotePeer()]
+		if !ok || owners[i] != nil {
+			s.s.Reset()
+			return Result{}, fmt.Errorf("pattern: a stream from %s, not a data owner of the run", s.s.Conn().RemotePeer())
+		}
+		owners[i] = s
+		defer s.s.Close()
+	}
+	stop := context.AfterFunc(ctx, func() {
+		comp.s.Reset()
+		for _, s := range owners {
+			s.s.Reset()
+		}
+	})
+	defer stop()
+	batch := make([]byte, cfg.K*cfg.ScoreSize)
+	bit := make([]byte, cfg.BitSize)
+	var start time.Time
+	for t := range cfg.Warmup + cfg.Steps {
+		if t == cfg.Warmup {
+			start = time.Now()
+		}
+		for i, s := range owners {
+			f, err := s.read()
+			if err != nil {
+				return Result{}, fmt.Errorf("pattern: controller reading data owner %d at step %d: %w", i, t, err)
+			}
+			copy(batch[i*cfg.ScoreSize:], f)
+		}
+		if err := comp.write(batch); err != nil {
+			return Result{}, fmt.Errorf("pattern: controller sending the batch at step %d: %w", t, err)
+		}
+		if _, err := comp.read(); err != nil {
+			return Result{}, fmt.Errorf("pattern: controller reading comp's batch at step %d: %w", t, err)
+		}
+		for i, s := range owners {
+			bit[0] = byte(t)
+			if err := s.write(bit); err != nil {
+				return Result{}, fmt.Errorf("pattern: controller sending data owner %d at step %d: %w", i, t, err)
+			}
+		}
+	}
+	elapsed := time.Since(start)
+	// Returning closes the host, which may drop frames not yet delivered
+	// (QUIC does): wait for every data owner to close its side first.
+	for i, s := range owners {
+		if err := s.waitClosed(); err != nil {
+			return Result{}, fmt.Errorf("pattern: controller waiting for data owner %d to finish: %w", i, err)
+		}
+	}
+	return Result{K: cfg.K, Steps: cfg.Steps, Transport: cfg.Transport, Seconds: elapsed.Seconds(),
+		MsPerStep: 1000 * elapsed.Seconds() / float64(cfg.Steps), FramesPerStep: 2*cfg.K + 2}, nil
+}
+
+// RunInProcess runs the whole pattern with every party's host in this
+// process and returns the controller's measurement.
+func RunInProcess(ctx context.Context, cfg Config) (Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	parties := make([]*Party, 0, cfg.K+2)
+	defer func() {
+		for _, p := range parties {
+			p.Close()
+		}
+	}()
+	roles := append([]string{RoleController, RoleComp}, repeatRole(RoleOwner, cfg.K)...)
+	for i, role := range roles {
+		key, _, err := crypto.GenerateEd25519Key(nil)
+		if err != nil {
+			return Result{}, fmt.Errorf("pattern: generating a key: %w", err)
+		}
+		p, err := NewParty(role, max(i-2, 0), key, cfg.Transport)
+		if err != nil {
+			return Result{}, err
+		}
+		parties = append(parties, p)
+	}
+	peers := Peers{Controller: parties[0].Info(), Comp: parties[1].Info()}
+	for _, p := range parties[2:] {
+		peers.Owners = append(peers.Owners, p.Info())
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errc := make(chan error, len(parties))
+	for _, p := range parties[1:] {
+		go func() {
+			_, err := p.Run(ctx, cfg, peers)
+			if err != nil {
+				cancel()
+			}
+			errc <- err
+		}()
+	}
+	res, err := parties[0].Run(ctx, cfg, peers)
+	if err != nil {
+		cancel()
+	}
+	errs := []error{err}
+	for range parties[1:] {
+		errs = append(errs, <-errc)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Result{}, err
+	}
+	return res, nil
+}
+
+func repeatRole(role string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = role
+	}
+	return out
+}
+
+// parseAddrs parses multiaddr strings.
+func parseAddrs(ss []string) ([]multiaddr.Multiaddr, error) {
+	out := make([]multiaddr.Multiaddr, 0, len(ss))
+	for _, s := range ss {
+		a, err := multiaddr.NewMultiaddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("pattern: address %q: %w", s, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
+}

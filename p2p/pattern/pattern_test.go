@@ -1,0 +1,93 @@
+package pattern
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// childEnv makes the test binary serve one party of RunProcesses.
+const childEnv = "BANDIT_PATTERN_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(childEnv) == "1" {
+		if err := ServeChild(context.Background(), os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func TestRunInProcess(t *testing.T) {
+	for _, transport := range []string{TransportTCP, TransportQUIC} {
+		t.Run(transport, func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			res, err := RunInProcess(ctx, Config{K: 3, Steps: 50, Warmup: 5, Transport: transport})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.K != 3 || res.Steps != 50 || res.FramesPerStep != 8 || res.Transport != transport {
+				t.Errorf("result %+v, want K 3, 50 steps, 8 frames a step over %s", res, transport)
+			}
+			if res.Seconds <= 0 || res.MsPerStep <= 0 {
+				t.Errorf("no time measured: %+v", res)
+			}
+		})
+	}
+}
+
+func TestRunProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 4 processes")
+	}
+	t.Setenv(childEnv, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	res, err := RunProcesses(ctx, Config{K: 2, Steps: 100, Warmup: 10}, ProcessOptions{Command: []string{os.Args[0]}, OwnerProcs: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Steps != 100 || res.FramesPerStep != 6 {
+		t.Errorf("result %+v, want 100 steps of 6 frames", res)
+	}
+	for _, role := range []string{RoleController, RoleComp, RoleOwner} {
+		if res.CPUSeconds[role] <= 0 {
+			t.Errorf("no CPU time reported for %s: %v", role, res.CPUSeconds)
+		}
+	}
+}
+
+func TestRunProcessesReportsAFailingChild(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := RunProcesses(ctx, Config{K: 1, Steps: 1}, ProcessOptions{Command: []string{"/bin/false"}})
+	if err == nil {
+		t.Fatal("a run whose party processes exit at once succeeded")
+	}
+}
+
+func TestConfigErrors(t *testing.T) {
+	tests := []struct {
+		cfg  Config
+		want string
+	}{
+		{Config{K: 0, Steps: 1}, "K must be at least 1"},
+		{Config{K: 1, Steps: 0}, "steps must be at least 1"},
+		{Config{K: 1, Steps: 1, Warmup: -1}, "negative warm-up"},
+		{Config{K: 1, Steps: 1, ScoreSize: -1}, "frame sizes"},
+		{Config{K: 1 << 20, Steps: 1, ScoreSize: 100}, "frame sizes"},
+		{Config{K: 1, Steps: 1, Transport: "ws"}, "transport must be"},
+	}
+	for _, tc := range tests {
+		_, err := tc.cfg.withDefaults()
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one containing %q", tc.cfg, err, tc.want)
+		}
+	}
+}

@@ -1,0 +1,246 @@
+package pattern
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// The parent and a child process talk in JSON lines over the child's stdin
+// and stdout: the parent sends a childHello, the child answers with its
+// childAddr, the parent sends the childRun, and the child answers with its
+// childDone when its part of the run is over.
+type childHello struct {
+	Role      string `json:"role"`
+	Index     int    `json:"index"`
+	Transport string `json:"transport"`
+}
+
+type childAddr struct {
+	ID    string   `json:"id"`
+	Addrs []string `json:"addrs"`
+}
+
+type childRun struct {
+	Config Config   `json:"config"`
+	Peers  []string `json:"peers"` // controller, comp, owners: /…/p2p/ID multiaddrs
+}
+
+type childDone struct {
+	Result     Result  `json:"result"`
+	CPUSeconds float64 `json:"cpu_seconds"` // the process's, user and system
+	Error      string  `json:"error,omitempty"`
+}
+
+// ProcessOptions tunes RunProcesses.
+type ProcessOptions struct {
+	// Command is the argv that starts a child process serving one party
+	// with ServeChild on its stdin and stdout.
+	Command []string
+	// Procs, if positive, is the GOMAXPROCS of every party's process.
+	Procs int
+	// OwnerProcs, if positive, is the GOMAXPROCS of the data owners'
+	// processes, in place of Procs (the issue's measurement used 1 for
+	// them and Go's default for the controller and comp).
+	OwnerProcs int
+	// Stderr receives the children's standard error; nil discards it.
+	Stderr io.Writer
+}
+
+// RunProcesses runs the pattern with every party in its own process and
+// returns the controller's measurement.
+func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return Result{}, err
+	}
+	if len(opts.Command) == 0 {
+		return Result{}, errors.New("pattern: no command to start the party processes")
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type child struct {
+		cmd *exec.Cmd
+		in  io.WriteCloser
+		out *bufio.Scanner
+	}
+	roles := append([]string{RoleController, RoleComp}, repeatRole(RoleOwner, cfg.K)...)
+	children := make([]*child, 0, len(roles))
+	defer func() {
+		for _, c := range children {
+			c.in.Close()
+			c.cmd.Process.Kill()
+			c.cmd.Wait()
+		}
+	}()
+	for i, role := range roles {
+		cmd := exec.CommandContext(ctx, opts.Command[0], opts.Command[1:]...)
+		cmd.Env = os.Environ()
+		procs := opts.Procs
+		if role == RoleOwner && opts.OwnerProcs > 0 {
+			procs = opts.OwnerProcs
+		}
+		if procs > 0 {
+			cmd.Env = append(cmd.Env, "GOMAXPROCS="+strconv.Itoa(procs))
+		}
+		cmd.Stderr = opts.Stderr
+		in, err := cmd.StdinPipe()
+		if err != nil {
+			return Result{}, fmt.Errorf("pattern: %w", err)
+		}
+		out, err := cmd.StdoutPipe()
+		if err != nil {
+			return Result{}, fmt.Errorf("pattern: %w", err)
+		}
+		if err := cmd.Start(); err != nil {
+			return Result{}, fmt.Errorf("pattern: starting the %s process (%s): %w", role, strings.Join(opts.Command, " "), err)
+		}
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 64<<10), 1<<20)
+		c := &child{cmd: cmd, in: in, out: sc}
+		children = append(children, c)
+		if err := json.NewEncoder(in).Encode(childHello{Role: role, Index: max(i-2, 0), Transport: cfg.Transport}); err != nil {
+			return Result{}, fmt.Errorf("pattern: talking to the %s process: %w", role, err)
+		}
+	}
+	readLine := func(c *child, v any, what string) error {
+		if !c.out.Scan() {
+			err := c.out.Err()
+			if err == nil {
+				err = io.ErrUnexpectedEOF
+			}
+			return fmt.Errorf("pattern: reading %s from a party process: %w", what, err)
+		}
+		if err := json.Unmarshal(c.out.Bytes(), v); err != nil {
+			return fmt.Errorf("pattern: reading %s from a party process: %w", what, err)
+		}
+		return nil
+	}
+	var run childRun
+	run.Config = cfg
+	for _, c := range children {
+		var a childAddr
+		if err := readLine(c, &a, "its address"); err != nil {
+			return Result{}, err
+		}
+		if len(a.Addrs) == 0 {
+			return Result{}, errors.New("pattern: a party process listens on no address")
+		}
+		run.Peers = append(run.Peers, a.Addrs[0]+"/p2p/"+a.ID)
+	}
+	for _, c := range children {
+		if err := json.NewEncoder(c.in).Encode(run); err != nil {
+			return Result{}, fmt.Errorf("pattern: talking to a party process: %w", err)
+		}
+	}
+	var res Result
+	var errs []error
+	cpu := map[string]float64{}
+	for i, c := range children {
+		var d childDone
+		if err := readLine(c, &d, "its result"); err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", roles[i], err))
+			cancel()
+			continue
+		}
+		if d.Error != "" {
+			errs = append(errs, fmt.Errorf("%s: %s", roles[i], d.Error))
+			cancel()
+		}
+		if i == 0 {
+			res = d.Result
+		}
+		cpu[roles[i]] += d.CPUSeconds
+	}
+	if err := errors.Join(errs...); err != nil {
+		return Result{}, err
+	}
+	res.CPUSeconds = cpu
+	return res, nil
+}
+
+// ServeChild serves one party of RunProcesses: it reads its role from r,
+// starts the party's host, writes its address to w, reads the run, plays it
+// and writes the outcome.
+func ServeChild(ctx context.Context, r io.Reader, w io.Writer) error {
+	dec := json.NewDecoder(r)
+	enc := json.NewEncoder(w)
+	var hello childHello
+	if err := dec.Decode(&hello); err != nil {
+		return fmt.Errorf("pattern: reading the role: %w", err)
+	}
+	key, _, err := crypto.GenerateEd25519Key(nil)
+	if err != nil {
+		return fmt.Errorf("pattern: generating a key: %w", err)
+	}
+	p, err := NewParty(hello.Role, hello.Index, key, hello.Transport)
+	if err != nil {
+		return err
+	}
+	defer p.Close()
+	info := p.Info()
+	a := childAddr{ID: info.ID.String()}
+	for _, m := range info.Addrs {
+		a.Addrs = append(a.Addrs, m.String())
+	}
+	if err := enc.Encode(a); err != nil {
+		return fmt.Errorf("pattern: writing the address: %w", err)
+	}
+	var run childRun
+	if err := dec.Decode(&run); err != nil {
+		return fmt.Errorf("pattern: reading the run: %w", err)
+	}
+	infos := make([]peer.AddrInfo, 0, len(run.Peers))
+	addrs, err := parseAddrs(run.Peers)
+	if err != nil {
+		return err
+	}
+	for _, m := range addrs {
+		ai, err := peer.AddrInfoFromP2pAddr(m)
+		if err != nil {
+			return fmt.Errorf("pattern: address %s: %w", m, err)
+		}
+		infos = append(infos, *ai)
+	}
+	if len(infos) < 2 {
+		return fmt.Errorf("pattern: %d party addresses, want at least 3", len(infos))
+	}
+	ctx, cancel := context.WithTimeout(ctx, runTimeout(run.Config))
+	defer cancel()
+	res, err := p.Run(ctx, run.Config, Peers{Controller: infos[0], Comp: infos[1], Owners: infos[2:]})
+	d := childDone{Result: res, CPUSeconds: processCPU()}
+	if err != nil {
+		d.Error = err.Error()
+	}
+	if err := enc.Encode(d); err != nil {
+		return fmt.Errorf("pattern: writing the result: %w", err)
+	}
+	return err
+}
+
+// processCPU returns the CPU time this process has used, user and system.
+func processCPU() float64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds()
+}
+
+// runTimeout bounds a run: a generous 10 ms per data owner and step, and a
+// minute for the connections.
+func runTimeout(cfg Config) time.Duration {
+	return time.Minute + time.Duration(cfg.K*(cfg.Steps+cfg.Warmup))*10*time.Millisecond
+}
