@@ -56,6 +56,7 @@ func (h *Host) keepConnected(ctx context.Context, p Peer) {
 		if h.Connected(p.ID) {
 			bo.Reset()
 			failures = 0
+			st.tcpFailures.Store(0)
 			h.measureLatency(ctx, p.ID)
 			h.wait(ctx, st, h.pingEach)
 			continue
@@ -70,6 +71,7 @@ func (h *Host) keepConnected(ctx context.Context, p Peer) {
 		}
 		st.setErr(err.Error())
 		failures++
+		st.tcpFailures.Store(int64(failures))
 		d := bo.Next()
 		if failures == 1 {
 			h.logger.Warn("cannot reach address-book peer; retrying with backoff", "peer", h.describe(p.ID), "err", err, "retry_in", d)

@@ -25,6 +25,9 @@ type Gater struct {
 	allowed map[peer.ID]struct{} // immutable after NewGater
 	logger  *slog.Logger
 	refused atomic.Uint64
+	// dialAddr, if set (by the Host, before use), decides which addresses
+	// of an allowed peer may be dialed.
+	dialAddr func(peer.ID, multiaddr.Multiaddr) bool
 
 	mu     sync.Mutex           // guards logged
 	logged map[peer.ID]struct{} // refused IDs already logged; at most maxRememberedRefusals
@@ -65,9 +68,11 @@ func (g *Gater) InterceptPeerDial(id peer.ID) bool {
 	return g.check(id, "dial to")
 }
 
-// InterceptAddrDial allows every address of a peer that passed InterceptPeerDial.
-func (g *Gater) InterceptAddrDial(peer.ID, multiaddr.Multiaddr) bool {
-	return true
+// InterceptAddrDial allows the addresses of a peer that passed
+// InterceptPeerDial, as the host's dial policy says (every address if it has
+// none).
+func (g *Gater) InterceptAddrDial(id peer.ID, a multiaddr.Multiaddr) bool {
+	return g.dialAddr == nil || g.dialAddr(id, a)
 }
 
 // InterceptAccept allows the connection to proceed to the security handshake;

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -18,6 +19,7 @@ import (
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
 	"github.com/libp2p/go-libp2p/p2p/net/connmgr"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	libp2ptls "github.com/libp2p/go-libp2p/p2p/security/tls"
 	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
@@ -171,6 +173,11 @@ type peerState struct {
 	mu        sync.Mutex // guards connected and lastErr
 	connected bool       // as last reported to the callbacks
 	lastErr   string
+
+	// tcpFailures counts the address-book dialer's failed attempts in a
+	// row to reach the peer (over TCP unless the peer has no TCP address);
+	// see dialAddrAllowed.
+	tcpFailures atomic.Int64
 }
 
 func (st *peerState) nudge() {
@@ -230,6 +237,8 @@ func NewHost(cfg Config) (*Host, error) {
 		allowed[i] = p.ID
 	}
 	gater := NewGater(allowed, logger)
+	var h *Host // the gater's dial policy needs the host built below
+	gater.dialAddr = func(id peer.ID, a multiaddr.Multiaddr) bool { return h.dialAddrAllowed(id, a) }
 	rm, err := rcmgr.NewResourceManager(newLimiter(), rcmgr.WithMetricsDisabled())
 	if err != nil {
 		return nil, fmt.Errorf("creating the libp2p resource manager: %w", err)
@@ -256,6 +265,7 @@ func NewHost(cfg Config) (*Host, error) {
 		libp2p.Security(libp2ptls.ID, libp2ptls.New),
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.DisableRelay(),
+		libp2p.SwarmOpts(swarm.WithDialRanker(tcpFirstRanker)),
 		libp2p.ResourceManager(rm),
 		libp2p.ConnectionManager(cm),
 		libp2p.ConnectionGater(gater),
@@ -269,7 +279,7 @@ func NewHost(cfg Config) (*Host, error) {
 		return nil, fmt.Errorf("starting the libp2p host on %v: %w", cfg.ListenAddrs, err)
 	}
 
-	h := &Host{
+	h = &Host{
 		h:        lh,
 		gater:    gater,
 		logger:   logger,
