@@ -7,6 +7,7 @@ import (
 	"io"
 	"io/fs"
 	"net/http"
+	"net/http/pprof"
 	"strings"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -26,6 +27,13 @@ func (n *Node) apiHandler() http.Handler {
 	mux.HandleFunc("GET /v0/sessions/{id}/result", n.serveResult)
 	mux.HandleFunc("POST /v0/sessions/{id}/cancel", n.serveCancel)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
+	// Go's profiles, for an operator chasing CPU or memory: e.g.
+	// curl -H "Authorization: Bearer $(cat api.token)" ADDR/debug/pprof/profile?seconds=30 >cpu.pprof
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return n.authenticate(mux)
 }
 

@@ -14,6 +14,11 @@ type metrics struct {
 	messages *prometheus.CounterVec // by direction and kind
 	bytes    *prometheus.CounterVec // by direction and kind
 	errors   *prometheus.CounterVec // by kind
+
+	// The role-message counters, resolved once: they are counted for every
+	// message of a session and a label lookup hashes both labels.
+	roleIn, roleOut           prometheus.Counter
+	roleInBytes, roleOutBytes prometheus.Counter
 }
 
 func newMetrics() *metrics {
@@ -37,12 +42,25 @@ func newMetrics() *metrics {
 	}
 	m.registry.MustRegister(m.sessions, m.active, m.messages, m.bytes, m.errors,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.roleIn, m.roleInBytes = m.messages.WithLabelValues("in", "role"), m.bytes.WithLabelValues("in", "role")
+	m.roleOut, m.roleOutBytes = m.messages.WithLabelValues("out", "role"), m.bytes.WithLabelValues("out", "role")
 	return m
 }
 
 func (m *metrics) count(direction, kind string, size int) {
 	m.messages.WithLabelValues(direction, kind).Inc()
 	m.bytes.WithLabelValues(direction, kind).Add(float64(size))
+}
+
+// countRole counts a role message in (in) or out.
+func (m *metrics) countRole(in bool, size int) {
+	if in {
+		m.roleIn.Inc()
+		m.roleInBytes.Add(float64(size))
+		return
+	}
+	m.roleOut.Inc()
+	m.roleOutBytes.Add(float64(size))
 }
 
 func (m *metrics) fail(kind string) { m.errors.WithLabelValues(kind).Inc() }

@@ -55,16 +55,20 @@ func (s *session) drainLocal() *abortError {
 // through the session's transport; its progress and result are recorded.
 func (s *session) flush(p protocol.Party) *abortError {
 	rd := s.roles[p].Ready()
-	for _, m := range rd.Messages {
-		m.From = p
+	if len(rd.Messages) > 0 {
+		// One deadline for the batch: the messenger bounds each write by
+		// its own timeout as well.
 		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-		err := s.transport.Send(ctx, m)
-		cancel()
-		if err != nil {
-			e := abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
-			e.unreachable = true
-			return e
+		for _, m := range rd.Messages {
+			m.From = p
+			if err := s.transport.Send(ctx, m); err != nil {
+				cancel()
+				e := abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
+				e.unreachable = true
+				return e
+			}
 		}
+		cancel()
 	}
 	if rd.Progress != nil {
 		s.myProgress[p] = *rd.Progress

@@ -328,10 +328,15 @@ func (s *session) propose() *abortError {
 		pending[p] = true
 	}
 	sendErrs := make(chan error, len(s.remotes))
+	// Every proposal send has returned before propose does: an abort sent
+	// after it must not overtake a proposal still on its way to the same
+	// peer, or that peer would accept a session already aborted.
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	var sends sync.WaitGroup
+	defer sends.Wait() // before cancel: a proposal on its way is let through
 	for _, p := range s.remotes {
-		go func() { sendErrs <- s.n.sendControl(ctx, p, s.id, prop) }()
+		sends.Go(func() { sendErrs <- s.n.sendControl(ctx, p, s.id, prop) })
 	}
 	timer := time.NewTimer(timeout)
 	defer timer.Stop()
@@ -344,11 +349,11 @@ func (s *session) propose() *abortError {
 		select {
 		case <-resend.C:
 			for p := range pending {
-				go func() {
+				sends.Go(func() {
 					rctx, rcancel := context.WithTimeout(ctx, proposeResend)
 					defer rcancel()
 					s.n.sendControl(rctx, p, s.id, prop)
-				}()
+				})
 			}
 		case err := <-sendErrs:
 			if err != nil {

@@ -19,6 +19,7 @@ import (
 type sessionTransport struct {
 	s     *session
 	local []protocol.Message // to this node's own parties, in order
+	frame []byte             // reused for every role frame: the messenger copies it out
 }
 
 var _ protocol.Transport = (*sessionTransport)(nil)
@@ -40,16 +41,17 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 		t.local = append(t.local, m)
 		return nil
 	}
-	frame, err := proto.Marshal(&nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role, FromIndex: uint32(m.From.Index),
-		ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
+	frame, err := proto.MarshalOptions{}.MarshalAppend(t.frame[:0], &nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role,
+		FromIndex: uint32(m.From.Index), ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
 	if err != nil {
 		return fmt.Errorf("encoding a message: %w", err)
 	}
+	t.frame = frame
 	if err := s.n.roles[s.fam.Name()].Send(ctx, org, frame); err != nil {
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
 	}
-	s.n.metrics.count("out", "role", len(frame))
+	s.n.metrics.countRole(false, len(frame))
 	if s.n.traceOut != nil {
 		s.n.traceOut(s.id, m)
 	}

@@ -389,7 +389,7 @@ func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message,
 
 // handleRoleFrame routes a protocol message received on family's stream.
 func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
-	n.metrics.count("in", "role", len(frame))
+	n.metrics.countRole(true, len(frame))
 	f, err := decodeRoleFrame(frame)
 	if err != nil {
 		n.metrics.fail("decode")
@@ -443,7 +443,7 @@ func decodeControl(frame []byte) (*nodepb.Control, error) {
 	if err := proto.Unmarshal(frame, &c); err != nil {
 		return nil, fmt.Errorf("malformed control frame: %w", err)
 	}
-	if !sessionIDPattern.MatchString(c.SessionId) {
+	if !validSessionID(c.SessionId) {
 		return nil, fmt.Errorf("control frame with a malformed session ID %.40q", c.SessionId)
 	}
 	if c.Body == nil {
@@ -464,7 +464,7 @@ func decodeRoleFrame(frame []byte) (*nodepb.RoleFrame, error) {
 	if err := proto.Unmarshal(frame, &f); err != nil {
 		return nil, fmt.Errorf("malformed role frame: %w", err)
 	}
-	if !sessionIDPattern.MatchString(f.SessionId) {
+	if !validSessionID(f.SessionId) {
 		return nil, fmt.Errorf("role frame with a malformed session ID %.40q", f.SessionId)
 	}
 	if len(f.FromRole) == 0 || len(f.FromRole) > maxRoleName || len(f.ToRole) > maxRoleName {
