@@ -10,7 +10,9 @@
 # API on 127.0.0.1:BASE+100+i, BASE being $BANDIT_TESTNET_BASE_PORT (default 24000).
 # If $BANDIT_TESTNET_LOCAL names a TOML file, it is appended to every node's
 # config before the daemons start (local data such as [local.bai.agent]); if
-# it names a directory, its nodeI.toml is appended to node I's config.
+# it names a directory, its nodeI.toml is appended to node I's config, and
+# its nodeI.env (lines NAME=VALUE, e.g. GOMAXPROCS=1) is added to node I's
+# environment.
 set -euo pipefail
 
 usage() { echo "usage: $0 N DIR   (N >= 2 daemons, DIR their directory)" >&2; exit 2; }
@@ -62,7 +64,11 @@ if [ -n "${BANDIT_TESTNET_LOCAL:-}" ]; then
 fi
 
 for i in $(seq 1 "$n"); do
-  nohup "$bin" run --config "$dir/node$i/config.toml" >"$dir/node$i/daemon.log" 2>&1 &
+  envs=()
+  if [ -n "${BANDIT_TESTNET_LOCAL:-}" ] && [ -f "$BANDIT_TESTNET_LOCAL/node$i.env" ]; then
+    mapfile -t envs < <(grep -E '^[A-Za-z_][A-Za-z0-9_]*=' "$BANDIT_TESTNET_LOCAL/node$i.env")
+  fi
+  env ${envs[@]+"${envs[@]}"} nohup "$bin" run --config "$dir/node$i/config.toml" >"$dir/node$i/daemon.log" 2>&1 &
   echo $! >"$dir/node$i/pid"
 done
 
