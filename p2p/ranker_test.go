@@ -83,8 +83,8 @@ type fakeConn struct {
 	raddr  multiaddr.Multiaddr
 }
 
-func (c *fakeConn) IsClosed() bool                      { return c.closed }
-func (c *fakeConn) Stat() network.ConnStats             { return c.stat }
+func (c *fakeConn) IsClosed() bool                       { return c.closed }
+func (c *fakeConn) Stat() network.ConnStats              { return c.stat }
 func (c *fakeConn) RemoteMultiaddr() multiaddr.Multiaddr { return c.raddr }
 
 func TestOldestConnPrefersTCP(t *testing.T) {
