@@ -5,7 +5,8 @@ import (
 )
 
 // Resource limits. A bandit-node network is a private network of a few dozen
-// known organizations: every connection comes from an address-book peer, each
+// known organizations (the limits are sized for 128: SAMBA with 100 data
+// owners takes 103): every connection comes from an address-book peer, each
 // peer holds one or two connections (both sides may dial at once) and a few
 // long-lived streams per protocol (one Messenger stream per direction, one
 // gossipsub stream per direction, short identify and ping streams). The limits
@@ -13,7 +14,7 @@ import (
 // from exhausting the daemon.
 const (
 	// limitBookPeers is the address-book size the limits are sized for.
-	limitBookPeers = 64
+	limitBookPeers = 128
 
 	// limitConnsPerPeer: one connection each way, plus TCP and QUIC at once
 	// while a dial race settles.

@@ -29,6 +29,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/p2p/muxer/yamux"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
@@ -121,6 +122,9 @@ type Result struct {
 	// (user and system) of the processes of each role, connection setup
 	// and warm-up included.
 	CPUSeconds map[string]float64 `json:"cpu_seconds,omitempty"`
+	// ContextSwitches counts, likewise, the context switches of each
+	// role's processes, voluntary and not.
+	ContextSwitches map[string]int64 `json:"context_switches,omitempty"`
 }
 
 // Party is one host of the pattern.
@@ -157,6 +161,9 @@ func NewParty(role string, index int, key crypto.PrivKey, transport string) (*Pa
 		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
 		libp2p.DisableRelay(),
 		libp2p.DisableMetrics(),
+		// A benchmark among its own hosts: no resource limits (the
+		// defaults refuse K = 100 data owners connecting at once).
+		libp2p.ResourceManager(&network.NullResourceManager{}),
 	)
 	if err != nil {
 		return nil, fmt.Errorf("pattern: starting the %s host: %w", role, err)
@@ -253,9 +260,28 @@ func (s *stream) waitClosed() error {
 	return nil
 }
 
+// dialAttempts bounds the connection attempts of a party: a hundred data
+// owners connecting to the controller at once can overflow its listen
+// backlog.
+const dialAttempts = 5
+
 // dial connects to to and opens a pattern stream.
 func (p *Party) dial(ctx context.Context, to peer.AddrInfo) (*stream, error) {
-	if err := p.h.Connect(ctx, to); err != nil {
+	var err error
+	for attempt := range dialAttempts {
+		if err = p.h.Connect(ctx, to); err == nil {
+			break
+		}
+		if sw, ok := p.h.Network().(*swarm.Swarm); ok {
+			sw.Backoff().Clear(to.ID) // libp2p would refuse the next dial for a while
+		}
+		select {
+		case <-time.After(time.Duration(attempt+1) * 100 * time.Millisecond):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("pattern: %s connecting to %s: %w", p.role, to.ID, ctx.Err())
+		}
+	}
+	if err != nil {
 		return nil, fmt.Errorf("pattern: %s connecting to %s: %w", p.role, to.ID, err)
 	}
 	s, err := p.h.NewStream(ctx, to.ID, ProtocolID)

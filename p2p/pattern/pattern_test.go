@@ -91,3 +91,13 @@ func TestConfigErrors(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkInProcess runs the pattern (K = 10) with every host in this
+// process, b.N timed steps, and reports ms/step.
+func BenchmarkInProcess(b *testing.B) {
+	res, err := RunInProcess(b.Context(), Config{K: 10, Steps: max(b.N, 1), Warmup: DefaultWarmup})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.ReportMetric(res.MsPerStep, "ms/step")
+}
