@@ -7,7 +7,7 @@
 #   testnet/down.sh /tmp/tn
 #
 # Ports: node i listens on TCP and UDP/QUIC port BASE+i and serves its control
-# API on 127.0.0.1:BASE+100+i, BASE being $BANDIT_TESTNET_BASE_PORT (default 24000).
+# API on 127.0.0.1:BASE+500+i, BASE being $BANDIT_TESTNET_BASE_PORT (default 24000).
 # If $BANDIT_TESTNET_LOCAL names a TOML file, it is appended to every node's
 # config before the daemons start (local data such as [local.bai.agent]); if
 # it names a directory, its nodeI.toml is appended to node I's config, and
@@ -18,7 +18,7 @@ set -euo pipefail
 usage() { echo "usage: $0 N DIR   (N >= 2 daemons, DIR their directory)" >&2; exit 2; }
 [ $# -eq 2 ] || usage
 n=$1 dir=$2
-[[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le 90 ] || { echo "up.sh: N must be a number from 2 to 90, got '$n'" >&2; exit 2; }
+[[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 2 ] && [ "$n" -le 400 ] || { echo "up.sh: N must be a number from 2 to 400, got '$n'" >&2; exit 2; }
 base=${BANDIT_TESTNET_BASE_PORT:-24000}
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -36,7 +36,7 @@ bin=$dir/bin/bandit-node
 
 declare -a ids
 for i in $(seq 1 "$n"); do
-  port=$((base + i)) api=$((base + 100 + i))
+  port=$((base + i)) api=$((base + 500 + i))
   ids[$i]=$("$bin" init --dir "$dir/node$i" --name "node$i" --policy-open \
     --listen "/ip4/127.0.0.1/tcp/$port" --listen "/ip4/127.0.0.1/udp/$port/quic-v1" \
     --api "127.0.0.1:$api" 2>/dev/null)
@@ -73,18 +73,22 @@ for i in $(seq 1 "$n"); do
 done
 
 # Wait until every daemon reports all n-1 peers connected.
-deadline=$((SECONDS + 60))
+# A full mesh of n daemons is n(n-1)/2 handshakes on this machine's cores.
+wait_s=$((60 + 2 * n))
+deadline=$((SECONDS + wait_s))
 for i in $(seq 1 "$n"); do
   while :; do
     if ! kill -0 "$(cat "$dir/node$i/pid")" 2>/dev/null; then
       echo "up.sh: node$i exited; its log:" >&2
       tail -20 "$dir/node$i/daemon.log" >&2
+      "$root/testnet/down.sh" "$dir" >/dev/null 2>&1 || true
       exit 1
     fi
     connected=$("$bin" peers --config "$dir/node$i/config.toml" --json 2>/dev/null | grep -c '"connected": true' || true)
     [ "$connected" -ge $((n - 1)) ] && break
     if [ $SECONDS -ge $deadline ]; then
-      echo "up.sh: node$i has $connected of $((n - 1)) peers connected after 60s; logs are in $dir/node*/daemon.log" >&2
+      echo "up.sh: node$i has $connected of $((n - 1)) peers connected after ${wait_s}s; logs are in $dir/node*/daemon.log; stopping the testnet" >&2
+      "$root/testnet/down.sh" "$dir" >/dev/null 2>&1 || true
       exit 1
     fi
     sleep 0.2

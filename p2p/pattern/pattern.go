@@ -122,6 +122,8 @@ type Result struct {
 	// (user and system) of the processes of each role, connection setup
 	// and warm-up included.
 	CPUSeconds map[string]float64 `json:"cpu_seconds,omitempty"`
+	// UserCPUSeconds is the user part of CPUSeconds.
+	UserCPUSeconds map[string]float64 `json:"user_cpu_seconds,omitempty"`
 	// ContextSwitches counts, likewise, the context switches of each
 	// role's processes, voluntary and not.
 	ContextSwitches map[string]int64 `json:"context_switches,omitempty"`

@@ -41,6 +41,7 @@ type childRun struct {
 type childDone struct {
 	Result     Result  `json:"result"`
 	CPUSeconds float64 `json:"cpu_seconds"` // the process's, user and system
+	UserCPU    float64 `json:"user_cpu_seconds"`
 	Switches   int64   `json:"context_switches"`
 	Error      string  `json:"error,omitempty"`
 }
@@ -169,6 +170,7 @@ func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result,
 	var errs []error
 	cpu := map[string]float64{}
 	switches := map[string]int64{}
+	user := map[string]float64{}
 	for range children {
 		o := <-outcomes
 		if o.err != nil {
@@ -183,11 +185,12 @@ func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result,
 		}
 		cpu[roles[o.i]] += o.d.CPUSeconds
 		switches[roles[o.i]] += o.d.Switches
+		user[roles[o.i]] += o.d.UserCPU
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Result{}, err
 	}
-	res.CPUSeconds, res.ContextSwitches = cpu, switches
+	res.CPUSeconds, res.UserCPUSeconds, res.ContextSwitches = cpu, user, switches
 	return res, nil
 }
 
@@ -241,7 +244,7 @@ func ServeChild(ctx context.Context, r io.Reader, w io.Writer) error {
 	defer cancel()
 	res, err := p.Run(ctx, run.Config, Peers{Controller: infos[0], Comp: infos[1], Owners: infos[2:]})
 	d := childDone{Result: res}
-	d.CPUSeconds, d.Switches = processUsage()
+	d.CPUSeconds, d.UserCPU, d.Switches = processUsage()
 	if err != nil {
 		d.Error = err.Error()
 	}
@@ -251,14 +254,14 @@ func ServeChild(ctx context.Context, r io.Reader, w io.Writer) error {
 	return err
 }
 
-// processUsage returns the CPU time this process has used, user and
-// system, and its context switches, voluntary and not.
-func processUsage() (float64, int64) {
+// processUsage returns the CPU time this process has used (user and
+// system, and user alone) and its context switches, voluntary and not.
+func processUsage() (cpu, user float64, switches int64) {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0
+		return 0, 0, 0
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), ru.Nvcsw + ru.Nivcsw
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), time.Duration(ru.Utime.Nano()).Seconds(), ru.Nvcsw + ru.Nivcsw
 }
 
 // runTimeout bounds a run: a generous 1 ms per data owner and step (the
