@@ -27,7 +27,8 @@ func run(t *testing.T, args ...string) (string, string, error) {
 
 func TestHelpShowsAnExample(t *testing.T) {
 	cmds := [][]string{{"init"}, {"run"}, {"id"}, {"peers"}, {"simulate"}, {"version"},
-		{"session", "start"}, {"session", "status"}, {"session", "result"}, {"session", "list"}, {"session", "cancel"}}
+		{"session", "start"}, {"session", "status"}, {"session", "result"}, {"session", "list"}, {"session", "cancel"},
+		{"bench", "pattern"}}
 	for _, c := range cmds {
 		t.Run(strings.Join(c, " "), func(t *testing.T) {
 			_, stderr, err := run(t, append(c, "-h")...)
@@ -55,6 +56,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"init"}, "--dir is required"},
 		{[]string{"peers"}, "--config is required"},
 		{[]string{"simulate"}, "wrong number of arguments"},
+		{[]string{"bench"}, "no benchmark given"},
+		{[]string{"bench", "frobnicate"}, "unknown benchmark \"frobnicate\""},
+		{[]string{"bench", "pattern", "extra"}, "takes no arguments"},
 	}
 	for _, tt := range tests {
 		_, _, err := run(t, tt.args...)
@@ -258,5 +262,30 @@ func TestRenderProgress(t *testing.T) {
 	}
 	if got := renderProgress(apitype.Session{ID: "x", State: apitype.StateProposed}, start, 20); got != "x proposed" {
 		t.Errorf("before start: %q", got)
+	}
+}
+
+// TestBenchPattern runs the bare message pattern through the CLI, all hosts in
+// this process, and reads its JSON.
+func TestBenchPattern(t *testing.T) {
+	out, _, err := run(t, "bench", "pattern", "--k", "2", "--steps", "30", "--warmup", "5", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		K             int     `json:"k"`
+		Steps         int     `json:"steps"`
+		MsPerStep     float64 `json:"ms_per_step"`
+		FramesPerStep int     `json:"frames_per_step"`
+		Mode          string  `json:"mode"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if res.K != 2 || res.Steps != 30 || res.FramesPerStep != 6 || res.MsPerStep <= 0 || res.Mode != "one process" {
+		t.Errorf("result %+v", res)
+	}
+	if _, _, err := run(t, "bench", "pattern", "--k", "0"); err == nil || !strings.Contains(err.Error(), "K must be at least 1") {
+		t.Errorf("K = 0: err = %v", err)
 	}
 }
