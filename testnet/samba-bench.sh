@@ -28,33 +28,18 @@ small=200
 [ "$n" -gt "$small" ] || { echo "samba-bench.sh: N must exceed $small, got $n" >&2; exit 2; }
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-means="$here/../protocol/samba/testdata/movielens_K100_sorted_desc.csv"
-rm -rf "$dir/locals"
-mkdir -p "$dir/locals"
-for i in $(seq 1 "$k"); do
-  mu=$(awk -F, -v r="$i" 'NR == r + 1 { print $2 }' "$means")
-  printf '[local.samba.data_owner]\nbernoulli = %s\n' "$mu" >"$dir/locals/node$((i + 3)).toml"
-done
+# shellcheck source=testnet/samba-lib.sh
+. "$here/samba-lib.sh"
+samba_locals "$dir" "$k"
 if [ "$procs" -gt 0 ]; then
   for i in $(seq 1 $((k + 3))); do echo "GOMAXPROCS=$procs" >"$dir/locals/node$i.env"; done
 fi
+trap '"$here/down.sh" "$dir" >/dev/null 2>&1 || true' EXIT
 BANDIT_TESTNET_LOCAL="$dir/locals" BANDIT_TESTNET_BASE_PORT=${BANDIT_TESTNET_BASE_PORT:-28000} "$here/up.sh" $((k + 3)) "$dir"
-trap '"$here/down.sh" "$dir" >/dev/null' EXIT
 bin=$dir/bin/bandit-node
 
-owners=$(seq -f '"node%g"' 4 $((k + 3)) | paste -sd, -)
 for budget in "$n" "$small"; do
-  cat >"$dir/samba-$budget.toml" <<SPEC
-protocol = "samba"
-[roles]
-data_customer = "node1"
-controller = "node2"
-comp = "node3"
-data_owner = [$owners]
-[params]
-algorithm = "$algo"
-budget = $budget
-SPEC
+  samba_spec "$dir/samba-$budget.toml" "$k" "$budget" "$algo"
 done
 
 # session BUDGET: the seconds of one SAMBA session, from its creation to its

@@ -13,28 +13,13 @@ budget=${3:-10000}
 algo=${4:-ucb}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
-means="$here/../protocol/samba/testdata/movielens_K100_sorted_desc.csv"
-rm -rf "$dir/locals"
-mkdir -p "$dir/locals"
-for i in $(seq 1 "$k"); do
-  mu=$(awk -F, -v r="$i" 'NR == r + 1 { print $2 }' "$means")
-  printf '[local.samba.data_owner]\nbernoulli = %s\n' "$mu" >"$dir/locals/node$((i + 3)).toml"
-done
+# shellcheck source=testnet/samba-lib.sh
+. "$here/samba-lib.sh"
+samba_locals "$dir" "$k"
 BANDIT_TESTNET_LOCAL="$dir/locals" BANDIT_TESTNET_BASE_PORT=${BANDIT_TESTNET_BASE_PORT:-28000} "$here/up.sh" $((k + 3)) "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
-owners=$(seq -f '"node%g"' 4 $((k + 3)) | paste -sd, -)
-cat >"$dir/samba.toml" <<SPEC
-protocol = "samba"
-[roles]
-data_customer = "node1"
-controller = "node2"
-comp = "node3"
-data_owner = [$owners]
-[params]
-algorithm = "$algo"
-budget = $budget
-SPEC
+samba_spec "$dir/samba.toml" "$k" "$budget" "$algo"
 echo "== SAMBA ($algo): K = $k data owners on the MovieLens means, N = $budget ==" >&2
 start=$(date +%s.%N)
 "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait | sed -n '/^SAMBA/,$p'
