@@ -21,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -431,7 +432,7 @@ func RunInProcess(ctx context.Context, cfg Config) (Result, error) {
 			p.Close()
 		}
 	}()
-	roles := append([]string{RoleController, RoleComp}, repeatRole(RoleOwner, cfg.K)...)
+	roles := append([]string{RoleController, RoleComp}, slices.Repeat([]string{RoleOwner}, cfg.K)...)
 	for i, role := range roles {
 		key, _, err := crypto.GenerateEd25519Key(nil)
 		if err != nil {
@@ -471,14 +472,6 @@ func RunInProcess(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	return res, nil
-}
-
-func repeatRole(role string, n int) []string {
-	out := make([]string, n)
-	for i := range out {
-		out[i] = role
-	}
-	return out
 }
 
 // parseAddrs parses multiaddr strings.

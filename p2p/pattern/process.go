@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -78,7 +79,7 @@ func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result,
 		in  io.WriteCloser
 		out *bufio.Scanner
 	}
-	roles := append([]string{RoleController, RoleComp}, repeatRole(RoleOwner, cfg.K)...)
+	roles := append([]string{RoleController, RoleComp}, slices.Repeat([]string{RoleOwner}, cfg.K)...)
 	children := make([]*child, 0, len(roles))
 	defer func() {
 		for _, c := range children {
