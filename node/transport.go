@@ -41,11 +41,8 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 		t.local = append(t.local, m)
 		return nil
 	}
-	frame, err := proto.MarshalOptions{}.MarshalAppend(t.frame[:0], &nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role,
+	frame := appendRoleFrame(t.frame[:0], &nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role,
 		FromIndex: uint32(m.From.Index), ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
-	if err != nil {
-		return fmt.Errorf("encoding a message: %w", err)
-	}
 	t.frame = frame
 	if err := s.n.roles[s.fam.Name()].Send(ctx, org, frame); err != nil {
 		s.n.metrics.fail("send")

@@ -461,7 +461,7 @@ const maxRoleName = 64
 // decodeRoleFrame decodes and checks the shape of a role frame from the network.
 func decodeRoleFrame(frame []byte) (*nodepb.RoleFrame, error) {
 	var f nodepb.RoleFrame
-	if err := proto.Unmarshal(frame, &f); err != nil {
+	if err := parseRoleFrame(frame, &f); err != nil {
 		return nil, fmt.Errorf("malformed role frame: %w", err)
 	}
 	if !validSessionID(f.SessionId) {
