@@ -55,20 +55,8 @@ func (s *session) drainLocal() *abortError {
 // through the session's transport; its progress and result are recorded.
 func (s *session) flush(p protocol.Party) *abortError {
 	rd := s.roles[p].Ready()
-	if len(rd.Messages) > 0 {
-		// One deadline for the batch: the messenger bounds each write by
-		// its own timeout as well.
-		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-		for _, m := range rd.Messages {
-			m.From = p
-			if err := s.transport.Send(ctx, m); err != nil {
-				cancel()
-				e := abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
-				e.unreachable = true
-				return e
-			}
-		}
-		cancel()
+	if err := s.sendBatch(p, rd.Messages); err != nil {
+		return err
 	}
 	if rd.Progress != nil {
 		s.myProgress[p] = *rd.Progress
@@ -90,6 +78,25 @@ func (s *session) flush(p protocol.Party) *abortError {
 			})
 		}
 		s.n.log.Info("party finished", "session", s.id, "party", p.String())
+	}
+	return nil
+}
+
+// sendBatch sends the messages of one Ready batch of local party p, under one
+// deadline: the messenger bounds each write by its own timeout as well.
+func (s *session) sendBatch(p protocol.Party, msgs []protocol.Message) *abortError {
+	if len(msgs) == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	for _, m := range msgs {
+		m.From = p
+		if err := s.transport.Send(ctx, m); err != nil {
+			e := abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
+			e.unreachable = true
+			return e
+		}
 	}
 	return nil
 }

@@ -17,13 +17,12 @@ package pattern
 import (
 	"bufio"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"time"
 
+	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/host"
@@ -34,7 +33,6 @@ import (
 	"github.com/libp2p/go-libp2p/p2p/security/noise"
 	quic "github.com/libp2p/go-libp2p/p2p/transport/quic"
 	"github.com/libp2p/go-libp2p/p2p/transport/tcp"
-	"github.com/multiformats/go-multiaddr"
 )
 
 // ProtocolID is the stream protocol of the pattern.
@@ -53,9 +51,9 @@ const (
 	TransportQUIC = "quic"
 )
 
-// Defaults for the zero values of Config, and a sensible warm-up. The frame sizes are those of a
-// SAMBA step with K = 10 (an AES-GCM envelope of a masked score in a
-// session frame; a batch of K of them; an envelope of a bit).
+// Defaults for the zero values of Config, and a sensible warm-up. The frame
+// sizes are about a SAMBA step's at K = 10 (an AES-GCM envelope of a masked
+// score in a session frame; a batch of K of them; an envelope of a bit).
 const (
 	DefaultWarmup    = 200
 	DefaultScoreSize = 110
@@ -220,38 +218,23 @@ type stream struct {
 	s network.Stream
 	r *bufio.Reader
 	w *bufio.Writer
-	n []byte // scratch for frames read
 }
 
 func newStream(s network.Stream) *stream {
 	return &stream{s: s, r: bufio.NewReaderSize(s, 16<<10), w: bufio.NewWriterSize(s, 16<<10)}
 }
 
-// write writes one frame and flushes it: one write to the stream.
+// write writes one frame (p2p's framing, as the messenger's) and flushes
+// it: one write to the stream.
 func (s *stream) write(payload []byte) error {
-	var hdr [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], uint64(len(payload)))
-	s.w.Write(hdr[:n])
-	s.w.Write(payload)
+	if err := p2p.WriteFrame(s.w, payload, maxFrame); err != nil {
+		return err
+	}
 	return s.w.Flush()
 }
 
-// read reads one frame into the stream's scratch buffer.
-func (s *stream) read() ([]byte, error) {
-	size, err := binary.ReadUvarint(s.r)
-	if err != nil {
-		return nil, err
-	}
-	if size > maxFrame {
-		return nil, fmt.Errorf("a %d-byte frame (limit %d)", size, maxFrame)
-	}
-	if cap(s.n) < int(size) {
-		s.n = make([]byte, size)
-	}
-	s.n = s.n[:size]
-	_, err = io.ReadFull(s.r, s.n)
-	return s.n, err
-}
+// read reads one frame.
+func (s *stream) read() ([]byte, error) { return p2p.ReadFrame(s.r, maxFrame) }
 
 // waitClosed waits for the other side to close the stream (or its whole
 // connection: a QUIC host closing may overtake its streams' ends) after it
@@ -472,17 +455,4 @@ func RunInProcess(ctx context.Context, cfg Config) (Result, error) {
 		return Result{}, err
 	}
 	return res, nil
-}
-
-// parseAddrs parses multiaddr strings.
-func parseAddrs(ss []string) ([]multiaddr.Multiaddr, error) {
-	out := make([]multiaddr.Multiaddr, 0, len(ss))
-	for _, s := range ss {
-		a, err := multiaddr.NewMultiaddr(s)
-		if err != nil {
-			return nil, fmt.Errorf("pattern: address %q: %w", s, err)
-		}
-		out = append(out, a)
-	}
-	return out, nil
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/libp2p/go-libp2p/core/crypto"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/multiformats/go-multiaddr"
 )
 
 // The parent and a child process talk in JSON lines over the child's stdin
@@ -269,4 +270,17 @@ func processUsage() (cpu, user float64, switches int64) {
 // pattern takes ≈ 0.1 ms), and two minutes for the connections.
 func runTimeout(cfg Config) time.Duration {
 	return 2*time.Minute + time.Duration(cfg.K*(cfg.Steps+cfg.Warmup))*time.Millisecond
+}
+
+// parseAddrs parses multiaddr strings.
+func parseAddrs(ss []string) ([]multiaddr.Multiaddr, error) {
+	out := make([]multiaddr.Multiaddr, 0, len(ss))
+	for _, s := range ss {
+		a, err := multiaddr.NewMultiaddr(s)
+		if err != nil {
+			return nil, fmt.Errorf("pattern: address %q: %w", s, err)
+		}
+		out = append(out, a)
+	}
+	return out, nil
 }
