@@ -431,7 +431,7 @@ func RunInProcess(ctx context.Context, cfg Config) (Result, error) {
 	for _, p := range parties[2:] {
 		peers.Owners = append(peers.Owners, p.Info())
 	}
-	ctx, cancel := context.WithCancel(ctx)
+	ctx, cancel := context.WithTimeout(ctx, runTimeout(cfg))
 	defer cancel()
 	errc := make(chan error, len(parties))
 	for _, p := range parties[1:] {
