@@ -122,6 +122,7 @@ type Host struct {
 	boMin    time.Duration
 	boMax    time.Duration
 	pingEach time.Duration
+	dupGrace time.Duration // how long a duplicate connection lives: dupGrace, shorter in tests
 
 	// notifyMu serializes connect/disconnect bookkeeping and callbacks so
 	// that callbacks for one peer are delivered in order.
@@ -170,7 +171,7 @@ func (h *Host) connect(ctx context.Context, id peer.ID) error {
 type peerState struct {
 	wake chan struct{} // buffered(1): nudges the peer's dialer
 
-	mu        sync.Mutex // guards connected and lastErr
+	mu        sync.Mutex // guards connected, lastErr and dupCheck
 	connected bool       // as last reported to the callbacks
 	lastErr   string
 
@@ -178,6 +179,8 @@ type peerState struct {
 	// row to reach the peer (over TCP unless the peer has no TCP address);
 	// see dialAddrAllowed.
 	tcpFailures atomic.Int64
+
+	dupCheck *time.Timer // pending look at duplicate connections; guarded by mu
 }
 
 func (st *peerState) nudge() {
@@ -290,6 +293,7 @@ func NewHost(cfg Config) (*Host, error) {
 		boMin:    boMin,
 		boMax:    boMax,
 		pingEach: pingEach,
+		dupGrace: dupGrace,
 	}
 	h.dialCtx, h.dialStop = context.WithCancel(context.Background())
 	for i, p := range book {
@@ -299,7 +303,10 @@ func NewHost(cfg Config) (*Host, error) {
 		lh.ConnManager().Protect(p.ID, protectTag)
 	}
 	lh.Network().Notify(&network.NotifyBundle{
-		ConnectedF:    func(_ network.Network, c network.Conn) { h.connChanged(c.RemotePeer()) },
+		ConnectedF: func(_ network.Network, c network.Conn) {
+			h.connChanged(c.RemotePeer())
+			h.watchDuplicates(c.RemotePeer())
+		},
 		DisconnectedF: func(_ network.Network, c network.Conn) { h.connChanged(c.RemotePeer()) },
 	})
 	// A peer that connected before Notify was registered.

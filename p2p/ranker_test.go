@@ -4,7 +4,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/multiformats/go-multiaddr"
 )
 
@@ -71,54 +70,5 @@ func TestDialAddrAllowed(t *testing.T) {
 	h.states[b].tcpFailures.Store(quicAfterFailures)
 	if !h.Gater().InterceptAddrDial(b, quic) {
 		t.Errorf("the QUIC address was still refused after %d failures over TCP", quicAfterFailures)
-	}
-}
-
-// fakeConn is a network.Conn with only what oldestConn looks at.
-type fakeConn struct {
-	network.Conn
-	name   string
-	closed bool
-	stat   network.ConnStats
-	raddr  multiaddr.Multiaddr
-}
-
-func (c *fakeConn) IsClosed() bool                       { return c.closed }
-func (c *fakeConn) Stat() network.ConnStats              { return c.stat }
-func (c *fakeConn) RemoteMultiaddr() multiaddr.Multiaddr { return c.raddr }
-
-func TestOldestConnPrefersTCP(t *testing.T) {
-	t0 := time.Now()
-	tcp := multiaddr.StringCast("/ip4/127.0.0.1/tcp/1")
-	quic := multiaddr.StringCast("/ip4/127.0.0.1/udp/1/quic-v1")
-	conn := func(name string, age time.Duration, a multiaddr.Multiaddr, closed, limited bool) network.Conn {
-		c := &fakeConn{name: name, closed: closed, raddr: a}
-		c.stat.Opened = t0.Add(-age)
-		c.stat.Limited = limited
-		return c
-	}
-	tests := []struct {
-		name  string
-		conns []network.Conn
-		want  string
-	}{
-		{"none", nil, ""},
-		{"older quic, newer tcp", []network.Conn{conn("q", 2*time.Second, quic, false, false), conn("t", time.Second, tcp, false, false)}, "t"},
-		{"two tcp", []network.Conn{conn("t1", time.Second, tcp, false, false), conn("t2", 2*time.Second, tcp, false, false)}, "t2"},
-		{"closed tcp", []network.Conn{conn("t", 2*time.Second, tcp, true, false), conn("q", time.Second, quic, false, false)}, "q"},
-		{"limited tcp", []network.Conn{conn("t", 2*time.Second, tcp, false, true), conn("q", time.Second, quic, false, false)}, "q"},
-		{"two quic", []network.Conn{conn("q1", time.Second, quic, false, false), conn("q2", 3*time.Second, quic, false, false)}, "q2"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			got := oldestConn(tc.conns)
-			name := ""
-			if got != nil {
-				name = got.(*fakeConn).name
-			}
-			if name != tc.want {
-				t.Errorf("chose %q, want %q", name, tc.want)
-			}
-		})
 	}
 }

@@ -293,9 +293,9 @@ func (m *Messenger) open(ctx context.Context, to peer.ID, o *outStream) error {
 const openAttempts = 3
 
 // newStream opens a stream of the messenger's protocol to peer to, dialing
-// within ctx if there is no connection. The stream is opened on the oldest
-// open direct TCP connection (or the oldest other one), which is the one least likely to be closed as a
-// duplicate when both peers dialed each other at once, and the protocol is
+// within ctx if there is no connection. The stream is opened on the
+// connection both peers prefer (preferredConn), the one that survives when
+// both dialed each other at once, and the protocol is
 // negotiated before newStream returns, so a stream the peer refuses (or loses
 // with its connection) fails here instead of swallowing the first frame.
 func (m *Messenger) newStream(ctx context.Context, to peer.ID) (network.Stream, error) {
@@ -306,7 +306,7 @@ func (m *Messenger) newStream(ctx context.Context, to peer.ID) (network.Stream, 
 	}
 	var lastErr error
 	for range openAttempts {
-		c := oldestConn(m.h.h.Network().ConnsToPeer(to))
+		c := m.h.bestConn(to)
 		if c == nil {
 			if err := m.h.connect(ctx, to); err != nil {
 				return nil, err
@@ -326,25 +326,6 @@ func (m *Messenger) newStream(ctx context.Context, to peer.ID) (network.Stream, 
 		lastErr = network.ErrNoConn
 	}
 	return nil, lastErr
-}
-
-// oldestConn returns the oldest open, unlimited TCP connection of conns, or
-// failing that the oldest open, unlimited one, or nil. TCP is preferred for
-// its lower cost per frame (see tcpFirstRanker).
-func oldestConn(conns []network.Conn) network.Conn {
-	var best network.Conn
-	var bestOpened time.Time
-	var bestTCP bool
-	for _, c := range conns {
-		if c.IsClosed() || c.Stat().Limited {
-			continue
-		}
-		opened, tcp := c.Stat().Opened, isTCP(c.RemoteMultiaddr())
-		if best == nil || (tcp && !bestTCP) || (tcp == bestTCP && opened.Before(bestOpened)) {
-			best, bestOpened, bestTCP = c, opened, tcp
-		}
-	}
-	return best
 }
 
 // negotiate opens a stream on c and selects the messenger's protocol on it,
