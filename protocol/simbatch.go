@@ -58,8 +58,9 @@ type outcome struct {
 // descheduled, leaves the rest to the driver.
 //
 // Batches come every few tens of microseconds, about as long as waking a
-// parked goroutine takes, so the pool spins a little before parking: a
-// helper waiting for the next batch, the driver waiting for the helpers.
+// parked goroutine takes, so the pool spins for a while (spinFor) before
+// parking: a helper waiting for the next batch, the driver waiting for the
+// helpers.
 type workerPool struct {
 	helpers []*helper
 	busy    [][]time.Duration // by worker (the driver's is last), by role
@@ -209,18 +210,29 @@ type parker struct {
 
 func newParker() parker { return parker{ch: make(chan struct{}, 1)} }
 
-// spinChecks is how many times a parker checks its condition before
-// parking: some tens of microseconds.
-const spinChecks = 1 << 14
+// spinFor is how long a parker checks its condition before parking. It
+// outlasts the gaps between a session's parallel batches — SAMBA's comp and
+// controller take some tens of microseconds between two batches of data
+// owners — so that a helper is awake when the next one comes: waking a
+// parked goroutine takes as long as the gap, and a helper that wakes late
+// leaves the batch to the driver. A helper waiting through a longer gap
+// (ticks, a sequential stretch) parks.
+const spinFor = 250 * time.Microsecond
 
 // wait returns once ready reports true. Whoever makes it true calls wake
 // afterwards.
 func (p *parker) wait(ready func() bool) {
-	for i := range spinChecks {
+	var start time.Time
+	for i := 0; ; i++ {
 		if ready() {
 			return
 		}
 		if i%128 == 127 {
+			if i == 127 {
+				start = time.Now()
+			} else if time.Since(start) > spinFor {
+				break
+			}
 			runtime.Gosched()
 		}
 	}
@@ -376,3 +388,4 @@ func grow[T any](s []T, n int) []T {
 	}
 	return make([]T, n, 2*n)
 }
+
