@@ -388,4 +388,3 @@ func grow[T any](s []T, n int) []T {
 	}
 	return make([]T, n, 2*n)
 }
-
