@@ -144,7 +144,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		n.names[id] = pc.Name
 		n.ids[pc.Name] = id
 	}
-	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, Logger: n.log}
+	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, WriteTimeout: sendTimeout, Logger: n.log}
 	if err := mopts.Validate(); err != nil {
 		return nil, fmt.Errorf("session.max_frame_size: %w", err)
 	}

@@ -82,14 +82,12 @@ func (s *session) flush(p protocol.Party) *abortError {
 	return nil
 }
 
-// sendBatch sends the messages of one Ready batch of local party p, under one
-// deadline: the messenger bounds each write by its own timeout as well.
+// sendBatch sends the messages of one Ready batch of local party p. The
+// messenger bounds every stream open and frame write by its write timeout
+// (sendTimeout), so the batch needs no deadline of its own — a context with
+// one cost a timer per batch, 3 % of a SAMBA data owner's CPU.
 func (s *session) sendBatch(p protocol.Party, msgs []protocol.Message) *abortError {
-	if len(msgs) == 0 {
-		return nil
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-	defer cancel()
+	ctx := context.Background()
 	for _, m := range msgs {
 		m.From = p
 		if err := s.transport.Send(ctx, m); err != nil {

@@ -183,8 +183,9 @@ func (m *Messenger) Stats() MessengerStats {
 // dialing the peer) within ctx if needed. On a write error the stream is reset
 // and discarded and the frame is retried once on a new stream. A nil error
 // means the frame was handed to the connection, not that the peer processed
-// it. Frame writes are bounded by WriteTimeout, and by ctx's deadline if
-// earlier.
+// it. Opening the stream (dialing if needed) and each frame write are bounded
+// by WriteTimeout, and by ctx's deadline if earlier: a ctx without a deadline
+// is fine, and saves the caller a timer per Send.
 func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 	if len(frame) > m.opts.MaxFrameSize {
 		return fmt.Errorf("sending to %s on %s: a %d-byte frame: %w (limit %d bytes)", m.h.describe(to), m.id, len(frame), ErrFrameTooLarge, m.opts.MaxFrameSize)
@@ -261,8 +262,14 @@ func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
 	return o, nil
 }
 
-// open opens a new outbound stream into o. o.mu is held.
+// open opens a new outbound stream into o, within ctx and WriteTimeout.
+// o.mu is held.
 func (m *Messenger) open(ctx context.Context, to peer.ID, o *outStream) error {
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > m.opts.WriteTimeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.opts.WriteTimeout)
+		defer cancel()
+	}
 	s, err := m.newStream(ctx, to)
 	if err != nil {
 		return fmt.Errorf("opening a stream: %w", err)

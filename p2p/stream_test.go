@@ -8,14 +8,18 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/core/protocol"
+	"github.com/multiformats/go-multiaddr"
 )
 
 const testProto = protocol.ID("/bandit/test/1.0.0")
@@ -377,5 +381,46 @@ func TestMessengerSurvivesDuplicateConnClose(t *testing.T) {
 			t.Fatalf("round %d: Send after the connection closed: %v", round, err)
 		}
 		waitFor(t, "the frame sent after the connection closed", func() bool { return cb.count(a.ID()) == 2 })
+	}
+}
+
+// TestMessengerOpenBoundedWithoutDeadline sends with a context that has no
+// deadline to a peer whose address accepts TCP and then never answers: the
+// stream open must give up within the write timeout.
+func TestMessengerOpenBoundedWithoutDeadline(t *testing.T) {
+	tn := newTestNet(t, 2, nil)
+	a, b := tn.hosts[0], tn.hosts[1]
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	var held []net.Conn // accepted and never answered
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				for _, c := range held {
+					c.Close()
+				}
+				return
+			}
+			held = append(held, c)
+		}
+	}()
+	silent := multiaddr.StringCast("/ip4/127.0.0.1/tcp/" + strconv.Itoa(ln.Addr().(*net.TCPAddr).Port))
+	a.LibP2P().Peerstore().ClearAddrs(b.ID())
+	a.LibP2P().Peerstore().AddAddr(b.ID(), silent, peerstore.PermanentAddrTTL)
+	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{WriteTimeout: 300 * time.Millisecond})
+	t.Cleanup(func() { ma.Close() })
+	errc := make(chan error, 1)
+	go func() { errc <- ma.Send(context.Background(), b.ID(), []byte("hello")) }()
+	select {
+	case err := <-errc:
+		if err == nil {
+			t.Fatal("a send to a peer that never answers succeeded")
+		}
+	case <-time.After(3 * time.Second): // libp2p itself gives up on the handshake after 5 s
+		t.Fatal("a send without a deadline to a peer that never answers did not give up within 3 s (write timeout 300 ms)")
 	}
 }
