@@ -46,7 +46,7 @@ func NewMemNetwork(parties []Party, latency time.Duration, start time.Time) *Mem
 		parties: append([]Party(nil), parties...),
 		wake:    make(chan struct{}, 1),
 	}
-	for _, p := range parties {
+	for i, p := range parties {
 		if p.Index < 0 {
 			panic(fmt.Sprintf("protocol: party %s has a negative index", p))
 		}
@@ -59,7 +59,7 @@ func NewMemNetwork(parties []Party, latency time.Duration, start time.Time) *Mem
 		for len(*eps) <= p.Index {
 			*eps = append(*eps, nil)
 		}
-		(*eps)[p.Index] = &MemEndpoint{net: n, self: p, in: make(chan Message, 1024)}
+		(*eps)[p.Index] = &MemEndpoint{net: n, self: p, idx: i, in: make(chan Message, 1024)}
 	}
 	return n
 }
@@ -164,16 +164,17 @@ func (n *MemNetwork) Pump(ctx context.Context) {
 	}
 }
 
-func (n *MemNetwork) enqueue(m Message) {
+func (n *MemNetwork) enqueue(m Message, to int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.enqueueLocked(m, n.now)
+	n.enqueueLocked(m, to, n.now)
 	n.signal()
 }
 
-// enqueueLocked queues m as sent at virtual time sent; n.mu is held.
-func (n *MemNetwork) enqueueLocked(m Message, sent time.Duration) {
-	n.queue.push(event{at: sent + n.latency, msg: m})
+// enqueueLocked queues m, addressed to the party at index to of the
+// network's parties, as sent at virtual time sent; n.mu is held.
+func (n *MemNetwork) enqueueLocked(m Message, to int, sent time.Duration) {
+	n.queue.push(event{at: sent + n.latency, to: to, msg: m})
 	n.messages++
 	n.bytes += int64(len(m.Body))
 	if n.observe != nil {
@@ -199,24 +200,30 @@ func (n *MemNetwork) signal() {
 func (n *MemNetwork) sendBatch(from Party, ms []Message, sent time.Duration) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	return n.sendBatchLocked(from, ms, sent)
+}
+
+// sendBatchLocked is sendBatch with n.mu held, for a driver that queues the
+// batches of many handlers under one lock.
+func (n *MemNetwork) sendBatchLocked(from Party, ms []Message, sent time.Duration) int {
 	for i, m := range ms {
-		if !m.Topic && !n.hasParty(m.To) {
+		if !m.Topic && n.Endpoint(m.To) == nil {
 			return i
 		}
 	}
 	for _, m := range ms {
 		m.From = from
 		if m.Topic {
-			for _, p := range n.parties {
+			for j, p := range n.parties {
 				if p != from {
 					c := m
 					c.To = p
-					n.enqueueLocked(c, sent)
+					n.enqueueLocked(c, j, sent)
 				}
 			}
 			continue
 		}
-		n.enqueueLocked(m, sent)
+		n.enqueueLocked(m, n.Endpoint(m.To).idx, sent)
 	}
 	return -1
 }
@@ -250,6 +257,7 @@ func (n *MemNetwork) elapsed() time.Duration {
 type MemEndpoint struct {
 	net  *MemNetwork
 	self Party
+	idx  int // self's index in net.parties
 	in   chan Message
 }
 
@@ -261,19 +269,20 @@ func (e *MemEndpoint) Send(ctx context.Context, m Message) error {
 	}
 	m.From = e.self
 	if m.Topic {
-		for _, p := range e.net.parties {
+		for j, p := range e.net.parties {
 			if p != e.self {
 				c := m
 				c.To = p
-				e.net.enqueue(c)
+				e.net.enqueue(c, j)
 			}
 		}
 		return nil
 	}
-	if !e.net.hasParty(m.To) {
+	to := e.net.Endpoint(m.To)
+	if to == nil {
 		return fmt.Errorf("sending to %s: no such party in this session", m.To)
 	}
-	e.net.enqueue(m)
+	e.net.enqueue(m, to.idx)
 	return nil
 }
 
@@ -283,6 +292,7 @@ func (e *MemEndpoint) Incoming() <-chan Message { return e.in }
 // event is a queued message and its delivery time (since the network's start).
 type event struct {
 	at  time.Duration
+	to  int // the recipient's index in the network's parties
 	msg Message
 }
 
@@ -318,5 +328,3 @@ func (q *eventQueue) grow() {
 	}
 	q.buf, q.head = buf, 0
 }
-
-func (n *MemNetwork) hasParty(p Party) bool { return n.Endpoint(p) != nil }

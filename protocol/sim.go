@@ -251,6 +251,7 @@ type simDriver struct {
 	net        *MemNetwork
 	roles      map[Party]Role
 	slots      map[Party]*slot // per party: one look-up per message
+	byNet      []*slot         // by the party's index on the network (event.to)
 	byRole     [][]*slot       // the slots by role (in order of first appearance) and index
 	roleNames  []string        // by role index
 	busy       []time.Duration // wall time inside each role's handlers, by role index
@@ -297,6 +298,12 @@ func (d *simDriver) newSlot(p Party) *slot {
 	s := &slot{p: p, roleIdx: r}
 	d.byRole[r][p.Index] = s
 	d.slots[p] = s
+	if e := d.net.Endpoint(p); e != nil {
+		for len(d.byNet) <= e.idx {
+			d.byNet = append(d.byNet, nil)
+		}
+		d.byNet[e.idx] = s
+	}
 	return s
 }
 
@@ -503,15 +510,27 @@ func (d *simDriver) flush(p Party) error {
 // flushSlot carries out a Ready batch of a party, whose messages it sent at
 // virtual time sent (since the start).
 func (d *simDriver) flushSlot(s *slot, rd Ready, sent time.Duration) error {
-	p := s.p
 	if len(rd.Messages) > 0 {
 		if err := d.ctx.Err(); err != nil {
-			return fmt.Errorf("%s: %w", p, err)
+			return fmt.Errorf("%s: %w", s.p, err)
 		}
-		if i := d.net.sendBatch(p, rd.Messages, sent); i >= 0 {
-			return fmt.Errorf("%s sent a message to %s, which is not a party of the session", p, rd.Messages[i].To)
+		if i := d.net.sendBatch(s.p, rd.Messages, sent); i >= 0 {
+			return d.strayMessage(s, rd, i)
 		}
 	}
+	d.record(s, rd)
+	return nil
+}
+
+// strayMessage is the error of a party that sent rd.Messages[i] to a party
+// not in the session.
+func (d *simDriver) strayMessage(s *slot, rd Ready, i int) error {
+	return fmt.Errorf("%s sent a message to %s, which is not a party of the session", s.p, rd.Messages[i].To)
+}
+
+// record carries out the rest of a Ready batch whose messages were sent:
+// its progress and result.
+func (d *simDriver) record(s *slot, rd Ready) {
 	if rd.Progress != nil {
 		d.progressed = true
 		d.progress.Step += rd.Progress.Step - s.progress.Step
@@ -523,10 +542,9 @@ func (d *simDriver) flushSlot(s *slot, rd Ready, sent time.Duration) error {
 	}
 	if rd.Result != nil {
 		s.done = true
-		d.reports[p] = rd.Result.Report
+		d.reports[s.p] = rd.Result.Report
 		if rd.Result.Local != nil {
-			d.local[p.String()] = rd.Result.Local
+			d.local[s.p.String()] = rd.Result.Local
 		}
 	}
-	return nil
 }

@@ -274,7 +274,7 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 	b.groups = b.groups[:0]
 	for i := range b.events {
 		b.next[i], b.out[i] = -1, outcome{}
-		s := d.slotOf(b.events[i].msg.To)
+		s := d.byNet[b.events[i].to]
 		if s == nil {
 			continue
 		}
@@ -288,24 +288,49 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 	}
 	d.runBatch()
 
-	// The outputs, in the order of the messages that caused them.
+	// The outputs, in the order of the messages that caused them: first
+	// every message, under one lock of the network, up to the first
+	// handler that failed or sent a message astray; then their progress
+	// and results.
+	if err := d.ctx.Err(); err != nil {
+		return n, fmt.Errorf("simulation interrupted: %w", err)
+	}
+	stop, stray := n, -1
+	d.net.mu.Lock()
 	for i := range b.events {
 		o := &b.out[i]
 		if !o.delivered {
 			continue
 		}
-		m := &b.events[i].msg
 		if o.err != nil {
-			return n, fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, o.err)
+			stop = i
+			break
 		}
-		rd, s := o.ready, o.s
-		*o = outcome{}
-		if err := d.flushSlot(s, rd, b.events[i].at); err != nil {
-			return n, err
+		if ms := o.ready.Messages; len(ms) > 0 {
+			if stray = d.net.sendBatchLocked(o.s.p, ms, b.events[i].at); stray >= 0 {
+				stop = i
+				break
+			}
 		}
 	}
-	clear(b.events) // let the bodies be collected
-	return n, nil
+	d.net.mu.Unlock()
+	for i := range stop {
+		if o := &b.out[i]; o.delivered {
+			d.record(o.s, o.ready)
+		}
+	}
+	var err error
+	if stop < n {
+		o, m := &b.out[stop], &b.events[stop].msg
+		if o.err != nil {
+			err = fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, o.err)
+		} else {
+			err = d.strayMessage(o.s, o.ready, stray)
+		}
+	}
+	clear(b.out[:n]) // let the Ready batches be collected
+	clear(b.events)  // and the bodies
+	return n, err
 }
 
 // work claims chunks of the batch's groups, from the front or the back,
