@@ -47,9 +47,11 @@ type ctrlEvent struct {
 }
 
 // session is one session on this node, initiated here or proposed by a peer.
-// One goroutine (main) owns everything below the "owned by main" line; other
-// goroutines reach it only through the ctrl and inbox channels, and read the
-// record under mu.
+// One goroutine (main) takes it through its phases; everything below the
+// "owned by the runner" line belongs to whoever holds run: main, or — while
+// the roles run — a stream's read goroutine that steps a message in place
+// (deliver). Other goroutines reach the session through the ctrl and inbox
+// channels, and read the record under mu.
 type session struct {
 	n         *Node
 	id        string
@@ -79,7 +81,20 @@ type session struct {
 	mu  sync.Mutex // guards rec
 	rec *record
 
-	// owned by main
+	// run is held by the goroutine that drives the roles. main holds it
+	// except while it waits for an event.
+	run sync.Mutex
+	// queued counts the messages put in inbox and not yet stepped. A
+	// message is stepped in place only when none is, so the messages of
+	// each sender keep their order.
+	queued atomic.Int64
+	// kick wakes main when a message stepped in place ended the session.
+	kick chan struct{}
+
+	// owned by the runner (see run)
+	inPlace      bool        // messages may be stepped in place: the roles run
+	ended        bool        // a message stepped in place ended the session
+	endErr       *abortError // and how, nil if it completed
 	roles        map[protocol.Party]protocol.Role
 	finished     map[protocol.Party]bool
 	transport    *sessionTransport
@@ -118,6 +133,7 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		initiator: initiator, initiated: initiator == self, self: self,
 		mine: assign.PartiesOf(self.String()), local: local,
 		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
+		kick:  make(chan struct{}, 1),
 		roles: map[protocol.Party]protocol.Role{}, finished: map[protocol.Party]bool{},
 		reports: map[protocol.Party][]byte{}, progress: map[peer.ID]protocol.Progress{},
 		myProgress: map[protocol.Party]protocol.Progress{}, heard: map[peer.ID]*atomic.Int64{},
@@ -462,19 +478,53 @@ func (s *session) runRoles() *abortError {
 	defer tick.Stop()
 	check := time.NewTicker(s.n.cfg.Session.HeartbeatInterval.Duration)
 	defer check.Stop()
+	s.run.Lock()
+	s.inPlace = true
+	defer func() {
+		s.inPlace = false
+		s.run.Unlock()
+	}()
 	for {
+		if s.ended {
+			return s.endErr
+		}
 		if err := s.drainLocal(); err != nil {
 			return err
 		}
 		if done, err := s.checkComplete(); done || err != nil {
 			return err
 		}
+		// Wait for the next event without the lock, so that a message
+		// can be stepped in place meanwhile.
+		s.run.Unlock()
+		var (
+			m      protocol.Message
+			ev     ctrlEvent
+			isMsg  bool
+			isTick bool
+			isChk  bool
+			isCtrl bool
+		)
 		select {
-		case m := <-s.transport.Incoming():
-			if err := s.step(m); err != nil {
+		case m = <-s.transport.Incoming():
+			isMsg = true
+		case <-s.kick: // s.ended is set: the loop's top returns
+		case <-tick.C:
+			isTick = true
+		case <-check.C:
+			isChk = true
+		case ev = <-s.ctrl:
+			isCtrl = true
+		}
+		s.run.Lock()
+		switch {
+		case isMsg:
+			err := s.step(m)
+			s.queued.Add(-1)
+			if err != nil {
 				return err
 			}
-		case <-tick.C:
+		case isTick:
 			for _, p := range s.mine {
 				if s.finished[p] {
 					continue
@@ -489,15 +539,36 @@ func (s *session) runRoles() *abortError {
 			if err := s.afterFlush(); err != nil {
 				return err
 			}
-		case <-check.C:
+		case isChk:
 			if err := s.checkLiveness(); err != nil {
 				return err
 			}
-		case ev := <-s.ctrl:
+		case isCtrl:
 			if done, err := s.control(ev); done || err != nil {
 				return err
 			}
 		}
+	}
+}
+
+// stepInPlace steps m in the calling goroutine, as the running loop would,
+// and hands an end of the session to main. run is held.
+func (s *session) stepInPlace(m protocol.Message) {
+	err := s.step(m)
+	if err == nil {
+		err = s.drainLocal()
+	}
+	done := false
+	if err == nil {
+		done, err = s.checkComplete()
+	}
+	if !done && err == nil {
+		return
+	}
+	s.inPlace, s.ended, s.endErr = false, true, err
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
 }
 
