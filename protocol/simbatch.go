@@ -32,7 +32,7 @@ type batch struct {
 	out    []outcome // by event
 	groups []group
 	ends   atomic.Uint64 // the groups not yet claimed: [ends>>32, ends&0xffffffff)
-	chunk  int           // how many groups a worker claims at a time
+	share  int           // a worker claims 1/share of the groups left, at least one
 }
 
 // group is one party's messages in a batch: a linked list through
@@ -55,7 +55,9 @@ type outcome struct {
 // ends: the driver from the front, the helpers from the back, so that a
 // party tends to run on the same goroutine batch after batch (its state
 // stays in one core's cache) while a helper that starts late, or is
-// descheduled, leaves the rest to the driver.
+// descheduled, leaves the rest to the driver. A chunk is a share of the
+// groups left, so chunks shrink towards the end of a batch and the workers
+// finish it at about the same time.
 //
 // Batches come every few tens of microseconds, about as long as waking a
 // parked goroutine takes, so the pool spins for a while (spinFor) before
@@ -186,7 +188,7 @@ func (d *simDriver) runBatch() {
 			p.tune.groups[i] += len(b.groups)
 		}
 	}()
-	b.chunk = max(1, len(b.groups)/(4*(helpers+1)))
+	b.share = 2 * (helpers + 1)
 	b.ends.Store(uint64(len(b.groups)))
 	if helpers > 0 {
 		p.pending.Store(int32(len(p.helpers)))
@@ -359,7 +361,7 @@ func (d *simDriver) work(w int, front bool) {
 }
 
 // claim takes the next chunk of groups [first, end) from the front or the
-// back of those not yet claimed.
+// back of those not yet claimed: 1/share of them, at least one.
 func (b *batch) claim(front bool) (first, end int, ok bool) {
 	for {
 		e := b.ends.Load()
@@ -367,13 +369,14 @@ func (b *batch) claim(front bool) (first, end int, ok bool) {
 		if lo >= hi {
 			return 0, 0, false
 		}
+		n := max(1, (hi-lo)/b.share)
 		if front {
-			first, end = lo, min(lo+b.chunk, hi)
+			first, end = lo, lo+n
 			if b.ends.CompareAndSwap(e, uint64(end)<<32|uint64(hi)) {
 				return first, end, true
 			}
 		} else {
-			first, end = max(lo, hi-b.chunk), hi
+			first, end = hi-n, hi
 			if b.ends.CompareAndSwap(e, uint64(lo)<<32|uint64(first)) {
 				return first, end, true
 			}
