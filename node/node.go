@@ -72,8 +72,10 @@ type Node struct {
 	ids     map[string]peer.ID        // the reverse
 	store   *store
 	metrics *metrics
-	// proposals bounds the proposals examined at once.
+	// proposals bounds the proposals examined at once; examining tracks
+	// the goroutines that examine them, which shutdown waits for.
 	proposals chan struct{}
+	examining sync.WaitGroup
 	// traceOut, when set (by tests), sees every protocol message this node
 	// sends to another organization, direct or on a topic.
 	traceOut func(session string, m protocol.Message)
@@ -254,6 +256,9 @@ func (n *Node) shutdown() {
 	for _, m := range n.roles {
 		m.Close()
 	}
+	// No frame arrives any more: the proposals being examined are the last
+	// (they decline, since the node is closing).
+	n.examining.Wait()
 	n.stop()
 	n.host.Close()
 	n.log.Info("stopped", "name", n.cfg.Node.Name)

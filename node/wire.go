@@ -85,10 +85,10 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 	if p, ok := c.Body.(*nodepb.Control_Propose); ok {
 		select {
 		case n.proposals <- struct{}{}:
-			go func() {
+			n.examining.Go(func() {
 				defer func() { <-n.proposals }()
 				n.handlePropose(from, c.SessionId, p.Propose)
-			}()
+			})
 		default:
 			n.metrics.fail("rejected")
 			n.log.Warn("too many proposals being examined; declining one", "peer", n.nameOf(from), "session", c.SessionId)
