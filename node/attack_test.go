@@ -45,7 +45,13 @@ func TestForgedAndMalformedFramesAreRejected(t *testing.T) {
 	send(nodes[1], false, marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "participant", FromIndex: 0, ToRole: "participant", ToIndex: 0, Body: []byte{1}}))
 	// A control frame from outside the session: an abort node3 may not give.
 	send(nodes[2], true, marshal(t, &nodepb.Control{SessionId: id, Body: &nodepb.Control_Abort{Abort: &nodepb.Abort{Reason: "forged"}}}))
-	waitFor(t, 5*time.Second, "three rejections", func() bool { return rejected() >= 3 })
+	// node2 names parties the session does not have: an index past the
+	// role's, a role it does not have, a recipient node1 does not play.
+	send(nodes[1], false, marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "participant", FromIndex: 1, ToRole: "participant", ToIndex: 7, Body: []byte{1}}))
+	send(nodes[1], false, marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "participant", FromIndex: 1 << 31, ToRole: "participant", ToIndex: 0, Body: []byte{1}}))
+	send(nodes[1], false, marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "nobody", FromIndex: 1, ToRole: "participant", ToIndex: 0, Body: []byte{1}}))
+	send(nodes[1], false, marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "participant", FromIndex: 1, ToRole: "participant", ToIndex: 1, Body: []byte{1}}))
+	waitFor(t, 5*time.Second, "seven rejections", func() bool { return rejected() >= 7 })
 
 	send(nodes[2], true, []byte{0x0a, 0xff, 0xff, 0xff})
 	send(nodes[2], false, []byte("not a protobuf"))

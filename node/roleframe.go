@@ -50,10 +50,18 @@ func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {
 // proto.Unmarshal refuses too.
 var errRoleFrameUTF8 = errors.New("string field is not valid UTF-8")
 
-// parseRoleFrame decodes b into f as proto.Unmarshal would: unknown fields
-// and known ones of another wire type are skipped, the last of a repeated
-// field wins, strings must be UTF-8. f.Body aliases b (the caller owns it).
-func parseRoleFrame(b []byte, f *nodepb.RoleFrame) error {
+// roleFrameView is a nodepb.RoleFrame decoded without copying: its byte
+// fields alias the frame, so decoding allocates nothing.
+type roleFrameView struct {
+	SessionID, FromRole, ToRole, Body []byte
+	FromIndex, ToIndex                uint32
+}
+
+// parseRoleFrame decodes b into f as proto.Unmarshal would into a
+// nodepb.RoleFrame: unknown fields and known ones of another wire type are
+// skipped, the last of a repeated field wins, strings must be UTF-8. f's
+// fields alias b (the caller owns it).
+func parseRoleFrame(b []byte, f *roleFrameView) error {
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
@@ -79,11 +87,11 @@ func parseRoleFrame(b []byte, f *nodepb.RoleFrame) error {
 			}
 			switch num {
 			case 1:
-				f.SessionId = string(v)
+				f.SessionID = v
 			case 2:
-				f.FromRole = string(v)
+				f.FromRole = v
 			default:
-				f.ToRole = string(v)
+				f.ToRole = v
 			}
 		case typ == protowire.VarintType && (num == 3 || num == 5):
 			v, n := protowire.ConsumeVarint(b)

@@ -19,15 +19,15 @@ func FuzzRoleFrameCodec(f *testing.F) {
 	f.Add([]byte{0x0a, 0x02, 0xff, 0xfe}, "s", "\xff", uint32(0), "to", uint32(9), []byte(nil))
 	f.Add([]byte{0x18, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x12, 0x00, 0x10, 0x05}, "a", "b", uint32(1), "c", uint32(2), []byte{0})
 	f.Fuzz(func(t *testing.T, raw []byte, sid, fromRole string, fromIndex uint32, toRole string, toIndex uint32, body []byte) {
-		var got nodepb.RoleFrame
+		var got roleFrameView
 		gotErr := parseRoleFrame(raw, &got)
 		var want nodepb.RoleFrame
 		wantErr := proto.Unmarshal(raw, &want)
 		if (gotErr == nil) != (wantErr == nil) {
 			t.Fatalf("parse %x: error %v, proto.Unmarshal %v", raw, gotErr, wantErr)
 		}
-		if gotErr == nil && (got.SessionId != want.SessionId || got.FromRole != want.FromRole || got.FromIndex != want.FromIndex ||
-			got.ToRole != want.ToRole || got.ToIndex != want.ToIndex || !bytes.Equal(got.Body, want.Body)) {
+		if gotErr == nil && (string(got.SessionID) != want.SessionId || string(got.FromRole) != want.FromRole || got.FromIndex != want.FromIndex ||
+			string(got.ToRole) != want.ToRole || got.ToIndex != want.ToIndex || !bytes.Equal(got.Body, want.Body)) {
 			t.Fatalf("parse %x: %+v, proto.Unmarshal %+v", raw, &got, &want)
 		}
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -68,6 +69,10 @@ type session struct {
 	// peerOf maps every party to its organization's peer ID: decoded once,
 	// since peer IDs are compared on every message.
 	peerOf map[protocol.Party]peer.ID
+	// roleNames and orgs are peerOf again, for party: orgs[r][i] plays
+	// party i of role roleNames[r].
+	roleNames []string
+	orgs      [][]peer.ID
 
 	ctrl  chan ctrlEvent
 	inbox chan protocol.Message
@@ -142,6 +147,14 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 	for _, p := range assign.Parties() {
 		s.peerOf[p], _ = peer.Decode(assign.Org(p)) // validated by the caller
 	}
+	for _, role := range slices.Sorted(maps.Keys(assign.Roles)) {
+		ids := make([]peer.ID, len(assign.Roles[role]))
+		for i := range ids {
+			ids[i] = s.peerOf[protocol.Party{Role: role, Index: i}]
+		}
+		s.roleNames = append(s.roleNames, role)
+		s.orgs = append(s.orgs, ids)
+	}
 	for _, org := range assign.Orgs() {
 		id, _ := peer.Decode(org)
 		if id != self {
@@ -175,6 +188,23 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
 		Created: time.Now().UTC(), Spec: string(specText)}}
 	return s
+}
+
+// party resolves the party a frame names by its role, still in the frame's
+// bytes, and index: the party with the session's copy of the role name (no
+// allocation) and the organization that plays it. ok is false if the
+// session has no such party. A session has a handful of roles, so a scan
+// beats hashing the name.
+func (s *session) party(role []byte, index uint32) (p protocol.Party, org peer.ID, ok bool) {
+	for r, name := range s.roleNames {
+		if string(role) == name {
+			if int64(index) >= int64(len(s.orgs[r])) {
+				return p, "", false
+			}
+			return protocol.Party{Role: name, Index: int(index)}, s.orgs[r][index], true
+		}
+	}
+	return p, "", false
 }
 
 func contains(ids []peer.ID, id peer.ID) bool {

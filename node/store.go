@@ -34,7 +34,7 @@ type store struct {
 
 // validSessionID reports whether id has the shape of a session ID: 16 to 64
 // lowercase hexadecimal digits. (By hand: it is checked for every message.)
-func validSessionID(id string) bool {
+func validSessionID[T string | []byte](id T) bool {
 	if len(id) < 16 || len(id) > 64 {
 		return false
 	}

@@ -41,6 +41,13 @@ func (n *Node) lookup(id string) *session {
 	return n.sessions[id]
 }
 
+// lookupBytes is lookup for an ID still in a frame's bytes (no copy).
+func (n *Node) lookupBytes(id []byte) *session {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.sessions[string(id)]
+}
+
 // forget removes an ended session from the active set.
 func (n *Node) forget(id string) {
 	n.mu.Lock()
@@ -377,12 +384,12 @@ func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message,
 	if err != nil {
 		return protocol.Message{}, err
 	}
-	if f.SessionId != s.id || f.ToRole != "" {
+	if string(f.SessionID) != s.id || len(f.ToRole) != 0 {
 		return protocol.Message{}, errors.New("topic frame of another session or addressed to a party")
 	}
-	p := protocol.Party{Role: f.FromRole, Index: int(f.FromIndex)}
-	if org, ok := s.peerOf[p]; !ok || org != from {
-		return protocol.Message{}, fmt.Errorf("topic frame claims to come from %s, which its author does not play", p)
+	p, org, ok := s.party(f.FromRole, f.FromIndex)
+	if !ok || org != from {
+		return protocol.Message{}, fmt.Errorf("topic frame claims to come from %s[%d], which its author does not play", f.FromRole, f.FromIndex)
 	}
 	return protocol.Message{From: p, Topic: true, Body: f.Body}, nil
 }
@@ -396,21 +403,23 @@ func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
 		n.log.Warn("rejected a role frame", "peer", n.nameOf(from), "err", err)
 		return
 	}
-	s := n.lookup(f.SessionId)
+	s := n.lookupBytes(f.SessionID)
 	if s == nil {
 		n.metrics.fail("unknown_session")
-		n.log.Debug("role frame for a session that is not active here", "peer", n.nameOf(from), "session", f.SessionId)
+		n.log.Debug("role frame for a session that is not active here", "peer", n.nameOf(from), "session", string(f.SessionID))
 		return
 	}
-	fromP := protocol.Party{Role: f.FromRole, Index: int(f.FromIndex)}
-	toP := protocol.Party{Role: f.ToRole, Index: int(f.ToIndex)}
+	fromP, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
+	toP, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
 	switch {
 	case s.fam.Name() != family:
 		n.log.Warn("rejected a role frame sent on another protocol's stream", "peer", n.nameOf(from), "session", s.id, "stream", family)
-	case s.peerOf[fromP] != from:
-		n.log.Warn("rejected a role frame whose sender does not play the party it claims", "peer", n.nameOf(from), "session", s.id, "claimed", fromP.String())
-	case s.peerOf[toP] != s.self:
-		n.log.Warn("rejected a role frame for a party this node does not play", "peer", n.nameOf(from), "session", s.id, "to", toP.String())
+	case !fromOK || fromOrg != from:
+		n.log.Warn("rejected a role frame whose sender does not play the party it claims", "peer", n.nameOf(from), "session", s.id,
+			"claimed", fmt.Sprintf("%s[%d]", f.FromRole, f.FromIndex))
+	case !toOK || toOrg != s.self:
+		n.log.Warn("rejected a role frame for a party this node does not play", "peer", n.nameOf(from), "session", s.id,
+			"to", fmt.Sprintf("%s[%d]", f.ToRole, f.ToIndex))
 	default:
 		s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body})
 		return
@@ -475,18 +484,18 @@ func decodeControl(frame []byte) (*nodepb.Control, error) {
 const maxRoleName = 64
 
 // decodeRoleFrame decodes and checks the shape of a role frame from the network.
-func decodeRoleFrame(frame []byte) (*nodepb.RoleFrame, error) {
-	var f nodepb.RoleFrame
+func decodeRoleFrame(frame []byte) (roleFrameView, error) {
+	var f roleFrameView
 	if err := parseRoleFrame(frame, &f); err != nil {
-		return nil, fmt.Errorf("malformed role frame: %w", err)
+		return f, fmt.Errorf("malformed role frame: %w", err)
 	}
-	if !validSessionID(f.SessionId) {
-		return nil, fmt.Errorf("role frame with a malformed session ID %.40q", f.SessionId)
+	if !validSessionID(f.SessionID) {
+		return f, fmt.Errorf("role frame with a malformed session ID %.40q", f.SessionID)
 	}
 	if len(f.FromRole) == 0 || len(f.FromRole) > maxRoleName || len(f.ToRole) > maxRoleName {
-		return nil, fmt.Errorf("role frame of session %s with a missing or overlong role name", f.SessionId)
+		return f, fmt.Errorf("role frame of session %s with a missing or overlong role name", f.SessionID)
 	}
-	return &f, nil
+	return f, nil
 }
 
 // parseProposedSpec parses the spec of a proposal from the network.
