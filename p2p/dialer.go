@@ -3,6 +3,7 @@ package p2p
 import (
 	"context"
 	"fmt"
+	"math/rand/v2"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -58,7 +59,7 @@ func (h *Host) keepConnected(ctx context.Context, p Peer) {
 			failures = 0
 			st.tcpFailures.Store(0)
 			h.measureLatency(ctx, p.ID)
-			h.wait(ctx, st, h.pingEach)
+			h.wait(ctx, st, h.pingEach-h.pingEach/8+time.Duration(rand.Int64N(int64(h.pingEach/4)+1)))
 			continue
 		}
 		err := h.dial(ctx, p)
