@@ -3,6 +3,8 @@ package privacy
 import (
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hkdf"
+	"crypto/sha256"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -22,9 +24,17 @@ const EnvelopeNonceSize = 12
 // the 16-byte GCM tag.
 const EnvelopeOverhead = EnvelopeNonceSize + 16
 
-// envelopeDomain starts the associated data, so that an envelope cannot be
-// confused with any other use of the same key.
-const envelopeDomain = "bandit-node/privacy/envelope/v1"
+// envelopeDomain starts the derivation of a channel's key (see
+// Envelope.Channel), so that an envelope cannot be confused with any other
+// use of the same key. v2: the session and roles are bound through the
+// channel key, the step and iteration through the associated data; v1 bound
+// all five through the associated data.
+const envelopeDomain = "bandit-node/privacy/envelope/v2"
+
+// envelopeADVersion ends an envelope's associated data: the step (8 bytes)
+// and iteration (4), then this byte — 13 bytes, the TLS record header's
+// length, which AES-GCM's assembly on amd64 hashes in one step.
+const envelopeADVersion = 2
 
 // ErrEnvelopeTooShort reports a sealed envelope shorter than
 // EnvelopeOverhead.
@@ -35,9 +45,9 @@ var ErrEnvelopeTooShort = errors.New("envelope too short")
 // misrouted (its header differs from the one it was sealed for).
 var ErrEnvelopeAuth = errors.New("envelope authentication failed")
 
-// Header is bound into an envelope's associated data: an envelope opens only
-// with the same session, step, iteration, sender role and recipient role it
-// was sealed for.
+// Header is bound into an envelope: an envelope opens only with the same
+// session, step, iteration, sender role and recipient role it was sealed
+// for.
 type Header struct {
 	Session   string // session ID
 	Step      uint64 // protocol step
@@ -45,71 +55,22 @@ type Header struct {
 	From, To  string // sender and recipient roles
 }
 
-// associatedData returns the unambiguous encoding of h: the domain string,
-// then Session, Step, Iteration, From and To, with each string prefixed by
-// its length as a big-endian uint32 and each integer big-endian.
-func (h Header) associatedData() ([]byte, error) { return h.appendAssociatedData(nil) }
-
-// appendAssociatedData appends the encoding of associatedData to dst.
-func (h Header) appendAssociatedData(dst []byte) ([]byte, error) {
-	for _, s := range []string{h.Session, h.From, h.To} {
+// channelInfo returns the unambiguous encoding of a channel for its key
+// derivation: the domain string, then Session, From and To, each prefixed
+// by its length as a big-endian uint32.
+func channelInfo(session, from, to string) (string, error) {
+	for _, s := range []string{session, from, to} {
 		if uint64(len(s)) > math.MaxUint32 {
-			return nil, fmt.Errorf("envelope header field of %d bytes is too long", len(s))
+			return "", fmt.Errorf("envelope header field of %d bytes is too long", len(s))
 		}
 	}
-	ad := slices.Grow(dst, 4*4+len(envelopeDomain)+len(h.Session)+8+4+len(h.From)+len(h.To))
-	putString := func(s string) {
-		ad = binary.BigEndian.AppendUint32(ad, uint32(len(s)))
-		ad = append(ad, s...)
+	info := make([]byte, 0, 4*4+len(envelopeDomain)+len(session)+len(from)+len(to))
+	for _, s := range []string{envelopeDomain, session, from, to} {
+		info = binary.BigEndian.AppendUint32(info, uint32(len(s)))
+		info = append(info, s...)
 	}
-	putString(envelopeDomain)
-	putString(h.Session)
-	ad = binary.BigEndian.AppendUint64(ad, h.Step)
-	ad = binary.BigEndian.AppendUint32(ad, h.Iteration)
-	putString(h.From)
-	putString(h.To)
-	return ad, nil
+	return string(info), nil
 }
-
-// BoundHeader is a Header with its associated data already encoded, for
-// sealing or opening many envelopes of one header — a batch of one step and
-// iteration — without encoding it again for each. The zero BoundHeader seals
-// and opens nothing.
-type BoundHeader struct {
-	h  Header
-	ad []byte
-}
-
-// Bind returns h bound: its associated data encoded.
-func (h Header) Bind() (BoundHeader, error) {
-	var b BoundHeader
-	return b, b.Rebind(h)
-}
-
-// Rebind binds h in b's place, reusing b's storage when it is large enough,
-// so that a role binding a header every step allocates nothing. Copies of b
-// share that storage: after Rebind they hold the new header's associated
-// data too. On error b is unchanged.
-func (b *BoundHeader) Rebind(h Header) error {
-	if b.ad != nil && h.Session == b.h.Session && h.From == b.h.From && h.To == b.h.To {
-		// Only the step and iteration change, as from one step to the next:
-		// they sit after the domain and the session.
-		at := 4 + len(envelopeDomain) + 4 + len(h.Session)
-		binary.BigEndian.PutUint64(b.ad[at:], h.Step)
-		binary.BigEndian.PutUint32(b.ad[at+8:], h.Iteration)
-		b.h = h
-		return nil
-	}
-	ad, err := h.appendAssociatedData(b.ad[:0])
-	if err != nil {
-		return err
-	}
-	b.h, b.ad = h, ad
-	return nil
-}
-
-// Header returns the header b was bound from.
-func (b BoundHeader) Header() Header { return b.h }
 
 // NewEnvelopeKey returns a fresh key read from rand (crypto/rand.Reader in
 // real sessions).
@@ -121,18 +82,50 @@ func NewEnvelopeKey(rand io.Reader) (EnvelopeKey, error) {
 	return k, nil
 }
 
-// Envelope seals and opens messages under one key with AES-256-GCM,
-// creating the cipher once. It is safe for concurrent use.
+// Envelope seals and opens messages under one key with AES-256-GCM. It is
+// safe for concurrent use.
 //
-// Nonces are random, so one key should seal at most 2³² messages, far beyond
-// any session.
+// The key itself never encrypts: each channel — a session, sender role and
+// recipient role — has its own AES-256 key, HKDF-SHA256-Expand of the
+// envelope key over the channel's encoding, so that the session and roles
+// are bound by the key and the associated data is only the step and
+// iteration. An envelope sealed for one channel fails authentication in
+// any other, as it would with the five fields in the associated data.
+//
+// Nonces are random, so one channel should seal at most 2³² messages, far
+// beyond any session.
 type Envelope struct {
-	aead cipher.AEAD
+	key EnvelopeKey
 }
 
-// NewEnvelope prepares the cipher for key.
+// NewEnvelope prepares envelopes under key.
 func NewEnvelope(key EnvelopeKey) (*Envelope, error) {
-	block, err := aes.NewCipher(key[:])
+	return &Envelope{key: key}, nil
+}
+
+// Channel is the envelopes of one session from one sender role to one
+// recipient role, with the cipher created once: what a role seals or opens
+// every step. It is not safe for concurrent use: it encodes the associated
+// data into a buffer of its own, so that sealing and opening allocate
+// nothing.
+type Channel struct {
+	aead              cipher.AEAD
+	session, from, to string
+	ad                [13]byte
+}
+
+// Channel derives the key of the channel from role from to role to in
+// session, and prepares its cipher.
+func (e *Envelope) Channel(session, from, to string) (*Channel, error) {
+	info, err := channelInfo(session, from, to)
+	if err != nil {
+		return nil, fmt.Errorf("envelope channel: %w", err)
+	}
+	key, err := hkdf.Expand(sha256.New, e.key[:], info, 32)
+	if err != nil {
+		return nil, fmt.Errorf("envelope channel key: %w", err)
+	}
+	block, err := aes.NewCipher(key)
 	if err != nil {
 		return nil, fmt.Errorf("envelope cipher: %w", err)
 	}
@@ -140,74 +133,80 @@ func NewEnvelope(key EnvelopeKey) (*Envelope, error) {
 	if err != nil {
 		return nil, fmt.Errorf("envelope cipher: %w", err)
 	}
-	return &Envelope{aead: aead}, nil
+	return &Channel{aead: aead, session: session, from: from, to: to}, nil
 }
 
-// Seal encrypts and authenticates plaintext for header h. The output is a
-// fresh 12-byte random nonce read from rand, followed by the GCM ciphertext
-// and tag; it is EnvelopeOverhead bytes longer than plaintext.
-func (e *Envelope) Seal(rand io.Reader, h Header, plaintext []byte) ([]byte, error) {
-	b, err := h.Bind()
-	if err != nil {
-		return nil, fmt.Errorf("sealing envelope: %w", err)
-	}
-	return e.AppendSeal(make([]byte, 0, EnvelopeOverhead+len(plaintext)), rand, b, plaintext)
+// associatedData encodes the associated data of the envelope of a step and
+// iteration into c.ad: both big-endian, then envelopeADVersion.
+func (c *Channel) associatedData(step uint64, iteration uint32) []byte {
+	binary.BigEndian.PutUint64(c.ad[:8], step)
+	binary.BigEndian.PutUint32(c.ad[8:12], iteration)
+	c.ad[12] = envelopeADVersion
+	return c.ad[:]
 }
 
-// AppendSeal is Seal for a bound header, appending the envelope to dst and
-// returning the extended slice (when dst has the capacity, it allocates
-// nothing). plaintext must not overlap dst's spare capacity. rand may be a
-// buffered reader of crypto/rand: nonces need to be unpredictable and never
-// repeat, not secret.
-func (e *Envelope) AppendSeal(dst []byte, rand io.Reader, h BoundHeader, plaintext []byte) ([]byte, error) {
-	if h.ad == nil {
-		return nil, errors.New("sealing envelope: the header is not bound")
-	}
+// AppendSeal encrypts and authenticates plaintext for the channel's step
+// and iteration, appending the envelope to dst and returning the extended
+// slice (when dst has the capacity, it allocates nothing): a fresh 12-byte
+// random nonce read from rand, then the GCM ciphertext and tag, in all
+// EnvelopeOverhead bytes more than plaintext. plaintext must not overlap
+// dst's spare capacity. rand may be a buffered reader of crypto/rand:
+// nonces need to be unpredictable and never repeat, not secret.
+func (c *Channel) AppendSeal(dst []byte, rand io.Reader, step uint64, iteration uint32, plaintext []byte) ([]byte, error) {
 	n := len(dst)
 	out := slices.Grow(dst, EnvelopeOverhead+len(plaintext))[:n+EnvelopeNonceSize]
 	nonce := out[n:]
 	if _, err := io.ReadFull(rand, nonce); err != nil {
 		return nil, fmt.Errorf("sealing envelope: reading nonce randomness: %w", err)
 	}
-	return e.aead.Seal(out, nonce, plaintext, h.ad), nil
+	return c.aead.Seal(out, nonce, plaintext, c.associatedData(step, iteration)), nil
 }
 
-// Open authenticates and decrypts an envelope sealed for header h. It fails
-// with ErrEnvelopeTooShort if sealed cannot hold a nonce and tag, and with
-// ErrEnvelopeAuth if the envelope was altered, sealed under another key, or
-// sealed for a different header (a replayed, reordered or misrouted
-// envelope: other session, step, iteration, sender or recipient).
-func (e *Envelope) Open(h Header, sealed []byte) ([]byte, error) {
+// AppendOpen authenticates and decrypts an envelope sealed on the channel
+// for step and iteration, appending the plaintext to dst and returning the
+// extended slice (when dst has the capacity, it allocates nothing). dst's
+// spare capacity must not overlap sealed. It fails with ErrEnvelopeTooShort
+// if sealed cannot hold a nonce and tag, and with ErrEnvelopeAuth if the
+// envelope was altered, sealed under another key, or sealed for a different
+// header (a replayed, reordered or misrouted envelope: other session, step,
+// iteration, sender or recipient).
+func (c *Channel) AppendOpen(dst []byte, step uint64, iteration uint32, sealed []byte) ([]byte, error) {
 	if len(sealed) < EnvelopeOverhead {
 		return nil, fmt.Errorf("opening envelope: %d bytes, need at least %d: %w", len(sealed), EnvelopeOverhead, ErrEnvelopeTooShort)
 	}
-	b, err := h.Bind()
-	if err != nil {
-		return nil, fmt.Errorf("opening envelope: %w", err)
-	}
-	return e.AppendOpen(nil, b, sealed)
-}
-
-// AppendOpen is Open for a bound header, appending the plaintext to dst and
-// returning the extended slice (when dst has the capacity, it allocates
-// nothing). dst's spare capacity must not overlap sealed.
-func (e *Envelope) AppendOpen(dst []byte, h BoundHeader, sealed []byte) ([]byte, error) {
-	if len(sealed) < EnvelopeOverhead {
-		return nil, fmt.Errorf("opening envelope: %d bytes, need at least %d: %w", len(sealed), EnvelopeOverhead, ErrEnvelopeTooShort)
-	}
-	if h.ad == nil {
-		return nil, errors.New("opening envelope: the header is not bound")
-	}
-	pt, err := e.aead.Open(dst, sealed[:EnvelopeNonceSize], sealed[EnvelopeNonceSize:], h.ad)
+	pt, err := c.aead.Open(dst, sealed[:EnvelopeNonceSize], sealed[EnvelopeNonceSize:], c.associatedData(step, iteration))
 	if err != nil {
 		return nil, fmt.Errorf("opening envelope for session %q step %d iteration %d from %q to %q: %w",
-			h.h.Session, h.h.Step, h.h.Iteration, h.h.From, h.h.To, ErrEnvelopeAuth)
+			c.session, step, iteration, c.from, c.to, ErrEnvelopeAuth)
 	}
 	return pt, nil
 }
 
-// Seal encrypts plaintext under key for header h; see Envelope.Seal. Use an
-// Envelope to seal many messages under one key.
+// Seal encrypts and authenticates plaintext for header h; see
+// Channel.AppendSeal. A role sealing many envelopes of one channel uses a
+// Channel, which derives its key once.
+func (e *Envelope) Seal(rand io.Reader, h Header, plaintext []byte) ([]byte, error) {
+	c, err := e.Channel(h.Session, h.From, h.To)
+	if err != nil {
+		return nil, fmt.Errorf("sealing envelope: %w", err)
+	}
+	return c.AppendSeal(make([]byte, 0, EnvelopeOverhead+len(plaintext)), rand, h.Step, h.Iteration, plaintext)
+}
+
+// Open authenticates and decrypts an envelope sealed for header h; see
+// Channel.AppendOpen.
+func (e *Envelope) Open(h Header, sealed []byte) ([]byte, error) {
+	if len(sealed) < EnvelopeOverhead {
+		return nil, fmt.Errorf("opening envelope: %d bytes, need at least %d: %w", len(sealed), EnvelopeOverhead, ErrEnvelopeTooShort)
+	}
+	c, err := e.Channel(h.Session, h.From, h.To)
+	if err != nil {
+		return nil, fmt.Errorf("opening envelope: %w", err)
+	}
+	return c.AppendOpen(nil, h.Step, h.Iteration, sealed)
+}
+
+// Seal encrypts plaintext under key for header h; see Envelope.Seal.
 func Seal(rand io.Reader, key EnvelopeKey, h Header, plaintext []byte) ([]byte, error) {
 	e, err := NewEnvelope(key)
 	if err != nil {

@@ -93,11 +93,12 @@ func TestEnvelopeHeaderBinding(t *testing.T) {
 	}
 }
 
-func TestEnvelopeAssociatedDataIsUnambiguous(t *testing.T) {
-	a, _ := Header{Session: "ab", From: "c"}.associatedData()
-	b, _ := Header{Session: "a", From: "bc"}.associatedData()
-	if bytes.Equal(a, b) {
-		t.Error("different headers share associated data")
+func TestEnvelopeChannelInfoIsUnambiguous(t *testing.T) {
+	a, _ := channelInfo("ab", "c", "")
+	b, _ := channelInfo("a", "bc", "")
+	c, _ := channelInfo("a", "b", "c")
+	if a == b || b == c || a == c {
+		t.Error("different channels share a key derivation input")
 	}
 }
 
@@ -234,51 +235,24 @@ func BenchmarkOpen(b *testing.B) {
 	})
 }
 
-// TestAppendSealOpen: the bound-header forms seal and open exactly what Seal
-// and Open do, append after dst's contents, reuse its storage, and bind the
-// header as tightly.
-func TestAppendSealOpen(t *testing.T) {
+// TestChannel: a Channel seals and opens exactly what Seal and Open do,
+// appends after dst's contents, reuses its storage, and binds the header as
+// tightly: another step, iteration, session, sender or recipient fails.
+func TestChannel(t *testing.T) {
 	key := testEnvelopeKey(t, 9)
 	env, err := NewEnvelope(key)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rng := rand.NewChaCha8([32]byte{9})
-	var bh BoundHeader
-	first := testHeader
-	first.Session = "another session"
-	if err := bh.Rebind(first); err != nil {
+	ch, err := env.Channel(testHeader.Session, testHeader.From, testHeader.To)
+	if err != nil {
 		t.Fatal(err)
-	}
-	storage := &bh.ad[0]
-	if err := bh.Rebind(testHeader); err != nil {
-		t.Fatal(err)
-	}
-	if bh.Header() != testHeader {
-		t.Errorf("Header() = %+v, want %+v", bh.Header(), testHeader)
-	}
-	if ad, _ := testHeader.associatedData(); !bytes.Equal(bh.ad, ad) || &bh.ad[0] != storage {
-		t.Errorf("Rebind did not encode the associated data into the storage it had")
-	}
-	// Rebinding to another step and iteration of the same session, sender
-	// and recipient, and back, encodes exactly what Bind does.
-	for _, h := range []Header{
-		{Session: testHeader.Session, Step: 1<<64 - 1, Iteration: 1<<32 - 1, From: testHeader.From, To: testHeader.To},
-		{Session: testHeader.Session, Step: 0, Iteration: 0, From: testHeader.From, To: testHeader.To},
-		{Session: testHeader.Session, Step: 4, Iteration: 7, From: testHeader.To, To: testHeader.From},
-		testHeader,
-	} {
-		if err := bh.Rebind(h); err != nil {
-			t.Fatal(err)
-		}
-		if ad, _ := h.associatedData(); !bytes.Equal(bh.ad, ad) || bh.Header() != h {
-			t.Errorf("Rebind(%+v) encoded %x, want %x", h, bh.ad, ad)
-		}
 	}
 	pt := []byte("masked score")
 	dst := make([]byte, 3, 3+EnvelopeOverhead+len(pt))
 	copy(dst, "abc")
-	sealed, err := env.AppendSeal(dst, rng, bh, pt)
+	sealed, err := ch.AppendSeal(dst, rng, testHeader.Step, testHeader.Iteration, pt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -293,39 +267,54 @@ func TestAppendSealOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 	plain := make([]byte, 0, 64)
-	got, err := env.AppendOpen(plain, bh, other)
+	got, err := ch.AppendOpen(plain, testHeader.Step, testHeader.Iteration, other)
 	if err != nil || !bytes.Equal(got, pt) || &got[0] != &plain[:1][0] {
 		t.Errorf("AppendOpen(Seal) = %q, %v (in place: %v)", got, err, err == nil && &got[0] == &plain[:1][0])
 	}
-	wrong := testHeader
-	wrong.Step++
-	bw, err := wrong.Bind()
-	if err != nil {
-		t.Fatal(err)
+	for _, tt := range []struct {
+		name      string
+		step      uint64
+		iteration uint32
+	}{
+		{"step", testHeader.Step + 1, testHeader.Iteration},
+		{"step high bit", testHeader.Step | 1<<63, testHeader.Iteration},
+		{"iteration", testHeader.Step, testHeader.Iteration + 1},
+		{"step and iteration swapped", uint64(testHeader.Iteration), uint32(testHeader.Step)},
+	} {
+		if _, err := ch.AppendOpen(nil, tt.step, tt.iteration, other); !errors.Is(err, ErrEnvelopeAuth) {
+			t.Errorf("%s: err = %v, want ErrEnvelopeAuth", tt.name, err)
+		}
 	}
-	if _, err := env.AppendOpen(nil, bw, other); !errors.Is(err, ErrEnvelopeAuth) {
-		t.Errorf("opened under another step's header: %v", err)
+	for _, c := range [][3]string{
+		{"sess-2", testHeader.From, testHeader.To},
+		{testHeader.Session, testHeader.To, testHeader.From},
+		{testHeader.Session, testHeader.From, "controller"},
+	} {
+		wrong, err := env.Channel(c[0], c[1], c[2])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := wrong.AppendOpen(nil, testHeader.Step, testHeader.Iteration, other); !errors.Is(err, ErrEnvelopeAuth) {
+			t.Errorf("channel %q: err = %v, want ErrEnvelopeAuth", c, err)
+		}
 	}
-	if _, err := env.AppendOpen(nil, bh, other[:EnvelopeOverhead-1]); !errors.Is(err, ErrEnvelopeTooShort) {
+	if _, err := ch.AppendOpen(nil, testHeader.Step, testHeader.Iteration, other[:EnvelopeOverhead-1]); !errors.Is(err, ErrEnvelopeTooShort) {
 		t.Errorf("short envelope: %v", err)
 	}
-	if _, err := env.AppendSeal(nil, rng, BoundHeader{}, pt); err == nil {
-		t.Error("sealed under an unbound header")
-	}
-	if _, err := env.AppendOpen(nil, BoundHeader{}, other); err == nil {
-		t.Error("opened under an unbound header")
+	if _, err := ch.AppendSeal(nil, bytes.NewReader(nil), 1, 1, pt); err == nil {
+		t.Error("sealed without randomness")
 	}
 }
 
-// BenchmarkSealOpenBound measures SAMBA's case: an 8-byte score sealed and
-// opened under a header bound once, into reused buffers.
-func BenchmarkSealOpenBound(b *testing.B) {
+// BenchmarkChannel measures SAMBA's case: an 8-byte score sealed and opened
+// on a channel, into reused buffers.
+func BenchmarkChannel(b *testing.B) {
 	env, err := NewEnvelope(testEnvelopeKey(b, 10))
 	if err != nil {
 		b.Fatal(err)
 	}
 	rng := rand.NewChaCha8([32]byte{10})
-	bh, err := testHeader.Bind()
+	ch, err := env.Channel(testHeader.Session, testHeader.From, testHeader.To)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -334,7 +323,7 @@ func BenchmarkSealOpenBound(b *testing.B) {
 	b.Run("Seal", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if sealed, err = env.AppendSeal(sealed[:0], rng, bh, msg); err != nil {
+			if sealed, err = ch.AppendSeal(sealed[:0], rng, testHeader.Step, testHeader.Iteration, msg); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -343,7 +332,7 @@ func BenchmarkSealOpenBound(b *testing.B) {
 	b.Run("Open", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			if _, err := env.AppendOpen(plain[:0], bh, sealed); err != nil {
+			if _, err := ch.AppendOpen(plain[:0], testHeader.Step, testHeader.Iteration, sealed); err != nil {
 				b.Fatal(err)
 			}
 		}

@@ -26,12 +26,13 @@ type comp struct {
 	t      uint64
 	l      int
 
-	// Reused from step to step: the decoded batch, the bound headers, the
-	// plaintexts and scores, the bits' plaintexts {0, 1}, and the nonces'
-	// buffered randomness.
+	// The channels of the scores the data owners seal and of the bits comp
+	// seals for them (see channels), and, reused from step to step, the
+	// decoded batch, the plaintexts and scores, the bits' plaintexts {0, 1},
+	// and the nonces' buffered randomness.
+	openCh *privacy.Channel
+	sealCh *privacy.Channel
 	in     inbound
-	openH  privacy.BoundHeader
-	sealH  privacy.BoundHeader
 	plain  []byte
 	v      []float64
 	bits   [2]byte
@@ -56,6 +57,9 @@ func newComp(cfg protocol.RoleConfig) (*comp, error) {
 		return nil, err
 	}
 	if c.env, err = privacy.NewEnvelope(c.key); err != nil {
+		return nil, err
+	}
+	if c.openCh, c.sealCh, err = channels(c.env, cfg.SessionID); err != nil {
 		return nil, err
 	}
 	c.nonces = bufio.NewReaderSize(cfg.Rand, nonceBuffer)
@@ -97,12 +101,9 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	if t != c.t || int(l) != c.l || len(boxes) != c.k {
 		return fmt.Errorf("a batch of step %d iteration %d with %d scores, but comp is at step %d iteration %d of %d arms", t, l, len(boxes), c.t, c.l, c.k)
 	}
-	if err := c.openH.Rebind(header(c.cfg.SessionID, c.t, c.l, RoleOwner, RoleComp)); err != nil {
-		return err
-	}
 	v := c.v
 	for j, box := range boxes {
-		plain, err := c.env.AppendOpen(c.plain[:0], c.openH, box)
+		plain, err := c.openCh.AppendOpen(c.plain[:0], c.t, uint32(c.l), box)
 		if err != nil {
 			return fmt.Errorf("score %d of step %d iteration %d does not open (replayed, reordered or misrouted?): %w", j, c.t, c.l, err)
 		}
@@ -120,9 +121,6 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	if c.view != nil {
 		c.view(c.t, c.l, slices.Clone(v), sel)
 	}
-	if err := c.sealH.Rebind(header(c.cfg.SessionID, c.t, c.l, RoleComp, RoleOwner)); err != nil {
-		return err
-	}
 	n := sealedBoxSize(1)
 	size := stepHeadSize(c.t, uint32(c.l)) + c.k*boxFieldSize(n)
 	body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldBits, size)), fieldBits, size, c.t, uint32(c.l))
@@ -132,7 +130,7 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 			bit = 1
 		}
 		var err error
-		if body, err = c.env.AppendSeal(appendBoxHead(body, n), c.nonces, c.sealH, c.bits[bit:bit+1]); err != nil {
+		if body, err = c.sealCh.AppendSeal(appendBoxHead(body, n), c.nonces, c.t, uint32(c.l), c.bits[bit:bit+1]); err != nil {
 			return err
 		}
 		c.rep.AesOps++

@@ -34,12 +34,12 @@ type dataOwner struct {
 	l     int
 	pulls []uint64
 
-	// Reused from step to step: the decoded bit, the bound headers of the
-	// score sealed and the bit opened, the plaintexts, and the nonces'
-	// buffered randomness.
+	// The channels of the scores sealed for comp and of the bits comp seals
+	// (see channels), and, reused from step to step, the decoded bit, the
+	// plaintexts and the nonces' buffered randomness.
+	sealCh *privacy.Channel
+	openCh *privacy.Channel
 	in     inbound
-	sealH  privacy.BoundHeader
-	openH  privacy.BoundHeader
 	score  [8]byte
 	plain  []byte
 	nonces io.Reader
@@ -117,6 +117,9 @@ func (d *dataOwner) step(m protocol.Message) error {
 		if d.env, err = privacy.NewEnvelope(key); err != nil {
 			return err
 		}
+		if d.sealCh, d.openCh, err = channels(d.env, d.cfg.SessionID); err != nil {
+			return err
+		}
 	case *sambapb.Message_Bit:
 		if m.From != controllerParty {
 			return fmt.Errorf("a bit from %s", m.From)
@@ -151,13 +154,10 @@ func (d *dataOwner) next() error {
 		d.sc.Coin = coinFor(d.seedEps, d.t)
 	}
 	v := maskFor(d.seedAlpha, d.t, d.l, d.alg.Matching(d.l)).apply(d.alg.ComputeScore(&d.sc))
-	if err := d.sealH.Rebind(header(d.cfg.SessionID, d.t, d.l, RoleOwner, RoleComp)); err != nil {
-		return err
-	}
 	putFloat(&d.score, v)
 	n := sealedBoxSize(len(d.score))
 	body := appendSealedHead(make([]byte, 0, sealedMessageSize(fieldScore, d.t, uint32(d.l), n)), fieldScore, d.t, uint32(d.l), n)
-	body, err := d.env.AppendSeal(body, d.nonces, d.sealH, d.score[:])
+	body, err := d.sealCh.AppendSeal(body, d.nonces, d.t, uint32(d.l), d.score[:])
 	if err != nil {
 		return err
 	}
@@ -170,10 +170,7 @@ func (d *dataOwner) stepBit(t uint64, l uint32, box []byte) error {
 	if !d.started || t != d.t || int(l) != d.l {
 		return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", t, l, d.t, d.l)
 	}
-	if err := d.openH.Rebind(header(d.cfg.SessionID, d.t, d.l, RoleComp, RoleOwner)); err != nil {
-		return err
-	}
-	plain, err := d.env.AppendOpen(d.plain[:0], d.openH, box)
+	plain, err := d.openCh.AppendOpen(d.plain[:0], d.t, uint32(d.l), box)
 	if err != nil {
 		return fmt.Errorf("the bit of step %d iteration %d does not open: %w", d.t, d.l, err)
 	}

@@ -154,9 +154,18 @@ func decodeFloat(b []byte) (float64, error) {
 	return v, nil
 }
 
-// header is the associated data of an envelope: session, step, iteration,
-// sender role and recipient role. Roles, not parties: comp must not learn
-// which data owner sealed a score.
-func header(session string, t uint64, l int, from, to string) privacy.Header {
-	return privacy.Header{Session: session, Step: t, Iteration: uint32(l), From: from, To: to}
+// channels returns the two envelope channels between the data owners and
+// comp in session: owner → comp (the scores) and comp → owner (the bits).
+// An envelope opens only on its channel, for the step and iteration it was
+// sealed for, so a replayed, reordered or misrouted one fails. The channels
+// are those of roles, not parties: comp must not learn which data owner
+// sealed a score.
+func channels(env *privacy.Envelope, session string) (toComp, toOwner *privacy.Channel, err error) {
+	if toComp, err = env.Channel(session, RoleOwner, RoleComp); err != nil {
+		return nil, nil, err
+	}
+	if toOwner, err = env.Channel(session, RoleComp, RoleOwner); err != nil {
+		return nil, nil, err
+	}
+	return toComp, toOwner, nil
 }
