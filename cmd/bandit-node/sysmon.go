@@ -15,9 +15,9 @@ import (
 // 0.49 ms (golang/go#18236 is the runtime's open issue about sysmon's fixed
 // ticks). The only switch the runtime offers is GODEBUG=schedtrace=N: sysmon
 // does not deep-sleep while it must print a scheduler trace every N ms. With
-// N = 2^31-1 the trace is one line on stderr at start and one every 24.8 days,
-// and an idle daemon's sysmon wakes 100 times a second (≈ 0.5 ms of CPU a
-// second). The daemon (run) and the network benchmark (bench, whose party
+// N = 2^31-1 the trace is one line on stderr every 24.8 days (first when the
+// machine has been up that long), and an idle daemon's sysmon wakes 100 times
+// a second (≈ 0.5 ms of CPU a second). The daemon (run) and the network benchmark (bench, whose party
 // processes inherit the environment) re-execute themselves with it unless
 // GODEBUG already sets schedtrace or BANDIT_NODE_SYSMON=default.
 

@@ -20,7 +20,7 @@ func reexecForSysmon(args []string, stderr io.Writer) {
 	exe, err := os.Executable()
 	if err == nil {
 		if args[0] == "run" {
-			fmt.Fprintf(stderr, "bandit-node: restarting with GODEBUG=%s, which keeps the Go runtime's monitor thread from a deep sleep between messages (a third less CPU a message); the runtime prints a SCHED line now and every 24.8 days. %s=default turns this off.\n", sysmonTrace, sysmonOptOut)
+			fmt.Fprintf(stderr, "bandit-node: restarting with GODEBUG=%s, which keeps the Go runtime's monitor thread from a deep sleep between messages (a third less CPU a message); the runtime prints a scheduler line (SCHED) every 24.8 days. %s=default turns this off.\n", sysmonTrace, sysmonOptOut)
 		}
 		err = syscall.Exec(exe, os.Args, env)
 	}
