@@ -33,6 +33,11 @@ func sysmonEnv(args, environ []string) []string {
 	if len(args) == 0 || (args[0] != "run" && args[0] != "bench") {
 		return nil
 	}
+	for _, a := range args[1:] {
+		if a == "-h" || a == "-help" || a == "--help" {
+			return nil
+		}
+	}
 	godebug, at := "", -1
 	for i, kv := range environ {
 		switch {

@@ -19,6 +19,7 @@ func TestSysmonEnv(t *testing.T) {
 		{"schedtrace already set", []string{"run"}, []string{"GODEBUG=gctrace=1, schedtrace=1000"}, nil},
 		{"opted out", []string{"run"}, []string{sysmonOptOut + "=default"}, nil},
 		{"other opt-out value", []string{"run"}, []string{sysmonOptOut + "=on"}, []string{sysmonOptOut + "=on", "GODEBUG=" + sysmonTrace}},
+		{"help runs as it is", []string{"run", "-h"}, nil, nil},
 		{"simulate runs as it is", []string{"simulate", "spec.toml"}, nil, nil},
 		{"session runs as it is", []string{"session", "list"}, nil, nil},
 		{"no command", nil, nil, nil},

@@ -13,7 +13,10 @@ import (
 
 func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("run", "run --config FILE [--log-format text|json] [--log-level LEVEL]",
-		"bandit-node run --config /var/lib/bandit/acme/config.toml", stderr)
+		"bandit-node run --config /var/lib/bandit/acme/config.toml\n"+
+			"# It restarts itself with GODEBUG=schedtrace=2147483647, which saves the Go runtime a\n"+
+			"# wake-up per message (README: the Go runtime's monitor thread); BANDIT_NODE_SYSMON=default\n"+
+			"# keeps the runtime's default.", stderr)
 	cfgPath := fs.String("config", "", "the node's config.toml (required)")
 	logFormat := fs.String("log-format", "", "override log.format: text or json")
 	logLevel := fs.String("log-level", "", "override log.level: debug, info, warn, error")
