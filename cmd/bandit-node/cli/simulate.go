@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime/debug"
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
@@ -22,6 +23,7 @@ bandit-node simulate testnet/ping.toml --json --seed 7`, stderr)
 	if err != nil {
 		return err
 	}
+	defer simulationGC()()
 	text, err := os.ReadFile(pos[0])
 	if err != nil {
 		return fmt.Errorf("reading the spec: %w", err)
@@ -93,4 +95,21 @@ bandit-node simulate testnet/ping.toml --json --seed 7`, stderr)
 	fmt.Fprintf(stdout, "simulated %s, seed %d: %d messages, %d bytes, %s, %v elapsed\n\n",
 		res.Protocol, res.Seed, res.Messages, res.Bytes, span, elapsed.Round(time.Millisecond))
 	return formatResult(stdout, res.Protocol, raw)
+}
+
+// simulationGCPercent is the garbage collector's target while a simulation
+// runs, unless GOGC is set. A simulation allocates fast and keeps little:
+// SAMBA with full cryptography (UCB, K = 100, N = 100,000) took 11.0 s at
+// Go's default of 100 and 9.0–9.6 s at 400, its peak memory going from 50 to
+// 82 MB (`/usr/bin/time`, alternating, on the 2-core test machine).
+const simulationGCPercent = 400
+
+// simulationGC sets the collector's target for a simulation and returns the
+// function that restores it.
+func simulationGC() (restore func()) {
+	if os.Getenv("GOGC") != "" {
+		return func() {}
+	}
+	old := debug.SetGCPercent(simulationGCPercent)
+	return func() { debug.SetGCPercent(old) }
 }
