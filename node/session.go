@@ -97,7 +97,7 @@ type session struct {
 	kick chan struct{}
 
 	// owned by the runner (see run)
-	inPlace      bool        // messages may be stepped in place: the roles run
+	inPlace      bool        // messages may be stepped in place: the roles run, their messages are small
 	ended        bool        // a message stepped in place ended the session
 	endErr       *abortError // and how, nil if it completed
 	roles        map[protocol.Party]protocol.Role
@@ -509,7 +509,8 @@ func (s *session) runRoles() *abortError {
 	check := time.NewTicker(s.n.cfg.Session.HeartbeatInterval.Duration)
 	defer check.Stop()
 	s.run.Lock()
-	s.inPlace = true
+	small, ok := s.fam.(protocol.SmallMessages)
+	s.inPlace = ok && small.SmallMessages()
 	defer func() {
 		s.inPlace = false
 		s.run.Unlock()

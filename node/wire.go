@@ -427,12 +427,13 @@ func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
 	n.metrics.fail("rejected")
 }
 
-// deliver hands a received message to the session. While the roles run and
-// nobody is driving them, the calling goroutine (the sender's stream reader)
-// steps the message in place: on a busy session that saves a hand-over to
-// main for every message — a tenth of a SAMBA data owner's CPU went into
-// that hand-over. Otherwise the message is queued for main; it never waits
-// for the session's lock, so a reader is never stuck behind a role's sends.
+// deliver hands a received message to the session. While the roles of a
+// family with small messages (protocol.SmallMessages) run and nobody is
+// driving them, the calling goroutine (the sender's stream reader) steps the
+// message in place: on a busy session that saves a hand-over to main for
+// every message — a tenth of a SAMBA data owner's CPU went into that
+// hand-over. Otherwise the message is queued for main; it never waits for
+// the session's lock, so a reader is never stuck behind a role's sends.
 // A session that stays too far behind is aborted rather than left to grow.
 func (s *session) deliver(m protocol.Message) {
 	if s.run.TryLock() {

@@ -42,6 +42,18 @@ type Family interface {
 	Combine(a Assignment, params any, reports map[Party][]byte) (any, error)
 }
 
+// SmallMessages is implemented by a family whose messages are all small:
+// far below a transport's flow-control window (yamux's is 256 KiB at first),
+// so that no organization ever has that much of another's unread. A daemon
+// then steps a received message on the goroutine that read it, saving a hand
+// over per message; that goroutine does not read while its sends block, so
+// with large messages two organizations that send to each other at once
+// would each wait for the other to read, until a write timeout.
+type SmallMessages interface {
+	// SmallMessages reports whether every message of the family is small.
+	SmallMessages() bool
+}
+
 // Registry holds the protocol families a daemon or simulator knows. It is built
 // once by the composition root; there is no global registry.
 type Registry struct {

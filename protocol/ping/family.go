@@ -53,6 +53,12 @@ var _ protocol.Family = Family{}
 // Name implements protocol.Family.
 func (Family) Name() string { return Name }
 
+// SmallMessages reports that every ping message is small (see
+// protocol.SmallMessages).
+func (Family) SmallMessages() bool { return true }
+
+var _ protocol.SmallMessages = Family{}
+
 // Roles implements protocol.Family.
 func (Family) Roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{{Name: RoleParticipant, Min: 2, Max: MaxParticipants,

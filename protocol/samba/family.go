@@ -34,6 +34,14 @@ var _ protocol.Family = Family{}
 // Name implements protocol.Family.
 func (Family) Name() string { return Name }
 
+// SmallMessages reports that every SAMBA message is small (a batch of K
+// envelopes of a few dozen bytes, a Paillier ciphertext of 512 bytes at
+// 2048 bits), so a daemon may step them where it reads them (see
+// protocol.SmallMessages).
+func (Family) SmallMessages() bool { return true }
+
+var _ protocol.SmallMessages = Family{}
+
 // Roles implements protocol.Family.
 func (Family) Roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{

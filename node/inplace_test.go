@@ -1,0 +1,107 @@
+package node
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/ping"
+)
+
+// bigSwap is a test family of two participants that, round after round, each
+// send the other a message far larger than the transport's flow-control
+// window (yamux: 256 KiB), each sending round r+1 as soon as it has the
+// other's round r — the pattern of an MPC exchange. Were messages stepped
+// by the reader goroutine that received them, both readers would block in
+// their sends while nobody drained the other direction.
+type bigSwap struct{ ping.Family }
+
+func (bigSwap) Name() string { return "bigswap" }
+
+// SmallMessages overrides ping's: bigswap's messages are large.
+func (bigSwap) SmallMessages() bool { return false }
+
+func (bigSwap) Roles() []protocol.RoleSpec {
+	return []protocol.RoleSpec{{Name: "participant", Min: 2, Max: 2, Doc: "swaps big messages"}}
+}
+
+func (bigSwap) ParseParams(raw map[string]any) (any, error) {
+	if len(raw) != 0 {
+		return nil, fmt.Errorf("bigswap takes no params")
+	}
+	return nil, nil
+}
+
+func (bigSwap) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	return &bigSwapRole{peer: protocol.Party{Role: "participant", Index: 1 - cfg.Self.Index}}, nil
+}
+
+func (bigSwap) Combine(protocol.Assignment, any, map[protocol.Party][]byte) (any, error) {
+	return map[string]bool{"done": true}, nil
+}
+
+const (
+	bigSwapRounds = 4
+	bigSwapBytes  = 1 << 20
+)
+
+type bigSwapRole struct {
+	peer     protocol.Party
+	sent     int
+	received int
+	out      protocol.Ready
+}
+
+func (r *bigSwapRole) send() {
+	r.sent++
+	r.out.Messages = append(r.out.Messages, protocol.Message{To: r.peer, Body: make([]byte, bigSwapBytes)})
+}
+
+func (r *bigSwapRole) Start() error { r.send(); return nil }
+
+func (r *bigSwapRole) Step(m protocol.Message) error {
+	if len(m.Body) != bigSwapBytes {
+		return fmt.Errorf("a message of %d bytes", len(m.Body))
+	}
+	r.received++
+	if r.sent < bigSwapRounds {
+		r.send()
+	}
+	if r.received == bigSwapRounds {
+		r.out.Result = &protocol.Result{Report: []byte{1}}
+	}
+	return nil
+}
+
+func (r *bigSwapRole) Tick() error { return nil }
+
+func (r *bigSwapRole) Ready() protocol.Ready {
+	out := r.out
+	r.out = protocol.Ready{}
+	return out
+}
+
+// TestLargeSymmetricExchangeCompletes runs bigSwap on two daemons: it must
+// complete, which it does only if messages of a family that does not declare
+// its messages small are handed to the session goroutine rather than
+// stepped by the reader that received them.
+func TestLargeSymmetricExchangeCompletes(t *testing.T) {
+	nodes := startNetworkWith(t, 2, openPolicy("bigswap"), func(int) []protocol.Family {
+		return []protocol.Family{ping.Family{}, bigSwap{}}
+	})
+	id, err := nodes[0].StartSession([]byte("protocol = \"bigswap\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes {
+		if got := waitEnded(t, tn, id, 60*time.Second); got.State != stateCompleted {
+			t.Errorf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+		// A write that blocked until its deadline is retried on a new
+		// stream, so a deadlock shows as a failed write, not as an abort.
+		if st := tn.roles["bigswap"].Stats(); st.Errors != 0 {
+			t.Errorf("%s: %d failed writes or streams on the bigswap stream (%d frames sent)", tn.cfg.Node.Name, st.Errors, st.FramesSent)
+		}
+	}
+}
