@@ -97,9 +97,12 @@ type session struct {
 	kick chan struct{}
 
 	// owned by the runner (see run)
-	inPlace      bool        // messages may be stepped in place: the roles run, their messages are small
-	ended        bool        // a message stepped in place ended the session
-	endErr       *abortError // and how, nil if it completed
+	inPlace      bool               // messages may be stepped in place: the roles run, their messages are small
+	sendCtx      context.Context    // bounds a Ready batch's sends; see batchContext
+	sendCancel   context.CancelFunc // of sendCtx
+	sendDeadline time.Time          // of sendCtx
+	ended        bool               // a message stepped in place ended the session
+	endErr       *abortError        // and how, nil if it completed
 	roles        map[protocol.Party]protocol.Role
 	finished     map[protocol.Party]bool
 	transport    *sessionTransport
@@ -513,6 +516,9 @@ func (s *session) runRoles() *abortError {
 	s.inPlace = ok && small.SmallMessages()
 	defer func() {
 		s.inPlace = false
+		if s.sendCancel != nil {
+			s.sendCancel()
+		}
 		s.run.Unlock()
 	}()
 	for {
@@ -548,6 +554,12 @@ func (s *session) runRoles() *abortError {
 			isCtrl = true
 		}
 		s.run.Lock()
+		if s.ended {
+			// A message stepped in place ended the session while this
+			// goroutine waited for the lock: whatever woke it comes too
+			// late (a completed session must not be aborted after all).
+			return s.endErr
+		}
 		switch {
 		case isMsg:
 			err := s.step(m)
