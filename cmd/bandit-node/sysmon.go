@@ -43,7 +43,7 @@ func sysmonEnv(args, environ []string) []string {
 		switch {
 		case kv == sysmonOptOut+"=default":
 			return nil
-		case strings.HasPrefix(kv, "GODEBUG="):
+		case strings.HasPrefix(kv, "GODEBUG=") && at < 0: // the first one counts, as for the runtime
 			godebug, at = strings.TrimPrefix(kv, "GODEBUG="), i
 		}
 	}

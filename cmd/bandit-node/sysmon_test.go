@@ -15,6 +15,7 @@ func TestSysmonEnv(t *testing.T) {
 		{"run, no GODEBUG", []string{"run", "--config", "c.toml"}, []string{"HOME=/root"}, []string{"HOME=/root", "GODEBUG=" + sysmonTrace}},
 		{"bench", []string{"bench", "pattern"}, nil, []string{"GODEBUG=" + sysmonTrace}},
 		{"other GODEBUG settings kept", []string{"run"}, []string{"GODEBUG=madvdontneed=1", "X=1"}, []string{"GODEBUG=madvdontneed=1," + sysmonTrace, "X=1"}},
+		{"two GODEBUG entries: the first counts", []string{"run"}, []string{"GODEBUG=a=1", "GODEBUG=schedtrace=5"}, []string{"GODEBUG=a=1," + sysmonTrace, "GODEBUG=schedtrace=5"}},
 		{"empty GODEBUG", []string{"run"}, []string{"GODEBUG="}, []string{"GODEBUG=" + sysmonTrace}},
 		{"schedtrace already set", []string{"run"}, []string{"GODEBUG=gctrace=1, schedtrace=1000"}, nil},
 		{"opted out", []string{"run"}, []string{sysmonOptOut + "=default"}, nil},
