@@ -30,7 +30,8 @@ func (s *session) step(m protocol.Message) *abortError {
 	}
 	if err := r.Step(m); err != nil {
 		s.n.metrics.fail("role")
-		return abortf(true, "%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(s.peerOf[m.From]), err)
+		from, _ := s.orgOf(m.From)
+		return abortf(true, "%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(from), err)
 	}
 	if err := s.flush(m.To); err != nil {
 		return err

@@ -66,11 +66,9 @@ type session struct {
 	remotes   []peer.ID // the other organizations of the session
 	mine      []protocol.Party
 	local     map[string]any // local data by role
-	// peerOf maps every party to its organization's peer ID: decoded once,
-	// since peer IDs are compared on every message.
-	peerOf map[protocol.Party]peer.ID
-	// roleNames and orgs are peerOf again, for party: orgs[r][i] plays
-	// party i of role roleNames[r].
+	// roleNames and orgs say who plays every party, decoded once since
+	// peer IDs are compared on every message: orgs[r][i] plays party i of
+	// role roleNames[r] (see orgOf and party).
 	roleNames []string
 	orgs      [][]peer.ID
 
@@ -144,16 +142,12 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		kick:  make(chan struct{}, 1),
 		roles: map[protocol.Party]protocol.Role{}, finished: map[protocol.Party]bool{},
 		reports: map[protocol.Party][]byte{}, progress: map[peer.ID]protocol.Progress{},
-		myProgress: map[protocol.Party]protocol.Progress{}, heard: map[peer.ID]*atomic.Int64{},
-		peerOf: map[protocol.Party]peer.ID{}}
+		myProgress: map[protocol.Party]protocol.Progress{}, heard: map[peer.ID]*atomic.Int64{}}
 	s.transport = &sessionTransport{s: s}
-	for _, p := range assign.Parties() {
-		s.peerOf[p], _ = peer.Decode(assign.Org(p)) // validated by the caller
-	}
 	for _, role := range slices.Sorted(maps.Keys(assign.Roles)) {
 		ids := make([]peer.ID, len(assign.Roles[role]))
-		for i := range ids {
-			ids[i] = s.peerOf[protocol.Party{Role: role, Index: i}]
+		for i, org := range assign.Roles[role] {
+			ids[i], _ = peer.Decode(org) // validated by the caller
 		}
 		s.roleNames = append(s.roleNames, role)
 		s.orgs = append(s.orgs, ids)
@@ -193,21 +187,37 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 	return s
 }
 
+// orgOf returns the organization that plays party p; ok is false if the
+// session has no such party.
+func (s *session) orgOf(p protocol.Party) (org peer.ID, ok bool) {
+	r := roleIndex(s.roleNames, p.Role)
+	if r < 0 || p.Index < 0 || p.Index >= len(s.orgs[r]) {
+		return "", false
+	}
+	return s.orgs[r][p.Index], true
+}
+
 // party resolves the party a frame names by its role, still in the frame's
 // bytes, and index: the party with the session's copy of the role name (no
 // allocation) and the organization that plays it. ok is false if the
-// session has no such party. A session has a handful of roles, so a scan
-// beats hashing the name.
+// session has no such party.
 func (s *session) party(role []byte, index uint32) (p protocol.Party, org peer.ID, ok bool) {
-	for r, name := range s.roleNames {
+	r := roleIndex(s.roleNames, role)
+	if r < 0 || int64(index) >= int64(len(s.orgs[r])) {
+		return p, "", false
+	}
+	return protocol.Party{Role: s.roleNames[r], Index: int(index)}, s.orgs[r][index], true
+}
+
+// roleIndex returns the index of role in names, or -1. A session has a
+// handful of roles, so a scan beats hashing the name.
+func roleIndex[T string | []byte](names []string, role T) int {
+	for i, name := range names {
 		if string(role) == name {
-			if int64(index) >= int64(len(s.orgs[r])) {
-				return p, "", false
-			}
-			return protocol.Party{Role: name, Index: int(index)}, s.orgs[r][index], true
+			return i
 		}
 	}
-	return p, "", false
+	return -1
 }
 
 func contains(ids []peer.ID, id peer.ID) bool {
@@ -727,7 +737,7 @@ func (s *session) control(ev ctrlEvent) (done bool, err *abortError) {
 		}
 		for _, pr := range b.Done.Reports {
 			p := protocol.Party{Role: pr.Role, Index: int(pr.Index)}
-			if org, ok := s.peerOf[p]; !ok || org != ev.from {
+			if org, ok := s.orgOf(p); !ok || org != ev.from {
 				return false, abortf(true, "%s reported a result for %s, which it does not play", from, p)
 			}
 			if _, dup := s.reports[p]; dup {

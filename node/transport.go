@@ -33,7 +33,7 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	if m.Topic {
 		return t.publish(ctx, m)
 	}
-	org, ok := s.peerOf[m.To]
+	org, ok := s.orgOf(m.To)
 	if !ok {
 		return fmt.Errorf("addressed a message to %s, which is not a party of the session", m.To)
 	}
