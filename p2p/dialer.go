@@ -57,7 +57,7 @@ func (h *Host) keepConnected(ctx context.Context, p Peer) {
 		if h.Connected(p.ID) {
 			bo.Reset()
 			failures = 0
-			st.tcpFailures.Store(0)
+			st.dialSucceeded()
 			h.measureLatency(ctx, p.ID)
 			h.wait(ctx, st, h.pingEach-h.pingEach/8+time.Duration(rand.Int64N(int64(h.pingEach/4)+1)))
 			continue
@@ -72,7 +72,7 @@ func (h *Host) keepConnected(ctx context.Context, p Peer) {
 		}
 		st.setErr(err.Error())
 		failures++
-		st.tcpFailures.Store(int64(failures))
+		st.dialFailed(time.Now())
 		d := bo.Next()
 		if failures == 1 {
 			h.logger.Warn("cannot reach address-book peer; retrying with backoff", "peer", h.describe(p.ID), "err", err, "retry_in", d)

@@ -180,9 +180,11 @@ type peerState struct {
 	lastErr   string
 
 	// tcpFailures counts the address-book dialer's failed attempts in a
-	// row to reach the peer (over TCP unless the peer has no TCP address);
-	// see dialAddrAllowed.
-	tcpFailures atomic.Int64
+	// row to reach the peer (over TCP unless the peer has no TCP address),
+	// and tcpFailingSince is when the first of them ended (Unix
+	// nanoseconds; 0 with no failure); see dialAddrAllowed.
+	tcpFailures     atomic.Int64
+	tcpFailingSince atomic.Int64
 
 	dupCheck *time.Timer // pending look at duplicate connections; guarded by mu
 }
@@ -192,6 +194,27 @@ func (st *peerState) nudge() {
 	case st.wake <- struct{}{}:
 	default:
 	}
+}
+
+// dialFailed records a failed attempt of the address-book dialer at now.
+func (st *peerState) dialFailed(now time.Time) {
+	if st.tcpFailures.Add(1) == 1 {
+		st.tcpFailingSince.Store(now.UnixNano())
+	}
+}
+
+// dialSucceeded clears the record of failed attempts.
+func (st *peerState) dialSucceeded() {
+	st.tcpFailures.Store(0)
+	st.tcpFailingSince.Store(0)
+}
+
+// tcpBlocked reports whether TCP has failed long and often enough at now
+// that the peer's other addresses are worth a try: quicAfterFailures
+// attempts in a row over at least quicAfterFailing.
+func (st *peerState) tcpBlocked(now time.Time) bool {
+	since := st.tcpFailingSince.Load()
+	return st.tcpFailures.Load() >= quicAfterFailures && since != 0 && now.Sub(time.Unix(0, since)) >= quicAfterFailing
 }
 
 func (st *peerState) setErr(s string) {

@@ -67,8 +67,27 @@ func TestDialAddrAllowed(t *testing.T) {
 	if !h.Gater().InterceptAddrDial(q, quic) {
 		t.Error("the QUIC address of a peer without a TCP address was refused")
 	}
-	h.states[b].tcpFailures.Store(quicAfterFailures)
+	st := h.states[b]
+	start := time.Now()
+	for range quicAfterFailures {
+		st.dialFailed(start)
+	}
+	if h.Gater().InterceptAddrDial(b, quic) {
+		t.Errorf("the QUIC address was allowed after %d failures over TCP within a moment (daemons starting together)", quicAfterFailures)
+	}
+	st.dialSucceeded()
+	for range quicAfterFailures - 1 {
+		st.dialFailed(start.Add(-2 * quicAfterFailing))
+	}
+	if h.Gater().InterceptAddrDial(b, quic) {
+		t.Errorf("the QUIC address was allowed after %d failures over TCP", quicAfterFailures-1)
+	}
+	st.dialFailed(start)
 	if !h.Gater().InterceptAddrDial(b, quic) {
-		t.Errorf("the QUIC address was still refused after %d failures over TCP", quicAfterFailures)
+		t.Errorf("the QUIC address was still refused after %d failures over TCP for %v", quicAfterFailures, quicAfterFailing)
+	}
+	st.dialSucceeded()
+	if h.Gater().InterceptAddrDial(b, quic) {
+		t.Error("the QUIC address was allowed after TCP had succeeded again")
 	}
 }
