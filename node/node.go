@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bandit-node/bandit-node/p2p"
@@ -85,6 +86,7 @@ type Node struct {
 
 	mu       sync.Mutex // guards sessions and closing
 	sessions map[string]*session
+	recent   atomic.Pointer[session] // the session lookupBytes found last, while active
 	closing  bool
 	wg       sync.WaitGroup // session goroutines
 

@@ -143,7 +143,7 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		roles: map[protocol.Party]protocol.Role{}, finished: map[protocol.Party]bool{},
 		reports: map[protocol.Party][]byte{}, progress: map[peer.ID]protocol.Progress{},
 		myProgress: map[protocol.Party]protocol.Progress{}, heard: map[peer.ID]*atomic.Int64{}}
-	s.transport = &sessionTransport{s: s}
+	s.transport = &sessionTransport{s: s, messenger: n.roles[fam.Name()]}
 	for _, role := range slices.Sorted(maps.Keys(assign.Roles)) {
 		ids := make([]peer.ID, len(assign.Roles[role]))
 		for i, org := range assign.Roles[role] {

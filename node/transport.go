@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"google.golang.org/protobuf/proto"
 )
@@ -17,9 +18,10 @@ import (
 // node plays itself stays in memory. Only the session's goroutine sends;
 // Incoming is fed by the stream and topic handlers.
 type sessionTransport struct {
-	s     *session
-	local []protocol.Message // to this node's own parties, in order
-	frame []byte             // reused for every role frame: the messenger copies it out
+	s         *session
+	messenger *p2p.Messenger     // the family's role messenger
+	local     []protocol.Message // to this node's own parties, in order
+	frame     []byte             // reused for every role frame: the messenger copies it out
 }
 
 var _ protocol.Transport = (*sessionTransport)(nil)
@@ -44,7 +46,7 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	frame := appendRoleFrame(t.frame[:0], &nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role,
 		FromIndex: uint32(m.From.Index), ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
 	t.frame = frame
-	if err := s.n.roles[s.fam.Name()].Send(ctx, org, frame); err != nil {
+	if err := t.messenger.Send(ctx, org, frame); err != nil {
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
 	}

@@ -190,9 +190,6 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 	if len(frame) > m.opts.MaxFrameSize {
 		return fmt.Errorf("sending to %s on %s: a %d-byte frame: %w (limit %d bytes)", m.h.describe(to), m.id, len(frame), ErrFrameTooLarge, m.opts.MaxFrameSize)
 	}
-	if !m.h.Known(to) {
-		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, ErrUnknownPeer)
-	}
 	o, err := m.outFor(to)
 	if err != nil {
 		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
@@ -202,12 +199,6 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 	var writeErr error
 	for attempt := 0; attempt < 2; attempt++ {
 		now := time.Now()
-		if o.s != nil && o.s.Conn().IsClosed() {
-			// The stream's connection is gone or going (closed by either
-			// side, e.g. one of two connections formed by a simultaneous
-			// dial): never write into it; reopen on a live connection.
-			m.dropConnLost(to, o)
-		}
 		if o.s != nil && now.Sub(o.lastWrite) > m.opts.IdleTimeout/2 {
 			// The receiver may be about to close this stream for
 			// idleness; retire it cleanly rather than race it.
@@ -225,11 +216,23 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 			}
 			now = time.Now()
 		}
+		// A stream whose connection is gone or going (closed by either
+		// side, e.g. one of two connections formed by a simultaneous
+		// dial) is never trusted with a frame: a write into it fails, or
+		// succeeds into a buffer that will not leave, and either way the
+		// frame goes again on a new stream on a live connection. One look
+		// at the connection, after the write, covers both cases.
 		writeErr = o.write(ctx, now, frame, m.opts)
-		if writeErr == nil && o.s.Conn().IsClosed() {
-			// The connection closed under the write: the frame may
-			// not have left. Resend it on a new stream.
-			writeErr = errConnClosed
+		if o.s.Conn().IsClosed() {
+			m.dropConnLost(to, o)
+			if attempt == 0 {
+				continue // not an error of ours or the peer's: the connection moved
+			}
+			if writeErr == nil {
+				writeErr = errConnClosed
+			}
+			m.errs.Add(1)
+			break
 		}
 		if writeErr == nil {
 			m.framesSent.Add(1)
@@ -247,7 +250,7 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 	return fmt.Errorf("sending a %d-byte frame to %s on %s: %w", len(frame), m.h.describe(to), m.id, writeErr)
 }
 
-// outFor returns the outbound state for peer to, creating it.
+// outFor returns the outbound state for address-book peer to, creating it.
 func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -256,6 +259,9 @@ func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
 	}
 	o, ok := m.out[to]
 	if !ok {
+		if !m.h.Known(to) {
+			return nil, ErrUnknownPeer
+		}
 		o = &outStream{}
 		m.out[to] = o
 	}
