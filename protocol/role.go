@@ -96,6 +96,33 @@ type RoleConfig struct {
 	// differential-privacy noise from Rand, so that a run replays exactly from
 	// its seed; a real session always uses the secure samplers.
 	Simulated bool
+	// Workers and Parallel let a role spread independent pieces of one step
+	// over cores the driver has to spare: Parallel(n, f) calls f(w, i) for
+	// every i in [0, n) and returns when all calls have returned; w, in
+	// [0, Workers), names the goroutine making the call — calls with the same
+	// w never overlap, so f may use scratch space of worker w. The simulator
+	// sets them (its worker pool is idle while one role works alone, e.g.
+	// SAMBA's comp); the daemon leaves them zero, as its roles share the
+	// organization's cores with its other sessions. Use ForEach, which runs
+	// the calls in order when Parallel is nil.
+	Workers  int
+	Parallel func(n int, f func(w, i int))
+}
+
+// WorkerCount is the number of workers ForEach may use: Workers, at least 1.
+func (c *RoleConfig) WorkerCount() int { return max(c.Workers, 1) }
+
+// ForEach calls f(w, i) for every i in [0, n): through Parallel if set,
+// otherwise in order, with w = 0. The calls must be independent of each
+// other.
+func (c *RoleConfig) ForEach(n int, f func(w, i int)) {
+	if c.Parallel != nil && c.Workers > 1 {
+		c.Parallel(n, f)
+		return
+	}
+	for i := range n {
+		f(0, i)
+	}
 }
 
 // TickInterval is how much time one Tick stands for, in the daemon and in the

@@ -168,9 +168,12 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	d := &simDriver{ctx: ctx, net: net, reports: map[Party][]byte{}, local: map[string]any{},
 		onProgress: opts.OnProgress}
 	roles := make(map[Party]Role, len(parties))
+	workers := workerCount(opts.Workers, len(parties))
 	for _, p := range parties {
 		s := d.newSlot(p)
 		r, err := f.NewRole(RoleConfig{
+			Workers:    workers,
+			Parallel:   d.parallel,
 			SessionID:  sessionID,
 			Self:       p,
 			Assignment: assign,

@@ -71,24 +71,35 @@ type workerPool struct {
 	stopped atomic.Bool
 	driver  parker // where the driver waits for pending to reach zero
 	tune    tuner
+
+	// A role's parallel loop (RoleConfig.Parallel), which the helpers
+	// waiting for a batch join: loops counts the loops posted.
+	loop  atomic.Pointer[parallelLoop]
+	loops atomic.Uint64
 }
 
 // helper is one helper goroutine.
 type helper struct {
-	seen uint64 // the last epoch worked on
-	park parker
+	seen     uint64 // the last epoch worked on
+	loopSeen uint64 // the last parallel loop joined
+	park     parker
 }
 
-// startWorkers starts the pool of workers goroutines (0: GOMAXPROCS); with
-// one worker the driver stays sequential.
-func (d *simDriver) startWorkers(workers int) {
+// workerCount is the number of workers of the pool for parties parties
+// (0: GOMAXPROCS); with one, the driver stays sequential.
+func workerCount(workers, parties int) int {
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
 	}
-	if workers <= 1 || len(d.slots) <= 1 {
+	return max(1, min(workers, parties))
+}
+
+// startWorkers starts the pool of workers goroutines (see workerCount).
+func (d *simDriver) startWorkers(workers int) {
+	workers = workerCount(workers, len(d.slots))
+	if workers <= 1 {
 		return
 	}
-	workers = min(workers, len(d.slots))
 	p := &workerPool{busy: make([][]time.Duration, workers), driver: newParker()}
 	for w := range p.busy {
 		// Each worker's counters on their own cache lines.
@@ -99,9 +110,20 @@ func (d *simDriver) startWorkers(workers int) {
 		p.helpers = append(p.helpers, h)
 		go func() {
 			for {
-				h.park.wait(func() bool { return p.epoch.Load() != h.seen || p.stopped.Load() })
+				h.park.wait(func() bool {
+					return p.epoch.Load() != h.seen || p.loops.Load() != h.loopSeen || p.stopped.Load()
+				})
 				if p.stopped.Load() {
 					return
+				}
+				if n := p.loops.Load(); n != h.loopSeen {
+					h.loopSeen = n
+					if l := p.loop.Load(); l != nil {
+						l.run(w + 1)
+					}
+				}
+				if p.epoch.Load() == h.seen {
+					continue
 				}
 				h.seen = p.epoch.Load()
 				d.work(w, false)
@@ -112,6 +134,59 @@ func (d *simDriver) startWorkers(workers int) {
 		}()
 	}
 	d.pool = p
+}
+
+// parallelLoop is one call of RoleConfig.Parallel: its caller, worker 0,
+// and the helpers that join, each helper i as worker i+1, claim chunks of
+// its indexes until none is left.
+type parallelLoop struct {
+	n, chunk int
+	f        func(w, i int)
+	next     atomic.Int64 // the first index not yet claimed
+	done     atomic.Int64 // indexes whose call has returned
+}
+
+// run claims and runs chunks as worker w.
+func (l *parallelLoop) run(w int) {
+	for {
+		lo := int(l.next.Add(int64(l.chunk))) - l.chunk
+		if lo >= l.n {
+			return
+		}
+		hi := min(lo+l.chunk, l.n)
+		for i := lo; i < hi; i++ {
+			l.f(w, i)
+		}
+		l.done.Add(int64(hi - lo))
+	}
+}
+
+// parallel is RoleConfig.Parallel in a simulation: the calling role's
+// goroutine runs the loop with whichever helpers are waiting for a batch —
+// a role that works alone between two batches (SAMBA's comp) has them all.
+// Without a pool the calls run in order. The calls are independent, so the
+// results do not depend on who ran which.
+func (d *simDriver) parallel(n int, f func(w, i int)) {
+	p := d.pool
+	if p == nil || n < 2 {
+		for i := range n {
+			f(0, i)
+		}
+		return
+	}
+	l := &parallelLoop{n: n, f: f, chunk: max(1, n/(4*len(p.busy)))}
+	p.loop.Store(l)
+	p.loops.Add(1)
+	for _, h := range p.helpers {
+		h.park.wake()
+	}
+	l.run(0)
+	for i := 0; l.done.Load() < int64(n); i++ {
+		if i%128 == 127 {
+			runtime.Gosched() // a helper in the middle of a chunk was descheduled
+		}
+	}
+	p.loop.CompareAndSwap(l, nil)
 }
 
 // stopWorkers ends the pool's goroutines.

@@ -2,6 +2,7 @@ package samba
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"slices"
@@ -26,21 +27,33 @@ type comp struct {
 	t      uint64
 	l      int
 
-	// The channels of the scores the data owners seal and of the bits comp
-	// seals for them (see channels), and, reused from step to step, the
-	// decoded batch, the plaintexts and scores, the bits' plaintexts {0, 1},
-	// and the nonces' buffered randomness.
-	openCh *privacy.Channel
-	sealCh *privacy.Channel
-	in     inbound
-	plain  []byte
-	v      []float64
-	bits   [2]byte
-	nonces io.Reader
+	// What each worker of c.cfg.ForEach uses, and, reused from step to step,
+	// the decoded batch, the scores, each position's error, the bits'
+	// plaintexts {0, 1}, the nonces' buffered randomness and one step's
+	// nonces.
+	workers []compWorker
+	in      inbound
+	v       []float64
+	errs    []error
+	bits    [2]byte
+	nonces  io.Reader
+	nonce   []byte
 
 	// view, when set (tests), receives every list of scores comp opens and
 	// the position it selects.
 	view func(t uint64, l int, scores []float64, selected int)
+}
+
+// compWorker is one worker's share of comp's state: its own copies of the
+// channels of the scores the data owners seal and of the bits comp seals for
+// them (see channels; a Channel is for one goroutine at a time), a
+// plaintext buffer and a reader of the step's nonces — padded so that two
+// workers never write to the same cache line.
+type compWorker struct {
+	open, seal privacy.Channel
+	plain      [16]byte
+	nonces     bytes.Reader
+	_          [64]byte
 }
 
 func newComp(cfg protocol.RoleConfig) (*comp, error) {
@@ -52,15 +65,20 @@ func newComp(cfg protocol.RoleConfig) (*comp, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &comp{base: b, decide: randsrc.New(s), t: uint64(b.k) + 1, l: 1, plain: make([]byte, 0, 16), v: make([]float64, b.k), bits: [2]byte{0, 1}}
+	c := &comp{base: b, decide: randsrc.New(s), t: uint64(b.k) + 1, l: 1, v: make([]float64, b.k), errs: make([]error, b.k),
+		bits: [2]byte{0, 1}, workers: make([]compWorker, cfg.WorkerCount()), nonce: make([]byte, b.k*privacy.EnvelopeNonceSize)}
 	if c.key, err = privacy.NewEnvelopeKey(cfg.Rand); err != nil {
 		return nil, err
 	}
 	if c.env, err = privacy.NewEnvelope(c.key); err != nil {
 		return nil, err
 	}
-	if c.openCh, c.sealCh, err = channels(c.env, cfg.SessionID); err != nil {
+	open, seal, err := channels(c.env, cfg.SessionID)
+	if err != nil {
 		return nil, err
+	}
+	for i := range c.workers {
+		c.workers[i].open, c.workers[i].seal = *open, *seal
 	}
 	c.nonces = bufio.NewReaderSize(cfg.Rand, nonceBuffer)
 	return c, nil
@@ -101,17 +119,28 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	if t != c.t || int(l) != c.l || len(boxes) != c.k {
 		return fmt.Errorf("a batch of step %d iteration %d with %d scores, but comp is at step %d iteration %d of %d arms", t, l, len(boxes), c.t, c.l, c.k)
 	}
+	// The K envelopes are opened, and below the K bits sealed, by
+	// c.cfg.ForEach: in a simulation, on every core the driver has idle
+	// (comp works alone between two batches of data owners). Each position
+	// is independent, errors are reported for the first failing position
+	// and the nonces are drawn in position order beforehand, so the outcome
+	// is the same as one position after the other.
 	v := c.v
-	for j, box := range boxes {
-		plain, err := c.openCh.AppendOpen(c.plain[:0], c.t, uint32(c.l), box)
+	c.cfg.ForEach(c.k, func(w, j int) {
+		cw := &c.workers[w]
+		plain, err := cw.open.AppendOpen(cw.plain[:0], c.t, uint32(c.l), boxes[j])
 		if err != nil {
-			return fmt.Errorf("score %d of step %d iteration %d does not open (replayed, reordered or misrouted?): %w", j, c.t, c.l, err)
+			c.errs[j] = fmt.Errorf("score %d of step %d iteration %d does not open (replayed, reordered or misrouted?): %w", j, c.t, c.l, err)
+			return
 		}
-		c.rep.AesOps++
 		if v[j], err = decodeFloat(plain); err != nil {
-			return fmt.Errorf("score %d of step %d iteration %d: %w", j, c.t, c.l, err)
+			c.errs[j] = fmt.Errorf("score %d of step %d iteration %d: %w", j, c.t, c.l, err)
 		}
+	})
+	if err := c.firstError(); err != nil {
+		return err
 	}
+	c.rep.AesOps += int64(c.k)
 	matching := c.alg.Matching(c.l)
 	u := 0.0
 	if matching {
@@ -121,20 +150,35 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	if c.view != nil {
 		c.view(c.t, c.l, slices.Clone(v), sel)
 	}
+	if _, err := io.ReadFull(c.nonces, c.nonce); err != nil {
+		return fmt.Errorf("sealing the bits of step %d iteration %d: reading nonce randomness: %w", c.t, c.l, err)
+	}
 	n := sealedBoxSize(1)
-	size := stepHeadSize(c.t, uint32(c.l)) + c.k*boxFieldSize(n)
+	field := boxFieldSize(n)
+	size := stepHeadSize(c.t, uint32(c.l)) + c.k*field
 	body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldBits, size)), fieldBits, size, c.t, uint32(c.l))
-	for j := range c.k {
+	head := len(body)
+	body = body[:cap(body)]
+	c.cfg.ForEach(c.k, func(w, j int) {
 		bit := 0
 		if j == sel {
 			bit = 1
 		}
-		var err error
-		if body, err = c.sealCh.AppendSeal(appendBoxHead(body, n), c.nonces, c.t, uint32(c.l), c.bits[bit:bit+1]); err != nil {
-			return err
+		at := head + j*field
+		cw := &c.workers[w]
+		cw.nonces.Reset(c.nonce[j*privacy.EnvelopeNonceSize : (j+1)*privacy.EnvelopeNonceSize])
+		box, err := cw.seal.AppendSeal(appendBoxHead(body[at:at:at+field], n), &cw.nonces, c.t, uint32(c.l), c.bits[bit:bit+1])
+		if err == nil && len(box) != field {
+			err = fmt.Errorf("a sealed bit of %d bytes, want %d", len(box), field)
 		}
-		c.rep.AesOps++
+		if err != nil {
+			c.errs[j] = fmt.Errorf("sealing bit %d of step %d iteration %d: %w", j, c.t, c.l, err)
+		}
+	})
+	if err := c.firstError(); err != nil {
+		return err
 	}
+	c.rep.AesOps += int64(c.k)
 	c.sendBody(controllerParty, body)
 	if c.l < c.alg.Iterations() {
 		c.l++
@@ -145,4 +189,17 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 		c.finish(nil)
 	}
 	return nil
+}
+
+// firstError returns the error of the first position that failed in the
+// last ForEach, and clears them all.
+func (c *comp) firstError() error {
+	var first error
+	for j, err := range c.errs {
+		if err != nil && first == nil {
+			first = err
+		}
+		c.errs[j] = nil
+	}
+	return first
 }

@@ -1,0 +1,80 @@
+package protocol
+
+import (
+	"runtime"
+	"sync/atomic"
+	"testing"
+)
+
+// TestParallelLoop checks the simulator's RoleConfig.Parallel: every index
+// is run exactly once, by a worker in [0, Workers), never by two calls of
+// one worker at once; and, with cores to spare, the helpers take part.
+func TestParallelLoop(t *testing.T) {
+	const workers = 3
+	d := &simDriver{slots: map[Party]*slot{}}
+	for i := range workers {
+		d.slots[Party{Role: "r", Index: i}] = &slot{}
+	}
+	d.startWorkers(workers)
+	defer d.stopWorkers()
+	if d.pool == nil {
+		t.Fatal("no worker pool")
+	}
+	var helped atomic.Bool
+	for round := range 200 {
+		for _, n := range []int{0, 1, 2, 7, 100, 1000} {
+			hits := make([]atomic.Int32, n)
+			var active [workers]atomic.Int32
+			d.parallel(n, func(w, i int) {
+				if w < 0 || w >= workers {
+					t.Errorf("index %d run by worker %d, want one in [0, %d)", i, w, workers)
+					return
+				}
+				if active[w].Add(1) != 1 {
+					t.Errorf("worker %d ran two calls at once", w)
+				}
+				if w > 0 {
+					helped.Store(true)
+				}
+				hits[i].Add(1)
+				active[w].Add(-1)
+			})
+			for i := range hits {
+				if got := hits[i].Load(); got != 1 {
+					t.Fatalf("round %d, n = %d: index %d run %d times", round, n, i, got)
+				}
+			}
+		}
+		if helped.Load() {
+			break
+		}
+	}
+	if !helped.Load() && runtime.GOMAXPROCS(0) > 1 {
+		t.Error("the helpers never took part in a loop of 1000 indexes, in 200 rounds")
+	}
+}
+
+// TestForEachWithoutParallel checks that ForEach without Parallel runs the
+// calls in order, as worker 0.
+func TestForEachWithoutParallel(t *testing.T) {
+	for _, cfg := range []RoleConfig{{}, {Workers: 4}, {Workers: 1, Parallel: func(int, func(int, int)) { t.Error("Parallel called with one worker") }}} {
+		var got []int
+		cfg.ForEach(5, func(w, i int) {
+			if w != 0 {
+				t.Errorf("worker %d, want 0", w)
+			}
+			got = append(got, i)
+		})
+		if len(got) != 5 {
+			t.Fatalf("%d calls, want 5", len(got))
+		}
+		for i, v := range got {
+			if v != i {
+				t.Fatalf("calls in order %v, want 0 … 4", got)
+			}
+		}
+		if cfg.WorkerCount() < 1 {
+			t.Errorf("WorkerCount %d", cfg.WorkerCount())
+		}
+	}
+}
