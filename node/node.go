@@ -84,9 +84,9 @@ type Node struct {
 	// randomness, so a networked session can be replayed against a reference.
 	roleRand func(p protocol.Party) io.Reader
 
-	mu       sync.Mutex // guards sessions and closing
+	mu       sync.Mutex // guards sessions and closing, and writes to recent
 	sessions map[string]*session
-	recent   atomic.Pointer[session] // the session lookupBytes found last, while active
+	recent   atomic.Pointer[session] // the session lookupBytes found last, while active; read without mu
 	closing  bool
 	wg       sync.WaitGroup // session goroutines
 

@@ -7,7 +7,6 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -175,16 +174,16 @@ func (h *Host) connect(ctx context.Context, id peer.ID) error {
 type peerState struct {
 	wake chan struct{} // buffered(1): nudges the peer's dialer
 
-	mu        sync.Mutex // guards connected, lastErr and dupCheck
+	mu        sync.Mutex // guards connected, lastErr, dupCheck and the failures
 	connected bool       // as last reported to the callbacks
 	lastErr   string
 
 	// tcpFailures counts the address-book dialer's failed attempts in a
 	// row to reach the peer (over TCP unless the peer has no TCP address),
-	// and tcpFailingSince is when the first of them ended (Unix
-	// nanoseconds; 0 with no failure); see dialAddrAllowed.
-	tcpFailures     atomic.Int64
-	tcpFailingSince atomic.Int64
+	// and tcpFailingSince is when the first of them ended; see
+	// dialAddrAllowed.
+	tcpFailures     int
+	tcpFailingSince time.Time
 
 	dupCheck *time.Timer // pending look at duplicate connections; guarded by mu
 }
@@ -198,23 +197,29 @@ func (st *peerState) nudge() {
 
 // dialFailed records a failed attempt of the address-book dialer at now.
 func (st *peerState) dialFailed(now time.Time) {
-	if st.tcpFailures.Add(1) == 1 {
-		st.tcpFailingSince.Store(now.UnixNano())
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.tcpFailures++
+	if st.tcpFailures == 1 {
+		st.tcpFailingSince = now
 	}
 }
 
 // dialSucceeded clears the record of failed attempts.
 func (st *peerState) dialSucceeded() {
-	st.tcpFailures.Store(0)
-	st.tcpFailingSince.Store(0)
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.tcpFailures, st.tcpFailingSince = 0, time.Time{}
 }
 
 // tcpBlocked reports whether TCP has failed long and often enough at now
 // that the peer's other addresses are worth a try: quicAfterFailures
-// attempts in a row over at least quicAfterFailing.
+// attempts in a row over at least quicAfterFailing (on the monotonic
+// clock: a step of the wall clock changes nothing).
 func (st *peerState) tcpBlocked(now time.Time) bool {
-	since := st.tcpFailingSince.Load()
-	return st.tcpFailures.Load() >= quicAfterFailures && since != 0 && now.Sub(time.Unix(0, since)) >= quicAfterFailing
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.tcpFailures >= quicAfterFailures && now.Sub(st.tcpFailingSince) >= quicAfterFailing
 }
 
 func (st *peerState) setErr(s string) {

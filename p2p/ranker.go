@@ -64,10 +64,11 @@ func isTCP(a multiaddr.Multiaddr) bool {
 // dialAddrAllowed is the host's dial policy for an address-book peer's
 // addresses: TCP always; another transport (QUIC) only if the peer has no TCP
 // address or the address-book dialer failed quicAfterFailures times in a row
-// to reach it, over at least quicAfterFailing. The ranker's delay alone does not keep a dial on TCP: when a
-// peer is not listening yet (daemons starting together), its TCP dial fails
-// at once, libp2p then dials QUIC immediately, and that handshake completes
-// as soon as the peer comes up — leaving the pair on QUIC for good.
+// to reach it, over at least quicAfterFailing. The ranker's delay alone does
+// not keep a dial on TCP: when a peer is not listening yet (daemons starting
+// together), its TCP dial fails at once, libp2p then dials QUIC immediately,
+// and that handshake completes as soon as the peer comes up — leaving the
+// pair on QUIC for good.
 func (h *Host) dialAddrAllowed(id peer.ID, a multiaddr.Multiaddr) bool {
 	if isTCP(a) {
 		return true

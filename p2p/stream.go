@@ -94,7 +94,9 @@ type MessengerStats struct {
 	// BytesReceived counts frame payload bytes received, without length prefixes.
 	BytesReceived uint64
 	// Errors counts failed writes, failed stream opens and inbound streams
-	// reset for a malformed, oversized, truncated or slow frame.
+	// reset for a malformed, oversized, truncated or slow frame. The first
+	// write of a Send into a stream whose connection had closed is not
+	// counted: Send moves to a live connection and writes again.
 	Errors uint64
 }
 
@@ -181,7 +183,10 @@ func (m *Messenger) Stats() MessengerStats {
 
 // Send writes frame to peer to on the outbound stream, opening it (and
 // dialing the peer) within ctx if needed. On a write error the stream is reset
-// and discarded and the frame is retried once on a new stream. A nil error
+// and discarded and the frame is retried once on a new stream; a stream whose
+// connection turns out to have closed (one of two connections formed by a
+// simultaneous dial, say) is replaced once more without counting as that
+// failure, since the connection went away under it. A nil error
 // means the frame was handed to the connection, not that the peer processed
 // it. Opening the stream (dialing if needed) and each frame write are bounded
 // by WriteTimeout, and by ctx's deadline if earlier: a ctx without a deadline
@@ -197,6 +202,7 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var writeErr error
+	moved := false // a stream was replaced because its connection had closed
 	for attempt := 0; attempt < 2; attempt++ {
 		now := time.Now()
 		if o.s != nil && now.Sub(o.lastWrite) > m.opts.IdleTimeout/2 {
@@ -225,14 +231,21 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 		writeErr = o.write(ctx, now, frame, m.opts)
 		if o.s.Conn().IsClosed() {
 			m.dropConnLost(to, o)
-			if attempt == 0 {
-				continue // not an error of ours or the peer's: the connection moved
+			if !moved {
+				// Not an error of ours or the peer's: the connection
+				// moved. This try does not count.
+				moved = true
+				attempt--
+				continue
 			}
 			if writeErr == nil {
 				writeErr = errConnClosed
 			}
 			m.errs.Add(1)
-			break
+			if ctx.Err() != nil {
+				break
+			}
+			continue
 		}
 		if writeErr == nil {
 			m.framesSent.Add(1)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"sync"
 	"testing"
 )
 
@@ -337,4 +338,47 @@ func BenchmarkChannel(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestChannelClone: clones of a channel seal and open at the same time, each
+// with its own goroutine (run with -race), and what one seals the others
+// open — for the step each sealed it for, and no other.
+func TestChannelClone(t *testing.T) {
+	env, err := NewEnvelope(testEnvelopeKey(t, 11))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ch, err := env.Channel(testHeader.Session, testHeader.From, testHeader.To)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const workers, each = 4, 200
+	sealed := make([][]byte, workers*each)
+	var wg sync.WaitGroup
+	for w := range workers {
+		c := ch.Clone()
+		wg.Go(func() {
+			rng := rand.NewChaCha8([32]byte{byte(w)})
+			for i := w * each; i < (w+1)*each; i++ {
+				s, err := c.AppendSeal(nil, rng, uint64(i), 1, []byte{byte(i)})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				sealed[i] = s
+				if got, err := c.AppendOpen(nil, uint64(i), 1, s); err != nil || !bytes.Equal(got, []byte{byte(i)}) {
+					t.Errorf("worker %d: envelope %d opened as %x, %v", w, i, got, err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	for i, s := range sealed {
+		if got, err := ch.AppendOpen(nil, uint64(i), 1, s); err != nil || !bytes.Equal(got, []byte{byte(i)}) {
+			t.Errorf("envelope %d opened as %x, %v", i, got, err)
+		}
+		if _, err := ch.AppendOpen(nil, uint64(i)+1, 1, s); !errors.Is(err, ErrEnvelopeAuth) {
+			t.Errorf("envelope %d opened for step %d: %v", i, i+1, err)
+		}
+	}
 }

@@ -100,7 +100,11 @@ type RoleConfig struct {
 	// over cores the driver has to spare: Parallel(n, f) calls f(w, i) for
 	// every i in [0, n) and returns when all calls have returned; w, in
 	// [0, Workers), names the goroutine making the call — calls with the same
-	// w never overlap, so f may use scratch space of worker w. The simulator
+	// w never overlap, so f may use scratch space of worker w. f(w, i) may
+	// read what no call writes, write only position i's outputs and worker
+	// w's scratch, and must not draw from Rand or any other stream: what it
+	// needs of them is drawn in order before (so the outcome does not depend
+	// on which goroutine ran which call). The simulator
 	// sets them (its worker pool is idle while one role works alone, e.g.
 	// SAMBA's comp); the daemon leaves them zero, as its roles share the
 	// organization's cores with its other sessions. Use ForEach, which runs
@@ -114,7 +118,7 @@ func (c *RoleConfig) WorkerCount() int { return max(c.Workers, 1) }
 
 // ForEach calls f(w, i) for every i in [0, n): through Parallel if set,
 // otherwise in order, with w = 0. The calls must be independent of each
-// other.
+// other, as Parallel says.
 func (c *RoleConfig) ForEach(n int, f func(w, i int)) {
 	if c.Parallel != nil && c.Workers > 1 {
 		c.Parallel(n, f)

@@ -198,7 +198,7 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 			return nil, err
 		}
 	}
-	d.startWorkers(opts.Workers)
+	d.startWorkers(workers)
 	defer d.stopWorkers()
 	for _, p := range parties {
 		if err := d.timed(p, roles[p].Start); err != nil {

@@ -20,9 +20,11 @@ import (
 // the sequential driver.
 //
 // What this asks of the roles is what Role already promises: a role is
-// called by one goroutine at a time and holds no state another party's
-// role can reach, and the batch Ready returns belongs to the driver (the
-// role keeps neither its slices nor the message bodies).
+// called by one goroutine at a time (the pieces it spreads over the idle
+// workers itself, RoleConfig.ForEach, follow that method's rules) and holds
+// no state another party's role can reach, and the batch Ready returns
+// belongs to the driver (the role keeps neither its slices nor the message
+// bodies).
 
 // batch is what deliverBatch works on; its storage is reused.
 type batch struct {
@@ -94,9 +96,10 @@ func workerCount(workers, parties int) int {
 	return max(1, min(workers, parties))
 }
 
-// startWorkers starts the pool of workers goroutines (see workerCount).
+// startWorkers starts a pool of workers goroutines, the driver's own
+// included (workerCount's answer: the roles were told that number); with one
+// the driver stays sequential.
 func (d *simDriver) startWorkers(workers int) {
-	workers = workerCount(workers, len(d.slots))
 	if workers <= 1 {
 		return
 	}
@@ -144,6 +147,7 @@ type parallelLoop struct {
 	f        func(w, i int)
 	next     atomic.Int64 // the first index not yet claimed
 	done     atomic.Int64 // indexes whose call has returned
+	finished parker       // where the caller waits for done to reach n
 }
 
 // run claims and runs chunks as worker w.
@@ -157,7 +161,9 @@ func (l *parallelLoop) run(w int) {
 		for i := lo; i < hi; i++ {
 			l.f(w, i)
 		}
-		l.done.Add(int64(hi - lo))
+		if l.done.Add(int64(hi-lo)) == int64(l.n) {
+			l.finished.wake()
+		}
 	}
 }
 
@@ -174,18 +180,16 @@ func (d *simDriver) parallel(n int, f func(w, i int)) {
 		}
 		return
 	}
-	l := &parallelLoop{n: n, f: f, chunk: max(1, n/(4*len(p.busy)))}
+	l := &parallelLoop{n: n, f: f, chunk: max(1, n/(4*len(p.busy))), finished: newParker()}
 	p.loop.Store(l)
 	p.loops.Add(1)
 	for _, h := range p.helpers {
 		h.park.wake()
 	}
 	l.run(0)
-	for i := 0; l.done.Load() < int64(n); i++ {
-		if i%128 == 127 {
-			runtime.Gosched() // a helper in the middle of a chunk was descheduled
-		}
-	}
+	// A helper may still be in its last chunk; one descheduled there is
+	// waited for parked, not spun for.
+	l.finished.wait(func() bool { return l.done.Load() >= int64(n) })
 	p.loop.CompareAndSwap(l, nil)
 }
 

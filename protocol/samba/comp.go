@@ -44,13 +44,13 @@ type comp struct {
 	view func(t uint64, l int, scores []float64, selected int)
 }
 
-// compWorker is one worker's share of comp's state: its own copies of the
+// compWorker is one worker's share of comp's state: its own clones of the
 // channels of the scores the data owners seal and of the bits comp seals for
 // them (see channels; a Channel is for one goroutine at a time), a
 // plaintext buffer and a reader of the step's nonces — padded so that two
 // workers never write to the same cache line.
 type compWorker struct {
-	open, seal privacy.Channel
+	open, seal *privacy.Channel
 	plain      [16]byte
 	nonces     bytes.Reader
 	_          [64]byte
@@ -78,7 +78,7 @@ func newComp(cfg protocol.RoleConfig) (*comp, error) {
 		return nil, err
 	}
 	for i := range c.workers {
-		c.workers[i].open, c.workers[i].seal = *open, *seal
+		c.workers[i].open, c.workers[i].seal = open.Clone(), seal.Clone()
 	}
 	c.nonces = bufio.NewReaderSize(cfg.Rand, nonceBuffer)
 	return c, nil
@@ -158,7 +158,7 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	size := stepHeadSize(c.t, uint32(c.l)) + c.k*field
 	body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldBits, size)), fieldBits, size, c.t, uint32(c.l))
 	head := len(body)
-	body = body[:cap(body)]
+	body = body[:head+c.k*field]
 	c.cfg.ForEach(c.k, func(w, j int) {
 		bit := 0
 		if j == sel {
