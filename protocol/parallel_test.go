@@ -6,9 +6,11 @@ import (
 	"testing"
 )
 
-// TestParallelLoop checks the simulator's RoleConfig.Parallel: every index
-// is run exactly once, by a worker in [0, Workers), never by two calls of
-// one worker at once; and, with cores to spare, the helpers take part.
+// TestParallelLoop checks the simulator's RoleConfig.Parallel, on the
+// parallel path (the timing that may choose the sequential one is set
+// aside): every index is run exactly once, by a worker in [0, Workers),
+// never by two calls of one worker at once; and, with cores to spare, the
+// helpers take part.
 func TestParallelLoop(t *testing.T) {
 	const workers = 3
 	d := &simDriver{slots: map[Party]*slot{}}
@@ -20,12 +22,14 @@ func TestParallelLoop(t *testing.T) {
 	if d.pool == nil {
 		t.Fatal("no worker pool")
 	}
+	s := &slot{}
 	var helped atomic.Bool
 	for round := range 200 {
 		for _, n := range []int{0, 1, 2, 7, 100, 1000} {
 			hits := make([]atomic.Int32, n)
 			var active [workers]atomic.Int32
-			d.parallel(n, func(w, i int) {
+			s.loops = tuner{n: 2*tuneTrial + 1, parallel: true}
+			d.parallel(s, n, func(w, i int) {
 				if w < 0 || w >= workers {
 					t.Errorf("index %d run by worker %d, want one in [0, %d)", i, w, workers)
 					return
@@ -76,5 +80,38 @@ func TestForEachWithoutParallel(t *testing.T) {
 		if cfg.WorkerCount() < 1 {
 			t.Errorf("WorkerCount %d", cfg.WorkerCount())
 		}
+	}
+}
+
+// TestParallelLoopTimed checks that a role's loops are timed both ways and
+// the faster kept: with calls that cost nothing, running them in order
+// beats handing them out, and after the trials the loops run alone.
+func TestParallelLoopTimed(t *testing.T) {
+	d := &simDriver{slots: map[Party]*slot{{Role: "a"}: {}, {Role: "b"}: {}}}
+	d.startWorkers(2)
+	defer d.stopWorkers()
+	// A trial that the machine interrupts can go the other way: three tries.
+	var s *slot
+	for range 3 {
+		s = &slot{}
+		for range 2*tuneTrial + 1 {
+			d.parallel(s, 64, func(w, i int) {})
+		}
+		if s.loops.groups[0] == 0 || s.loops.groups[1] == 0 {
+			t.Fatalf("trials alone %d, with helpers %d indexes: want both", s.loops.groups[0], s.loops.groups[1])
+		}
+		if !s.loops.parallel {
+			break
+		}
+	}
+	sum := 0
+	d.parallel(s, 1000, func(w, i int) {
+		if w != 0 {
+			t.Errorf("index %d run by worker %d after the trials chose to run alone", i, w)
+		}
+		sum += i // not atomic: only worker 0 runs
+	})
+	if s.loops.parallel || sum != 999*1000/2 {
+		t.Errorf("parallel %v, sum %d", s.loops.parallel, sum)
 	}
 }

@@ -172,8 +172,10 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	for _, p := range parties {
 		s := d.newSlot(p)
 		r, err := f.NewRole(RoleConfig{
-			Workers:    workers,
-			Parallel:   d.parallel,
+			Workers: workers,
+			Parallel: func(n int, f func(w, i int)) {
+				d.parallel(s, n, f)
+			},
 			SessionID:  sessionID,
 			Self:       p,
 			Assignment: assign,
@@ -281,6 +283,10 @@ type slot struct {
 	// Set while a batch is delivered (see batch).
 	gen   uint64
 	group int
+
+	// loops measures the role's parallel loops with the helpers and
+	// without (see simDriver.parallel); only the role's goroutine uses it.
+	loops tuner
 }
 
 // newSlot adds party p's slot.

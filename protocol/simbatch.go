@@ -167,14 +167,35 @@ func (l *parallelLoop) run(w int) {
 	}
 }
 
-// parallel is RoleConfig.Parallel in a simulation: the calling role's
-// goroutine runs the loop with whichever helpers are waiting for a batch —
-// a role that works alone between two batches (SAMBA's comp) has them all.
-// Without a pool the calls run in order. The calls are independent, so the
-// results do not depend on who ran which.
-func (d *simDriver) parallel(n int, f func(w, i int)) {
+// parallel is RoleConfig.Parallel in a simulation for the role of slot s:
+// the role's goroutine runs the loop with whichever helpers are waiting for
+// a batch — a role that works alone between two batches (SAMBA's comp) has
+// them all. Without a pool the calls run in order. As for batches, the
+// helpers can cost more than they save on a loaded machine (a helper
+// descheduled in the middle of its share holds up the loop), so each role's
+// loops are timed both ways now and then (s.loops) and run the faster way.
+// The calls are independent, so the results do not depend on who ran which.
+func (d *simDriver) parallel(s *slot, n int, f func(w, i int)) {
 	p := d.pool
 	if p == nil || n < 2 {
+		for i := range n {
+			f(0, i)
+		}
+		return
+	}
+	parallel, trial := s.loops.choose()
+	if trial {
+		start := time.Now()
+		defer func() {
+			i := 0
+			if parallel {
+				i = 1
+			}
+			s.loops.wall[i] += time.Since(start)
+			s.loops.groups[i] += n
+		}()
+	}
+	if !parallel {
 		for i := range n {
 			f(0, i)
 		}
