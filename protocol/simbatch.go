@@ -177,23 +177,13 @@ func (l *parallelLoop) run(w int) {
 // The calls are independent, so the results do not depend on who ran which.
 func (d *simDriver) parallel(s *slot, n int, f func(w, i int)) {
 	p := d.pool
-	if p == nil || n < 2 {
-		for i := range n {
-			f(0, i)
+	parallel := false
+	if p != nil && n >= 2 {
+		var trial bool
+		parallel, trial = s.loops.choose()
+		if trial {
+			defer s.loops.record(parallel, time.Now(), n)
 		}
-		return
-	}
-	parallel, trial := s.loops.choose()
-	if trial {
-		start := time.Now()
-		defer func() {
-			i := 0
-			if parallel {
-				i = 1
-			}
-			s.loops.wall[i] += time.Since(start)
-			s.loops.groups[i] += n
-		}()
 	}
 	if !parallel {
 		for i := range n {
@@ -239,8 +229,8 @@ const (
 type tuner struct {
 	n        int              // batches of several groups so far in this round
 	wall     [2]time.Duration // in this round's trials: alone, with helpers
-	groups   [2]int
-	parallel bool // the choice for the rest of the round
+	groups   [2]int           // the work those trials did: groups of a batch, or a loop's indexes
+	parallel bool             // the choice for the rest of the round
 }
 
 // choose says whether to run the next batch of several groups with the
@@ -263,6 +253,17 @@ func (t *tuner) choose() (parallel, trial bool) {
 	return t.parallel, false
 }
 
+// record adds a trial that ran parallel or not from start until now and did
+// units of work.
+func (t *tuner) record(parallel bool, start time.Time, units int) {
+	i := 0
+	if parallel {
+		i = 1
+	}
+	t.wall[i] += time.Since(start)
+	t.groups[i] += units
+}
+
 // runBatch runs the batch's groups on the pool and returns when all have run.
 func (d *simDriver) runBatch() {
 	p, b := d.pool, &d.bt
@@ -274,20 +275,9 @@ func (d *simDriver) runBatch() {
 			helpers = min(len(p.helpers), len(b.groups)-1)
 		}
 	}
-	var start time.Time
 	if trial {
-		start = time.Now()
+		defer p.tune.record(parallel, time.Now(), len(b.groups))
 	}
-	defer func() {
-		if trial {
-			i := 0
-			if parallel {
-				i = 1
-			}
-			p.tune.wall[i] += time.Since(start)
-			p.tune.groups[i] += len(b.groups)
-		}
-	}()
 	b.share = 2 * (helpers + 1)
 	b.ends.Store(uint64(len(b.groups)))
 	if helpers > 0 {
