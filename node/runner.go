@@ -24,11 +24,11 @@ func (wallClock) Now() time.Time { return time.Now() }
 
 // step feeds a received message to its local party.
 func (s *session) step(m protocol.Message) *abortError {
-	r, ok := s.roles[m.To]
-	if !ok || s.finished[m.To] {
+	i := s.mineIndex(m.To)
+	if i < 0 || s.finished[i] {
 		return nil
 	}
-	if err := r.Step(m); err != nil {
+	if err := s.roles[i].Step(m); err != nil {
 		s.n.metrics.fail("role")
 		from, _ := s.orgOf(m.From)
 		return abortf(true, "%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(from), err)
@@ -37,6 +37,17 @@ func (s *session) step(m protocol.Message) *abortError {
 		return err
 	}
 	return s.afterFlush()
+}
+
+// mineIndex returns the index in mine of local party p, or -1. A node plays
+// a party or a few in a session, so a scan beats hashing p.
+func (s *session) mineIndex(p protocol.Party) int {
+	for i, q := range s.mine {
+		if q.Index == p.Index && q.Role == p.Role {
+			return i
+		}
+	}
+	return -1
 }
 
 // drainLocal delivers the messages this node's parties sent each other.
@@ -55,7 +66,8 @@ func (s *session) drainLocal() *abortError {
 // flush carries out the Ready batch of local party p: its messages go out
 // through the session's transport; its progress and result are recorded.
 func (s *session) flush(p protocol.Party) *abortError {
-	rd := s.roles[p].Ready()
+	i := s.mineIndex(p)
+	rd := s.roles[i].Ready()
 	if err := s.sendBatch(p, rd.Messages); err != nil {
 		return err
 	}
@@ -64,7 +76,7 @@ func (s *session) flush(p protocol.Party) *abortError {
 		s.dirty = true
 	}
 	if rd.Result != nil {
-		s.finished[p] = true
+		s.finished[i] = true
 		s.reports[p] = rd.Result.Report
 		if rd.Result.Local != nil {
 			raw, err := json.Marshal(rd.Result.Local)
@@ -149,8 +161,8 @@ func (s *session) afterFlush() *abortError {
 }
 
 func (s *session) allMineFinished() bool {
-	for _, p := range s.mine {
-		if !s.finished[p] {
+	for _, f := range s.finished {
+		if !f {
 			return false
 		}
 	}

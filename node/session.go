@@ -101,8 +101,8 @@ type session struct {
 	sendDeadline time.Time          // of sendCtx
 	ended        bool               // a message stepped in place ended the session
 	endErr       *abortError        // and how, nil if it completed
-	roles        map[protocol.Party]protocol.Role
-	finished     map[protocol.Party]bool
+	roles        []protocol.Role    // of mine[i]; a slice, since every message looks its party up (see mineIndex)
+	finished     []bool             // of mine[i]
 	transport    *sessionTransport
 	reports      map[protocol.Party][]byte
 	progress     map[peer.ID]protocol.Progress // initiator: by organization
@@ -139,8 +139,7 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		initiator: initiator, initiated: initiator == self, self: self,
 		mine: assign.PartiesOf(self.String()), local: local,
 		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
-		kick:  make(chan struct{}, 1),
-		roles: map[protocol.Party]protocol.Role{}, finished: map[protocol.Party]bool{},
+		kick:    make(chan struct{}, 1),
 		reports: map[protocol.Party][]byte{}, progress: map[peer.ID]protocol.Progress{},
 		myProgress: map[protocol.Party]protocol.Progress{}, heard: map[peer.ID]*atomic.Int64{}}
 	s.transport = &sessionTransport{s: s, messenger: n.roles[fam.Name()]}
@@ -148,10 +147,19 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		ids := make([]peer.ID, len(assign.Roles[role]))
 		for i, org := range assign.Roles[role] {
 			ids[i], _ = peer.Decode(org) // validated by the caller
+			if ids[i] == self {
+				ids[i] = self // the same string: comparing it with self compares a pointer
+			}
 		}
 		s.roleNames = append(s.roleNames, role)
 		s.orgs = append(s.orgs, ids)
 	}
+	for i, p := range s.mine {
+		// The session's own copy of the role name: a frame's party carries
+		// it too (party), so comparing the two compares a pointer.
+		s.mine[i].Role = s.roleNames[roleIndex(s.roleNames, p.Role)]
+	}
+	s.roles, s.finished = make([]protocol.Role, len(s.mine)), make([]bool, len(s.mine))
 	for _, org := range assign.Orgs() {
 		id, _ := peer.Decode(org)
 		if id != self {
@@ -190,11 +198,18 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 // orgOf returns the organization that plays party p; ok is false if the
 // session has no such party.
 func (s *session) orgOf(p protocol.Party) (org peer.ID, ok bool) {
-	r := roleIndex(s.roleNames, p.Role)
-	if r < 0 || p.Index < 0 || p.Index >= len(s.orgs[r]) {
+	r, ok := s.roleOf(p)
+	if !ok {
 		return "", false
 	}
 	return s.orgs[r][p.Index], true
+}
+
+// roleOf returns the index in roleNames (and orgs) of party p's role; ok is
+// false if the session has no such party.
+func (s *session) roleOf(p protocol.Party) (r int, ok bool) {
+	r = roleIndex(s.roleNames, p.Role)
+	return r, r >= 0 && p.Index >= 0 && p.Index < len(s.orgs[r])
 }
 
 // party resolves the party a frame names by its role, still in the frame's
@@ -493,7 +508,7 @@ func (s *session) runRoles() *abortError {
 	if err := s.awaitTopic(); err != nil {
 		return err
 	}
-	for _, p := range s.mine {
+	for i, p := range s.mine {
 		var rnd io.Reader = cryptoRand{}
 		if s.n.roleRand != nil {
 			rnd = s.n.roleRand(p)
@@ -504,10 +519,10 @@ func (s *session) runRoles() *abortError {
 		if err != nil {
 			return abortf(true, "%s could not build %s: %v", s.n.cfg.Node.Name, p, err)
 		}
-		s.roles[p] = r
+		s.roles[i] = r
 	}
-	for _, p := range s.mine {
-		if err := s.roles[p].Start(); err != nil {
+	for i, p := range s.mine {
+		if err := s.roles[i].Start(); err != nil {
 			return abortf(true, "%s (%s) failed to start: %v", p, s.n.cfg.Node.Name, err)
 		}
 		if err := s.flush(p); err != nil {
@@ -578,11 +593,11 @@ func (s *session) runRoles() *abortError {
 				return err
 			}
 		case isTick:
-			for _, p := range s.mine {
-				if s.finished[p] {
+			for i, p := range s.mine {
+				if s.finished[i] {
 					continue
 				}
-				if err := s.roles[p].Tick(); err != nil {
+				if err := s.roles[i].Tick(); err != nil {
 					return abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
 				}
 				if err := s.flush(p); err != nil {
@@ -749,8 +764,8 @@ func (s *session) control(ev ctrlEvent) (done bool, err *abortError) {
 		if ev.from != s.initiator {
 			return false, nil
 		}
-		for _, p := range s.mine {
-			if !s.finished[p] {
+		for i, p := range s.mine {
+			if !s.finished[i] {
 				return false, abortf(true, "the initiator %s declared the session complete while %s had not finished", from, p)
 			}
 		}

@@ -8,6 +8,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -22,6 +23,7 @@ type sessionTransport struct {
 	messenger *p2p.Messenger     // the family's role messenger
 	local     []protocol.Message // to this node's own parties, in order
 	frame     []byte             // reused for every role frame: the messenger copies it out
+	senders   [][]*p2p.Sender    // to the organization of party i of role r, made on first use
 }
 
 var _ protocol.Transport = (*sessionTransport)(nil)
@@ -35,18 +37,24 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	if m.Topic {
 		return t.publish(ctx, m)
 	}
-	org, ok := s.orgOf(m.To)
+	r, ok := s.roleOf(m.To)
 	if !ok {
 		return fmt.Errorf("addressed a message to %s, which is not a party of the session", m.To)
 	}
+	org := s.orgs[r][m.To.Index]
 	if org == s.self {
 		t.local = append(t.local, m)
 		return nil
 	}
+	sender, err := t.sender(r, m.To.Index, org)
+	if err != nil {
+		s.n.metrics.fail("send")
+		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
+	}
 	frame := appendRoleFrame(t.frame[:0], &nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role,
 		FromIndex: uint32(m.From.Index), ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
 	t.frame = frame
-	if err := t.messenger.Send(ctx, org, frame); err != nil {
+	if err := sender.Send(ctx, frame); err != nil {
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
 	}
@@ -55,6 +63,26 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 		s.n.traceOut(s.id, m)
 	}
 	return nil
+}
+
+// sender returns the messenger's sender to org, which plays party i of role
+// r of the session.
+func (t *sessionTransport) sender(r, i int, org peer.ID) (*p2p.Sender, error) {
+	if t.senders == nil {
+		t.senders = make([][]*p2p.Sender, len(t.s.orgs))
+	}
+	if t.senders[r] == nil {
+		t.senders[r] = make([]*p2p.Sender, len(t.s.orgs[r]))
+	}
+	if sd := t.senders[r][i]; sd != nil {
+		return sd, nil
+	}
+	sd, err := t.messenger.Sender(org)
+	if err != nil {
+		return nil, err
+	}
+	t.senders[r][i] = sd
+	return sd, nil
 }
 
 // publish sends a topic message to every other party: this node's own ones
@@ -79,7 +107,7 @@ func (t *sessionTransport) publish(ctx context.Context, m protocol.Message) erro
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not publish on the session topic: %w", err)
 	}
-	s.n.metrics.count("out", "topic", len(frame))
+	s.n.metrics.count(false, kindTopic, len(frame))
 	if s.n.traceOut != nil {
 		s.n.traceOut(s.id, m)
 	}

@@ -30,7 +30,7 @@ func (n *Node) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb
 		n.metrics.fail("send")
 		return fmt.Errorf("sending to %s: %w", n.nameOf(to), err)
 	}
-	n.metrics.count("out", "control", len(frame))
+	n.metrics.count(false, kindControl, len(frame))
 	return nil
 }
 
@@ -95,7 +95,7 @@ func (n *Node) register(s *session) error {
 
 // handleControl routes a control frame received from a peer.
 func (n *Node) handleControl(from peer.ID, frame []byte) {
-	n.metrics.count("in", "control", len(frame))
+	n.metrics.count(true, kindControl, len(frame))
 	c, err := decodeControl(frame)
 	if err != nil {
 		n.metrics.fail("decode")
@@ -369,7 +369,7 @@ func (n *Node) joinTopic(s *session) error {
 		return err
 	}
 	handler := func(from peer.ID, data []byte) {
-		n.metrics.count("in", "topic", len(data))
+		n.metrics.count(true, kindTopic, len(data))
 		m, err := s.decodeTopicFrame(from, data)
 		if err != nil {
 			return

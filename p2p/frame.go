@@ -62,6 +62,14 @@ func ReadFrame(r *bufio.Reader, maxSize int) ([]byte, error) {
 	if size > uint64(maxSize) {
 		return nil, fmt.Errorf("reading a %d-byte frame: %w (limit %d bytes)", size, ErrFrameTooLarge, maxSize)
 	}
+	if size > 0 && int(size) <= r.Buffered() {
+		// The usual case: the whole frame is in the buffer. Copying it out
+		// spares zeroing the new slice first.
+		buf, _ := r.Peek(int(size))
+		frame := append([]byte(nil), buf...)
+		r.Discard(len(buf))
+		return frame, nil
+	}
 	frame := make([]byte, int(size))
 	if _, err := io.ReadFull(r, frame); err != nil {
 		if err == io.EOF {

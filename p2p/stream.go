@@ -114,8 +114,8 @@ type Messenger struct {
 	bytesSent, bytesReceived   atomic.Uint64
 	errs                       atomic.Uint64
 
-	mu      sync.Mutex // guards closed, out and streams
-	closed  bool
+	mu      sync.Mutex  // guards out and streams, and writes of closed
+	closed  atomic.Bool // set under mu; read without it by Sender.Send
 	out     map[peer.ID]*outStream
 	streams map[network.Stream]struct{} // every open stream, inbound and outbound, for Close
 	loops   sync.WaitGroup              // inbound read loops
@@ -182,23 +182,66 @@ func (m *Messenger) Stats() MessengerStats {
 }
 
 // Send writes frame to peer to on the outbound stream, opening it (and
-// dialing the peer) within ctx if needed. On a write error the stream is reset
-// and discarded and the frame is retried once on a new stream; a stream whose
-// connection turns out to have closed (one of two connections formed by a
-// simultaneous dial, say) is replaced once more without counting as that
-// failure, since the connection went away under it. A nil error
-// means the frame was handed to the connection, not that the peer processed
-// it. Opening the stream (dialing if needed) and each frame write are bounded
-// by WriteTimeout, and by ctx's deadline if earlier: a ctx without a deadline
-// is fine, and saves the caller a timer per Send.
+// dialing the peer) within ctx if needed; it is Sender(to) and its Send. On a
+// write error the stream is reset and discarded and the frame is retried once
+// on a new stream; a stream whose connection turns out to have closed (one of
+// two connections formed by a simultaneous dial, say) is replaced once more
+// without counting as that failure, since the connection went away under it.
+// A nil error means the frame was handed to the connection, not that the peer
+// processed it. Opening the stream (dialing if needed) and each frame write
+// are bounded by WriteTimeout, and by ctx's deadline if earlier: a ctx
+// without a deadline is fine, and saves the caller a timer per Send.
 func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 	if len(frame) > m.opts.MaxFrameSize {
-		return fmt.Errorf("sending to %s on %s: a %d-byte frame: %w (limit %d bytes)", m.h.describe(to), m.id, len(frame), ErrFrameTooLarge, m.opts.MaxFrameSize)
+		return m.tooLarge(to, frame)
 	}
 	o, err := m.outFor(to)
 	if err != nil {
 		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
 	}
+	return m.send(ctx, to, o, frame)
+}
+
+// Sender is a Messenger's outbound side to one peer: Send without looking
+// the peer up. A caller that sends to the same peers over and over (a
+// session's parties) keeps their Senders; each Send then touches the peer's
+// own state only. A Sender is safe for concurrent use and stays valid after
+// the messenger closes (Send then fails with ErrMessengerClosed).
+type Sender struct {
+	m  *Messenger
+	to peer.ID
+	o  *outStream
+}
+
+// Sender returns the sender to address-book peer to; it fails with
+// ErrUnknownPeer (wrapped) for any other peer and ErrMessengerClosed after
+// Close. Every Sender to the same peer shares one outbound stream.
+func (m *Messenger) Sender(to peer.ID) (*Sender, error) {
+	o, err := m.outFor(to)
+	if err != nil {
+		return nil, fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
+	}
+	return &Sender{m: m, to: to, o: o}, nil
+}
+
+// Send writes frame to the sender's peer, as Messenger.Send does.
+func (sd *Sender) Send(ctx context.Context, frame []byte) error {
+	m := sd.m
+	if len(frame) > m.opts.MaxFrameSize {
+		return m.tooLarge(sd.to, frame)
+	}
+	if m.closed.Load() {
+		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(sd.to), m.id, ErrMessengerClosed)
+	}
+	return m.send(ctx, sd.to, sd.o, frame)
+}
+
+func (m *Messenger) tooLarge(to peer.ID, frame []byte) error {
+	return fmt.Errorf("sending to %s on %s: a %d-byte frame: %w (limit %d bytes)", m.h.describe(to), m.id, len(frame), ErrFrameTooLarge, m.opts.MaxFrameSize)
+}
+
+// send writes frame to peer to through its outbound state o.
+func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	var writeErr error
@@ -267,7 +310,7 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.closed {
+	if m.closed.Load() {
 		return nil, ErrMessengerClosed
 	}
 	o, ok := m.out[to]
@@ -294,7 +337,7 @@ func (m *Messenger) open(ctx context.Context, to peer.ID, o *outStream) error {
 		return fmt.Errorf("opening a stream: %w", err)
 	}
 	m.mu.Lock()
-	if m.closed {
+	if m.closed.Load() {
 		m.mu.Unlock()
 		s.Reset()
 		return ErrMessengerClosed
@@ -441,7 +484,7 @@ func (m *Messenger) handleStream(s network.Stream) {
 		return
 	}
 	m.mu.Lock()
-	if m.closed {
+	if m.closed.Load() {
 		m.mu.Unlock()
 		s.Reset()
 		return
@@ -538,7 +581,7 @@ func (m *Messenger) endStream(from peer.ID, s network.Stream, err error, boundar
 func (m *Messenger) isClosed() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return m.closed
+	return m.closed.Load()
 }
 
 // Close removes the stream handler, resets every stream of the messenger and
@@ -546,11 +589,11 @@ func (m *Messenger) isClosed() bool {
 // be called from the handler.
 func (m *Messenger) Close() error {
 	m.mu.Lock()
-	if m.closed {
+	if m.closed.Load() {
 		m.mu.Unlock()
 		return nil
 	}
-	m.closed = true
+	m.closed.Store(true)
 	streams := make([]network.Stream, 0, len(m.streams))
 	for s := range m.streams {
 		streams = append(streams, s)

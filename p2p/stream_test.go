@@ -424,3 +424,66 @@ func TestMessengerOpenBoundedWithoutDeadline(t *testing.T) {
 		t.Fatal("a send without a deadline to a peer that never answers did not give up within 3 s (write timeout 300 ms)")
 	}
 }
+
+func TestSender(t *testing.T) {
+	tn := newTestNet(t, 2, nil)
+	a, b := tn.hosts[0], tn.hosts[1]
+	cb := newCollector()
+	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{MaxFrameSize: 64})
+	mb := NewMessenger(b, testProto, cb.handle, MessengerOptions{})
+	t.Cleanup(func() { mb.Close() })
+
+	_, stranger := newKey(t)
+	if _, err := ma.Sender(stranger); !errors.Is(err, ErrUnknownPeer) {
+		t.Errorf("Sender(stranger): err = %v, want ErrUnknownPeer", err)
+	}
+	s1, err := ma.Sender(b.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s2, err := ma.Sender(b.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Second)
+	defer cancel()
+	// Two senders and Messenger.Send share the peer's one stream: the frames
+	// arrive in the order they were sent.
+	var want [][]byte
+	for i := range 30 {
+		f := []byte(strconv.Itoa(i))
+		var err error
+		switch i % 3 {
+		case 0:
+			err = s1.Send(ctx, f)
+		case 1:
+			err = s2.Send(ctx, f)
+		case 2:
+			err = ma.Send(ctx, b.ID(), f)
+		}
+		if err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+		want = append(want, f)
+	}
+	waitFor(t, "every frame received", func() bool { return cb.count(a.ID()) == len(want) })
+	if got := cb.get(a.ID()); !slices.EqualFunc(got, want, bytes.Equal) {
+		t.Errorf("received %q, want %q", got, want)
+	}
+	if st := ma.Stats(); st.FramesSent != uint64(len(want)) {
+		t.Errorf("FramesSent = %d, want %d", st.FramesSent, len(want))
+	}
+
+	if err := s1.Send(ctx, make([]byte, 65)); !errors.Is(err, ErrFrameTooLarge) {
+		t.Errorf("oversized frame: err = %v, want ErrFrameTooLarge", err)
+	}
+	if err := ma.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s1.Send(ctx, []byte("x")); !errors.Is(err, ErrMessengerClosed) {
+		t.Errorf("Send after Close: err = %v, want ErrMessengerClosed", err)
+	}
+	if _, err := ma.Sender(b.ID()); !errors.Is(err, ErrMessengerClosed) {
+		t.Errorf("Sender after Close: err = %v, want ErrMessengerClosed", err)
+	}
+}

@@ -12,7 +12,8 @@
 # config before the daemons start (local data such as [local.bai.agent]); if
 # it names a directory, its nodeI.toml is appended to node I's config, and
 # its nodeI.env (lines NAME=VALUE, e.g. GOMAXPROCS=1) is added to node I's
-# environment.
+# environment. If $BANDIT_TESTNET_BIN names a bandit-node binary, the daemons
+# run it instead of one built from these sources.
 set -euo pipefail
 
 usage() { echo "usage: $0 N DIR   (N >= 2 daemons, DIR their directory)" >&2; exit 2; }
@@ -37,9 +38,16 @@ if compgen -G "$dir/node*/pid" >/dev/null; then
 fi
 rm -rf "$dir"/node*
 
-echo "building bandit-node into $dir/bin ..." >&2
-(cd "$root" && go build -o "$dir/bin/bandit-node" ./cmd/bandit-node)
 bin=$dir/bin/bandit-node
+mkdir -p "$dir/bin"
+if [ -n "${BANDIT_TESTNET_BIN:-}" ]; then
+  # A binary built beforehand, e.g. to compare two builds on the same testnet.
+  [ -x "$BANDIT_TESTNET_BIN" ] || { echo "up.sh: BANDIT_TESTNET_BIN=$BANDIT_TESTNET_BIN is not an executable file" >&2; exit 2; }
+  cp "$BANDIT_TESTNET_BIN" "$bin"
+else
+  echo "building bandit-node into $dir/bin ..." >&2
+  (cd "$root" && go build -o "$bin" ./cmd/bandit-node)
+fi
 
 declare -a ids
 for i in $(seq 1 "$n"); do
