@@ -48,29 +48,54 @@ type ctrlEvent struct {
 }
 
 // session is one session on this node, initiated here or proposed by a peer.
-// One goroutine (main) takes it through its phases; everything below the
-// "owned by the runner" line belongs to whoever holds run: main, or — while
-// the roles run — a stream's read goroutine that steps a message in place
-// (deliver). Other goroutines reach the session through the ctrl and inbox
-// channels, and read the record under mu.
+// One goroutine (main) takes it through its phases; the fields marked "owned
+// by the runner" belong to whoever holds run: main, or — while the roles run
+// — a stream's read goroutine that steps a message in place (deliver). Other
+// goroutines reach the session through the ctrl and inbox channels, and read
+// the record under mu.
+//
+// The fields every message touches come first, so that they share a few
+// cache lines: with a hundred daemons on two cores, every line a message
+// touches is a miss.
 type session struct {
-	n         *Node
-	id        string
-	fam       protocol.Family
+	n    *Node
+	id   string
+	fam  protocol.Family
+	self peer.ID
+	// roleNames and orgs say who plays every party, decoded once since
+	// peer IDs are compared on every message: orgs[r][i] plays party i of
+	// role roleNames[r] (see orgOf and party). The IDs are the address
+	// book's copies (newSession).
+	roleNames []string
+	orgs      [][]peer.ID
+	mine      []protocol.Party
+
+	// run is held by the goroutine that drives the roles. main holds it
+	// except while it waits for an event.
+	run sync.Mutex
+	// queued counts the messages put in inbox and not yet stepped. A
+	// message is stepped in place only when none is, so the messages of
+	// each sender keep their order.
+	queued atomic.Int64
+
+	// owned by the runner (see run), touched by every message
+	inPlace      bool            // messages may be stepped in place: the roles run, their messages are small
+	dirty        bool            // myProgress changed since last sent
+	sentDone     bool            // the Done report has gone to the initiator
+	roles        []protocol.Role // of mine[i]; a slice, since every message looks its party up (see mineIndex)
+	finished     []bool          // of mine[i]
+	transport    *sessionTransport
+	sendCtx      context.Context    // bounds a Ready batch's sends; see batchContext
+	sendCancel   context.CancelFunc // of sendCtx
+	sendDeadline time.Time          // of sendCtx
+
 	params    any
 	specText  []byte
 	assign    protocol.Assignment // organizations by peer ID
 	initiator peer.ID
 	initiated bool
-	self      peer.ID
-	remotes   []peer.ID // the other organizations of the session
-	mine      []protocol.Party
+	remotes   []peer.ID      // the other organizations of the session
 	local     map[string]any // local data by role
-	// roleNames and orgs say who plays every party, decoded once since
-	// peer IDs are compared on every message: orgs[r][i] plays party i of
-	// role roleNames[r] (see orgOf and party).
-	roleNames []string
-	orgs      [][]peer.ID
 
 	ctrl  chan ctrlEvent
 	inbox chan protocol.Message
@@ -84,35 +109,19 @@ type session struct {
 	mu  sync.Mutex // guards rec
 	rec *record
 
-	// run is held by the goroutine that drives the roles. main holds it
-	// except while it waits for an event.
-	run sync.Mutex
-	// queued counts the messages put in inbox and not yet stepped. A
-	// message is stepped in place only when none is, so the messages of
-	// each sender keep their order.
-	queued atomic.Int64
 	// kick wakes main when a message stepped in place ended the session.
 	kick chan struct{}
 
 	// owned by the runner (see run)
-	inPlace      bool               // messages may be stepped in place: the roles run, their messages are small
-	sendCtx      context.Context    // bounds a Ready batch's sends; see batchContext
-	sendCancel   context.CancelFunc // of sendCtx
-	sendDeadline time.Time          // of sendCtx
-	ended        bool               // a message stepped in place ended the session
-	endErr       *abortError        // and how, nil if it completed
-	roles        []protocol.Role    // of mine[i]; a slice, since every message looks its party up (see mineIndex)
-	finished     []bool             // of mine[i]
-	transport    *sessionTransport
+	ended        bool        // a message stepped in place ended the session
+	endErr       *abortError // and how, nil if it completed
 	reports      map[protocol.Party][]byte
 	progress     map[peer.ID]protocol.Progress // initiator: by organization
 	myProgress   map[protocol.Party]protocol.Progress
-	dirty        bool              // myProgress changed since last sent
 	lastSent     time.Time         // of the last progress frame
 	lastProgress time.Time         // initiator: when the summed progress last changed
 	lastSum      protocol.Progress // initiator: the summed progress then
 	topic        *p2p.Topic
-	sentDone     bool
 }
 
 // abortError ends a session: reason is what every participant records.
@@ -147,8 +156,11 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		ids := make([]peer.ID, len(assign.Roles[role]))
 		for i, org := range assign.Roles[role] {
 			ids[i], _ = peer.Decode(org) // validated by the caller
-			if ids[i] == self {
-				ids[i] = self // the same string: comparing it with self compares a pointer
+			if name, ok := n.names[ids[i]]; ok {
+				// The address book's copy, which the messenger also hands
+				// over with every frame: comparing the two (every frame's
+				// sender, every message's recipient) compares pointers.
+				ids[i] = n.ids[name]
 			}
 		}
 		s.roleNames = append(s.roleNames, role)

@@ -23,7 +23,7 @@ type sessionTransport struct {
 	messenger *p2p.Messenger     // the family's role messenger
 	local     []protocol.Message // to this node's own parties, in order
 	frame     []byte             // reused for every role frame: the messenger copies it out
-	senders   [][]*p2p.Sender    // to the organization of party i of role r, made on first use
+	routes    [][]route          // to party i of role r, worked out on first use
 }
 
 var _ protocol.Transport = (*sessionTransport)(nil)
@@ -42,14 +42,14 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 		return fmt.Errorf("addressed a message to %s, which is not a party of the session", m.To)
 	}
 	org := s.orgs[r][m.To.Index]
-	if org == s.self {
-		t.local = append(t.local, m)
-		return nil
-	}
 	sender, err := t.sender(r, m.To.Index, org)
 	if err != nil {
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
+	}
+	if sender == nil {
+		t.local = append(t.local, m)
+		return nil
 	}
 	frame := appendRoleFrame(t.frame[:0], &nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role,
 		FromIndex: uint32(m.From.Index), ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
@@ -65,24 +65,35 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	return nil
 }
 
+// route is how a message reaches one party: through sender, or, when this
+// node plays the party, in memory (sender nil).
+type route struct {
+	sender *p2p.Sender
+	known  bool // the route has been worked out
+}
+
 // sender returns the messenger's sender to org, which plays party i of role
-// r of the session.
+// r of the session, or nil when org is this node.
 func (t *sessionTransport) sender(r, i int, org peer.ID) (*p2p.Sender, error) {
-	if t.senders == nil {
-		t.senders = make([][]*p2p.Sender, len(t.s.orgs))
+	if t.routes == nil {
+		t.routes = make([][]route, len(t.s.orgs))
 	}
-	if t.senders[r] == nil {
-		t.senders[r] = make([]*p2p.Sender, len(t.s.orgs[r]))
+	if t.routes[r] == nil {
+		t.routes[r] = make([]route, len(t.s.orgs[r]))
 	}
-	if sd := t.senders[r][i]; sd != nil {
-		return sd, nil
+	rt := &t.routes[r][i]
+	if rt.known {
+		return rt.sender, nil
 	}
-	sd, err := t.messenger.Sender(org)
-	if err != nil {
-		return nil, err
+	if org != t.s.self {
+		sd, err := t.messenger.Sender(org)
+		if err != nil {
+			return nil, err
+		}
+		rt.sender = sd
 	}
-	t.senders[r][i] = sd
-	return sd, nil
+	rt.known = true
+	return rt.sender, nil
 }
 
 // publish sends a topic message to every other party: this node's own ones

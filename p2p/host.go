@@ -460,6 +460,17 @@ func (h *Host) Known(id peer.ID) bool {
 	return ok
 }
 
+// bookID returns the address book's own copy of id (the string the Peer
+// passed to NewHost holds), and whether id is in the book. A caller that
+// hands that copy on lets its users compare it with theirs by pointer.
+func (h *Host) bookID(id peer.ID) (peer.ID, bool) {
+	i, ok := h.byID[id]
+	if !ok {
+		return id, false
+	}
+	return h.book[i].ID, true
+}
+
 // Book returns a copy of the address book, in configuration order.
 func (h *Host) Book() []Peer {
 	out := make([]Peer, len(h.book))

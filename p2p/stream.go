@@ -132,7 +132,9 @@ type outStream struct {
 
 // NewMessenger registers a stream handler for protocol id (versioned, e.g.
 // "/bandit/session/1.0.0") on h. handler is called for every frame received
-// from an address-book peer: synchronously from that sender's read loop, so
+// from an address-book peer, with the peer ID of its address-book entry (the
+// very string given to NewHost, so comparing it with that one is cheap):
+// synchronously from that sender's read loop, so
 // frames of one sender arrive in order, and a slow handler slows that sender
 // (bounded by the sender's WriteTimeout). handler owns the frame slice.
 // handler must not call Close. NewMessenger panics on options that fail
@@ -477,8 +479,8 @@ func (m *Messenger) forget(s network.Stream) {
 
 // handleStream serves one inbound stream.
 func (m *Messenger) handleStream(s network.Stream) {
-	from := s.Conn().RemotePeer()
-	if !m.h.Known(from) {
+	from, known := m.h.bookID(s.Conn().RemotePeer())
+	if !known {
 		m.logger.Warn("refusing a stream from a peer that is not in the address book", "peer", from.String())
 		s.Reset()
 		return

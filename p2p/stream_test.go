@@ -14,6 +14,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -485,5 +486,33 @@ func TestSender(t *testing.T) {
 	}
 	if _, err := ma.Sender(b.ID()); !errors.Is(err, ErrMessengerClosed) {
 		t.Errorf("Sender after Close: err = %v, want ErrMessengerClosed", err)
+	}
+}
+
+// The handler gets the sender's ID as the address book holds it, the same
+// string, so that a caller comparing it with its own copy of the book's IDs
+// compares pointers.
+func TestMessengerHandsOverTheBooksPeerID(t *testing.T) {
+	tn := newTestNet(t, 2, nil)
+	a, b := tn.hosts[0], tn.hosts[1]
+	got := make(chan peer.ID, 1)
+	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{})
+	mb := NewMessenger(b, testProto, func(from peer.ID, _ []byte) { got <- from }, MessengerOptions{})
+	t.Cleanup(func() { ma.Close(); mb.Close() })
+	if err := ma.Send(t.Context(), b.ID(), []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	var from peer.ID
+	select {
+	case from = <-got:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no frame")
+	}
+	book := b.book[b.byID[a.ID()]].ID
+	if from != a.ID() {
+		t.Fatalf("from = %s, want %s", from, a.ID())
+	}
+	if unsafe.StringData(string(from)) != unsafe.StringData(string(book)) {
+		t.Error("the handler's peer ID is not the address book's copy")
 	}
 }
