@@ -6,13 +6,18 @@
 # data owners on the top-K MovieLens means; every daemon at GOMAXPROCS=$PROCS,
 # default 1: K+3 processes share this machine's cores, and a Go process with
 # more Ps than it can use spins looking for work), then REPS times (default
-# 3), alternating:
-#   - the bare pattern of N steps, every party its own process at the same
+# 3), one after the other:
+#   - a SAMBA session of budget 200, which times the setup;
+#   - the bare pattern of N/2 steps, every party its own process at the same
 #     GOMAXPROCS (`bandit-node bench pattern --processes`);
 #   - a SAMBA session of budget N (ALGORITHM, default ucb), timed by the
 #     data customer's daemon from its creation to its end: proposal, setup
 #     (Paillier keys, the AES key, the seeds) and N steps;
-#   - a SAMBA session of budget 200, which times the setup.
+#   - the bare pattern of N/2 steps again. Its time is the mean of the two
+#     halves, run before and after the session: the speed of a shared
+#     machine drifts from minute to minute (a loaded 2-core VM: by a third
+#     within a repetition), and a drift that is steady over the repetition
+#     cancels out.
 # Prints one line per repetition and the medians: the session's ms per step
 # over all its wall time and over its steps alone ((T(N) - T(200)) / (N - 200)),
 # and the ratio of the latter to the bare pattern.
@@ -59,13 +64,20 @@ session() {
   awk -v s="$(date -d "$1" +%s.%N)" -v e="$(date -d "$2" +%s.%N)" 'BEGIN { printf "%.3f", e - s }'
 }
 
+# bare STEPS: the bare pattern's ms per step over STEPS steps.
+bare() {
+  "$bin" bench pattern --processes --k "$k" --steps "$1" --procs "$procs" --json | awk -F': ' '/"ms_per_step"/ { gsub(/,/, "", $2); print $2 }'
+}
+
 echo "== SAMBA ($algo) on $((k + 3)) daemons vs the bare message pattern: K = $k, N = $n, every process at GOMAXPROCS=$procs, $reps repetitions ==" >&2
 printf '%-4s %14s %14s %12s %16s %16s %8s\n' rep bare_ms/step samba_wall_s setup_s samba_ms/step steps_ms/step ratio
 rows=()
 for r in $(seq 1 "$reps"); do
-  bare=$("$bin" bench pattern --processes --k "$k" --steps "$n" --procs "$procs" --json | awk -F': ' '/"ms_per_step"/ { gsub(/,/, "", $2); print $2 }')
-  wall=$(session "$n")
   setup=$(session "$small")
+  before=$(bare $((n / 2)))
+  wall=$(session "$n")
+  after=$(bare $((n / 2)))
+  bare=$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.6f", (a + b) / 2 }')
   row=$(awk -v r="$r" -v b="$bare" -v w="$wall" -v s="$setup" -v n="$n" -v m="$small" 'BEGIN {
     steps = 1000 * (w - s) / (n - m)
     printf "%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f", r, b, w, s, 1000 * w / n, steps, steps / b }')
