@@ -580,11 +580,7 @@ func (m *Messenger) endStream(from peer.ID, s network.Stream, err error, boundar
 	}
 }
 
-func (m *Messenger) isClosed() bool {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return m.closed.Load()
-}
+func (m *Messenger) isClosed() bool { return m.closed.Load() }
 
 // Close removes the stream handler, resets every stream of the messenger and
 // waits for the inbound read loops to end. Send fails afterwards. It must not
