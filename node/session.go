@@ -156,11 +156,11 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		ids := make([]peer.ID, len(assign.Roles[role]))
 		for i, org := range assign.Roles[role] {
 			ids[i], _ = peer.Decode(org) // validated by the caller
-			if name, ok := n.names[ids[i]]; ok {
+			if book, ok := n.ids[n.names[ids[i]]]; ok && book == ids[i] {
 				// The address book's copy, which the messenger also hands
 				// over with every frame: comparing the two (every frame's
 				// sender, every message's recipient) compares pointers.
-				ids[i] = n.ids[name]
+				ids[i] = book
 			}
 		}
 		s.roleNames = append(s.roleNames, role)

@@ -206,8 +206,8 @@ func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 
 // Sender is a Messenger's outbound side to one peer: Send without looking
 // the peer up. A caller that sends to the same peers over and over (a
-// session's parties) keeps their Senders; each Send then touches the peer's
-// own state only. A Sender is safe for concurrent use and stays valid after
+// session's parties) keeps their Senders; each Send then skips the
+// messenger's lock and its map of peers. A Sender is safe for concurrent use and stays valid after
 // the messenger closes (Send then fails with ErrMessengerClosed).
 type Sender struct {
 	m  *Messenger
