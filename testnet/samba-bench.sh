@@ -20,7 +20,9 @@
 #     cancels out.
 # Prints one line per repetition and the medians: the session's ms per step
 # over all its wall time and over its steps alone ((T(N) - T(200)) / (N - 200)),
-# and the ratio of the latter to the bare pattern.
+# the ratio of the latter to the bare pattern, and the drift: the second bare
+# half's ms per step over the first's (far from 1, the machine's speed
+# changed during the repetition and its ratio says little).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d -t bandit-sambabench.XXXXXX)}
@@ -70,7 +72,7 @@ bare() {
 }
 
 echo "== SAMBA ($algo) on $((k + 3)) daemons vs the bare message pattern: K = $k, N = $n, every process at GOMAXPROCS=$procs, $reps repetitions ==" >&2
-printf '%-4s %14s %14s %12s %16s %16s %8s\n' rep bare_ms/step samba_wall_s setup_s samba_ms/step steps_ms/step ratio
+printf '%-4s %14s %14s %12s %16s %16s %8s %8s\n' rep bare_ms/step samba_wall_s setup_s samba_ms/step steps_ms/step ratio drift
 rows=()
 for r in $(seq 1 "$reps"); do
   setup=$(session "$small")
@@ -78,9 +80,9 @@ for r in $(seq 1 "$reps"); do
   wall=$(session "$n")
   after=$(bare $((n / 2)))
   bare=$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.6f", (a + b) / 2 }')
-  row=$(awk -v r="$r" -v b="$bare" -v w="$wall" -v s="$setup" -v n="$n" -v m="$small" 'BEGIN {
+  row=$(awk -v r="$r" -v b="$bare" -v w="$wall" -v s="$setup" -v n="$n" -v m="$small" -v b1="$before" -v b2="$after" 'BEGIN {
     steps = 1000 * (w - s) / (n - m)
-    printf "%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f", r, b, w, s, 1000 * w / n, steps, steps / b }')
+    printf "%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f", r, b, w, s, 1000 * w / n, steps, steps / b, b2 / b1 }')
   echo "$row"
   rows+=("$row")
 done
@@ -89,4 +91,4 @@ median() {
   printf '%s\n' "${rows[@]}" | awk -v c="$1" '{ print $c }' | sort -g | awk '
     { v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-printf '%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f\n' med "$(median 2)" "$(median 3)" "$(median 4)" "$(median 5)" "$(median 6)" "$(median 7)"
+printf '%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f\n' med "$(median 2)" "$(median 3)" "$(median 4)" "$(median 5)" "$(median 6)" "$(median 7)" "$(median 8)"
