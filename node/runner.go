@@ -33,7 +33,7 @@ func (s *session) step(m protocol.Message) *abortError {
 		from, _ := s.orgOf(m.From)
 		return abortf(true, "%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(from), err)
 	}
-	if err := s.flush(m.To); err != nil {
+	if err := s.flush(i); err != nil {
 		return err
 	}
 	return s.afterFlush()
@@ -63,10 +63,10 @@ func (s *session) drainLocal() *abortError {
 	}
 }
 
-// flush carries out the Ready batch of local party p: its messages go out
-// through the session's transport; its progress and result are recorded.
-func (s *session) flush(p protocol.Party) *abortError {
-	i := s.mineIndex(p)
+// flush carries out the Ready batch of local party mine[i]: its messages go
+// out through the session's transport; its progress and result are recorded.
+func (s *session) flush(i int) *abortError {
+	p := s.mine[i]
 	rd := s.roles[i].Ready()
 	if err := s.sendBatch(p, rd.Messages); err != nil {
 		return err

@@ -537,7 +537,7 @@ func (s *session) runRoles() *abortError {
 		if err := s.roles[i].Start(); err != nil {
 			return abortf(true, "%s (%s) failed to start: %v", p, s.n.cfg.Node.Name, err)
 		}
-		if err := s.flush(p); err != nil {
+		if err := s.flush(i); err != nil {
 			return err
 		}
 	}
@@ -612,7 +612,7 @@ func (s *session) runRoles() *abortError {
 				if err := s.roles[i].Tick(); err != nil {
 					return abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
 				}
-				if err := s.flush(p); err != nil {
+				if err := s.flush(i); err != nil {
 					return err
 				}
 			}
