@@ -102,7 +102,7 @@ type argmaxOnly struct{}
 func (argmaxOnly) Matching(int) bool { return false }
 
 // sharedCoin marks an algorithm whose scores read ScoreContext.Coin. A data
-// owner derives the coin (a SHA-256 of seed_ε and t) only for such an
+// owner derives the coin (seedPRF of seed_ε at t) only for such an
 // algorithm; for the others Coin stays zero.
 type sharedCoin struct{}
 

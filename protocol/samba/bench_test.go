@@ -33,3 +33,19 @@ func BenchmarkStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkMask measures a data owner's mask of one step and iteration
+// (seedPRF and the scale's 2^x), which it derives every iteration.
+func BenchmarkMask(b *testing.B) {
+	alpha, err := newSeedPRF(make([]byte, 32))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var m mask
+	for i := range b.N {
+		m = maskFor(alpha, uint64(i), 1, false)
+	}
+	if !(m.a > 0) {
+		b.Fatal("no mask")
+	}
+}

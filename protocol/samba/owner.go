@@ -24,11 +24,11 @@ type dataOwner struct {
 	sc     ScoreContext
 	coin   bool // the algorithm reads sc.Coin
 
-	pk        *privacy.PublicKey
-	seedAlpha []byte
-	seedEps   []byte
-	env       *privacy.Envelope
-	started   bool
+	pk      *privacy.PublicKey
+	alpha   *seedPRF // seed_α's function: the masks
+	eps     *seedPRF // seed_ε's function: the shared coins
+	env     *privacy.Envelope
+	started bool
 
 	t     uint64
 	l     int
@@ -104,10 +104,15 @@ func (d *dataOwner) step(m protocol.Message) error {
 			return fmt.Errorf("the data customer's public key: %w", err)
 		}
 	case *sambapb.Message_Seeds:
-		if m.From != controllerParty || d.seedAlpha != nil || len(k.Seeds.Alpha) != 32 || len(k.Seeds.Epsilon) != 32 {
+		if m.From != controllerParty || d.alpha != nil || len(k.Seeds.Alpha) != 32 || len(k.Seeds.Epsilon) != 32 {
 			return fmt.Errorf("bad or repeated seeds from %s", m.From)
 		}
-		d.seedAlpha, d.seedEps = k.Seeds.Alpha, k.Seeds.Epsilon
+		if d.alpha, err = newSeedPRF(k.Seeds.Alpha); err != nil {
+			return fmt.Errorf("seed_α: %w", err)
+		}
+		if d.eps, err = newSeedPRF(k.Seeds.Epsilon); err != nil {
+			return fmt.Errorf("seed_ε: %w", err)
+		}
 	case *sambapb.Message_AesKey:
 		if m.From != compParty || d.env != nil || len(k.AesKey.Key) != 32 {
 			return fmt.Errorf("bad or repeated AES key from %s", m.From)
@@ -128,7 +133,7 @@ func (d *dataOwner) step(m protocol.Message) error {
 	default:
 		return fmt.Errorf("%s sent a data owner a message it never takes", m.From)
 	}
-	if !d.started && d.pk != nil && d.seedAlpha != nil && d.env != nil {
+	if !d.started && d.pk != nil && d.alpha != nil && d.env != nil {
 		d.started = true
 		d.t, d.l = uint64(d.k)+1, 1
 		return d.next()
@@ -151,9 +156,9 @@ func (d *dataOwner) next() error {
 	}
 	d.sc.T, d.sc.L = int64(d.t), d.l
 	if d.coin {
-		d.sc.Coin = coinFor(d.seedEps, d.t)
+		d.sc.Coin = coinFor(d.eps, d.t)
 	}
-	v := maskFor(d.seedAlpha, d.t, d.l, d.alg.Matching(d.l)).apply(d.alg.ComputeScore(&d.sc))
+	v := maskFor(d.alpha, d.t, d.l, d.alg.Matching(d.l)).apply(d.alg.ComputeScore(&d.sc))
 	putFloat(&d.score, v)
 	n := sealedBoxSize(len(d.score))
 	body := appendSealedHead(make([]byte, 0, sealedMessageSize(fieldScore, d.t, uint32(d.l), n)), fieldScore, d.t, uint32(d.l), n)

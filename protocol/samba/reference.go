@@ -40,6 +40,10 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 	for i := range seedEps {
 		seedEps[i] = byte(perm.Uint32())
 	}
+	eps, err := newSeedPRF(seedEps)
+	if err != nil {
+		return 0, nil, err
+	}
 	ms, err := stream(protocol.SeededRand(seed, compParty))
 	if err != nil {
 		return 0, nil, err
@@ -62,7 +66,7 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 	for t := int64(k) + 1; t <= p.Budget; t++ {
 		coin := 0.0
 		if coins {
-			coin = coinFor(seedEps, uint64(t))
+			coin = coinFor(eps, uint64(t))
 		}
 		for l := 1; l <= alg.Iterations(); l++ {
 			for i := range k {

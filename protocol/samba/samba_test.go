@@ -322,11 +322,15 @@ func TestSelectArm(t *testing.T) {
 		}
 	}
 	// A mask keeps the argmax and the proportions.
-	m := maskFor([]byte("0123456789abcdef0123456789abcdef"), 7, 1, false)
+	alpha, err := newSeedPRF([]byte("0123456789abcdef0123456789abcdef"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := maskFor(alpha, 7, 1, false)
 	if !(m.a > 0) || m.apply(1) <= m.apply(0.999) {
 		t.Errorf("argmax mask %+v is not strictly increasing", m)
 	}
-	pm := maskFor([]byte("0123456789abcdef0123456789abcdef"), 7, 2, true)
+	pm := maskFor(alpha, 7, 2, true)
 	if pm.b != 0 || math.Abs(pm.apply(2)/pm.apply(1)-2) > 1e-15 {
 		t.Errorf("matching mask %+v does not keep proportions", pm)
 	}
