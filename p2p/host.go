@@ -298,7 +298,7 @@ func NewHost(cfg Config) (*Host, error) {
 		libp2p.Transport(quic.NewTransport),
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Security(libp2ptls.ID, libp2ptls.New),
-		libp2p.Muxer(yamux.ID, newYamuxTransport()),
+		libp2p.Muxer(yamux.ID, NewYamuxTransport()),
 		libp2p.DisableRelay(),
 		libp2p.SwarmOpts(swarm.WithDialRanker(tcpFirstRanker)),
 		libp2p.ResourceManager(rm),

@@ -9,17 +9,16 @@ import (
 )
 
 func TestYamuxTransport(t *testing.T) {
-	defaultRTT := yamux.DefaultTransport.MeasureRTTInterval
-	got := newYamuxTransport()
+	got := NewYamuxTransport()
 	tests := []struct {
 		name      string
 		got, want any
 	}{
-		{"round-trip measurement", got.MeasureRTTInterval, yamuxRTTInterval},
+		{"round-trip measurement", got.MeasureRTTInterval, 5 * time.Minute},
 		{"keep-alive on", got.EnableKeepAlive, true},
 		{"keep-alive interval", got.KeepAliveInterval, 30 * time.Second},
 		{"stream window (go-libp2p's)", got.MaxStreamWindowSize, yamux.DefaultTransport.MaxStreamWindowSize},
-		{"go-libp2p's default left alone", yamux.DefaultTransport.MeasureRTTInterval, defaultRTT},
+		{"go-libp2p's default left alone", yamux.DefaultTransport.MeasureRTTInterval, 30 * time.Second},
 	}
 	for _, tt := range tests {
 		if tt.got != tt.want {
@@ -27,7 +26,7 @@ func TestYamuxTransport(t *testing.T) {
 		}
 	}
 	if got == yamux.DefaultTransport {
-		t.Fatal("newYamuxTransport returned go-libp2p's shared default, not a copy")
+		t.Fatal("NewYamuxTransport returned go-libp2p's shared default, not a copy")
 	}
 	if err := goyamux.VerifyConfig(got.Config()); err != nil {
 		t.Fatalf("yamux rejects the configuration: %v", err)

@@ -159,7 +159,7 @@ func NewParty(role string, index int, key crypto.PrivKey, transport string) (*Pa
 		libp2p.ListenAddrStrings(listen),
 		tpt,
 		libp2p.Security(noise.ID, noise.New),
-		libp2p.Muxer(yamux.ID, yamux.DefaultTransport),
+		libp2p.Muxer(yamux.ID, p2p.NewYamuxTransport()), // the daemon's yamux settings
 		libp2p.DisableRelay(),
 		libp2p.DisableMetrics(),
 		// A benchmark among its own hosts: no resource limits (the

@@ -50,7 +50,7 @@ func coinFor(eps *seedPRF, t uint64) float64 { return eps.uniforms(t, 0)[0] }
 // replaced, took about 140 ns, a fifth of a data owner's work per step in a
 // simulation.
 //
-// A seedPRF is used by one goroutine at a time: it encrypts in a buffer of
+// A seedPRF must be used by one goroutine at a time: it encrypts in a buffer of
 // its own (a block on the stack would escape to the heap through the
 // cipher.Block interface, two allocations a call).
 type seedPRF struct {

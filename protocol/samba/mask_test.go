@@ -23,6 +23,10 @@ func TestSeedPRF(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The value depends on the seed, t and l only, not on what was asked
+	// before: f has answered other questions, g none.
+	f.uniforms(9, 3)
+	f.uniforms(1<<40, 2)
 	if f.uniforms(5, 1) != g.uniforms(5, 1) {
 		t.Error("two data owners with the same seed derive different values")
 	}
@@ -46,7 +50,11 @@ func TestSeedPRF(t *testing.T) {
 	for half := range 2 {
 		var count [bins]int
 		for i := range draws {
-			u := f.uniforms(uint64(i), uint32(i%3))[half]
+			us := f.uniforms(uint64(i), uint32(i%3))
+			if us[0] == us[1] {
+				t.Fatalf("uniforms(%d): both halves %v", i, us[0])
+			}
+			u := us[half]
 			if u < 0 || u >= 1 {
 				t.Fatalf("uniforms(%d) = %v, outside [0, 1)", i, u)
 			}

@@ -107,12 +107,15 @@ func (d *dataOwner) step(m protocol.Message) error {
 		if m.From != controllerParty || d.alpha != nil || len(k.Seeds.Alpha) != 32 || len(k.Seeds.Epsilon) != 32 {
 			return fmt.Errorf("bad or repeated seeds from %s", m.From)
 		}
-		if d.alpha, err = newSeedPRF(k.Seeds.Alpha); err != nil {
+		alpha, err := newSeedPRF(k.Seeds.Alpha)
+		if err != nil {
 			return fmt.Errorf("seed_α: %w", err)
 		}
-		if d.eps, err = newSeedPRF(k.Seeds.Epsilon); err != nil {
+		eps, err := newSeedPRF(k.Seeds.Epsilon)
+		if err != nil {
 			return fmt.Errorf("seed_ε: %w", err)
 		}
+		d.alpha, d.eps = alpha, eps
 	case *sambapb.Message_AesKey:
 		if m.From != compParty || d.env != nil || len(k.AesKey.Key) != 32 {
 			return fmt.Errorf("bad or repeated AES key from %s", m.From)
