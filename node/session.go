@@ -47,6 +47,13 @@ type ctrlEvent struct {
 	abort string // set for a local abort request
 }
 
+// isAbort reports whether ev ends the session: an Abort from a peer or a
+// local request to abort.
+func (ev ctrlEvent) isAbort() bool {
+	_, ok := ev.msg.GetBody().(*nodepb.Control_Abort)
+	return ok || ev.abort != ""
+}
+
 // session is one session on this node, initiated here or proposed by a peer.
 // One goroutine (main) takes it through its phases; the fields marked "owned
 // by the runner" belong to whoever holds run: main, or — while the roles run
@@ -346,7 +353,7 @@ func (s *session) awaitCause(sendErr *abortError) *abortError {
 	for {
 		select {
 		case ev := <-s.ctrl:
-			if _, ok := ev.msg.GetBody().(*nodepb.Control_Abort); !ok && ev.abort == "" {
+			if !ev.isAbort() {
 				continue
 			}
 			if _, err := s.control(ev); err != nil {
@@ -356,6 +363,21 @@ func (s *session) awaitCause(sendErr *abortError) *abortError {
 			return sendErr
 		}
 	}
+}
+
+// lateControl is how a session ends when main took ev from ctrl while a
+// message stepped in place ended the session. A peer that shuts down sends
+// its abort and then closes its streams, so the in-place step can fail on
+// the closed stream just as main holds the abort that names the cause: that
+// abort is the session's end, as awaitCause would have found it. Anything
+// else comes too late.
+func (s *session) lateControl(ev ctrlEvent) *abortError {
+	if s.endErr != nil && s.endErr.unreachable && ev.isAbort() {
+		if _, err := s.control(ev); err != nil {
+			return err
+		}
+	}
+	return s.endErr
 }
 
 // end records an aborted session and tells the other side.
@@ -594,7 +616,11 @@ func (s *session) runRoles() *abortError {
 		if s.ended {
 			// A message stepped in place ended the session while this
 			// goroutine waited for the lock: whatever woke it comes too
-			// late (a completed session must not be aborted after all).
+			// late (a completed session must not be aborted after all) —
+			// unless it is an abort that explains a failed send.
+			if isCtrl {
+				return s.lateControl(ev)
+			}
 			return s.endErr
 		}
 		switch {
