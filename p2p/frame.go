@@ -18,9 +18,10 @@ var ErrFrameMalformed = errors.New("malformed frame length")
 
 // WriteFrame writes frame as a uvarint length followed by the frame bytes, the
 // encoding protodelim uses for one protobuf message. A frame longer than
-// maxSize is refused with ErrFrameTooLarge. When w is a *bufio.Writer the two
-// parts are written to it without copying; otherwise they are combined into one
-// Write so the frame is not split across two writes.
+// maxSize is refused with ErrFrameTooLarge. When w is a *bufio.Writer the
+// length goes into the writer's free space and the frame is written to it
+// without copying, so nothing is allocated; otherwise the two are combined
+// into one Write so the frame is not split across two writes.
 func WriteFrame(w io.Writer, frame []byte, maxSize int) error {
 	if maxSize < 0 {
 		maxSize = 0
@@ -28,19 +29,22 @@ func WriteFrame(w io.Writer, frame []byte, maxSize int) error {
 	if len(frame) > maxSize {
 		return fmt.Errorf("writing a %d-byte frame: %w (limit %d bytes)", len(frame), ErrFrameTooLarge, maxSize)
 	}
-	var hdr [binary.MaxVarintLen64]byte
-	n := binary.PutUvarint(hdr[:], uint64(len(frame)))
+	size := uint64(len(frame))
 	if bw, ok := w.(*bufio.Writer); ok {
-		if _, err := bw.Write(hdr[:n]); err != nil {
+		// Appended to the free space of bw's buffer (allocating only if
+		// fewer than 10 bytes are free), as AvailableBuffer intends: a
+		// header array passed to Write would escape to the heap, one
+		// allocation a frame.
+		if _, err := bw.Write(binary.AppendUvarint(bw.AvailableBuffer(), size)); err != nil {
 			return err
 		}
 		_, err := bw.Write(frame)
 		return err
 	}
-	buf := make([]byte, n+len(frame))
-	copy(buf, hdr[:n])
-	copy(buf[n:], frame)
-	_, err := w.Write(buf)
+	buf := make([]byte, binary.MaxVarintLen64+len(frame))
+	n := binary.PutUvarint(buf, size)
+	n += copy(buf[n:], frame)
+	_, err := w.Write(buf[:n])
 	return err
 }
 

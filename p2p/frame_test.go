@@ -14,14 +14,19 @@ func TestFrameRoundTrip(t *testing.T) {
 	frames := [][]byte{
 		{},
 		[]byte("a"),
+		bytes.Repeat([]byte{0x12}, 9), // with a 16-byte buffer: 5 bytes left free, too few for a length
 		bytes.Repeat([]byte{0xab}, 127),
 		bytes.Repeat([]byte{0xcd}, 128),
 		bytes.Repeat([]byte{0xef}, 70000),
 	}
-	for _, viaBufio := range []bool{true, false} {
+	for _, c := range []struct {
+		viaBufio bool
+		size     int
+	}{{true, 4096}, {true, 16}, {false, 0}} {
+		viaBufio := c.viaBufio
 		var buf bytes.Buffer
 		var w io.Writer = &buf
-		bw := bufio.NewWriter(&buf)
+		bw := bufio.NewWriterSize(&buf, max(c.size, 16))
 		if viaBufio {
 			w = bw
 		}
@@ -91,6 +96,24 @@ func TestReadFrameErrors(t *testing.T) {
 				t.Fatalf("got %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestWriteFrameAllocs: a frame written to a bufio.Writer with room for its
+// length allocates nothing (the messenger writes every frame that way).
+func TestWriteFrameAllocs(t *testing.T) {
+	bw := bufio.NewWriterSize(io.Discard, 1<<16)
+	frame := make([]byte, 100)
+	allocs := testing.AllocsPerRun(100, func() {
+		if err := WriteFrame(bw, frame, len(frame)); err != nil {
+			t.Fatal(err)
+		}
+		if err := bw.Flush(); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if allocs != 0 {
+		t.Errorf("%v allocations a frame, want 0", allocs)
 	}
 }
 
