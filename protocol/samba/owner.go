@@ -104,16 +104,16 @@ func (d *dataOwner) step(m protocol.Message) error {
 			return fmt.Errorf("the data customer's public key: %w", err)
 		}
 	case *sambapb.Message_Seeds:
-		if m.From != controllerParty || d.alpha != nil || len(k.Seeds.Alpha) != 32 || len(k.Seeds.Epsilon) != 32 {
-			return fmt.Errorf("bad or repeated seeds from %s", m.From)
+		if m.From != controllerParty || d.alpha != nil {
+			return fmt.Errorf("seeds from %s, which does not send them or sent them already", m.From)
 		}
-		alpha, err := newSeedPRF(k.Seeds.Alpha)
+		alpha, err := newSeedPRF(k.Seeds.Alpha) // checks the length
 		if err != nil {
-			return fmt.Errorf("seed_α: %w", err)
+			return fmt.Errorf("seed_α from %s: %w", m.From, err)
 		}
 		eps, err := newSeedPRF(k.Seeds.Epsilon)
 		if err != nil {
-			return fmt.Errorf("seed_ε: %w", err)
+			return fmt.Errorf("seed_ε from %s: %w", m.From, err)
 		}
 		d.alpha, d.eps = alpha, eps
 	case *sambapb.Message_AesKey:
