@@ -6,8 +6,8 @@ import (
 	"math/rand/v2"
 	"time"
 
-	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 	"github.com/libp2p/go-libp2p/p2p/protocol/ping"
 )
 
@@ -95,11 +95,19 @@ func (h *Host) wait(ctx context.Context, st *peerState, d time.Duration) {
 }
 
 // dial makes one attempt to connect to p at its known addresses. libp2p's own
-// per-address dial backoff is bypassed: the dialer's backoff replaces it.
+// per-address dial backoff is cleared first: the dialer's backoff replaces it.
+//
+// The dialer used to bypass that backoff with network.WithForceDirectDial. In
+// go-libp2p v0.51 a forced direct dial calls Swarm.nonProxyAddr, which
+// dereferences a nil transport when the swarm closes during the dial (CI
+// crashed on it in the node tests). Relays are disabled, so "direct only"
+// meant nothing else for us.
 func (h *Host) dial(ctx context.Context, p Peer) error {
 	ctx, cancel := context.WithTimeout(ctx, dialAttemptTimeout)
 	defer cancel()
-	ctx = network.WithForceDirectDial(ctx, "address-book dialer")
+	if sw, ok := h.h.Network().(*swarm.Swarm); ok {
+		sw.Backoff().Clear(p.ID)
+	}
 	addrs := h.h.Peerstore().Addrs(p.ID)
 	if len(addrs) == 0 {
 		return fmt.Errorf("dialing address-book peer %s: no known addresses (none configured, none discovered yet)", h.describe(p.ID))

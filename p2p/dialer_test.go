@@ -3,6 +3,8 @@ package p2p
 import (
 	"context"
 	"testing"
+
+	"github.com/libp2p/go-libp2p/p2p/net/swarm"
 )
 
 func allConnected(tn *testNet) bool {
@@ -61,4 +63,31 @@ func TestDialerStopsWithContext(t *testing.T) {
 	waitFor(t, "node0 to dial node1", func() bool { return tn.hosts[0].Connected(tn.ids[1]) })
 	cancel()
 	tn.hosts[0].wg.Wait() // the dialer goroutines end with ctx
+}
+
+// TestDialClearsLibp2pBackoff checks that one attempt of the address-book
+// dialer reaches a peer that came back, although libp2p put the peer's
+// address in its own dial backoff when the peer was down.
+func TestDialClearsLibp2pBackoff(t *testing.T) {
+	tn := newTestNet(t, 2, nil) // not started: only the test dials
+	peer1 := Peer{Name: tn.names[1], ID: tn.ids[1]}
+	addrs := tn.hosts[1].Addrs()
+	if err := tn.hosts[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := tn.hosts[0].dial(t.Context(), peer1); err == nil {
+		t.Fatal("dialing a closed host succeeded")
+	}
+	sw := tn.hosts[0].LibP2P().Network().(*swarm.Swarm)
+	if !sw.Backoff().Backoff(tn.ids[1], addrs[0]) {
+		t.Fatal("libp2p did not back off from the closed host's address; the test proves nothing")
+	}
+
+	tn.hosts[1] = tn.newHost(t, 1, addrs, nil)
+	if err := tn.hosts[0].dial(t.Context(), peer1); err != nil {
+		t.Fatalf("dialing the restarted host: %v", err)
+	}
+	if !tn.hosts[0].Connected(tn.ids[1]) {
+		t.Error("not connected after a successful dial")
+	}
 }
