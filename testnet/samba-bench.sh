@@ -22,7 +22,13 @@
 # over all its wall time and over its steps alone ((T(N) - T(200)) / (N - 200)),
 # the ratio of the latter to the bare pattern, and the drift: the second bare
 # half's ms per step over the first's (far from 1, the machine's speed
-# changed during the repetition and its ratio says little).
+# changed during the repetition and its ratio says little). Then the cost in
+# CPU time, which the scheduler's luck on a shared machine moves less than
+# the wall time: idle_cpu, the CPU seconds a second the idle testnet's
+# daemons use beside the bare pattern (their timers, pings, gossip); the bare
+# pattern's CPU ms per step, all its processes during its timed steps; the
+# session's, all the daemons over (N - 200) steps as above, less the idle
+# testnet's rate over the same wall time; and their ratio.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d -t bandit-sambabench.XXXXXX)}
@@ -49,40 +55,77 @@ for budget in "$n" "$small"; do
   samba_spec "$dir/samba-$budget.toml" "$k" "$budget" "$algo"
 done
 
-# session BUDGET: the seconds of one SAMBA session, from its creation to its
-# end as the data customer's daemon recorded them.
+# daemons_cpu: the CPU seconds (user and system) all the testnet's daemons
+# have used so far.
+daemons_cpu() {
+  local i total=0 f
+  for i in $(seq 1 $((k + 3))); do
+    read -r -a f <"/proc/$(cat "$dir/node$i/pid")/stat"
+    total=$((total + f[13] + f[14]))
+  done
+  awk -v t="$total" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }'
+}
+
+# session BUDGET: "RECORD CPU WALL" for one SAMBA session: its seconds from
+# its creation to its end as the data customer's daemon recorded them, the
+# CPU seconds all the daemons used meanwhile, and the wall seconds of that
+# CPU measurement (the whole `session start --wait`).
 session() {
-  local id times
+  local id times c0 c1 w0 w1 rec
+  c0=$(daemons_cpu)
+  w0=$(date +%s.%N)
   if ! "$bin" session start --config "$dir/node1/config.toml" "$dir/samba-$1.toml" --wait >"$dir/session-$1.out" 2>&1; then
     echo "samba-bench.sh: the SAMBA session of budget $1 failed:" >&2
     tail -5 "$dir/session-$1.out" >&2
     exit 1
   fi
+  w1=$(date +%s.%N)
+  c1=$(daemons_cpu)
   id=$(awk '/^session [0-9a-f]+ proposed/ { print $2; exit }' "$dir/session-$1.out")
   times=$("$bin" session status --config "$dir/node1/config.toml" "$id" --json |
     awk -F'"' '/"created"|"finished"/ { print $4 }')
   # shellcheck disable=SC2086
   set -- $times
-  awk -v s="$(date -d "$1" +%s.%N)" -v e="$(date -d "$2" +%s.%N)" 'BEGIN { printf "%.3f", e - s }'
+  rec=$(awk -v s="$(date -d "$1" +%s.%N)" -v e="$(date -d "$2" +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
+  echo "$rec $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.2f", b - a }') $(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.3f", b - a }')"
 }
 
-# bare STEPS: the bare pattern's ms per step over STEPS steps.
+# bare STEPS: "MS CPU IDLE WALL" for the bare pattern of STEPS steps: its ms
+# per step, the CPU ms per step of all its processes during the timed steps,
+# and the CPU seconds the (idle) testnet's daemons used beside it over WALL
+# seconds.
 bare() {
-  "$bin" bench pattern --processes --k "$k" --steps "$1" --procs "$procs" --json | awk -F': ' '/"ms_per_step"/ { gsub(/,/, "", $2); print $2 }'
+  local c0 c1 w0 w1 out
+  c0=$(daemons_cpu)
+  w0=$(date +%s.%N)
+  out=$("$bin" bench pattern --processes --k "$k" --steps "$1" --procs "$procs" --json)
+  w1=$(date +%s.%N)
+  c1=$(daemons_cpu)
+  echo "$out" | awk -v steps="$1" -v c0="$c0" -v c1="$c1" -v w0="$w0" -v w1="$w1" -F': ' '
+    /"ms_per_step"/ { gsub(/,/, "", $2); ms = $2 }
+    /"steps_cpu_seconds"/ { in_cpu = 1; next }
+    in_cpu && /}/ { in_cpu = 0 }
+    in_cpu { gsub(/,/, "", $2); cpu += $2 }
+    END { printf "%s %.6f %.2f %.3f\n", ms, 1000 * cpu / steps, c1 - c0, w1 - w0 }'
 }
 
 echo "== SAMBA ($algo) on $((k + 3)) daemons vs the bare message pattern: K = $k, N = $n, every process at GOMAXPROCS=$procs, $reps repetitions ==" >&2
-printf '%-4s %14s %14s %12s %16s %16s %8s %8s\n' rep bare_ms/step samba_wall_s setup_s samba_ms/step steps_ms/step ratio drift
+printf '%-4s %14s %14s %12s %16s %16s %8s %8s %10s %10s %10s %8s\n' rep bare_ms/step samba_wall_s setup_s samba_ms/step steps_ms/step ratio drift idle_cpu bare_cpu samba_cpu cpu_ratio
 rows=()
 for r in $(seq 1 "$reps"); do
-  setup=$(session "$small")
-  before=$(bare $((n / 2)))
-  wall=$(session "$n")
-  after=$(bare $((n / 2)))
-  bare=$(awk -v a="$before" -v b="$after" 'BEGIN { printf "%.6f", (a + b) / 2 }')
-  row=$(awk -v r="$r" -v b="$bare" -v w="$wall" -v s="$setup" -v n="$n" -v m="$small" -v b1="$before" -v b2="$after" 'BEGIN {
+  read -r setup setup_cpu setup_wall < <(session "$small")
+  read -r before before_cpu before_idle before_wall < <(bare $((n / 2)))
+  read -r wall wall_cpu wall_wall < <(session "$n")
+  read -r after after_cpu after_idle after_wall < <(bare $((n / 2)))
+  row=$(awk -v r="$r" -v w="$wall" -v s="$setup" -v n="$n" -v m="$small" -v b1="$before" -v b2="$after" \
+    -v bc1="$before_cpu" -v bc2="$after_cpu" -v i1="$before_idle" -v i2="$after_idle" -v iw1="$before_wall" -v iw2="$after_wall" \
+    -v sc="$wall_cpu" -v sw="$wall_wall" -v tc="$setup_cpu" -v tw="$setup_wall" 'BEGIN {
+    b = (b1 + b2) / 2
     steps = 1000 * (w - s) / (n - m)
-    printf "%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f", r, b, w, s, 1000 * w / n, steps, steps / b, b2 / b1 }')
+    idle = (i1 + i2) / (iw1 + iw2)
+    bcpu = (bc1 + bc2) / 2
+    scpu = 1000 * ((sc - idle * sw) - (tc - idle * tw)) / (n - m)
+    printf "%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f %10.2f %10.3f %10.3f %8.2f", r, b, w, s, 1000 * w / n, steps, steps / b, b2 / b1, idle, bcpu, scpu, scpu / bcpu }')
   echo "$row"
   rows+=("$row")
 done
@@ -91,4 +134,4 @@ median() {
   printf '%s\n' "${rows[@]}" | awk -v c="$1" '{ print $c }' | sort -g | awk '
     { v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-printf '%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f\n' med "$(median 2)" "$(median 3)" "$(median 4)" "$(median 5)" "$(median 6)" "$(median 7)" "$(median 8)"
+printf '%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n' med "$(median 2)" "$(median 3)" "$(median 4)" "$(median 5)" "$(median 6)" "$(median 7)" "$(median 8)" "$(median 9)" "$(median 10)" "$(median 11)" "$(median 12)"

@@ -123,6 +123,11 @@ type Result struct {
 	CPUSeconds map[string]float64 `json:"cpu_seconds,omitempty"`
 	// UserCPUSeconds is the user part of CPUSeconds.
 	UserCPUSeconds map[string]float64 `json:"user_cpu_seconds,omitempty"`
+	// StepsCPUSeconds is the part of CPUSeconds spent while the role's
+	// processes played the timed steps (each from its first timed step to
+	// its last): without process start, connections and warm-up, so that
+	// it compares with a session's CPU time per step.
+	StepsCPUSeconds map[string]float64 `json:"steps_cpu_seconds,omitempty"`
 	// ContextSwitches counts, likewise, the context switches of each
 	// role's processes, voluntary and not.
 	ContextSwitches map[string]int64 `json:"context_switches,omitempty"`
@@ -134,6 +139,12 @@ type Party struct {
 	index int
 	h     host.Host
 	in    chan network.Stream // inbound pattern streams
+
+	// warm and done are this process's resource usage when the party
+	// began its first timed step and when it ended its last one; their
+	// difference is what the timed steps cost the process (RunProcesses
+	// reports it; in one process it would mix all the parties).
+	warm, done usage
 }
 
 // NewParty starts a host for role (index for a data owner) listening on
@@ -297,6 +308,9 @@ func (p *Party) runOwner(ctx context.Context, cfg Config, peers Peers) error {
 	stop := context.AfterFunc(ctx, func() { s.s.Reset() })
 	defer stop()
 	for t := range cfg.Warmup + cfg.Steps {
+		if t == cfg.Warmup {
+			p.warm = processUsage()
+		}
 		score[0] = byte(t)
 		if err := s.write(score); err != nil {
 			return fmt.Errorf("pattern: data owner %d sending step %d: %w", p.index, t, err)
@@ -305,6 +319,7 @@ func (p *Party) runOwner(ctx context.Context, cfg Config, peers Peers) error {
 			return fmt.Errorf("pattern: data owner %d reading step %d: %w", p.index, t, err)
 		}
 	}
+	p.done = processUsage()
 	return nil
 }
 
@@ -318,6 +333,9 @@ func (p *Party) runComp(ctx context.Context, cfg Config) error {
 	defer stop()
 	reply := make([]byte, cfg.K*cfg.BitSize)
 	for t := range cfg.Warmup + cfg.Steps {
+		if t == cfg.Warmup {
+			p.warm = processUsage()
+		}
 		if _, err := s.read(); err != nil {
 			return fmt.Errorf("pattern: comp reading step %d: %w", t, err)
 		}
@@ -325,6 +343,7 @@ func (p *Party) runComp(ctx context.Context, cfg Config) error {
 			return fmt.Errorf("pattern: comp replying at step %d: %w", t, err)
 		}
 	}
+	p.done = processUsage()
 	if err := s.waitClosed(); err != nil {
 		return fmt.Errorf("pattern: comp waiting for the controller to finish: %w", err)
 	}
@@ -369,6 +388,7 @@ func (p *Party) runController(ctx context.Context, cfg Config, peers Peers) (Res
 	for t := range cfg.Warmup + cfg.Steps {
 		if t == cfg.Warmup {
 			start = time.Now()
+			p.warm = processUsage()
 		}
 		for i, s := range owners {
 			f, err := s.read()
@@ -391,6 +411,7 @@ func (p *Party) runController(ctx context.Context, cfg Config, peers Peers) (Res
 		}
 	}
 	elapsed := time.Since(start)
+	p.done = processUsage()
 	// Returning closes the host, which may drop frames not yet delivered
 	// (QUIC does): wait for every data owner to close its side first.
 	for i, s := range owners {

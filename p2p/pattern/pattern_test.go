@@ -60,6 +60,11 @@ func TestRunProcesses(t *testing.T) {
 		if res.CPUSeconds[role] <= 0 {
 			t.Errorf("no CPU time reported for %s: %v", role, res.CPUSeconds)
 		}
+		// The timed steps are a part of the processes' lives: not all of
+		// it (start, connections and warm-up come first), not nothing.
+		if steps := res.StepsCPUSeconds[role]; steps <= 0 || steps >= res.CPUSeconds[role] {
+			t.Errorf("%s: %v CPU seconds during the steps, of %v in all", role, steps, res.CPUSeconds[role])
+		}
 	}
 }
 

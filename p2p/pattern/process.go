@@ -44,6 +44,7 @@ type childDone struct {
 	Result     Result  `json:"result"`
 	CPUSeconds float64 `json:"cpu_seconds"` // the process's, user and system
 	UserCPU    float64 `json:"user_cpu_seconds"`
+	StepsCPU   float64 `json:"steps_cpu_seconds"` // during the timed steps
 	Switches   int64   `json:"context_switches"`
 	Error      string  `json:"error,omitempty"`
 }
@@ -173,6 +174,7 @@ func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result,
 	cpu := map[string]float64{}
 	switches := map[string]int64{}
 	user := map[string]float64{}
+	steps := map[string]float64{}
 	for range children {
 		o := <-outcomes
 		if o.err != nil {
@@ -188,11 +190,12 @@ func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result,
 		cpu[roles[o.i]] += o.d.CPUSeconds
 		switches[roles[o.i]] += o.d.Switches
 		user[roles[o.i]] += o.d.UserCPU
+		steps[roles[o.i]] += o.d.StepsCPU
 	}
 	if err := errors.Join(errs...); err != nil {
 		return Result{}, err
 	}
-	res.CPUSeconds, res.UserCPUSeconds, res.ContextSwitches = cpu, user, switches
+	res.CPUSeconds, res.UserCPUSeconds, res.StepsCPUSeconds, res.ContextSwitches = cpu, user, steps, switches
 	return res, nil
 }
 
@@ -246,7 +249,9 @@ func ServeChild(ctx context.Context, r io.Reader, w io.Writer) error {
 	defer cancel()
 	res, err := p.Run(ctx, run.Config, Peers{Controller: infos[0], Comp: infos[1], Owners: infos[2:]})
 	d := childDone{Result: res}
-	d.CPUSeconds, d.UserCPU, d.Switches = processUsage()
+	u := processUsage()
+	d.CPUSeconds, d.UserCPU, d.Switches = u.cpu, u.user, u.switches
+	d.StepsCPU = p.done.cpu - p.warm.cpu
 	if err != nil {
 		d.Error = err.Error()
 	}
@@ -256,14 +261,20 @@ func ServeChild(ctx context.Context, r io.Reader, w io.Writer) error {
 	return err
 }
 
-// processUsage returns the CPU time this process has used (user and
-// system, and user alone) and its context switches, voluntary and not.
-func processUsage() (cpu, user float64, switches int64) {
+// usage is a process's resource usage so far.
+type usage struct {
+	cpu, user float64 // CPU seconds: user and system, user alone
+	switches  int64   // context switches, voluntary and not
+}
+
+// processUsage returns this process's resource usage so far (zero if the
+// system will not tell).
+func processUsage() usage {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return 0, 0, 0
+		return usage{}
 	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), time.Duration(ru.Utime.Nano()).Seconds(), ru.Nvcsw + ru.Nivcsw
+	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), user: time.Duration(ru.Utime.Nano()).Seconds(), switches: ru.Nvcsw + ru.Nivcsw}
 }
 
 // runTimeout bounds a run: a generous 1 ms per data owner and step (the

@@ -76,5 +76,14 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	}
 	fmt.Fprintf(stdout, "bare SAMBA message pattern, %s, %s: K = %d, %d steps in %.2f s: %.3f ms per step (%d frames a step)\n",
 		mode, res.Transport, res.K, res.Steps, res.Seconds, res.MsPerStep, res.FramesPerStep)
+	if len(res.StepsCPUSeconds) > 0 {
+		total := 0.0
+		for _, s := range res.StepsCPUSeconds {
+			total += s
+		}
+		fmt.Fprintf(stdout, "CPU time during the steps, all processes: %.3f ms per step (controller %.3f, comp %.3f, data owners %.3f)\n",
+			1000*total/float64(res.Steps), 1000*res.StepsCPUSeconds[pattern.RoleController]/float64(res.Steps),
+			1000*res.StepsCPUSeconds[pattern.RoleComp]/float64(res.Steps), 1000*res.StepsCPUSeconds[pattern.RoleOwner]/float64(res.Steps))
+	}
 	return nil
 }
