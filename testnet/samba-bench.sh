@@ -27,8 +27,11 @@
 # the wall time: idle_cpu, the CPU seconds a second the idle testnet's
 # daemons use beside the bare pattern (their timers, pings, gossip); the bare
 # pattern's CPU ms per step, all its processes during its timed steps; the
-# session's, all the daemons over (N - 200) steps as above, less the idle
-# testnet's rate over the same wall time; and their ratio.
+# session's, all the daemons but the data customer's (idle during the steps;
+# its key generation takes a random time) over (N - 200) steps as above,
+# less the idle testnet's rate over the same wall time; and their ratio. Last, the same CPU
+# cost by role (controller, comp, one data owner; µs per step), which says
+# where SAMBA's extra goes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d -t bandit-sambabench.XXXXXX)}
@@ -55,21 +58,28 @@ for budget in "$n" "$small"; do
   samba_spec "$dir/samba-$budget.toml" "$k" "$budget" "$algo"
 done
 
-# daemons_cpu: the CPU seconds (user and system) all the testnet's daemons
-# have used so far.
+# daemons_cpu: the CPU seconds (user and system) the testnet's daemons have
+# used so far, by role: "DC CONTROLLER COMP OWNERS" (node1 is the data
+# customer, node2 the controller, node3 comp, the others the data owners).
 daemons_cpu() {
-  local i total=0 f
+  local i f t=(0 0 0 0)
   for i in $(seq 1 $((k + 3))); do
     read -r -a f <"/proc/$(cat "$dir/node$i/pid")/stat"
-    total=$((total + f[13] + f[14]))
+    t[$((i < 4 ? i - 1 : 3))]=$((t[i < 4 ? i - 1 : 3] + f[13] + f[14]))
   done
-  awk -v t="$total" -v hz="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", t / hz }'
+  awk -v a="${t[0]}" -v b="${t[1]}" -v c="${t[2]}" -v d="${t[3]}" -v hz="$(getconf CLK_TCK)" \
+    'BEGIN { printf "%.2f %.2f %.2f %.2f\n", a / hz, b / hz, c / hz, d / hz }'
 }
 
-# session BUDGET: "RECORD CPU WALL" for one SAMBA session: its seconds from
+# delta BEFORE AFTER: AFTER - BEFORE, field by field.
+delta() {
+  awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; i++) printf "%.2f%s", y[i] - x[i], (i < n ? " " : "\n") }'
+}
+
+# session BUDGET: "RECORD WALL CPU×4" for one SAMBA session: its seconds from
 # its creation to its end as the data customer's daemon recorded them, the
-# CPU seconds all the daemons used meanwhile, and the wall seconds of that
-# CPU measurement (the whole `session start --wait`).
+# wall seconds of the whole `session start --wait`, and the CPU seconds each
+# role's daemons used meanwhile (see daemons_cpu).
 session() {
   local id times c0 c1 w0 w1 rec
   c0=$(daemons_cpu)
@@ -87,13 +97,14 @@ session() {
   # shellcheck disable=SC2086
   set -- $times
   rec=$(awk -v s="$(date -d "$1" +%s.%N)" -v e="$(date -d "$2" +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
-  echo "$rec $(awk -v a="$c0" -v b="$c1" 'BEGIN { printf "%.2f", b - a }') $(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.3f", b - a }')"
+  echo "$rec $(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.3f", b - a }') $(delta "$c0" "$c1")"
 }
 
-# bare STEPS: "MS CPU IDLE WALL" for the bare pattern of STEPS steps: its ms
-# per step, the CPU ms per step of all its processes during the timed steps,
-# and the CPU seconds the (idle) testnet's daemons used beside it over WALL
-# seconds.
+# bare STEPS: "MS WALL CPU×3 IDLE×4" for the bare pattern of STEPS steps:
+# its ms per step; the wall seconds of the whole run; the CPU ms per step of
+# its controller, its comp and its data owners (together) during the timed
+# steps; and the CPU seconds the idle testnet's daemons used beside it, by
+# role (see daemons_cpu).
 bare() {
   local c0 c1 w0 w1 out
   c0=$(daemons_cpu)
@@ -101,37 +112,62 @@ bare() {
   out=$("$bin" bench pattern --processes --k "$k" --steps "$1" --procs "$procs" --json)
   w1=$(date +%s.%N)
   c1=$(daemons_cpu)
-  echo "$out" | awk -v steps="$1" -v c0="$c0" -v c1="$c1" -v w0="$w0" -v w1="$w1" -F': ' '
+  echo "$out" | awk -v steps="$1" -v wall="$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.3f", b - a }')" -v idle="$(delta "$c0" "$c1")" -F': ' '
     /"ms_per_step"/ { gsub(/,/, "", $2); ms = $2 }
     /"steps_cpu_seconds"/ { in_cpu = 1; next }
     in_cpu && /}/ { in_cpu = 0 }
-    in_cpu { gsub(/,/, "", $2); cpu += $2 }
-    END { printf "%s %.6f %.2f %.3f\n", ms, 1000 * cpu / steps, c1 - c0, w1 - w0 }'
+    in_cpu { gsub(/[",]/, "", $1); gsub(/ /, "", $1); gsub(/,/, "", $2); cpu[$1] = 1000 * $2 / steps }
+    END { printf "%s %s %.6f %.6f %.6f %s\n", ms, wall, cpu["controller"], cpu["comp"], cpu["data_owner"], idle }'
 }
 
 echo "== SAMBA ($algo) on $((k + 3)) daemons vs the bare message pattern: K = $k, N = $n, every process at GOMAXPROCS=$procs, $reps repetitions ==" >&2
 printf '%-4s %14s %14s %12s %16s %16s %8s %8s %10s %10s %10s %8s\n' rep bare_ms/step samba_wall_s setup_s samba_ms/step steps_ms/step ratio drift idle_cpu bare_cpu samba_cpu cpu_ratio
 rows=()
+roles=()
 for r in $(seq 1 "$reps"); do
-  read -r setup setup_cpu setup_wall < <(session "$small")
-  read -r before before_cpu before_idle before_wall < <(bare $((n / 2)))
-  read -r wall wall_cpu wall_wall < <(session "$n")
-  read -r after after_cpu after_idle after_wall < <(bare $((n / 2)))
-  row=$(awk -v r="$r" -v w="$wall" -v s="$setup" -v n="$n" -v m="$small" -v b1="$before" -v b2="$after" \
-    -v bc1="$before_cpu" -v bc2="$after_cpu" -v i1="$before_idle" -v i2="$after_idle" -v iw1="$before_wall" -v iw2="$after_wall" \
-    -v sc="$wall_cpu" -v sw="$wall_wall" -v tc="$setup_cpu" -v tw="$setup_wall" 'BEGIN {
-    b = (b1 + b2) / 2
-    steps = 1000 * (w - s) / (n - m)
-    idle = (i1 + i2) / (iw1 + iw2)
-    bcpu = (bc1 + bc2) / 2
-    scpu = 1000 * ((sc - idle * sw) - (tc - idle * tw)) / (n - m)
-    printf "%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f %10.2f %10.3f %10.3f %8.2f", r, b, w, s, 1000 * w / n, steps, steps / b, b2 / b1, idle, bcpu, scpu, scpu / bcpu }')
+  small_run=$(session "$small")
+  before=$(bare $((n / 2)))
+  big_run=$(session "$n")
+  after=$(bare $((n / 2)))
+  # Columns of the runs: session: 1 record, 2 wall, 3-6 CPU by role; bare:
+  # 1 ms per step, 2 wall, 3-5 steps CPU ms per step, 6-9 idle CPU by role.
+  out=$(awk -v r="$r" -v n="$n" -v m="$small" -v k="$k" -v S="$small_run" -v L="$big_run" -v B1="$before" -v B2="$after" 'BEGIN {
+    split(S, s, " "); split(L, l, " "); split(B1, a, " "); split(B2, b, " ")
+    bms = (a[1] + b[1]) / 2
+    steps = 1000 * (l[1] - s[1]) / (n - m)
+    idle = 0
+    for (i = 0; i < 4; i++) {
+      rate[i] = (a[6 + i] + b[6 + i]) / (a[2] + b[2])   # CPU seconds a second, role i idle
+      idle += rate[i]
+      # the session role i cost per step (ms), less its idle rate
+      scpu[i] = 1000 * ((l[3 + i] - rate[i] * l[2]) - (s[3 + i] - rate[i] * s[2])) / (n - m)
+    }
+    for (i = 0; i < 3; i++) bcpu[i] = (a[3 + i] + b[3 + i]) / 2    # controller, comp, owners
+    bt = bcpu[0] + bcpu[1] + bcpu[2]
+    # The data customer does nothing during the steps; its key generation,
+    # a prime search, takes a random time that would swamp the difference
+    # of two sessions: it is left out of the total (its column shows it).
+    st = scpu[1] + scpu[2] + scpu[3]
+    printf "%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n", r, bms, l[1], s[1], 1000 * l[1] / n, steps, steps / bms, b[1] / a[1], idle, bt, st, st / bt
+    printf "%-4s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", r, scpu[1] * 1000, bcpu[0] * 1000, scpu[2] * 1000, bcpu[1] * 1000, scpu[3] * 1000 / k, bcpu[2] * 1000 / k, scpu[0] * 1000 }')
+  row=$(echo "$out" | sed -n 1p)
   echo "$row"
   rows+=("$row")
+  roles+=("$(echo "$out" | sed -n 2p)")
 done
-# median COLUMN: the median of a column of the rows.
+# median COLUMN LINES...: the median of a column of the lines.
 median() {
-  printf '%s\n' "${rows[@]}" | awk -v c="$1" '{ print $c }' | sort -g | awk '
+  local c=$1
+  shift
+  printf '%s\n' "$@" | awk -v c="$c" '{ print $c }' | sort -g | awk '
     { v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-printf '%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n' med "$(median 2)" "$(median 3)" "$(median 4)" "$(median 5)" "$(median 6)" "$(median 7)" "$(median 8)" "$(median 9)" "$(median 10)" "$(median 11)" "$(median 12)"
+printf '%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n' med \
+  "$(median 2 "${rows[@]}")" "$(median 3 "${rows[@]}")" "$(median 4 "${rows[@]}")" "$(median 5 "${rows[@]}")" "$(median 6 "${rows[@]}")" "$(median 7 "${rows[@]}")" \
+  "$(median 8 "${rows[@]}")" "$(median 9 "${rows[@]}")" "$(median 10 "${rows[@]}")" "$(median 11 "${rows[@]}")" "$(median 12 "${rows[@]}")"
+echo
+echo "CPU µs per step by role during the steps, SAMBA (less the idle testnet) against the bare pattern:"
+printf '%-4s %10s %10s %10s %10s %10s %10s %10s\n' rep ctrl_samba ctrl_bare comp_samba comp_bare owner_samba owner_bare dc_samba
+printf '%s\n' "${roles[@]}"
+printf '%-4s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n' med \
+  "$(median 2 "${roles[@]}")" "$(median 3 "${roles[@]}")" "$(median 4 "${roles[@]}")" "$(median 5 "${roles[@]}")" "$(median 6 "${roles[@]}")" "$(median 7 "${roles[@]}")" "$(median 8 "${roles[@]}")"
