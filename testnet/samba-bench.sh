@@ -29,9 +29,9 @@
 # pattern's CPU ms per step, all its processes during its timed steps; the
 # session's, all the daemons but the data customer's (idle during the steps;
 # its key generation takes a random time) over (N - 200) steps as above,
-# less the idle testnet's rate over the same wall time; and their ratio. Last, the same CPU
-# cost by role (controller, comp, one data owner; µs per step), which says
-# where SAMBA's extra goes.
+# less the idle testnet's rate over the same wall time; and their ratio.
+# Last, the same CPU cost by role (controller, comp, one data owner; µs per
+# step), which says where SAMBA's extra goes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d -t bandit-sambabench.XXXXXX)}
@@ -71,7 +71,8 @@ daemons_cpu() {
     'BEGIN { printf "%.2f %.2f %.2f %.2f\n", a / hz, b / hz, c / hz, d / hz }'
 }
 
-# delta BEFORE AFTER: AFTER - BEFORE, field by field.
+# delta BEFORE AFTER: AFTER - BEFORE, field by field (CPU seconds, or
+# seconds since the epoch).
 delta() {
   awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; i++) printf "%.2f%s", y[i] - x[i], (i < n ? " " : "\n") }'
 }
@@ -97,7 +98,7 @@ session() {
   # shellcheck disable=SC2086
   set -- $times
   rec=$(awk -v s="$(date -d "$1" +%s.%N)" -v e="$(date -d "$2" +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
-  echo "$rec $(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.3f", b - a }') $(delta "$c0" "$c1")"
+  echo "$rec $(delta "$w0" "$w1") $(delta "$c0" "$c1")"
 }
 
 # bare STEPS: "MS WALL CPU×3 IDLE×4" for the bare pattern of STEPS steps:
@@ -112,7 +113,7 @@ bare() {
   out=$("$bin" bench pattern --processes --k "$k" --steps "$1" --procs "$procs" --json)
   w1=$(date +%s.%N)
   c1=$(daemons_cpu)
-  echo "$out" | awk -v steps="$1" -v wall="$(awk -v a="$w0" -v b="$w1" 'BEGIN { printf "%.3f", b - a }')" -v idle="$(delta "$c0" "$c1")" -F': ' '
+  echo "$out" | awk -v steps="$1" -v wall="$(delta "$w0" "$w1")" -v idle="$(delta "$c0" "$c1")" -F': ' '
     /"ms_per_step"/ { gsub(/,/, "", $2); ms = $2 }
     /"steps_cpu_seconds"/ { in_cpu = 1; next }
     in_cpu && /}/ { in_cpu = 0 }
