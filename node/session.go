@@ -566,8 +566,14 @@ func (s *session) runRoles() *abortError {
 	if err := s.afterFlush(); err != nil {
 		return err
 	}
-	tick := time.NewTicker(protocol.TickInterval)
-	defer tick.Stop()
+	// A family whose roles ignore Tick is not ticked: its sessions wake
+	// the node only for messages (and the liveness check).
+	var tickC <-chan time.Time
+	if u, ok := s.fam.(protocol.MessageDriven); !ok || !u.MessageDriven() {
+		tick := time.NewTicker(protocol.TickInterval)
+		defer tick.Stop()
+		tickC = tick.C
+	}
 	check := time.NewTicker(s.n.cfg.Session.HeartbeatInterval.Duration)
 	defer check.Stop()
 	s.run.Lock()
@@ -605,7 +611,7 @@ func (s *session) runRoles() *abortError {
 		case m = <-s.transport.Incoming():
 			isMsg = true
 		case <-s.kick: // s.ended is set: the loop's top returns
-		case <-tick.C:
+		case <-tickC:
 			isTick = true
 		case <-check.C:
 			isChk = true

@@ -54,6 +54,15 @@ type SmallMessages interface {
 	SmallMessages() bool
 }
 
+// MessageDriven is implemented by a family whose roles do nothing on Tick:
+// they move only when a message arrives. A daemon then does not tick them, so a
+// session of such a family wakes its node only for messages (on a busy
+// testnet of a hundred daemons, ten wake-ups a second each add up).
+type MessageDriven interface {
+	// MessageDriven reports whether every role of the family ignores Tick.
+	MessageDriven() bool
+}
+
 // Registry holds the protocol families a daemon or simulator knows. It is built
 // once by the composition root; there is no global registry.
 type Registry struct {

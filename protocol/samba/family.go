@@ -42,6 +42,12 @@ func (Family) SmallMessages() bool { return true }
 
 var _ protocol.SmallMessages = Family{}
 
+// MessageDriven reports that SAMBA's roles ignore Tick: every one of them moves
+// only on a message (see protocol.MessageDriven).
+func (Family) MessageDriven() bool { return true }
+
+var _ protocol.MessageDriven = Family{}
+
 // Roles implements protocol.Family.
 func (Family) Roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{

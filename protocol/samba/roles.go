@@ -88,7 +88,8 @@ func (b *base) Ready() protocol.Ready {
 	return rd
 }
 
-// Tick implements protocol.Role: SAMBA is driven by its messages alone.
+// Tick implements protocol.Role: SAMBA is driven by its messages alone
+// (which Family.MessageDriven tells a daemon, so that it need not tick).
 func (b *base) Tick() error { return nil }
 
 // timed runs f and adds its duration on the role's clock to the busy time

@@ -1,6 +1,7 @@
 package samba
 
 import (
+	"bytes"
 	"context"
 	"log/slog"
 	"math"
@@ -76,6 +77,7 @@ type driver struct {
 	roles   map[protocol.Party]protocol.Role
 	done    map[protocol.Party]bool
 	tamper  func(m *protocol.Message) bool // may rewrite m; false drops it
+	tick    bool                           // tick every role after every message
 	results map[protocol.Party]*protocol.Result
 }
 
@@ -135,6 +137,18 @@ func (d *driver) run() error {
 			return err
 		}
 		d.flush(m.To)
+		if !d.tick {
+			continue
+		}
+		for p, r := range d.roles {
+			if d.done[p] {
+				continue
+			}
+			if err := r.Tick(); err != nil {
+				return err
+			}
+			d.flush(p)
+		}
 	}
 }
 
@@ -348,5 +362,37 @@ func TestProgress(t *testing.T) {
 	}
 	if last.Step != 1000 || last.Total != 1000 {
 		t.Errorf("last progress %+v, want 1000 of 1000", last)
+	}
+}
+
+// TestRolesIgnoreTick backs Family.MessageDriven, which lets a daemon leave SAMBA's
+// roles unticked: ticking every role after every message changes nothing,
+// neither a message nor a report, for any algorithm.
+func TestRolesIgnoreTick(t *testing.T) {
+	arms := []float64{0.7, 0.5, 0.4}
+	for _, alg := range Algorithms() {
+		var runs [2]*driver
+		for i, tick := range []bool{false, true} {
+			d := newDriver(t, alg.Name(), 300, arms, 7)
+			d.tick = tick
+			if err := d.run(); err != nil {
+				t.Fatalf("%s, ticked %v: %v", alg.Name(), tick, err)
+			}
+			runs[i] = d
+		}
+		plain, ticked := runs[0], runs[1]
+		if len(ticked.results) != len(plain.results) || len(plain.results) != len(plain.roles) {
+			t.Fatalf("%s: %d of %d parties finished unticked, %d ticked", alg.Name(), len(plain.results), len(plain.roles), len(ticked.results))
+		}
+		for p, r := range plain.results {
+			if !bytes.Equal(r.Report, ticked.results[p].Report) {
+				t.Errorf("%s: %s reports %x unticked, %x ticked", alg.Name(), p, r.Report, ticked.results[p].Report)
+			}
+		}
+		pm, pb := plain.net.Stats()
+		tm, tb := ticked.net.Stats()
+		if pm != tm || pb != tb {
+			t.Errorf("%s: %d messages (%d bytes) unticked, %d (%d bytes) ticked", alg.Name(), pm, pb, tm, tb)
+		}
 	}
 }

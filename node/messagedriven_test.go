@@ -1,0 +1,126 @@
+package node
+
+import (
+	"fmt"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/ping"
+)
+
+// tickCount is a test family of two participants that pass a message back
+// and forth for tickCountFor on their clocks, then finish; every Tick a
+// daemon gives any of its roles is counted in ticks. messageDriven is what
+// the family's MessageDriven reports.
+type tickCount struct {
+	ping.Family
+	messageDriven bool
+	ticks         *atomic.Int64
+}
+
+const tickCountFor = 5 * protocol.TickInterval
+
+func (tickCount) Name() string { return "tickcount" }
+
+func (f tickCount) MessageDriven() bool { return f.messageDriven }
+
+func (tickCount) Roles() []protocol.RoleSpec {
+	return []protocol.RoleSpec{{Name: "participant", Min: 2, Max: 2, Doc: "passes a message back and forth"}}
+}
+
+func (tickCount) ParseParams(raw map[string]any) (any, error) {
+	if len(raw) != 0 {
+		return nil, fmt.Errorf("tickcount takes no params")
+	}
+	return nil, nil
+}
+
+func (f tickCount) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	return &tickCountRole{cfg: cfg, ticks: f.ticks, peer: protocol.Party{Role: "participant", Index: 1 - cfg.Self.Index}}, nil
+}
+
+func (tickCount) Combine(protocol.Assignment, any, map[protocol.Party][]byte) (any, error) {
+	return map[string]bool{"done": true}, nil
+}
+
+type tickCountRole struct {
+	cfg   protocol.RoleConfig
+	ticks *atomic.Int64
+	peer  protocol.Party
+	start time.Time
+	out   protocol.Ready
+}
+
+func (r *tickCountRole) Start() error {
+	r.start = r.cfg.Clock.Now()
+	if r.cfg.Self.Index == 0 {
+		r.out.Messages = append(r.out.Messages, protocol.Message{To: r.peer, Body: []byte{0}})
+	}
+	return nil
+}
+
+// Step answers a message with one, with body 1 once its time is up; the
+// answer to a 1, or a 1, ends the role.
+func (r *tickCountRole) Step(m protocol.Message) error {
+	if len(m.Body) != 1 {
+		return fmt.Errorf("a message of %d bytes", len(m.Body))
+	}
+	switch {
+	case m.Body[0] == 1:
+		r.out.Result = &protocol.Result{Report: []byte{1}}
+	case r.cfg.Clock.Now().Sub(r.start) >= tickCountFor:
+		r.out.Messages = append(r.out.Messages, protocol.Message{To: r.peer, Body: []byte{1}})
+		r.out.Result = &protocol.Result{Report: []byte{1}}
+	default:
+		// Not too fast: the exchange must not flood the test's logs.
+		time.Sleep(time.Millisecond)
+		r.out.Messages = append(r.out.Messages, protocol.Message{To: r.peer, Body: []byte{0}})
+	}
+	return nil
+}
+
+func (r *tickCountRole) Tick() error {
+	r.ticks.Add(1)
+	return nil
+}
+
+func (r *tickCountRole) Ready() protocol.Ready {
+	out := r.out
+	r.out = protocol.Ready{}
+	return out
+}
+
+// TestMessageDrivenFamilyIsNotTicked runs a session of half a second on two
+// daemons: the roles of a family that declares itself MessageDriven must
+// never be ticked, and those of one that does not must be, as often as
+// TickInterval says.
+func TestMessageDrivenFamilyIsNotTicked(t *testing.T) {
+	for _, messageDriven := range []bool{true, false} {
+		t.Run(fmt.Sprintf("messageDriven=%v", messageDriven), func(t *testing.T) {
+			var ticks atomic.Int64
+			nodes := startNetworkWith(t, 2, openPolicy("tickcount"), func(int) []protocol.Family {
+				return []protocol.Family{ping.Family{}, tickCount{messageDriven: messageDriven, ticks: &ticks}}
+			})
+			id, err := nodes[0].StartSession([]byte("protocol = \"tickcount\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tn := range nodes {
+				if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
+					t.Fatalf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
+				}
+			}
+			// Each of the two roles ran for at least tickCountFor, so a
+			// ticked pair gets about 2 × 5 ticks; one is a margin for a
+			// slow machine, where a ticker drops ticks.
+			switch n := ticks.Load(); {
+			case messageDriven && n != 0:
+				t.Errorf("a message-driven family's roles were ticked %d times", n)
+			case !messageDriven && n < 2:
+				t.Errorf("a family that is not message-driven's roles were ticked %d times in %v", n, tickCountFor)
+			}
+		})
+	}
+}
