@@ -50,6 +50,16 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			// The steps' wall time, on the controller's clock: inside the
+			// session's, and per step as said.
+			if started, finished := got.Started, got.Finished; started == nil || finished == nil {
+				t.Errorf("the session record has no start or end: %+v", got)
+			} else if whole := finished.Sub(*started).Seconds(); res.StepsSeconds <= 0 || res.StepsSeconds > whole {
+				t.Errorf("steps took %v s of a session of %v s", res.StepsSeconds, whole)
+			}
+			if want := res.StepsSeconds * 1e3 / (400 - 3); res.MsPerStep != want {
+				t.Errorf("%v ms per step, want %v (steps_seconds / (N − K))", res.MsPerStep, want)
+			}
 			if res.CumulativeReward != wantReward {
 				t.Errorf("the data customer got %d over libp2p, the standard algorithm %d", res.CumulativeReward, wantReward)
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"time"
 
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -31,6 +32,9 @@ type controller struct {
 	nsums       int
 	pendingSums [][]byte
 	inStep      bool
+	// firstScore is when the first score arrived (daemon only): the steps'
+	// wall time, reported as StepsNs, runs from it to the last bits.
+	firstScore time.Time
 }
 
 func newController(cfg protocol.RoleConfig) (*controller, error) {
@@ -116,6 +120,9 @@ func (c *controller) stepScore(i int, t uint64, l uint32, box []byte) error {
 	if t != c.t || int(l) != c.l || c.have[i] || c.inStep {
 		return fmt.Errorf("a score of step %d iteration %d from data_owner[%d], but the controller is at step %d iteration %d", t, l, i, c.t, c.l)
 	}
+	if !c.cfg.Simulated && c.firstScore.IsZero() {
+		c.firstScore = c.cfg.Clock.Now()
+	}
 	c.boxes[i] = append(c.boxes[i][:0], box...)
 	c.have[i] = true
 	c.got++
@@ -167,6 +174,9 @@ func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 		c.t, c.l = c.t+1, 1
 		if done := int64(c.t) - 1; done%256 == 0 || done == c.p.Budget {
 			c.ready.Progress = &protocol.Progress{Step: done, Total: c.p.Budget, Activity: done}
+			if done == c.p.Budget && !c.cfg.Simulated {
+				c.rep.StepsNs = c.cfg.Clock.Now().Sub(c.firstScore).Nanoseconds()
+			}
 		}
 	}
 	return nil

@@ -19,7 +19,11 @@ func (Family) FormatResult(w io.Writer, result []byte) error {
 	if r.ReferenceCumulativeReward != nil {
 		fmt.Fprintf(w, "  standard algorithm %d from the same seed; same arm sequence: %v\n", *r.ReferenceCumulativeReward, *r.SameArmSequence)
 	}
-	fmt.Fprintf(w, "  messages           %d (%d per step and iteration)\n\n", r.Messages, r.PerStep)
+	fmt.Fprintf(w, "  messages           %d (%d per step and iteration)\n", r.Messages, r.PerStep)
+	if r.StepsSeconds > 0 {
+		fmt.Fprintf(w, "  steps              %.3f ms each: %.1f s from the first score to the last bits (the controller's clock)\n", r.MsPerStep, r.StepsSeconds)
+	}
+	fmt.Fprintln(w)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "role\tmessages\tbytes\tAES-GCM\tPaillier\tbusy s\t")
 	roles := make([]string, 0, len(r.Costs))

@@ -30,6 +30,13 @@ type Result struct {
 	PerStep  int64 `json:"messages_per_step_iteration"`
 	// Costs breaks the work down by role (the paper's Figure 8(d)).
 	Costs map[string]RoleCost `json:"costs"`
+	// StepsSeconds is the controller's wall time from the first score to
+	// the last bits: the budget's last N − K steps (every iteration of
+	// each), without the setup before them and the encrypted sum after.
+	// MsPerStep is that per step. A daemon session sets them; a
+	// simulation, whose clock is virtual, reports elapsed_seconds instead.
+	StepsSeconds float64 `json:"steps_seconds,omitempty"`
+	MsPerStep    float64 `json:"ms_per_step,omitempty"`
 	// What comp learns, stated.
 	Leakage string `json:"leakage"`
 
@@ -74,6 +81,13 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 		c.BusySeconds += float64(r.BusyNs) / 1e9
 		res.Costs[party.Role] = c
 		res.Messages += r.MessagesSent
+		switch {
+		case r.StepsNs < 0 || r.StepsNs != 0 && party.Role != RoleController:
+			return nil, fmt.Errorf("report of %s: a steps time of %d ns", party, r.StepsNs)
+		case r.StepsNs > 0 && p.Budget > int64(k):
+			res.StepsSeconds = float64(r.StepsNs) / 1e9
+			res.MsPerStep = res.StepsSeconds * 1e3 / float64(p.Budget-int64(k))
+		}
 		if party.Role == RoleCustomer {
 			if !r.HasReward {
 				return nil, fmt.Errorf("the data customer reported no cumulative reward")

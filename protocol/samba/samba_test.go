@@ -396,3 +396,57 @@ func TestRolesIgnoreTick(t *testing.T) {
 		}
 	}
 }
+
+// TestCombineStepsTime: the controller's steps time becomes steps_seconds
+// and ms_per_step; a negative one, or one from another role, is refused.
+func TestCombineStepsTime(t *testing.T) {
+	f := Family{}
+	params, err := f.ParseParams(map[string]any{"algorithm": "ucb", "budget": int64(1002)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := f.PrepareSimulation(map[string]any{"arms": toAny([]float64{0.5, 0.4})}, protocol.Assignment{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name    string
+		who     protocol.Party
+		ns      int64
+		seconds float64
+		ms      float64
+		err     bool
+	}{
+		{name: "controller", who: controllerParty, ns: 2e9, seconds: 2, ms: 2},
+		{name: "none", who: controllerParty},
+		{name: "negative", who: controllerParty, ns: -1, err: true},
+		{name: "comp", who: compParty, ns: 2e9, err: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			reports := map[protocol.Party][]byte{}
+			for _, p := range a.Parties() {
+				r := &sambapb.Report{}
+				if p == customerParty {
+					r.HasReward, r.CumulativeReward = true, 7
+				}
+				if p == c.who {
+					r.StepsNs = c.ns
+				}
+				reports[p], _ = proto.Marshal(r)
+			}
+			out, err := f.Combine(a, params, reports)
+			if c.err {
+				if err == nil || !strings.Contains(err.Error(), "steps time") {
+					t.Fatalf("got %v, want an error about the steps time", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res := out.(*Result); res.StepsSeconds != c.seconds || res.MsPerStep != c.ms {
+				t.Errorf("steps_seconds %v, ms_per_step %v; want %v, %v", res.StepsSeconds, res.MsPerStep, c.seconds, c.ms)
+			}
+		})
+	}
+}

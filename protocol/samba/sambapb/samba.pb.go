@@ -535,7 +535,8 @@ type Report struct {
 	AesOps           int64                  `protobuf:"varint,5,opt,name=aes_ops,json=aesOps,proto3" json:"aes_ops,omitempty"`
 	PaillierOps      int64                  `protobuf:"varint,6,opt,name=paillier_ops,json=paillierOps,proto3" json:"paillier_ops,omitempty"`
 	BusyNs           int64                  `protobuf:"varint,7,opt,name=busy_ns,json=busyNs,proto3" json:"busy_ns,omitempty"`
-	Pulls            []uint64               `protobuf:"varint,8,rep,packed,name=pulls,proto3" json:"pulls,omitempty"` // a data owner's steps in which it was pulled (simulation only)
+	Pulls            []uint64               `protobuf:"varint,8,rep,packed,name=pulls,proto3" json:"pulls,omitempty"`             // a data owner's steps in which it was pulled (simulation only)
+	StepsNs          int64                  `protobuf:"varint,9,opt,name=steps_ns,json=stepsNs,proto3" json:"steps_ns,omitempty"` // the controller's wall time from the first score to the last bits (daemon only)
 	unknownFields    protoimpl.UnknownFields
 	sizeCache        protoimpl.SizeCache
 }
@@ -626,6 +627,13 @@ func (x *Report) GetPulls() []uint64 {
 	return nil
 }
 
+func (x *Report) GetStepsNs() int64 {
+	if x != nil {
+		return x.StepsNs
+	}
+	return 0
+}
+
 var File_samba_proto protoreflect.FileDescriptor
 
 const file_samba_proto_rawDesc = "" +
@@ -659,7 +667,7 @@ const file_samba_proto_rawDesc = "" +
 	"\x01l\x18\x02 \x01(\rR\x01l\x12\x14\n" +
 	"\x05boxes\x18\x03 \x03(\fR\x05boxes\"\x18\n" +
 	"\bPaillier\x12\f\n" +
-	"\x01c\x18\x01 \x01(\fR\x01c\"\x83\x02\n" +
+	"\x01c\x18\x01 \x01(\fR\x01c\"\x9e\x02\n" +
 	"\x06Report\x12\x1d\n" +
 	"\n" +
 	"has_reward\x18\x01 \x01(\bR\thasReward\x12+\n" +
@@ -670,7 +678,8 @@ const file_samba_proto_rawDesc = "" +
 	"\aaes_ops\x18\x05 \x01(\x03R\x06aesOps\x12!\n" +
 	"\fpaillier_ops\x18\x06 \x01(\x03R\vpaillierOps\x12\x17\n" +
 	"\abusy_ns\x18\a \x01(\x03R\x06busyNs\x12\x14\n" +
-	"\x05pulls\x18\b \x03(\x04R\x05pullsB;Z9github.com/bandit-node/bandit-node/protocol/samba/sambapbb\x06proto3"
+	"\x05pulls\x18\b \x03(\x04R\x05pulls\x12\x19\n" +
+	"\bsteps_ns\x18\t \x01(\x03R\astepsNsB;Z9github.com/bandit-node/bandit-node/protocol/samba/sambapbb\x06proto3"
 
 var (
 	file_samba_proto_rawDescOnce sync.Once
