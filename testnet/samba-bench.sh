@@ -19,8 +19,12 @@
 #     within a repetition), and a drift that is steady over the repetition
 #     cancels out.
 # Prints one line per repetition and the medians: the session's ms per step
-# over all its wall time and over its steps alone ((T(N) - T(200)) / (N - 200)),
-# the ratio of the latter to the bare pattern, and the drift: the second bare
+# over its steps alone, measured two ways: from the data customer's records,
+# (T(N) - T(200)) / (N - 200), which leaves the setup out on average but
+# carries the random time of two key generations; and on the controller's
+# clock, from the first score to the last bits of the N session (the
+# result's ms_per_step), which leaves the setup out exactly. Each has its
+# ratio to the bare pattern. Then the drift: the second bare
 # half's ms per step over the first's (far from 1, the machine's speed
 # changed during the repetition and its ratio says little). Then the cost in
 # CPU time, which the scheduler's luck on a shared machine moves less than
@@ -77,12 +81,13 @@ delta() {
   awk -v a="$1" -v b="$2" 'BEGIN { n = split(a, x, " "); split(b, y, " "); for (i = 1; i <= n; i++) printf "%.2f%s", y[i] - x[i], (i < n ? " " : "\n") }'
 }
 
-# session BUDGET: "RECORD WALL CPU×4" for one SAMBA session: its seconds from
-# its creation to its end as the data customer's daemon recorded them, the
-# wall seconds of the whole `session start --wait`, and the CPU seconds each
-# role's daemons used meanwhile (see daemons_cpu).
+# session BUDGET: "RECORD WALL CPU×4 CTRL" for one SAMBA session: its seconds
+# from its creation to its end as the data customer's daemon recorded them,
+# the wall seconds of the whole `session start --wait`, the CPU seconds each
+# role's daemons used meanwhile (see daemons_cpu), and the ms per step of the
+# steps alone on the controller's clock (the result's ms_per_step).
 session() {
-  local id times c0 c1 w0 w1 rec
+  local id times c0 c1 w0 w1 rec ctrl
   c0=$(daemons_cpu)
   w0=$(date +%s.%N)
   if ! "$bin" session start --config "$dir/node1/config.toml" "$dir/samba-$1.toml" --wait >"$dir/session-$1.out" 2>&1; then
@@ -98,7 +103,10 @@ session() {
   # shellcheck disable=SC2086
   set -- $times
   rec=$(awk -v s="$(date -d "$1" +%s.%N)" -v e="$(date -d "$2" +%s.%N)" 'BEGIN { printf "%.3f", e - s }')
-  echo "$rec $(delta "$w0" "$w1") $(delta "$c0" "$c1")"
+  ctrl=$("$bin" session result --config "$dir/node1/config.toml" "$id" --json |
+    awk -F': ' '/"ms_per_step"/ { gsub(/,/, "", $2); print $2; exit }')
+  [ -n "$ctrl" ] || { echo "samba-bench.sh: session $id's result has no ms_per_step" >&2; exit 1; }
+  echo "$rec $(delta "$w0" "$w1") $(delta "$c0" "$c1") $ctrl"
 }
 
 # bare STEPS: "MS WALL CPU×3 IDLE×4" for the bare pattern of STEPS steps:
@@ -122,7 +130,7 @@ bare() {
 }
 
 echo "== SAMBA ($algo) on $((k + 3)) daemons vs the bare message pattern: K = $k, N = $n, every process at GOMAXPROCS=$procs, $reps repetitions ==" >&2
-printf '%-4s %14s %14s %12s %16s %16s %8s %8s %10s %10s %10s %8s\n' rep bare_ms/step samba_wall_s setup_s samba_ms/step steps_ms/step ratio drift idle_cpu bare_cpu samba_cpu cpu_ratio
+printf '%-4s %14s %14s %12s %16s %8s %14s %10s %8s %10s %10s %10s %8s\n' rep bare_ms/step samba_wall_s setup_s steps_ms/step ratio ctrl_ms/step ctrl_ratio drift idle_cpu bare_cpu samba_cpu cpu_ratio
 rows=()
 roles=()
 for r in $(seq 1 "$reps"); do
@@ -130,7 +138,8 @@ for r in $(seq 1 "$reps"); do
   before=$(bare $((n / 2)))
   big_run=$(session "$n")
   after=$(bare $((n / 2)))
-  # Columns of the runs: session: 1 record, 2 wall, 3-6 CPU by role; bare:
+  # Columns of the runs: session: 1 record, 2 wall, 3-6 CPU by role, 7 the
+  # controller's ms per step; bare:
   # 1 ms per step, 2 wall, 3-5 steps CPU ms per step, 6-9 idle CPU by role.
   out=$(awk -v r="$r" -v n="$n" -v m="$small" -v k="$k" -v S="$small_run" -v L="$big_run" -v B1="$before" -v B2="$after" 'BEGIN {
     split(S, s, " "); split(L, l, " "); split(B1, a, " "); split(B2, b, " ")
@@ -149,7 +158,7 @@ for r in $(seq 1 "$reps"); do
     # a prime search, takes a random time that would swamp the difference
     # of two sessions: it is left out of the total (its column shows it).
     st = scpu[1] + scpu[2] + scpu[3]
-    printf "%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n", r, bms, l[1], s[1], 1000 * l[1] / n, steps, steps / bms, b[1] / a[1], idle, bt, st, st / bt
+    printf "%-4s %14.3f %14.2f %12.2f %16.3f %8.2f %14.3f %10.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n", r, bms, l[1], s[1], steps, steps / bms, l[7], l[7] / bms, b[1] / a[1], idle, bt, st, st / bt
     printf "%-4s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", r, scpu[1] * 1000, bcpu[0] * 1000, scpu[2] * 1000, bcpu[1] * 1000, scpu[3] * 1000 / k, bcpu[2] * 1000 / k, scpu[0] * 1000 }')
   row=$(echo "$out" | sed -n 1p)
   echo "$row"
@@ -163,9 +172,9 @@ median() {
   printf '%s\n' "$@" | awk -v c="$c" '{ print $c }' | sort -g | awk '
     { v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
-printf '%-4s %14.3f %14.2f %12.2f %16.3f %16.3f %8.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n' med \
+printf '%-4s %14.3f %14.2f %12.2f %16.3f %8.2f %14.3f %10.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n' med \
   "$(median 2 "${rows[@]}")" "$(median 3 "${rows[@]}")" "$(median 4 "${rows[@]}")" "$(median 5 "${rows[@]}")" "$(median 6 "${rows[@]}")" "$(median 7 "${rows[@]}")" \
-  "$(median 8 "${rows[@]}")" "$(median 9 "${rows[@]}")" "$(median 10 "${rows[@]}")" "$(median 11 "${rows[@]}")" "$(median 12 "${rows[@]}")"
+  "$(median 8 "${rows[@]}")" "$(median 9 "${rows[@]}")" "$(median 10 "${rows[@]}")" "$(median 11 "${rows[@]}")" "$(median 12 "${rows[@]}")" "$(median 13 "${rows[@]}")"
 echo
 echo "CPU µs per step by role during the steps, SAMBA (less the idle testnet) against the bare pattern:"
 printf '%-4s %10s %10s %10s %10s %10s %10s %10s\n' rep ctrl_samba ctrl_bare comp_samba comp_bare owner_samba owner_bare dc_samba
