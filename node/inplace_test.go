@@ -15,30 +15,59 @@ import (
 // other's round r — the pattern of an MPC exchange. Were messages stepped
 // by the reader goroutine that received them, both readers would block in
 // their sends while nobody drained the other direction.
-type bigSwap struct{ ping.Family }
+type bigSwap struct{ pairFamily }
 
 func (bigSwap) Name() string { return "bigswap" }
 
 // SmallMessages overrides ping's: bigswap's messages are large.
 func (bigSwap) SmallMessages() bool { return false }
 
-func (bigSwap) Roles() []protocol.RoleSpec {
-	return []protocol.RoleSpec{{Name: "participant", Min: 2, Max: 2, Doc: "swaps big messages"}}
+func (bigSwap) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	return &bigSwapRole{peer: otherParticipant(cfg.Self)}, nil
 }
 
-func (bigSwap) ParseParams(raw map[string]any) (any, error) {
+// pairFamily is what the test families of two participants share: ping's
+// family, but with exactly two participants, no params and a fixed result.
+// Each names itself and builds its own roles.
+type pairFamily struct{ ping.Family }
+
+func (pairFamily) Roles() []protocol.RoleSpec {
+	return []protocol.RoleSpec{{Name: "participant", Min: 2, Max: 2, Doc: "one of the two parties of a test family"}}
+}
+
+func (pairFamily) ParseParams(raw map[string]any) (any, error) {
 	if len(raw) != 0 {
-		return nil, fmt.Errorf("bigswap takes no params")
+		return nil, fmt.Errorf("this test family takes no params")
 	}
 	return nil, nil
 }
 
-func (bigSwap) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
-	return &bigSwapRole{peer: protocol.Party{Role: "participant", Index: 1 - cfg.Self.Index}}, nil
+func (pairFamily) Combine(protocol.Assignment, any, map[protocol.Party][]byte) (any, error) {
+	return map[string]bool{"done": true}, nil
 }
 
-func (bigSwap) Combine(protocol.Assignment, any, map[protocol.Party][]byte) (any, error) {
-	return map[string]bool{"done": true}, nil
+// runPairSession runs a session of fam, a pairFamily, on two daemons that
+// know it (and ping), and fails t unless it completes on both within limit.
+func runPairSession(t *testing.T, fam protocol.Family, limit time.Duration) []*testNode {
+	t.Helper()
+	nodes := startNetworkWith(t, 2, openPolicy(fam.Name()), func(int) []protocol.Family {
+		return []protocol.Family{ping.Family{}, fam}
+	})
+	id, err := nodes[0].StartSession([]byte(fmt.Sprintf("protocol = %q\n[roles]\nparticipant = [\"node1\", \"node2\"]\n", fam.Name())))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes {
+		if got := waitEnded(t, tn, id, limit); got.State != stateCompleted {
+			t.Fatalf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+	return nodes
+}
+
+// otherParticipant is the other party of a pairFamily's session.
+func otherParticipant(self protocol.Party) protocol.Party {
+	return protocol.Party{Role: "participant", Index: 1 - self.Index}
 }
 
 const (
@@ -87,17 +116,7 @@ func (r *bigSwapRole) Ready() protocol.Ready {
 // its messages small are handed to the session goroutine rather than
 // stepped by the reader that received them.
 func TestLargeSymmetricExchangeCompletes(t *testing.T) {
-	nodes := startNetworkWith(t, 2, openPolicy("bigswap"), func(int) []protocol.Family {
-		return []protocol.Family{ping.Family{}, bigSwap{}}
-	})
-	id, err := nodes[0].StartSession([]byte("protocol = \"bigswap\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tn := range nodes {
-		if got := waitEnded(t, tn, id, 60*time.Second); got.State != stateCompleted {
-			t.Errorf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
-		}
+	for _, tn := range runPairSession(t, bigSwap{}, 60*time.Second) {
 		// A write that blocked until its deadline is retried on a new
 		// stream, so a deadlock shows as a failed write, not as an abort.
 		if st := tn.roles["bigswap"].Stats(); st.Errors != 0 {

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
-	"github.com/bandit-node/bandit-node/protocol/ping"
 )
 
 // tickCount is a test family of two participants that pass a message back
@@ -15,7 +14,7 @@ import (
 // daemon gives any of its roles is counted in ticks. messageDriven is what
 // the family's MessageDriven reports.
 type tickCount struct {
-	ping.Family
+	pairFamily
 	messageDriven bool
 	ticks         *atomic.Int64
 }
@@ -26,23 +25,8 @@ func (tickCount) Name() string { return "tickcount" }
 
 func (f tickCount) MessageDriven() bool { return f.messageDriven }
 
-func (tickCount) Roles() []protocol.RoleSpec {
-	return []protocol.RoleSpec{{Name: "participant", Min: 2, Max: 2, Doc: "passes a message back and forth"}}
-}
-
-func (tickCount) ParseParams(raw map[string]any) (any, error) {
-	if len(raw) != 0 {
-		return nil, fmt.Errorf("tickcount takes no params")
-	}
-	return nil, nil
-}
-
 func (f tickCount) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
-	return &tickCountRole{cfg: cfg, ticks: f.ticks, peer: protocol.Party{Role: "participant", Index: 1 - cfg.Self.Index}}, nil
-}
-
-func (tickCount) Combine(protocol.Assignment, any, map[protocol.Party][]byte) (any, error) {
-	return map[string]bool{"done": true}, nil
+	return &tickCountRole{cfg: cfg, ticks: f.ticks, peer: otherParticipant(cfg.Self)}, nil
 }
 
 type tickCountRole struct {
@@ -100,18 +84,7 @@ func TestMessageDrivenFamilyIsNotTicked(t *testing.T) {
 	for _, messageDriven := range []bool{true, false} {
 		t.Run(fmt.Sprintf("messageDriven=%v", messageDriven), func(t *testing.T) {
 			var ticks atomic.Int64
-			nodes := startNetworkWith(t, 2, openPolicy("tickcount"), func(int) []protocol.Family {
-				return []protocol.Family{ping.Family{}, tickCount{messageDriven: messageDriven, ticks: &ticks}}
-			})
-			id, err := nodes[0].StartSession([]byte("protocol = \"tickcount\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			for _, tn := range nodes {
-				if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
-					t.Fatalf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
-				}
-			}
+			runPairSession(t, tickCount{messageDriven: messageDriven, ticks: &ticks}, 30*time.Second)
 			// Each of the two roles ran for at least tickCountFor, so a
 			// ticked pair gets about 2 × 5 ticks; one is a margin for a
 			// slow machine, where a ticker drops ticks.
