@@ -34,7 +34,7 @@ func runSession(ctx context.Context, args []string, stdout, stderr io.Writer) er
 		for _, s := range subs {
 			fmt.Fprintf(w, "  %-7s %s\n", s.name, s.summary)
 		}
-		fmt.Fprintln(w, "\nExample:\n  bandit-node session start --config node1/config.toml ping.toml --wait")
+		fmt.Fprintln(w, "\nExample:\n  bandit-node session start --config node1/config.toml examples/ping.toml --wait")
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
@@ -54,7 +54,7 @@ func runSession(ctx context.Context, args []string, stdout, stderr io.Writer) er
 
 func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("session start", "session start --config FILE SPEC.toml [--wait] [--json]",
-		"bandit-node session start --config node1/config.toml testnet/ping.toml --wait --json", stderr)
+		"bandit-node session start --config node1/config.toml examples/ping.toml --wait --json", stderr)
 	cfgPath := fs.String("config", "", "the node's config.toml (required)")
 	wait := fs.Bool("wait", false, "wait for the session to end, showing progress, then print its result")
 	asJSON := fs.Bool("json", false, "print JSON")

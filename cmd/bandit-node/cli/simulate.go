@@ -15,7 +15,7 @@ import (
 
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("simulate", "simulate SPEC.toml [--json] [--seed N] [--progress]", `
-bandit-node simulate testnet/ping.toml --json --seed 7`, stderr)
+bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 	asJSON := fs.Bool("json", false, "print JSON: the protocol's result fields plus protocol, seed, messages, bytes, elapsed_seconds")
 	seed := fs.Int64("seed", 0, "override the spec's simulation.seed")
 	showProgress := fs.Bool("progress", false, "draw progress on stderr")
