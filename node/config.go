@@ -163,11 +163,16 @@ func LoadConfig(path string, reg *protocol.Registry) (*Config, error) {
 func ParseConfig(path string, data []byte, reg *protocol.Registry) (*Config, error) {
 	cfg := DefaultConfig()
 	cfg.Path = path
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	base := filepath.Dir(abs)
 	md, err := toml.NewDecoder(bytes.NewReader(data)).Decode(cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := cfg.decodeLocal(md, reg); err != nil {
+	if err := cfg.decodeLocal(md, reg, base); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if und := md.Undecoded(); len(und) > 0 {
@@ -180,11 +185,6 @@ func ParseConfig(path string, data []byte, reg *protocol.Registry) (*Config, err
 	if err := cfg.validate(reg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	abs, err := filepath.Abs(path)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	base := filepath.Dir(abs)
 	if !filepath.IsAbs(cfg.Node.DataDir) {
 		cfg.Node.DataDir = filepath.Join(base, cfg.Node.DataDir)
 	}
@@ -200,7 +200,9 @@ func absUnder(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
-func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry) error {
+// decodeLocal decodes the [local] tables; relative file paths in them are
+// taken from dir, the config file's directory.
+func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir string) error {
 	c.LocalData = map[string]map[string]any{}
 	for _, fam := range sortedKeys(c.Local) {
 		f, err := reg.Lookup(fam)
@@ -213,10 +215,15 @@ func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry) error {
 				return fmt.Errorf("local.%s.%s: %w", fam, role, err)
 			}
 			prim := c.Local[fam][role]
-			decode := func(v any) error { return md.PrimitiveDecode(prim, v) }
-			v, err := f.DecodeLocal(role, decode)
+			table := &protocol.LocalTable{Decode: func(v any) error { return md.PrimitiveDecode(prim, v) }, Dir: dir}
+			v, err := f.DecodeLocal(role, table)
 			if err != nil {
-				return fmt.Errorf("local.%s.%s: %w", fam, role, err)
+				// Families name the key (local.samba.data_owner.ratings);
+				// the table's name is added only where they do not.
+				if prefix := "local." + fam + "." + role; !strings.HasPrefix(err.Error(), prefix) {
+					return fmt.Errorf("%s: %w", prefix, err)
+				}
+				return err
 			}
 			c.LocalData[fam][role] = v
 		}

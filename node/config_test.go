@@ -157,3 +157,63 @@ func TestStoreRoundTripAndAtomicity(t *testing.T) {
 		t.Fatal("store accepted a path as a session ID")
 	}
 }
+
+// TestLocalPathsFromTheConfigDir: a relative file path in a [local] table is
+// taken from the config file's directory, whatever the daemon's working
+// directory (a service manager's is /): here the test's, which is not the
+// config's.
+func TestLocalPathsFromTheConfigDir(t *testing.T) {
+	dir, elsewhere := t.TempDir(), t.TempDir()
+	rewards := filepath.Join(elsewhere, "rewards.csv")
+	for name, text := range map[string]string{
+		filepath.Join(dir, "item.csv"):           "user,rating\n1,5\n2,3\n",
+		filepath.Join(dir, "data", "party0.csv"): "0.5,0.25\n",
+		rewards:                                  "1,0\n",
+	} {
+		if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(name, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	text := "[node]\nname = \"a\"\n" +
+		"[local.samba.data_owner]\nratings = \"item.csv\"\n" +
+		"[local.mpccb.feature_party]\nfeatures = \"data/party0.csv\"\n" +
+		"[local.mpccb.reward_receiver]\nrewards = \"" + rewards + "\"\n"
+	path := filepath.Join(dir, "config.toml")
+	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := LoadConfig(path, testRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := cfg.LocalData["samba"]["data_owner"].(samba.Ratings); !ok || len(r.Ratings) != 2 {
+		t.Errorf("samba data owner: %#v, want the 2 ratings of %s", cfg.LocalData["samba"]["data_owner"], filepath.Join(dir, "item.csv"))
+	}
+	for _, c := range []struct{ role, want string }{
+		{"feature_party", filepath.Join(dir, "data", "party0.csv")},
+		{"reward_receiver", rewards},
+	} {
+		got, _ := json.Marshal(cfg.LocalData["mpccb"][c.role])
+		if !bytes.Contains(got, []byte(`"`+c.want+`"`)) {
+			t.Errorf("mpccb %s: %s, want the path %s", c.role, got, c.want)
+		}
+	}
+}
+
+// TestLocalDataFileMissing: a data file named in [local] that is not there
+// stops the daemon at start, with the key and the path it looked for.
+func TestLocalDataFileMissing(t *testing.T) {
+	for _, c := range []struct{ table, want string }{
+		{"[local.mpccb.feature_party]\nfeatures = \"party0.csv\"\n", "local.mpccb.feature_party.features: stat /etc/bandit/party0.csv"},
+		{"[local.mpccb.reward_receiver]\nrewards = \"r.csv\"\n", "local.mpccb.reward_receiver.rewards: stat /etc/bandit/r.csv"},
+		{"[local.samba.data_owner]\nratings = \"item.csv\"\n", "local.samba.data_owner.ratings: ratings file: open /etc/bandit/item.csv"},
+	} {
+		_, err := ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\n"+c.table), testRegistry(t))
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "local.") != 1 {
+			t.Errorf("err = %v, want one naming %q once", err, c.want)
+		}
+	}
+}

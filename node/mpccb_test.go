@@ -37,10 +37,10 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 	split := dataset.Split(dims, 2)
 	fam := mpccb.NewFamily()
 	local := func(role, key, path string) any {
-		v, err := fam.DecodeLocal(role, func(v any) error {
+		v, err := fam.DecodeLocal(role, &protocol.LocalTable{Decode: func(v any) error {
 			_, err := toml.Decode(fmt.Sprintf("%s = %q", key, path), v)
 			return err
-		})
+		}})
 		if err != nil {
 			t.Fatal(err)
 		}

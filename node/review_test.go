@@ -19,9 +19,9 @@ type slowPing struct {
 
 func (slowPing) Name() string { return "slowping" }
 
-func (f slowPing) DecodeLocal(role string, decode func(v any) error) (any, error) {
+func (f slowPing) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	time.Sleep(f.Delay)
-	return f.Family.DecodeLocal(role, decode)
+	return f.Family.DecodeLocal(role, table)
 }
 
 func slowPingSpec(count int, names ...string) []byte {

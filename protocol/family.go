@@ -3,6 +3,7 @@ package protocol
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"strings"
 )
 
@@ -26,10 +27,10 @@ type Family interface {
 	// ParseParams decodes and validates the spec's [params] table (strictly:
 	// an unknown key is an error naming it) and fills in defaults.
 	ParseParams(raw map[string]any) (any, error)
-	// DecodeLocal decodes a daemon's local data for role from its config. decode
-	// decodes the config's [local.<family>.<role>] table into a value (strictly);
-	// it is nil when the config has no such table. An error says what is missing.
-	DecodeLocal(role string, decode func(v any) error) (any, error)
+	// DecodeLocal decodes a daemon's local data for role from its config's
+	// [local.<family>.<role>] table; table is nil when the config has no such
+	// table. An error says what is missing.
+	DecodeLocal(role string, table *LocalTable) (any, error)
 	// PrepareSimulation decodes the family's keys of the spec's [simulation]
 	// table (the simulator has removed its own: seed, link_latency) and returns
 	// the session's assignment — spec's roles when given, or one derived from
@@ -188,15 +189,37 @@ func ParseParams[P any](raw map[string]any, defaults P, validate func(P) error) 
 	return p, nil
 }
 
+// LocalTable is a role's table in a daemon's config,
+// [local.<family>.<role>], as Family.DecodeLocal receives it.
+type LocalTable struct {
+	// Decode decodes the table into v, strictly: a key v has no field for is
+	// an error naming it.
+	Decode func(v any) error
+	// Dir is the directory of the config file. A relative file path in the
+	// table is taken from there (Path), as the config's own paths are, and
+	// not from the daemon's working directory, which a service manager sets
+	// to wherever it likes.
+	Dir string
+}
+
+// Path returns file path p of the table: p itself if absolute or if the
+// table has no Dir, otherwise p under Dir.
+func (t *LocalTable) Path(p string) string {
+	if p == "" || t.Dir == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(t.Dir, p)
+}
+
 // NoLocalData is Family.DecodeLocal for a role that needs no local data:
 // any [local.<family>.<role>] table, even an empty one with stray keys, is
 // refused by name.
-func NoLocalData(family, role string, decode func(v any) error) (any, error) {
-	if decode == nil {
+func NoLocalData(family, role string, table *LocalTable) (any, error) {
+	if table == nil {
 		return nil, nil
 	}
 	var none struct{}
-	if err := decode(&none); err != nil {
+	if err := table.Decode(&none); err != nil {
 		return nil, fmt.Errorf("%s needs no local data for role %s: %w", family, role, err)
 	}
 	return nil, nil

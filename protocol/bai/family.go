@@ -92,16 +92,16 @@ type agentConfig struct {
 const DefaultRate = 100
 
 // DecodeLocal implements protocol.Family.
-func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
+func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	switch role {
 	case RoleCoordinator:
-		return protocol.NoLocalData(Name, role, decode)
+		return protocol.NoLocalData(Name, role, table)
 	case RoleAgent:
-		if decode == nil {
+		if table == nil {
 			return nil, fmt.Errorf("an agent needs its reward source: reward, arms (and sigma), rate")
 		}
 		var c agentConfig
-		if err := decode(&c); err != nil {
+		if err := table.Decode(&c); err != nil {
 			return nil, err
 		}
 		l := &AgentLocal{Env: Environment{Reward: c.Reward, Arms: c.Arms, Sigma: c.Sigma}, Rate: c.Rate}

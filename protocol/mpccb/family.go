@@ -26,6 +26,7 @@ package mpccb
 
 import (
 	"fmt"
+	"os"
 	"slices"
 
 	"github.com/bandit-node/bandit-node/protocol"
@@ -99,35 +100,45 @@ type rewardConfig struct {
 }
 
 // DecodeLocal implements protocol.Family. The files are read when a role
-// starts, when the session's dimensions and arms are known.
-func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
+// starts, when the session's dimensions and arms are known; a file that is
+// not there is an error now, when the daemon starts, not when a session of
+// several organizations has already begun.
+func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	switch role {
 	case RoleFeature:
-		if decode == nil {
+		if table == nil {
 			return nil, fmt.Errorf("a feature party needs its features: features = FILE (CSV, one context per line, this party's columns)")
 		}
 		var c featureConfig
-		if err := decode(&c); err != nil {
+		if err := table.Decode(&c); err != nil {
 			return nil, err
 		}
 		if c.Features == "" {
 			return nil, fmt.Errorf("local.mpccb.feature_party.features: name the CSV file of this party's features")
 		}
+		c.Features = table.Path(c.Features)
+		if err := checkDataFile(c.Features); err != nil {
+			return nil, fmt.Errorf("local.mpccb.feature_party.features: %w", err)
+		}
 		return &c, nil
 	case RoleReceiver:
-		if decode == nil {
+		if table == nil {
 			return nil, fmt.Errorf("the reward receiver needs its rewards: rewards = FILE (CSV, one line per context, one column per arm)")
 		}
 		var c rewardConfig
-		if err := decode(&c); err != nil {
+		if err := table.Decode(&c); err != nil {
 			return nil, err
 		}
 		if c.Rewards == "" {
 			return nil, fmt.Errorf("local.mpccb.reward_receiver.rewards: name the CSV file of the rewards")
 		}
+		c.Rewards = table.Path(c.Rewards)
+		if err := checkDataFile(c.Rewards); err != nil {
+			return nil, fmt.Errorf("local.mpccb.reward_receiver.rewards: %w", err)
+		}
 		return &c, nil
 	}
-	return protocol.NoLocalData(Name, role, decode)
+	return protocol.NoLocalData(Name, role, table)
 }
 
 // NewRole implements protocol.Family.
@@ -181,4 +192,17 @@ func sharedOrgs(a protocol.Assignment) []string {
 		}
 	}
 	return notes
+}
+
+// checkDataFile reports a local data file that does not exist or is not a
+// regular file.
+func checkDataFile(path string) error {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("%s is not a regular file", path)
+	}
+	return nil
 }

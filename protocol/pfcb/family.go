@@ -99,15 +99,15 @@ func (l *AgentLocal) validate(where string) error {
 }
 
 // DecodeLocal implements protocol.Family.
-func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
+func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	if role != RoleAgent {
 		return nil, fmt.Errorf("pfcb has no role %q", role)
 	}
-	if decode == nil {
+	if table == nil {
 		return nil, fmt.Errorf("an agent needs its producers: qualities, costs, capacities")
 	}
 	var l AgentLocal
-	if err := decode(&l); err != nil {
+	if err := table.Decode(&l); err != nil {
 		return nil, err
 	}
 	if err := l.validate("local.pfcb.agent"); err != nil {

@@ -72,8 +72,8 @@ func (Family) ParseParams(raw map[string]any) (any, error) {
 
 // DecodeLocal implements protocol.Family: ping needs no local data, and any
 // [local.ping.participant] table is an error.
-func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
-	return protocol.NoLocalData(Name, role, decode)
+func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
+	return protocol.NoLocalData(Name, role, table)
 }
 
 // simulation is the ping family's part of a spec's [simulation] table.

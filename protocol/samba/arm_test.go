@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/randsrc"
 )
 
@@ -55,7 +56,7 @@ func TestDecodeLocal(t *testing.T) {
 		{ownerConfig{Bernoulli: func() *float64 { v := 1.5; return &v }()}, "bernoulli"},
 		{ownerConfig{Ratings: "/nonexistent/ratings"}, "ratings"},
 	} {
-		_, err := Family{}.DecodeLocal(RoleOwner, func(v any) error { *(v.(*ownerConfig)) = c.cfg; return nil })
+		_, err := Family{}.DecodeLocal(RoleOwner, &protocol.LocalTable{Decode: func(v any) error { *(v.(*ownerConfig)) = c.cfg; return nil }})
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err = %v, want %q", c.cfg, err, c.want)
 		}

@@ -71,15 +71,15 @@ type ownerConfig struct {
 }
 
 // DecodeLocal implements protocol.Family.
-func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
+func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	if role != RoleOwner {
-		return protocol.NoLocalData(Name, role, decode)
+		return protocol.NoLocalData(Name, role, table)
 	}
-	if decode == nil {
+	if table == nil {
 		return nil, fmt.Errorf("a data owner needs its arm: bernoulli = μ, or ratings = FILE (and threshold)")
 	}
 	var c ownerConfig
-	if err := decode(&c); err != nil {
+	if err := table.Decode(&c); err != nil {
 		return nil, err
 	}
 	switch {
@@ -92,7 +92,7 @@ func (Family) DecodeLocal(role string, decode func(v any) error) (any, error) {
 		if c.Threshold == 0 {
 			c.Threshold = 4
 		}
-		r, err := LoadRatings(c.Ratings, c.Threshold)
+		r, err := LoadRatings(table.Path(c.Ratings), c.Threshold)
 		if err != nil {
 			return nil, fmt.Errorf("local.samba.data_owner.ratings: %w", err)
 		}
