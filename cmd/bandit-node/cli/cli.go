@@ -102,25 +102,40 @@ func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "\nRun `bandit-node COMMAND -h` for a command's flags and an example.")
 }
 
-// newFlags returns a flag set whose usage shows the synopsis and an example.
+// newFlags returns a flag set whose usage, written to out, shows the
+// synopsis, the flags (if any) and an example. The flag package's own error
+// messages are discarded: parseArgs returns them as usage errors, which the
+// caller prints once, after the usage.
 func newFlags(name, synopsis, example string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(out)
+	fs.SetOutput(io.Discard)
 	fs.Usage = func() {
-		fmt.Fprintf(out, "Usage: bandit-node %s\n\nFlags:\n", synopsis)
-		fs.PrintDefaults()
+		fmt.Fprintf(out, "Usage: bandit-node %s\n", synopsis)
+		hasFlags := false
+		fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+		if hasFlags {
+			fmt.Fprintln(out, "\nFlags:")
+			fs.SetOutput(out)
+			fs.PrintDefaults()
+			fs.SetOutput(io.Discard)
+		}
 		fmt.Fprintf(out, "\nExample:\n  %s\n", strings.ReplaceAll(strings.TrimSpace(example), "\n", "\n  "))
 	}
 	return fs
 }
 
 // parseArgs parses flags interspersed with positional arguments and returns
-// the positional ones, checking their number.
+// the positional ones, checking their number. A flag the command does not
+// know, or a flag value that does not parse, is a usage error (exit code 2);
+// the usage has already been written by then.
 func parseArgs(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, error) {
 	var pos []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return nil, err
+			if errors.Is(err, flag.ErrHelp) {
+				return nil, err
+			}
+			return nil, usageError{fmt.Sprintf("%s: %v", fs.Name(), err)}
 		}
 		if fs.NArg() == 0 {
 			break

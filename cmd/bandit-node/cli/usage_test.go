@@ -75,3 +75,45 @@ func TestExampleSpecs(t *testing.T) {
 		t.Errorf("simulate examples/ping.toml: %v\n%s", err, out)
 	}
 }
+
+// TestFlagErrors checks that a mistake in a flag is a usage error (exit code
+// 2) whose message is written once (not also by the flag package), after the
+// command's usage, which is written once too.
+func TestFlagErrors(t *testing.T) {
+	tests := []struct {
+		args  []string
+		usage string // the usage's first line
+		msg   string // what the error must say
+	}{
+		{[]string{"simulate", "p.toml", "--seed", "abc"}, "Usage: bandit-node simulate", `simulate: invalid value "abc" for flag -seed`},
+		{[]string{"session", "start", "--bogus"}, "Usage: bandit-node session start", "session start: flag provided but not defined: -bogus"},
+		{[]string{"run", "--config"}, "Usage: bandit-node run", "run: flag needs an argument: -config"},
+		{[]string{"experiment", "bai", "--runs", "x"}, "Usage: bandit-node experiment bai", `experiment bai: invalid value "x" for flag -runs`},
+		{[]string{"experiment", "pfcb", "--rounds", "1e9x"}, "Usage: bandit-node experiment pfcb", `invalid value "1e9x" for flag -rounds`},
+		{[]string{"init", "--policy-open=maybe"}, "Usage: bandit-node init", `invalid boolean value "maybe" for -policy-open`},
+		{[]string{"data", "mpccb", "--parties"}, "Usage: bandit-node data mpccb", "flag needs an argument: -parties"},
+		{[]string{"version", "--json"}, "Usage: bandit-node version", "flag provided but not defined: -json"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			stdout, stderr, err := run(t, tt.args...)
+			if err == nil {
+				t.Fatalf("no error; stdout:\n%s", stdout)
+			}
+			if code := ExitCode(err); code != 2 {
+				t.Errorf("exit code %d, want 2 (err = %v)", code, err)
+			}
+			// What the operator sees on stderr: ours, then main's line.
+			seen := stderr + "bandit-node: " + err.Error() + "\n"
+			if n := strings.Count(seen, tt.msg); n != 1 {
+				t.Errorf("%q appears %d times, want once:\n%s", tt.msg, n, seen)
+			}
+			if n := strings.Count(seen, tt.usage); n != 1 {
+				t.Errorf("the usage appears %d times, want once:\n%s", n, seen)
+			}
+			if u, m := strings.Index(seen, tt.usage), strings.Index(seen, tt.msg); u >= 0 && m >= 0 && u > m {
+				t.Errorf("the error comes before the usage:\n%s", seen)
+			}
+		})
+	}
+}
