@@ -96,8 +96,13 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "bandit-node: private federated multi-armed bandits among organizations.")
 	fmt.Fprintln(w, "\nUsage: bandit-node COMMAND [flags] [args]\n\nCommands:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "  %-9s %s\n", c.name, c.summary)
+	cmds := commands()
+	width := 0
+	for _, c := range cmds {
+		width = max(width, len(c.name))
+	}
+	for _, c := range cmds {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, c.name, c.summary)
 	}
 	fmt.Fprintln(w, "\nRun `bandit-node COMMAND -h` for a command's flags and an example.")
 }

@@ -19,7 +19,7 @@ import (
 )
 
 func runInit(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("init", "init --dir DIR [--name NAME] [--listen MULTIADDR]... [--api HOST:PORT]", `
+	fs := newFlags("init", "init --dir DIR [--name NAME] [--listen MULTIADDR]... [--api HOST:PORT] [--policy-open]", `
 bandit-node init --dir /var/lib/bandit/acme --name acme \
     --listen /ip4/0.0.0.0/tcp/4001 --listen /ip4/0.0.0.0/udp/4001/quic-v1 --api 127.0.0.1:5601`, stderr)
 	dir := fs.String("dir", "", "directory to create the node in (required)")

@@ -117,3 +117,39 @@ func TestFlagErrors(t *testing.T) {
 		})
 	}
 }
+
+// TestUsagePolish checks the help texts' layout: every flag of init in its
+// synopsis, no empty Flags: section, and the command list in one column.
+func TestUsagePolish(t *testing.T) {
+	_, stderr, _ := run(t, "init", "-h")
+	synopsis, _, _ := strings.Cut(stderr, "\n")
+	for _, f := range []string{"--dir", "--name", "--listen", "--api", "--policy-open"} {
+		if !strings.Contains(synopsis, f) {
+			t.Errorf("init's synopsis lacks %s: %q", f, synopsis)
+		}
+	}
+	if _, stderr, _ := run(t, "version", "-h"); strings.Contains(stderr, "Flags:") {
+		t.Errorf("version -h shows a Flags: section, but version has no flags:\n%s", stderr)
+	}
+	if _, stderr, _ := run(t, "simulate", "-h"); !strings.Contains(stderr, "Flags:\n  -json") {
+		t.Errorf("simulate -h lacks its flags:\n%s", stderr)
+	}
+	out, _, _ := run(t, "help")
+	_, list, _ := strings.Cut(out, "Commands:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	col := -1
+	for _, line := range strings.Split(list, "\n") {
+		name := strings.Fields(line)[0]
+		// at is the column where the summary starts.
+		at := len(line) - len(strings.TrimLeft(strings.TrimPrefix(line, "  "+name), " "))
+		if col == -1 {
+			col = at
+		}
+		if at != col {
+			t.Errorf("the summary of %s starts at column %d, the first one's at %d:\n%s", name, at, col, list)
+		}
+		if at < len("  "+name)+2 {
+			t.Errorf("%s and its summary are separated by fewer than two spaces: %q", name, line)
+		}
+	}
+}
