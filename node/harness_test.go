@@ -250,4 +250,5 @@ func (w testWriter) Write(p []byte) (int, error) {
 func (tn *testNode) crash() {
 	tn.store.frozen.Store(true)
 	tn.host.Close()
+	tn.store.close() // the kernel releases a dead process's lock
 }

@@ -123,6 +123,12 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if n.store, err = openStore(cfg.Node.DataDir); err != nil {
 		return nil, err
 	}
+	built := false
+	defer func() {
+		if !built {
+			n.store.close()
+		}
+	}()
 	if err := n.recoverSessions(); err != nil {
 		return nil, err
 	}
@@ -182,6 +188,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		n.host.Close()
 		return nil, err
 	}
+	built = true
 	return n, nil
 }
 
@@ -276,6 +283,7 @@ func (n *Node) shutdown() {
 	n.examining.Wait()
 	n.stop()
 	n.host.Close()
+	n.store.close()
 	n.log.Info("stopped", "name", n.cfg.Node.Name)
 }
 
@@ -292,7 +300,7 @@ func (n *Node) recoverSessions() error {
 		}
 		now := time.Now().UTC()
 		rec.Session.State = stateAborted
-		rec.Session.Reason = "daemon restarted"
+		rec.Session.Reason = fmt.Sprintf("%s restarted while the session was open", n.cfg.Node.Name)
 		rec.Session.Finished = &now
 		if err := n.store.put(rec); err != nil {
 			return err

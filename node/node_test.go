@@ -237,8 +237,9 @@ func TestShutdownAndRestart(t *testing.T) {
 	})
 	nodes[2].crash()
 	restarted := startNode(t, nodes[2].cfg)
-	if got, err := restarted.store.get(id3); err != nil || got.Session.State != stateAborted || got.Session.Reason != "daemon restarted" {
-		t.Errorf("after restart: %+v, %v; want aborted, daemon restarted", got, err)
+	const reason = "node3 restarted while the session was open"
+	if got, err := restarted.store.get(id3); err != nil || got.Session.State != stateAborted || got.Session.Reason != reason {
+		t.Errorf("after restart: %+v, %v; want aborted, %s", got, err, reason)
 	}
 	if got, err := restarted.store.get(done); err != nil || got.Session.State != stateCompleted {
 		t.Errorf("past result lost over a restart: %+v, %v", got, err)
@@ -246,5 +247,17 @@ func TestShutdownAndRestart(t *testing.T) {
 	again := startNode(t, nodes[1].cfg)
 	if again.ID() != oldID {
 		t.Errorf("identity changed over a restart: %s, was %s", again.ID(), oldID)
+	}
+
+	// A second daemon on a data directory in use does not start, and
+	// says why, whatever else of its config differs.
+	twin := *again.cfg
+	twin.Node.Listen = []string{"/ip4/127.0.0.1/tcp/0"}
+	twin.API.Listen = "127.0.0.1:0"
+	if _, err := tryStartNode(t, &twin); err == nil || !strings.Contains(err.Error(), "in use by another bandit-node (pid ") {
+		t.Errorf("a second daemon on node2's data directory: %v", err)
+	}
+	if got, err := again.store.get(done); err != nil || got.Session.State != stateCompleted {
+		t.Errorf("node2's records after a second daemon tried its data directory: %+v, %v", got, err)
 	}
 }

@@ -26,7 +26,8 @@ type record struct {
 // session, each replaced atomically (write a temporary file, fsync, rename,
 // fsync the directory) so a crash leaves either the old or the new record.
 type store struct {
-	dir string
+	dir  string
+	lock *os.File // the data directory's lock (lockDataDir), held until close
 	// frozen makes every later write a no-op; tests set it to simulate a
 	// crash, after which a dead daemon must not write anything.
 	frozen atomic.Bool
@@ -46,12 +47,27 @@ func validSessionID[T string | []byte](id T) bool {
 	return true
 }
 
+// openStore opens the store of data directory dataDir, creating it, and
+// takes the directory's lock: one daemon at a time.
 func openStore(dataDir string) (*store, error) {
 	dir := filepath.Join(dataDir, "sessions")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the result store: %w", err)
 	}
-	return &store{dir: dir}, nil
+	lock, err := lockDataDir(dataDir)
+	if err != nil {
+		return nil, err
+	}
+	return &store{dir: dir, lock: lock}, nil
+}
+
+// close releases the data directory's lock. The store still reads; it is
+// not to be written any more.
+func (s *store) close() {
+	if s.lock != nil {
+		s.lock.Close()
+		s.lock = nil
+	}
 }
 
 func (s *store) path(id string) (string, error) {
