@@ -112,6 +112,18 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	return res, nil
 }
 
+// SetTiming implements protocol.Timed: in a simulation, whose roles' clocks
+// are virtual and do not time their calls, each role's busy time is the
+// wall time the simulator measured inside its parties' calls.
+func (r *Result) SetTiming(roleSeconds map[string]float64) {
+	for role, c := range r.Costs {
+		c.BusySeconds = roleSeconds[role]
+		r.Costs[role] = c
+	}
+}
+
+var _ protocol.Timed = (*Result)(nil)
+
 // Grade implements protocol.Grader: the true means, and the standard
 // algorithm's cumulative reward and arm sequence from the same seed.
 func (Family) Grade(raw map[string]any, seed int64, params any, result any) (any, error) {

@@ -45,6 +45,12 @@ func TestTheorem2(t *testing.T) {
 	for _, alg := range Algorithms() {
 		for _, seed := range []int64{1, 2, 3} {
 			res, sim := simulate(t, testSpec(alg.Name(), 1500, []float64{0.6, 0.5, 0.45, 0.2}, seed))
+			// Figure 8(d) in a simulation: the simulator's time per role.
+			for _, role := range []string{RoleOwner, RoleComp, RoleController} {
+				if got := res.Costs[role].BusySeconds; got <= 0 || got != sim.RoleSeconds[role] {
+					t.Errorf("%s: %s busy %v s, the simulator measured %v s", alg.Name(), role, got, sim.RoleSeconds[role])
+				}
+			}
 			if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || !*res.SameArmSequence {
 				t.Errorf("%s seed %d: SAMBA %d, reference %v, same sequence %v", alg.Name(), seed, res.CumulativeReward, res.ReferenceCumulativeReward, res.SameArmSequence)
 			}
