@@ -21,13 +21,16 @@ import (
 type BAIOptions struct {
 	// Out is the directory the CSV files, figures and written results go to.
 	Out string
-	// Runs is the number of runs per point (default 10).
+	// Runs is the number of runs per point (0: the default, 10; negative
+	// is an error).
 	Runs int
-	// Agents are the values of N (default 64, 128, 256, 512, 1024).
+	// Agents are the values of N, each at least 1 (default 64, 128, 256,
+	// 512, 1024).
 	Agents []int
-	// Problem is the paper's Problem 1 (Bernoulli) or 2 (Gaussian).
+	// Problem is the paper's Problem 1 (Bernoulli) or 2 (Gaussian); 0 is 1.
 	Problem int
-	// Workers run simulations in parallel (default: the number of CPUs).
+	// Workers run simulations in parallel (0: the number of CPUs; negative
+	// is an error).
 	Workers int
 	// Seed is the first seed; run r of every point uses Seed+r, so every
 	// series sees the same random environments (common random numbers).
@@ -115,7 +118,18 @@ type Claim struct {
 // RunBAI runs the grid of Figures 1, 5 and 6 of the BAI paper, writes
 // DIR/bai_runs.csv, DIR/bai_summary.csv, the figures and DIR/bai_results.md.
 func RunBAI(ctx context.Context, reg *protocol.Registry, o BAIOptions) (*BAIReport, error) {
-	if o.Runs <= 0 {
+	if o.Runs < 0 {
+		return nil, fmt.Errorf("bai experiment: runs: %d is negative (0 for the default, 10)", o.Runs)
+	}
+	if o.Workers < 0 {
+		return nil, fmt.Errorf("bai experiment: workers: %d is negative (0 for the number of CPUs)", o.Workers)
+	}
+	for _, n := range o.Agents {
+		if n < 1 {
+			return nil, fmt.Errorf("bai experiment: agents: %d is not a number of agents (at least 1)", n)
+		}
+	}
+	if o.Runs == 0 {
 		o.Runs = 10
 	}
 	if len(o.Agents) == 0 {
@@ -127,7 +141,7 @@ func RunBAI(ctx context.Context, reg *protocol.Registry, o BAIOptions) (*BAIRepo
 	if o.Problem != 1 && o.Problem != 2 {
 		return nil, fmt.Errorf("problem %d: the paper has problems 1 and 2", o.Problem)
 	}
-	if o.Workers <= 0 {
+	if o.Workers == 0 {
 		o.Workers = runtime.NumCPU()
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {

@@ -57,7 +57,8 @@ type MPCCBOptions struct {
 	// of CPUs); TimingWorkers the timing ones (default 1, so that each is
 	// timed alone).
 	Workers, TimingWorkers int
-	// Seed is the first run's seed (default 1).
+	// Seed is the first run's seed; 0 is a seed like any other (the
+	// command line's default is 1).
 	Seed int64
 	// Quick shrinks every default to a smoke test of well under a minute:
 	// 500 steps, one run, two timing points per figure. Fields set
@@ -88,7 +89,6 @@ func (o *MPCCBOptions) defaults() {
 	setDefault(&o.TimingSteps, 100)
 	setDefault(&o.TimingRepeats, 2)
 	setDefault(&o.BenchTime, 300*time.Millisecond)
-	setDefault(&o.Seed, 1)
 	setDefault(&o.Workers, runtime.NumCPU())
 	setDefault(&o.TimingWorkers, 1)
 	setDefaultSlice(&o.Epsilons, []float64{0.005, 0.01, 0.02, 0.05, 0.1, 0.2, 0.5})
@@ -117,9 +117,17 @@ func setDefaultSlice[T any](v *[]T, d []T) {
 	}
 }
 
+// MPCCBMinSteps and MPCCBMaxSteps bound MPCCBOptions.Steps: the reward
+// curves have 100 checkpoints, and Fashion-MNIST has 60,000 training images.
+const (
+	MPCCBMinSteps = 100
+	MPCCBMaxSteps = 60000
+)
+
 func (o *MPCCBOptions) validate() error {
-	if o.Steps < 100 || o.Steps > 60000 {
-		return fmt.Errorf("steps: %d is outside 100..60,000 (Fashion-MNIST has 60,000 training images; the curves need 100 checkpoints)", o.Steps)
+	if o.Steps < MPCCBMinSteps || o.Steps > MPCCBMaxSteps {
+		return fmt.Errorf("steps: %d is outside %d..%d (Fashion-MNIST has %d training images; the curves need %d checkpoints)",
+			o.Steps, MPCCBMinSteps, MPCCBMaxSteps, MPCCBMaxSteps, MPCCBMinSteps)
 	}
 	if o.Runs < 1 || o.TimingSteps < 1 || o.TimingRepeats < 1 || o.Workers < 1 || o.TimingWorkers < 1 {
 		return fmt.Errorf("runs (%d), timing steps (%d), timing repeats (%d) and workers (%d, %d) must be positive", o.Runs, o.TimingSteps, o.TimingRepeats, o.Workers, o.TimingWorkers)

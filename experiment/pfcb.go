@@ -22,15 +22,17 @@ import (
 type PFCBOptions struct {
 	// Out is the directory the CSV files, figures and written results go to.
 	Out string
-	// Rounds is T (default 100,000).
+	// Rounds is T (0: the default, 100,000).
 	Rounds int64
-	// Instances per family (default 10) and Runs per instance (default 3).
+	// Instances per family (0: the default, 10) and Runs per instance (0:
+	// the default, 3).
 	Instances, Runs int
 	// Epsilons of EXP2 (default 0.25, 0.5, 1, 2, 4, 8).
 	Epsilons []float64
 	// Agents of EXP3 (default 2, 4, 6, 8, 10).
 	Agents []int
-	// Workers run simulations in parallel (default: the number of CPUs).
+	// Workers run simulations in parallel (0: the number of CPUs).
+	// Negative Rounds, Instances, Runs or Workers are an error.
 	Workers int
 	// Seed is the first instance seed; instance i uses Seed+i and run r of
 	// it the realisation seed 1000·(Seed+i)+r.
@@ -77,13 +79,21 @@ type PFCBReport struct {
 // ε) and EXP3 (per-agent regret against n) of the P-FCB paper on uniform and
 // normal instances, writes CSV files, figures and DIR/pfcb_results.md.
 func RunPFCB(ctx context.Context, reg *protocol.Registry, o PFCBOptions) (*PFCBReport, error) {
-	if o.Rounds <= 0 {
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"rounds", o.Rounds}, {"instances", int64(o.Instances)}, {"runs", int64(o.Runs)}, {"workers", int64(o.Workers)}} {
+		if f.v < 0 {
+			return nil, fmt.Errorf("pfcb experiment: %s: %d is negative (0 for the default)", f.name, f.v)
+		}
+	}
+	if o.Rounds == 0 {
 		o.Rounds = 100000
 	}
-	if o.Instances <= 0 {
+	if o.Instances == 0 {
 		o.Instances = 10
 	}
-	if o.Runs <= 0 {
+	if o.Runs == 0 {
 		o.Runs = 3
 	}
 	if len(o.Epsilons) == 0 {
@@ -92,7 +102,7 @@ func RunPFCB(ctx context.Context, reg *protocol.Registry, o PFCBOptions) (*PFCBR
 	if len(o.Agents) == 0 {
 		o.Agents = []int{2, 4, 6, 8, 10}
 	}
-	if o.Workers <= 0 {
+	if o.Workers == 0 {
 		o.Workers = runtime.NumCPU()
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/bandit-node/bandit-node/protocol"
@@ -156,6 +157,34 @@ func parseArgs(fs *flag.FlagSet, args []string, minPos, maxPos int) ([]string, e
 		return nil, usageError{fmt.Sprintf("%s: wrong number of arguments (%d)", fs.Name(), len(pos))}
 	}
 	return pos, nil
+}
+
+// setFlags returns the names of the flags the command line set.
+func setFlags(fs *flag.FlagSet) map[string]bool {
+	set := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// atLeastOne returns a usage error naming the first of the named integer
+// flags that the command line set below 1. Only a flag left out takes its
+// default (which may be 0, meaning "chosen for you"): a 0 or a negative
+// number typed by the operator is a mistake, not a request for the default.
+func atLeastOne(fs *flag.FlagSet, names ...string) error {
+	set := setFlags(fs)
+	for _, name := range names {
+		f := fs.Lookup(name)
+		if f == nil {
+			panic("atLeastOne: no flag --" + name)
+		}
+		if !set[name] {
+			continue
+		}
+		if v, err := strconv.ParseInt(f.Value.String(), 10, 64); err == nil && v < 1 {
+			return usageError{fmt.Sprintf("%s: --%s %d: must be at least 1 (leave the flag out for its default)", fs.Name(), name, v)}
+		}
+	}
+	return nil
 }
 
 // multiFlag is a repeatable string flag.

@@ -44,6 +44,12 @@ bandit-node experiment bai --out results/bai --runs 10 --agents 64,128,256,512,1
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
+	if err := atLeastOne(fs, "runs", "workers"); err != nil {
+		return err
+	}
+	if *problem != 1 && *problem != 2 {
+		return usageError{fmt.Sprintf("experiment bai: --problem %d: the paper has problems 1 and 2", *problem)}
+	}
 	var ns []int
 	for _, f := range strings.Split(*agents, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
@@ -98,6 +104,9 @@ bandit-node experiment pfcb --out results/pfcb --rounds 100000 --instances 10 --
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
+	if err := atLeastOne(fs, "rounds", "instances", "runs", "workers"); err != nil {
+		return err
+	}
 	var eps []float64
 	for _, f := range strings.Split(*epsilons, ",") {
 		e, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
@@ -136,7 +145,7 @@ bandit-node experiment mpccb --out results/mpccb
 bandit-node experiment mpccb --out results/mpccb-paper --steps 60000 --runs 10   # the paper's size: ~1.5 h on 2 CPUs
 bandit-node experiment mpccb --out /tmp/mpccb --quick                           # smoke test, under a minute`, stderr)
 	out := fs.String("out", "results/mpccb", "directory for the CSV files, figures (PNG) and written results")
-	steps := fs.Int64("steps", 0, "steps T of each Fashion-MNIST reward run, at most 60000 (default 10000; --quick 500)")
+	steps := fs.Int64("steps", 0, "steps T of each Fashion-MNIST reward run, 100..60000 (default 10000; --quick 500)")
 	runs := fs.Int("runs", 0, "runs per ε (default 3; --quick 1)")
 	epsilons := fs.String("epsilons", "", "Figure 2's ε values (default 0.005,0.01,0.02,0.05,0.1,0.2,0.5); Figure 1's 0.01,0.05,0.1,0.2 are always run")
 	timingSteps := fs.Int64("timing-steps", 0, "steps of each timing run of Figures 3 and 4 (default 100; --quick 40); they run one at a time")
@@ -158,8 +167,12 @@ bandit-node experiment mpccb --out /tmp/mpccb --quick                           
 			eps = append(eps, e)
 		}
 	}
-	if *steps < 0 || *runs < 0 || *timingSteps < 0 || *timingRepeats < 0 || *workers < 0 {
-		return usageError{"experiment mpccb: --steps, --runs, --timing-steps, --timing-repeats and --workers must not be negative"}
+	if err := atLeastOne(fs, "steps", "runs", "timing-steps", "timing-repeats", "workers"); err != nil {
+		return err
+	}
+	if setFlags(fs)["steps"] && (*steps < experiment.MPCCBMinSteps || *steps > experiment.MPCCBMaxSteps) {
+		return usageError{fmt.Sprintf("experiment mpccb: --steps %d: must be within %d..%d (Fashion-MNIST has %d training images; the curves need %d checkpoints)",
+			*steps, experiment.MPCCBMinSteps, experiment.MPCCBMaxSteps, experiment.MPCCBMaxSteps, experiment.MPCCBMinSteps)}
 	}
 	reg, err := Families()
 	if err != nil {
