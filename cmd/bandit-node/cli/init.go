@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/p2p"
+	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/multiformats/go-multiaddr"
 )
 
@@ -50,11 +52,27 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 			return usageError{fmt.Sprintf("init: --listen %q: %v", a, err)}
 		}
 	}
-	if err := os.MkdirAll(*dir, 0o700); err != nil {
-		return fmt.Errorf("creating %s: %w", *dir, err)
+	if err := checkAPIListen(*api); err != nil {
+		return err
 	}
 	keyPath := filepath.Join(*dir, "identity.key")
 	cfgPath := filepath.Join(*dir, "config.toml")
+	reg, err := Families()
+	if err != nil {
+		return err
+	}
+	data := templateData{Name: *name, Listen: listen, API: *api, Open: *open}
+	if *open {
+		data.Protocols = reg.Names()
+	}
+	// Check the config as run will load it before writing anything, so that
+	// init never leaves a node that run refuses.
+	if _, err := renderConfig(cfgPath, data, reg); err != nil {
+		return fmt.Errorf("init: the config would not load: %w", err)
+	}
+	if err := os.MkdirAll(*dir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", *dir, err)
+	}
 	if _, err := os.Stat(cfgPath); err == nil {
 		return fmt.Errorf("%s already exists; init refuses to overwrite a node (remove the directory to start afresh)", cfgPath)
 	}
@@ -69,24 +87,58 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	if err := writeNew(filepath.Join(*dir, "api.token"), []byte(hex.EncodeToString(tok[:])+"\n")); err != nil {
 		return err
 	}
-	data := templateData{Name: *name, PeerID: id.String(), Listen: listen, API: *api, Open: *open}
-	if *open {
-		reg, err := Families()
-		if err != nil {
-			return err
-		}
-		data.Protocols = reg.Names()
-	}
-	var cfg strings.Builder
-	if err := configTemplate.Execute(&cfg, data); err != nil {
+	data.PeerID = id.String()
+	cfg, err := renderConfig(cfgPath, data, reg)
+	if err != nil {
 		return err
 	}
-	if err := writeNew(cfgPath, []byte(cfg.String())); err != nil {
+	if err := writeNew(cfgPath, cfg); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s\n", id)
 	fmt.Fprintf(stderr, "created %s (node %q); next: list your peers in %s, then `bandit-node run --config %s`\n", *dir, *name, cfgPath, cfgPath)
 	return nil
+}
+
+// checkAPIListen applies to init's --api the rule the daemon applies to
+// api.listen when it loads its config (node's Config.validate, which is not
+// exported): HOST:PORT, the host "localhost" or a loopback IP address. init
+// cannot set api.allow_remote, so it refuses other hosts; an operator who
+// wants a remote API sets both keys in config.toml afterwards.
+func checkAPIListen(addr string) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		msg := err.Error()
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			msg = ae.Err
+		}
+		return usageError{fmt.Sprintf("init: --api %q: %s; give HOST:PORT on a loopback address, such as %s", addr, msg, node.DefaultAPIListen)}
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
+		return usageError{fmt.Sprintf("init: --api %q is not a loopback address; the control API is local only unless api.allow_remote = true (set it in config.toml after init)", addr)}
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return usageError{fmt.Sprintf("init: --api %q: the port %q is not a number in 0..65535", addr, port)}
+	}
+	return nil
+}
+
+// renderConfig writes the config template and parses the result as run
+// will (node.ParseConfig), returning the text only if it loads.
+func renderConfig(path string, data templateData, reg *protocol.Registry) ([]byte, error) {
+	if data.PeerID == "" {
+		data.PeerID = "(drawn by init)"
+	}
+	var cfg strings.Builder
+	if err := configTemplate.Execute(&cfg, data); err != nil {
+		return nil, err
+	}
+	text := []byte(cfg.String())
+	if _, err := node.ParseConfig(path, text, reg); err != nil {
+		return nil, err
+	}
+	return text, nil
 }
 
 // writeNew creates path with mode 0600, refusing to overwrite.
