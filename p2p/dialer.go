@@ -2,8 +2,10 @@ package p2p
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -12,6 +14,11 @@ import (
 )
 
 const (
+	// unreachablePeerWarning is how long an address-book peer must stay
+	// unreachable before the dialer logs a warning; before, its failures
+	// are logged at info (the first) and debug level. Daemons started
+	// together miss each other for a moment; a minute is a real outage.
+	unreachablePeerWarning = time.Minute
 	// dialAttemptTimeout bounds one dial of an address-book peer.
 	dialAttemptTimeout = 15 * time.Second
 	// pingTimeout bounds one latency measurement.
@@ -53,10 +60,15 @@ func (h *Host) keepConnected(ctx context.Context, p Peer) {
 	st := h.states[p.ID]
 	bo := newBackoff(h.boMin, h.boMax)
 	failures := 0
+	var firstFailure time.Time
+	warned := false
 	for ctx.Err() == nil {
 		if h.Connected(p.ID) {
+			if warned {
+				h.logger.Info("address-book peer reachable again", "peer", h.describe(p.ID))
+			}
 			bo.Reset()
-			failures = 0
+			failures, warned = 0, false
 			st.dialSucceeded()
 			h.measureLatency(ctx, p.ID)
 			h.wait(ctx, st, h.pingEach-h.pingEach/8+time.Duration(rand.Int64N(int64(h.pingEach/4)+1)))
@@ -74,9 +86,17 @@ func (h *Host) keepConnected(ctx context.Context, p Peer) {
 		failures++
 		st.dialFailed(time.Now())
 		d := bo.Next()
-		if failures == 1 {
-			h.logger.Warn("cannot reach address-book peer; retrying with backoff", "peer", h.describe(p.ID), "err", err, "retry_in", d)
-		} else {
+		switch {
+		case failures == 1:
+			firstFailure = time.Now()
+			// Daemons started together cannot reach each other for a
+			// moment: a warning is for a peer that stays out of reach.
+			h.logger.Info("address-book peer not reachable yet; retrying with backoff", "peer", h.describe(p.ID), "err", err, "retry_in", d)
+		case !warned && time.Since(firstFailure) >= h.warnAfter:
+			warned = true
+			h.logger.Warn("cannot reach address-book peer; still retrying with backoff", "peer", h.describe(p.ID),
+				"unreachable_for", time.Since(firstFailure).Round(time.Second), "failures", failures, "err", err, "retry_in", d)
+		default:
 			h.logger.Debug("address-book peer still unreachable", "peer", h.describe(p.ID), "err", err, "failures", failures, "retry_in", d)
 		}
 		h.wait(ctx, st, d)
@@ -113,10 +133,49 @@ func (h *Host) dial(ctx context.Context, p Peer) error {
 		return fmt.Errorf("dialing address-book peer %s: no known addresses (none configured, none discovered yet)", h.describe(p.ID))
 	}
 	if err := h.connect(ctx, p.ID); err != nil {
-		return fmt.Errorf("dialing address-book peer %s at %v: %w", h.describe(p.ID), addrs, err)
+		return fmt.Errorf("dialing address-book peer %s at %v: %w", h.describe(p.ID), addrs, explainDial(err))
 	}
 	return nil
 }
+
+// explainDial rewrites libp2p's error for a failed dial for the operator:
+// an address the host's dial policy held back (QUIC, while TCP is still
+// given its chance: dialAddrAllowed) shows as held back rather than as
+// "gater disallows connection to peer", which reads like an access refusal.
+// Other errors are returned as they are.
+func explainDial(err error) error {
+	var de *swarm.DialError
+	if !errors.As(err, &de) || len(de.DialErrors) == 0 {
+		return err
+	}
+	var b strings.Builder
+	b.WriteString("failed")
+	if de.Cause != nil {
+		fmt.Fprintf(&b, " (%v)", de.Cause)
+	}
+	b.WriteString(":")
+	for _, te := range de.DialErrors {
+		cause := te.Cause.Error()
+		if errors.Is(te.Cause, swarm.ErrGaterDisallowedConnection) {
+			cause = fmt.Sprintf("held back: TCP first, other transports once TCP has failed %d times over %v", quicAfterFailures, quicAfterFailing)
+		}
+		fmt.Fprintf(&b, "\n  * [%s] %s", te.Address, cause)
+	}
+	if de.Skipped > 0 {
+		fmt.Fprintf(&b, "\n  * ... and %d more", de.Skipped)
+	}
+	return &explainedError{msg: b.String(), err: err}
+}
+
+// explainedError is an error with a message of its own, which still
+// unwraps to the error it explains.
+type explainedError struct {
+	msg string
+	err error
+}
+
+func (e *explainedError) Error() string { return e.msg }
+func (e *explainedError) Unwrap() error { return e.err }
 
 // measureLatency pings id once; the ping service records the round trip in
 // the peerstore's latency average.

@@ -2,9 +2,15 @@ package p2p
 
 import (
 	"context"
+	"log/slog"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/libp2p/go-libp2p/core/peerstore"
 	"github.com/libp2p/go-libp2p/p2p/net/swarm"
+	"github.com/multiformats/go-multiaddr"
 )
 
 func allConnected(tn *testNet) bool {
@@ -89,5 +95,73 @@ func TestDialClearsLibp2pBackoff(t *testing.T) {
 	}
 	if !tn.hosts[0].Connected(tn.ids[1]) {
 		t.Error("not connected after a successful dial")
+	}
+}
+
+// recordingHandler is a slog.Handler that keeps every record's level and
+// message.
+type recordingHandler struct {
+	mu      sync.Mutex
+	records []slog.Record
+}
+
+func (h *recordingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *recordingHandler) WithAttrs([]slog.Attr) slog.Handler       { return h }
+func (h *recordingHandler) WithGroup(string) slog.Handler            { return h }
+func (h *recordingHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.records = append(h.records, r.Clone())
+	return nil
+}
+
+// count returns how many records of level have a message starting with msg.
+func (h *recordingHandler) count(level slog.Level, msg string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, r := range h.records {
+		if r.Level == level && strings.HasPrefix(r.Message, msg) {
+			n++
+		}
+	}
+	return n
+}
+
+// TestUnreachablePeerLogging: a peer that cannot be reached is logged at
+// info level at first (daemons started together miss each other for a
+// moment), with one warning once it has been out of reach for warnAfter;
+// its held-back QUIC address is said to be held back, not "disallowed".
+func TestUnreachablePeerLogging(t *testing.T) {
+	rec := &recordingHandler{}
+	tn := newTestNet(t, 2, func(i int, cfg *Config) {
+		if i == 0 {
+			cfg.Logger = slog.New(rec)
+		}
+	})
+	quic, err := multiaddr.NewMultiaddr("/ip4/127.0.0.1/udp/9/quic-v1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.hosts[0].LibP2P().Peerstore().AddAddr(tn.ids[1], quic, peerstore.PermanentAddrTTL)
+	if err := tn.hosts[1].Close(); err != nil {
+		t.Fatal(err)
+	}
+	err = tn.hosts[0].dial(t.Context(), Peer{Name: tn.names[1], ID: tn.ids[1]})
+	if err == nil {
+		t.Fatal("dialing a closed host succeeded")
+	}
+	if msg := err.Error(); strings.Contains(msg, "gater disallows") || !strings.Contains(msg, "[/ip4/127.0.0.1/udp/9/quic-v1] held back: TCP first") || !strings.Contains(msg, "connection refused") {
+		t.Errorf("dial error:\n%s\nwant the QUIC address held back and the TCP address refused", msg)
+	}
+	tn.hosts[0].warnAfter = 300 * time.Millisecond
+	tn.hosts[0].Start(t.Context())
+	waitFor(t, "the warning", func() bool { return rec.count(slog.LevelWarn, "cannot reach address-book peer") > 0 })
+	time.Sleep(300 * time.Millisecond) // more failures: still one warning
+	if n := rec.count(slog.LevelInfo, "address-book peer not reachable yet"); n != 1 {
+		t.Errorf("%d info records of the first failure, want 1", n)
+	}
+	if n := rec.count(slog.LevelWarn, ""); n != 1 {
+		t.Errorf("%d warnings, want 1", n)
 	}
 }

@@ -126,6 +126,9 @@ type Host struct {
 	boMax    time.Duration
 	pingEach time.Duration
 	dupGrace time.Duration // how long a duplicate connection lives: dupGrace, shorter in tests
+	// warnAfter is how long an address-book peer stays unreachable before
+	// the dialer warns (unreachablePeerWarning; shorter in tests).
+	warnAfter time.Duration
 
 	// notifyMu serializes connect/disconnect bookkeeping and callbacks so
 	// that callbacks for one peer are delivered in order.
@@ -315,17 +318,18 @@ func NewHost(cfg Config) (*Host, error) {
 	}
 
 	h = &Host{
-		h:        lh,
-		gater:    gater,
-		logger:   logger,
-		book:     book,
-		byID:     make(map[peer.ID]int, len(book)),
-		states:   make(map[peer.ID]*peerState, len(book)),
-		mdns:     cfg.MDNS,
-		boMin:    boMin,
-		boMax:    boMax,
-		pingEach: pingEach,
-		dupGrace: dupGrace,
+		h:         lh,
+		gater:     gater,
+		logger:    logger,
+		book:      book,
+		byID:      make(map[peer.ID]int, len(book)),
+		states:    make(map[peer.ID]*peerState, len(book)),
+		mdns:      cfg.MDNS,
+		boMin:     boMin,
+		boMax:     boMax,
+		pingEach:  pingEach,
+		dupGrace:  dupGrace,
+		warnAfter: unreachablePeerWarning,
 	}
 	h.dialCtx, h.dialStop = context.WithCancel(context.Background())
 	for i, p := range book {
