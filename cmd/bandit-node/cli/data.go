@@ -6,6 +6,8 @@ import (
 	"io"
 	"time"
 
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 )
 
@@ -27,7 +29,7 @@ bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000
   then give party0.csv to the first feature party's organisation, party1.csv
   to the second, rewards.csv to the reward receiver's.`, stderr)
 	out := fs.String("out", "", "directory to write party0.csv … and rewards.csv into (required)")
-	parties := fs.Int("parties", 2, "number of feature parties; each gets a contiguous block of the 20 columns")
+	parties := fs.Int("parties", 2, fmt.Sprintf("number of feature parties, 2..%d; each gets a contiguous block of the 20 columns", mpccb.MaxParties))
 	set := fs.String("dataset", dataset.FashionMNIST, "fashion-mnist (10 arms, reward 1 for the right class) or synthetic (k-means arms, Bernoulli rewards)")
 	arms := fs.Int("arms", 10, "arms (synthetic only; Fashion-MNIST has 10 classes)")
 	steps := fs.Int("steps", 0, "contexts to write (0: all 60,000)")
@@ -39,6 +41,17 @@ bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000
 	if *out == "" {
 		fs.Usage()
 		return usageError{"data mpccb: --out is required"}
+	}
+	// A session takes as many feature parties as the role allows.
+	rs, err := protocol.RoleSpecOf(mpccb.Family{}, mpccb.RoleFeature)
+	if err != nil {
+		return err
+	}
+	if *parties < rs.Min || *parties > rs.Max {
+		return usageError{fmt.Sprintf("data mpccb: --parties %d: a session has %d..%d feature parties", *parties, rs.Min, rs.Max)}
+	}
+	if *steps < 0 {
+		return usageError{fmt.Sprintf("data mpccb: --steps %d: must be 0 (all contexts) or more", *steps)}
 	}
 	if *set == dataset.FashionMNIST && *arms != 10 {
 		return usageError{fmt.Sprintf("data mpccb: --arms %d: Fashion-MNIST has 10 classes", *arms)}
