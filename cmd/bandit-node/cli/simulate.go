@@ -18,7 +18,7 @@ func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) e
 bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 	asJSON := fs.Bool("json", false, "print JSON: the protocol's result fields plus protocol, seed, messages, bytes, elapsed_seconds")
 	seed := fs.Int64("seed", 0, "override the spec's simulation.seed")
-	showProgress := fs.Bool("progress", false, "draw progress on stderr")
+	showProgress := fs.Bool("progress", false, "show progress on stderr (redrawn on a terminal, else a line every few seconds)")
 	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
@@ -42,19 +42,17 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 			opts.Seed = seed
 		}
 	})
+	var progress *progressLine
 	if *showProgress {
-		var last time.Time
+		progress = newProgressLine(stderr)
 		opts.OnProgress = func(p protocol.Progress) {
-			if now := time.Now(); now.Sub(last) > 200*time.Millisecond || p.Step == p.Total {
-				last = now
-				fmt.Fprintf(stderr, "\r%d/%d\033[K", p.Step, p.Total)
-			}
+			progress.show(fmt.Sprintf("%d/%d", p.Step, p.Total), p.Step == p.Total)
 		}
 	}
 	start := time.Now()
 	res, err := protocol.Simulate(ctx, reg, spec, opts)
-	if *showProgress {
-		fmt.Fprintln(stderr)
+	if progress != nil {
+		progress.done()
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", pos[0], err)
