@@ -56,7 +56,7 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 	fs := newFlags("session start", "session start --config FILE SPEC.toml [--wait] [--json]",
 		"bandit-node session start --config node1/config.toml examples/ping.toml --wait --json", stderr)
 	cfgPath := fs.String("config", "", "the node's config.toml (required)")
-	wait := fs.Bool("wait", false, "wait for the session to end, showing progress, then print its result")
+	wait := fs.Bool("wait", false, "wait for the session to end, showing progress, then print its result (exit code 3 if it was aborted)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseArgs(fs, args, 1, 1)
 	if err != nil {
@@ -117,8 +117,14 @@ func waitAndShow(ctx context.Context, c *client.Client, id string, asJSON bool, 
 	if err := showResult(stdout, res, asJSON); err != nil {
 		return err
 	}
-	if final.State == apitype.StateAborted {
-		return fmt.Errorf("%w: %s", errAborted, final.Reason)
+	return abortedError(final)
+}
+
+// abortedError returns errAborted (exit code 3) with the reason if s ended
+// aborted, and nil otherwise.
+func abortedError(s apitype.Session) error {
+	if s.State == apitype.StateAborted {
+		return fmt.Errorf("%w: %s", errAborted, s.Reason)
 	}
 	return nil
 }
@@ -181,7 +187,8 @@ func printSession(w io.Writer, s apitype.Session) {
 
 func runSessionResult(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("session result", "session result --config FILE ID [--json]",
-		"bandit-node session result --config node1/config.toml 3f2a9c0e1b7d4e55 --json", stderr)
+		"bandit-node session result --config node1/config.toml 3f2a9c0e1b7d4e55 --json\n"+
+			"# exits 3 (after printing the record) if the session was aborted", stderr)
 	cfgPath := fs.String("config", "", "the node's config.toml (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parseArgs(fs, args, 1, 1)
@@ -198,7 +205,12 @@ func runSessionResult(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	return showResult(stdout, res, *asJSON)
+	if err := showResult(stdout, res, *asJSON); err != nil {
+		return err
+	}
+	// The record is printed either way; an aborted session exits 3, as
+	// session start --wait does.
+	return abortedError(res.Session)
 }
 
 // showResult prints a result: JSON, or the session and the family's own

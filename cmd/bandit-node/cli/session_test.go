@@ -1,0 +1,88 @@
+package cli
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+)
+
+// fakeAPI serves the control-API routes of one session in the given state
+// and returns the config.toml of a node directory pointing at it.
+func fakeAPI(t *testing.T, s apitype.Session) string {
+	t.Helper()
+	result := apitype.Result{Session: s}
+	if s.State == apitype.StateCompleted {
+		result.Result = json.RawMessage(`{"answer":42}`)
+	}
+	mux := http.NewServeMux()
+	reply := func(v any) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			if !strings.HasPrefix(r.Header.Get("Authorization"), "Bearer ") {
+				http.Error(w, `{"error":"no token"}`, http.StatusUnauthorized)
+				return
+			}
+			json.NewEncoder(w).Encode(v)
+		}
+	}
+	mux.HandleFunc("POST /v0/sessions", reply(apitype.Session{ID: s.ID, Protocol: s.Protocol, State: apitype.StateProposed}))
+	mux.HandleFunc("GET /v0/sessions/"+s.ID, reply(s))
+	mux.HandleFunc("GET /v0/sessions/"+s.ID+"/result", reply(result))
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	dir := filepath.Join(t.TempDir(), "node1")
+	if _, _, err := run(t, "init", "--dir", dir, "--listen", "/ip4/127.0.0.1/tcp/0", "--api", strings.TrimPrefix(srv.URL, "http://")); err != nil {
+		t.Fatal(err)
+	}
+	return filepath.Join(dir, "config.toml")
+}
+
+// TestAbortedSessionExitCode checks that session result, like session start
+// --wait, prints the record of an aborted session and exits 3, and exits 0
+// for a completed one.
+func TestAbortedSessionExitCode(t *testing.T) {
+	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	spec := filepath.Join(repoRoot, "examples", "ping.toml")
+	if _, err := os.Stat(spec); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		state, reason string
+		exit          int
+	}{
+		{apitype.StateAborted, "node2 declined: protocol ping is not enabled here", 3},
+		{apitype.StateCompleted, "", 0},
+	} {
+		s := apitype.Session{ID: "3f2a9c0e1b7d4e55", Protocol: "ping", Initiator: "node1", State: tt.state, Reason: tt.reason,
+			Roles: map[string][]string{"participant": {"node1", "node2"}}, Created: created}
+		cfg := fakeAPI(t, s)
+		for _, c := range []struct {
+			name string
+			args []string
+		}{
+			{"result", []string{"session", "result", "--config", cfg, s.ID}},
+			{"result --json", []string{"session", "result", "--config", cfg, s.ID, "--json"}},
+			{"start --wait", []string{"session", "start", "--config", cfg, spec, "--wait"}},
+			{"start --wait --json", []string{"session", "start", "--config", cfg, spec, "--wait", "--json"}},
+		} {
+			t.Run(tt.state+" "+c.name, func(t *testing.T) {
+				out, _, err := run(t, c.args...)
+				if code := ExitCode(err); (err == nil && tt.exit != 0) || (err != nil && code != tt.exit) {
+					t.Errorf("err = %v (exit %d), want exit %d", err, code, tt.exit)
+				}
+				if tt.exit == 3 && (err == nil || !strings.Contains(err.Error(), tt.reason)) {
+					t.Errorf("err = %v, want the reason %q", err, tt.reason)
+				}
+				if !strings.Contains(out, s.ID) || !strings.Contains(out, tt.state) {
+					t.Errorf("the record was not printed:\n%s", out)
+				}
+			})
+		}
+	}
+}
