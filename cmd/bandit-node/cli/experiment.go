@@ -13,7 +13,7 @@ import (
 
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, "Usage: bandit-node experiment NAME [flags]\n\nExperiments:\n  bai   multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb  P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)\n  mpccb privacy-preserving contextual bandits: Figures 1–4 and Table 1 of Hannun et al.")
+		fmt.Fprintln(stdout, "Usage: bandit-node experiment NAME [flags]\n\nExperiments:\n  bai    multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb   P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)\n  mpccb  privacy-preserving contextual bandits: Figures 1–4 and Table 1 of Hannun et al.")
 		fmt.Fprintln(stdout, "\nExample:\n  bandit-node experiment bai --out results/bai --runs 10")
 		if len(args) == 0 {
 			return usageError{"experiment: name an experiment"}
