@@ -80,7 +80,7 @@ func splitSimulation(raw map[string]any) (simConfig, map[string]any, error) {
 	if v, ok := rest["seed"]; ok {
 		s, ok := v.(int64)
 		if !ok {
-			return cfg, nil, fmt.Errorf("simulation.seed: want an integer, got %T", v)
+			return cfg, nil, fmt.Errorf("simulation.seed: want a whole number, got %s", describeValue(v))
 		}
 		cfg.seed = s
 		delete(rest, "seed")
@@ -88,7 +88,7 @@ func splitSimulation(raw map[string]any) (simConfig, map[string]any, error) {
 	if v, ok := rest["link_latency"]; ok {
 		s, ok := v.(string)
 		if !ok {
-			return cfg, nil, fmt.Errorf("simulation.link_latency: want a duration string such as \"100us\", got %T", v)
+			return cfg, nil, fmt.Errorf("simulation.link_latency: want a duration such as \"100us\", got %s", describeValue(v))
 		}
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {

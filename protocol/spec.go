@@ -2,8 +2,8 @@ package protocol
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -81,13 +81,13 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 			for i, x := range v {
 				n, ok := x.(string)
 				if !ok {
-					return nil, fmt.Errorf("%s: roles.%s[%d]: want an address-book name (a string), got %T", name, role, i, x)
+					return nil, fmt.Errorf("%s: roles.%s[%d]: want an address-book name (text), got %s", name, role, i, describeValue(x))
 				}
 				names = append(names, n)
 			}
 			s.Roles.Roles[role] = names
 		default:
-			return nil, fmt.Errorf("%s: roles.%s: want a name or a list of names, got %T", name, role, v)
+			return nil, fmt.Errorf("%s: roles.%s: want a name or a list of names, got %s", name, role, describeValue(v))
 		}
 	}
 	return s, nil
@@ -133,18 +133,23 @@ func (r *Registry) Check(s *Spec) (Family, any, error) {
 // DecodeTable decodes a raw table (as found in Spec.Params or Spec.Simulation)
 // into v, a pointer to a struct with toml tags. Decoding is strict: a key v has
 // no field for is an error naming it, prefixed with section (e.g. "params").
+// A value of the wrong kind is an error naming its key path and the kind
+// wanted in plain words ("params.budget: want a whole number, got text
+// "100""). Errors carry no line number: the raw table no longer knows its
+// lines.
 func DecodeTable(section string, raw map[string]any, v any) error {
+	if err := checkKinds(section, raw, reflect.TypeOf(v)); err != nil {
+		return err
+	}
+	// The table may hold Go values (a program's spec: int, []float64) as
+	// well as TOML ones; encoding it turns both into TOML for the decoder.
 	var buf bytes.Buffer
 	if err := toml.NewEncoder(&buf).Encode(raw); err != nil {
 		return fmt.Errorf("%s: %w", section, err)
 	}
 	md, err := toml.NewDecoder(&buf).Decode(v)
 	if err != nil {
-		var perr toml.ParseError
-		if errors.As(err, &perr) {
-			return fmt.Errorf("%s: %s", section, perr.Message)
-		}
-		return fmt.Errorf("%s: %w", section, err)
+		return tableDecodeError(section, err)
 	}
 	return undecodedError(md, section)
 }
