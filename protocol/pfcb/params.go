@@ -102,7 +102,37 @@ func (p Params) validate() error {
 	if p.TLo < 1 || p.THi < p.TLo {
 		return fmt.Errorf("params.t_lo, t_hi: [%d, %d] is not a range of rounds", p.TLo, p.THi)
 	}
-	return nil
+	return p.validateCommunication()
+}
+
+// validateCommunication checks that a federated session (pfcb, fcb)
+// communicates at least once before its last round. The paper's agents
+// communicate only in rounds t ∈ [t_lo, t_hi] (Algorithm 2, lines 9 and 26:
+// "no communication occurs outside these rounds", §5.1) of the T rounds; a
+// window that starts at or after T, or that holds no round τ = 1, 2, 4, …
+// before T, makes the session non-federated without saying so: no share is
+// ever published or learned and the result reports (ε, δ) = (0, 0).
+// A share published in round T itself would spend privacy and teach nothing,
+// as no round follows to use it. non_federated never communicates and
+// ignores the window.
+func (p Params) validateCommunication() error {
+	if p.Algorithm == AlgNonFederated {
+		return nil
+	}
+	if p.TLo >= p.Rounds {
+		return fmt.Errorf("params.t_lo, rounds: agents share only from round t_lo = %d on, and the session has rounds = %d, "+
+			"so they would never share what they learn; set t_lo below rounds (the paper uses 200 of 100,000), "+
+			"or algorithm = %q for a session without communication", p.TLo, p.Rounds, AlgNonFederated)
+	}
+	for _, t := range p.CommRounds() {
+		if t < p.Rounds {
+			return nil
+		}
+	}
+	return fmt.Errorf("params.t_lo, t_hi, rounds: agents share at rounds 1, 2, 4, 8, … that lie in [t_lo, t_hi] = [%d, %d], "+
+		"and with rounds = %d none of them comes before the last round, so they would never share what they learn; "+
+		"widen [t_lo, t_hi] to hold a power of two below rounds, or set algorithm = %q for a session without communication",
+		p.TLo, p.THi, p.Rounds, AlgNonFederated)
 }
 
 // ExploreRounds is the length of the pure-exploration phase for n agents.

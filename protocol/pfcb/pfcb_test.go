@@ -117,9 +117,29 @@ func TestParamsAndPrivacyAccounting(t *testing.T) {
 		{map[string]any{"t_lo": int64(500), "t_hi": int64(100)}, "params.t_lo"},
 		{map[string]any{"epsilon": 0.0}, "params.epsilon"},
 		{map[string]any{"omega3": 1.0}, "unknown key params.omega3"},
+		// A window of communication rounds past the session's end: P-FCB
+		// would quietly run as non_federated (§5.1, Algorithm 2).
+		{map[string]any{"rounds": int64(1000), "t_lo": int64(5000)}, "params.t_lo, rounds: agents share only from round t_lo = 5000 on, and the session has rounds = 1000"},
+		{map[string]any{"algorithm": "fcb", "rounds": int64(1000), "t_lo": int64(5000)}, "t_lo = 5000"},
+		{map[string]any{"rounds": int64(1000), "t_lo": int64(1000)}, "t_lo = 1000 on, and the session has rounds = 1000"},
+		{map[string]any{"rounds": int64(100)}, "t_lo = 200 on, and the session has rounds = 100"},
+		// No power of two in [600, 1000] before round 1000.
+		{map[string]any{"rounds": int64(1000), "t_lo": int64(600), "t_hi": int64(1000)}, "params.t_lo, t_hi, rounds: agents share at rounds 1, 2, 4, 8, … that lie in [t_lo, t_hi] = [600, 1000], and with rounds = 1000"},
+		// Only round 1024, the last one, lies in the window.
+		{map[string]any{"rounds": int64(1024), "t_lo": int64(1000), "t_hi": int64(2000)}, "params.t_lo, t_hi, rounds"},
 	} {
 		if _, err := (Family{}).ParseParams(c.raw); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: err = %v, want %q", c.raw, err, c.want)
+		}
+	}
+	for _, raw := range []map[string]any{
+		{"rounds": int64(1000), "t_lo": int64(500)},                 // round 512
+		{"rounds": int64(1025), "t_lo": int64(1000)},                // round 1024, before the last
+		{"algorithm": "non_federated", "rounds": int64(100)},        // never communicates anyway
+		{"rounds": int64(1000), "t_lo": int64(1), "t_hi": int64(1)}, // round 1 only
+	} {
+		if _, err := (Family{}).ParseParams(raw); err != nil {
+			t.Errorf("%v: %v", raw, err)
 		}
 	}
 }
