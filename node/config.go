@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 
@@ -243,12 +244,8 @@ func (c *Config) validate(reg *protocol.Registry) error {
 			return fmt.Errorf("node.listen[%d]: %q: %w", i, a, err)
 		}
 	}
-	host, _, err := net.SplitHostPort(c.API.Listen)
-	if err != nil {
-		return fmt.Errorf("api.listen: %q: %w", c.API.Listen, err)
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !c.API.AllowRemote {
-		return fmt.Errorf("api.listen: %q is not a loopback address; the control API is local only unless api.allow_remote = true", c.API.Listen)
+	if err := CheckAPIListen(c.API.Listen, c.API.AllowRemote); err != nil {
+		return fmt.Errorf("api.listen: %w", err)
 	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
@@ -348,4 +345,27 @@ func (c *Config) PeerByName(name string) (PeerConfig, bool) {
 		}
 	}
 	return PeerConfig{}, false
+}
+
+// CheckAPIListen checks a listen address of the control API as the daemon
+// does when it loads its config (api.listen): HOST:PORT with a port in
+// 0..65535, on "localhost" or a loopback IP address unless allowRemote.
+// The error quotes addr and names no key: callers add theirs.
+func CheckAPIListen(addr string, allowRemote bool) error {
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		msg := err.Error()
+		var ae *net.AddrError
+		if errors.As(err, &ae) {
+			msg = ae.Err
+		}
+		return fmt.Errorf("%q: %s; give HOST:PORT, such as %s", addr, msg, DefaultAPIListen)
+	}
+	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
+		return fmt.Errorf("%q: the port %q is not a number in 0..65535", addr, port)
+	}
+	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !allowRemote {
+		return fmt.Errorf("%q is not a loopback address; the control API is local only unless api.allow_remote = true", addr)
+	}
+	return nil
 }

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -101,25 +100,12 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 }
 
 // checkAPIListen applies to init's --api the rule the daemon applies to
-// api.listen when it loads its config (node's Config.validate, which is not
-// exported): HOST:PORT, the host "localhost" or a loopback IP address. init
-// cannot set api.allow_remote, so it refuses other hosts; an operator who
-// wants a remote API sets both keys in config.toml afterwards.
+// api.listen (node.CheckAPIListen). init cannot set api.allow_remote, so it
+// refuses other hosts than loopback ones; an operator who wants a remote API
+// sets both keys in config.toml afterwards.
 func checkAPIListen(addr string) error {
-	host, port, err := net.SplitHostPort(addr)
-	if err != nil {
-		msg := err.Error()
-		var ae *net.AddrError
-		if errors.As(err, &ae) {
-			msg = ae.Err
-		}
-		return usageError{fmt.Sprintf("init: --api %q: %s; give HOST:PORT on a loopback address, such as %s", addr, msg, node.DefaultAPIListen)}
-	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) {
-		return usageError{fmt.Sprintf("init: --api %q is not a loopback address; the control API is local only unless api.allow_remote = true (set it in config.toml after init)", addr)}
-	}
-	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
-		return usageError{fmt.Sprintf("init: --api %q: the port %q is not a number in 0..65535", addr, port)}
+	if err := node.CheckAPIListen(addr, false); err != nil {
+		return usageError{fmt.Sprintf("init: --api %v", err)}
 	}
 	return nil
 }
