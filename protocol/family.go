@@ -136,6 +136,24 @@ func CheckAssignment(f Family, a Assignment) error {
 	return nil
 }
 
+// AssignmentChecker is implemented by a family whose parameters hold only
+// with some assignments (a voting threshold that the number of agents must be
+// able to exceed) or only in a simulation (a baseline that needs no
+// communication, and so could tell no initiator its result), so that such a
+// spec is refused before any organization accepts it rather than when the
+// roles are built, after every organization has. Registry.Check — what a
+// daemon runs on a spec before it proposes it and before it accepts a
+// proposal — calls CheckAssignment with simulated false, after the generic
+// CheckAssignment and ParseParams; the simulator calls it with simulated
+// true and the assignment PrepareSimulation returned, before it builds any
+// role. params is what the family's ParseParams returned. Errors name the
+// spec key at fault.
+type AssignmentChecker interface {
+	// CheckAssignment reports why a session of assignment a and params
+	// could not run; simulated is set by the simulator only.
+	CheckAssignment(a Assignment, params any, simulated bool) error
+}
+
 // ResultFormatter is implemented by families that can render their combined
 // result (the JSON encoding of what Combine returned) for people; the CLI
 // falls back to indented JSON for the others.

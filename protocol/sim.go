@@ -157,6 +157,11 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	if err := CheckAssignment(f, assign); err != nil {
 		return nil, err
 	}
+	if c, ok := f.(AssignmentChecker); ok {
+		if err := c.CheckAssignment(assign, params, true); err != nil {
+			return nil, err
+		}
+	}
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
