@@ -54,6 +54,11 @@ func newAgent(cfg protocol.RoleConfig, p Params, local *AgentLocal) (*agent, err
 	if p.Arms != 0 && p.Arms != k {
 		return nil, fmt.Errorf("local.bai.agent.arms: %d arms, but the session has params.arms = %d", k, p.Arms)
 	}
+	// Family.CheckAssignment has refused such a session before anybody
+	// accepted it; an agent is never built for one all the same.
+	if err := p.checkEtaXi(k); err != nil {
+		return nil, err
+	}
 	a := &agent{cfg: cfg, p: p, k: k, env: local.Env, rate: local.Rate, u: randsrc.New(cfg.Rand),
 		active: make([]bool, k), nActive: k, global: make([]bool, k), sums: make([]float64, k)}
 	for i := range a.active {
@@ -67,9 +72,6 @@ func newAgent(cfg protocol.RoleConfig, p Params, local *AgentLocal) (*agent, err
 	switch p.Algorithm {
 	case AlgCorrupted:
 		a.etaXi = EtaXi(p.Eta, p.Xi, k)
-		if a.etaXi <= 0 {
-			return nil, fmt.Errorf("params.xi: with η = %v and %d arms, ξ = %v leaves the local subroutine no failure probability (η_ξ = 0), so it could never eliminate an arm; lower ξ", p.Eta, k, p.Xi)
-		}
 	case AlgDPMASE:
 		a.epoch = 1
 		a.epochLen = a.dpEpochLength()

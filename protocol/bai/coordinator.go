@@ -52,8 +52,10 @@ func newCoordinator(cfg protocol.RoleConfig, p Params, local *CoordinatorLocal) 
 	n := cfg.Assignment.Count(RoleAgent)
 	c := &coordinator{cfg: cfg, p: p, k: k, m: p.Threshold(k), n: n, votes: make([]int, k), out: make([]bool, k),
 		remaining: k, sums: make([]float64, k), counts: make([]int64, k)}
-	if (p.Algorithm == AlgDPMASE || p.Algorithm == AlgCorrupted) && c.m >= n {
-		return nil, fmt.Errorf("roles.agent: an arm falls globally after more than M = %d votes, one per agent at most, so %d agents can never eliminate one; use more than %d agents", c.m, n, c.m)
+	// Family.CheckAssignment has refused such a session before anybody
+	// accepted it; a coordinator is never built for one all the same.
+	if err := p.checkAgents(k, n); err != nil {
+		return nil, err
 	}
 	return c, nil
 }

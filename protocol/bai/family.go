@@ -46,8 +46,10 @@ const MaxAgents = 4096
 type Family struct{}
 
 var (
-	_ protocol.Family        = Family{}
-	_ protocol.StepScheduler = Family{}
+	_ protocol.Family            = Family{}
+	_ protocol.StepScheduler     = Family{}
+	_ protocol.AssignmentChecker = Family{}
+	_ protocol.ParamsPreparer    = Family{}
 )
 
 // Name implements protocol.Family.
@@ -159,6 +161,27 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 	return s, nil
 }
 
+// CheckAssignment implements protocol.AssignmentChecker: a real session
+// must name its arms and use an algorithm that communicates (checkReal), and
+// its agents must be able to outvote the threshold M (checkAgents). A
+// simulation that leaves params.arms out takes the number of arms from
+// simulation.arms, which PrepareSimulationParams checks.
+func (Family) CheckAssignment(a protocol.Assignment, params any, simulated bool) error {
+	p, ok := params.(Params)
+	if !ok {
+		return fmt.Errorf("bai: params of type %T, want bai.Params", params)
+	}
+	if !simulated {
+		if err := p.checkReal(); err != nil {
+			return err
+		}
+	}
+	if p.Arms == 0 {
+		return nil
+	}
+	return p.checkAgents(p.Arms, a.Count(RoleAgent))
+}
+
 // PrepareSimulation implements protocol.Family: simulation.agents agents,
 // each with the arms of simulation.arms, and a coordinator.
 func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
@@ -166,6 +189,39 @@ func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (
 	if err != nil {
 		return protocol.Assignment{}, nil, err
 	}
+	return prepareSimulation(s, roles)
+}
+
+// PrepareSimulationParams implements protocol.ParamsPreparer: as
+// PrepareSimulation, and the simulation's arms must agree with params.arms
+// when the spec gives both; when it gives only simulation.arms, the agents
+// must be able to outvote the threshold M with that many arms.
+func (Family) PrepareSimulationParams(raw map[string]any, roles protocol.Assignment, params any) (protocol.Assignment, map[protocol.Party]any, error) {
+	p, ok := params.(Params)
+	if !ok {
+		return protocol.Assignment{}, nil, fmt.Errorf("bai: params of type %T, want bai.Params", params)
+	}
+	s, err := parseSimulation(raw)
+	if err != nil {
+		return protocol.Assignment{}, nil, err
+	}
+	if p.Arms != 0 && p.Arms != len(s.Arms) {
+		return protocol.Assignment{}, nil, fmt.Errorf("simulation.arms: %d means, but params.arms = %d; give one mean per arm, or leave params.arms out (a simulation takes it from simulation.arms)", len(s.Arms), p.Arms)
+	}
+	a, locals, err := prepareSimulation(s, roles)
+	if err != nil {
+		return protocol.Assignment{}, nil, err
+	}
+	if p.Arms == 0 {
+		if err := p.checkAgents(len(s.Arms), a.Count(RoleAgent)); err != nil {
+			return protocol.Assignment{}, nil, err
+		}
+	}
+	return a, locals, nil
+}
+
+// prepareSimulation is PrepareSimulation of a parsed [simulation] table.
+func prepareSimulation(s simulation, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
 	a := roles
 	if len(a.Roles) == 0 {
 		if s.Agents < 1 || s.Agents > MaxAgents {
@@ -215,8 +271,12 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	}
 	switch cfg.Self.Role {
 	case RoleCoordinator:
-		if p.Algorithm == AlgIndependent && !cfg.Simulated {
-			return nil, fmt.Errorf("params.algorithm: independent is a simulation baseline: with no communication nobody could tell the session its answer")
+		// Family.CheckAssignment has refused such a session before anybody
+		// accepted it; a coordinator is never built for one all the same.
+		if !cfg.Simulated {
+			if err := p.checkReal(); err != nil {
+				return nil, err
+			}
 		}
 		local, _ := cfg.Local.(*CoordinatorLocal)
 		return newCoordinator(cfg, p, local)

@@ -91,6 +91,46 @@ func (p Params) validate() error {
 	return nil
 }
 
+// checkReal checks what a real session needs and a simulation does not: an
+// algorithm that communicates, and the number of arms in the spec (a
+// simulation takes it from simulation.arms; in a real session each agent
+// has its own copy of the arms and only the spec can tell the coordinator).
+func (p Params) checkReal() error {
+	if p.Algorithm == AlgIndependent {
+		return fmt.Errorf("params.algorithm: independent is a simulation baseline: with no communication nobody could tell the session its answer")
+	}
+	if p.Arms == 0 {
+		return fmt.Errorf("params.arms: a real session must give the number of arms (2 to %d); only a simulation takes it from simulation.arms", MaxArms)
+	}
+	return nil
+}
+
+// checkAgents checks that n agents facing k arms can eliminate arms at all:
+// Corrupted Elimination's local subroutine must be able to fail (η_ξ > 0,
+// else it never eliminates), and the voting threshold M must be below n, as
+// an arm falls globally only after more than M votes, one per agent at most.
+func (p Params) checkAgents(k, n int) error {
+	if p.Algorithm != AlgDPMASE && p.Algorithm != AlgCorrupted {
+		return nil
+	}
+	if err := p.checkEtaXi(k); err != nil {
+		return err
+	}
+	if m := p.Threshold(k); m >= n {
+		return fmt.Errorf("roles.agent: an arm falls globally after more than M = %d votes, one per agent at most, so %d agents can never eliminate one; use more than %d agents", m, n, m)
+	}
+	return nil
+}
+
+// checkEtaXi checks that Corrupted Elimination's local subroutine can fail
+// with k arms (η_ξ > 0); otherwise it never eliminates an arm.
+func (p Params) checkEtaXi(k int) error {
+	if p.Algorithm == AlgCorrupted && EtaXi(p.Eta, p.Xi, k) <= 0 {
+		return fmt.Errorf("params.xi: with η = %v and %d arms, ξ = %v leaves the local subroutine no failure probability (η_ξ = 0), so it could never eliminate an arm; lower ξ", p.Eta, k, p.Xi)
+	}
+	return nil
+}
+
 // EtaXi is Corrupted Elimination's local failure probability
 // η_ξ = max(0, 1 − (1−η)/(1−ξ)^{K−1}) (Proposition 5.1): with it, an
 // observer of one agent's corrupted votes infers its best arm with
