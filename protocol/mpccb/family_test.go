@@ -1,6 +1,7 @@
 package mpccb
 
 import (
+	"context"
 	"strings"
 	"testing"
 
@@ -56,6 +57,47 @@ func TestParamsValidate(t *testing.T) {
 			err := p.validate()
 			if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
 				t.Errorf("validate: %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// TestSimulationDataErrorsNameTheParam checks that a [params] value the
+// simulation's data set cannot serve is reported under the key the spec
+// wrote, params.arms or params.steps, not only as the data set's complaint.
+func TestSimulationDataErrorsNameTheParam(t *testing.T) {
+	cases := []struct {
+		name, params, dataset string
+		fashion               bool // needs the Fashion-MNIST files (the check follows reading them)
+		want                  string
+	}{
+		{"synthetic, too many arms", "arms = 200", "synthetic", false,
+			"params.arms: data set synthetic: 200 arms, want 2..100"},
+		{"synthetic, more steps than contexts", "arms = 10\nsteps = 100000", "synthetic", true,
+			"params.steps: data set synthetic: 100000 steps, but it has only 60000 contexts"},
+		{"fashion-mnist, more steps than contexts", "steps = 100000", "fashion-mnist", true,
+			"params.steps: data set fashion-mnist: 100000 steps"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if c.fashion {
+				if testing.Short() {
+					t.Skip("reads and projects 60,000 images")
+				}
+				needFashionMNIST(t)
+			}
+			spec, err := protocol.ParseSpec("spec.toml", []byte("protocol = \"mpccb\"\n[params]\n"+c.params+
+				"\n[simulation]\nparties = 2\ndataset = \""+c.dataset+"\"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			reg, err := protocol.NewRegistry(Family{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{Workers: 1})
+			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+				t.Fatalf("err = %v, want one starting %q", err, c.want)
 			}
 		})
 	}

@@ -1,6 +1,7 @@
 package mpccb
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"sync"
@@ -67,6 +68,10 @@ func (f Family) load(s simulation, p Params) (contexts, rewards [][]float64, err
 	}
 	contexts, rewards, err = dataset.Load(s.Dataset, p.Arms, s.DataSeed, int(p.Steps))
 	if err != nil {
+		var re *dataset.RangeError
+		if errors.As(err, &re) {
+			return nil, nil, fmt.Errorf("params.%s: %w", re.Arg, err) // steps or arms
+		}
 		return nil, nil, err
 	}
 	if len(contexts) < int(p.Steps) {

@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -307,8 +308,9 @@ func TestBanditRejects(t *testing.T) {
 		{FashionMNIST, 5, 0, "has 10 arms (one per class), not 5"},
 		{Synthetic, 1, 0, "1 arms, want 2..100"},
 		{Synthetic, 101, 0, "101 arms, want 2..100"},
-		{Synthetic, 2, 4, "limit 4 is outside 0..3"},
-		{Synthetic, 2, -1, "limit -1"},
+		{Synthetic, 2, 4, "data set synthetic: 4 steps, but it has only 3 contexts (one per step)"},
+		{Synthetic, 2, -1, "data set synthetic: -1 steps is negative"},
+		{FashionMNIST, 10, 4, "data set fashion-mnist: 4 steps, but it has only 3"},
 		{"mnist", 10, 0, `unknown data set "mnist"`},
 	} {
 		if _, _, err := ctx.Bandit(c.dataset, c.arms, 1, c.limit); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -330,5 +332,36 @@ func TestOneHotRewards(t *testing.T) {
 	}
 	if _, err := OneHotRewards([]int{0, 3}, 3); err == nil || !strings.Contains(err.Error(), "label 3 (item 1)") {
 		t.Errorf("label 3 of 3 arms: error %v", err)
+	}
+}
+
+// TestRangeErrorNamesTheArgument checks that an argument out of range comes
+// as a RangeError naming it as steps or arms, for callers to name their own
+// key or flag, and that LoadFrom reports a negative step count or a
+// synthetic arm count out of range before it reads any image.
+func TestRangeErrorNamesTheArgument(t *testing.T) {
+	ctx := &Contexts{X: [][]float64{{1, 0}, {0, 1}, {1, 0}}, Labels: []int{0, 1, 2}}
+	empty := t.TempDir() // no Fashion-MNIST files: reading them would fail otherwise
+	for _, c := range []struct {
+		name    string
+		load    func() error
+		wantArg string
+	}{
+		{"Bandit, too many steps", func() error { _, _, err := ctx.Bandit(Synthetic, 2, 1, 4); return err }, "steps"},
+		{"Bandit, too many arms", func() error { _, _, err := ctx.Bandit(Synthetic, 200, 1, 0); return err }, "arms"},
+		{"LoadFrom, negative steps", func() error { _, _, err := LoadFrom(empty, Synthetic, 3, 1, -5); return err }, "steps"},
+		{"LoadFrom, too many arms", func() error { _, _, err := LoadFrom(empty, Synthetic, 200, 1, 0); return err }, "arms"},
+		{"Prepare, negative steps", func() error { return Prepare(empty, t.TempDir(), 2, FashionMNIST, 10, 1, -5) }, "steps"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.load()
+			var re *RangeError
+			if !errors.As(err, &re) || re.Arg != c.wantArg {
+				t.Fatalf("err = %v, want a RangeError of %s", err, c.wantArg)
+			}
+			if strings.Contains(err.Error(), "limit") {
+				t.Errorf("err = %v speaks of a limit, which no caller calls it", err)
+			}
+		})
 	}
 }

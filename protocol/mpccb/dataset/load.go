@@ -63,6 +63,42 @@ func ProjectImages(im *Images, labels []int, k int) (*Contexts, error) {
 	return &Contexts{X: rows, Labels: labels}, nil
 }
 
+// A RangeError reports an argument of Bandit, Load or Prepare outside its
+// range. Arg names the argument as "steps" (limit: one context per step)
+// or "arms", so that a caller can name its own key or flag for it
+// (errors.As): the simulator says params.steps, the data command --steps.
+type RangeError struct {
+	// Dataset is the data set asked for.
+	Dataset string
+	// Arg is "steps" or "arms".
+	Arg string
+	// Value is what was asked for; Min and Max bound what the data set has
+	// (for a negative steps, Max is -1: not known before the data are read).
+	Value, Min, Max int
+}
+
+func (e *RangeError) Error() string {
+	switch {
+	case e.Arg == "steps" && e.Value < 0:
+		return fmt.Sprintf("data set %s: %d steps is negative", e.Dataset, e.Value)
+	case e.Arg == "steps":
+		return fmt.Sprintf("data set %s: %d steps, but it has only %d contexts (one per step)", e.Dataset, e.Value, e.Max)
+	}
+	return fmt.Sprintf("data set %s: %d %s, want %d..%d", e.Dataset, e.Value, e.Arg, e.Min, e.Max)
+}
+
+// checkArgs checks what can be checked of Bandit's arguments without the
+// contexts: a limit that is not negative and, for Synthetic, the arms.
+func checkArgs(dataset string, arms, limit int) error {
+	if limit < 0 {
+		return &RangeError{Dataset: dataset, Arg: "steps", Value: limit, Max: -1} // Max unknown yet
+	}
+	if dataset == Synthetic && (arms < 2 || arms > MaxArms) {
+		return &RangeError{Dataset: dataset, Arg: "arms", Value: arms, Min: 2, Max: MaxArms}
+	}
+	return nil
+}
+
 // Bandit returns the first limit contexts (all of them if limit is 0) and,
 // for each, the realised reward of every arm, for dataset FashionMNIST or
 // Synthetic:
@@ -78,7 +114,7 @@ func ProjectImages(im *Images, labels []int, k int) (*Contexts, error) {
 func (c *Contexts) Bandit(dataset string, arms int, seed uint64, limit int) (contexts, rewards [][]float64, err error) {
 	n := len(c.X)
 	if limit < 0 || limit > n {
-		return nil, nil, fmt.Errorf("data set %s: limit %d is outside 0..%d (0 means all %d contexts)", dataset, limit, n, n)
+		return nil, nil, &RangeError{Dataset: dataset, Arg: "steps", Value: limit, Max: n}
 	}
 	if limit == 0 {
 		limit = n
@@ -95,8 +131,8 @@ func (c *Contexts) Bandit(dataset string, arms int, seed uint64, limit int) (con
 		}
 		return contexts, rewards, nil
 	case Synthetic:
-		if arms < 2 || arms > MaxArms {
-			return nil, nil, fmt.Errorf("data set %s: %d arms, want 2..%d", dataset, arms, MaxArms)
+		if err := checkArgs(dataset, arms, limit); err != nil {
+			return nil, nil, err
 		}
 		cl, err := KMeans(c.X, arms, seed)
 		if err != nil {
@@ -134,6 +170,9 @@ func Load(dataset string, arms int, seed uint64, limit int) (contexts, rewards [
 func LoadFrom(dir, dataset string, arms int, seed uint64, limit int) (contexts, rewards [][]float64, err error) {
 	if dataset != FashionMNIST && dataset != Synthetic {
 		return nil, nil, fmt.Errorf("unknown data set %q (want %q or %q)", dataset, FashionMNIST, Synthetic)
+	}
+	if err := checkArgs(dataset, arms, limit); err != nil {
+		return nil, nil, err // before seconds of reading and projecting images
 	}
 	c, err := FashionMNISTContexts(dir)
 	if err != nil {
