@@ -90,6 +90,12 @@ func RunPFCB(ctx context.Context, reg *protocol.Registry, o PFCBOptions) (*PFCBR
 	if o.Rounds == 0 {
 		o.Rounds = 100000
 	}
+	// The federated families share only inside the window [t_lo, t_hi] of
+	// the paper's defaults (t_lo = 200): a T too short for it is refused
+	// here, before hours of other runs, not by the first pfcb run.
+	if _, err := (pfcb.Family{}).ParseParams(map[string]any{"algorithm": "pfcb", "rounds": o.Rounds}); err != nil {
+		return nil, fmt.Errorf("pfcb experiment: rounds %d is too few for the federated runs: %w", o.Rounds, err)
+	}
 	if o.Instances == 0 {
 		o.Instances = 10
 	}

@@ -57,7 +57,7 @@ func TestExperimentFlagsAccepted(t *testing.T) {
 	for _, args := range [][]string{
 		{"bai", "--runs", "1", "--agents", "4", "--workers", "1", "--problem", "2"},
 		{"bai"},
-		{"pfcb", "--rounds", "10", "--instances", "1", "--runs", "1", "--workers", "1"},
+		{"pfcb", "--rounds", "1000", "--instances", "1", "--runs", "1", "--workers", "1"},
 		{"pfcb"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
