@@ -33,7 +33,7 @@ func TestNegativeOptions(t *testing.T) {
 			return err
 		}, "agents: 0 is not a number of agents"},
 		{"pfcb rounds", func(out string) error { _, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Rounds: -5}); return err }, "rounds: -5 is negative"},
-		{"pfcb rounds too few", func(out string) error { _, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Rounds: 150}); return err }, "rounds 150 is too few for the federated runs: params.t_lo"},
+		{"pfcb rounds too few", func(out string) error { _, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Rounds: 150}); return err }, "rounds 150 does not suit the federated runs: params.t_lo"},
 		{"pfcb instances", func(out string) error {
 			_, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Instances: -1})
 			return err

@@ -94,7 +94,7 @@ func RunPFCB(ctx context.Context, reg *protocol.Registry, o PFCBOptions) (*PFCBR
 	// the paper's defaults (t_lo = 200): a T too short for it is refused
 	// here, before hours of other runs, not by the first pfcb run.
 	if _, err := (pfcb.Family{}).ParseParams(map[string]any{"algorithm": "pfcb", "rounds": o.Rounds}); err != nil {
-		return nil, fmt.Errorf("pfcb experiment: rounds %d is too few for the federated runs: %w", o.Rounds, err)
+		return nil, fmt.Errorf("pfcb experiment: rounds %d does not suit the federated runs: %w", o.Rounds, err)
 	}
 	if o.Instances == 0 {
 		o.Instances = 10

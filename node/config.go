@@ -201,6 +201,22 @@ func absUnder(dir, p string) string {
 	return filepath.Join(dir, p)
 }
 
+// CheckLocalData checks what the [local] tables name outside the config,
+// such as data files (protocol.LocalChecker). A daemon calls it when it
+// starts; a command that only reaches the daemon does not need to.
+func (c *Config) CheckLocalData() error {
+	for _, fam := range sortedKeys(c.LocalData) {
+		for _, role := range sortedKeys(c.LocalData[fam]) {
+			if lc, ok := c.LocalData[fam][role].(protocol.LocalChecker); ok {
+				if err := lc.CheckLocal(); err != nil {
+					return fmt.Errorf("%s: %w", c.Path, err)
+				}
+			}
+		}
+	}
+	return nil
+}
+
 // decodeLocal decodes the [local] tables; relative file paths in them are
 // taken from dir, the config file's directory.
 func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir string) error {

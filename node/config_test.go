@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/BurntSushi/toml"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
@@ -204,16 +205,40 @@ func TestLocalPathsFromTheConfigDir(t *testing.T) {
 }
 
 // TestLocalDataFileMissing: a data file named in [local] that is not there
-// stops the daemon at start, with the key and the path it looked for.
+// stops the daemon at start (Config.CheckLocalData, which New calls), with
+// the key and the path it looked for; the config itself still loads, so
+// that the CLI reaches a running daemon while a file is being replaced.
+// SAMBA's ratings are read with the config, so a missing one fails there.
 func TestLocalDataFileMissing(t *testing.T) {
-	for _, c := range []struct{ table, want string }{
-		{"[local.mpccb.feature_party]\nfeatures = \"party0.csv\"\n", "local.mpccb.feature_party.features: stat /etc/bandit/party0.csv"},
-		{"[local.mpccb.reward_receiver]\nrewards = \"r.csv\"\n", "local.mpccb.reward_receiver.rewards: stat /etc/bandit/r.csv"},
-		{"[local.samba.data_owner]\nratings = \"item.csv\"\n", "local.samba.data_owner.ratings: ratings file: open /etc/bandit/item.csv"},
+	for _, c := range []struct {
+		table, want string
+		atLoad      bool
+	}{
+		{"[local.mpccb.feature_party]\nfeatures = \"party0.csv\"\n", "local.mpccb.feature_party.features: stat /etc/bandit/party0.csv", false},
+		{"[local.mpccb.reward_receiver]\nrewards = \"r.csv\"\n", "local.mpccb.reward_receiver.rewards: stat /etc/bandit/r.csv", false},
+		{"[local.samba.data_owner]\nratings = \"item.csv\"\n", "local.samba.data_owner.ratings: ratings file: open /etc/bandit/item.csv", true},
 	} {
-		_, err := ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\n"+c.table), testRegistry(t))
-		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Count(err.Error(), "local.") != 1 {
-			t.Errorf("err = %v, want one naming %q once", err, c.want)
+		cfg, err := ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\n"+c.table), testRegistry(t))
+		if err == nil && !c.atLoad {
+			err = cfg.CheckLocalData()
+		} else if err == nil || !c.atLoad {
+			t.Errorf("%q: loading: %v", c.table, err)
+			continue
 		}
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "config.toml") || strings.Count(err.Error(), "local.") != 1 {
+			t.Errorf("err = %v, want one naming the file and %q once", err, c.want)
+		}
+	}
+	// The daemon itself does not start.
+	cfg := testConfigs(t, 1)[0]
+	cfg.LocalData["mpccb"] = map[string]any{}
+	table := &protocol.LocalTable{Decode: func(v any) error { _, err := toml.Decode(`features = "missing.csv"`, v); return err }, Dir: t.TempDir()}
+	v, err := mpccb.NewFamily().DecodeLocal(mpccb.RoleFeature, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.LocalData["mpccb"][mpccb.RoleFeature] = v
+	if _, err := New(cfg, testRegistry(t)); err == nil || !strings.Contains(err.Error(), "missing.csv: no such file") {
+		t.Errorf("New with a missing features file: %v", err)
 	}
 }

@@ -2,8 +2,14 @@
 
 package node
 
-import "os"
+import (
+	"fmt"
+	"os"
+)
 
-// lockDataDir does nothing where flock is missing: there, nothing stops two
-// daemons from sharing a data directory (see lock_unix.go).
-func lockDataDir(dir string) (*os.File, error) { return nil, nil }
+// lockDataDir takes no lock where flock is missing: there, nothing stops two
+// daemons from sharing a data directory (see lock_unix.go), and the daemon
+// warns.
+func lockDataDir(dir string) (*os.File, error) {
+	return nil, fmt.Errorf("%w: node.data_dir %s: no flock on this system", errNoDataDirLock, dir)
+}

@@ -26,8 +26,13 @@ func lockDataDir(dir string) (*os.File, error) {
 	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
 		holder, _ := os.ReadFile(path)
 		f.Close()
-		if errors.Is(err, syscall.EWOULDBLOCK) {
+		switch {
+		case errors.Is(err, syscall.EWOULDBLOCK):
 			return nil, fmt.Errorf("node.data_dir %s is in use by another bandit-node (%s): two daemons must not share a data directory", dir, strings.TrimSpace(string(holder)))
+		case errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP):
+			// A file system without locks (some network ones): the
+			// daemon runs, unguarded, and says so.
+			return nil, fmt.Errorf("%w: node.data_dir %s: %v", errNoDataDirLock, dir, err)
 		}
 		return nil, fmt.Errorf("locking node.data_dir %s: %w", dir, err)
 	}

@@ -112,6 +112,9 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 			return nil, err
 		}
 	}
+	if err := cfg.CheckLocalData(); err != nil {
+		return nil, err
+	}
 	key, err := p2p.LoadIdentity(cfg.Node.Identity)
 	if err != nil {
 		return nil, fmt.Errorf("node.identity: %w", err)
@@ -120,7 +123,9 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("api.token_file: %w", err)
 	}
-	if n.store, err = openStore(cfg.Node.DataDir); err != nil {
+	if n.store, err = openStore(cfg.Node.DataDir); errors.Is(err, errNoDataDirLock) {
+		n.log.Warn("running without a lock on the data directory", "err", err)
+	} else if err != nil {
 		return nil, err
 	}
 	built := false

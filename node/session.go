@@ -655,6 +655,12 @@ func (s *session) runRoles() *abortError {
 			if err := s.checkLiveness(); err != nil {
 				return err
 			}
+			// Progress held back by progressEvery goes out now if no
+			// message came to carry it (a message-driven session has no
+			// ticks to do it).
+			if err := s.afterFlush(); err != nil {
+				return err
+			}
 		case isCtrl:
 			if done, err := s.control(ev); done || err != nil {
 				return err

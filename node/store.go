@@ -48,22 +48,31 @@ func validSessionID[T string | []byte](id T) bool {
 }
 
 // openStore opens the store of data directory dataDir, creating it, and
-// takes the directory's lock: one daemon at a time.
+// takes the directory's lock: one daemon at a time. Where the file system
+// has no locks it returns the store and an error wrapping errNoDataDirLock,
+// a warning for the operator.
 func openStore(dataDir string) (*store, error) {
 	dir := filepath.Join(dataDir, "sessions")
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the result store: %w", err)
 	}
 	lock, err := lockDataDir(dataDir)
-	if err != nil {
+	if err != nil && !errors.Is(err, errNoDataDirLock) {
 		return nil, err
 	}
-	return &store{dir: dir, lock: lock}, nil
+	// err, if any, is errNoDataDirLock's warning: the store works unguarded.
+	return &store{dir: dir, lock: lock}, err
 }
 
-// close releases the data directory's lock. The store still reads; it is
-// not to be written any more.
+// errNoDataDirLock marks a data directory that could not be locked because
+// its file system has no locks: the daemon runs, but nothing stops a second
+// one on the same directory.
+var errNoDataDirLock = errors.New("the data directory cannot be locked: nothing stops a second daemon from using it")
+
+// close releases the data directory's lock. The store still reads; writes
+// are dropped from now on (another daemon may own the directory next).
 func (s *store) close() {
+	s.frozen.Store(true)
 	if s.lock != nil {
 		s.lock.Close()
 		s.lock = nil

@@ -155,7 +155,7 @@ func explainDial(err error) error {
 	}
 	b.WriteString(":")
 	for _, te := range de.DialErrors {
-		cause := te.Cause.Error()
+		cause := fmt.Sprint(te.Cause)
 		if errors.Is(te.Cause, swarm.ErrGaterDisallowedConnection) {
 			cause = fmt.Sprintf("held back: TCP first, other transports once TCP has failed %d times over %v", quicAfterFailures, quicAfterFailing)
 		}

@@ -58,7 +58,8 @@ type SmallMessages interface {
 // MessageDriven is implemented by a family whose roles do nothing on Tick:
 // they move only when a message arrives. A daemon then does not tick them, so a
 // session of such a family wakes its node only for messages (on a busy
-// testnet of a hundred daemons, ten wake-ups a second each add up).
+// testnet of a hundred daemons, ten wake-ups a second each add up) and for
+// its liveness checks, which also send on progress that no message carried.
 type MessageDriven interface {
 	// MessageDriven reports whether every role of the family ignores Tick.
 	MessageDriven() bool
@@ -214,9 +215,9 @@ type LocalTable struct {
 	// an error naming it.
 	Decode func(v any) error
 	// Dir is the directory of the config file. A relative file path in the
-	// table is taken from there (Path), as the config's own paths are, and
-	// not from the daemon's working directory, which a service manager sets
-	// to wherever it likes.
+	// table is taken from there (Path), as node.data_dir is, and not from
+	// the daemon's working directory, which a service manager sets to
+	// wherever it likes.
 	Dir string
 }
 
@@ -227,6 +228,16 @@ func (t *LocalTable) Path(p string) string {
 		return p
 	}
 	return filepath.Join(t.Dir, p)
+}
+
+// LocalChecker is implemented by local data (a value DecodeLocal returned)
+// that names something outside the config, such as a data file read when a
+// role starts. A daemon calls CheckLocal when it starts, so that a missing
+// file stops it then rather than a session of several organizations later.
+// Commands that read the config only to reach the daemon do not, so that
+// they still work while a file is being replaced. The error names the key.
+type LocalChecker interface {
+	CheckLocal() error
 }
 
 // NoLocalData is Family.DecodeLocal for a role that needs no local data:

@@ -76,6 +76,11 @@ func checkKind(path string, v any, t reflect.Type) error {
 		if !isInt(rv.Kind()) {
 			return mismatch()
 		}
+		// A negative number into an unsigned field would wrap around
+		// (data_seed = -1 becoming 18446744073709551615).
+		if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 && rv.Kind() >= reflect.Int && rv.Kind() <= reflect.Int64 && rv.Int() < 0 {
+			return fmt.Errorf("%s: want a whole number of 0 or more, got %d", path, rv.Int())
+		}
 	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
 		if !isInt(rv.Kind()) && rv.Kind() != reflect.Float32 && rv.Kind() != reflect.Float64 {
 			return mismatch()

@@ -38,6 +38,7 @@ func TestDecodeTableKindErrors(t *testing.T) {
 		{"fraction for a whole number", `count = 2.5`, `params.count: want a whole number, got 2.5`},
 		{"float that looks whole", `count = 5.0`, `params.count: want a whole number, got 5.0`},
 		{"bool for an unsigned", `seed = true`, `params.seed: want a whole number, got true`},
+		{"negative for an unsigned", `seed = -1`, `params.seed: want a whole number of 0 or more, got -1`},
 		{"text for a number", `delta = "0.1"`, `params.delta: want a number, got text "0.1"`},
 		{"list for a number", `delta = [0.1]`, `params.delta: want a number, got a list`},
 		{"number for text", `algorithm = 3`, `params.algorithm: want text, got 3`},

@@ -1,11 +1,17 @@
 package protocol_test
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/bai"
+	"github.com/bandit-node/bandit-node/protocol/mpccb"
+	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
+	"github.com/bandit-node/bandit-node/protocol/samba"
 )
 
 func TestParseSpec(t *testing.T) {
@@ -93,7 +99,20 @@ func TestSpecEncodeRoundTrip(t *testing.T) {
 func FuzzParseSpec(f *testing.F) {
 	f.Add([]byte("protocol = \"ping\"\n[roles]\nparticipant = [\"a\", \"b\"]\n[params]\ncount = 3\n"))
 	f.Add([]byte("protocol = \"ping\"\n[roles]\nparticipant = \"a\"\n"))
-	reg, err := protocol.NewRegistry(ping.Family{})
+	// Every family's example, so that the mutations reach each family's
+	// params (and the kind checks of their fields).
+	examples, err := filepath.Glob(filepath.Join("..", "examples", "*.toml"))
+	if err != nil || len(examples) == 0 {
+		f.Fatalf("no example specs in ../examples: %v", err)
+	}
+	for _, name := range examples {
+		text, err := os.ReadFile(name)
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(text)
+	}
+	reg, err := protocol.NewRegistry(ping.Family{}, samba.Family{}, bai.Family{}, pfcb.Family{}, mpccb.NewFamily())
 	if err != nil {
 		f.Fatal(err)
 	}

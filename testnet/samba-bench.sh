@@ -46,6 +46,8 @@ reps=${5:-3}
 procs=${PROCS:-1}
 small=200
 [ "$n" -gt "$small" ] || { echo "samba-bench.sh: N must exceed $small, got $n" >&2; exit 2; }
+# The setup session of budget $small must have steps of its own (t > K).
+[ "$k" -lt "$small" ] || { echo "samba-bench.sh: K must be below $small (the setup session's budget), got $k" >&2; exit 2; }
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 # shellcheck source=testnet/samba-lib.sh

@@ -100,9 +100,8 @@ type rewardConfig struct {
 }
 
 // DecodeLocal implements protocol.Family. The files are read when a role
-// starts, when the session's dimensions and arms are known; a file that is
-// not there is an error now, when the daemon starts, not when a session of
-// several organizations has already begun.
+// starts, when the session's dimensions and arms are known; the daemon
+// checks that they are there when it starts (protocol.LocalChecker).
 func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	switch role {
 	case RoleFeature:
@@ -117,9 +116,6 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 			return nil, fmt.Errorf("local.mpccb.feature_party.features: name the CSV file of this party's features")
 		}
 		c.Features = table.Path(c.Features)
-		if err := checkDataFile(c.Features); err != nil {
-			return nil, fmt.Errorf("local.mpccb.feature_party.features: %w", err)
-		}
 		return &c, nil
 	case RoleReceiver:
 		if table == nil {
@@ -133,9 +129,6 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 			return nil, fmt.Errorf("local.mpccb.reward_receiver.rewards: name the CSV file of the rewards")
 		}
 		c.Rewards = table.Path(c.Rewards)
-		if err := checkDataFile(c.Rewards); err != nil {
-			return nil, fmt.Errorf("local.mpccb.reward_receiver.rewards: %w", err)
-		}
 		return &c, nil
 	}
 	return protocol.NoLocalData(Name, role, table)
@@ -192,6 +185,22 @@ func sharedOrgs(a protocol.Assignment) []string {
 		}
 	}
 	return notes
+}
+
+// CheckLocal implements protocol.LocalChecker: the features file is there.
+func (c *featureConfig) CheckLocal() error {
+	if err := checkDataFile(c.Features); err != nil {
+		return fmt.Errorf("local.mpccb.feature_party.features: %w", err)
+	}
+	return nil
+}
+
+// CheckLocal implements protocol.LocalChecker: the rewards file is there.
+func (c *rewardConfig) CheckLocal() error {
+	if err := checkDataFile(c.Rewards); err != nil {
+		return fmt.Errorf("local.mpccb.reward_receiver.rewards: %w", err)
+	}
+	return nil
 }
 
 // checkDataFile reports a local data file that does not exist or is not a

@@ -404,7 +404,8 @@ func TestRolesIgnoreTick(t *testing.T) {
 }
 
 // TestCombineStepsTime: the controller's steps time becomes steps_seconds
-// and ms_per_step; a negative one, or one from another role, is refused.
+// and ms_per_step; a negative one, or one from another role, is left out
+// (a diagnostic must not cost the session its result).
 func TestCombineStepsTime(t *testing.T) {
 	f := Family{}
 	params, err := f.ParseParams(map[string]any{"algorithm": "ucb", "budget": int64(1002)})
@@ -421,12 +422,11 @@ func TestCombineStepsTime(t *testing.T) {
 		ns      int64
 		seconds float64
 		ms      float64
-		err     bool
 	}{
 		{name: "controller", who: controllerParty, ns: 2e9, seconds: 2, ms: 2},
 		{name: "none", who: controllerParty},
-		{name: "negative", who: controllerParty, ns: -1, err: true},
-		{name: "comp", who: compParty, ns: 2e9, err: true},
+		{name: "negative", who: controllerParty, ns: -1},
+		{name: "comp", who: compParty, ns: 2e9},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			reports := map[protocol.Party][]byte{}
@@ -441,12 +441,6 @@ func TestCombineStepsTime(t *testing.T) {
 				reports[p], _ = proto.Marshal(r)
 			}
 			out, err := f.Combine(a, params, reports)
-			if c.err {
-				if err == nil || !strings.Contains(err.Error(), "steps time") {
-					t.Fatalf("got %v, want an error about the steps time", err)
-				}
-				return
-			}
 			if err != nil {
 				t.Fatal(err)
 			}

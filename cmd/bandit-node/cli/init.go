@@ -105,6 +105,9 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 // sets both keys in config.toml afterwards.
 func checkAPIListen(addr string) error {
 	if err := node.CheckAPIListen(addr, false); err != nil {
+		if node.CheckAPIListen(addr, true) == nil {
+			return usageError{fmt.Sprintf("init: --api %v (set both in config.toml after init)", err)}
+		}
 		return usageError{fmt.Sprintf("init: --api %v", err)}
 	}
 	return nil

@@ -21,7 +21,7 @@ func TestInitAPI(t *testing.T) {
 		api  string
 		want string // "" when init must accept it
 	}{
-		{"0.0.0.0:5601", `--api "0.0.0.0:5601" is not a loopback address`},
+		{"0.0.0.0:5601", `--api "0.0.0.0:5601" is not a loopback address; the control API is local only unless api.allow_remote = true (set both in config.toml after init)`},
 		{"192.0.2.1:5601", `--api "192.0.2.1:5601" is not a loopback address`},
 		{"example.com:5601", `--api "example.com:5601" is not a loopback address`},
 		{":5601", `--api ":5601" is not a loopback address`},
