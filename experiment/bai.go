@@ -148,6 +148,9 @@ func RunBAI(ctx context.Context, reg *protocol.Registry, o BAIOptions) (*BAIRepo
 		return nil, fmt.Errorf("creating the output directory: %w", err)
 	}
 	grid := baiGrid()
+	if err := checkBAIGrid(grid, o); err != nil {
+		return nil, err
+	}
 	type job struct {
 		s    baiSeries
 		n, r int
@@ -192,6 +195,44 @@ func RunBAI(ctx context.Context, reg *protocol.Registry, o BAIOptions) (*BAIRepo
 }
 
 func simulateBAI(ctx context.Context, reg *protocol.Registry, s baiSeries, n, r int, o BAIOptions) (BAIRun, error) {
+	seed := o.Seed + int64(r)
+	spec := baiSpec(s, n, seed, o)
+	t0 := time.Now()
+	res, err := protocol.Simulate(ctx, reg, spec, protocol.SimOptions{})
+	if err != nil {
+		return BAIRun{}, err
+	}
+	out := res.Result.(*bai.Result)
+	run := BAIRun{Series: s.Name, Agents: n, Run: r, Seed: seed, SampleComplexity: out.SampleComplexity,
+		Answered: out.BestArm != nil, Elapsed: time.Since(t0)}
+	run.Correct = out.Correct != nil && *out.Correct
+	return run, nil
+}
+
+// checkBAIGrid checks every series of the grid at every N before any run:
+// the params, and that N agents can work the algorithm (they must be able to
+// outvote its threshold), so that a grid that cannot finish fails at once
+// with the reason rather than after hours of other runs.
+func checkBAIGrid(grid []baiSeries, o BAIOptions) error {
+	f := bai.Family{}
+	for _, s := range grid {
+		for _, n := range o.Agents {
+			spec := baiSpec(s, n, o.Seed, o)
+			params, err := f.ParseParams(spec.Params)
+			if err != nil {
+				return fmt.Errorf("bai experiment: %s: %w", s.Name, err)
+			}
+			delete(spec.Simulation, "seed") // the simulator's key, not the family's
+			if _, _, err := f.PrepareSimulationParams(spec.Simulation, protocol.Assignment{}, params); err != nil {
+				return fmt.Errorf("bai experiment: %s with N = %d agents: %w", s.Name, n, err)
+			}
+		}
+	}
+	return nil
+}
+
+// baiSpec is the simulation spec of one run of series s with n agents.
+func baiSpec(s baiSeries, n int, seed int64, o BAIOptions) *protocol.Spec {
 	params := map[string]any{"algorithm": s.Algorithm, "delta": 0.05}
 	for k, v := range s.Params {
 		params[k] = v
@@ -209,22 +250,11 @@ func simulateBAI(ctx context.Context, reg *protocol.Registry, s baiSeries, n, r 
 	for i, a := range arms {
 		armsAny[i] = a
 	}
-	seed := o.Seed + int64(r)
 	sim := map[string]any{"agents": int64(n), "arms": armsAny, "reward": reward, "agent_distribution": s.Distribution, "seed": seed}
 	if s.Distribution == "power" {
 		sim["gamma"], sim["alpha"] = 0.8, 0.0
 	}
-	spec := &protocol.Spec{Protocol: bai.Name, Params: params, Simulation: sim}
-	t0 := time.Now()
-	res, err := protocol.Simulate(ctx, reg, spec, protocol.SimOptions{})
-	if err != nil {
-		return BAIRun{}, err
-	}
-	out := res.Result.(*bai.Result)
-	run := BAIRun{Series: s.Name, Agents: n, Run: r, Seed: seed, SampleComplexity: out.SampleComplexity,
-		Answered: out.BestArm != nil, Elapsed: time.Since(t0)}
-	run.Correct = out.Correct != nil && *out.Correct
-	return run, nil
+	return &protocol.Spec{Protocol: bai.Name, Params: params, Simulation: sim}
 }
 
 // baiPoint is the summary of one series at one N.

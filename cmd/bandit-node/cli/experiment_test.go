@@ -55,7 +55,7 @@ func TestExperimentFlagRanges(t *testing.T) {
 // cancelled context is the first thing the experiment meets.
 func TestExperimentFlagsAccepted(t *testing.T) {
 	for _, args := range [][]string{
-		{"bai", "--runs", "1", "--agents", "4", "--workers", "1", "--problem", "2"},
+		{"bai", "--runs", "1", "--agents", "64", "--workers", "1", "--problem", "2"},
 		{"bai"},
 		{"pfcb", "--rounds", "1000", "--instances", "1", "--runs", "1", "--workers", "1"},
 		{"pfcb"},
