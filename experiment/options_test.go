@@ -32,7 +32,10 @@ func TestNegativeOptions(t *testing.T) {
 			_, err := RunBAI(ctx, reg, BAIOptions{Out: out, Agents: []int{64, 0}})
 			return err
 		}, "agents: 0 is not a number of agents"},
-		{"bai agents too few", func(out string) error { _, err := RunBAI(ctx, reg, BAIOptions{Out: out, Agents: []int{64, 4}}); return err }, "with N = 4 agents: "},
+		{"bai agents too few", func(out string) error {
+			_, err := RunBAI(ctx, reg, BAIOptions{Out: out, Agents: []int{64, 4}})
+			return err
+		}, "with N = 4 agents: "},
 		{"pfcb rounds", func(out string) error { _, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Rounds: -5}); return err }, "rounds: -5 is negative"},
 		{"pfcb rounds too few", func(out string) error { _, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Rounds: 150}); return err }, "rounds 150 does not suit the federated runs: params.t_lo"},
 		{"pfcb instances", func(out string) error {
