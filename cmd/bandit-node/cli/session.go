@@ -3,13 +3,16 @@ package cli
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -139,7 +142,7 @@ func runSessionStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	c, _, err := apiClient(fs, *cfgPath)
+	c, cfg, err := apiClient(fs, *cfgPath)
 	if err != nil {
 		return err
 	}
@@ -152,6 +155,12 @@ func runSessionStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 		rctx, cancel := withTimeout(ctx)
 		s, err = c.Session(rctx, pos[0])
 		cancel()
+		if daemonDown(err) {
+			var res apitype.Result
+			if res, err = storedResult(cfg, pos[0], err, stderr); err == nil {
+				s = res.Session
+			}
+		}
 	}
 	if err != nil {
 		return err
@@ -195,13 +204,16 @@ func runSessionResult(ctx context.Context, args []string, stdout, stderr io.Writ
 	if err != nil {
 		return err
 	}
-	c, _, err := apiClient(fs, *cfgPath)
+	c, cfg, err := apiClient(fs, *cfgPath)
 	if err != nil {
 		return err
 	}
 	rctx, cancel := withTimeout(ctx)
 	defer cancel()
 	res, err := c.Result(rctx, pos[0])
+	if daemonDown(err) {
+		res, err = storedResult(cfg, pos[0], err, stderr)
+	}
 	if err != nil {
 		return err
 	}
@@ -264,13 +276,22 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
-	c, _, err := apiClient(fs, *cfgPath)
+	c, cfg, err := apiClient(fs, *cfgPath)
 	if err != nil {
 		return err
 	}
 	rctx, cancel := withTimeout(ctx)
 	defer cancel()
 	list, err := c.Sessions(rctx)
+	if daemonDown(err) {
+		fmt.Fprintf(stderr, "bandit-node: the daemon is not running (%v); these are the records in %s\n", err, cfg.Node.DataDir)
+		var errs []error
+		list, errs = node.StoredSessions(cfg)
+		for _, e := range errs {
+			fmt.Fprintf(stderr, "bandit-node: skipping an unreadable record: %v\n", e)
+		}
+		err = nil
+	}
 	if err != nil {
 		return err
 	}
@@ -308,4 +329,22 @@ func runSessionCancel(ctx context.Context, args []string, stdout, stderr io.Writ
 	}
 	fmt.Fprintf(stdout, "cancelling %s\n", pos[0])
 	return nil
+}
+
+// daemonDown reports whether err says that nothing listens at the daemon's
+// control API: the daemon is not running, and the commands that only read
+// results fall back to its data directory.
+func daemonDown(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED)
+}
+
+// storedResult reads session id from the data directory of a daemon that is
+// not running (apiErr says so), telling the operator on stderr.
+func storedResult(cfg *node.Config, id string, apiErr error, stderr io.Writer) (apitype.Result, error) {
+	res, err := node.StoredResult(cfg, id)
+	if err != nil {
+		return res, fmt.Errorf("%w; and the daemon is not running: %v", err, apiErr)
+	}
+	fmt.Fprintf(stderr, "bandit-node: the daemon is not running (%v); this is the record in %s\n", apiErr, cfg.Node.DataDir)
+	return res, nil
 }

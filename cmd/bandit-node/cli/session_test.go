@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -84,5 +85,46 @@ func TestAbortedSessionExitCode(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestSessionCommandsReadStoredRecordsWhenDown: with no daemon at the
+// control API, session result, status and list read the records in the
+// data directory and say so on stderr; an unknown session is still an error.
+func TestSessionCommandsReadStoredRecordsWhenDown(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	api := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	dir := filepath.Join(t.TempDir(), "node1")
+	if _, _, err := run(t, "init", "--dir", dir, "--listen", "/ip4/127.0.0.1/tcp/0", "--api", api); err != nil {
+		t.Fatal(err)
+	}
+	cfg := filepath.Join(dir, "config.toml")
+	const id = "0123456789abcdef"
+	rec := `{"session":{"id":"` + id + `","protocol":"ping","initiator":"node1","state":"completed","created":"2026-11-23T01:00:00Z","spec":"protocol = \"ping\""},"result":{"answer":42}}`
+	if err := os.MkdirAll(filepath.Join(dir, "sessions"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "sessions", id+".json"), []byte(rec), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"session", "result", "--config", cfg, id, "--json"}, `"answer": 42`},
+		{[]string{"session", "status", "--config", cfg, id}, "state     completed"},
+		{[]string{"session", "list", "--config", cfg}, id},
+	} {
+		out, errOut, err := run(t, c.args...)
+		if err != nil || !strings.Contains(out, c.want) || !strings.Contains(errOut, "the daemon is not running") {
+			t.Errorf("%v: err %v, stdout %q, stderr %q; want %q and a word that the daemon is down", c.args, err, out, errOut, c.want)
+		}
+	}
+	if _, _, err := run(t, "session", "result", "--config", cfg, "fedcba9876543210"); err == nil || !strings.Contains(err.Error(), "no such session") {
+		t.Errorf("an unknown session while the daemon is down: %v", err)
 	}
 }
