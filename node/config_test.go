@@ -190,8 +190,11 @@ func TestLocalPathsFromTheConfigDir(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r, ok := cfg.LocalData["samba"]["data_owner"].(samba.Ratings); !ok || len(r.Ratings) != 2 {
-		t.Errorf("samba data owner: %#v, want the 2 ratings of %s", cfg.LocalData["samba"]["data_owner"], filepath.Join(dir, "item.csv"))
+	if r, ok := cfg.LocalData["samba"]["data_owner"].(samba.RatingsFile); !ok || r.Path != filepath.Join(dir, "item.csv") {
+		t.Errorf("samba data owner: %#v, want the ratings file %s", cfg.LocalData["samba"]["data_owner"], filepath.Join(dir, "item.csv"))
+	}
+	if err := cfg.CheckLocalData(); err != nil {
+		t.Errorf("the data files are all there: %v", err)
 	}
 	for _, c := range []struct{ role, want string }{
 		{"feature_party", filepath.Join(dir, "data", "party0.csv")},
@@ -208,23 +211,18 @@ func TestLocalPathsFromTheConfigDir(t *testing.T) {
 // stops the daemon at start (Config.CheckLocalData, which New calls), with
 // the key and the path it looked for; the config itself still loads, so
 // that the CLI reaches a running daemon while a file is being replaced.
-// SAMBA's ratings are read with the config, so a missing one fails there.
 func TestLocalDataFileMissing(t *testing.T) {
-	for _, c := range []struct {
-		table, want string
-		atLoad      bool
-	}{
-		{"[local.mpccb.feature_party]\nfeatures = \"party0.csv\"\n", "local.mpccb.feature_party.features: stat /etc/bandit/party0.csv", false},
-		{"[local.mpccb.reward_receiver]\nrewards = \"r.csv\"\n", "local.mpccb.reward_receiver.rewards: stat /etc/bandit/r.csv", false},
-		{"[local.samba.data_owner]\nratings = \"item.csv\"\n", "local.samba.data_owner.ratings: ratings file: open /etc/bandit/item.csv", true},
+	for _, c := range []struct{ table, want string }{
+		{"[local.mpccb.feature_party]\nfeatures = \"party0.csv\"\n", "local.mpccb.feature_party.features: stat /etc/bandit/party0.csv"},
+		{"[local.mpccb.reward_receiver]\nrewards = \"r.csv\"\n", "local.mpccb.reward_receiver.rewards: stat /etc/bandit/r.csv"},
+		{"[local.samba.data_owner]\nratings = \"item.csv\"\n", "local.samba.data_owner.ratings: ratings file: open /etc/bandit/item.csv"},
 	} {
 		cfg, err := ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\n"+c.table), testRegistry(t))
-		if err == nil && !c.atLoad {
-			err = cfg.CheckLocalData()
-		} else if err == nil || !c.atLoad {
+		if err != nil {
 			t.Errorf("%q: loading: %v", c.table, err)
 			continue
 		}
+		err = cfg.CheckLocalData()
 		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "config.toml") || strings.Count(err.Error(), "local.") != 1 {
 			t.Errorf("err = %v, want one naming the file and %q once", err, c.want)
 		}

@@ -43,6 +43,31 @@ func (x Ratings) Pull(r *randsrc.Source) int {
 	return 0
 }
 
+// RatingsFile is a data owner's ratings file as its config names it. It is
+// read when a session's data owner starts, so that a file updated between
+// sessions is used as it is then, and checked when the daemon starts
+// (protocol.LocalChecker); commands that only read the config to reach the
+// daemon do not read it.
+type RatingsFile struct {
+	Path      string  `json:"ratings"`
+	Threshold float64 `json:"threshold"`
+}
+
+// Load reads the file (LoadRatings), naming the config key in an error.
+func (f RatingsFile) Load() (Ratings, error) {
+	r, err := LoadRatings(f.Path, f.Threshold)
+	if err != nil {
+		return Ratings{}, fmt.Errorf("local.samba.data_owner.ratings: %w", err)
+	}
+	return r, nil
+}
+
+// CheckLocal implements protocol.LocalChecker: the file reads as ratings.
+func (f RatingsFile) CheckLocal() error {
+	_, err := f.Load()
+	return err
+}
+
 // maxRatings bounds a ratings file.
 const maxRatings = 10_000_000
 

@@ -54,14 +54,59 @@ func TestDecodeLocal(t *testing.T) {
 		{ownerConfig{}, "exactly one"},
 		{ownerConfig{Bernoulli: &mu, Ratings: "x"}, "exactly one"},
 		{ownerConfig{Bernoulli: func() *float64 { v := 1.5; return &v }()}, "bernoulli"},
-		{ownerConfig{Ratings: "/nonexistent/ratings"}, "ratings"},
+		{ownerConfig{Ratings: "/nonexistent/ratings"}, "local.samba.data_owner.ratings: ratings file: open /nonexistent/ratings"},
 	} {
-		_, err := Family{}.DecodeLocal(RoleOwner, &protocol.LocalTable{Decode: func(v any) error { *(v.(*ownerConfig)) = c.cfg; return nil }})
+		// A ratings file is checked when the daemon starts (CheckLocal),
+		// and read when a data owner starts.
+		v, err := Family{}.DecodeLocal(RoleOwner, &protocol.LocalTable{Decode: func(v any) error { *(v.(*ownerConfig)) = c.cfg; return nil }})
+		if lc, ok := v.(protocol.LocalChecker); ok && err == nil {
+			err = lc.CheckLocal()
+		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%+v: err = %v, want %q", c.cfg, err, c.want)
 		}
 	}
 	if _, err := (Family{}).DecodeLocal(RoleOwner, nil); err == nil {
 		t.Error("a data owner without an arm was admitted")
+	}
+}
+
+// TestRatingsFileReadAtRoleStart: a data owner's ratings file is read when
+// its role is built, so a file replaced between two sessions is used as it
+// is then; one that went missing fails the role with the config key.
+func TestRatingsFileReadAtRoleStart(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "item.csv")
+	f := Family{}
+	params, err := f.ParseParams(map[string]any{"algorithm": "ucb", "budget": int64(100), "paillier_bits": int64(512)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, _, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	build := func() (*dataOwner, error) {
+		r, err := f.NewRole(protocol.RoleConfig{SessionID: "test", Self: protocol.Party{Role: RoleOwner, Index: 0}, Assignment: a,
+			Params: params, Local: RatingsFile{Path: path, Threshold: 4}, Rand: protocol.SeededRand(1, protocol.Party{Role: RoleOwner}), Clock: fixedClock{}})
+		if err != nil {
+			return nil, err
+		}
+		return r.(*dataOwner), nil
+	}
+	for _, ratings := range []string{"5\n5\n", "1\n2\n3\n"} {
+		if err := os.WriteFile(path, []byte(ratings), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d, err := build()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := len(d.arm.(Ratings).Ratings), strings.Count(ratings, "\n"); got != want {
+			t.Errorf("the role read %d ratings, the file now holds %d", got, want)
+		}
+	}
+	os.Remove(path)
+	if _, err := build(); err == nil || !strings.Contains(err.Error(), "local.samba.data_owner.ratings") {
+		t.Errorf("a missing ratings file at role start: %v", err)
 	}
 }

@@ -92,11 +92,7 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 		if c.Threshold == 0 {
 			c.Threshold = 4
 		}
-		r, err := LoadRatings(table.Path(c.Ratings), c.Threshold)
-		if err != nil {
-			return nil, fmt.Errorf("local.samba.data_owner.ratings: %w", err)
-		}
-		return r, nil
+		return RatingsFile{Path: table.Path(c.Ratings), Threshold: c.Threshold}, nil
 	}
 	return nil, fmt.Errorf("local.samba.data_owner: give exactly one of bernoulli and ratings")
 }
@@ -156,7 +152,17 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	case RoleComp:
 		return newComp(cfg)
 	case RoleOwner:
-		arm, _ := cfg.Local.(ArmSource)
+		var arm ArmSource
+		switch l := cfg.Local.(type) {
+		case ArmSource:
+			arm = l
+		case RatingsFile:
+			r, err := l.Load()
+			if err != nil {
+				return nil, err
+			}
+			arm = r
+		}
 		return newDataOwner(cfg, arm)
 	}
 	return nil, fmt.Errorf("samba has no role %q", cfg.Self.Role)
