@@ -166,10 +166,15 @@ func runSessionStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 		return err
 	}
 	if *asJSON {
-		return printJSON(stdout, s)
+		err = printJSON(stdout, s)
+	} else {
+		printSession(stdout, s)
 	}
-	printSession(stdout, s)
-	return nil
+	if err == nil && *watch {
+		// Followed to its end, as start --wait does: aborted exits 3.
+		err = abortedError(s)
+	}
+	return err
 }
 
 func printSession(w io.Writer, s apitype.Session) {

@@ -44,9 +44,9 @@ func fakeAPI(t *testing.T, s apitype.Session) string {
 	return filepath.Join(dir, "config.toml")
 }
 
-// TestAbortedSessionExitCode checks that session result, like session start
-// --wait, prints the record of an aborted session and exits 3, and exits 0
-// for a completed one.
+// TestAbortedSessionExitCode checks that session result and status --watch,
+// like session start --wait, print the record of an aborted session and
+// exit 3, and exit 0 for a completed one.
 func TestAbortedSessionExitCode(t *testing.T) {
 	created := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	spec := filepath.Join(repoRoot, "examples", "ping.toml")
@@ -71,6 +71,7 @@ func TestAbortedSessionExitCode(t *testing.T) {
 			{"result --json", []string{"session", "result", "--config", cfg, s.ID, "--json"}},
 			{"start --wait", []string{"session", "start", "--config", cfg, spec, "--wait"}},
 			{"start --wait --json", []string{"session", "start", "--config", cfg, spec, "--wait", "--json"}},
+			{"status --watch", []string{"session", "status", "--config", cfg, s.ID, "--watch"}},
 		} {
 			t.Run(tt.state+" "+c.name, func(t *testing.T) {
 				out, _, err := run(t, c.args...)
