@@ -82,6 +82,13 @@ type Config struct {
 	Transport string
 }
 
+// Validate reports a field of c that no run accepts (zero fields take the
+// defaults), so that a caller can tell a mistake from a failed run.
+func (c Config) Validate() error {
+	_, err := c.withDefaults()
+	return err
+}
+
 // withDefaults returns c with defaults filled in, or an error naming a bad field.
 func (c Config) withDefaults() (Config, error) {
 	if c.ScoreSize == 0 {

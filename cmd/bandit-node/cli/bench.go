@@ -49,6 +49,12 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 		return err
 	}
 	cfg := pattern.Config{K: *k, Steps: *steps, Warmup: *warmup, ScoreSize: *scoreSize, BitSize: *bitSize, Transport: *transport}
+	if err := cfg.Validate(); err != nil {
+		return usageError{"bench " + err.Error()}
+	}
+	if *procs < 0 || *ownerProcs < 0 {
+		return usageError{fmt.Sprintf("bench pattern: --procs %d and --owner-procs %d must not be negative (0: Go's default)", *procs, *ownerProcs)}
+	}
 	var res pattern.Result
 	var err error
 	mode := "one process"

@@ -59,6 +59,9 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench"}, "no benchmark given"},
 		{[]string{"bench", "frobnicate"}, "unknown benchmark \"frobnicate\""},
 		{[]string{"bench", "pattern", "extra"}, "takes no arguments"},
+		{[]string{"bench", "pattern", "--k", "0"}, "bench pattern: K must be at least 1, got 0"},
+		{[]string{"bench", "pattern", "--transport", "udp"}, "transport must be"},
+		{[]string{"bench", "pattern", "--procs", "-1"}, "--procs -1"},
 	}
 	for _, tt := range tests {
 		_, _, err := run(t, tt.args...)
