@@ -52,7 +52,7 @@ func validSessionID[T string | []byte](id T) bool {
 // has no locks it returns the store and an error wrapping errNoDataDirLock,
 // a warning for the operator.
 func openStore(dataDir string) (*store, error) {
-	dir := filepath.Join(dataDir, "sessions")
+	dir := sessionsDir(dataDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the result store: %w", err)
 	}
@@ -63,6 +63,9 @@ func openStore(dataDir string) (*store, error) {
 	// err, if any, is errNoDataDirLock's warning: the store works unguarded.
 	return &store{dir: dir, lock: lock}, err
 }
+
+// sessionsDir is where the store of data directory dataDir keeps its records.
+func sessionsDir(dataDir string) string { return filepath.Join(dataDir, "sessions") }
 
 // errNoDataDirLock marks a data directory that could not be locked because
 // its file system has no locks: the daemon runs, but nothing stops a second

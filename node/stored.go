@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 )
@@ -46,7 +45,7 @@ func StoredSessions(cfg *Config) ([]apitype.Session, []error) {
 // storeAt is the store of cfg's data directory for reading only: it takes
 // no lock and creates nothing.
 func storeAt(cfg *Config) *store {
-	s := &store{dir: filepath.Join(cfg.Node.DataDir, "sessions")}
+	s := &store{dir: sessionsDir(cfg.Node.DataDir)}
 	s.frozen.Store(true)
 	return s
 }

@@ -189,29 +189,23 @@ func sharedOrgs(a protocol.Assignment) []string {
 
 // CheckLocal implements protocol.LocalChecker: the features file is there.
 func (c *featureConfig) CheckLocal() error {
-	if err := checkDataFile(c.Features); err != nil {
-		return fmt.Errorf("local.mpccb.feature_party.features: %w", err)
-	}
-	return nil
+	return checkDataFile("local.mpccb.feature_party.features", c.Features)
 }
 
 // CheckLocal implements protocol.LocalChecker: the rewards file is there.
 func (c *rewardConfig) CheckLocal() error {
-	if err := checkDataFile(c.Rewards); err != nil {
-		return fmt.Errorf("local.mpccb.reward_receiver.rewards: %w", err)
-	}
-	return nil
+	return checkDataFile("local.mpccb.reward_receiver.rewards", c.Rewards)
 }
 
-// checkDataFile reports a local data file that does not exist or is not a
-// regular file.
-func checkDataFile(path string) error {
+// checkDataFile reports, naming config key key, a local data file that does
+// not exist or is not a regular file.
+func checkDataFile(key, path string) error {
 	fi, err := os.Stat(path)
-	if err != nil {
-		return err
+	if err == nil && !fi.Mode().IsRegular() {
+		err = fmt.Errorf("%s is not a regular file", path)
 	}
-	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s is not a regular file", path)
+	if err != nil {
+		return fmt.Errorf("%s: %w", key, err)
 	}
 	return nil
 }
