@@ -12,7 +12,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/crypto"
@@ -259,22 +258,6 @@ func ServeChild(ctx context.Context, r io.Reader, w io.Writer) error {
 		return fmt.Errorf("pattern: writing the result: %w", err)
 	}
 	return err
-}
-
-// usage is a process's resource usage so far.
-type usage struct {
-	cpu, user float64 // CPU seconds: user and system, user alone
-	switches  int64   // context switches, voluntary and not
-}
-
-// processUsage returns this process's resource usage so far (zero if the
-// system will not tell).
-func processUsage() usage {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		return usage{}
-	}
-	return usage{cpu: time.Duration(ru.Utime.Nano() + ru.Stime.Nano()).Seconds(), user: time.Duration(ru.Utime.Nano()).Seconds(), switches: ru.Nvcsw + ru.Nivcsw}
 }
 
 // runTimeout bounds a run: a generous 1 ms per data owner and step (the
