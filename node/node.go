@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -87,6 +88,9 @@ type Node struct {
 	// roleRand, when set (by tests only), replaces crypto/rand as the roles'
 	// randomness, so a networked session can be replayed against a reference.
 	roleRand func(p protocol.Party) io.Reader
+	// progressSave is how often, at most, a running session's progress is
+	// stored (progressSaveEvery; tests shorten it).
+	progressSave time.Duration
 
 	mu       sync.Mutex // guards sessions and closing, and writes to recent
 	sessions map[string]*session
@@ -105,7 +109,7 @@ type Node struct {
 // aborted), and creates the libp2p host. Run starts it.
 func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{cfg: cfg, reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
-		roles: map[string]*p2p.Messenger{}, names: map[peer.ID]string{}, ids: map[string]peer.ID{},
+		progressSave: progressSaveEvery, roles: map[string]*p2p.Messenger{}, names: map[peer.ID]string{}, ids: map[string]peer.ID{},
 		sessions: map[string]*session{}, metrics: newMetrics(), proposals: make(chan struct{}, 8)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
@@ -303,16 +307,36 @@ func (n *Node) recoverSessions() error {
 		if st == stateCompleted || st == stateAborted {
 			continue
 		}
-		now := time.Now().UTC()
+		rec.Session.Reason = crashReason(n.cfg.Node.Name, rec.Session)
 		rec.Session.State = stateAborted
-		rec.Session.Reason = fmt.Sprintf("%s restarted while the session was open", n.cfg.Node.Name)
-		rec.Session.Finished = &now
+		// The session ended at the crash, not now: its last stored
+		// record is the latest moment it is known to have run, so that
+		// its duration does not count the time the daemon was down.
+		end := time.Now().UTC()
+		if u := rec.Session.Updated; u != nil && u.Before(end) {
+			end = *u
+		}
+		rec.Session.Finished = &end
 		if err := n.store.put(rec); err != nil {
 			return err
 		}
 		n.log.Warn("session was open when the daemon stopped; recorded as aborted", "session", rec.Session.ID)
 	}
 	return nil
+}
+
+// crashReason explains a session that a crash of node left open: what its
+// record last showed, and when.
+func crashReason(node string, s apitype.Session) string {
+	reason := fmt.Sprintf("%s restarted while the session was open", node)
+	if s.Updated == nil || s.State != stateRunning {
+		return reason
+	}
+	at := s.Updated.UTC().Format(time.DateTime + " UTC")
+	if p := s.Progress; p.Total > 0 {
+		return fmt.Sprintf("%s; its record, last stored at %s, showed step %d of %d", reason, at, p.Step, p.Total)
+	}
+	return fmt.Sprintf("%s; its record was last stored at %s", reason, at)
 }
 
 // nameOf returns the address-book name of id, or its string form.

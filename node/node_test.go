@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -227,19 +228,36 @@ func TestShutdownAndRestart(t *testing.T) {
 	}
 
 	// A crash: node3 dies with a session open; on restart it is aborted.
+	// Its record, stored with its progress, tells how far the session got
+	// and when it last ran; the time it was down is not its duration.
+	nodes[2].progressSave = 0 // every progress report is stored
 	id3, err := nodes[0].StartSession(pingSpec(ping.MaxCount, "node1", "node3"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "node3 to run the session", func() bool {
-		rec, err := nodes[2].sessionRecord(id3)
-		return err == nil && rec.Session.State == stateRunning
+	waitFor(t, 10*time.Second, "node3 to store some progress", func() bool {
+		rec, err := nodes[2].store.get(id3)
+		return err == nil && rec.Session.State == stateRunning && rec.Session.Progress.Step > 0
 	})
 	nodes[2].crash()
+	stored, err := nodes[2].store.get(id3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(50 * time.Millisecond) // the daemon is down for a while
 	restarted := startNode(t, nodes[2].cfg)
-	const reason = "node3 restarted while the session was open"
-	if got, err := restarted.store.get(id3); err != nil || got.Session.State != stateAborted || got.Session.Reason != reason {
-		t.Errorf("after restart: %+v, %v; want aborted, %s", got, err, reason)
+	got, err := restarted.store.get(id3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := stored.Session.Progress
+	reason := fmt.Sprintf("node3 restarted while the session was open; its record, last stored at %s, showed step %d of %d",
+		stored.Session.Updated.UTC().Format(time.DateTime+" UTC"), p.Step, p.Total)
+	if got.Session.State != stateAborted || got.Session.Reason != reason {
+		t.Errorf("after restart: %s, %q; want aborted, %q", got.Session.State, got.Session.Reason, reason)
+	}
+	if got.Session.Finished == nil || !got.Session.Finished.Equal(*stored.Session.Updated) {
+		t.Errorf("after restart: finished %v, want the last stored record's time %v", got.Session.Finished, stored.Session.Updated)
 	}
 	if got, err := restarted.store.get(done); err != nil || got.Session.State != stateCompleted {
 		t.Errorf("past result lost over a restart: %+v, %v", got, err)

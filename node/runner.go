@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 )
@@ -137,9 +136,7 @@ func (s *session) afterFlush() *abortError {
 			if err != nil {
 				s.n.log.Debug("progress not delivered", "session", s.id, "err", err)
 			}
-			s.update(false, func(r *record) {
-				r.Session.Progress = apitype.Progress{Step: sum.Step, Total: sum.Total, Activity: sum.Activity}
-			})
+			s.setProgress(sum)
 		}
 	}
 	if s.initiated || s.sentDone || !s.allMineFinished() {
@@ -181,9 +178,7 @@ func (s *session) publishProgress() {
 		s.lastSum = sum
 		s.lastProgress = time.Now()
 	}
-	s.update(false, func(r *record) {
-		r.Session.Progress = apitype.Progress{Step: sum.Step, Total: sum.Total, Activity: sum.Activity}
-	})
+	s.setProgress(sum)
 }
 
 // batchContext returns the context that bounds one Ready batch's sends: its

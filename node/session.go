@@ -35,6 +35,10 @@ const (
 	inboxTimeout  = 10 * time.Second
 	sendTimeout   = 10 * time.Second
 	progressEvery = time.Second
+	// progressSaveEvery is how often, at most, a running session's
+	// progress is stored in its record (the record is stored at every
+	// change of state besides).
+	progressSaveEvery = 30 * time.Second
 	// proposeResend is how often the initiator proposes again to the
 	// participants that have not answered yet.
 	proposeResend = 3 * time.Second
@@ -113,8 +117,9 @@ type session struct {
 	// its own delay for a peer's silence.
 	heard map[peer.ID]*atomic.Int64
 
-	mu  sync.Mutex // guards rec
-	rec *record
+	mu    sync.Mutex // guards rec and saved
+	rec   *record
+	saved time.Time // when rec was last stored
 
 	// kick wakes main when a message stepped in place ended the session.
 	kick chan struct{}
@@ -287,6 +292,9 @@ func (s *session) update(persist bool, f func(*record)) {
 	f(s.rec)
 	var cp record
 	if persist {
+		now := time.Now().UTC()
+		s.rec.Session.Updated = &now
+		s.saved = now
 		cp = *s.rec
 	}
 	s.mu.Unlock()
@@ -295,6 +303,17 @@ func (s *session) update(persist bool, f func(*record)) {
 			s.n.log.Error("could not store session record", "session", s.id, "err", err)
 		}
 	}
+}
+
+// setProgress records the session's progress as this node sees it, and
+// stores the record if it was last stored progressSaveEvery ago or more.
+func (s *session) setProgress(p protocol.Progress) {
+	s.mu.Lock()
+	due := time.Since(s.saved) >= s.n.progressSave
+	s.mu.Unlock()
+	s.update(due, func(r *record) {
+		r.Session.Progress = apitype.Progress{Step: p.Step, Total: p.Total, Activity: p.Activity}
+	})
 }
 
 // requestAbort asks the session's goroutine to abort with reason; it does not
