@@ -231,15 +231,14 @@ func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir strin
 			if _, err := protocol.RoleSpecOf(f, role); err != nil {
 				return fmt.Errorf("local.%s.%s: %w", fam, role, err)
 			}
-			prim := c.Local[fam][role]
-			table := &protocol.LocalTable{Decode: func(v any) error { return md.PrimitiveDecode(prim, v) }, Dir: dir}
-			v, err := f.DecodeLocal(role, table)
+			key := protocol.LocalKey(fam, role)
+			var raw map[string]any
+			if err := md.PrimitiveDecode(c.Local[fam][role], &raw); err != nil {
+				return fmt.Errorf("%s: %w", key, err)
+			}
+			// A family's error names its key (local.samba.data_owner.ratings).
+			v, err := f.DecodeLocal(role, &protocol.LocalTable{Key: key, Raw: raw, Dir: dir})
 			if err != nil {
-				// Families name the key (local.samba.data_owner.ratings);
-				// the table's name is added only where they do not.
-				if prefix := "local." + fam + "." + role; !strings.HasPrefix(err.Error(), prefix) {
-					return fmt.Errorf("%s: %w", prefix, err)
-				}
 				return err
 			}
 			c.LocalData[fam][role] = v

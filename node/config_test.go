@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/BurntSushi/toml"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
@@ -61,6 +60,10 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"unknown initiator", base + "[policy.ping]\ninitiators = [\"zed\"]\n", "policy.ping.initiators"},
 		{"local for unknown role", base + "[local.ping.observer]\nx = 1\n", "local.ping.observer"},
 		{"local ping data", base + "[local.ping.participant]\nx = 1\n", "local.ping.participant"},
+		{"local value of the wrong kind", base + "[local.samba.data_owner]\nbernoulli = \"0.5\"\n", "local.samba.data_owner.bernoulli: want a number, got text \"0.5\""},
+		{"unknown local key", base + "[local.samba.data_owner]\nbernoulli = 0.5\nbogus = 1\n", "unknown key local.samba.data_owner.bogus"},
+		{"local data for a role without", base + "[local.samba.comp]\nx = 1\n", "local.samba.comp: role comp of samba needs no local data; remove x"},
+		{"local data out of range", base + "[local.samba.data_owner]\nbernoulli = 1.5\n", "local.samba.data_owner.bernoulli: 1.5 is not a mean in [0, 1]"},
 		{"bad log level", base + "[log]\nlevel = \"loud\"\n", "log.level"},
 	}
 	for _, tt := range tests {
@@ -70,6 +73,30 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 				t.Fatalf("err = %v, want one naming the file and %q", err, tt.want)
 			}
 		})
+	}
+}
+
+// TestLocalErrorsNameTheirKey holds every family to DecodeLocal's
+// convention, which the daemon relies on to show the error as it is: a
+// missing table, or one with a key it has no place for, is an error naming
+// the table's key.
+func TestLocalErrorsNameTheirKey(t *testing.T) {
+	reg := testRegistry(t)
+	for _, name := range reg.Names() {
+		f, err := reg.Lookup(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range f.Roles() {
+			key := protocol.LocalKey(name, r.Name)
+			if _, err := f.DecodeLocal(r.Name, nil); err != nil && !strings.HasPrefix(err.Error(), key+": ") {
+				t.Errorf("%s without its table: %v, want an error beginning with %s", key, err, key)
+			}
+			table := &protocol.LocalTable{Key: key, Raw: map[string]any{"zzz": 1}}
+			if _, err := f.DecodeLocal(r.Name, table); err == nil || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "zzz") {
+				t.Errorf("%s with a stray key zzz: %v, want an error naming both", key, err)
+			}
+		}
 	}
 }
 
@@ -230,7 +257,7 @@ func TestLocalDataFileMissing(t *testing.T) {
 	// The daemon itself does not start.
 	cfg := testConfigs(t, 1)[0]
 	cfg.LocalData["mpccb"] = map[string]any{}
-	table := &protocol.LocalTable{Decode: func(v any) error { _, err := toml.Decode(`features = "missing.csv"`, v); return err }, Dir: t.TempDir()}
+	table := &protocol.LocalTable{Key: "local.mpccb.feature_party", Raw: map[string]any{"features": "missing.csv"}, Dir: t.TempDir()}
 	v, err := mpccb.NewFamily().DecodeLocal(mpccb.RoleFeature, table)
 	if err != nil {
 		t.Fatal(err)

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/BurntSushi/toml"
-
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
@@ -37,10 +35,7 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 	split := dataset.Split(dims, 2)
 	fam := mpccb.NewFamily()
 	local := func(role, key, path string) any {
-		v, err := fam.DecodeLocal(role, &protocol.LocalTable{Decode: func(v any) error {
-			_, err := toml.Decode(fmt.Sprintf("%s = %q", key, path), v)
-			return err
-		}})
+		v, err := fam.DecodeLocal(role, &protocol.LocalTable{Key: protocol.LocalKey(mpccb.Name, role), Raw: map[string]any{key: path}})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -43,7 +43,7 @@ func (c *Config) admit(f protocol.Family, params any, initiator string, self boo
 		}
 		v, err := f.DecodeLocal(r, nil)
 		if err != nil {
-			return nil, fmt.Errorf("%s has no local data for role %s of %s ([local.%s.%s]): %w", c.Node.Name, r, f.Name(), f.Name(), r, err)
+			return nil, fmt.Errorf("%s has no local data for role %s of %s: %w", c.Node.Name, r, f.Name(), err)
 		}
 		local[r] = v
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -29,7 +30,9 @@ type Family interface {
 	ParseParams(raw map[string]any) (any, error)
 	// DecodeLocal decodes a daemon's local data for role from its config's
 	// [local.<family>.<role>] table; table is nil when the config has no such
-	// table. An error says what is missing.
+	// table. An error says what is wrong or missing and names the key it is
+	// about, the table's (LocalKey) or one in it; the daemon shows it as it
+	// is.
 	DecodeLocal(role string, table *LocalTable) (any, error)
 	// PrepareSimulation decodes the family's keys of the spec's [simulation]
 	// table (the simulator has removed its own: seed, link_latency) and returns
@@ -208,18 +211,28 @@ func ParseParams[P any](raw map[string]any, defaults P, validate func(P) error) 
 	return p, nil
 }
 
+// LocalKey is the config key of the table of role's local data in family,
+// local.<family>.<role>.
+func LocalKey(family, role string) string { return "local." + family + "." + role }
+
 // LocalTable is a role's table in a daemon's config,
 // [local.<family>.<role>], as Family.DecodeLocal receives it.
 type LocalTable struct {
-	// Decode decodes the table into v, strictly: a key v has no field for is
-	// an error naming it.
-	Decode func(v any) error
+	// Key is the table's key (LocalKey).
+	Key string
+	// Raw is the table as the config's TOML decoder found it.
+	Raw map[string]any
 	// Dir is the directory of the config file. A relative file path in the
 	// table is taken from there (Path), as node.data_dir is, and not from
 	// the daemon's working directory, which a service manager sets to
 	// wherever it likes.
 	Dir string
 }
+
+// Decode decodes the table into v, a pointer to a struct with toml tags, as
+// DecodeTable does: strictly, an error naming the key it is about
+// ("local.samba.data_owner.bernoulli: want a number, got text "0.5"").
+func (t *LocalTable) Decode(v any) error { return DecodeTable(t.Key, t.Raw, v) }
 
 // Path returns file path p of the table: p itself if absolute or if the
 // table has no Dir, otherwise p under Dir.
@@ -241,17 +254,18 @@ type LocalChecker interface {
 }
 
 // NoLocalData is Family.DecodeLocal for a role that needs no local data:
-// any [local.<family>.<role>] table, even an empty one with stray keys, is
-// refused by name.
+// a [local.<family>.<role>] table with keys in it is refused, naming them
+// (an empty one is harmless).
 func NoLocalData(family, role string, table *LocalTable) (any, error) {
-	if table == nil {
+	if table == nil || len(table.Raw) == 0 {
 		return nil, nil
 	}
-	var none struct{}
-	if err := table.Decode(&none); err != nil {
-		return nil, fmt.Errorf("%s needs no local data for role %s: %w", family, role, err)
+	keys := make([]string, 0, len(table.Raw))
+	for k := range table.Raw {
+		keys = append(keys, k)
 	}
-	return nil, nil
+	sort.Strings(keys)
+	return nil, fmt.Errorf("%s: role %s of %s needs no local data; remove %s", LocalKey(family, role), role, family, strings.Join(keys, ", "))
 }
 
 // TopicUser is implemented by families whose roles publish on the session

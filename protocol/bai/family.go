@@ -100,21 +100,21 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 		return protocol.NoLocalData(Name, role, table)
 	case RoleAgent:
 		if table == nil {
-			return nil, fmt.Errorf("an agent needs its reward source: reward, arms (and sigma), rate")
+			return nil, fmt.Errorf("%s: an agent needs its reward source: reward, arms (and sigma), rate", protocol.LocalKey(Name, role))
 		}
 		var c agentConfig
 		if err := table.Decode(&c); err != nil {
 			return nil, err
 		}
 		l := &AgentLocal{Env: Environment{Reward: c.Reward, Arms: c.Arms, Sigma: c.Sigma}, Rate: c.Rate}
-		if err := l.Env.validate("local.bai.agent"); err != nil {
+		if err := l.Env.validate(protocol.LocalKey(Name, role)); err != nil {
 			return nil, err
 		}
 		if l.Rate == 0 {
 			l.Rate = DefaultRate
 		}
 		if !(l.Rate > 0 && l.Rate <= 1e6) {
-			return nil, fmt.Errorf("local.bai.agent.rate: %v interactions per second is out of range (0, 1e6]", c.Rate)
+			return nil, fmt.Errorf("%s.rate: %v interactions per second is out of range (0, 1e6]", protocol.LocalKey(Name, role), c.Rate)
 		}
 		return l, nil
 	}

@@ -106,7 +106,7 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 	switch role {
 	case RoleFeature:
 		if table == nil {
-			return nil, fmt.Errorf("a feature party needs its features: features = FILE (CSV, one context per line, this party's columns)")
+			return nil, fmt.Errorf("%s: a feature party needs its features: features = FILE (CSV, one context per line, this party's columns)", protocol.LocalKey(Name, role))
 		}
 		var c featureConfig
 		if err := table.Decode(&c); err != nil {
@@ -119,7 +119,7 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 		return &c, nil
 	case RoleReceiver:
 		if table == nil {
-			return nil, fmt.Errorf("the reward receiver needs its rewards: rewards = FILE (CSV, one line per context, one column per arm)")
+			return nil, fmt.Errorf("%s: the reward receiver needs its rewards: rewards = FILE (CSV, one line per context, one column per arm)", protocol.LocalKey(Name, role))
 		}
 		var c rewardConfig
 		if err := table.Decode(&c); err != nil {

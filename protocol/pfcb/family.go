@@ -104,13 +104,13 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 		return nil, fmt.Errorf("pfcb has no role %q", role)
 	}
 	if table == nil {
-		return nil, fmt.Errorf("an agent needs its producers: qualities, costs, capacities")
+		return nil, fmt.Errorf("%s: an agent needs its producers: qualities, costs, capacities", protocol.LocalKey(Name, role))
 	}
 	var l AgentLocal
 	if err := table.Decode(&l); err != nil {
 		return nil, err
 	}
-	if err := l.validate("local.pfcb.agent"); err != nil {
+	if err := l.validate(protocol.LocalKey(Name, role)); err != nil {
 		return nil, err
 	}
 	return &l, nil

@@ -58,7 +58,14 @@ func TestDecodeLocal(t *testing.T) {
 	} {
 		// A ratings file is checked when the daemon starts (CheckLocal),
 		// and read when a data owner starts.
-		v, err := Family{}.DecodeLocal(RoleOwner, &protocol.LocalTable{Decode: func(v any) error { *(v.(*ownerConfig)) = c.cfg; return nil }})
+		raw := map[string]any{}
+		if c.cfg.Bernoulli != nil {
+			raw["bernoulli"] = *c.cfg.Bernoulli
+		}
+		if c.cfg.Ratings != "" {
+			raw["ratings"] = c.cfg.Ratings
+		}
+		v, err := Family{}.DecodeLocal(RoleOwner, &protocol.LocalTable{Key: protocol.LocalKey(Name, RoleOwner), Raw: raw})
 		if lc, ok := v.(protocol.LocalChecker); ok && err == nil {
 			err = lc.CheckLocal()
 		}

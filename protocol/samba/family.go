@@ -76,7 +76,7 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 		return protocol.NoLocalData(Name, role, table)
 	}
 	if table == nil {
-		return nil, fmt.Errorf("a data owner needs its arm: bernoulli = μ, or ratings = FILE (and threshold)")
+		return nil, fmt.Errorf("%s: a data owner needs its arm: bernoulli = μ, or ratings = FILE (and threshold)", protocol.LocalKey(Name, role))
 	}
 	var c ownerConfig
 	if err := table.Decode(&c); err != nil {
