@@ -69,10 +69,14 @@ func (ev ctrlEvent) isAbort() bool {
 // cache lines: with a hundred daemons on two cores, every line a message
 // touches is a miss.
 type session struct {
-	n    *Node
-	id   string
-	fam  protocol.Family
-	self peer.ID
+	n   *Node
+	id  string
+	fam protocol.Family
+	// family is fam.Name(), which every frame's stream is checked against:
+	// a string compare (of the same constant, so a pointer) instead of an
+	// interface call.
+	family string
+	self   peer.ID
 	// roleNames and orgs say who plays every party, decoded once since
 	// peer IDs are compared on every message: orgs[r][i] plays party i of
 	// role roleNames[r] (see orgOf and party). The IDs are the address
@@ -156,7 +160,7 @@ func abortf(notify bool, format string, args ...any) *abortError {
 func (n *Node) newSession(id string, fam protocol.Family, params any, specText []byte, assign protocol.Assignment,
 	initiator peer.ID, local map[string]any) *session {
 	self := n.host.ID()
-	s := &session{n: n, id: id, fam: fam, params: params, specText: specText, assign: assign,
+	s := &session{n: n, id: id, fam: fam, family: fam.Name(), params: params, specText: specText, assign: assign,
 		initiator: initiator, initiated: initiator == self, self: self,
 		mine: assign.PartiesOf(self.String()), local: local,
 		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
@@ -168,7 +172,9 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		ids := make([]peer.ID, len(assign.Roles[role]))
 		for i, org := range assign.Roles[role] {
 			ids[i], _ = peer.Decode(org) // validated by the caller
-			if book, ok := n.ids[n.names[ids[i]]]; ok && book == ids[i] {
+			if ids[i] == self {
+				ids[i] = self // as with the book's copies below: every frame's recipient is compared with self
+			} else if book, ok := n.ids[n.names[ids[i]]]; ok && book == ids[i] {
 				// The address book's copy, which the messenger also hands
 				// over with every frame: comparing the two (every frame's
 				// sender, every message's recipient) compares pointers.

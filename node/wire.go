@@ -425,7 +425,7 @@ func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
 	fromP, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
 	toP, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
 	switch {
-	case s.fam.Name() != family:
+	case s.family != family:
 		n.log.Warn("rejected a role frame sent on another protocol's stream", "peer", n.nameOf(from), "session", s.id, "stream", family)
 	case !fromOK || fromOrg != from:
 		n.log.Warn("rejected a role frame whose sender does not play the party it claims", "peer", n.nameOf(from), "session", s.id,
