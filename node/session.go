@@ -121,9 +121,17 @@ type session struct {
 	// its own delay for a peer's silence.
 	heard map[peer.ID]*atomic.Int64
 
-	mu    sync.Mutex // guards rec and saved
-	rec   *record
-	saved time.Time // when rec was last stored
+	mu      sync.Mutex // guards rec, version and saved
+	rec     *record
+	version uint64    // of rec, counting the changes that were stored
+	saved   time.Time // when rec was last stored
+
+	// storeMu orders the writes of the record: a progress snapshot is
+	// written in the background (setProgress), and must never overwrite
+	// a later record. It guards stored.
+	storeMu sync.Mutex
+	stored  uint64         // the version of the record last written
+	saving  sync.WaitGroup // background writes; main waits for them
 
 	// kick wakes main when a message stepped in place ended the session.
 	kick chan struct{}
@@ -296,30 +304,56 @@ func (s *session) snapshot() record {
 func (s *session) update(persist bool, f func(*record)) {
 	s.mu.Lock()
 	f(s.rec)
-	var cp record
-	if persist {
-		now := time.Now().UTC()
-		s.rec.Session.Updated = &now
-		s.saved = now
-		cp = *s.rec
+	if !persist {
+		s.mu.Unlock()
+		return
 	}
+	cp, v := s.snapshotForStore()
 	s.mu.Unlock()
-	if persist {
-		if err := s.n.store.put(&cp); err != nil {
-			s.n.log.Error("could not store session record", "session", s.id, "err", err)
-		}
-	}
+	s.store(&cp, v)
 }
 
-// setProgress records the session's progress as this node sees it, and
-// stores the record if it was last stored progressSaveEvery ago or more.
+// snapshotForStore stamps the record as stored now and returns a copy of it
+// and its version. mu is held.
+func (s *session) snapshotForStore() (record, uint64) {
+	now := time.Now().UTC()
+	s.rec.Session.Updated = &now
+	s.saved = now
+	s.version++
+	return *s.rec, s.version
+}
+
+// store writes version v of the record, unless a later one was written.
+func (s *session) store(rec *record, v uint64) {
+	s.storeMu.Lock()
+	defer s.storeMu.Unlock()
+	if v <= s.stored {
+		return
+	}
+	if err := s.n.store.put(rec); err != nil {
+		s.n.log.Error("could not store session record", "session", s.id, "err", err)
+	}
+	s.stored = v
+}
+
+// setProgress records the session's progress as this node sees it. If the
+// record was last stored progressSaveEvery ago or more, it is stored again,
+// in the background: a write waits for the disk (fsync), and the caller may
+// be a stream's reader stepping a message in place, which every party of
+// the session would be waiting for.
 func (s *session) setProgress(p protocol.Progress) {
 	s.mu.Lock()
-	due := time.Since(s.saved) >= s.n.progressSave
-	s.mu.Unlock()
-	s.update(due, func(r *record) {
-		r.Session.Progress = apitype.Progress{Step: p.Step, Total: p.Total, Activity: p.Activity}
-	})
+	defer s.mu.Unlock()
+	s.rec.Session.Progress = apitype.Progress{Step: p.Step, Total: p.Total, Activity: p.Activity}
+	if time.Since(s.saved) < s.n.progressSave {
+		return
+	}
+	cp, v := s.snapshotForStore()
+	s.saving.Add(1)
+	go func() {
+		defer s.saving.Done()
+		s.store(&cp, v)
+	}()
 }
 
 // requestAbort asks the session's goroutine to abort with reason; it does not
@@ -344,6 +378,7 @@ func (s *session) main() {
 		if s.topic != nil {
 			s.topic.Close()
 		}
+		s.saving.Wait()
 		s.n.wg.Done()
 	}()
 	var err *abortError

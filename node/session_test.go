@@ -2,8 +2,11 @@ package node
 
 import (
 	"testing"
+	"time"
 
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -50,5 +53,34 @@ func TestLateControl(t *testing.T) {
 				t.Fatalf("got %q (notify %v), want %q (notify %v)", got.reason, got.notify, tt.want, tt.notify)
 			}
 		})
+	}
+}
+
+// TestProgressWriteNeverOverwritesALaterRecord: a progress snapshot written
+// in the background after the session's final record is left unwritten, and
+// setProgress stores the record only when the last write is progressSave
+// old.
+func TestProgressWriteNeverOverwritesALaterRecord(t *testing.T) {
+	st, err := openStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	const id = "0123456789abcdef"
+	s := &session{n: &Node{store: st, progressSave: time.Hour}, id: id,
+		rec: &record{Session: apitype.Session{ID: id, State: stateRunning}}}
+	s.update(true, func(*record) {})
+	s.setProgress(protocol.Progress{Step: 5, Total: 10}) // not due: kept in memory
+	s.saving.Wait()
+	if rec, err := st.get(id); err != nil || rec.Session.Progress.Step != 0 || rec.Session.Updated == nil {
+		t.Fatalf("stored %+v, %v; want the first record, stamped", rec, err)
+	}
+	s.mu.Lock()
+	stale, v := s.snapshotForStore() // a progress write that is slow to start
+	s.mu.Unlock()
+	s.update(true, func(r *record) { r.Session.State = stateCompleted })
+	s.store(&stale, v)
+	if rec, err := st.get(id); err != nil || rec.Session.State != stateCompleted || rec.Session.Progress.Step != 5 {
+		t.Fatalf("stored %+v, %v; want the completed record", rec, err)
 	}
 }
