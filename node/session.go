@@ -320,7 +320,9 @@ func (s *session) snapshotForStore() (record, uint64) {
 	s.rec.Session.Updated = &now
 	s.saved = now
 	s.version++
-	return *s.rec, s.version
+	r := *s.rec
+	r.Local = maps.Clone(s.rec.Local) // it may be written while r is (setProgress)
+	return r, s.version
 }
 
 // store writes version v of the record, unless a later one was written.
