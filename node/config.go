@@ -226,12 +226,19 @@ func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir strin
 		if err != nil {
 			return fmt.Errorf("local.%s: %w", fam, err)
 		}
+		// A table defined only through its sub-tables has no type of its own ("").
+		if t := md.Type("local", fam); t != "Hash" && t != "" {
+			return fmt.Errorf("local.%s: want a table of roles ([local.%s.ROLE]), got %s", fam, fam, tomlKind(t))
+		}
 		c.LocalData[fam] = map[string]any{}
 		for _, role := range sortedKeys(c.Local[fam]) {
 			if _, err := protocol.RoleSpecOf(f, role); err != nil {
 				return fmt.Errorf("local.%s.%s: %w", fam, role, err)
 			}
 			key := protocol.LocalKey(fam, role)
+			if t := md.Type("local", fam, role); t != "Hash" && t != "" {
+				return fmt.Errorf("%s: want a table ([%s]), got %s", key, key, tomlKind(t))
+			}
 			var raw map[string]any
 			if err := md.PrimitiveDecode(c.Local[fam][role], &raw); err != nil {
 				return fmt.Errorf("%s: %w", key, err)
@@ -245,6 +252,28 @@ func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir strin
 		}
 	}
 	return nil
+}
+
+// tomlKind names a TOML value's type, as toml.MetaData.Type gives it, in
+// words.
+func tomlKind(t string) string {
+	switch t {
+	case "Integer":
+		return "a whole number"
+	case "Float":
+		return "a number"
+	case "String":
+		return "text"
+	case "Bool":
+		return "true or false"
+	case "Array":
+		return "an array"
+	case "ArrayHash":
+		return "an array of tables ([[...]])"
+	case "Datetime", "DatetimeLocal", "DateLocal", "TimeLocal":
+		return "a date or time"
+	}
+	return strings.ToLower(t)
 }
 
 func (c *Config) validate(reg *protocol.Registry) error {

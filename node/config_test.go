@@ -63,6 +63,10 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"local value of the wrong kind", base + "[local.samba.data_owner]\nbernoulli = \"0.5\"\n", "local.samba.data_owner.bernoulli: want a number, got text \"0.5\""},
 		{"unknown local key", base + "[local.samba.data_owner]\nbernoulli = 0.5\nbogus = 1\n", "unknown key local.samba.data_owner.bogus"},
 		{"local data for a role without", base + "[local.samba.comp]\nx = 1\n", "local.samba.comp: role comp of samba needs no local data; remove x"},
+		{"local role not a table", base + "[local.ping]\nparticipant = \"yes\"\n", "local.ping.participant: want a table ([local.ping.participant]), got text"},
+		{"local role an array of tables", base + "[[local.samba.data_owner]]\nbernoulli = 0.5\n", "local.samba.data_owner: want a table ([local.samba.data_owner]), got an array of tables"},
+		{"local role a date", base + "[local.samba]\ncomp = 1979-05-27\n", "local.samba.comp: want a table ([local.samba.comp]), got a date or time"},
+		{"local family not a table", base + "[local]\nsamba = 5\n", "local.samba: want a table of roles ([local.samba.ROLE]), got a whole number"},
 		{"local data out of range", base + "[local.samba.data_owner]\nbernoulli = 1.5\n", "local.samba.data_owner.bernoulli: 1.5 is not a mean in [0, 1]"},
 		{"bad log level", base + "[log]\nlevel = \"loud\"\n", "log.level"},
 	}

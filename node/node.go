@@ -333,8 +333,11 @@ func crashReason(node string, s apitype.Session) string {
 		return reason
 	}
 	at := s.Updated.UTC().Format(time.DateTime + " UTC")
-	if p := s.Progress; p.Total > 0 {
+	switch p := s.Progress; {
+	case p.Total > 0:
 		return fmt.Sprintf("%s; its record, last stored at %s, showed step %d of %d", reason, at, p.Step, p.Total)
+	case p.Activity > 0:
+		return fmt.Sprintf("%s; its record, last stored at %s, showed %d units of work done", reason, at, p.Activity)
 	}
 	return fmt.Sprintf("%s; its record was last stored at %s", reason, at)
 }

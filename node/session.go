@@ -316,9 +316,10 @@ func (s *session) update(persist bool, f func(*record)) {
 // snapshotForStore stamps the record as stored now and returns a copy of it
 // and its version. mu is held.
 func (s *session) snapshotForStore() (record, uint64) {
-	now := time.Now().UTC()
-	s.rec.Session.Updated = &now
-	s.saved = now
+	now := time.Now()
+	utc := now.UTC()
+	s.rec.Session.Updated = &utc
+	s.saved = now // with its monotonic reading: a clock stepped back must not stop the saves
 	s.version++
 	r := *s.rec
 	r.Local = maps.Clone(s.rec.Local) // it may be written while r is (setProgress)

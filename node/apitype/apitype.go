@@ -59,9 +59,11 @@ type Session struct {
 	Created  time.Time  `json:"created"`
 	Started  *time.Time `json:"started,omitempty"`
 	Finished *time.Time `json:"finished,omitempty"`
-	// Updated is when this node last stored the record. While a session
-	// runs, its progress is stored at most every 30 s: after a crash the
-	// record still tells how far the session got, and about when.
+	// Updated is when this node's session last stored the record (the
+	// record of a session that a crash left open keeps it). While a
+	// session runs, its progress is stored at most every 30 s: after a
+	// crash the record still tells how far the session got, and about
+	// when.
 	Updated  *time.Time `json:"updated,omitempty"`
 	Progress Progress   `json:"progress"`
 	// Spec is the spec as proposed (organizations by peer ID).

@@ -113,7 +113,7 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 			return nil, err
 		}
 		if c.Features == "" {
-			return nil, fmt.Errorf("local.mpccb.feature_party.features: name the CSV file of this party's features")
+			return nil, fmt.Errorf("%s.features: name the CSV file of this party's features", protocol.LocalKey(Name, role))
 		}
 		c.Features = table.Path(c.Features)
 		return &c, nil
@@ -126,7 +126,7 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 			return nil, err
 		}
 		if c.Rewards == "" {
-			return nil, fmt.Errorf("local.mpccb.reward_receiver.rewards: name the CSV file of the rewards")
+			return nil, fmt.Errorf("%s.rewards: name the CSV file of the rewards", protocol.LocalKey(Name, role))
 		}
 		c.Rewards = table.Path(c.Rewards)
 		return &c, nil

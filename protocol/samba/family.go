@@ -85,7 +85,7 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 	switch {
 	case c.Bernoulli != nil && c.Ratings == "":
 		if !(*c.Bernoulli >= 0 && *c.Bernoulli <= 1) {
-			return nil, fmt.Errorf("local.samba.data_owner.bernoulli: %v is not a mean in [0, 1]", *c.Bernoulli)
+			return nil, fmt.Errorf("%s.bernoulli: %v is not a mean in [0, 1]", protocol.LocalKey(Name, role), *c.Bernoulli)
 		}
 		return Bernoulli{Mu: *c.Bernoulli}, nil
 	case c.Ratings != "" && c.Bernoulli == nil:
@@ -94,7 +94,7 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 		}
 		return RatingsFile{Path: table.Path(c.Ratings), Threshold: c.Threshold}, nil
 	}
-	return nil, fmt.Errorf("local.samba.data_owner: give exactly one of bernoulli and ratings")
+	return nil, fmt.Errorf("%s: give exactly one of bernoulli and ratings", protocol.LocalKey(Name, role))
 }
 
 // simulation is the samba part of a spec's [simulation] table.
