@@ -194,7 +194,9 @@ func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result,
 	if err := errors.Join(errs...); err != nil {
 		return Result{}, err
 	}
-	res.CPUSeconds, res.UserCPUSeconds, res.StepsCPUSeconds, res.ContextSwitches = cpu, user, steps, switches
+	if usageMeasured {
+		res.CPUSeconds, res.UserCPUSeconds, res.StepsCPUSeconds, res.ContextSwitches = cpu, user, steps, switches
+	}
 	return res, nil
 }
 

@@ -2,6 +2,10 @@
 
 package pattern
 
-// processUsage returns zero: this system's resource usage is not read, so
-// a run reports its time but no CPU seconds or context switches.
+// usageMeasured reports that processUsage does not read this system's
+// figures: a run reports its time, and no CPU seconds or context switches
+// (rather than zeros).
+const usageMeasured = false
+
+// processUsage returns zero.
 func processUsage() usage { return usage{} }
