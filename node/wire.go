@@ -408,22 +408,44 @@ func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message,
 }
 
 // handleRoleFrame routes a protocol message received on family's stream.
+// Only the path of a frame that is delivered is here; a rejected one goes
+// to rejectRoleFrame, so that the code and stack every frame runs through
+// stay small (with many daemons per core, each line of them is a miss).
 func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
 	n.metrics.countRole(true, len(frame))
 	f, err := decodeRoleFrame(frame)
 	if err != nil {
-		n.metrics.fail("decode")
-		n.log.Warn("rejected a role frame", "peer", n.nameOf(from), "err", err)
+		n.rejectRoleFrame(family, from, &f, nil, err)
 		return
 	}
 	s := n.lookupBytes(f.SessionID)
-	if s == nil {
+	if s != nil {
+		fromP, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
+		toP, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
+		if s.family == family && fromOK && fromOrg == from && toOK && toOrg == s.self {
+			s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body})
+			return
+		}
+	}
+	n.rejectRoleFrame(family, from, &f, s, nil)
+}
+
+// rejectRoleFrame counts and logs a role frame that handleRoleFrame does
+// not deliver: decodeErr if it did not decode; otherwise s is its session
+// (nil if not active here), and why it is refused is worked out again.
+func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s *session, decodeErr error) {
+	switch {
+	case decodeErr != nil:
+		n.metrics.fail("decode")
+		n.log.Warn("rejected a role frame", "peer", n.nameOf(from), "err", decodeErr)
+		return
+	case s == nil:
 		n.metrics.fail("unknown_session")
 		n.log.Debug("role frame for a session that is not active here", "peer", n.nameOf(from), "session", string(f.SessionID))
 		return
 	}
-	fromP, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
-	toP, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
+	_, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
+	_, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
 	switch {
 	case s.family != family:
 		n.log.Warn("rejected a role frame sent on another protocol's stream", "peer", n.nameOf(from), "session", s.id, "stream", family)
@@ -433,9 +455,6 @@ func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
 	case !toOK || toOrg != s.self:
 		n.log.Warn("rejected a role frame for a party this node does not play", "peer", n.nameOf(from), "session", s.id,
 			"to", fmt.Sprintf("%s[%d]", f.ToRole, f.ToIndex))
-	default:
-		s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body})
-		return
 	}
 	n.metrics.fail("rejected")
 }
