@@ -3,10 +3,12 @@ package node
 import (
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -108,5 +110,42 @@ func TestCrashReason(t *testing.T) {
 				t.Errorf("got %q, want %q", got, tt.want)
 			}
 		})
+	}
+}
+
+// TestSessionSharesItsStrings: the names and IDs a session compares on
+// every frame and message are the very strings they are compared with —
+// the family's role names, the node's own ID, the address book's IDs — so
+// that each comparison is a pointer's.
+func TestSessionSharesItsStrings(t *testing.T) {
+	nodes := startNetwork(t, 2, nil)
+	id, err := nodes[0].StartSession(pingSpec(ping.MaxCount, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s *session
+	waitFor(t, 10*time.Second, "node2 to have the session", func() bool { s = nodes[1].lookup(id); return s != nil })
+	for r, name := range s.roleNames {
+		spec, err := protocol.RoleSpecOf(s.fam, name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if unsafe.StringData(name) != unsafe.StringData(spec.Name) {
+			t.Errorf("role %q is a copy of the family's name", name)
+		}
+		for i, org := range s.orgs[r] {
+			want := s.self
+			if org != s.self {
+				want = nodes[1].ids[nodes[1].names[org]]
+			}
+			if unsafe.StringData(string(org)) != unsafe.StringData(string(want)) {
+				t.Errorf("%s[%d] (%s) is a copy of the node's or the address book's ID", name, i, nodes[1].nameOf(org))
+			}
+		}
+	}
+	for _, p := range s.mine {
+		if unsafe.StringData(p.Role) != unsafe.StringData(s.roleNames[roleIndex(s.roleNames, p.Role)]) {
+			t.Errorf("local party %s has a copy of its role's name", p)
+		}
 	}
 }
