@@ -189,7 +189,14 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 				ids[i] = book
 			}
 		}
-		s.roleNames = append(s.roleNames, familyRoleName(fam, role))
+		// The family's own copy of the name, its RoleSpec's: every party
+		// the session hands its roles carries it, so that a role comparing
+		// a party's role with its constant (m.From == controllerParty)
+		// compares a pointer rather than the bytes.
+		if spec, err := protocol.RoleSpecOf(fam, role); err == nil {
+			role = spec.Name
+		}
+		s.roleNames = append(s.roleNames, role)
 		s.orgs = append(s.orgs, ids)
 	}
 	for i, p := range s.mine {
@@ -231,19 +238,6 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
 		Created: time.Now().UTC(), Spec: string(specText)}}
 	return s
-}
-
-// familyRoleName returns the family's own copy of role's name, its
-// RoleSpec's: every party a session hands its roles carries it, so that a
-// role comparing a party's role with its constant (m.From == controllerParty)
-// compares a pointer rather than the bytes.
-func familyRoleName(fam protocol.Family, role string) string {
-	for _, r := range fam.Roles() {
-		if r.Name == role {
-			return r.Name
-		}
-	}
-	return role
 }
 
 // orgOf returns the organization that plays party p; ok is false if the
