@@ -2,34 +2,27 @@ package node
 
 import (
 	"testing"
+
+	"github.com/bandit-node/bandit-node/p2p"
+	"github.com/prometheus/client_golang/prometheus"
 )
+
+// fixedCounter is a frameCounter with fixed counts.
+type fixedCounter p2p.MessengerStats
+
+func (c fixedCounter) Stats() p2p.MessengerStats { return p2p.MessengerStats(c) }
 
 func TestTrafficMetrics(t *testing.T) {
 	m := newMetrics()
-	m.countRole(true, 100)
-	m.countRole(true, 20)
-	m.countRole(false, 7)
-	m.count(false, kindControl, 3)
-	m.count(true, kindTopic, 11)
-	m.count(true, kindTopic, 1)
+	// Two role messengers (two families), one control messenger; topic
+	// messages are counted by traffic itself.
+	m.traffic.carry(kindRole, fixedCounter{FramesReceived: 1, BytesReceived: 100, FramesSent: 1, BytesSent: 7})
+	m.traffic.carry(kindRole, fixedCounter{FramesReceived: 1, BytesReceived: 20})
+	m.traffic.carry(kindControl, fixedCounter{FramesSent: 1, BytesSent: 3, Errors: 5})
+	m.countTopic(true, 11)
+	m.countTopic(true, 1)
 
-	families, err := m.registry.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := map[string]float64{} // "name direction kind"
-	for _, f := range families {
-		if f.GetName() != "bandit_messages_total" && f.GetName() != "bandit_bytes_total" {
-			continue
-		}
-		for _, mt := range f.GetMetric() {
-			labels := map[string]string{}
-			for _, l := range mt.GetLabel() {
-				labels[l.GetName()] = l.GetValue()
-			}
-			got[f.GetName()+" "+labels["direction"]+" "+labels["kind"]] = mt.GetCounter().GetValue()
-		}
-	}
+	got := trafficSeries(t, m.registry)
 	tests := []struct {
 		key  string
 		want float64
@@ -58,4 +51,28 @@ func TestTrafficMetrics(t *testing.T) {
 	if len(got) != 12 {
 		t.Errorf("%d series exported, want 12 (2 metrics × 2 directions × 3 kinds): %v", len(got), got)
 	}
+}
+
+// trafficSeries gathers bandit_messages_total and bandit_bytes_total from
+// reg, keyed "NAME DIRECTION KIND".
+func trafficSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "bandit_messages_total" && f.GetName() != "bandit_bytes_total" {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			got[f.GetName()+" "+labels["direction"]+" "+labels["kind"]] = mt.GetCounter().GetValue()
+		}
+	}
+	return got
 }

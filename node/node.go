@@ -187,10 +187,12 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("starting gossipsub: %w", err)
 	}
 	n.control = p2p.NewMessenger(n.host, ControlProtocol, n.handleControl, mopts)
+	n.metrics.traffic.carry(kindControl, n.control)
 	for _, fam := range reg.Names() {
 		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(fam), func(from peer.ID, frame []byte) {
 			n.handleRoleFrame(fam, from, frame)
 		}, mopts)
+		n.metrics.traffic.carry(kindRole, n.roles[fam])
 	}
 	if err := n.host.Listen(); err != nil {
 		n.stop()

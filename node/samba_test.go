@@ -29,8 +29,19 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 	for _, tn := range nodes {
 		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
 	}
+	// roleFrames is how many role messages the six daemons' metrics
+	// counted, out and in.
+	roleFrames := func() (out, in float64) {
+		for _, tn := range nodes {
+			got := trafficSeries(t, tn.metrics.registry)
+			out += got["bandit_messages_total out role"]
+			in += got["bandit_messages_total in role"]
+		}
+		return out, in
+	}
 	for _, alg := range []string{"ucb", "softmax", "pursuit"} {
 		t.Run(alg, func(t *testing.T) {
+			out0, in0 := roleFrames()
 			spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = 400\npaillier_bits = 512\n", alg)
 			id, err := nodes[0].StartSession([]byte(spec))
 			if err != nil {
@@ -82,6 +93,12 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 			}
 			if want := int64((400-3)*(2*3+2)*map[string]int{"ucb": 1, "softmax": 1, "pursuit": 2}[alg]) + 3 + 1 + 3 + 3 + 3 + 1; res.Messages != want {
 				t.Errorf("%d messages, want %d (2K+2 per step and iteration)", res.Messages, want)
+			}
+			// Every message went from one daemon to another as a role
+			// frame, and each daemon's metrics counted it out and in.
+			out, in := roleFrames()
+			if out-out0 != float64(res.Messages) || in-in0 != float64(res.Messages) {
+				t.Errorf("the daemons' metrics counted %v role messages out and %v in, the roles sent %d", out-out0, in-in0, res.Messages)
 			}
 		})
 	}

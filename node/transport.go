@@ -58,7 +58,6 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
 	}
-	s.n.metrics.countRole(false, len(frame))
 	if s.n.traceOut != nil {
 		s.n.traceOut(s.id, m)
 	}
@@ -118,7 +117,7 @@ func (t *sessionTransport) publish(ctx context.Context, m protocol.Message) erro
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not publish on the session topic: %w", err)
 	}
-	s.n.metrics.count(false, kindTopic, len(frame))
+	s.n.metrics.countTopic(false, len(frame))
 	if s.n.traceOut != nil {
 		s.n.traceOut(s.id, m)
 	}

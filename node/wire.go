@@ -30,7 +30,6 @@ func (n *Node) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb
 		n.metrics.fail("send")
 		return fmt.Errorf("sending to %s: %w", n.nameOf(to), err)
 	}
-	n.metrics.count(false, kindControl, len(frame))
 	return nil
 }
 
@@ -95,7 +94,6 @@ func (n *Node) register(s *session) error {
 
 // handleControl routes a control frame received from a peer.
 func (n *Node) handleControl(from peer.ID, frame []byte) {
-	n.metrics.count(true, kindControl, len(frame))
 	c, err := decodeControl(frame)
 	if err != nil {
 		n.metrics.fail("decode")
@@ -369,7 +367,7 @@ func (n *Node) joinTopic(s *session) error {
 		return err
 	}
 	handler := func(from peer.ID, data []byte) {
-		n.metrics.count(true, kindTopic, len(data))
+		n.metrics.countTopic(true, len(data))
 		m, err := s.decodeTopicFrame(from, data)
 		if err != nil {
 			return
@@ -412,7 +410,6 @@ func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message,
 // to rejectRoleFrame, so that the code and stack every frame runs through
 // stay small (with many daemons per core, each line of them is a miss).
 func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
-	n.metrics.countRole(true, len(frame))
 	f, err := decodeRoleFrame(frame)
 	if err != nil {
 		n.rejectRoleFrame(family, from, &f, nil, err)
