@@ -34,7 +34,10 @@
 # session's, all the daemons but the data customer's (idle during the steps;
 # its key generation takes a random time) over (N - 200) steps as above,
 # less the idle testnet's rate over the same wall time; and their ratio.
-# Last, the same CPU cost by role (controller, comp, one data owner; µs per
+# Under the medians, an interval for the median of each ratio (order
+# statistics, ≥ 90 % coverage; 5 repetitions or more): run-to-run medians of
+# 8 repetitions have differed by 0.13 on this kind of machine, and the
+# interval shows it. Last, the same CPU cost by role (controller, comp, one data owner; µs per
 # step), which says where SAMBA's extra goes.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -177,6 +180,29 @@ median() {
 printf '%-4s %14.3f %14.2f %12.2f %16.3f %8.2f %14.3f %10.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n' med \
   "$(median 2 "${rows[@]}")" "$(median 3 "${rows[@]}")" "$(median 4 "${rows[@]}")" "$(median 5 "${rows[@]}")" "$(median 6 "${rows[@]}")" "$(median 7 "${rows[@]}")" \
   "$(median 8 "${rows[@]}")" "$(median 9 "${rows[@]}")" "$(median 10 "${rows[@]}")" "$(median 11 "${rows[@]}")" "$(median 12 "${rows[@]}")" "$(median 13 "${rows[@]}")"
+# interval COLUMN LINES...: a distribution-free confidence interval for the
+# median of a column, from its order statistics: the widest-apart pair
+# (k, n + 1 - k) whose coverage, 1 - 2 P(Binomial(n, 1/2) < k), is still at
+# least 90 %, printed with that coverage. On a machine whose speed swings
+# from minute to minute, it says how far the median can be trusted.
+interval() {
+  local c=$1
+  shift
+  printf '%s
+' "$@" | awk -v c="$c" '{ print $c }' | sort -g | awk '
+    { v[NR] = $1 }
+    END {
+      n = NR; k = 0; cov = 0; cdf = 0; p = 0.5 ^ n # p = P(B = j), cdf = P(B < j)
+      for (j = 1; j <= n / 2; j++) {
+        cdf += p; p *= (n - j + 1) / j
+        if (1 - 2 * cdf < 0.9) break
+        k = j; cov = 1 - 2 * cdf
+      }
+      if (k == 0) print "fewer than 5 repetitions: no interval"
+      else printf "%.2f–%.2f (%.0f %%: order statistics %d and %d of %d)\n", v[1 + (k - 1)], v[n - k + 1], cov * 100, k, n - k + 1, n
+    }'
+}
+echo "median's interval: ratio $(interval 6 "${rows[@]}"); controller's clock $(interval 8 "${rows[@]}"); CPU ratio $(interval 13 "${rows[@]}")"
 echo
 echo "CPU µs per step by role during the steps, SAMBA (less the idle testnet) against the bare pattern:"
 printf '%-4s %10s %10s %10s %10s %10s %10s %10s\n' rep ctrl_samba ctrl_bare comp_samba comp_bare owner_samba owner_bare dc_samba
