@@ -170,11 +170,15 @@ for r in $(seq 1 "$reps"); do
   rows+=("$row")
   roles+=("$(echo "$out" | sed -n 2p)")
 done
-# median COLUMN LINES...: the median of a column of the lines.
-median() {
+# sorted COLUMN LINES...: a column of the lines, sorted numerically.
+sorted() {
   local c=$1
   shift
-  printf '%s\n' "$@" | awk -v c="$c" '{ print $c }' | sort -g | awk '
+  printf '%s\n' "$@" | awk -v c="$c" '{ print $c }' | sort -g
+}
+# median COLUMN LINES...: the median of a column of the lines.
+median() {
+  sorted "$@" | awk '
     { v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
 }
 printf '%-4s %14.3f %14.2f %12.2f %16.3f %8.2f %14.3f %10.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n' med \
@@ -186,10 +190,7 @@ printf '%-4s %14.3f %14.2f %12.2f %16.3f %8.2f %14.3f %10.2f %8.2f %10.2f %10.3f
 # least 90 %, printed with that coverage. On a machine whose speed swings
 # from minute to minute, it says how far the median can be trusted.
 interval() {
-  local c=$1
-  shift
-  printf '%s
-' "$@" | awk -v c="$c" '{ print $c }' | sort -g | awk '
+  sorted "$@" | awk '
     { v[NR] = $1 }
     END {
       n = NR; k = 0; cov = 0; cdf = 0; p = 0.5 ^ n # p = P(B = j), cdf = P(B < j)
