@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"fmt"
 	"testing"
 	"time"
@@ -123,4 +124,70 @@ func TestLargeSymmetricExchangeCompletes(t *testing.T) {
 			t.Errorf("%s: %d failed writes or streams on the bigswap stream (%d frames sent)", tn.cfg.Node.Name, st.Errors, st.FramesSent)
 		}
 	}
+}
+
+// keepSmall is a test family of two participants that each send the other
+// a burst of small messages and keep every body they receive, uncopied, to
+// check them all at the end. It does not declare its messages small, so the
+// daemon queues them for the session goroutine — and must copy each body
+// out of the stream reader's buffer, which the next frames overwrite, before
+// it does.
+type keepSmall struct{ pairFamily }
+
+func (keepSmall) Name() string { return "keepsmall" }
+
+// SmallMessages overrides ping's: keepsmall's roles keep message bodies.
+func (keepSmall) SmallMessages() bool { return false }
+
+func (keepSmall) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	return &keepSmallRole{self: cfg.Self, peer: otherParticipant(cfg.Self)}, nil
+}
+
+const keepSmallMessages = 300
+
+func keepSmallBody(from protocol.Party, i int) []byte {
+	return fmt.Appendf(nil, "message %d of %d from %s", i, keepSmallMessages, from)
+}
+
+type keepSmallRole struct {
+	self, peer protocol.Party
+	kept       [][]byte
+	out        protocol.Ready
+}
+
+func (r *keepSmallRole) Start() error {
+	for i := range keepSmallMessages {
+		r.out.Messages = append(r.out.Messages, protocol.Message{To: r.peer, Body: keepSmallBody(r.self, i)})
+	}
+	return nil
+}
+
+func (r *keepSmallRole) Step(m protocol.Message) error {
+	r.kept = append(r.kept, m.Body)
+	if len(r.kept) < keepSmallMessages {
+		return nil
+	}
+	for i, b := range r.kept {
+		if want := keepSmallBody(r.peer, i); !bytes.Equal(b, want) {
+			return fmt.Errorf("kept body %d changed: %q, want %q", i, b, want)
+		}
+	}
+	r.out.Result = &protocol.Result{Report: []byte{1}}
+	return nil
+}
+
+func (r *keepSmallRole) Tick() error { return nil }
+
+func (r *keepSmallRole) Ready() protocol.Ready {
+	out := r.out
+	r.out = protocol.Ready{}
+	return out
+}
+
+// TestQueuedMessagesOwnTheirBodies runs keepSmall on two daemons: role
+// frames are lent by the messenger (BorrowedFrames), so a message queued
+// rather than stepped in place must get a copy of its body, or the bodies
+// the roles keep change under them.
+func TestQueuedMessagesOwnTheirBodies(t *testing.T) {
+	runPairSession(t, keepSmall{}, 60*time.Second)
 }

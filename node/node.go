@@ -188,10 +188,14 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	}
 	n.control = p2p.NewMessenger(n.host, ControlProtocol, n.handleControl, mopts)
 	n.metrics.traffic.carry(kindControl, n.control)
+	// Role frames are lent to handleRoleFrame, which copies what it queues:
+	// one allocation a message fewer on the busiest path.
+	ropts := mopts
+	ropts.BorrowedFrames = true
 	for _, fam := range reg.Names() {
 		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(fam), func(from peer.ID, frame []byte) {
 			n.handleRoleFrame(fam, from, frame)
-		}, mopts)
+		}, ropts)
 		n.metrics.traffic.carry(kindRole, n.roles[fam])
 	}
 	if err := n.host.Listen(); err != nil {

@@ -376,7 +376,7 @@ func (n *Node) joinTopic(s *session) error {
 			if q != m.From {
 				c := m
 				c.To = q
-				s.deliver(c)
+				s.deliver(c, false)
 			}
 		}
 	}
@@ -420,7 +420,7 @@ func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
 		fromP, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
 		toP, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
 		if s.family == family && fromOK && fromOrg == from && toOK && toOrg == s.self {
-			s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body})
+			s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body}, true)
 			return
 		}
 	}
@@ -464,7 +464,10 @@ func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s 
 // hand-over. Otherwise the message is queued for main; it never waits for
 // the session's lock, so a reader is never stuck behind a role's sends.
 // A session that stays too far behind is aborted rather than left to grow.
-func (s *session) deliver(m protocol.Message) {
+// borrowed says that m.Body is lent for the call (it lies in the stream
+// reader's buffer): stepped in place, it is the role's until Step returns,
+// which is all that family promises to need; queued, it is copied first.
+func (s *session) deliver(m protocol.Message, borrowed bool) {
 	if s.run.TryLock() {
 		if s.inPlace && s.queued.Load() == 0 {
 			s.stepInPlace(m)
@@ -472,6 +475,9 @@ func (s *session) deliver(m protocol.Message) {
 			return
 		}
 		s.run.Unlock()
+	}
+	if borrowed {
+		m.Body = bytes.Clone(m.Body)
 	}
 	s.queued.Add(1)
 	select {

@@ -56,25 +56,68 @@ func WriteFrame(w io.Writer, frame []byte, maxSize int) error {
 // the peer announces. The returned slice is freshly allocated and owned by the
 // caller.
 func ReadFrame(r *bufio.Reader, maxSize int) ([]byte, error) {
-	size, err := readUvarint(r)
+	size, err := readFrameSize(r, maxSize)
 	if err != nil {
 		return nil, err
+	}
+	if size > 0 && size <= r.Buffered() {
+		// The usual case: the whole frame is in the buffer. Copying it out
+		// spares zeroing the new slice first.
+		buf, _ := r.Peek(size)
+		frame := append([]byte(nil), buf...)
+		r.Discard(len(buf))
+		return frame, nil
+	}
+	return readFrameBody(r, size)
+}
+
+// borrowFrame reads one frame as ReadFrame does, with the same errors, but
+// leaves a frame that fits in r's buffer where it is: the frame returned
+// then aliases r's buffer (borrowed is true), it is valid only until the
+// next read from r, and the caller consumes it, r.Discard(len(frame)), once
+// done with it. A frame larger than r's buffer is read into a new slice and
+// consumed already (borrowed is false). Reading a frame this way allocates
+// and copies nothing.
+func borrowFrame(r *bufio.Reader, maxSize int) (frame []byte, borrowed bool, err error) {
+	size, err := readFrameSize(r, maxSize)
+	if err != nil {
+		return nil, false, err
+	}
+	if size > r.Size() {
+		frame, err := readFrameBody(r, size)
+		return frame, false, err
+	}
+	// Peek waits for the rest of the frame, if need be, under the reader's
+	// deadline.
+	if frame, err = r.Peek(size); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return nil, false, err
+	}
+	return frame, true, nil
+}
+
+// readFrameSize reads a frame's length prefix and checks it against
+// maxSize (a negative maxSize counts as 0).
+func readFrameSize(r *bufio.Reader, maxSize int) (int, error) {
+	size, err := readUvarint(r)
+	if err != nil {
+		return 0, err
 	}
 	if maxSize < 0 {
 		maxSize = 0
 	}
 	if size > uint64(maxSize) {
-		return nil, fmt.Errorf("reading a %d-byte frame: %w (limit %d bytes)", size, ErrFrameTooLarge, maxSize)
+		return 0, fmt.Errorf("reading a %d-byte frame: %w (limit %d bytes)", size, ErrFrameTooLarge, maxSize)
 	}
-	if size > 0 && int(size) <= r.Buffered() {
-		// The usual case: the whole frame is in the buffer. Copying it out
-		// spares zeroing the new slice first.
-		buf, _ := r.Peek(int(size))
-		frame := append([]byte(nil), buf...)
-		r.Discard(len(buf))
-		return frame, nil
-	}
-	frame := make([]byte, int(size))
+	return int(size), nil
+}
+
+// readFrameBody reads the size bytes of a frame whose length prefix has
+// been read into a new slice.
+func readFrameBody(r *bufio.Reader, size int) ([]byte, error) {
+	frame := make([]byte, size)
 	if _, err := io.ReadFull(r, frame); err != nil {
 		if err == io.EOF {
 			return nil, io.ErrUnexpectedEOF

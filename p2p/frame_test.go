@@ -8,6 +8,7 @@ import (
 	"io"
 	"strings"
 	"testing"
+	"testing/iotest"
 )
 
 func TestFrameRoundTrip(t *testing.T) {
@@ -51,6 +52,79 @@ func TestFrameRoundTrip(t *testing.T) {
 		if _, err := ReadFrame(r, 1<<20); err != io.EOF {
 			t.Fatalf("after the last frame: err = %v, want io.EOF", err)
 		}
+	}
+}
+
+// TestBorrowFrame reads frames of every size with borrowFrame: one that fits
+// the reader's buffer comes back in the buffer itself (nothing allocated)
+// and stays there until discarded, a larger one in a slice of its own.
+func TestBorrowFrame(t *testing.T) {
+	const bufSize = 64
+	frames := [][]byte{
+		{},
+		[]byte("a"),
+		bytes.Repeat([]byte{0x11}, bufSize-1),
+		bytes.Repeat([]byte{0x22}, bufSize), // fits once its length is read
+		bytes.Repeat([]byte{0x33}, bufSize+1),
+		bytes.Repeat([]byte{0x44}, 1000),
+		[]byte("last"),
+	}
+	var buf bytes.Buffer
+	for _, f := range frames {
+		if err := WriteFrame(&buf, f, 1<<20); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// One byte a read, so that frames arrive in pieces and Peek must wait
+	// for the rest of them.
+	r := bufio.NewReaderSize(iotest.OneByteReader(&buf), bufSize)
+	for i, want := range frames {
+		got, borrowed, err := borrowFrame(r, 1<<20)
+		if err != nil {
+			t.Fatalf("frame %d: %v", i, err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Fatalf("frame %d: got %d bytes, want %d", i, len(got), len(want))
+		}
+		if wantBorrowed := len(want) <= bufSize; borrowed != wantBorrowed {
+			t.Fatalf("frame %d (%d bytes): borrowed = %v, want %v", i, len(want), borrowed, wantBorrowed)
+		}
+		if borrowed {
+			if len(got) > 0 {
+				if peek, _ := r.Peek(len(got)); &peek[0] != &got[0] {
+					t.Fatalf("frame %d: a borrowed frame that is not in the reader's buffer", i)
+				}
+			}
+			r.Discard(len(got))
+		}
+	}
+	if _, _, err := borrowFrame(r, 1<<20); err != io.EOF {
+		t.Fatalf("after the last frame: err = %v, want io.EOF", err)
+	}
+}
+
+// TestBorrowFrameErrors: borrowFrame fails as ReadFrame does.
+func TestBorrowFrameErrors(t *testing.T) {
+	uv := func(n uint64) []byte { return binary.AppendUvarint(nil, n) }
+	for _, tc := range []struct {
+		name    string
+		input   []byte
+		max     int
+		wantErr error
+	}{
+		{name: "empty input", input: nil, max: 10, wantErr: io.EOF},
+		{name: "too large", input: append(uv(4), "abcd"...), max: 3, wantErr: ErrFrameTooLarge},
+		{name: "truncated body", input: append(uv(10), "abc"...), max: 100, wantErr: io.ErrUnexpectedEOF},
+		{name: "truncated large body", input: append(uv(5000), "abc"...), max: 1 << 20, wantErr: io.ErrUnexpectedEOF},
+		{name: "length only", input: uv(10), max: 100, wantErr: io.ErrUnexpectedEOF},
+		{name: "overlong varint", input: bytes.Repeat([]byte{0x80}, 11), max: 100, wantErr: ErrFrameMalformed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, _, err := borrowFrame(bufio.NewReaderSize(bytes.NewReader(tc.input), 16), tc.max)
+			if !errors.Is(err, tc.wantErr) {
+				t.Fatalf("err = %v, want %v", err, tc.wantErr)
+			}
+		})
 	}
 }
 
@@ -166,6 +240,37 @@ func FuzzReadFrame(f *testing.F) {
 				t.Fatalf("re-encoded frame does not round-trip: %v", err)
 			}
 			consumed = end
+		}
+	})
+}
+
+// FuzzBorrowFrame checks that borrowFrame reads what ReadFrame reads, frame
+// for frame, with the same errors, whatever the reader's buffer size.
+func FuzzBorrowFrame(f *testing.F) {
+	f.Add([]byte{}, 16, 16)
+	f.Add(append(binary.AppendUvarint(nil, 3), "abc"...), 16, 16)
+	f.Add(append(binary.AppendUvarint(nil, 20), bytes.Repeat([]byte{7}, 20)...), 64, 16)
+	f.Add(binary.AppendUvarint(nil, 1<<40), 16, 16)
+	f.Fuzz(func(t *testing.T, data []byte, limit, size int) {
+		limit = min(limit, 1<<16)
+		size = min(max(size, 16), 1<<12)
+		want := bufio.NewReader(bytes.NewReader(data))
+		got := bufio.NewReaderSize(bytes.NewReader(data), size)
+		for {
+			wf, werr := ReadFrame(want, limit)
+			gf, borrowed, gerr := borrowFrame(got, limit)
+			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
+				t.Fatalf("ReadFrame: %v; borrowFrame: %v", werr, gerr)
+			}
+			if werr != nil {
+				return
+			}
+			if !bytes.Equal(wf, gf) {
+				t.Fatalf("ReadFrame read %d bytes, borrowFrame %d", len(wf), len(gf))
+			}
+			if borrowed {
+				got.Discard(len(gf))
+			}
 		}
 	})
 }

@@ -51,12 +51,31 @@ func (c *collector) get(from peer.ID) [][]byte {
 	return append([][]byte(nil), c.frames[from]...)
 }
 
+// handleCopy records a copy of frame: the handler of a messenger that lends
+// its frames (BorrowedFrames).
+func (c *collector) handleCopy(from peer.ID, frame []byte) { c.handle(from, bytes.Clone(frame)) }
+
 func TestMessengerManyFramesBothWays(t *testing.T) {
+	for _, borrowed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("borrowed=%v", borrowed), func(t *testing.T) { testManyFramesBothWays(t, borrowed) })
+	}
+}
+
+// testManyFramesBothWays sends frames of many sizes, from empty to larger
+// than a stream's read buffer, both ways at once, and checks that every one
+// arrives intact and in order — with frames lent to the handler (which
+// copies them) or handed over.
+func testManyFramesBothWays(t *testing.T, borrowed bool) {
 	tn := newTestNet(t, 2, nil)
 	a, b := tn.hosts[0], tn.hosts[1]
 	ca, cb := newCollector(), newCollector()
-	ma := NewMessenger(a, testProto, ca.handle, MessengerOptions{})
-	mb := NewMessenger(b, testProto, cb.handle, MessengerOptions{})
+	ha, hb := ca.handle, cb.handle
+	if borrowed {
+		ha, hb = ca.handleCopy, cb.handleCopy
+	}
+	opts := MessengerOptions{BorrowedFrames: borrowed}
+	ma := NewMessenger(a, testProto, ha, opts)
+	mb := NewMessenger(b, testProto, hb, opts)
 	t.Cleanup(func() { ma.Close(); mb.Close() })
 
 	const n = 500

@@ -52,7 +52,10 @@ type Family interface {
 // then steps a received message on the goroutine that read it, saving a hand
 // over per message; that goroutine does not read while its sends block, so
 // with large messages two organizations that send to each other at once
-// would each wait for the other to read, until a write timeout.
+// would each wait for the other to read, until a write timeout. Such a
+// family's roles also keep no part of a message's Body once Step returns
+// (they copy what they keep): a daemon that steps in place hands them the
+// bytes in its stream's read buffer, which the next frame overwrites.
 type SmallMessages interface {
 	// SmallMessages reports whether every message of the family is small.
 	SmallMessages() bool

@@ -54,7 +54,8 @@ var _ protocol.Family = Family{}
 func (Family) Name() string { return Name }
 
 // SmallMessages reports that every ping message is small (see
-// protocol.SmallMessages).
+// protocol.SmallMessages); a participant decodes a message into a value of
+// its own and keeps nothing of its bytes.
 func (Family) SmallMessages() bool { return true }
 
 var _ protocol.SmallMessages = Family{}

@@ -37,7 +37,8 @@ func (Family) Name() string { return Name }
 // SmallMessages reports that every SAMBA message is small (a batch of K
 // envelopes of a few dozen bytes, a Paillier ciphertext of 512 bytes at
 // 2048 bits), so a daemon may step them where it reads them (see
-// protocol.SmallMessages).
+// protocol.SmallMessages); every role copies what it keeps of a message
+// (the controller the score envelopes, into storage of its own).
 func (Family) SmallMessages() bool { return true }
 
 var _ protocol.SmallMessages = Family{}
