@@ -43,7 +43,12 @@ type dataOwner struct {
 	score  [8]byte
 	plain  []byte
 	nonces io.Reader
+	bodies slab[byte] // the storage of the score messages
 }
+
+// bodyChunk is the size of a slab of a data owner's score messages (each a
+// few dozen bytes).
+const bodyChunk = 4096
 
 func newDataOwner(cfg protocol.RoleConfig, arm ArmSource) (*dataOwner, error) {
 	b, err := newBase(cfg)
@@ -164,7 +169,7 @@ func (d *dataOwner) next() error {
 	v := maskFor(d.alpha, d.t, d.l, d.alg.Matching(d.l)).apply(d.alg.ComputeScore(&d.sc))
 	putFloat(&d.score, v)
 	n := sealedBoxSize(len(d.score))
-	body := appendSealedHead(make([]byte, 0, sealedMessageSize(fieldScore, d.t, uint32(d.l), n)), fieldScore, d.t, uint32(d.l), n)
+	body := appendSealedHead(d.bodies.cut(sealedMessageSize(fieldScore, d.t, uint32(d.l), n), bodyChunk), fieldScore, d.t, uint32(d.l), n)
 	body, err := d.sealCh.AppendSeal(body, d.nonces, d.t, uint32(d.l), d.score[:])
 	if err != nil {
 		return err
