@@ -71,14 +71,14 @@ func ReadFrame(r *bufio.Reader, maxSize int) ([]byte, error) {
 	return readFrameBody(r, size)
 }
 
-// borrowFrame reads one frame as ReadFrame does, with the same errors, but
+// BorrowFrame reads one frame as ReadFrame does, with the same errors, but
 // leaves a frame that fits in r's buffer where it is: the frame returned
 // then aliases r's buffer (borrowed is true), it is valid only until the
 // next read from r, and the caller consumes it, r.Discard(len(frame)), once
 // done with it. A frame larger than r's buffer is read into a new slice and
 // consumed already (borrowed is false). Reading a frame this way allocates
 // and copies nothing.
-func borrowFrame(r *bufio.Reader, maxSize int) (frame []byte, borrowed bool, err error) {
+func BorrowFrame(r *bufio.Reader, maxSize int) (frame []byte, borrowed bool, err error) {
 	size, err := readFrameSize(r, maxSize)
 	if err != nil {
 		return nil, false, err

@@ -55,7 +55,7 @@ func TestFrameRoundTrip(t *testing.T) {
 	}
 }
 
-// TestBorrowFrame reads frames of every size with borrowFrame: one that fits
+// TestBorrowFrame reads frames of every size with BorrowFrame: one that fits
 // the reader's buffer comes back in the buffer itself (nothing allocated)
 // and stays there until discarded, a larger one in a slice of its own.
 func TestBorrowFrame(t *testing.T) {
@@ -79,7 +79,7 @@ func TestBorrowFrame(t *testing.T) {
 	// for the rest of them.
 	r := bufio.NewReaderSize(iotest.OneByteReader(&buf), bufSize)
 	for i, want := range frames {
-		got, borrowed, err := borrowFrame(r, 1<<20)
+		got, borrowed, err := BorrowFrame(r, 1<<20)
 		if err != nil {
 			t.Fatalf("frame %d: %v", i, err)
 		}
@@ -98,12 +98,12 @@ func TestBorrowFrame(t *testing.T) {
 			r.Discard(len(got))
 		}
 	}
-	if _, _, err := borrowFrame(r, 1<<20); err != io.EOF {
+	if _, _, err := BorrowFrame(r, 1<<20); err != io.EOF {
 		t.Fatalf("after the last frame: err = %v, want io.EOF", err)
 	}
 }
 
-// TestBorrowFrameErrors: borrowFrame fails as ReadFrame does.
+// TestBorrowFrameErrors: BorrowFrame fails as ReadFrame does.
 func TestBorrowFrameErrors(t *testing.T) {
 	uv := func(n uint64) []byte { return binary.AppendUvarint(nil, n) }
 	for _, tc := range []struct {
@@ -120,7 +120,7 @@ func TestBorrowFrameErrors(t *testing.T) {
 		{name: "overlong varint", input: bytes.Repeat([]byte{0x80}, 11), max: 100, wantErr: ErrFrameMalformed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, _, err := borrowFrame(bufio.NewReaderSize(bytes.NewReader(tc.input), 16), tc.max)
+			_, _, err := BorrowFrame(bufio.NewReaderSize(bytes.NewReader(tc.input), 16), tc.max)
 			if !errors.Is(err, tc.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tc.wantErr)
 			}
@@ -244,7 +244,7 @@ func FuzzReadFrame(f *testing.F) {
 	})
 }
 
-// FuzzBorrowFrame checks that borrowFrame reads what ReadFrame reads, frame
+// FuzzBorrowFrame checks that BorrowFrame reads what ReadFrame reads, frame
 // for frame, with the same errors, whatever the reader's buffer size.
 func FuzzBorrowFrame(f *testing.F) {
 	f.Add([]byte{}, 16, 16)
@@ -258,15 +258,15 @@ func FuzzBorrowFrame(f *testing.F) {
 		got := bufio.NewReaderSize(bytes.NewReader(data), size)
 		for {
 			wf, werr := ReadFrame(want, limit)
-			gf, borrowed, gerr := borrowFrame(got, limit)
+			gf, borrowed, gerr := BorrowFrame(got, limit)
 			if (werr == nil) != (gerr == nil) || werr != nil && werr.Error() != gerr.Error() {
-				t.Fatalf("ReadFrame: %v; borrowFrame: %v", werr, gerr)
+				t.Fatalf("ReadFrame: %v; BorrowFrame: %v", werr, gerr)
 			}
 			if werr != nil {
 				return
 			}
 			if !bytes.Equal(wf, gf) {
-				t.Fatalf("ReadFrame read %d bytes, borrowFrame %d", len(wf), len(gf))
+				t.Fatalf("ReadFrame read %d bytes, BorrowFrame %d", len(wf), len(gf))
 			}
 			if borrowed {
 				got.Discard(len(gf))

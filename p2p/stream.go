@@ -543,7 +543,7 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 			err      error
 		)
 		if m.opts.BorrowedFrames {
-			frame, borrowed, err = borrowFrame(br, m.opts.MaxFrameSize)
+			frame, borrowed, err = BorrowFrame(br, m.opts.MaxFrameSize)
 		} else {
 			frame, err = ReadFrame(br, m.opts.MaxFrameSize)
 		}

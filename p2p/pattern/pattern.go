@@ -233,9 +233,10 @@ func (p *Party) Run(ctx context.Context, cfg Config, peers Peers) (Result, error
 
 // stream is a pattern stream with its buffers.
 type stream struct {
-	s network.Stream
-	r *bufio.Reader
-	w *bufio.Writer
+	s       network.Stream
+	r       *bufio.Reader
+	w       *bufio.Writer
+	pending int // bytes of the last frame read, still in r's buffer
 }
 
 func newStream(s network.Stream) *stream {
@@ -251,13 +252,31 @@ func (s *stream) write(payload []byte) error {
 	return s.w.Flush()
 }
 
-// read reads one frame.
-func (s *stream) read() ([]byte, error) { return p2p.ReadFrame(s.r, maxFrame) }
+// read reads one frame, valid until the next read: one that fits the
+// stream's buffer stays in it (p2p.BorrowFrame), as a daemon's role frames
+// do, so that reading allocates and copies nothing.
+func (s *stream) read() ([]byte, error) {
+	s.discardPending()
+	f, borrowed, err := p2p.BorrowFrame(s.r, maxFrame)
+	if borrowed {
+		s.pending = len(f)
+	}
+	return f, err
+}
+
+// discardPending consumes the frame the last read left in the buffer.
+func (s *stream) discardPending() {
+	if s.pending > 0 {
+		s.r.Discard(s.pending)
+		s.pending = 0
+	}
+}
 
 // waitClosed waits for the other side to close the stream (or its whole
 // connection: a QUIC host closing may overtake its streams' ends) after it
 // has read its last frame.
 func (s *stream) waitClosed() error {
+	s.discardPending()
 	if _, err := s.r.ReadByte(); err == nil {
 		return errors.New("a frame after the last step")
 	}
