@@ -170,39 +170,9 @@ for r in $(seq 1 "$reps"); do
   rows+=("$row")
   roles+=("$(echo "$out" | sed -n 2p)")
 done
-# sorted COLUMN LINES...: a column of the lines, sorted numerically.
-sorted() {
-  local c=$1
-  shift
-  printf '%s\n' "$@" | awk -v c="$c" '{ print $c }' | sort -g
-}
-# median COLUMN LINES...: the median of a column of the lines.
-median() {
-  sorted "$@" | awk '
-    { v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
 printf '%-4s %14.3f %14.2f %12.2f %16.3f %8.2f %14.3f %10.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n' med \
   "$(median 2 "${rows[@]}")" "$(median 3 "${rows[@]}")" "$(median 4 "${rows[@]}")" "$(median 5 "${rows[@]}")" "$(median 6 "${rows[@]}")" "$(median 7 "${rows[@]}")" \
   "$(median 8 "${rows[@]}")" "$(median 9 "${rows[@]}")" "$(median 10 "${rows[@]}")" "$(median 11 "${rows[@]}")" "$(median 12 "${rows[@]}")" "$(median 13 "${rows[@]}")"
-# interval COLUMN LINES...: a distribution-free confidence interval for the
-# median of a column, from its order statistics: the widest-apart pair
-# (k, n + 1 - k) whose coverage, 1 - 2 P(Binomial(n, 1/2) < k), is still at
-# least 90 %, printed with that coverage. On a machine whose speed swings
-# from minute to minute, it says how far the median can be trusted.
-interval() {
-  sorted "$@" | awk '
-    { v[NR] = $1 }
-    END {
-      n = NR; k = 0; cov = 0; cdf = 0; p = 0.5 ^ n # p = P(B = j), cdf = P(B < j)
-      for (j = 1; j <= n / 2; j++) {
-        cdf += p; p *= (n - j + 1) / j
-        if (1 - 2 * cdf < 0.9) break
-        k = j; cov = 1 - 2 * cdf
-      }
-      if (k == 0) print "fewer than 5 repetitions: no interval"
-      else printf "%.2f–%.2f (%.0f %%: order statistics %d and %d of %d)\n", v[1 + (k - 1)], v[n - k + 1], cov * 100, k, n - k + 1, n
-    }'
-}
 echo "median's interval: ratio $(interval 6 "${rows[@]}"); controller's clock $(interval 8 "${rows[@]}"); CPU ratio $(interval 13 "${rows[@]}")"
 echo
 echo "CPU µs per step by role during the steps, SAMBA (less the idle testnet) against the bare pattern:"
