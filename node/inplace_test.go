@@ -77,10 +77,22 @@ const (
 )
 
 type bigSwapRole struct {
+	outbox
 	peer     protocol.Party
 	sent     int
 	received int
-	out      protocol.Ready
+}
+
+// outbox is what the test roles share: the batch Ready hands over, and no
+// use for ticks.
+type outbox struct{ out protocol.Ready }
+
+func (*outbox) Tick() error { return nil }
+
+func (o *outbox) Ready() protocol.Ready {
+	rd := o.out
+	o.out = protocol.Ready{}
+	return rd
 }
 
 func (r *bigSwapRole) send() {
@@ -102,14 +114,6 @@ func (r *bigSwapRole) Step(m protocol.Message) error {
 		r.out.Result = &protocol.Result{Report: []byte{1}}
 	}
 	return nil
-}
-
-func (r *bigSwapRole) Tick() error { return nil }
-
-func (r *bigSwapRole) Ready() protocol.Ready {
-	out := r.out
-	r.out = protocol.Ready{}
-	return out
 }
 
 // TestLargeSymmetricExchangeCompletes runs bigSwap on two daemons: it must
@@ -150,9 +154,9 @@ func keepSmallBody(from protocol.Party, i int) []byte {
 }
 
 type keepSmallRole struct {
+	outbox
 	self, peer protocol.Party
 	kept       [][]byte
-	out        protocol.Ready
 }
 
 func (r *keepSmallRole) Start() error {
@@ -174,14 +178,6 @@ func (r *keepSmallRole) Step(m protocol.Message) error {
 	}
 	r.out.Result = &protocol.Result{Report: []byte{1}}
 	return nil
-}
-
-func (r *keepSmallRole) Tick() error { return nil }
-
-func (r *keepSmallRole) Ready() protocol.Ready {
-	out := r.out
-	r.out = protocol.Ready{}
-	return out
 }
 
 // TestQueuedMessagesOwnTheirBodies runs keepSmall on two daemons: role
