@@ -43,6 +43,7 @@ n=${5:-5000}
 sessions=${6:-10}
 procs=${PROCS:-1}
 [ "$k" -ge 2 ] || { echo "samba-ab.sh: K must be at least 2 (a data owner of each build), got $k" >&2; exit 2; }
+[ "$sessions" -ge 2 ] || { echo "samba-ab.sh: SESSIONS must be at least 2 (one with the controller on each build), got $sessions" >&2; exit 2; }
 [ "$n" -gt "$k" ] || { echo "samba-ab.sh: N must exceed K (the session needs steps of its own), got N = $n, K = $k" >&2; exit 2; }
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
