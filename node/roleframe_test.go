@@ -41,3 +41,75 @@ func FuzzRoleFrameCodec(f *testing.F) {
 		}
 	})
 }
+
+// FuzzRoleFrameHead holds the head a roleStream remembers to parseRoleFrame:
+// a frame that bodyAfter accepts after the head of a frame parseRoleFrame
+// accepted parses to that frame's fields with bodyAfter's body.
+func FuzzRoleFrameHead(f *testing.F) {
+	frame := appendRoleFrame(nil, &nodepb.RoleFrame{SessionId: "0123456789abcdef", FromRole: "data_owner", FromIndex: 3,
+		ToRole: "controller", Body: []byte("score")})
+	f.Add(frame, appendBodyField(nil, []byte("another score")))
+	f.Add(frame, append(appendBodyField(nil, []byte("x")), 0x0a, 0x01, 'z')) // a session ID after the body
+	f.Add(append([]byte{0x32, 0x01, 'b'}, frame...), []byte{0x32, 0x00})
+	f.Add([]byte{0x32, 0x01, 'b'}, []byte{0x32, 0x81, 0x00})
+	f.Fuzz(func(t *testing.T, first, tail []byte) {
+		var want roleFrameView
+		if parseRoleFrame(first, &want) != nil || want.HeadLen < 0 {
+			return
+		}
+		head := first[:want.HeadLen]
+		frame := append(append([]byte(nil), head...), tail...)
+		body, ok := bodyAfter(head, frame)
+		var got roleFrameView
+		err := parseRoleFrame(frame, &got)
+		if !ok {
+			if err == nil && got.HeadLen == len(head) && bytes.Equal(appendBodyField(append([]byte(nil), head...), got.Body), frame) {
+				t.Fatalf("bodyAfter refused %x after head %x, which appendBodyField writes", tail, head)
+			}
+			return
+		}
+		if err != nil {
+			t.Fatalf("bodyAfter accepted %x after head %x, which does not parse: %v", tail, head, err)
+		}
+		if string(got.SessionID) != string(want.SessionID) || string(got.FromRole) != string(want.FromRole) || got.FromIndex != want.FromIndex ||
+			string(got.ToRole) != string(want.ToRole) || got.ToIndex != want.ToIndex || !bytes.Equal(got.Body, body) || got.HeadLen != want.HeadLen {
+			t.Fatalf("head %x, tail %x: parses to %+v; the head's frame to %+v, bodyAfter's body %x", head, tail, &got, &want, body)
+		}
+	})
+}
+
+// TestRoleHeadAndBody: a frame is its head and its body field, and the head
+// is what parseRoleFrame reports; a frame without a body has no head.
+func TestRoleHeadAndBody(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		f    *nodepb.RoleFrame
+	}{
+		{"addressed", &nodepb.RoleFrame{SessionId: "0123456789abcdef", FromRole: "data_owner", FromIndex: 99, ToRole: "controller", Body: []byte{1, 2, 3}}},
+		{"zero indices", &nodepb.RoleFrame{SessionId: "0123456789abcdef", FromRole: "comp", ToRole: "controller", Body: make([]byte, 300)}},
+		{"no body", &nodepb.RoleFrame{SessionId: "0123456789abcdef", FromRole: "comp", ToRole: "controller"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head := appendRoleHead(nil, tc.f)
+			frame := appendRoleFrame(nil, tc.f)
+			if !bytes.Equal(frame, appendBodyField(append([]byte(nil), head...), tc.f.Body)) {
+				t.Fatalf("frame %x is not head %x and the body field", frame, head)
+			}
+			var v roleFrameView
+			if err := parseRoleFrame(frame, &v); err != nil {
+				t.Fatal(err)
+			}
+			wantLen := len(head)
+			if len(tc.f.Body) == 0 {
+				wantLen = -1
+			}
+			if v.HeadLen != wantLen {
+				t.Fatalf("HeadLen %d, want %d", v.HeadLen, wantLen)
+			}
+			body, ok := bodyAfter(head, frame)
+			if ok != (len(tc.f.Body) > 0) || !bytes.Equal(body, tc.f.Body) {
+				t.Fatalf("bodyAfter: %x, %v", body, ok)
+			}
+		})
+	}
+}

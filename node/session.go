@@ -84,6 +84,9 @@ type session struct {
 	roleNames []string
 	orgs      [][]peer.ID
 	mine      []protocol.Party
+	// gone is set when the node forgets the session: a roleStream that
+	// remembers it then decodes the next frame's head again.
+	gone atomic.Bool
 
 	// run is held by the goroutine that drives the roles. main holds it
 	// except while it waits for an event.

@@ -42,19 +42,23 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 		return fmt.Errorf("addressed a message to %s, which is not a party of the session", m.To)
 	}
 	org := s.orgs[r][m.To.Index]
-	sender, err := t.sender(r, m.To.Index, org)
+	rt, err := t.route(r, m.To.Index, org)
 	if err != nil {
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
 	}
-	if sender == nil {
+	if rt.sender == nil {
 		t.local = append(t.local, m)
 		return nil
 	}
-	frame := appendRoleFrame(t.frame[:0], &nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role,
-		FromIndex: uint32(m.From.Index), ToRole: m.To.Role, ToIndex: uint32(m.To.Index), Body: m.Body})
+	if rt.head == nil || rt.from != m.From {
+		rt.head = appendRoleHead(rt.head[:0], &nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role,
+			FromIndex: uint32(m.From.Index), ToRole: m.To.Role, ToIndex: uint32(m.To.Index)})
+		rt.from = m.From
+	}
+	frame := appendBodyField(append(t.frame[:0], rt.head...), m.Body)
 	t.frame = frame
-	if err := sender.Send(ctx, frame); err != nil {
+	if err := rt.sender.Send(ctx, frame); err != nil {
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
 	}
@@ -69,11 +73,16 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 type route struct {
 	sender *p2p.Sender
 	known  bool // the route has been worked out
+	// head is the encoding of a frame's fields but its body from party
+	// from to this party (appendRoleHead), the same for every message
+	// between the two: only the body is encoded for each.
+	head []byte
+	from protocol.Party
 }
 
-// sender returns the messenger's sender to org, which plays party i of role
-// r of the session, or nil when org is this node.
-func (t *sessionTransport) sender(r, i int, org peer.ID) (*p2p.Sender, error) {
+// route returns the route to party i of role r of the session, which org
+// plays, working it out on first use.
+func (t *sessionTransport) route(r, i int, org peer.ID) (*route, error) {
 	if t.routes == nil {
 		t.routes = make([][]route, len(t.s.orgs))
 	}
@@ -82,7 +91,7 @@ func (t *sessionTransport) sender(r, i int, org peer.ID) (*p2p.Sender, error) {
 	}
 	rt := &t.routes[r][i]
 	if rt.known {
-		return rt.sender, nil
+		return rt, nil
 	}
 	if org != t.s.self {
 		sd, err := t.messenger.Sender(org)
@@ -92,7 +101,7 @@ func (t *sessionTransport) sender(r, i int, org peer.ID) (*p2p.Sender, error) {
 		rt.sender = sd
 	}
 	rt.known = true
-	return rt.sender, nil
+	return rt, nil
 }
 
 // publish sends a topic message to every other party: this node's own ones

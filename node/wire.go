@@ -63,6 +63,7 @@ func (n *Node) forget(id string) {
 	defer n.mu.Unlock()
 	if s := n.sessions[id]; s != nil {
 		n.recent.CompareAndSwap(s, nil)
+		s.gone.Store(true)
 	}
 	delete(n.sessions, id)
 	n.metrics.active.Set(float64(len(n.sessions)))
@@ -405,29 +406,7 @@ func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message,
 	return protocol.Message{From: p, Topic: true, Body: f.Body}, nil
 }
 
-// handleRoleFrame routes a protocol message received on family's stream.
-// Only the path of a frame that is delivered is here; a rejected one goes
-// to rejectRoleFrame, so that the code and stack every frame runs through
-// stay small (with many daemons per core, each line of them is a miss).
-func (n *Node) handleRoleFrame(family string, from peer.ID, frame []byte) {
-	f, err := decodeRoleFrame(frame)
-	if err != nil {
-		n.rejectRoleFrame(family, from, &f, nil, err)
-		return
-	}
-	s := n.lookupBytes(f.SessionID)
-	if s != nil {
-		fromP, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
-		toP, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
-		if s.family == family && fromOK && fromOrg == from && toOK && toOrg == s.self {
-			s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body}, true)
-			return
-		}
-	}
-	n.rejectRoleFrame(family, from, &f, s, nil)
-}
-
-// rejectRoleFrame counts and logs a role frame that handleRoleFrame does
+// rejectRoleFrame counts and logs a role frame that roleStream.decode does
 // not deliver: decodeErr if it did not decode; otherwise s is its session
 // (nil if not active here), and why it is refused is worked out again.
 func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s *session, decodeErr error) {

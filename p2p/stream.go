@@ -71,6 +71,13 @@ type MessengerOptions struct {
 	// per frame received, which a busy session (SAMBA's controller
 	// receives a hundred frames a step) feels.
 	BorrowedFrames bool
+	// NewStreamHandler, if set, gives every inbound stream a frame handler
+	// of its own: it is called once, when the stream from peer from opens,
+	// and the function it returns gets that stream's frames in place of the
+	// messenger's handler (which may then be nil). A handler that keeps
+	// state from one frame to the next, such as what the last frame's
+	// header decoded to, needs no lock: one goroutine reads a stream.
+	NewStreamHandler func(from peer.ID) func(frame []byte)
 	// Logger receives log output; nil means the host's logger.
 	Logger *slog.Logger
 }
@@ -144,12 +151,17 @@ type outStream struct {
 // synchronously from that sender's read loop, so
 // frames of one sender arrive in order, and a slow handler slows that sender
 // (bounded by the sender's WriteTimeout). handler owns the frame slice,
-// unless opts.BorrowedFrames lends it only for the call.
+// unless opts.BorrowedFrames lends it only for the call; what is said here
+// of handler holds for the per-stream handlers of opts.NewStreamHandler too.
 // handler must not call Close. NewMessenger panics on options that fail
-// Validate (a programming error).
+// Validate, or with neither handler nor opts.NewStreamHandler (programming
+// errors).
 func NewMessenger(h *Host, id protocol.ID, handler func(from peer.ID, frame []byte), opts MessengerOptions) *Messenger {
 	if err := opts.Validate(); err != nil {
 		panic(err)
+	}
+	if handler == nil && opts.NewStreamHandler == nil {
+		panic("p2p: NewMessenger with no handler")
 	}
 	if opts.MaxFrameSize == 0 {
 		opts.MaxFrameSize = DefaultMaxFrameSize
@@ -510,6 +522,10 @@ func (m *Messenger) handleStream(s network.Stream) {
 // readLoop reads frames from s and hands them to the handler until the stream
 // ends or misbehaves.
 func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
+	var handle func(frame []byte)
+	if m.opts.NewStreamHandler != nil {
+		handle = m.opts.NewStreamHandler(from)
+	}
 	br := bufio.NewReaderSize(s, streamBufferSize)
 	idle, readTimeout := m.opts.IdleTimeout, m.opts.ReadTimeout
 	var deadline time.Time // read deadline currently set on s
@@ -553,7 +569,11 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 		}
 		m.framesReceived.Add(1)
 		m.bytesReceived.Add(uint64(len(frame)))
-		m.handler(from, frame)
+		if handle != nil {
+			handle(frame)
+		} else {
+			m.handler(from, frame)
+		}
 		if borrowed {
 			br.Discard(len(frame))
 		}

@@ -535,3 +535,63 @@ func TestMessengerHandsOverTheBooksPeerID(t *testing.T) {
 		t.Error("the handler's peer ID is not the address book's copy")
 	}
 }
+
+// TestMessengerStreamHandlers: with NewStreamHandler, each inbound stream
+// gets a handler of its own, made once for the stream with its sender's ID,
+// which sees that stream's frames in order and may keep state between them
+// without a lock.
+func TestMessengerStreamHandlers(t *testing.T) {
+	tn := newTestNet(t, 3, nil)
+	a, b, c := tn.hosts[0], tn.hosts[1], tn.hosts[2]
+	var (
+		mu      sync.Mutex
+		made    = map[peer.ID]int{} // handlers made, by sender
+		inOrder = map[peer.ID]int{} // frames seen in order, by sender
+	)
+	opts := MessengerOptions{BorrowedFrames: true, NewStreamHandler: func(from peer.ID) func([]byte) {
+		mu.Lock()
+		made[from]++
+		mu.Unlock()
+		next := 0 // the stream's own state
+		return func(frame []byte) {
+			if string(frame) == strconv.Itoa(next) {
+				next++
+			}
+			mu.Lock()
+			inOrder[from] = next
+			mu.Unlock()
+		}
+	}}
+	mc := NewMessenger(c, testProto, nil, opts)
+	ma := NewMessenger(a, testProto, newCollector().handle, MessengerOptions{})
+	mb := NewMessenger(b, testProto, newCollector().handle, MessengerOptions{})
+	t.Cleanup(func() { ma.Close(); mb.Close(); mc.Close() })
+	const n = 200
+	for i := range n {
+		for _, m := range []*Messenger{ma, mb} {
+			if err := m.Send(t.Context(), c.ID(), []byte(strconv.Itoa(i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	waitFor(t, "every frame in order", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return inOrder[a.ID()] == n && inOrder[b.ID()] == n
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	if made[a.ID()] != 1 || made[b.ID()] != 1 || len(made) != 2 {
+		t.Fatalf("stream handlers made: %v, want one for each sender", made)
+	}
+}
+
+func TestNewMessengerWithoutHandlerPanics(t *testing.T) {
+	tn := newTestNet(t, 1, nil)
+	defer func() {
+		if recover() == nil {
+			t.Fatal("NewMessenger with neither a handler nor NewStreamHandler did not panic")
+		}
+	}()
+	NewMessenger(tn.hosts[0], testProto, nil, MessengerOptions{})
+}
