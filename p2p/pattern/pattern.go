@@ -52,13 +52,32 @@ const (
 )
 
 // Defaults for the zero values of Config, and a sensible warm-up. The frame
-// sizes are about a SAMBA step's at K = 10 (an AES-GCM envelope of a masked
-// score in a session frame; a batch of K of them; an envelope of a bit).
+// sizes are a SAMBA step's, byte for byte, at steps 128 to 16,383 (whose
+// step number takes two bytes) and with a 16-character session ID, so that
+// the pattern carries what SAMBA carries:
+//
+//   - a data owner's score: a role frame's head (session ID, sender and
+//     addressee: 44 bytes from a data owner but the first), the body's tag
+//     and length (2) and the body, a Sealed{t, l, box} of 45 bytes whose
+//     box is the AES-GCM envelope of an 8-byte score (36): 91;
+//   - the controller's bit to a data owner: 44 + 2 + a Sealed of 38 bytes
+//     (a 29-byte envelope of one byte): 84;
+//   - the controller's batch to comp: a head of 47 bytes (the role frame's
+//     36 from the controller to comp, the body's tag and length, the
+//     Batch's own tag, length, t and l) and a box field of 38 bytes for
+//     every data owner;
+//   - comp's batch of bits: the same 47 bytes and 31 a data owner.
+//
+// TestStepBodySizes (protocol/samba) and TestRoleHeadSizes (node) hold
+// the parts to these numbers.
 const (
-	DefaultWarmup    = 200
-	DefaultScoreSize = 110
-	DefaultBitSize   = 100
-	DefaultTransport = TransportTCP
+	DefaultWarmup        = 200
+	DefaultScoreSize     = 91
+	DefaultBitSize       = 84
+	DefaultBatchHeadSize = 47
+	DefaultScoreItemSize = 38
+	DefaultBitItemSize   = 31
+	DefaultTransport     = TransportTCP
 	// maxFrame bounds a frame the pattern reads.
 	maxFrame = 16 << 20
 )
@@ -72,12 +91,16 @@ type Config struct {
 	// Warmup steps run before the clock starts (DefaultWarmup is a
 	// sensible number).
 	Warmup int
-	// ScoreSize is the size of a data owner's frame, and of each item of
-	// the batches; default DefaultScoreSize.
+	// ScoreSize is the size of a data owner's frame; default
+	// DefaultScoreSize.
 	ScoreSize int
 	// BitSize is the size of the controller's frame to a data owner;
 	// default DefaultBitSize.
 	BitSize int
+	// The controller's batch to comp is BatchHeadSize + K * ScoreItemSize
+	// bytes, comp's batch back BatchHeadSize + K * BitItemSize; defaults
+	// DefaultBatchHeadSize, DefaultScoreItemSize and DefaultBitItemSize.
+	BatchHeadSize, ScoreItemSize, BitItemSize int
 	// Transport is "tcp" (default) or "quic".
 	Transport string
 }
@@ -97,6 +120,15 @@ func (c Config) withDefaults() (Config, error) {
 	if c.BitSize == 0 {
 		c.BitSize = DefaultBitSize
 	}
+	if c.BatchHeadSize == 0 {
+		c.BatchHeadSize = DefaultBatchHeadSize
+	}
+	if c.ScoreItemSize == 0 {
+		c.ScoreItemSize = DefaultScoreItemSize
+	}
+	if c.BitItemSize == 0 {
+		c.BitItemSize = DefaultBitItemSize
+	}
 	if c.Transport == "" {
 		c.Transport = DefaultTransport
 	}
@@ -107,12 +139,23 @@ func (c Config) withDefaults() (Config, error) {
 		return c, fmt.Errorf("pattern: steps must be at least 1, got %d", c.Steps)
 	case c.Warmup < 0:
 		return c, fmt.Errorf("pattern: negative warm-up %d", c.Warmup)
-	case c.ScoreSize < 1 || c.BitSize < 1 || c.K*c.ScoreSize > maxFrame:
-		return c, fmt.Errorf("pattern: frame sizes must be positive and a batch at most %d bytes (score %d, bit %d, K %d)", maxFrame, c.ScoreSize, c.BitSize, c.K)
+	case c.ScoreSize < 1 || c.BitSize < 1 || c.BatchHeadSize < 1 || c.ScoreItemSize < 1 || c.BitItemSize < 1 ||
+		c.batchSize(max(c.ScoreItemSize, c.BitItemSize)) > maxFrame:
+		return c, fmt.Errorf("pattern: frame sizes must be positive and a batch at most %d bytes (score %d, bit %d, batch head %d, items %d and %d, K %d)",
+			maxFrame, c.ScoreSize, c.BitSize, c.BatchHeadSize, c.ScoreItemSize, c.BitItemSize, c.K)
 	case c.Transport != TransportTCP && c.Transport != TransportQUIC:
 		return c, fmt.Errorf("pattern: transport must be %q or %q, got %q", TransportTCP, TransportQUIC, c.Transport)
 	}
 	return c, nil
+}
+
+// batchSize is the size of a batch of K items of itemSize bytes (at most
+// maxFrame+1, so that it cannot overflow).
+func (c Config) batchSize(itemSize int) int {
+	if c.K > (maxFrame-c.BatchHeadSize)/itemSize {
+		return maxFrame + 1
+	}
+	return c.BatchHeadSize + c.K*itemSize
 }
 
 // Result is the controller's measurement.
@@ -357,7 +400,7 @@ func (p *Party) runComp(ctx context.Context, cfg Config) error {
 	defer s.s.Close()
 	stop := context.AfterFunc(ctx, func() { s.s.Reset() })
 	defer stop()
-	reply := make([]byte, cfg.K*cfg.BitSize)
+	reply := make([]byte, cfg.batchSize(cfg.BitItemSize))
 	for t := range cfg.Warmup + cfg.Steps {
 		if t == cfg.Warmup {
 			p.warm = processUsage()
@@ -408,7 +451,7 @@ func (p *Party) runController(ctx context.Context, cfg Config, peers Peers) (Res
 		}
 	})
 	defer stop()
-	batch := make([]byte, cfg.K*cfg.ScoreSize)
+	batch := make([]byte, cfg.batchSize(cfg.ScoreItemSize))
 	bit := make([]byte, cfg.BitSize)
 	var start time.Time
 	for t := range cfg.Warmup + cfg.Steps {
@@ -421,7 +464,8 @@ func (p *Party) runController(ctx context.Context, cfg Config, peers Peers) (Res
 			if err != nil {
 				return Result{}, fmt.Errorf("pattern: controller reading data owner %d at step %d: %w", i, t, err)
 			}
-			copy(batch[i*cfg.ScoreSize:], f)
+			// As SAMBA's controller puts each score's box into the batch.
+			copy(batch[cfg.BatchHeadSize+i*cfg.ScoreItemSize:][:cfg.ScoreItemSize], f)
 		}
 		if err := comp.write(batch); err != nil {
 			return Result{}, fmt.Errorf("pattern: controller sending the batch at step %d: %w", t, err)

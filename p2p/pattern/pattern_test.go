@@ -87,6 +87,8 @@ func TestConfigErrors(t *testing.T) {
 		{Config{K: 1, Steps: 1, Warmup: -1}, "negative warm-up"},
 		{Config{K: 1, Steps: 1, ScoreSize: -1}, "frame sizes"},
 		{Config{K: 1 << 20, Steps: 1, ScoreSize: 100}, "frame sizes"},
+		{Config{K: 1, Steps: 1, BitItemSize: -1}, "frame sizes"},
+		{Config{K: 1 << 20, Steps: 1, ScoreItemSize: 1 << 62}, "frame sizes"},
 		{Config{K: 1, Steps: 1, Transport: "ws"}, "transport must be"},
 	}
 	for _, tc := range tests {

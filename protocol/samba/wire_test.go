@@ -206,3 +206,33 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestStepBodySizes pins the sizes of a step's bodies that the bare
+// message pattern (p2p/pattern's defaults) copies, at a step whose number
+// takes two bytes: a score 45 bytes, a bit 38, the batch of scores 8 + 38 K
+// and the batch of bits 8 + 31 K.
+func TestStepBodySizes(t *testing.T) {
+	const step, iteration = 1000, 1
+	score := appendSealedMessage(nil, fieldScore, step, iteration, make([]byte, sealedBoxSize(8)))
+	bit := appendSealedMessage(nil, fieldBit, step, iteration, make([]byte, sealedBoxSize(1)))
+	if len(score) != 45 || len(bit) != 38 {
+		t.Fatalf("a score body of %d bytes and a bit body of %d, want 45 and 38", len(score), len(bit))
+	}
+	for _, k := range []int{10, 100} {
+		for _, tc := range []struct {
+			field protowire.Number
+			plain int // bytes sealed in each box
+			item  int
+		}{{fieldScores, 8, 38}, {fieldBits, 1, 31}} {
+			box := sealedBoxSize(tc.plain)
+			size := stepHeadSize(step, iteration) + k*boxFieldSize(box)
+			body := appendBatchHead(nil, tc.field, size, step, iteration)
+			for range k {
+				body = append(appendBoxHead(body, box), make([]byte, box)...)
+			}
+			if len(body) != batchMessageSize(tc.field, size) || len(body) != 8+k*tc.item {
+				t.Errorf("K = %d: a batch (field %d) of %d bytes, want 8 + %d K = %d", k, tc.field, len(body), tc.item, 8+k*tc.item)
+			}
+		}
+	}
+}

@@ -42,13 +42,17 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	procs := fs.Int("procs", 0, "GOMAXPROCS of every party's process with --processes (0: Go's default)")
 	ownerProcs := fs.Int("owner-procs", 0, "GOMAXPROCS of each data owner's process with --processes, in place of --procs (0: as --procs)")
 	transport := fs.String("transport", pattern.DefaultTransport, "tcp or quic")
-	scoreSize := fs.Int("score-bytes", pattern.DefaultScoreSize, "bytes of a data owner's frame and of each batch item")
+	scoreSize := fs.Int("score-bytes", pattern.DefaultScoreSize, "bytes of a data owner's frame")
 	bitSize := fs.Int("bit-bytes", pattern.DefaultBitSize, "bytes of the controller's frame to a data owner")
+	batchHead := fs.Int("batch-head-bytes", pattern.DefaultBatchHeadSize, "bytes of each batch besides its K items")
+	scoreItem := fs.Int("score-item-bytes", pattern.DefaultScoreItemSize, "bytes of each item of the controller's batch to comp")
+	bitItem := fs.Int("bit-item-bytes", pattern.DefaultBitItemSize, "bytes of each item of comp's batch to the controller")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
-	cfg := pattern.Config{K: *k, Steps: *steps, Warmup: *warmup, ScoreSize: *scoreSize, BitSize: *bitSize, Transport: *transport}
+	cfg := pattern.Config{K: *k, Steps: *steps, Warmup: *warmup, ScoreSize: *scoreSize, BitSize: *bitSize,
+		BatchHeadSize: *batchHead, ScoreItemSize: *scoreItem, BitItemSize: *bitItem, Transport: *transport}
 	if err := cfg.Validate(); err != nil {
 		return usageError{"bench " + err.Error()}
 	}
