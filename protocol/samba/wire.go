@@ -45,6 +45,39 @@ func appendTag(b []byte, num protowire.Number, typ protowire.Type) []byte {
 	return append(b, byte(protowire.EncodeTag(num, typ)))
 }
 
+// consumeTag is protowire.ConsumeTag with the one-byte case inlined: every
+// tag here is one byte.
+func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
+	if len(b) > 0 && b[0] >= 1<<3 && b[0] < 0x80 { // field numbers start at 1
+		return protowire.Number(b[0] >> 3), protowire.Type(b[0] & 7), 1
+	}
+	return protowire.ConsumeTag(b)
+}
+
+// consumeVarint is protowire.ConsumeVarint with the one- and two-byte cases
+// inlined: every length and, but for the longest sessions, every step here.
+func consumeVarint(b []byte) (uint64, int) {
+	if len(b) > 0 && b[0] < 0x80 {
+		return uint64(b[0]), 1
+	}
+	if len(b) > 1 && b[1] < 0x80 {
+		return uint64(b[0]&0x7f) | uint64(b[1])<<7, 2
+	}
+	return protowire.ConsumeVarint(b)
+}
+
+// consumeBytes is protowire.ConsumeBytes over consumeVarint.
+func consumeBytes(b []byte) ([]byte, int) {
+	m, n := consumeVarint(b)
+	if n < 0 {
+		return nil, n
+	}
+	if m > uint64(len(b)-n) {
+		return nil, -1
+	}
+	return b[n : n+int(m)], n + int(m)
+}
+
 // stepHeadSize is the size of the t and l fields (proto3 leaves zeros out).
 func stepHeadSize(t uint64, l uint32) int {
 	n := 0
@@ -152,11 +185,11 @@ type inbound struct {
 // decodes with proto.Unmarshal, so that every body means what proto says it
 // means.
 func (in *inbound) parse(body []byte) bool {
-	num, typ, n := protowire.ConsumeTag(body)
+	num, typ, n := consumeTag(body)
 	if n < 0 || typ != protowire.BytesType || num < fieldScore || num > fieldBit {
 		return false
 	}
-	msg, m := protowire.ConsumeBytes(body[n:])
+	msg, m := consumeBytes(body[n:])
 	if m < 0 || n+m != len(body) {
 		return false
 	}
@@ -164,26 +197,26 @@ func (in *inbound) parse(body []byte) bool {
 	batch := num == fieldScores || num == fieldBits
 	last := protowire.Number(0)
 	for len(msg) > 0 {
-		num, typ, n := protowire.ConsumeTag(msg)
+		num, typ, n := consumeTag(msg)
 		if n < 0 || num < last || (num == last && (num != fieldBox || !batch)) {
 			return false
 		}
 		msg, last = msg[n:], num
 		switch {
 		case num == fieldT && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(msg)
+			v, n := consumeVarint(msg)
 			if n < 0 {
 				return false
 			}
 			in.t, msg = v, msg[n:]
 		case num == fieldL && typ == protowire.VarintType:
-			v, n := protowire.ConsumeVarint(msg)
+			v, n := consumeVarint(msg)
 			if n < 0 || v > math.MaxUint32 {
 				return false
 			}
 			in.l, msg = uint32(v), msg[n:]
 		case num == fieldBox && typ == protowire.BytesType:
-			v, n := protowire.ConsumeBytes(msg)
+			v, n := consumeBytes(msg)
 			if n < 0 {
 				return false
 			}

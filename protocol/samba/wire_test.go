@@ -236,3 +236,27 @@ func TestStepBodySizes(t *testing.T) {
 		}
 	}
 }
+
+// FuzzConsume holds the inlined decoders to protowire's.
+func FuzzConsume(f *testing.F) {
+	for _, b := range [][]byte{{0x08}, {0x07}, {0x80, 0x00}, {0xff, 0x7f}, {0x80, 0x80, 0x01}, {0x03, 'a', 'b', 'c'}, {0x81, 0x00, 'x'}, {0x05, 'a'}} {
+		f.Add(b)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		num, typ, n := consumeTag(b)
+		wnum, wtyp, wn := protowire.ConsumeTag(b)
+		if (n < 0) != (wn < 0) || (n >= 0 && (num != wnum || typ != wtyp || n != wn)) {
+			t.Fatalf("consumeTag(%x) = %d %d %d, protowire %d %d %d", b, num, typ, n, wnum, wtyp, wn)
+		}
+		v, n := consumeVarint(b)
+		wv, wn := protowire.ConsumeVarint(b)
+		if (n < 0) != (wn < 0) || (n >= 0 && (v != wv || n != wn)) {
+			t.Fatalf("consumeVarint(%x) = %d %d, protowire %d %d", b, v, n, wv, wn)
+		}
+		bs, n := consumeBytes(b)
+		wbs, wn := protowire.ConsumeBytes(b)
+		if (n < 0) != (wn < 0) || (n >= 0 && (!bytes.Equal(bs, wbs) || n != wn)) {
+			t.Fatalf("consumeBytes(%x) = %x %d, protowire %x %d", b, bs, n, wbs, wn)
+		}
+	})
+}
