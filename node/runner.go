@@ -116,9 +116,16 @@ func (s *session) sendBatch(p protocol.Party, msgs []protocol.Message) *abortErr
 // afterFlush sends progress (at most once a second) and, on a participant
 // whose parties have all finished, their reports to the initiator.
 func (s *session) afterFlush() *abortError {
-	if s.dirty && (time.Since(s.lastSent) >= progressEvery || s.allMineFinished()) {
+	// The clock as the flush's last batch read it, if it sent one: a
+	// busy session reads the clock once per message, not twice.
+	now := s.sentAt
+	s.sentAt = time.Time{}
+	if s.dirty && now.IsZero() {
+		now = time.Now()
+	}
+	if s.dirty && (now.Sub(s.lastSent) >= progressEvery || s.allMineFinished()) {
 		s.dirty = false
-		s.lastSent = time.Now()
+		s.lastSent = now
 		var sum protocol.Progress
 		for _, pr := range s.myProgress {
 			sum.Step += pr.Step
@@ -191,6 +198,7 @@ func (s *session) publishProgress() {
 // it for three write timeouts. The session's runner owns it.
 func (s *session) batchContext() context.Context {
 	now := time.Now()
+	s.sentAt = now
 	if s.sendCtx == nil || s.sendDeadline.Sub(now) < sendTimeout-sendTimeout/8 {
 		if s.sendCancel != nil {
 			s.sendCancel()

@@ -106,6 +106,7 @@ type session struct {
 	sendCtx      context.Context    // bounds a Ready batch's sends; see batchContext
 	sendCancel   context.CancelFunc // of sendCtx
 	sendDeadline time.Time          // of sendCtx
+	sentAt       time.Time          // when batchContext last read the clock, until afterFlush takes it
 
 	params    any
 	specText  []byte

@@ -28,8 +28,8 @@ const (
 	// DefaultReadTimeout is the default deadline for the rest of a frame once
 	// its first byte has arrived.
 	DefaultReadTimeout = 10 * time.Second
-	// DefaultIdleTimeout is the default time after which an inbound stream
-	// without frames is closed.
+	// DefaultIdleTimeout is the default time after which (up to twice
+	// which) an inbound stream without frames is closed.
 	DefaultIdleTimeout = 10 * time.Minute
 )
 
@@ -60,7 +60,8 @@ type MessengerOptions struct {
 	// first byte is in; default DefaultReadTimeout.
 	ReadTimeout time.Duration
 	// IdleTimeout closes an inbound stream that carries no frame for this
-	// long; default DefaultIdleTimeout. A sender retires its own outbound
+	// long, or up to twice this long (the deadline is not moved for every
+	// frame; see readLoop); default DefaultIdleTimeout. A sender retires its own outbound
 	// stream after IdleTimeout/2 of silence and opens a new one on the next
 	// Send, so that it never writes into a stream the receiver is closing.
 	IdleTimeout time.Duration
@@ -528,27 +529,35 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 	}
 	br := bufio.NewReaderSize(s, streamBufferSize)
 	idle, readTimeout := m.opts.IdleTimeout, m.opts.ReadTimeout
-	var deadline time.Time // read deadline currently set on s
+	// The idle deadline is set for IdleTimeout and left alone while frames
+	// come (moving it would read the clock for every frame): when it
+	// passes, the stream is idle only if no frame came since it was set,
+	// and is otherwise given another IdleTimeout.
+	armed := false // the idle deadline is set
+	heard := false // a frame came since it was set
 	for {
-		// Wait for the first byte of the next frame, for up to IdleTimeout.
-		now := time.Now()
-		if left := deadline.Sub(now); left < idle-idle/deadlineSlack || left > idle {
-			deadline = now.Add(idle)
-			if err := s.SetReadDeadline(deadline); err != nil {
+		// Wait for the first byte of the next frame.
+		if !armed {
+			if err := s.SetReadDeadline(time.Now().Add(idle)); err != nil {
 				m.logger.Debug("cannot set a read deadline; closing the stream", "peer", m.h.describe(from), "err", err)
 				s.Reset()
 				return
 			}
+			armed, heard = true, false
 		}
 		if _, err := br.Peek(1); err != nil {
+			if heard && isTimeout(err) {
+				armed = false
+				continue
+			}
 			m.endStream(from, s, err, true)
 			return
 		}
 		// Unless the whole frame is already buffered, give its remainder
 		// ReadTimeout to arrive.
 		if !frameBuffered(br) {
-			deadline = time.Now().Add(readTimeout)
-			if err := s.SetReadDeadline(deadline); err != nil {
+			armed = false
+			if err := s.SetReadDeadline(time.Now().Add(readTimeout)); err != nil {
 				s.Reset()
 				return
 			}
@@ -577,6 +586,7 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 		if borrowed {
 			br.Discard(len(frame))
 		}
+		heard = true
 	}
 }
 
@@ -589,13 +599,15 @@ func frameBuffered(br *bufio.Reader) bool {
 
 // endStream closes an inbound stream after a read error, logging why.
 // boundary reports whether the error happened between frames.
+// isTimeout reports a read that failed at its deadline.
+func isTimeout(err error) bool {
+	var te interface{ Timeout() bool }
+	return errors.Is(err, os.ErrDeadlineExceeded) || errors.As(err, &te) && te.Timeout()
+}
+
 func (m *Messenger) endStream(from peer.ID, s network.Stream, err error, boundary bool) {
 	who := m.h.describe(from)
-	timeout := errors.Is(err, os.ErrDeadlineExceeded)
-	var te interface{ Timeout() bool }
-	if errors.As(err, &te) && te.Timeout() {
-		timeout = true
-	}
+	timeout := isTimeout(err)
 	switch {
 	case boundary && errors.Is(err, io.EOF):
 		m.logger.Debug("peer closed its stream", "peer", who)

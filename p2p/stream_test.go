@@ -595,3 +595,48 @@ func TestNewMessengerWithoutHandlerPanics(t *testing.T) {
 	}()
 	NewMessenger(tn.hosts[0], testProto, nil, MessengerOptions{})
 }
+
+// TestMessengerClosesIdleInboundStreams: an inbound stream that carries
+// frames stays open across idle timeouts, however long; one that carries
+// none for twice the idle timeout is closed.
+func TestMessengerClosesIdleInboundStreams(t *testing.T) {
+	tn := newTestNet(t, 2, nil)
+	a, b := tn.hosts[0], tn.hosts[1]
+	const idle = 150 * time.Millisecond
+	var mu sync.Mutex
+	streams, frames := 0, 0
+	mb := NewMessenger(b, testProto, nil, MessengerOptions{IdleTimeout: idle, NewStreamHandler: func(peer.ID) func([]byte) {
+		mu.Lock()
+		streams++
+		mu.Unlock()
+		return func([]byte) {
+			mu.Lock()
+			frames++
+			mu.Unlock()
+		}
+	}})
+	// The sender keeps its stream for an hour: only the receiver closes it.
+	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{IdleTimeout: time.Hour})
+	t.Cleanup(func() { ma.Close(); mb.Close() })
+	inbound := func() int {
+		mb.mu.Lock()
+		defer mb.mu.Unlock()
+		return len(mb.streams)
+	}
+	const n = 20
+	for i := range n { // four idle timeouts of frames, one every 30 ms
+		if err := ma.Send(t.Context(), b.ID(), []byte{byte(i)}); err != nil {
+			t.Fatal(err)
+		}
+		time.Sleep(30 * time.Millisecond)
+	}
+	waitFor(t, "every frame", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return frames == n
+	})
+	if got := inbound(); got != 1 || streams != 1 {
+		t.Fatalf("after frames for four idle timeouts: %d inbound streams open, %d handled, want the one", got, streams)
+	}
+	waitFor(t, "the idle stream to close", func() bool { return inbound() == 0 })
+}
