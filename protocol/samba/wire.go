@@ -45,17 +45,18 @@ func appendTag(b []byte, num protowire.Number, typ protowire.Type) []byte {
 	return append(b, byte(protowire.EncodeTag(num, typ)))
 }
 
-// consumeTag is protowire.ConsumeTag with the one-byte case inlined: every
-// tag here is one byte.
-func consumeTag(b []byte) (protowire.Number, protowire.Type, int) {
-	if len(b) > 0 && b[0] >= 1<<3 && b[0] < 0x80 { // field numbers start at 1
-		return protowire.Number(b[0] >> 3), protowire.Type(b[0] & 7), 1
+// tag1 decodes the one-byte tag at the start of b, which every field here
+// has; ok is false when b is empty or starts with another (which parse
+// leaves to proto.Unmarshal).
+func tag1(b []byte) (num protowire.Number, typ protowire.Type, ok bool) {
+	if len(b) == 0 || b[0] < 1<<3 || b[0] >= 0x80 { // field numbers start at 1
+		return 0, 0, false
 	}
-	return protowire.ConsumeTag(b)
+	return protowire.Number(b[0] >> 3), protowire.Type(b[0] & 7), true
 }
 
-// consumeVarint is protowire.ConsumeVarint with the one- and two-byte cases
-// inlined: every length and, but for the longest sessions, every step here.
+// consumeVarint is protowire.ConsumeVarint, quicker for the one- and
+// two-byte varints of every length and step here.
 func consumeVarint(b []byte) (uint64, int) {
 	if len(b) > 0 && b[0] < 0x80 {
 		return uint64(b[0]), 1
@@ -69,10 +70,7 @@ func consumeVarint(b []byte) (uint64, int) {
 // consumeBytes is protowire.ConsumeBytes over consumeVarint.
 func consumeBytes(b []byte) ([]byte, int) {
 	m, n := consumeVarint(b)
-	if n < 0 {
-		return nil, n
-	}
-	if m > uint64(len(b)-n) {
+	if n < 0 || m > uint64(len(b)-n) {
 		return nil, -1
 	}
 	return b[n : n+int(m)], n + int(m)
@@ -179,29 +177,30 @@ type inbound struct {
 
 // parse decodes body when it is a Message holding a score, a batch or a bit
 // in the form proto.Marshal writes: exactly one kind field, then inside it
+// (every tag in one byte)
 // t, l and the box or boxes, each at most once and in field order (boxes
 // repeated). It reports false for anything else — other kinds, other field
 // orders, unknown or repeated fields, malformed input — which the role then
 // decodes with proto.Unmarshal, so that every body means what proto says it
 // means.
 func (in *inbound) parse(body []byte) bool {
-	num, typ, n := consumeTag(body)
-	if n < 0 || typ != protowire.BytesType || num < fieldScore || num > fieldBit {
+	num, typ, ok := tag1(body)
+	if !ok || typ != protowire.BytesType || num < fieldScore || num > fieldBit {
 		return false
 	}
-	msg, m := consumeBytes(body[n:])
-	if m < 0 || n+m != len(body) {
+	msg, m := consumeBytes(body[1:])
+	if m < 0 || 1+m != len(body) {
 		return false
 	}
 	in.field, in.t, in.l, in.box, in.boxes = num, 0, 0, nil, in.boxes[:0]
 	batch := num == fieldScores || num == fieldBits
 	last := protowire.Number(0)
 	for len(msg) > 0 {
-		num, typ, n := consumeTag(msg)
-		if n < 0 || num < last || (num == last && (num != fieldBox || !batch)) {
+		num, typ, ok := tag1(msg)
+		if !ok || num < last || (num == last && (num != fieldBox || !batch)) {
 			return false
 		}
-		msg, last = msg[n:], num
+		msg, last = msg[1:], num
 		switch {
 		case num == fieldT && typ == protowire.VarintType:
 			v, n := consumeVarint(msg)

@@ -243,10 +243,13 @@ func FuzzConsume(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		num, typ, n := consumeTag(b)
+		num, typ, ok := tag1(b)
 		wnum, wtyp, wn := protowire.ConsumeTag(b)
-		if (n < 0) != (wn < 0) || (n >= 0 && (num != wnum || typ != wtyp || n != wn)) {
-			t.Fatalf("consumeTag(%x) = %d %d %d, protowire %d %d %d", b, num, typ, n, wnum, wtyp, wn)
+		if ok && (wn != 1 || num != wnum || typ != wtyp) {
+			t.Fatalf("tag1(%x) = %d %d, protowire %d %d %d", b, num, typ, wnum, wtyp, wn)
+		}
+		if !ok && wn == 1 {
+			t.Fatalf("tag1(%x) refused the one-byte tag %d %d", b, wnum, wtyp)
 		}
 		v, n := consumeVarint(b)
 		wv, wn := protowire.ConsumeVarint(b)
