@@ -85,9 +85,7 @@ func (b *base) finish(local any) {
 // Ready implements protocol.Role. A batch of up to batchChunk messages (a
 // data owner's one a step) is copied into storage cut from a slab, and the
 // queue is kept for the next batch; a larger one (the controller's K bits)
-// is handed over whole, and the queue starts anew with room for as many
-// (growing it from nothing took eight allocations and twice the memory a
-// step at K = 100).
+// is handed over whole, and the queue starts anew.
 func (b *base) Ready() protocol.Ready {
 	rd := b.ready
 	b.ready = protocol.Ready{}
@@ -97,8 +95,6 @@ func (b *base) Ready() protocol.Ready {
 	case n <= batchChunk:
 		b.ready.Messages = rd.Messages[:0]
 		rd.Messages = append(b.batches.cut(n, batchChunk), rd.Messages...)
-	default:
-		b.ready.Messages = make([]protocol.Message, 0, n)
 	}
 	return rd
 }
