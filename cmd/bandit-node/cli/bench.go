@@ -47,6 +47,7 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	batchHead := fs.Int("batch-head-bytes", pattern.DefaultBatchHeadSize, "bytes of each batch besides its K items")
 	scoreItem := fs.Int("score-item-bytes", pattern.DefaultScoreItemSize, "bytes of each item of the controller's batch to comp")
 	bitItem := fs.Int("bit-item-bytes", pattern.DefaultBitItemSize, "bytes of each item of comp's batch to the controller")
+	wrapper := fs.String("party-wrapper", "", "with --processes, a program that starts each party's process (it gets the party's command as its arguments; a profiler, say)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
@@ -59,6 +60,9 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	if *procs < 0 || *ownerProcs < 0 {
 		return usageError{fmt.Sprintf("bench pattern: --procs %d and --owner-procs %d must not be negative (0: Go's default)", *procs, *ownerProcs)}
 	}
+	if *wrapper != "" && !*processes {
+		return usageError{"bench pattern: --party-wrapper starts party processes, so it needs --processes"}
+	}
 	var res pattern.Result
 	var err error
 	mode := "one process"
@@ -68,7 +72,11 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 		if xerr != nil {
 			return fmt.Errorf("bench pattern: finding this program to start the party processes: %w", xerr)
 		}
-		res, err = pattern.RunProcesses(ctx, cfg, pattern.ProcessOptions{Command: []string{self, "bench", "pattern-party"}, Procs: *procs, OwnerProcs: *ownerProcs, Stderr: stderr})
+		command := []string{self, "bench", "pattern-party"}
+		if *wrapper != "" {
+			command = append([]string{*wrapper}, command...)
+		}
+		res, err = pattern.RunProcesses(ctx, cfg, pattern.ProcessOptions{Command: command, Procs: *procs, OwnerProcs: *ownerProcs, Stderr: stderr})
 	} else {
 		res, err = pattern.RunInProcess(ctx, cfg)
 	}

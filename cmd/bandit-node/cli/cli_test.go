@@ -62,6 +62,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "pattern", "--k", "0"}, "bench pattern: K must be at least 1, got 0"},
 		{[]string{"bench", "pattern", "--transport", "udp"}, "transport must be"},
 		{[]string{"bench", "pattern", "--procs", "-1"}, "--procs -1"},
+		{[]string{"bench", "pattern", "--party-wrapper", "valgrind"}, "--party-wrapper starts party processes, so it needs --processes"},
+		{[]string{"bench", "pattern", "--bit-item-bytes", "-1"}, "frame sizes must be positive"},
 	}
 	for _, tt := range tests {
 		_, _, err := run(t, tt.args...)
