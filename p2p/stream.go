@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -164,18 +165,10 @@ func NewMessenger(h *Host, id protocol.ID, handler func(from peer.ID, frame []by
 	if handler == nil && opts.NewStreamHandler == nil {
 		panic("p2p: NewMessenger with no handler")
 	}
-	if opts.MaxFrameSize == 0 {
-		opts.MaxFrameSize = DefaultMaxFrameSize
-	}
-	if opts.WriteTimeout == 0 {
-		opts.WriteTimeout = DefaultWriteTimeout
-	}
-	if opts.ReadTimeout == 0 {
-		opts.ReadTimeout = DefaultReadTimeout
-	}
-	if opts.IdleTimeout == 0 {
-		opts.IdleTimeout = DefaultIdleTimeout
-	}
+	opts.MaxFrameSize = cmp.Or(opts.MaxFrameSize, DefaultMaxFrameSize)
+	opts.WriteTimeout = cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)
+	opts.ReadTimeout = cmp.Or(opts.ReadTimeout, DefaultReadTimeout)
+	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
 	logger := opts.Logger
 	if logger == nil {
 		logger = h.logger

@@ -16,6 +16,7 @@ package pattern
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -114,24 +115,12 @@ func (c Config) Validate() error {
 
 // withDefaults returns c with defaults filled in, or an error naming a bad field.
 func (c Config) withDefaults() (Config, error) {
-	if c.ScoreSize == 0 {
-		c.ScoreSize = DefaultScoreSize
-	}
-	if c.BitSize == 0 {
-		c.BitSize = DefaultBitSize
-	}
-	if c.BatchHeadSize == 0 {
-		c.BatchHeadSize = DefaultBatchHeadSize
-	}
-	if c.ScoreItemSize == 0 {
-		c.ScoreItemSize = DefaultScoreItemSize
-	}
-	if c.BitItemSize == 0 {
-		c.BitItemSize = DefaultBitItemSize
-	}
-	if c.Transport == "" {
-		c.Transport = DefaultTransport
-	}
+	c.ScoreSize = cmp.Or(c.ScoreSize, DefaultScoreSize)
+	c.BitSize = cmp.Or(c.BitSize, DefaultBitSize)
+	c.BatchHeadSize = cmp.Or(c.BatchHeadSize, DefaultBatchHeadSize)
+	c.ScoreItemSize = cmp.Or(c.ScoreItemSize, DefaultScoreItemSize)
+	c.BitItemSize = cmp.Or(c.BitItemSize, DefaultBitItemSize)
+	c.Transport = cmp.Or(c.Transport, DefaultTransport)
 	switch {
 	case c.K < 1:
 		return c, fmt.Errorf("pattern: K must be at least 1, got %d", c.K)
