@@ -516,7 +516,7 @@ func (m *Messenger) handleStream(s network.Stream) {
 // readLoop reads frames from s and hands them to the handler until the stream
 // ends or misbehaves.
 func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
-	var handle func(frame []byte)
+	handle := func(frame []byte) { m.handler(from, frame) }
 	if m.opts.NewStreamHandler != nil {
 		handle = m.opts.NewStreamHandler(from)
 	}
@@ -571,11 +571,7 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 		}
 		m.framesReceived.Add(1)
 		m.bytesReceived.Add(uint64(len(frame)))
-		if handle != nil {
-			handle(frame)
-		} else {
-			m.handler(from, frame)
-		}
+		handle(frame)
 		if borrowed {
 			br.Discard(len(frame))
 		}
