@@ -5,7 +5,8 @@
 # depend on how fast the machine runs or on what else runs on it, so it
 # compares two builds, or SAMBA and the bare pattern, to a fraction of a
 # per cent, whatever the machine is doing; but it does not see cache misses,
-# which are most of SAMBA's extra at K = 100 (README, "SAMBA speed").
+# which are most of SAMBA's extra at K = 100 (README, "SAMBA speed") —
+# CACHESIM=1 (below) simulates the first-level caches for that.
 #
 # For each role (the controller, comp, data owner 1) it starts a testnet of
 # K + 3 daemons at GOMAXPROCS=1 (as testnet/samba-bench.sh), runs the role's
@@ -20,6 +21,23 @@
 #
 #   bench/samba-instructions.sh            # K = 10, N1 = 1000, N2 = 4000
 #   BIN=/tmp/bandit-node bench/samba-instructions.sh 10
+#   KEEP=/tmp/instr TOP=60 bench/samba-instructions.sh   # keep every table
+#
+#   CACHESIM=1 bench/samba-instructions.sh  # and the misses of simulated caches
+#
+# KEEP=DIR copies the per-function tables (instructions a step, SAMBA's and
+# the bare pattern's, per role: DIR/samba-ROLE.tsv, DIR/bare-ROLE.tsv) to
+# DIR; TOP is how many functions each list shows (default 15).
+#
+# CACHESIM=1 has cachegrind simulate first-level caches of this machine's
+# size (32 KB for instructions, 32 KB for data, 8-way) and prints the misses
+# a step too: the lines of code and data a step needs that it did not touch
+# recently — its footprint, which is what costs when other processes have
+# evicted it (at K = 100 a data owner runs every few milliseconds, after a
+# hundred other processes). Then the functions whose instruction misses
+# differ most. The cores' prefetchers are not simulated, so the counts are
+# an upper bound; compare them between builds or with the pattern. It runs
+# some 30 % slower.
 #
 # Needs valgrind (Debian's valgrind package). Takes a few minutes: a daemon
 # under cachegrind runs some 50 times slower.
@@ -34,6 +52,10 @@ command -v valgrind >/dev/null || { echo "samba-instructions.sh: valgrind is not
 work=$(mktemp -d -t samba-instructions.XXXXXX)
 trap '"$root/testnet/down.sh" "$work/tn" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 bin=${BIN:-}
+top=${TOP:-15}
+keep=${KEEP:-}
+cachesim=--cache-sim=no
+[ "${CACHESIM:-0}" = 0 ] || cachesim="--cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
 if [ -z "$bin" ]; then
   (cd "$root" && go build -o "$work/bandit-node" ./cmd/bandit-node)
   bin=$work/bandit-node
@@ -46,17 +68,28 @@ fi
 vgdebug=asyncpreemptoff=1,schedtrace=2147483647
 
 # funcs FILE: "function instructions" lines of a cachegrind output.
+# With COLUMNS (e.g. "6 9"), the sum of those columns of the cost lines
+# instead of the instructions (column 2: cachegrind's events in order, Ir
+# I1mr ILmr Dr D1mr DLmr Dw D1mw DLmw, after the line number).
 funcs() {
-  awk '/^fn=/ { fn = substr($0, 4); sub(/'"'"'[0-9]+$/, "", fn); next }
-       /^[0-9]/ { s[fn] += $2 }
+  awk -v cols="${2:-2}" '/^fn=/ { fn = substr($0, 4); sub(/'"'"'[0-9]+$/, "", fn); next }
+       /^[0-9]/ { n = split(cols, c, " "); for (j = 1; j <= n; j++) s[fn] += $(c[j]) }
        END { for (f in s) print f "\t" s[f] }' "$1"
 }
 
-# perstep A B N OUT: instructions a step by function, (B - A) / N, into OUT.
+# perstep A B N OUT [COLUMNS]: instructions (or the COLUMNS' events) a step
+# by function, (B - A) / N, into OUT.
 perstep() {
   awk -F'\t' -v n="$3" 'FNR == NR { a[$1] = $2; next } { b[$1] = $2 }
     END { for (f in a) b[f] += 0; for (f in b) printf "%s\t%.1f\n", f, (b[f] - a[f]) / n }' \
-    <(funcs "$1") <(funcs "$2") >"$4"
+    <(funcs "$1" "${5:-}") <(funcs "$2" "${5:-}") >"$4"
+}
+
+# totals SAMBA BARE: "SAMBA BARE" — the sums a step, without the share that
+# follows the wall time.
+totals() {
+  awk -F'\t' -v noise="$noise" 'FNR == NR { if ($1 !~ noise) st += $2; next } { if ($1 !~ noise) bt += $2 }
+    END { printf "%.0f %.0f\n", st, bt }' "$1" "$2"
 }
 
 # The daemon's share that follows the wall time, not the steps.
@@ -98,7 +131,8 @@ start() {
 # samba NODE N OUT: a session of N steps with node NODE under cachegrind.
 samba() {
   stop "$1"
-  start "$1" valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file="$3"
+  # shellcheck disable=SC2086
+  start "$1" valgrind --tool=cachegrind $cachesim --cachegrind-out-file="$3"
   session "$2"
   stop "$1"
 }
@@ -112,7 +146,7 @@ bare() {
 IFS= read -r hello
 case "\$hello" in
 *'"role":"$1","index":$2,'*)
-  { printf '%s\n' "\$hello"; cat; } | GODEBUG=$vgdebug valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=$4 "\$@" 2>>"$work/bare-valgrind.log"
+  { printf '%s\n' "\$hello"; cat; } | GODEBUG=$vgdebug valgrind --tool=cachegrind $cachesim --cachegrind-out-file=$4 "\$@" 2>>"$work/bare-valgrind.log"
   exit ;;
 esac
 { printf '%s\n' "\$hello"; cat; } | "\$@"
@@ -142,6 +176,12 @@ for spec in "controller 2 0" "comp 3 0" "data_owner 5 1"; do
   bare "$role" "$index" "$n1" "$work/b1.out"
   bare "$role" "$index" "$n2" "$work/b2.out"
   perstep "$work/b1.out" "$work/b2.out" $((n2 - n1)) "$work/bare-$role.tsv"
+  if [ "$cachesim" != --cache-sim=no ]; then
+    perstep "$work/s1.out" "$work/s2.out" $((n2 - n1)) "$work/samba-$role.i1.tsv" 3
+    perstep "$work/b1.out" "$work/b2.out" $((n2 - n1)) "$work/bare-$role.i1.tsv" 3
+    perstep "$work/s1.out" "$work/s2.out" $((n2 - n1)) "$work/samba-$role.d1.tsv" "6 9"
+    perstep "$work/b1.out" "$work/b2.out" $((n2 - n1)) "$work/bare-$role.d1.tsv" "6 9"
+  fi
   awk -F'\t' -v role="$role" -v noise="$noise" '
     FNR == NR { st += $2; if ($1 ~ noise) sn += $2; next }
     { bt += $2; if ($1 ~ noise) bn += $2 }
@@ -152,5 +192,26 @@ for role in controller comp data_owner; do
   echo "== $role: the functions whose instructions a step differ most (SAMBA, bare, difference)"
   awk -F'\t' -v noise="$noise" 'FNR == NR { a[$1] = $2; next } { b[$1] = $2 }
     END { for (f in b) a[f] += 0; for (f in a) if (f !~ noise) printf "%10.0f %10.0f %+10.0f  %s\n", a[f], b[f], a[f] - b[f], f }' \
-    "$work/samba-$role.tsv" "$work/bare-$role.tsv" | awk '{ d = $3 < 0 ? -$3 : $3; print d "\t" $0 }' | sort -g -r | awk -F'\t' 'NR <= 15 { print $2 }'
+    "$work/samba-$role.tsv" "$work/bare-$role.tsv" | awk '{ d = $3 < 0 ? -$3 : $3; print d "\t" $0 }' | sort -g -r | awk -F'\t' -v top="$top" 'NR <= top { print $2 }'
 done
+if [ "$cachesim" != --cache-sim=no ]; then
+  echo "== simulated first-level cache misses a step (32 KB each, 8-way; without gc+hs)"
+  printf '%-12s %12s %12s %8s   %12s %12s %8s\n' role samba_I1 bare_I1 ratio samba_D1 bare_D1 ratio
+  for role in controller comp data_owner; do
+    read -r si bi < <(totals "$work/samba-$role.i1.tsv" "$work/bare-$role.i1.tsv")
+    read -r sd bd < <(totals "$work/samba-$role.d1.tsv" "$work/bare-$role.d1.tsv")
+    awk -v r="$role" -v si="$si" -v bi="$bi" -v sd="$sd" -v bd="$bd" \
+      'BEGIN { printf "%-12s %12.0f %12.0f %8.2f   %12.0f %12.0f %8.2f\n", r, si, bi, si / bi, sd, bd, sd / bd }'
+  done
+  for role in controller comp data_owner; do
+    echo "== $role: the functions whose instruction-cache misses a step differ most (SAMBA, bare, difference)"
+    awk -F'\t' -v noise="$noise" 'FNR == NR { a[$1] = $2; next } { b[$1] = $2 }
+      END { for (f in b) a[f] += 0; for (f in a) if (f !~ noise) printf "%10.1f %10.1f %+10.1f  %s\n", a[f], b[f], a[f] - b[f], f }' \
+      "$work/samba-$role.i1.tsv" "$work/bare-$role.i1.tsv" | awk '{ d = $3 < 0 ? -$3 : $3; print d "\t" $0 }' | sort -g -r | awk -F'\t' -v top="$top" 'NR <= top { print $2 }'
+  done
+fi
+if [ -n "$keep" ]; then
+  mkdir -p "$keep"
+  cp "$work"/samba-*.tsv "$work"/bare-*.tsv "$keep"/
+  echo "== the per-function tables are in $keep"
+fi
