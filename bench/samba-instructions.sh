@@ -95,6 +95,16 @@ totals() {
 # The daemon's share that follows the wall time, not the steps.
 noise='edwards25519|ecdh|x25519|sha256|sha512|scanObject|tryDeferToSpanScan|pcvalue|getStackMap|scanblock|findObject|typePointers|extractHeapBits|greyobject|scanstack|scanframe|markroot|gcDrain|wbBuf|runtime\.step$|textAddr|findfunc|unwinder|adjustframe|adjustpointers|sweep'
 
+# differ ROLE TABLE WHAT: the TOP functions whose WHAT a step differ most
+# between SAMBA and the bare pattern, for ROLE (TABLE: "" for the
+# instructions, .i1 for the instruction-cache misses).
+differ() {
+  echo "== $1: the functions whose $3 a step differ most (SAMBA, bare, difference)"
+  awk -F'\t' -v noise="$noise" 'FNR == NR { a[$1] = $2; next } { b[$1] = $2 }
+    END { for (f in b) a[f] += 0; for (f in a) if (f !~ noise) printf "%10.1f %10.1f %+10.1f  %s\n", a[f], b[f], a[f] - b[f], f }' \
+    "$work/samba-$1$2.tsv" "$work/bare-$1$2.tsv" | awk '{ d = $3 < 0 ? -$3 : $3; print d "\t" $0 }' | sort -g -r | awk -F'\t' -v top="$top" 'NR <= top { print $2 }'
+}
+
 # session N: a SAMBA session of N steps, started by the data customer.
 session() {
   "$bin" session start --config "$work/tn/node1/config.toml" "$work/samba-$1.toml" --wait >"$work/session.log" 2>&1 ||
@@ -188,12 +198,7 @@ for spec in "controller 2 0" "comp 3 0" "data_owner 5 1"; do
     END { printf "%-12s %10.0f %10.0f %10.0f   %10.0f %10.0f %10.0f   %6.3f\n", role, st, sn, st - sn, bt, bn, bt - bn, (st - sn) / (bt - bn) }' \
     "$work/samba-$role.tsv" "$work/bare-$role.tsv"
 done
-for role in controller comp data_owner; do
-  echo "== $role: the functions whose instructions a step differ most (SAMBA, bare, difference)"
-  awk -F'\t' -v noise="$noise" 'FNR == NR { a[$1] = $2; next } { b[$1] = $2 }
-    END { for (f in b) a[f] += 0; for (f in a) if (f !~ noise) printf "%10.0f %10.0f %+10.0f  %s\n", a[f], b[f], a[f] - b[f], f }' \
-    "$work/samba-$role.tsv" "$work/bare-$role.tsv" | awk '{ d = $3 < 0 ? -$3 : $3; print d "\t" $0 }' | sort -g -r | awk -F'\t' -v top="$top" 'NR <= top { print $2 }'
-done
+for role in controller comp data_owner; do differ "$role" "" instructions; done
 if [ "$cachesim" != --cache-sim=no ]; then
   echo "== simulated first-level cache misses a step (32 KB each, 8-way; without gc+hs)"
   printf '%-12s %12s %12s %8s   %12s %12s %8s\n' role samba_I1 bare_I1 ratio samba_D1 bare_D1 ratio
@@ -203,12 +208,7 @@ if [ "$cachesim" != --cache-sim=no ]; then
     awk -v r="$role" -v si="$si" -v bi="$bi" -v sd="$sd" -v bd="$bd" \
       'BEGIN { printf "%-12s %12.0f %12.0f %8.2f   %12.0f %12.0f %8.2f\n", r, si, bi, si / bi, sd, bd, sd / bd }'
   done
-  for role in controller comp data_owner; do
-    echo "== $role: the functions whose instruction-cache misses a step differ most (SAMBA, bare, difference)"
-    awk -F'\t' -v noise="$noise" 'FNR == NR { a[$1] = $2; next } { b[$1] = $2 }
-      END { for (f in b) a[f] += 0; for (f in a) if (f !~ noise) printf "%10.1f %10.1f %+10.1f  %s\n", a[f], b[f], a[f] - b[f], f }' \
-      "$work/samba-$role.i1.tsv" "$work/bare-$role.i1.tsv" | awk '{ d = $3 < 0 ? -$3 : $3; print d "\t" $0 }' | sort -g -r | awk -F'\t' -v top="$top" 'NR <= top { print $2 }'
-  done
+  for role in controller comp data_owner; do differ "$role" .i1 "instruction-cache misses"; done
 fi
 if [ -n "$keep" ]; then
   mkdir -p "$keep"
