@@ -4,30 +4,70 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 )
+
+// pullLog is the order in which the data owners of a test network pulled
+// their arms. A data owner pulls at step t when it opens the bit of step t,
+// and sends its score of step t + 1 after that; the controller needs every
+// score of t + 1 before comp selects again, so the pulls of successive
+// steps are ordered in time and the log is the sequence of pulled arms
+// (after the K initial pulls, one per data owner, in any order).
+type pullLog struct {
+	mu   sync.Mutex
+	arms []int
+}
+
+func (l *pullLog) take() []int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	arms := l.arms
+	l.arms = nil
+	return arms
+}
+
+// loggedArm is data owner i's Bernoulli arm, logging each pull.
+type loggedArm struct {
+	samba.Bernoulli
+	i   int
+	log *pullLog
+}
+
+func (a loggedArm) Pull(r *randsrc.Source) int {
+	a.log.mu.Lock()
+	a.log.arms = append(a.log.arms, a.i)
+	a.log.mu.Unlock()
+	return a.Bernoulli.Pull(r)
+}
 
 // TestSAMBAOnTheNetworkTheorem2 runs SAMBA across six daemons — data
 // customer, controller, comp and three data owners, each owner's arm in its
 // own config — with every role's randomness replaced (test hook) by the
-// seeded streams a simulation would use, and checks Theorem 2 over libp2p:
-// the data customer's cumulative reward and every arm's pulls equal the
-// standard algorithm's from the same seed.
+// seeded streams a simulation would use, and checks Theorem 2 over libp2p,
+// for every algorithm and two seeds: the data customer's cumulative reward,
+// every arm's pulls and the sequence of pulled arms equal the standard
+// algorithm's from the same seed.
 func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 	means := []float64{0.6, 0.45, 0.3}
-	const seed = 11
+	const budget = 400
+	var seed atomic.Int64 // read by the daemons' goroutines when a session starts
+	pulls := &pullLog{}
 	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
 		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i >= 3 {
-			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
+			cfg.LocalData["samba"] = map[string]any{"data_owner": loggedArm{Bernoulli: samba.Bernoulli{Mu: means[i-3]}, i: i - 3, log: pulls}}
 		}
 	})
 	for _, tn := range nodes {
-		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
+		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed.Load(), p) }
 	}
 	// roleFrames is how many role messages the six daemons' metrics
 	// counted, out and in.
@@ -39,10 +79,25 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 		}
 		return out, in
 	}
-	for _, alg := range []string{"ucb", "softmax", "pursuit"} {
-		t.Run(alg, func(t *testing.T) {
+	var cases []struct {
+		alg  string
+		seed int64
+	}
+	for _, a := range samba.Algorithms() {
+		for _, sd := range []int64{11, 12} {
+			cases = append(cases, struct {
+				alg  string
+				seed int64
+			}{a.Name(), sd})
+		}
+	}
+	for _, c := range cases {
+		alg := c.alg
+		t.Run(fmt.Sprintf("%s/seed=%d", alg, c.seed), func(t *testing.T) {
+			seed.Store(c.seed)
+			pulls.take()
 			out0, in0 := roleFrames()
-			spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = 400\npaillier_bits = 512\n", alg)
+			spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = %d\npaillier_bits = 512\n", alg, budget)
 			id, err := nodes[0].StartSession([]byte(spec))
 			if err != nil {
 				t.Fatal(err)
@@ -56,8 +111,8 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 			if err := json.Unmarshal(rec.Result, &res); err != nil {
 				t.Fatal(err)
 			}
-			p, _ := samba.Family{}.ParseParams(map[string]any{"algorithm": alg, "budget": int64(400), "paillier_bits": int64(512)})
-			wantReward, seq, err := samba.Reference(p.(samba.Params), means, seed)
+			p, _ := samba.Family{}.ParseParams(map[string]any{"algorithm": alg, "budget": int64(budget), "paillier_bits": int64(512)})
+			wantReward, seq, err := samba.Reference(p.(samba.Params), means, c.seed)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -68,11 +123,25 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 			} else if whole := got.Finished.Sub(got.Created).Seconds(); res.StepsSeconds <= 0 || res.StepsSeconds > whole {
 				t.Errorf("steps took %v s of a session of %v s", res.StepsSeconds, whole)
 			}
-			if want := res.StepsSeconds * 1e3 / (400 - 3); res.MsPerStep != want {
+			if want := res.StepsSeconds * 1e3 / (budget - 3); res.MsPerStep != want {
 				t.Errorf("%v ms per step, want %v (steps_seconds / (N − K))", res.MsPerStep, want)
 			}
 			if res.CumulativeReward != wantReward {
 				t.Errorf("the data customer got %d over libp2p, the standard algorithm %d", res.CumulativeReward, wantReward)
+			}
+			pulled := pulls.take()
+			k := len(means)
+			if len(pulled) != len(seq) {
+				t.Errorf("the data owners pulled %d times over libp2p, the standard algorithm %d", len(pulled), len(seq))
+			} else if initial := slices.Sorted(slices.Values(pulled[:k])); !slices.Equal(initial, seq[:k]) {
+				t.Errorf("the data owners' initial pulls were arms %v, want each arm once", pulled[:k])
+			} else if !slices.Equal(pulled[k:], seq[k:]) {
+				for i := k; i < len(seq); i++ {
+					if pulled[i] != seq[i] {
+						t.Errorf("the sequences of pulled arms differ first at step %d: arm %d over libp2p, arm %d in the standard algorithm", i+1, pulled[i], seq[i])
+						break
+					}
+				}
 			}
 			counts := make([]int64, len(means))
 			for _, i := range seq {
@@ -91,7 +160,11 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 					t.Errorf("data owner %d was pulled %d times, the standard algorithm pulled its arm %d times", i, out.Pulls, counts[i])
 				}
 			}
-			if want := int64((400-3)*(2*3+2)*map[string]int{"ucb": 1, "softmax": 1, "pursuit": 2}[alg]) + 3 + 1 + 3 + 3 + 3 + 1; res.Messages != want {
+			iterations := map[string]int{"pursuit": 2}[alg]
+			if iterations == 0 {
+				iterations = 1
+			}
+			if want := int64((budget-3)*(2*3+2)*iterations) + 3 + 1 + 3 + 3 + 3 + 1; res.Messages != want {
 				t.Errorf("%d messages, want %d (2K+2 per step and iteration)", res.Messages, want)
 			}
 			// Every message went from one daemon to another as a role
