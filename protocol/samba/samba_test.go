@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
 	"google.golang.org/protobuf/proto"
@@ -175,74 +176,164 @@ func (d *driver) flush(p protocol.Party) {
 	}
 }
 
-// TestViews (Figure 7): what each role sees. Comp sees permuted masked
-// scores only, and the position of the pulled arm in comp's view is uniform
-// over the positions even though one arm is pulled almost always
-// (chi-square); the controller sees only ciphertexts it cannot open (it never
-// holds the AES key); the data customer learns the cumulative reward alone.
+// TestViews (Figure 7): what each role sees, for an argmax algorithm
+// (UCB: comp sees scores under a random positive affine map) and a
+// probability-matching one (softmax: under a random multiplier). Comp sees
+// permuted masked scores only, and the position of the pulled arm in comp's
+// view is uniform over the positions even though one arm is pulled almost
+// always (chi-square); the controller sees only envelopes sealed for comp or
+// for the data owners (it never holds the AES key); a data owner receives
+// only the setup and one sealed bit a step and iteration, never another
+// owner's score; the data customer receives one message, the encrypted
+// total, and learns the cumulative reward alone.
 func TestViews(t *testing.T) {
-	const k, budget = 4, 4000
-	d := newDriver(t, "ucb", budget, []float64{0.9, 0.2, 0.2, 0.1}, 5)
-	c := d.roles[compParty].(*comp)
-	positions := make([]int, k)
-	var lastScores []float64
-	c.view = func(_ uint64, _ int, scores []float64, sel int) {
-		positions[sel]++
-		lastScores = scores
-	}
-	// The controller's inbound traffic: every score and bit must be a sealed
-	// box, never a plaintext float or bit.
-	d.tamper = func(m *protocol.Message) bool {
-		if m.To == controllerParty || m.From == controllerParty {
-			var msg sambapb.Message
-			if err := proto.Unmarshal(m.Body, &msg); err != nil {
-				t.Fatal(err)
-			}
-			for _, box := range append(append([][]byte{msg.GetScore().GetBox(), msg.GetBit().GetBox()}, msg.GetScores().GetBoxes()...), msg.GetBits().GetBoxes()...) {
-				if box != nil && len(box) < 12+16 {
-					t.Errorf("the controller handled a %d-byte payload, too short to be an envelope", len(box))
+	tests := []struct {
+		alg string
+		// raw reports whether comp's view of a step could be the unmasked
+		// scores: UCB's lie in [0, 1 + √(2 ln 4000)] ⊂ [0, 6], softmax's
+		// exp(μ̂/τ) in [1, exp(1/τ)] (τ = 0.06). Unmasked, every step's
+		// would; masked, about a quarter of the steps fall in those ranges
+		// by chance (the mask's scale 2^x is near 1 now and then).
+		raw func(scores []float64) bool
+	}{
+		{"ucb", func(scores []float64) bool {
+			for _, v := range scores {
+				if v < 0 || v > 6 {
+					return false
 				}
 			}
-			if msg.GetAesKey() != nil {
-				t.Error("the AES key went through the controller")
+			return true
+		}},
+		{"softmax", func(scores []float64) bool {
+			for _, v := range scores {
+				if v < 1 || v > math.Exp(1/0.06) {
+					return false
+				}
+			}
+			return true
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.alg, func(t *testing.T) {
+			const k, budget = 4, 4000
+			d := newDriver(t, tt.alg, budget, []float64{0.9, 0.2, 0.2, 0.1}, 5)
+			c := d.roles[compParty].(*comp)
+			positions := make([]int, k)
+			rawSteps := 0
+			c.view = func(_ uint64, _ int, scores []float64, sel int) {
+				positions[sel]++
+				if tt.raw(scores) {
+					rawSteps++
+				}
+			}
+			toOwner := make([]int, k) // bits each data owner received
+			toCustomer := 0
+			checkSealed := sealChecker(t, d)
+			d.tamper = func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				if err := proto.Unmarshal(m.Body, &msg); err != nil {
+					t.Fatal(err)
+				}
+				if m.To == controllerParty || m.From == controllerParty {
+					if msg.GetAesKey() != nil {
+						t.Error("the AES key went through the controller")
+					}
+					checkSealed(&msg)
+				}
+				if m.To == customerParty {
+					toCustomer++
+				}
+				if m.To.Role == RoleOwner {
+					switch {
+					case msg.GetBit() != nil && m.From == controllerParty:
+						toOwner[m.To.Index]++
+					case msg.GetSeeds() != nil && m.From == controllerParty, msg.GetAesKey() != nil && m.From == compParty,
+						msg.GetPublicKey() != nil && m.From == customerParty:
+					default:
+						t.Errorf("data owner %d received %T from %s", m.To.Index, msg.Kind, m.From)
+					}
+				}
+				return true
+			}
+			if err := d.run(); err != nil {
+				t.Fatal(err)
+			}
+			// Chi-square of comp's selected positions against uniform, 3
+			// degrees of freedom: 16.27 is the 0.001 critical value.
+			n := float64(budget - k)
+			chi := 0.0
+			for _, o := range positions {
+				e := n / k
+				chi += (float64(o) - e) * (float64(o) - e) / e
+			}
+			if chi > 16.27 {
+				t.Errorf("comp's selected positions %v are not uniform (χ² = %.1f)", positions, chi)
+			}
+			if rawSteps > (budget-k)/2 {
+				t.Errorf("in %d of %d steps comp's scores could be the unmasked ones", rawSteps, budget-k)
+			}
+			for i, bits := range toOwner {
+				if bits != budget-k {
+					t.Errorf("data owner %d received %d bits, want one a step (%d)", i, bits, budget-k)
+				}
+			}
+			// The public key goes the other way; the data customer receives
+			// the controller's product of the encrypted sums alone.
+			if toCustomer != 1 {
+				t.Errorf("the data customer received %d messages, want 1 (the encrypted total)", toCustomer)
+			}
+			dc := d.results[customerParty].Local.(CustomerOutcome)
+			var sum int64
+			for i := range k {
+				sum += d.results[protocol.Party{Role: RoleOwner, Index: i}].Local.(OwnerOutcome).Sum
+			}
+			if dc.CumulativeReward != sum {
+				t.Errorf("the data customer decrypted %d, the data owners' sums add up to %d", dc.CumulativeReward, sum)
+			}
+		})
+	}
+}
+
+// sealChecker returns a check that fails t unless every score and bit in a
+// message the controller sends or receives is an envelope that opens in the
+// channel it belongs to (scores: data owner → comp; bits: comp → data
+// owner), read with comp's key: the controller handles nothing it could
+// read.
+func sealChecker(t *testing.T, d *driver) func(msg *sambapb.Message) {
+	var scores, bits *privacy.Channel
+	open := func(ch *privacy.Channel, what string, step uint64, iteration uint32, box []byte) {
+		if _, err := ch.AppendOpen(nil, step, iteration, box); err != nil {
+			t.Errorf("a %s of step %d the controller handled is not an envelope sealed for it: %v", what, step, err)
+		}
+	}
+	return func(msg *sambapb.Message) {
+		t.Helper()
+		if scores == nil {
+			c := d.roles[compParty].(*comp)
+			if c.env == nil {
+				return // no score or bit is sent before comp has its key
+			}
+			var err error
+			if scores, bits, err = channels(c.env, "test"); err != nil {
+				t.Fatal(err)
 			}
 		}
-		return true
-	}
-	if err := d.run(); err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := d.roles[controllerParty].(*controller); !ok {
-		t.Fatal("no controller")
-	}
-	// Chi-square of comp's selected positions against uniform, 3 degrees of
-	// freedom: 16.27 is the 0.001 critical value.
-	n := float64(budget - k)
-	chi := 0.0
-	for _, o := range positions {
-		e := n / k
-		chi += (float64(o) - e) * (float64(o) - e) / e
-	}
-	if chi > 16.27 {
-		t.Errorf("comp's selected positions %v are not uniform (χ² = %.1f)", positions, chi)
-	}
-	// The masked scores are not the UCB scores (which lie in [0, 3]).
-	inRange := 0
-	for _, v := range lastScores {
-		if v >= 0 && v <= 3 {
-			inRange++
+		if s := msg.GetScore(); s != nil {
+			open(scores, "score", s.T, s.L, s.Box)
 		}
-	}
-	if inRange == k {
-		t.Logf("comp's last scores %v all look like raw UCB scores (possible by chance, rare)", lastScores)
-	}
-	dc := d.results[customerParty].Local.(CustomerOutcome)
-	var sum int64
-	for i := range k {
-		sum += d.results[protocol.Party{Role: RoleOwner, Index: i}].Local.(OwnerOutcome).Sum
-	}
-	if dc.CumulativeReward != sum {
-		t.Errorf("the data customer decrypted %d, the data owners' sums add up to %d", dc.CumulativeReward, sum)
+		if b := msg.GetScores(); b != nil {
+			for _, box := range b.Boxes {
+				open(scores, "score", b.T, b.L, box)
+			}
+		}
+		if b := msg.GetBit(); b != nil {
+			open(bits, "bit", b.T, b.L, b.Box)
+		}
+		if b := msg.GetBits(); b != nil {
+			for _, box := range b.Boxes {
+				open(bits, "bit", b.T, b.L, box)
+			}
+		}
 	}
 }
 
