@@ -3,6 +3,7 @@ package samba
 import (
 	"bufio"
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"slices"
@@ -38,10 +39,41 @@ type comp struct {
 	bits    [2]byte
 	nonces  io.Reader
 	nonce   []byte
+	seen    []uint64 // the batch's nonces' first 8 bytes (distinct)
 
 	// view, when set (tests), receives every list of scores comp opens and
 	// the position it selects.
 	view func(t uint64, l int, scores []float64, selected int)
+}
+
+// distinct reports an error if two of a batch's envelopes, all of which
+// opened, are the same envelope: the controller could copy one data owner's
+// score into another's position of the same step and iteration, and it
+// would open there too, since every data owner seals for the same channel
+// (comp must not learn whose score is where). Each data owner draws a fresh
+// random 96-bit nonce for every envelope, so two envelopes of one batch
+// share a nonce only if one is a copy. Sorting the nonces' first 8 bytes
+// costs about 2 µs a step at K = 100; equal prefixes are compared whole.
+func (c *comp) distinct(boxes [][]byte) error {
+	c.seen = c.seen[:0]
+	for _, box := range boxes {
+		c.seen = append(c.seen, binary.BigEndian.Uint64(box))
+	}
+	slices.Sort(c.seen)
+	for j := 1; j < len(c.seen); j++ {
+		if c.seen[j] != c.seen[j-1] {
+			continue
+		}
+		// Rare: find the pair and compare the whole nonces.
+		for a := range boxes {
+			for b := a + 1; b < len(boxes); b++ {
+				if bytes.Equal(boxes[a][:privacy.EnvelopeNonceSize], boxes[b][:privacy.EnvelopeNonceSize]) {
+					return fmt.Errorf("scores %d and %d of step %d iteration %d are the same envelope (one data owner's score replayed in another's place)", a, b, c.t, c.l)
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // compWorker is one worker's share of comp's state: its own clones of the
@@ -138,6 +170,9 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 		}
 	})
 	if err := c.firstError(); err != nil {
+		return err
+	}
+	if err := c.distinct(boxes); err != nil {
 		return err
 	}
 	c.rep.AesOps += int64(c.k)

@@ -342,10 +342,37 @@ func sealChecker(t *testing.T, d *driver) func(msg *sambapb.Message) {
 func TestTampering(t *testing.T) {
 	tests := []struct {
 		name   string
+		alg    string // ucb when empty
 		tamper func(saved *[][]byte) func(m *protocol.Message) bool
 		want   string
 	}{
-		{"replayed score of an earlier step", func(saved *[][]byte) func(m *protocol.Message) bool {
+		{"a data owner's score copied into another's place in the batch", "", func(saved *[][]byte) func(m *protocol.Message) bool {
+			return func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				proto.Unmarshal(m.Body, &msg)
+				if b := msg.GetScores(); b != nil && b.T == 15 {
+					b.Boxes[2] = b.Boxes[0]
+					m.Body, _ = proto.Marshal(&msg)
+				}
+				return true
+			}
+		}, "same envelope"},
+		{"reordered: a score of Pursuit's first iteration in the second's batch", "pursuit", func(saved *[][]byte) func(m *protocol.Message) bool {
+			return func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				proto.Unmarshal(m.Body, &msg)
+				if b := msg.GetScores(); b != nil && b.T == 9 {
+					if b.L == 1 {
+						*saved = [][]byte{b.Boxes[1]}
+					} else if *saved != nil {
+						b.Boxes[1] = (*saved)[0]
+						m.Body, _ = proto.Marshal(&msg)
+					}
+				}
+				return true
+			}
+		}, "does not open"},
+		{"replayed score of an earlier step", "", func(saved *[][]byte) func(m *protocol.Message) bool {
 			return func(m *protocol.Message) bool {
 				var msg sambapb.Message
 				proto.Unmarshal(m.Body, &msg)
@@ -361,7 +388,7 @@ func TestTampering(t *testing.T) {
 				return true
 			}
 		}, "does not open"},
-		{"a bit sent where a score belongs", func(saved *[][]byte) func(m *protocol.Message) bool {
+		{"a bit sent where a score belongs", "", func(saved *[][]byte) func(m *protocol.Message) bool {
 			return func(m *protocol.Message) bool {
 				var msg sambapb.Message
 				proto.Unmarshal(m.Body, &msg)
@@ -376,7 +403,7 @@ func TestTampering(t *testing.T) {
 				return true
 			}
 		}, "does not open"},
-		{"a flipped byte", func(saved *[][]byte) func(m *protocol.Message) bool {
+		{"a flipped byte", "", func(saved *[][]byte) func(m *protocol.Message) bool {
 			return func(m *protocol.Message) bool {
 				var msg sambapb.Message
 				proto.Unmarshal(m.Body, &msg)
@@ -390,7 +417,11 @@ func TestTampering(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			d := newDriver(t, "ucb", 100, []float64{0.5, 0.4, 0.3}, 1)
+			alg := tt.alg
+			if alg == "" {
+				alg = "ucb"
+			}
+			d := newDriver(t, alg, 100, []float64{0.5, 0.4, 0.3}, 1)
 			var saved [][]byte
 			d.tamper = tt.tamper(&saved)
 			err := d.run()
