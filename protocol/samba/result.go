@@ -58,10 +58,7 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	alg, _ := AlgorithmByName(p.Algorithm)
 	k := a.Count(RoleOwner)
 	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2),
-		Leakage: "comp sees each iteration's scores permuted and masked: their order for an argmax (a random increasing affine map hides the values and ratios), their ratios too for a probability matching (a multiplicative mask); never which data owner is at which position"}
-	if alg.Iterations() > 1 {
-		res.Leakage += fmt.Sprintf("; %s runs %d iterations a step", alg.Name(), alg.Iterations())
-	}
+		Leakage: leakage(alg)}
 	seq := make([]int, 0, p.Budget)
 	type pull struct {
 		t uint64
@@ -151,4 +148,36 @@ func (Family) Grade(raw map[string]any, seed int64, params any, result any) (any
 	}
 	res.SameArmSequence = &same
 	return res, nil
+}
+
+// leakage states what comp learns in a session of alg (README, "What each
+// role learns").
+func leakage(alg Algorithm) string {
+	var argmax, matching bool
+	for l := 1; l <= alg.Iterations(); l++ {
+		if alg.Matching(l) {
+			matching = true
+		} else {
+			argmax = true
+		}
+	}
+	s := "comp sees each iteration's scores permuted and masked, never which data owner is at which position"
+	if alg.Iterations() > 1 {
+		s += fmt.Sprintf(" (%s runs %d iterations a step)", alg.Name(), alg.Iterations())
+	}
+	if argmax {
+		s += "; where an iteration takes an argmax (a random increasing affine map a·v + b), their order, which of them are equal and the ratios of their differences, not their values or ratios"
+	}
+	if matching {
+		s += "; where an iteration matches probabilities (a multiplicative mask), their ratios as well"
+	}
+	switch alg.Name() {
+	case "epsilon_greedy", "epsilon_decreasing":
+		s += "; on an explore step every data owner sends the same constant, so comp sees K equal scores and knows the step explores (the controller cannot tell)"
+	case "softmax":
+		s += "; softmax's ratios are exp((μ_i − μ_j)/τ) with τ public, so comp learns the differences of the data owners' empirical means"
+	case "pursuit":
+		s += "; Pursuit's second iteration matches probabilities that sum to 1, so comp learns them exactly, permuted"
+	}
+	return s
 }

@@ -3,6 +3,7 @@ package samba
 import (
 	"fmt"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
@@ -42,6 +43,39 @@ func TestReadyBatchesStayIntact(t *testing.T) {
 			return a.To == b.To && string(a.Body) == string(b.Body)
 		}) {
 			t.Fatalf("batch %d changed after Ready returned it", i)
+		}
+	}
+}
+
+// TestLeakage: each algorithm's result states what its iterations let comp
+// learn.
+func TestLeakage(t *testing.T) {
+	tests := []struct {
+		alg       string
+		want, not []string
+	}{
+		{"ucb", []string{"takes an argmax"}, []string{"matches probabilities", "explore"}},
+		{"thompson", []string{"takes an argmax"}, []string{"matches probabilities"}},
+		{"epsilon_greedy", []string{"takes an argmax", "K equal scores"}, []string{"matches probabilities"}},
+		{"epsilon_decreasing", []string{"K equal scores"}, nil},
+		{"softmax", []string{"matches probabilities", "differences of the data owners' empirical means"}, []string{"takes an argmax"}},
+		{"pursuit", []string{"takes an argmax", "matches probabilities", "2 iterations", "learns them exactly"}, nil},
+	}
+	for _, tt := range tests {
+		alg, err := AlgorithmByName(tt.alg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := leakage(alg)
+		for _, w := range tt.want {
+			if !strings.Contains(got, w) {
+				t.Errorf("%s: leakage %q does not say %q", tt.alg, got, w)
+			}
+		}
+		for _, n := range tt.not {
+			if strings.Contains(got, n) {
+				t.Errorf("%s: leakage %q says %q", tt.alg, got, n)
+			}
 		}
 	}
 }
