@@ -95,6 +95,10 @@ type PolicyConfig struct {
 	// Max bounds numeric parameters: a proposal whose params.<key> exceeds
 	// Max[key] is declined.
 	Max map[string]float64 `toml:"max"`
+	// Min bounds them from below: a proposal whose params.<key> is under
+	// Min[key] is declined (e.g. [policy.samba.min] paillier_bits = 2048,
+	// so that no session encrypts this node's data under a test-sized key).
+	Min map[string]float64 `toml:"min"`
 }
 
 // Duration is a time.Duration written as a string ("30s") in TOML.
@@ -366,9 +370,11 @@ func (c *Config) validate(reg *protocol.Registry) error {
 			}
 		}
 		if defaults, err := f.ParseParams(map[string]any{}); err == nil {
-			for _, key := range sortedKeys(pol.Max) {
-				if _, ok := numericParam(defaults, key); !ok {
-					return fmt.Errorf("policy.%s.max.%s: %s has no numeric parameter %s", fam, key, fam, key)
+			for bound, limits := range map[string]map[string]float64{"max": pol.Max, "min": pol.Min} {
+				for _, key := range sortedKeys(limits) {
+					if _, ok := numericParam(defaults, key); !ok {
+						return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter %s", fam, bound, key, fam, key)
+					}
 				}
 			}
 		}

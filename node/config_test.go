@@ -119,6 +119,8 @@ roles = ["participant"]
 initiators = ["b"]
 [policy.ping.max]
 count = 50
+[policy.ping.min]
+count = 5
 `), testRegistry(t))
 	if err != nil {
 		t.Fatal(err)
@@ -135,6 +137,9 @@ count = 50
 		{"self may always initiate", 10, "a", true, ""},
 		{"initiator not allowed", 10, "c", false, "policy.ping.initiators"},
 		{"over the limit", 51, "b", false, "params.count = 51 exceeds a's limit of 50"},
+		{"at the limits", 50, "b", false, ""},
+		{"at the minimum", 5, "b", false, ""},
+		{"under the minimum", 4, "b", false, "params.count = 4 is under a's minimum of 5 (policy.ping.min.count)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -269,5 +274,24 @@ func TestLocalDataFileMissing(t *testing.T) {
 	cfg.LocalData["mpccb"][mpccb.RoleFeature] = v
 	if _, err := New(cfg, testRegistry(t)); err == nil || !strings.Contains(err.Error(), "missing.csv: no such file") {
 		t.Errorf("New with a missing features file: %v", err)
+	}
+}
+
+// TestPolicyLimitsNameParameters: a limit on a parameter the family does not
+// have is a config error that names it, for lower and upper limits alike.
+func TestPolicyLimitsNameParameters(t *testing.T) {
+	for _, bound := range []string{"max", "min"} {
+		_, err := ParseConfig("c.toml", []byte(`
+[node]
+name = "a"
+[policy.ping]
+roles = ["participant"]
+initiators = ["*"]
+[policy.ping.`+bound+`]
+zzz = 1
+`), testRegistry(t))
+		if want := "policy.ping." + bound + ".zzz: ping has no numeric parameter zzz"; err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v, want %q", err, want)
+		}
 	}
 }

@@ -35,6 +35,15 @@ func (c *Config) admit(f protocol.Family, params any, initiator string, self boo
 			return nil, fmt.Errorf("params.%s = %v exceeds %s's limit of %v (policy.%s.max.%s)", key, v, c.Node.Name, pol.Max[key], f.Name(), key)
 		}
 	}
+	for _, key := range sortedKeys(pol.Min) {
+		v, ok := numericParam(params, key)
+		if !ok {
+			return nil, fmt.Errorf("%s: policy.%s.min.%s names no numeric parameter of %s", c.Node.Name, f.Name(), key, f.Name())
+		}
+		if !(v >= pol.Min[key]) { // also refuses NaN
+			return nil, fmt.Errorf("params.%s = %v is under %s's minimum of %v (policy.%s.min.%s)", key, v, c.Node.Name, pol.Min[key], f.Name(), key)
+		}
+	}
 	local := map[string]any{}
 	for _, r := range roles {
 		if v, ok := c.LocalData[f.Name()][r]; ok {

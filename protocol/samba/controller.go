@@ -90,8 +90,8 @@ func (c *controller) step(m protocol.Message) error {
 		if m.From != customerParty || c.pk != nil {
 			return fmt.Errorf("a public key from %s", m.From)
 		}
-		if c.pk, err = privacy.UnmarshalPublicKey(k.PublicKey.N); err != nil {
-			return fmt.Errorf("the data customer's public key: %w", err)
+		if c.pk, err = c.publicKey(k.PublicKey.N); err != nil {
+			return err
 		}
 		return c.maybeTotal()
 	case *sambapb.Message_Score:

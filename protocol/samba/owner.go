@@ -105,8 +105,8 @@ func (d *dataOwner) step(m protocol.Message) error {
 		if m.From != customerParty || d.pk != nil {
 			return fmt.Errorf("a public key from %s", m.From)
 		}
-		if d.pk, err = privacy.UnmarshalPublicKey(k.PublicKey.N); err != nil {
-			return fmt.Errorf("the data customer's public key: %w", err)
+		if d.pk, err = d.publicKey(k.PublicKey.N); err != nil {
+			return err
 		}
 	case *sambapb.Message_Seeds:
 		if m.From != controllerParty || d.alpha != nil {

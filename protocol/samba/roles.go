@@ -184,3 +184,19 @@ func channels(env *privacy.Envelope, session string) (toComp, toOwner *privacy.C
 	}
 	return toComp, toOwner, nil
 }
+
+// publicKey decodes the data customer's Paillier public key and checks that
+// its modulus has the session's params.paillier_bits, the size every party
+// agreed to (a node's policy may set a minimum): a data customer that sent
+// a smaller key would have the data owners' sums encrypted under a key
+// weaker than they accepted.
+func (b *base) publicKey(n []byte) (*privacy.PublicKey, error) {
+	pk, err := privacy.UnmarshalPublicKey(n)
+	if err != nil {
+		return nil, fmt.Errorf("the data customer's public key: %w", err)
+	}
+	if got := pk.N.BitLen(); got != b.p.PaillierBits {
+		return nil, fmt.Errorf("the data customer's public key has a %d-bit modulus, but the session's params.paillier_bits is %d", got, b.p.PaillierBits)
+	}
+	return pk, nil
+}

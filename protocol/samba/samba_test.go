@@ -572,3 +572,31 @@ func TestCombineStepsTime(t *testing.T) {
 		})
 	}
 }
+
+// TestPublicKeySize: a data customer's public key whose modulus is not the
+// size the session agreed on (params.paillier_bits, which a node's policy
+// may bound from below) stops the session at the first party that gets it.
+func TestPublicKeySize(t *testing.T) {
+	small, err := privacy.GenerateKey(protocol.SeededRand(3, customerParty), 768)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := small.PublicKey.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := newDriver(t, "ucb", 100, []float64{0.5, 0.4, 0.3}, 1)
+	d.tamper = func(m *protocol.Message) bool {
+		var msg sambapb.Message
+		proto.Unmarshal(m.Body, &msg)
+		if k := msg.GetPublicKey(); k != nil {
+			k.N = n
+			m.Body, _ = proto.Marshal(&msg)
+		}
+		return true
+	}
+	const want = "the data customer's public key has a 768-bit modulus, but the session's params.paillier_bits is 512"
+	if err := d.run(); err == nil || !strings.Contains(err.Error(), want) {
+		t.Fatalf("err = %v, want one saying %q", err, want)
+	}
+}
