@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -292,5 +293,50 @@ func TestBenchPattern(t *testing.T) {
 	}
 	if _, _, err := run(t, "bench", "pattern", "--k", "0"); err == nil || !strings.Contains(err.Error(), "K must be at least 1") {
 		t.Errorf("K = 0: err = %v", err)
+	}
+}
+
+// TestSimulateSAMBAJSON: `simulate --json` on a SAMBA spec prints the
+// fields the issue names, consistent with each other: the pulls add up to
+// the budget, one per arm, and SAMBA's cumulative reward is the standard
+// algorithm's.
+func TestSimulateSAMBAJSON(t *testing.T) {
+	spec := filepath.Join(t.TempDir(), "samba.toml")
+	if err := os.WriteFile(spec, []byte("protocol = \"samba\"\n[params]\nalgorithm = \"ucb\"\nbudget = 300\npaillier_bits = 512\n[simulation]\narms = [0.6, 0.4, 0.3]\nseed = 4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, _, err := run(t, "simulate", spec, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Algorithm       string    `json:"algorithm"`
+		Budget          int64     `json:"budget"`
+		Arms            []float64 `json:"arms"`
+		Reward          *int64    `json:"cumulative_reward"`
+		Reference       *int64    `json:"reference_cumulative_reward"`
+		Pulls           []int64   `json:"pulls"`
+		Messages        int64     `json:"messages"`
+		ElapsedSeconds  float64   `json:"elapsed_seconds"`
+		SameArmSequence *bool     `json:"same_arm_sequence"`
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var pulls int64
+	for _, n := range res.Pulls {
+		pulls += n
+	}
+	switch {
+	case res.Algorithm != "ucb" || res.Budget != 300 || !slices.Equal(res.Arms, []float64{0.6, 0.4, 0.3}):
+		t.Errorf("algorithm, budget, arms = %q, %d, %v", res.Algorithm, res.Budget, res.Arms)
+	case res.Reward == nil || res.Reference == nil || *res.Reward != *res.Reference || res.SameArmSequence == nil || !*res.SameArmSequence:
+		t.Errorf("cumulative_reward %v, reference_cumulative_reward %v, same_arm_sequence %v", res.Reward, res.Reference, res.SameArmSequence)
+	case len(res.Pulls) != 3 || pulls != 300:
+		t.Errorf("pulls %v for a budget of 300 over 3 arms", res.Pulls)
+	case res.Messages != (300-3)*(2*3+2)+3+1+3+3+3+1:
+		t.Errorf("messages = %d, want 2K+2 a step and the setup's", res.Messages)
+	case res.ElapsedSeconds <= 0:
+		t.Errorf("elapsed_seconds = %v", res.ElapsedSeconds)
 	}
 }
