@@ -167,6 +167,19 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 			if want := int64((budget-3)*(2*3+2)*iterations) + 3 + 1 + 3 + 3 + 3 + 1; res.Messages != want {
 				t.Errorf("%d messages, want %d (2K+2 per step and iteration)", res.Messages, want)
 			}
+			// Figure 8(d) on daemons: every role's time, messages and
+			// cryptographic operations, as each daemon measured them.
+			steps := int64(budget-3) * int64(iterations)
+			for role, want := range map[string]struct{ messages, aes, paillier int64 }{
+				samba.RoleOwner:      {3 * (steps + 1), 3 * 2 * steps, 3}, // scores and sums; a score sealed and a bit opened each
+				samba.RoleController: {(3+1)*steps + 3 + 1, 0, 2},         // the batch and the bits, seeds, the total; two multiplications
+				samba.RoleComp:       {steps + 3, 2 * 3 * steps, 0},       // the batch of bits, AES keys; K opens and K seals
+			} {
+				c := res.Costs[role]
+				if c.BusySeconds <= 0 || c.Messages != want.messages || c.AESOps != want.aes || c.PaillierOps != want.paillier || c.Bytes <= 0 {
+					t.Errorf("%s: costs %+v, want %d messages, %d AES and %d Paillier operations and some time", role, c, want.messages, want.aes, want.paillier)
+				}
+			}
 			// Every message went from one daemon to another as a role
 			// frame, and each daemon's metrics counted it out and in.
 			out, in := roleFrames()
