@@ -47,8 +47,11 @@ func (p Params) validate() error {
 	if p.EpsilonSchedule != "ln" && p.EpsilonSchedule != "log2" {
 		return fmt.Errorf("params.epsilon_schedule: %q is not ln or log2", p.EpsilonSchedule)
 	}
-	if !(p.Tau > 0) || math.IsInf(p.Tau, 0) {
-		return fmt.Errorf("params.tau: %v must be positive", p.Tau)
+	// Softmax's score exp(μ/τ), μ ≤ 1, masked by up to 2^20 and summed over
+	// up to MaxOwners arms, must stay below float64's 1.8e308 = e^709.8:
+	// 1/τ + ln 2^20 + ln MaxOwners ≈ 1/τ + 20.8 ≤ 709 holds for τ ≥ 1/600.
+	if !(p.Tau >= minTau) || math.IsInf(p.Tau, 0) {
+		return fmt.Errorf("params.tau: %v is below %.5f (1/600); softmax's exp(μ/τ) would overflow", p.Tau, minTau)
 	}
 	if !(p.Beta > 0 && p.Beta <= 1) {
 		return fmt.Errorf("params.beta: %v is not in (0, 1]", p.Beta)
@@ -58,3 +61,7 @@ func (p Params) validate() error {
 	}
 	return nil
 }
+
+// minTau is the smallest softmax temperature whose scores cannot overflow
+// (see Params.validate).
+const minTau = 1.0 / 600

@@ -432,6 +432,14 @@ func TestTampering(t *testing.T) {
 	}
 }
 
+// TestMinTau: at the smallest temperature allowed, the largest masked
+// softmax scores of the most data owners still add up to a finite number.
+func TestMinTau(t *testing.T) {
+	if sum := float64(MaxOwners) * math.Exp2(20) * math.Exp(1/minTau); math.IsInf(sum, 0) {
+		t.Errorf("τ = %v: the scores overflow", minTau)
+	}
+}
+
 func TestParamsErrors(t *testing.T) {
 	for _, c := range []struct {
 		raw  map[string]any
@@ -441,6 +449,7 @@ func TestParamsErrors(t *testing.T) {
 		{map[string]any{"budget": int64(0)}, "params.budget"},
 		{map[string]any{"epsilon": 2.0}, "params.epsilon"},
 		{map[string]any{"tau": 0.0}, "params.tau"},
+		{map[string]any{"tau": 0.001}, "softmax's exp(μ/τ) would overflow"},
 		{map[string]any{"paillier_bits": int64(100)}, "params.paillier_bits"},
 		{map[string]any{"epsilon_schedule": "sqrt"}, "params.epsilon_schedule"},
 	} {
