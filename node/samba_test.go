@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -13,6 +14,8 @@ import (
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/randsrc"
 	"github.com/bandit-node/bandit-node/protocol/samba"
+	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
+	"google.golang.org/protobuf/proto"
 )
 
 // pullLog is the order in which the data owners of a test network pulled
@@ -187,5 +190,63 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 				t.Errorf("the daemons' metrics counted %v role messages out and %v in, the roles sent %d", out-out0, in-in0, res.Messages)
 			}
 		})
+	}
+}
+
+// copyingFamily is SAMBA whose controller, at one step, copies data owner
+// 0's score over another's in the batch it forwards to comp — a
+// controller that deviates from the protocol.
+type copyingFamily struct{ samba.Family }
+
+func (f copyingFamily) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	r, err := f.Family.NewRole(cfg)
+	if err != nil || cfg.Self.Role != samba.RoleController {
+		return r, err
+	}
+	return &copyingController{Role: r}, nil
+}
+
+type copyingController struct{ protocol.Role }
+
+func (c *copyingController) Ready() protocol.Ready {
+	rd := c.Role.Ready()
+	for i, m := range rd.Messages {
+		var msg sambapb.Message
+		if proto.Unmarshal(m.Body, &msg) != nil {
+			continue
+		}
+		if b := msg.GetScores(); b != nil && b.T == 50 {
+			b.Boxes[1] = b.Boxes[0]
+			rd.Messages[i].Body, _ = proto.Marshal(&msg)
+		}
+	}
+	return rd
+}
+
+// TestSAMBATamperingAbortsOnTheNetwork: on real daemons, a controller that
+// puts one data owner's sealed score in another's place is caught by comp,
+// and the session aborts on every daemon with a reason that says so.
+func TestSAMBATamperingAbortsOnTheNetwork(t *testing.T) {
+	nodes := startNetworkWith(t, 6, func(i int, cfg *Config) {
+		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		if i >= 3 {
+			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: 0.5}}
+		}
+	}, func(i int) []protocol.Family {
+		if i == 1 { // node2, the controller
+			return []protocol.Family{copyingFamily{}}
+		}
+		return nil
+	})
+	spec := "protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nbudget = 400\npaillier_bits = 512\n"
+	id, err := nodes[0].StartSession([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes {
+		got := waitEnded(t, tn, id, 60*time.Second)
+		if got.State != stateAborted || !strings.Contains(got.Reason, "same envelope") {
+			t.Errorf("%s: session %s (%q), want aborted with a reason naming the copied envelope", tn.cfg.Node.Name, got.State, got.Reason)
+		}
 	}
 }
