@@ -53,9 +53,10 @@ work=$(mktemp -d -t samba-instructions.XXXXXX)
 trap '"$root/testnet/down.sh" "$work/tn" >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 bin=${BIN:-}
 top=${TOP:-15}
+case $top in '' | *[!0-9]*) echo "samba-instructions.sh: TOP must be a number of functions, got '$top'" >&2; exit 2 ;; esac
 keep=${KEEP:-}
 cachesim=--cache-sim=no
-[ "${CACHESIM:-0}" = 0 ] || cachesim="--cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
+[ "${CACHESIM:-0}" != 1 ] || cachesim="--cache-sim=yes --I1=32768,8,64 --D1=32768,8,64 --LL=1048576,16,64"
 if [ -z "$bin" ]; then
   (cd "$root" && go build -o "$work/bandit-node" ./cmd/bandit-node)
   bin=$work/bandit-node

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -370,11 +371,22 @@ func (c *Config) validate(reg *protocol.Registry) error {
 			}
 		}
 		if defaults, err := f.ParseParams(map[string]any{}); err == nil {
-			for bound, limits := range map[string]map[string]float64{"max": pol.Max, "min": pol.Min} {
-				for _, key := range sortedKeys(limits) {
+			for _, b := range []struct {
+				name   string
+				limits map[string]float64
+			}{{"max", pol.Max}, {"min", pol.Min}} {
+				for _, key := range sortedKeys(b.limits) {
 					if _, ok := numericParam(defaults, key); !ok {
-						return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter %s", fam, bound, key, fam, key)
+						return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter %s", fam, b.name, key, fam, key)
 					}
+					if math.IsNaN(b.limits[key]) {
+						return fmt.Errorf("policy.%s.%s.%s: NaN is not a limit", fam, b.name, key)
+					}
+				}
+			}
+			for _, key := range sortedKeys(pol.Min) {
+				if hi, ok := pol.Max[key]; ok && pol.Min[key] > hi {
+					return fmt.Errorf("policy.%s: min.%s = %v is above max.%s = %v, which would decline every proposal", fam, key, pol.Min[key], key, hi)
 				}
 			}
 		}

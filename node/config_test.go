@@ -277,21 +277,25 @@ func TestLocalDataFileMissing(t *testing.T) {
 	}
 }
 
-// TestPolicyLimitsNameParameters: a limit on a parameter the family does not
-// have is a config error that names it, for lower and upper limits alike.
-func TestPolicyLimitsNameParameters(t *testing.T) {
-	for _, bound := range []string{"max", "min"} {
+// TestPolicyLimitsAreChecked: a limit on a parameter the family does not
+// have, a NaN limit and a minimum above the maximum are config errors that
+// say which.
+func TestPolicyLimitsAreChecked(t *testing.T) {
+	for _, tt := range []struct{ limits, want string }{
+		{"[policy.ping.max]\nzzz = 1", "policy.ping.max.zzz: ping has no numeric parameter zzz"},
+		{"[policy.ping.min]\nzzz = 1", "policy.ping.min.zzz: ping has no numeric parameter zzz"},
+		{"[policy.ping.min]\ncount = nan", "policy.ping.min.count: NaN is not a limit"},
+		{"[policy.ping.max]\ncount = 5\n[policy.ping.min]\ncount = 6", "policy.ping: min.count = 6 is above max.count = 5"},
+	} {
 		_, err := ParseConfig("c.toml", []byte(`
 [node]
 name = "a"
 [policy.ping]
 roles = ["participant"]
 initiators = ["*"]
-[policy.ping.`+bound+`]
-zzz = 1
-`), testRegistry(t))
-		if want := "policy.ping." + bound + ".zzz: ping has no numeric parameter zzz"; err == nil || !strings.Contains(err.Error(), want) {
-			t.Errorf("err = %v, want %q", err, want)
+`+tt.limits+"\n"), testRegistry(t))
+		if err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%s: err = %v, want %q", tt.limits, err, tt.want)
 		}
 	}
 }

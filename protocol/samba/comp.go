@@ -18,8 +18,9 @@ import (
 // owners (never with the controller), and each step and iteration opens the
 // K permuted, masked scores, selects a position (SelectArm) and seals a bit
 // for every position. What it sees: permuted masked scores — for an argmax
-// their order only, for a probability matching their ratios too — and which
-// position it selected; not which data owner is at which position.
+// their order, which are equal and the ratios of their differences, for a
+// probability matching their ratios too (see leakage) — and which position
+// it selected; not which data owner is at which position.
 type comp struct {
 	base
 	decide *randsrc.Source

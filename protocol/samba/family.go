@@ -10,8 +10,9 @@
 // pulls; the data customer, the cumulative reward; the controller,
 // ciphertexts only (AES-GCM for comp, Paillier for the data customer) and the
 // permutations it drew; comp, each iteration's permuted masked scores (their
-// order, and for a probability matching their ratios) and which position it
-// picked, never which data owner is where.
+// order, which are equal and the ratios of their differences, and for a
+// probability matching their ratios; leakage states it per algorithm) and
+// which position it picked, never which data owner is where.
 package samba
 
 import (

@@ -68,13 +68,16 @@ func TestMovieLensStatistics(t *testing.T) {
 				Params: map[string]any{"algorithm": c.alg, "budget": int64(100000), "epsilon": 0.1, "epsilon_schedule": "log2",
 					"tau": 0.06, "beta": 0.1, "paillier_bits": int64(512)},
 				Simulation: map[string]any{"arms": arms, "seed": seed + 1}})
-			if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || !*res.SameArmSequence {
+			if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || res.SameArmSequence == nil || !*res.SameArmSequence {
 				t.Errorf("%s, seed %d: SAMBA %d, the standard algorithm %v, same arm sequence %v", c.alg, seed+1, res.CumulativeReward, res.ReferenceCumulativeReward, res.SameArmSequence)
 			}
 			sum += float64(res.CumulativeReward)
 		}
 		got := sum / runs
 		// Within 4 standard errors of the prototype's mean, at least 1%.
+		// Pursuit's spread in the prototype (± 9,853) makes its check a
+		// loose one; each run's equality with the standard algorithm is
+		// the strict part.
 		tol := math.Max(4*c.sd/math.Sqrt(runs), 0.01*c.mean)
 		t.Logf("%s: SAMBA's mean %.0f over %d runs, paper %.0f ± %.0f", c.alg, got, runs, c.mean, c.sd)
 		if math.Abs(got-c.mean) > tol {

@@ -50,7 +50,10 @@ func (p Params) validate() error {
 	// Softmax's score exp(μ/τ), μ ≤ 1, masked by up to 2^20 and summed over
 	// up to MaxOwners arms, must stay below float64's 1.8e308 = e^709.8:
 	// 1/τ + ln 2^20 + ln MaxOwners ≈ 1/τ + 20.8 ≤ 709 holds for τ ≥ 1/600.
-	if !(p.Tau >= minTau) || math.IsInf(p.Tau, 0) {
+	if math.IsInf(p.Tau, 0) {
+		return fmt.Errorf("params.tau: %v must be finite", p.Tau)
+	}
+	if !(p.Tau >= minTau) {
 		return fmt.Errorf("params.tau: %v is below %.5f (1/600); softmax's exp(μ/τ) would overflow", p.Tau, minTau)
 	}
 	if !(p.Beta > 0 && p.Beta <= 1) {

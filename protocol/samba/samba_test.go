@@ -297,41 +297,37 @@ func TestViews(t *testing.T) {
 // sealChecker returns a check that fails t unless every score and bit in a
 // message the controller sends or receives is an envelope that opens in the
 // channel it belongs to (scores: data owner → comp; bits: comp → data
-// owner), read with comp's key: the controller handles nothing it could
-// read.
+// owner) and not in the other, read with comp's key: the controller handles
+// nothing it could read.
 func sealChecker(t *testing.T, d *driver) func(msg *sambapb.Message) {
-	var scores, bits *privacy.Channel
-	open := func(ch *privacy.Channel, what string, step uint64, iteration uint32, box []byte) {
-		if _, err := ch.AppendOpen(nil, step, iteration, box); err != nil {
+	scores, bits, err := channels(d.roles[compParty].(*comp).env, "test") // comp draws its key when created
+	if err != nil {
+		t.Fatal(err)
+	}
+	open := func(own, other *privacy.Channel, what string, step uint64, iteration uint32, box []byte) {
+		if _, err := own.AppendOpen(nil, step, iteration, box); err != nil {
 			t.Errorf("a %s of step %d the controller handled is not an envelope sealed for it: %v", what, step, err)
+		}
+		if _, err := other.AppendOpen(nil, step, iteration, box); err == nil {
+			t.Errorf("a %s of step %d opens in the other direction's channel too", what, step)
 		}
 	}
 	return func(msg *sambapb.Message) {
 		t.Helper()
-		if scores == nil {
-			c := d.roles[compParty].(*comp)
-			if c.env == nil {
-				return // no score or bit is sent before comp has its key
-			}
-			var err error
-			if scores, bits, err = channels(c.env, "test"); err != nil {
-				t.Fatal(err)
-			}
-		}
 		if s := msg.GetScore(); s != nil {
-			open(scores, "score", s.T, s.L, s.Box)
+			open(scores, bits, "score", s.T, s.L, s.Box)
 		}
 		if b := msg.GetScores(); b != nil {
 			for _, box := range b.Boxes {
-				open(scores, "score", b.T, b.L, box)
+				open(scores, bits, "score", b.T, b.L, box)
 			}
 		}
 		if b := msg.GetBit(); b != nil {
-			open(bits, "bit", b.T, b.L, b.Box)
+			open(bits, scores, "bit", b.T, b.L, b.Box)
 		}
 		if b := msg.GetBits(); b != nil {
 			for _, box := range b.Boxes {
-				open(bits, "bit", b.T, b.L, box)
+				open(bits, scores, "bit", b.T, b.L, box)
 			}
 		}
 	}
