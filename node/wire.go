@@ -140,6 +140,13 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 	select {
 	case s.ctrl <- ctrlEvent{from: from, msg: c}:
 	case <-s.done:
+		// The session ended while the frame waited — its goroutine was
+		// recording the end, which is stored before done closes. Answer as
+		// for an ended session: a participant whose Accept crossed the
+		// initiator's Abort (sent while it was still examining the
+		// proposal, so dropped there) learns the end now instead of
+		// waiting out the start timeout.
+		n.answerEnded(from, c)
 	case <-time.After(inboxTimeout):
 		n.log.Warn("session is not taking control frames; dropped one", "session", s.id, "peer", n.nameOf(from))
 	}
