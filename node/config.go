@@ -371,10 +371,7 @@ func (c *Config) validate(reg *protocol.Registry) error {
 			}
 		}
 		if defaults, err := f.ParseParams(map[string]any{}); err == nil {
-			for _, b := range []struct {
-				name   string
-				limits map[string]float64
-			}{{"max", pol.Max}, {"min", pol.Min}} {
+			for _, b := range pol.limitTables() {
 				for _, key := range sortedKeys(b.limits) {
 					if _, ok := numericParam(defaults, key); !ok {
 						return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter %s", fam, b.name, key, fam, key)

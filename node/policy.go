@@ -26,22 +26,15 @@ func (c *Config) admit(f protocol.Family, params any, initiator string, self boo
 			return nil, fmt.Errorf("%s does not play role %s of %s (policy.%s.roles)", c.Node.Name, r, f.Name(), f.Name())
 		}
 	}
-	for _, key := range sortedKeys(pol.Max) {
-		v, ok := numericParam(params, key)
-		if !ok {
-			return nil, fmt.Errorf("%s: policy.%s.max.%s names no numeric parameter of %s", c.Node.Name, f.Name(), key, f.Name())
-		}
-		if !(v <= pol.Max[key]) { // also refuses NaN
-			return nil, fmt.Errorf("params.%s = %v exceeds %s's limit of %v (policy.%s.max.%s)", key, v, c.Node.Name, pol.Max[key], f.Name(), key)
-		}
-	}
-	for _, key := range sortedKeys(pol.Min) {
-		v, ok := numericParam(params, key)
-		if !ok {
-			return nil, fmt.Errorf("%s: policy.%s.min.%s names no numeric parameter of %s", c.Node.Name, f.Name(), key, f.Name())
-		}
-		if !(v >= pol.Min[key]) { // also refuses NaN
-			return nil, fmt.Errorf("params.%s = %v is under %s's minimum of %v (policy.%s.min.%s)", key, v, c.Node.Name, pol.Min[key], f.Name(), key)
+	for _, t := range pol.limitTables() {
+		for _, key := range sortedKeys(t.limits) {
+			v, ok := numericParam(params, key)
+			if !ok {
+				return nil, fmt.Errorf("%s: policy.%s.%s.%s names no numeric parameter of %s", c.Node.Name, f.Name(), t.name, key, f.Name())
+			}
+			if !t.within(v, t.limits[key]) {
+				return nil, fmt.Errorf("params.%s = %v %s %s's %s of %v (policy.%s.%s.%s)", key, v, t.breach, c.Node.Name, t.what, t.limits[key], f.Name(), t.name, key)
+			}
 		}
 	}
 	local := map[string]any{}
@@ -88,4 +81,22 @@ func numericParam(params any, key string) (float64, bool) {
 		return 0, false
 	}
 	return 0, false
+}
+
+// limitTable is one of a policy's tables of limits on numeric parameters.
+type limitTable struct {
+	name   string // its TOML table: "max" or "min"
+	limits map[string]float64
+	// within reports whether a value keeps to a limit; false for NaN.
+	within func(v, limit float64) bool
+	// breach and what phrase a value that does not: "exceeds … limit".
+	breach, what string
+}
+
+// limitTables returns the policy's upper limits, then its lower ones.
+func (p PolicyConfig) limitTables() []limitTable {
+	return []limitTable{
+		{"max", p.Max, func(v, limit float64) bool { return v <= limit }, "exceeds", "limit"},
+		{"min", p.Min, func(v, limit float64) bool { return v >= limit }, "is under", "minimum"},
+	}
 }

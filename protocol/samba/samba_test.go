@@ -337,78 +337,59 @@ func sealChecker(t *testing.T, d *driver) func(msg *sambapb.Message) {
 // and the session stops with an error naming it.
 func TestTampering(t *testing.T) {
 	tests := []struct {
-		name   string
-		alg    string // ucb when empty
-		tamper func(saved *[][]byte) func(m *protocol.Message) bool
-		want   string
+		name string
+		alg  string // ucb when empty
+		// rewrite may change a message in flight, decoded; it reports
+		// whether it did. saved lasts the whole session.
+		rewrite func(msg *sambapb.Message, saved *[][]byte) bool
+		want    string
 	}{
-		{"a data owner's score copied into another's place in the batch", "", func(saved *[][]byte) func(m *protocol.Message) bool {
-			return func(m *protocol.Message) bool {
-				var msg sambapb.Message
-				proto.Unmarshal(m.Body, &msg)
-				if b := msg.GetScores(); b != nil && b.T == 15 {
-					b.Boxes[2] = b.Boxes[0]
-					m.Body, _ = proto.Marshal(&msg)
-				}
+		{"a data owner's score copied into another's place in the batch", "", func(msg *sambapb.Message, _ *[][]byte) bool {
+			if b := msg.GetScores(); b != nil && b.T == 15 {
+				b.Boxes[2] = b.Boxes[0]
 				return true
 			}
+			return false
 		}, "same envelope"},
-		{"reordered: a score of Pursuit's first iteration in the second's batch", "pursuit", func(saved *[][]byte) func(m *protocol.Message) bool {
-			return func(m *protocol.Message) bool {
-				var msg sambapb.Message
-				proto.Unmarshal(m.Body, &msg)
-				if b := msg.GetScores(); b != nil && b.T == 9 {
-					if b.L == 1 {
-						*saved = [][]byte{b.Boxes[1]}
-					} else if *saved != nil {
-						b.Boxes[1] = (*saved)[0]
-						m.Body, _ = proto.Marshal(&msg)
-					}
-				}
-				return true
-			}
-		}, "does not open"},
-		{"replayed score of an earlier step", "", func(saved *[][]byte) func(m *protocol.Message) bool {
-			return func(m *protocol.Message) bool {
-				var msg sambapb.Message
-				proto.Unmarshal(m.Body, &msg)
-				if b := msg.GetScores(); b != nil {
-					if b.T == 10 {
-						*saved = b.Boxes
-					}
-					if b.T == 11 && *saved != nil {
-						b.Boxes[0] = (*saved)[0]
-						m.Body, _ = proto.Marshal(&msg)
-					}
-				}
-				return true
-			}
-		}, "does not open"},
-		{"a bit sent where a score belongs", "", func(saved *[][]byte) func(m *protocol.Message) bool {
-			return func(m *protocol.Message) bool {
-				var msg sambapb.Message
-				proto.Unmarshal(m.Body, &msg)
-				if b := msg.GetBit(); b != nil && b.T == 12 {
-					*saved = [][]byte{b.Box}
-				}
-				if b := msg.GetScores(); b != nil && b.T == 13 && *saved != nil {
+		{"reordered: a score of Pursuit's first iteration in the second's batch", "pursuit", func(msg *sambapb.Message, saved *[][]byte) bool {
+			if b := msg.GetScores(); b != nil && b.T == 9 {
+				if b.L == 1 {
+					*saved = [][]byte{b.Boxes[1]}
+				} else if *saved != nil {
 					b.Boxes[1] = (*saved)[0]
-					b.T = 13
-					m.Body, _ = proto.Marshal(&msg)
+					return true
 				}
-				return true
 			}
+			return false
 		}, "does not open"},
-		{"a flipped byte", "", func(saved *[][]byte) func(m *protocol.Message) bool {
-			return func(m *protocol.Message) bool {
-				var msg sambapb.Message
-				proto.Unmarshal(m.Body, &msg)
-				if b := msg.GetBit(); b != nil && b.T == 20 {
-					b.Box[len(b.Box)-1] ^= 1
-					m.Body, _ = proto.Marshal(&msg)
+		{"replayed score of an earlier step", "", func(msg *sambapb.Message, saved *[][]byte) bool {
+			if b := msg.GetScores(); b != nil {
+				if b.T == 10 {
+					*saved = b.Boxes
 				}
+				if b.T == 11 && *saved != nil {
+					b.Boxes[0] = (*saved)[0]
+					return true
+				}
+			}
+			return false
+		}, "does not open"},
+		{"a bit sent where a score belongs", "", func(msg *sambapb.Message, saved *[][]byte) bool {
+			if b := msg.GetBit(); b != nil && b.T == 12 {
+				*saved = [][]byte{b.Box}
+			}
+			if b := msg.GetScores(); b != nil && b.T == 13 && *saved != nil {
+				b.Boxes[1] = (*saved)[0]
 				return true
 			}
+			return false
+		}, "does not open"},
+		{"a flipped byte", "", func(msg *sambapb.Message, _ *[][]byte) bool {
+			if b := msg.GetBit(); b != nil && b.T == 20 {
+				b.Box[len(b.Box)-1] ^= 1
+				return true
+			}
+			return false
 		}, "does not open"},
 	}
 	for _, tt := range tests {
@@ -419,7 +400,14 @@ func TestTampering(t *testing.T) {
 			}
 			d := newDriver(t, alg, 100, []float64{0.5, 0.4, 0.3}, 1)
 			var saved [][]byte
-			d.tamper = tt.tamper(&saved)
+			d.tamper = func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				proto.Unmarshal(m.Body, &msg)
+				if tt.rewrite(&msg, &saved) {
+					m.Body, _ = proto.Marshal(&msg)
+				}
+				return true
+			}
 			err := d.run()
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want one saying %q", err, tt.want)
