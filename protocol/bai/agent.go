@@ -285,21 +285,43 @@ func (a *agent) send(m *baipb.Message) {
 }
 
 // stop finishes an agent whose local set holds one arm (or none, when the
-// global eliminations took its last ones).
+// global eliminations took its last ones). In the voting algorithms it tells
+// the coordinator, which keeps the active agents N(t) of Algorithms 1 to 3 and
+// so learns when nobody is left to vote.
+//
+// Only INDEPENDENT's report names the agent's local best arm, which its
+// answer is the majority of. In the voting algorithms the report goes to the
+// session's initiator, who needs only the interactions, and the local best arm
+// is what Corrupted Elimination's corrupted votes hide (Proposition 5.1); it
+// stays in the agent's own outcome.
 func (a *agent) stop() {
-	rep := &baipb.AgentReport{Stopped: true}
+	if a.finished {
+		return
+	}
+	if a.voting() {
+		a.send(&baipb.Message{Kind: &baipb.Message_Stopped{Stopped: &baipb.Stopped{}}})
+	}
+	rep := &baipb.AgentReport{Stopped: a.nActive == 1}
+	local := -1
 	for k, on := range a.active {
 		if on {
-			rep.LocalBest = uint32(k)
+			local = k
 		}
 	}
-	if a.nActive != 1 {
-		rep.Stopped = false
+	if rep.Stopped && a.p.Algorithm == AlgIndependent {
+		rep.LocalBest = uint32(local)
 	}
-	a.finish(rep)
+	a.finish(rep, local)
 }
 
-func (a *agent) finish(rep *baipb.AgentReport) {
+// voting reports whether the agents vote, and the coordinator counts votes.
+func (a *agent) voting() bool {
+	return a.p.Algorithm == AlgDPMASE || a.p.Algorithm == AlgCorrupted
+}
+
+// finish ends the agent with rep, its report to the initiator, and local, its
+// local best arm for its own outcome (−1 for none).
+func (a *agent) finish(rep *baipb.AgentReport, local int) {
 	if a.finished {
 		return
 	}
@@ -312,20 +334,22 @@ func (a *agent) finish(rep *baipb.AgentReport) {
 	}
 	a.progress()
 	a.ready.Result = &protocol.Result{Report: body, Local: AgentOutcome{
-		Interactions: a.interactions, Stopped: rep.Stopped, LocalBest: int(rep.LocalBest), Halted: rep.Halted}}
+		Interactions: a.interactions, Stopped: rep.Stopped, LocalBest: local, Halted: rep.Halted}}
 }
 
 // AgentOutcome is what an agent's organization keeps of a session.
 type AgentOutcome struct {
-	Interactions int64  `json:"interactions"`
-	Stopped      bool   `json:"stopped"`
-	LocalBest    int    `json:"local_best"`
-	Halted       string `json:"halted,omitempty"`
+	Interactions int64 `json:"interactions"`
+	Stopped      bool  `json:"stopped"`
+	// LocalBest is the one arm left in the local set, −1 when the agent
+	// finished otherwise (it heard the decision, or was halted).
+	LocalBest int    `json:"local_best"`
+	Halted    string `json:"halted,omitempty"`
 }
 
 // Halt implements protocol.Halter.
 func (a *agent) Halt(reason string) error {
-	a.finish(&baipb.AgentReport{Halted: reason})
+	a.finish(&baipb.AgentReport{Halted: reason}, -1)
 	return nil
 }
 
@@ -352,7 +376,7 @@ func (a *agent) Step(m protocol.Message) error {
 		return nil
 	}
 	if el.Eliminated.Decided {
-		a.finish(&baipb.AgentReport{})
+		a.finish(&baipb.AgentReport{}, -1)
 		return nil
 	}
 	if a.p.Algorithm == AlgCentral {

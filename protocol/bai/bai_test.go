@@ -129,14 +129,19 @@ func TestBudgetRunsOut(t *testing.T) {
 
 // TestWireCarriesOnlyVotesAndEliminations records every message of a
 // simulated session: agents send the coordinator nothing but votes (an arm
-// index), the coordinator publishes nothing but cumulative eliminations, one
-// announcement per global elimination, and every vote counted was sent.
+// index) and, last, one empty stop notice; the coordinator publishes nothing
+// but cumulative eliminations, one announcement per global elimination; and
+// every vote counted was sent.
 func TestWireCarriesOnlyVotesAndEliminations(t *testing.T) {
 	for _, alg := range []string{AlgDPMASE, AlgCorrupted} {
 		t.Run(alg, func(t *testing.T) {
 			var votes, announcements int64
 			var last []uint32
+			stopped := map[protocol.Party]bool{}
 			observe := func(m protocol.Message) {
+				if stopped[m.From] {
+					t.Errorf("%v sent after its stop notice", m)
+				}
 				var msg baipb.Message
 				if err := proto.Unmarshal(m.Body, &msg); err != nil {
 					t.Fatalf("undecodable message %v", m)
@@ -150,6 +155,11 @@ func TestWireCarriesOnlyVotesAndEliminations(t *testing.T) {
 						t.Errorf("a vote of %d bytes carries more than an arm index", len(m.Body))
 					}
 					votes++
+				case *baipb.Message_Stopped:
+					if m.From.Role != RoleAgent || m.To != coordinatorParty || m.Topic || len(m.Body) > 2 {
+						t.Errorf("stop notice %v is not an empty message from an agent to the coordinator", m)
+					}
+					stopped[m.From] = true
 				case *baipb.Message_Eliminated:
 					if m.From != coordinatorParty || !m.Topic {
 						t.Errorf("announcement %v not published by the coordinator", m)
@@ -173,6 +183,9 @@ func TestWireCarriesOnlyVotesAndEliminations(t *testing.T) {
 			}
 			if votes < res.Votes || votes == 0 {
 				t.Errorf("%d votes sent, but the coordinator counted %d", votes, res.Votes)
+			}
+			if len(stopped) == 0 {
+				t.Error("no agent sent a stop notice")
 			}
 		})
 	}

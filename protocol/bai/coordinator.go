@@ -26,6 +26,8 @@ type coordinator struct {
 
 	votes      []int
 	out        []bool
+	stopped    []bool // agents that have left N(t)
+	nStopped   int
 	order      []uint32
 	remaining  int
 	totalVotes int64
@@ -51,7 +53,7 @@ func newCoordinator(cfg protocol.RoleConfig, p Params, local *CoordinatorLocal) 
 	}
 	n := cfg.Assignment.Count(RoleAgent)
 	c := &coordinator{cfg: cfg, p: p, k: k, m: p.Threshold(k), n: n, votes: make([]int, k), out: make([]bool, k),
-		remaining: k, sums: make([]float64, k), counts: make([]int64, k)}
+		stopped: make([]bool, n), remaining: k, sums: make([]float64, k), counts: make([]int64, k)}
 	// Family.CheckAssignment has refused such a session before anybody
 	// accepted it; a coordinator is never built for one all the same.
 	if err := p.checkAgents(k, n); err != nil {
@@ -96,6 +98,11 @@ func (c *coordinator) Step(m protocol.Message) error {
 			return fmt.Errorf("%s shipped raw rewards in a %s session", m.From, c.p.Algorithm)
 		}
 		return c.stepRewards(m.From, b.Rewards)
+	case *baipb.Message_Stopped:
+		if c.p.Algorithm != AlgDPMASE && c.p.Algorithm != AlgCorrupted {
+			return fmt.Errorf("%s sent a stop notice in a %s session", m.From, c.p.Algorithm)
+		}
+		return c.stepStopped(m.From)
 	}
 	return fmt.Errorf("%s sent a message of no kind the coordinator takes", m.From)
 }
@@ -116,6 +123,26 @@ func (c *coordinator) stepVote(from protocol.Party, v *baipb.Vote) error {
 	}
 	return nil
 }
+
+// stepStopped removes an agent from the active agents N(t). Once none is
+// left while more than one arm is in the global set, no vote can come any
+// more: the session ends without an answer, as the simulator's schedule ends
+// when it has nobody left to activate.
+func (c *coordinator) stepStopped(from protocol.Party) error {
+	if c.stopped[from.Index] {
+		return fmt.Errorf("%s sent a second stop notice", from)
+	}
+	c.stopped[from.Index] = true
+	if c.nStopped++; c.nStopped == c.n {
+		c.finish(EveryAgentStopped)
+	}
+	return nil
+}
+
+// EveryAgentStopped is why a session of a voting algorithm ends without an
+// answer when every agent's local set shrank to one arm while two arms or
+// more still had M votes or fewer.
+const EveryAgentStopped = "every agent stopped before the global set held one arm"
 
 // stepRewards is the CENTRAL baseline: single-agent Successive Elimination at
 // confidence 1−δ on every agent's raw rewards. Arm k falls when
@@ -216,7 +243,7 @@ func (c *coordinator) finish(halted string) {
 	}
 	c.finished = true
 	rep := &baipb.CoordinatorReport{Decided: c.remaining == 1, Eliminated: c.order, Votes: c.totalVotes,
-		StartedUnixNano: c.started, Halted: halted}
+		StartedUnixNano: c.started, Halted: halted, Arms: uint32(c.k)}
 	if rep.Decided {
 		rep.Best = uint32(c.best())
 	}

@@ -90,7 +90,12 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 		res.EliminationOrder = []uint32{}
 	}
 	if k == 0 {
-		k = len(coord.Eliminated) + 1
+		// A simulation takes K from simulation.arms, which only the
+		// coordinator's role saw.
+		k = int(coord.Arms)
+	}
+	if k < 2 || k > MaxArms {
+		return nil, fmt.Errorf("coordinator's report: %d arms", k)
 	}
 	res.K = k
 	res.ThresholdM = p.Threshold(k)

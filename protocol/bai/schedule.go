@@ -88,7 +88,7 @@ func (s *agentSchedule) Next(active func(protocol.Party) bool) (protocol.Party, 
 			s.rebuild()
 		}
 	}
-	return protocol.Party{}, false, "every agent stopped before the global set held one arm"
+	return protocol.Party{}, false, EveryAgentStopped
 }
 
 // rebuild recomputes the tree from the live agents, should rounding have
