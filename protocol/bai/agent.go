@@ -298,7 +298,7 @@ func (a *agent) stop() {
 	if a.finished {
 		return
 	}
-	if a.voting() {
+	if a.p.voting() {
 		a.send(&baipb.Message{Kind: &baipb.Message_Stopped{Stopped: &baipb.Stopped{}}})
 	}
 	rep := &baipb.AgentReport{Stopped: a.nActive == 1}
@@ -312,11 +312,6 @@ func (a *agent) stop() {
 		rep.LocalBest = uint32(local)
 	}
 	a.finish(rep, local)
-}
-
-// voting reports whether the agents vote, and the coordinator counts votes.
-func (a *agent) voting() bool {
-	return a.p.Algorithm == AlgDPMASE || a.p.Algorithm == AlgCorrupted
 }
 
 // finish ends the agent with rep, its report to the initiator, and local, its

@@ -89,7 +89,7 @@ func (c *coordinator) Step(m protocol.Message) error {
 	}
 	switch b := msg.Kind.(type) {
 	case *baipb.Message_Vote:
-		if c.p.Algorithm != AlgDPMASE && c.p.Algorithm != AlgCorrupted {
+		if !c.p.voting() {
 			return fmt.Errorf("%s voted in a %s session", m.From, c.p.Algorithm)
 		}
 		return c.stepVote(m.From, b.Vote)
@@ -99,7 +99,7 @@ func (c *coordinator) Step(m protocol.Message) error {
 		}
 		return c.stepRewards(m.From, b.Rewards)
 	case *baipb.Message_Stopped:
-		if c.p.Algorithm != AlgDPMASE && c.p.Algorithm != AlgCorrupted {
+		if !c.p.voting() {
 			return fmt.Errorf("%s sent a stop notice in a %s session", m.From, c.p.Algorithm)
 		}
 		return c.stepStopped(m.From)

@@ -110,7 +110,7 @@ func (p Params) checkReal() error {
 // else it never eliminates), and the voting threshold M must be below n, as
 // an arm falls globally only after more than M votes, one per agent at most.
 func (p Params) checkAgents(k, n int) error {
-	if p.Algorithm != AlgDPMASE && p.Algorithm != AlgCorrupted {
+	if !p.voting() {
 		return nil
 	}
 	if err := p.checkEtaXi(k); err != nil {
@@ -120,6 +120,12 @@ func (p Params) checkAgents(k, n int) error {
 		return fmt.Errorf("roles.agent: an arm falls globally after more than M = %d votes, one per agent at most, so %d agents can never eliminate one; use more than %d agents", m, n, m)
 	}
 	return nil
+}
+
+// voting reports whether the algorithm's agents vote against arms, and tell
+// the coordinator when they stop: DP-MASE and Corrupted Elimination.
+func (p Params) voting() bool {
+	return p.Algorithm == AlgDPMASE || p.Algorithm == AlgCorrupted
 }
 
 // checkEtaXi checks that Corrupted Elimination's local subroutine can fail
