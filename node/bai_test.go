@@ -24,11 +24,11 @@ var problem1 = []float64{0.7, 0.5, 0.3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}
 // stop notice and the session completes without an answer, saying why,
 // instead of waiting for the stall timeout.
 //
-// ξ = 0.01 keeps Corrupted Elimination's own chance of that ending small: an
-// arm stays with M = 1 vote or fewer when three of the four agents' votes
-// against it are corrupted (about 4 × 0.01³ per arm). With ξ = 0.05 it was
-// about 0.2 % of sessions (7 of 3,000 simulations), which failed this test
-// once in CI.
+// ξ = 0.001 keeps Corrupted Elimination's own chance of that ending
+// negligible: an arm stays with M = 1 vote or fewer when three of the four
+// agents' votes against it are corrupted, 4ξ³(1−ξ) per arm, so 9 × 4ξ³ ≈
+// 4e-8 a session. With ξ = 0.05 it was about 0.2 % of sessions (7 of 3,000
+// simulations), which failed this test once in CI.
 func TestBAIOnTheNetwork(t *testing.T) {
 	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
 		cfg.Policy["bai"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
@@ -51,7 +51,7 @@ func TestBAIOnTheNetwork(t *testing.T) {
 		noAnswer          string // empty: the answer is arm 0
 	}{
 		{"dp_mase", "dp_mase", "delta = 0.25\nbeta = 0.5\nepsilon = 0.5", ""},                                            // M = 2
-		{"corrupted_elimination", "corrupted_elimination", "delta = 0.5\neta = 0.5\nxi = 0.01", ""},                      // M = 1
+		{"corrupted_elimination", "corrupted_elimination", "delta = 0.5\neta = 0.5\nxi = 0.001", ""},                     // M = 1
 		{"every agent stops first", "corrupted_elimination", "delta = 0.5\neta = 0.99\nxi = 0.3", bai.EveryAgentStopped}, // M = 3
 	} {
 		t.Run(c.name, func(t *testing.T) {

@@ -38,7 +38,12 @@ func openPolicy(fam string) func(int, *Config) {
 // not make the session abort for silence: liveness is judged from the start
 // of the running phase.
 func TestSlowAcceptIsNotSilence(t *testing.T) {
-	nodes := startNetworkWith(t, 3, openPolicy("slowping"), func(i int) []protocol.Family {
+	nodes := startNetworkWith(t, 3, func(i int, cfg *Config) {
+		openPolicy("slowping")(i, cfg)
+		// The propose timeout (5 s in tests) is not under test: a loaded
+		// machine must not spend the 1.5 s it leaves after the slow accept.
+		cfg.Session.ProposeTimeout.Duration = 10 * time.Second
+	}, func(i int) []protocol.Family {
 		delay := time.Duration(0)
 		if i == 2 {
 			delay = 3500 * time.Millisecond // peer_timeout is 3s in tests

@@ -129,7 +129,10 @@ func TestDuplicateConnectionsClosed(t *testing.T) {
 func TestBusyDuplicateKept(t *testing.T) {
 	tn := newTestNet(t, 2, nil)
 	a, b := tn.hosts[0], tn.hosts[1]
-	a.dupGrace, b.dupGrace = 300*time.Millisecond, 300*time.Millisecond
+	// The stream must be open at both ends before the grace ends: 1.5 s
+	// leaves room for a loaded machine.
+	const grace = 1500 * time.Millisecond
+	a.dupGrace, b.dupGrace = grace, grace
 	dialEachOther(t, a, b)
 	keep := a.bestConn(b.ID())
 	var other network.Conn
@@ -146,7 +149,7 @@ func TestBusyDuplicateKept(t *testing.T) {
 	if err := s.SetProtocol("/bandit/test/1.0.0"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	time.Sleep(grace + time.Second)
 	if other.IsClosed() {
 		t.Fatal("a duplicate carrying a stream of ours was closed")
 	}

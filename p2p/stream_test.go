@@ -602,7 +602,10 @@ func TestNewMessengerWithoutHandlerPanics(t *testing.T) {
 func TestMessengerClosesIdleInboundStreams(t *testing.T) {
 	tn := newTestNet(t, 2, nil)
 	a, b := tn.hosts[0], tn.hosts[1]
-	const idle = 150 * time.Millisecond
+	// Frames 50 ms apart against a 500 ms idle timeout (a stream closes
+	// after twice that): a sender paused by a loaded machine for most of a
+	// second still keeps its stream.
+	const idle = 500 * time.Millisecond
 	var mu sync.Mutex
 	streams, frames := 0, 0
 	mb := NewMessenger(b, testProto, nil, MessengerOptions{IdleTimeout: idle, NewStreamHandler: func(peer.ID) func([]byte) {
@@ -623,12 +626,12 @@ func TestMessengerClosesIdleInboundStreams(t *testing.T) {
 		defer mb.mu.Unlock()
 		return len(mb.streams)
 	}
-	const n = 20
-	for i := range n { // four idle timeouts of frames, one every 30 ms
+	const n = 40
+	for i := range n { // four idle timeouts of frames, one every 50 ms
 		if err := ma.Send(t.Context(), b.ID(), []byte{byte(i)}); err != nil {
 			t.Fatal(err)
 		}
-		time.Sleep(30 * time.Millisecond)
+		time.Sleep(50 * time.Millisecond)
 	}
 	waitFor(t, "every frame", func() bool {
 		mu.Lock()

@@ -170,9 +170,20 @@ func TestCLIAgainstDaemons(t *testing.T) {
 		port    int
 	}
 	nodes := make([]nodeDir, 2)
+	// Four draws from 12,000 ports repeat one about once in 2,000 runs; a
+	// daemon could not listen then.
+	used := map[int]bool{}
+	distinctPort := func() int {
+		p := freePort(t)
+		for used[p] {
+			p = freePort(t)
+		}
+		used[p] = true
+		return p
+	}
 	for i := range nodes {
 		dir := filepath.Join(root, fmt.Sprintf("node%d", i+1))
-		port, api := freePort(t), freePort(t)
+		port, api := distinctPort(), distinctPort()
 		out, _, err := run(t, "init", "--dir", dir, "--name", fmt.Sprintf("node%d", i+1), "--policy-open",
 			"--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port), "--api", fmt.Sprintf("127.0.0.1:%d", api))
 		if err != nil {
