@@ -191,3 +191,38 @@ func TestEveryAgentStoppedInSimulation(t *testing.T) {
 		}
 	}
 }
+
+// FuzzStep feeds the coordinator and an agent arbitrary messages, as a peer
+// could send them: each is refused or taken, never a panic.
+func FuzzStep(f *testing.F) {
+	for _, m := range []protocol.Message{vote(0, 1), vote(2, 9), stopNotice(1)} {
+		f.Add(m.Body, m.From.Index, false)
+	}
+	ann, _ := proto.Marshal(&baipb.Message{Kind: &baipb.Message_Eliminated{Eliminated: &baipb.Eliminated{Arms: []uint32{2, 1}, Decided: true}}})
+	f.Add(ann, 0, true)
+	f.Add([]byte{0x22, 0x00}, 0, false) // an empty stop notice
+	f.Fuzz(func(t *testing.T, body []byte, index int, topic bool) {
+		for _, alg := range []Params{
+			{Algorithm: AlgDPMASE, Delta: 0.25, Beta: 0.5, Epsilon: 0.5, Arms: 3, RewardMax: 1},
+			{Algorithm: AlgCentral, Delta: 0.25, Arms: 3, RewardMax: 1},
+		} {
+			assign := protocol.Assignment{Roles: map[string][]string{RoleCoordinator: {"c"}, RoleAgent: {"a", "b", "d"}}}
+			c, err := newCoordinator(protocol.RoleConfig{Self: coordinatorParty, Assignment: assign, Clock: zeroClock{},
+				Logger: slog.New(slog.DiscardHandler)}, alg, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for range 4 { // repeated, so that a notice can count twice
+				_ = c.Step(protocol.Message{From: protocol.Party{Role: RoleAgent, Index: index}, To: coordinatorParty, Topic: topic, Body: body})
+				c.Ready()
+			}
+			a, err := newAgent(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent}, Rand: cryptoReader{}, Clock: zeroClock{},
+				Logger: slog.New(slog.DiscardHandler)}, alg, &AgentLocal{Env: Environment{Reward: RewardBernoulli, Arms: []float64{0.7, 0.5, 0.1}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			_ = a.Step(protocol.Message{From: coordinatorParty, To: protocol.Party{Role: RoleAgent}, Topic: topic, Body: body})
+			a.Ready()
+		}
+	})
+}
