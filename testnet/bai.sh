@@ -21,8 +21,8 @@ for algo in dp_mase corrupted_elimination; do
   # M must stay well below the number of agents: DP-MASE δ = 0.05, β = 0.5
   # gives M = 5; Corrupted Elimination η = 0.9, ξ = 0.15 gives η_ξ = 0.568,
   # M = 6. (With ξ = 0.1, M = 11 of 16 agents, every agent can stop before an
-  # arm gathers 12 uncorrupted votes, and the session then waits for
-  # stall_timeout.)
+  # arm gathers 12 uncorrupted votes, and the session then ends without an
+  # answer: "every agent stopped before the global set held one arm".)
   cat >"$dir/bai-$algo.toml" <<SPEC
 protocol = "bai"
 [roles]
