@@ -108,11 +108,18 @@ func TestInit(t *testing.T) {
 	}
 }
 
-func TestSimulateJSON(t *testing.T) {
-	spec := filepath.Join(t.TempDir(), "ping.toml")
-	if err := os.WriteFile(spec, []byte("protocol = \"ping\"\n[params]\ncount = 4\n[simulation]\nparticipants = 3\nlink_latency = \"1ms\"\n"), 0o644); err != nil {
+// writeSpec writes a session spec to dir/name and returns its path.
+func writeSpec(t *testing.T, dir, name, text string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	return path
+}
+
+func TestSimulateJSON(t *testing.T) {
+	spec := writeSpec(t, t.TempDir(), "ping.toml", "protocol = \"ping\"\n[params]\ncount = 4\n[simulation]\nparticipants = 3\nlink_latency = \"1ms\"\n")
 	out, _, err := run(t, "simulate", spec, "--json", "--seed", "9")
 	if err != nil {
 		t.Fatal(err)
@@ -233,8 +240,7 @@ func TestCLIAgainstDaemons(t *testing.T) {
 		t.Errorf("id: %v %s", err, out)
 	}
 
-	spec := filepath.Join(root, "ping.toml")
-	os.WriteFile(spec, []byte("protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 50\n"), 0o644)
+	spec := writeSpec(t, root, "ping.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 50\n")
 	out, stderr, err := run(t, "session", "start", "--config", nodes[0].cfg, spec, "--wait", "--json")
 	if err != nil {
 		t.Fatalf("session start: %v\n%s", err, stderr)
@@ -312,10 +318,7 @@ func TestBenchPattern(t *testing.T) {
 // the budget, one per arm, and SAMBA's cumulative reward is the standard
 // algorithm's.
 func TestSimulateSAMBAJSON(t *testing.T) {
-	spec := filepath.Join(t.TempDir(), "samba.toml")
-	if err := os.WriteFile(spec, []byte("protocol = \"samba\"\n[params]\nalgorithm = \"ucb\"\nbudget = 300\npaillier_bits = 512\n[simulation]\narms = [0.6, 0.4, 0.3]\nseed = 4\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	spec := writeSpec(t, t.TempDir(), "samba.toml", "protocol = \"samba\"\n[params]\nalgorithm = \"ucb\"\nbudget = 300\npaillier_bits = 512\n[simulation]\narms = [0.6, 0.4, 0.3]\nseed = 4\n")
 	out, _, err := run(t, "simulate", spec, "--json")
 	if err != nil {
 		t.Fatal(err)
