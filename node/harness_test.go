@@ -29,6 +29,7 @@ type testNode struct {
 	done   chan error
 	api    *client.Client
 	t      testing.TB
+	logs   *logRecorder // every record the node logged
 
 	stopOnce sync.Once
 }
@@ -117,7 +118,8 @@ func startNode(t testing.TB, cfg *Config, families ...protocol.Family) *testNode
 // tryStartNode is startNode returning the error instead of failing the test.
 func tryStartNode(t testing.TB, cfg *Config, families ...protocol.Family) (*testNode, error) {
 	t.Helper()
-	logger := slog.New(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})).With("node", cfg.Node.Name)
+	logs := &logRecorder{}
+	logger := slog.New(logs.wrap(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))).With("node", cfg.Node.Name)
 	reg := testRegistry(t)
 	if len(families) > 0 {
 		var err error
@@ -130,7 +132,7 @@ func tryStartNode(t testing.TB, cfg *Config, families ...protocol.Family) (*test
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	tn := &testNode{Node: n, cfg: cfg, cancel: cancel, done: make(chan error, 1), t: t}
+	tn := &testNode{Node: n, cfg: cfg, cancel: cancel, done: make(chan error, 1), t: t, logs: logs}
 	ready := make(chan struct{})
 	go func() { tn.done <- n.Run(ctx, ready) }()
 	select {

@@ -244,6 +244,14 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 	}
 	f, params, err := n.reg.Check(spec)
 	if err != nil {
+		// A proposal names organizations by peer ID; the operator who reads
+		// the decline knows them by address-book name.
+		var sep *protocol.SeparationError
+		if errors.As(err, &sep) {
+			if pid, perr := peer.Decode(sep.Org); perr == nil {
+				sep.Org = n.nameOf(pid)
+			}
+		}
 		return nil, err
 	}
 	self := n.host.ID().String()

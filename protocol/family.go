@@ -44,6 +44,13 @@ type Family interface {
 	// Combine turns the parties' reports into the session's result, as shown to
 	// the initiator. It validates every report: they come from the network.
 	Combine(a Assignment, params any, reports map[Party][]byte) (any, error)
+	// Separations lists the pairs of roles that one organization must not
+	// play together, from the paper's non-collusion assumptions; nil when
+	// the family's guarantees hold whoever plays which role (beyond one
+	// organization per party of a role, which CheckAssignment always
+	// requires). The family's documentation says why for every pair it
+	// allows as well as for those it lists.
+	Separations() []Separation
 }
 
 // SmallMessages is implemented by a family whose messages are all small:
@@ -84,6 +91,9 @@ func NewRegistry(families ...Family) (*Registry, error) {
 		if _, dup := r.families[f.Name()]; dup {
 			return nil, fmt.Errorf("protocol family %q registered twice", f.Name())
 		}
+		if err := checkSeparationRules(f); err != nil {
+			return nil, fmt.Errorf("protocol family %s: %w", f.Name(), err)
+		}
 		r.families[f.Name()] = f
 	}
 	return r, nil
@@ -114,7 +124,9 @@ func RoleSpecOf(f Family, role string) (RoleSpec, error) {
 }
 
 // CheckAssignment checks that a assigns every role of f a permitted number of
-// distinct, non-empty organizations and names no unknown role.
+// distinct, non-empty organizations, names no unknown role and gives no
+// organization two roles that f's Separations keep apart (the error is then
+// a *SeparationError).
 func CheckAssignment(f Family, a Assignment) error {
 	for _, role := range sortedKeys(a.Roles) {
 		if _, err := RoleSpecOf(f, role); err != nil {
@@ -140,7 +152,7 @@ func CheckAssignment(f Family, a Assignment) error {
 			return fmt.Errorf("roles.%s: protocol %s allows at most %d, the spec gives %d", rs.Name, f.Name(), rs.Max, n)
 		}
 	}
-	return nil
+	return checkSeparations(f, a)
 }
 
 // AssignmentChecker is implemented by a family whose parameters hold only
