@@ -395,6 +395,13 @@ func (s *session) main() {
 		s.saving.Wait()
 		s.n.wg.Done()
 	}()
+	defer func() {
+		// A panic in the node's own session code (a role's is recovered
+		// where it is called) ends this session only.
+		if v := recover(); v != nil {
+			s.end(s.internalError(v))
+		}
+	}()
 	var err *abortError
 	if s.initiated {
 		err = s.propose()
@@ -621,17 +628,15 @@ func (s *session) runRoles() *abortError {
 		if s.n.roleRand != nil {
 			rnd = s.n.roleRand(p)
 		}
-		r, err := s.fam.NewRole(protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
+		if err := s.buildRole(i, protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
 			Params: s.params, Local: s.local[p.Role], Rand: rnd, Clock: wallClock{},
-			Logger: s.n.log.With("session", s.id, "party", p.String())})
-		if err != nil {
-			return abortf(true, "%s could not build %s: %v", s.n.cfg.Node.Name, p, err)
+			Logger: s.n.log.With("session", s.id, "party", p.String())}); err != nil {
+			return err
 		}
-		s.roles[i] = r
 	}
-	for i, p := range s.mine {
-		if err := s.roles[i].Start(); err != nil {
-			return abortf(true, "%s (%s) failed to start: %v", p, s.n.cfg.Node.Name, err)
+	for i := range s.mine {
+		if err := s.startRole(i); err != nil {
+			return err
 		}
 		if err := s.flush(i); err != nil {
 			return err
@@ -711,12 +716,12 @@ func (s *session) runRoles() *abortError {
 				return err
 			}
 		case isTick:
-			for i, p := range s.mine {
+			for i := range s.mine {
 				if s.finished[i] {
 					continue
 				}
-				if err := s.roles[i].Tick(); err != nil {
-					return abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
+				if err := s.tickRole(i); err != nil {
+					return err
 				}
 				if err := s.flush(i); err != nil {
 					return err
@@ -744,8 +749,15 @@ func (s *session) runRoles() *abortError {
 }
 
 // stepInPlace steps m in the calling goroutine, as the running loop would,
-// and hands an end of the session to main. run is held.
+// and hands an end of the session to main. run is held, and still is when
+// stepInPlace returns, even after a panic in the node's code (a panic in a
+// role's is recovered by step already), which ends the session.
 func (s *session) stepInPlace(m protocol.Message) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.endInPlace(s.internalError(v))
+		}
+	}()
 	err := s.step(m)
 	if err == nil {
 		err = s.drainLocal()
@@ -757,6 +769,12 @@ func (s *session) stepInPlace(m protocol.Message) {
 	if !done && err == nil {
 		return
 	}
+	s.endInPlace(err)
+}
+
+// endInPlace hands an end of the session found while stepping in place to
+// main: err, or completion if nil. run is held.
+func (s *session) endInPlace(err *abortError) {
 	s.inPlace, s.ended, s.endErr = false, true, err
 	select {
 	case s.kick <- struct{}{}:
@@ -906,13 +924,9 @@ func (s *session) checkComplete() (bool, *abortError) {
 		return false, nil
 	}
 	names := protocol.Assignment{Roles: s.rec.Session.Roles}
-	res, err := s.fam.Combine(names, s.params, s.reports)
+	raw, err := s.combine(names)
 	if err != nil {
-		return true, abortf(true, "combining the parties' reports: %v", err)
-	}
-	raw, err := json.Marshal(res)
-	if err != nil {
-		return true, abortf(true, "encoding the result: %v", err)
+		return true, err
 	}
 	s.broadcast(&nodepb.Control{Body: &nodepb.Control_Complete{Complete: &nodepb.Complete{}}}, "")
 	s.complete(raw)

@@ -106,6 +106,16 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 		case n.proposals <- struct{}{}:
 			n.examining.Go(func() {
 				defer func() { <-n.proposals }()
+				defer func() {
+					// Examining a proposal runs the family's checks on the
+					// peer's spec: a panic in them declines it.
+					if n.recoverHandler(recover(), "examining a proposal", from) {
+						ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+						defer cancel()
+						n.sendControl(ctx, from, c.SessionId, &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{
+							Reason: "internal error in " + n.cfg.Node.Name + " examining the proposal"}}})
+					}
+				}()
 				n.handlePropose(from, c.SessionId, p.Propose)
 			})
 		default:
@@ -370,11 +380,17 @@ func (n *Node) joinTopic(s *session) error {
 		id, _ := peer.Decode(org)
 		allowed = append(allowed, id)
 	}
-	validate := func(from peer.ID, data []byte) error {
-		_, err := s.decodeTopicFrame(from, data)
+	validate := func(from peer.ID, data []byte) (err error) {
+		defer func() {
+			if n.recoverHandler(recover(), "validating a topic message", from) {
+				err = errors.New("internal error validating the message")
+			}
+		}()
+		_, err = s.decodeTopicFrame(from, data)
 		return err
 	}
 	handler := func(from peer.ID, data []byte) {
+		defer func() { n.recoverHandler(recover(), "a topic message", from) }()
 		n.metrics.countTopic(true, len(data))
 		m, err := s.decodeTopicFrame(from, data)
 		if err != nil {
