@@ -76,6 +76,13 @@ type SessionConfig struct {
 	StallTimeout      Duration `toml:"stall_timeout"`
 	MaxActive         int      `toml:"max_active"`
 	MaxFrameSize      int      `toml:"max_frame_size"`
+	// MaxBufferedBytes caps the bytes of frames queued in one session,
+	// from all its peers, before its goroutine takes them; beyond it a
+	// frame is dropped and the session aborts (see buffer.go).
+	MaxBufferedBytes int64 `toml:"max_buffered_bytes"`
+	// MaxPeerBufferedBytes caps the bytes of frames queued from one peer,
+	// over all its sessions on this node.
+	MaxPeerBufferedBytes int64 `toml:"max_peer_buffered_bytes"`
 }
 
 // PeerConfig is one [[peers]] entry of the address book.
@@ -126,7 +133,10 @@ const (
 	DefaultStallTimeout      = 10 * time.Minute
 	DefaultMaxActive         = 16
 	DefaultMaxFrameSize      = 4 << 20
-	DefaultAPIListen         = "127.0.0.1:5601"
+	// DefaultMaxBufferedBytes is 16 frames of the default maximum size.
+	DefaultMaxBufferedBytes     = 64 << 20
+	DefaultMaxPeerBufferedBytes = 256 << 20
+	DefaultAPIListen            = "127.0.0.1:5601"
 )
 
 // DefaultConfig returns a config with every default filled in and no peers.
@@ -139,12 +149,14 @@ func DefaultConfig() *Config {
 		Discovery: DiscoveryConfig{DialBackoffMin: Duration{time.Second},
 			DialBackoffMax: Duration{time.Minute}},
 		Session: SessionConfig{
-			ProposeTimeout:    Duration{DefaultProposeTimeout},
-			PeerTimeout:       Duration{DefaultPeerTimeout},
-			HeartbeatInterval: Duration{DefaultHeartbeatInterval},
-			StallTimeout:      Duration{DefaultStallTimeout},
-			MaxActive:         DefaultMaxActive,
-			MaxFrameSize:      DefaultMaxFrameSize,
+			ProposeTimeout:       Duration{DefaultProposeTimeout},
+			PeerTimeout:          Duration{DefaultPeerTimeout},
+			HeartbeatInterval:    Duration{DefaultHeartbeatInterval},
+			StallTimeout:         Duration{DefaultStallTimeout},
+			MaxActive:            DefaultMaxActive,
+			MaxFrameSize:         DefaultMaxFrameSize,
+			MaxBufferedBytes:     DefaultMaxBufferedBytes,
+			MaxPeerBufferedBytes: DefaultMaxPeerBufferedBytes,
 		},
 		Policy: map[string]PolicyConfig{},
 	}
@@ -326,6 +338,16 @@ func (c *Config) validate(reg *protocol.Registry) error {
 	}
 	if s.MaxFrameSize < 1024 || s.MaxFrameSize > 64<<20 {
 		return fmt.Errorf("session.max_frame_size: %d is out of range [1024, %d]", s.MaxFrameSize, 64<<20)
+	}
+	// A frame of the largest size must fit in a session's queue, and in
+	// a peer's, or a legitimate one would abort its session.
+	if s.MaxBufferedBytes < int64(s.MaxFrameSize)+queuedOverhead || s.MaxBufferedBytes > 1<<40 {
+		return fmt.Errorf("session.max_buffered_bytes: %d is out of range [session.max_frame_size + %d = %d, 2^40]",
+			s.MaxBufferedBytes, queuedOverhead, int64(s.MaxFrameSize)+queuedOverhead)
+	}
+	if s.MaxPeerBufferedBytes < s.MaxBufferedBytes || s.MaxPeerBufferedBytes > 1<<40 {
+		return fmt.Errorf("session.max_peer_buffered_bytes: %d is out of range [session.max_buffered_bytes = %d, 2^40]",
+			s.MaxPeerBufferedBytes, s.MaxBufferedBytes)
 	}
 	names := map[string]bool{c.Node.Name: true}
 	ids := map[string]bool{}

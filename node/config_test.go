@@ -69,6 +69,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"local family not a table", base + "[local]\nsamba = 5\n", "local.samba: want a table of roles ([local.samba.ROLE]), got a whole number"},
 		{"local data out of range", base + "[local.samba.data_owner]\nbernoulli = 1.5\n", "local.samba.data_owner.bernoulli: 1.5 is not a mean in [0, 1]"},
 		{"bad log level", base + "[log]\nlevel = \"loud\"\n", "log.level"},
+		{"session buffer under a frame", base + "[session]\nmax_frame_size = 65536\nmax_buffered_bytes = 65536\n", "session.max_buffered_bytes: 65536 is out of range [session.max_frame_size + 64 = 65600"},
+		{"peer buffer under a session's", base + "[session]\nmax_buffered_bytes = 8388608\nmax_peer_buffered_bytes = 8388607\n", "session.max_peer_buffered_bytes: 8388607 is out of range [session.max_buffered_bytes = 8388608"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

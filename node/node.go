@@ -78,6 +78,10 @@ type Node struct {
 	ids     map[string]peer.ID        // the reverse
 	store   *store
 	metrics *metrics
+	// peerBuf counts, for every address-book peer, the bytes of its
+	// frames queued in this node's sessions (buffer.go). Built in New,
+	// read-only after.
+	peerBuf map[peer.ID]*peerBuffer
 	// proposals bounds the proposals examined at once; examining tracks
 	// the goroutines that examine them, which shutdown waits for.
 	proposals chan struct{}
@@ -110,6 +114,7 @@ type Node struct {
 func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{cfg: cfg, reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
 		progressSave: progressSaveEvery, roles: map[string]*p2p.Messenger{}, names: map[peer.ID]string{}, ids: map[string]peer.ID{},
+		peerBuf:  map[peer.ID]*peerBuffer{},
 		sessions: map[string]*session{}, metrics: newMetrics(), proposals: make(chan struct{}, 8)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
@@ -166,6 +171,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		book = append(book, p2p.Peer{Name: pc.Name, ID: id, Addrs: addrs})
 		n.names[id] = pc.Name
 		n.ids[pc.Name] = id
+		n.peerBuf[id] = &peerBuffer{}
 	}
 	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, WriteTimeout: sendTimeout, Logger: n.log}
 	if err := mopts.Validate(); err != nil {

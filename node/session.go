@@ -28,7 +28,8 @@ const (
 )
 
 // Sizes of a session's queues. A peer that floods a session past them makes
-// the session abort rather than the daemon grow without bound.
+// the session abort rather than the daemon grow without bound; the bytes in
+// them are capped too (buffer.go).
 const (
 	inboxSize     = 4096
 	ctrlSize      = 256
@@ -49,6 +50,15 @@ type ctrlEvent struct {
 	from  peer.ID
 	msg   *nodepb.Control
 	abort string // set for a local abort request
+	size  int    // of the frame, counted against the buffer caps (reserve)
+}
+
+// took releases what ev counted against the buffer caps, once ev has left
+// the queue.
+func (s *session) took(ev ctrlEvent) {
+	if ev.size > 0 {
+		s.release(ev.from, ev.size)
+	}
 }
 
 // isAbort reports whether ev ends the session: an Abort from a peer or a
@@ -136,6 +146,9 @@ type session struct {
 	storeMu sync.Mutex
 	stored  uint64         // the version of the record last written
 	saving  sync.WaitGroup // background writes; main waits for them
+
+	// buf counts the bytes queued in inbox and ctrl (see buffer.go).
+	buf sessionBuffer
 
 	// kick wakes main when a message stepped in place ended the session.
 	kick chan struct{}
@@ -388,6 +401,7 @@ func (s *session) main() {
 		// Unblock the handlers first: closing the topic waits for its handler,
 		// which may be waiting to deliver to this session.
 		s.n.forget(s.id)
+		s.closeBuffer()
 		close(s.done)
 		if s.topic != nil {
 			s.topic.Close()
@@ -434,6 +448,7 @@ func (s *session) awaitCause(sendErr *abortError) *abortError {
 	for {
 		select {
 		case ev := <-s.ctrl:
+			s.took(ev)
 			if !ev.isAbort() {
 				continue
 			}
@@ -549,6 +564,7 @@ func (s *session) propose() *abortError {
 				return abortf(true, "proposing: %v", err)
 			}
 		case ev := <-s.ctrl:
+			s.took(ev)
 			if ev.abort != "" {
 				return abortf(true, "%s", ev.abort)
 			}
@@ -584,6 +600,7 @@ func (s *session) awaitStart() *abortError {
 	for {
 		select {
 		case ev := <-s.ctrl:
+			s.took(ev)
 			if ev.abort != "" {
 				return abortf(true, "%s", ev.abort)
 			}
@@ -695,6 +712,7 @@ func (s *session) runRoles() *abortError {
 		case <-check.C:
 			isChk = true
 		case ev = <-s.ctrl:
+			s.took(ev)
 			isCtrl = true
 		}
 		s.run.Lock()
@@ -712,6 +730,8 @@ func (s *session) runRoles() *abortError {
 		case isMsg:
 			err := s.step(m)
 			s.queued.Add(-1)
+			from, _ := s.orgOf(m.From)
+			s.release(from, len(m.Body))
 			if err != nil {
 				return err
 			}
@@ -813,6 +833,7 @@ func (s *session) awaitTopic() *abortError {
 		}
 		select {
 		case ev := <-s.ctrl:
+			s.took(ev)
 			if done, err := s.control(ev); done || err != nil {
 				if err == nil {
 					err = abortf(true, "the session completed before %s started", s.n.cfg.Node.Name)

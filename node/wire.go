@@ -147,9 +147,19 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 	if d, ok := c.Body.(*nodepb.Control_Decline); ok {
 		d.Decline.Reason = sanitizeReason(d.Decline.Reason)
 	}
+	ok, over, reason := s.reserve(from, len(frame))
+	if !ok {
+		if over {
+			s.dropOverflow(from, reason)
+		} else {
+			n.answerEnded(from, c)
+		}
+		return
+	}
 	select {
-	case s.ctrl <- ctrlEvent{from: from, msg: c}:
+	case s.ctrl <- ctrlEvent{from: from, msg: c, size: len(frame)}:
 	case <-s.done:
+		s.release(from, len(frame))
 		// The session ended while the frame waited — its goroutine was
 		// recording the end, which is stored before done closes. Answer as
 		// for an ended session: a participant whose Accept crossed the
@@ -158,6 +168,7 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 		// waiting out the start timeout.
 		n.answerEnded(from, c)
 	case <-time.After(inboxTimeout):
+		s.release(from, len(frame))
 		n.log.Warn("session is not taking control frames; dropped one", "session", s.id, "peer", n.nameOf(from))
 	}
 }
@@ -465,7 +476,9 @@ func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s 
 // every message — a tenth of a SAMBA data owner's CPU went into that
 // hand-over. Otherwise the message is queued for main; it never waits for
 // the session's lock, so a reader is never stuck behind a role's sends.
-// A session that stays too far behind is aborted rather than left to grow.
+// A session that stays too far behind is aborted rather than left to grow:
+// a queued message counts against the session's and its sender's buffer
+// caps (reserve), and one over a cap is dropped and aborts the session.
 // borrowed says that m.Body is lent for the call (it lies in the stream
 // reader's buffer): stepped in place, it is the role's until Step returns,
 // which is all that family promises to need; queued, it is copied first.
@@ -477,6 +490,13 @@ func (s *session) deliver(m protocol.Message, borrowed bool) {
 			return
 		}
 		s.run.Unlock()
+	}
+	from, _ := s.orgOf(m.From)
+	if ok, over, reason := s.reserve(from, len(m.Body)); !ok {
+		if over {
+			s.dropOverflow(from, reason)
+		}
+		return
 	}
 	if borrowed {
 		m.Body = bytes.Clone(m.Body)
@@ -493,8 +513,10 @@ func (s *session) deliver(m protocol.Message, borrowed bool) {
 	case s.inbox <- m:
 	case <-s.done:
 		s.queued.Add(-1)
+		s.release(from, len(m.Body))
 	case <-t.C:
 		s.queued.Add(-1)
+		s.release(from, len(m.Body))
 		go s.requestAbort(fmt.Sprintf("%s could not keep up with the messages of %s", s.n.cfg.Node.Name, m.From))
 	}
 }
