@@ -7,6 +7,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -103,6 +104,7 @@ type Node struct {
 	wg       sync.WaitGroup // session goroutines
 
 	api     *http.Server
+	apiTLS  *tls.Config // nil for plain HTTP
 	apiLn   net.Listener
 	hostCtx context.Context
 	stop    context.CancelFunc
@@ -131,6 +133,9 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n.token, err = readToken(cfg.API.TokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("api.token_file: %w", err)
+	}
+	if n.apiTLS, err = loadAPITLS(cfg.API); err != nil {
+		return nil, err
 	}
 	if n.store, err = openStore(cfg.Node.DataDir); errors.Is(err, errNoDataDirLock) {
 		n.log.Warn("running without a lock on the data directory", "err", err)
@@ -243,11 +248,15 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	n.mu.Lock()
 	n.apiLn = ln
 	n.mu.Unlock()
-	n.api = &http.Server{Handler: n.apiHandler(), ReadHeaderTimeout: 10 * time.Second}
+	n.api = n.newAPIServer()
 	apiErr := make(chan error, 1)
-	go func() { apiErr <- n.api.Serve(ln) }()
+	if n.apiTLS != nil {
+		go func() { apiErr <- n.api.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { apiErr <- n.api.Serve(ln) }()
+	}
 	n.log.Info("node started", "name", n.cfg.Node.Name, "peer_id", n.host.ID().String(),
-		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "peers", len(n.cfg.Peers))
+		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "api_tls", n.apiTLS != nil, "peers", len(n.cfg.Peers))
 	if ready != nil {
 		close(ready)
 	}
