@@ -140,6 +140,15 @@ func (s *session) closeBuffer() {
 	b.from, b.bytes = nil, 0
 }
 
+// queuedBytes is the bytes queued from all peers (bandit_queued_bytes).
+func (n *Node) queuedBytes() float64 {
+	var sum int64
+	for _, b := range n.peerBuf {
+		sum += b.bytes.Load()
+	}
+	return float64(sum)
+}
+
 // dropOverflow drops a frame of peer from that reserve refused, counting
 // it, and, with the reason reserve gave (the first time), logs the overflow
 // and has the session abort.

@@ -68,6 +68,22 @@ const (
 	floodPeerCap    = 1 << 20
 )
 
+// queuedMetric reads the node's bandit_queued_bytes.
+func queuedMetric(t testing.TB, tn *testNode) float64 {
+	t.Helper()
+	families, err := tn.metrics.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() == "bandit_queued_bytes" {
+			return f.GetMetric()[0].GetGauge().GetValue()
+		}
+	}
+	t.Fatal("bandit_queued_bytes is not exported")
+	return 0
+}
+
 // heapInUse returns the live heap after a collection.
 func heapInUse() uint64 {
 	runtime.GC()
@@ -156,6 +172,9 @@ func TestFloodIsBounded(t *testing.T) {
 			})
 			grown := int64(heapInUse()) - int64(before)
 			pb := victim.peerBuf[attacker.ID()]
+			if q := queuedMetric(t, victim); q <= 0 || q > floodPeerCap {
+				t.Errorf("node2's bandit_queued_bytes during the flood = %v, want some and at most %d", q, floodPeerCap)
+			}
 			if peak := pb.peak.Load(); peak > floodPeerCap {
 				t.Errorf("node2 queued up to %d bytes from node1, over the per-peer cap %d", peak, floodPeerCap)
 			}
@@ -194,6 +213,9 @@ func TestFloodIsBounded(t *testing.T) {
 				}
 			}
 			waitFor(t, 10*time.Second, "node2 to hold nothing of node1's", func() bool { return pb.bytes.Load() == 0 })
+			if q := queuedMetric(t, victim); q != 0 {
+				t.Errorf("node2's bandit_queued_bytes after the sessions = %v, want 0", q)
+			}
 			// node1 can still reach node2.
 			after, err := attacker.StartSession(pingSpec(5, "node1", "node2"))
 			if err != nil {

@@ -26,6 +26,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/multiformats/go-multiaddr"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ControlProtocol is the protocol ID of session-control streams.
@@ -178,6 +179,10 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		n.ids[pc.Name] = id
 		n.peerBuf[id] = &peerBuffer{}
 	}
+	n.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "bandit_queued_bytes",
+		Help: "Bytes of received frames queued in this node's sessions, not yet taken by their roles (capped by session.max_buffered_bytes and session.max_peer_buffered_bytes).",
+	}, n.queuedBytes))
 	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, WriteTimeout: sendTimeout, Logger: n.log}
 	if err := mopts.Validate(); err != nil {
 		return nil, fmt.Errorf("session.max_frame_size: %w", err)
