@@ -2,13 +2,18 @@ package node
 
 import (
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"os"
 	"strings"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -35,6 +40,48 @@ func (n *Node) apiHandler() http.Handler {
 	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
 	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
 	return n.authenticate(mux)
+}
+
+// Timeouts of the control API's server. A request (a spec of at most
+// protocol.MaxSpecSize) has apiReadTimeout to arrive, and its answer
+// apiWriteTimeout to be written; a kept-alive connection is closed after
+// apiIdleTimeout without a request. The CPU profile and the execution trace
+// record for ?seconds=N before they write: net/http/pprof moves their write
+// deadline to the server's WriteTimeout plus N seconds itself.
+const (
+	apiReadHeaderTimeout = 10 * time.Second
+	apiReadTimeout       = 30 * time.Second
+	apiWriteTimeout      = 30 * time.Second
+	apiIdleTimeout       = 2 * time.Minute
+)
+
+// newAPIServer returns the control API's server, with its timeouts, and
+// its TLS config when api.cert_file is set.
+func (n *Node) newAPIServer() *http.Server {
+	return &http.Server{Handler: n.apiHandler(), TLSConfig: n.apiTLS, ErrorLog: slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
+		ReadHeaderTimeout: apiReadHeaderTimeout, ReadTimeout: apiReadTimeout,
+		WriteTimeout: apiWriteTimeout, IdleTimeout: apiIdleTimeout}
+}
+
+// loadAPITLS loads the control API's certificate and key (api.cert_file,
+// api.key_file), or returns nil when the API serves plain HTTP. The key
+// file must not be readable by others.
+func loadAPITLS(a APIConfig) (*tls.Config, error) {
+	if !a.TLS() {
+		return nil, nil
+	}
+	st, err := os.Stat(a.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("api.key_file: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("api.key_file: %s is readable by others (mode %v); run chmod 600 %s", a.KeyFile, st.Mode().Perm(), a.KeyFile)
+	}
+	cert, err := tls.LoadX509KeyPair(a.CertFile, a.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("api.cert_file and api.key_file: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
 func (n *Node) authenticate(next http.Handler) http.Handler {

@@ -53,6 +53,28 @@ type APIConfig struct {
 	Listen      string `toml:"listen"`
 	TokenFile   string `toml:"token_file"`
 	AllowRemote bool   `toml:"allow_remote"`
+	// CertFile and KeyFile, PEM files, make the API serve HTTPS (TLS 1.2
+	// or later) instead of plain HTTP. A listen address that is not
+	// loopback requires them: the bearer token must not cross the network
+	// in the clear.
+	CertFile string `toml:"cert_file"`
+	KeyFile  string `toml:"key_file"`
+	// CAFile is the PEM certificate, or certificate authority, the CLI
+	// trusts when it reaches the API over TLS; default CertFile (the CLI
+	// on the daemon's own machine trusts the daemon's own certificate).
+	CAFile string `toml:"ca_file"`
+}
+
+// TLS reports whether the API serves HTTPS.
+func (a APIConfig) TLS() bool { return a.CertFile != "" }
+
+// TrustFile is the file of the certificates a client of the API trusts
+// (ca_file, or else cert_file), or "" for plain HTTP.
+func (a APIConfig) TrustFile() string {
+	if a.CAFile != "" {
+		return a.CAFile
+	}
+	return a.CertFile
 }
 
 // LogConfig is the [log] table.
@@ -76,6 +98,13 @@ type SessionConfig struct {
 	StallTimeout      Duration `toml:"stall_timeout"`
 	MaxActive         int      `toml:"max_active"`
 	MaxFrameSize      int      `toml:"max_frame_size"`
+	// MaxBufferedBytes caps the bytes of frames queued in one session,
+	// from all its peers, before its goroutine takes them; beyond it a
+	// frame is dropped and the session aborts (see buffer.go).
+	MaxBufferedBytes int64 `toml:"max_buffered_bytes"`
+	// MaxPeerBufferedBytes caps the bytes of frames queued from one peer,
+	// over all its sessions on this node.
+	MaxPeerBufferedBytes int64 `toml:"max_peer_buffered_bytes"`
 }
 
 // PeerConfig is one [[peers]] entry of the address book.
@@ -126,7 +155,10 @@ const (
 	DefaultStallTimeout      = 10 * time.Minute
 	DefaultMaxActive         = 16
 	DefaultMaxFrameSize      = 4 << 20
-	DefaultAPIListen         = "127.0.0.1:5601"
+	// DefaultMaxBufferedBytes is 16 frames of the default maximum size.
+	DefaultMaxBufferedBytes     = 64 << 20
+	DefaultMaxPeerBufferedBytes = 256 << 20
+	DefaultAPIListen            = "127.0.0.1:5601"
 )
 
 // DefaultConfig returns a config with every default filled in and no peers.
@@ -139,12 +171,14 @@ func DefaultConfig() *Config {
 		Discovery: DiscoveryConfig{DialBackoffMin: Duration{time.Second},
 			DialBackoffMax: Duration{time.Minute}},
 		Session: SessionConfig{
-			ProposeTimeout:    Duration{DefaultProposeTimeout},
-			PeerTimeout:       Duration{DefaultPeerTimeout},
-			HeartbeatInterval: Duration{DefaultHeartbeatInterval},
-			StallTimeout:      Duration{DefaultStallTimeout},
-			MaxActive:         DefaultMaxActive,
-			MaxFrameSize:      DefaultMaxFrameSize,
+			ProposeTimeout:       Duration{DefaultProposeTimeout},
+			PeerTimeout:          Duration{DefaultPeerTimeout},
+			HeartbeatInterval:    Duration{DefaultHeartbeatInterval},
+			StallTimeout:         Duration{DefaultStallTimeout},
+			MaxActive:            DefaultMaxActive,
+			MaxFrameSize:         DefaultMaxFrameSize,
+			MaxBufferedBytes:     DefaultMaxBufferedBytes,
+			MaxPeerBufferedBytes: DefaultMaxPeerBufferedBytes,
 		},
 		Policy: map[string]PolicyConfig{},
 	}
@@ -196,6 +230,11 @@ func ParseConfig(path string, data []byte, reg *protocol.Registry) (*Config, err
 	}
 	cfg.Node.Identity = absUnder(cfg.Node.DataDir, cfg.Node.Identity)
 	cfg.API.TokenFile = absUnder(cfg.Node.DataDir, cfg.API.TokenFile)
+	for _, f := range []*string{&cfg.API.CertFile, &cfg.API.KeyFile, &cfg.API.CAFile} {
+		if *f != "" {
+			*f = absUnder(cfg.Node.DataDir, *f)
+		}
+	}
 	return cfg, nil
 }
 
@@ -296,6 +335,16 @@ func (c *Config) validate(reg *protocol.Registry) error {
 	if err := CheckAPIListen(c.API.Listen, c.API.AllowRemote); err != nil {
 		return fmt.Errorf("api.listen: %w", err)
 	}
+	if (c.API.CertFile == "") != (c.API.KeyFile == "") {
+		return errors.New("api.cert_file and api.key_file: give both (to serve the control API over TLS) or neither")
+	}
+	if c.API.CAFile != "" && c.API.CertFile == "" {
+		return errors.New("api.ca_file: the control API serves TLS only with api.cert_file and api.key_file")
+	}
+	if !c.API.TLS() && !loopbackHost(c.API.Listen) {
+		return fmt.Errorf("api.listen: %q is not a loopback address, and a remote control API must use TLS "+
+			"(its bearer token would cross the network in the clear): set api.cert_file and api.key_file", c.API.Listen)
+	}
 	switch c.Log.Level {
 	case "debug", "info", "warn", "error":
 	default:
@@ -326,6 +375,16 @@ func (c *Config) validate(reg *protocol.Registry) error {
 	}
 	if s.MaxFrameSize < 1024 || s.MaxFrameSize > 64<<20 {
 		return fmt.Errorf("session.max_frame_size: %d is out of range [1024, %d]", s.MaxFrameSize, 64<<20)
+	}
+	// A frame of the largest size must fit in a session's queue, and in
+	// a peer's, or a legitimate one would abort its session.
+	if s.MaxBufferedBytes < int64(s.MaxFrameSize)+queuedOverhead || s.MaxBufferedBytes > 1<<40 {
+		return fmt.Errorf("session.max_buffered_bytes: %d is out of range [session.max_frame_size + %d = %d, 2^40]",
+			s.MaxBufferedBytes, queuedOverhead, int64(s.MaxFrameSize)+queuedOverhead)
+	}
+	if s.MaxPeerBufferedBytes < s.MaxBufferedBytes || s.MaxPeerBufferedBytes > 1<<40 {
+		return fmt.Errorf("session.max_peer_buffered_bytes: %d is out of range [session.max_buffered_bytes = %d, 2^40]",
+			s.MaxPeerBufferedBytes, s.MaxBufferedBytes)
 	}
 	names := map[string]bool{c.Node.Name: true}
 	ids := map[string]bool{}
@@ -411,7 +470,7 @@ func (c *Config) PeerByName(name string) (PeerConfig, bool) {
 // 0..65535, on "localhost" or a loopback IP address unless allowRemote.
 // The error quotes addr and names no key: callers add theirs.
 func CheckAPIListen(addr string, allowRemote bool) error {
-	host, port, err := net.SplitHostPort(addr)
+	_, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		msg := err.Error()
 		var ae *net.AddrError
@@ -423,8 +482,19 @@ func CheckAPIListen(addr string, allowRemote bool) error {
 	if _, err := strconv.ParseUint(port, 10, 16); err != nil {
 		return fmt.Errorf("%q: the port %q is not a number in 0..65535", addr, port)
 	}
-	if ip := net.ParseIP(host); host != "localhost" && (ip == nil || !ip.IsLoopback()) && !allowRemote {
+	if !loopbackHost(addr) && !allowRemote {
 		return fmt.Errorf("%q is not a loopback address; the control API is local only unless api.allow_remote = true", addr)
 	}
 	return nil
+}
+
+// loopbackHost reports whether the HOST:PORT addr is on "localhost" or a
+// loopback IP address.
+func loopbackHost(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return host == "localhost" || ip != nil && ip.IsLoopback()
 }

@@ -51,6 +51,10 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"bad duration", base + "[session]\npeer_timeout = \"soon\"\n", "not a duration"},
 		{"heartbeat too slow", base + "[session]\npeer_timeout = \"4s\"\nheartbeat_interval = \"3s\"\n", "session.heartbeat_interval"},
 		{"remote api", base + "[api]\nlisten = \"0.0.0.0:5601\"\n", "api.listen"},
+		{"remote api without TLS", base + "[api]\nlisten = \"0.0.0.0:5601\"\nallow_remote = true\n",
+			"api.listen: \"0.0.0.0:5601\" is not a loopback address, and a remote control API must use TLS (its bearer token would cross the network in the clear): set api.cert_file and api.key_file"},
+		{"api cert without key", base + "[api]\ncert_file = \"api.crt\"\n", "api.cert_file and api.key_file: give both"},
+		{"api ca without TLS", base + "[api]\nca_file = \"ca.crt\"\n", "api.ca_file"},
 		{"bad listen", "[node]\nname = \"a\"\nlisten = [\"/ip4/1.2.3.4/tcpp/1\"]\n", "node.listen[0]"},
 		{"bad peer id", base + "[[peers]]\nname = \"b\"\npeer_id = \"nope\"\n", "peers[0] (b).peer_id"},
 		{"duplicate peer", base + "[[peers]]\nname = \"b\"\npeer_id = \"" + peerID + "\"\n[[peers]]\nname = \"c\"\npeer_id = \"" + peerID + "\"\n", "listed twice"},
@@ -69,6 +73,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"local family not a table", base + "[local]\nsamba = 5\n", "local.samba: want a table of roles ([local.samba.ROLE]), got a whole number"},
 		{"local data out of range", base + "[local.samba.data_owner]\nbernoulli = 1.5\n", "local.samba.data_owner.bernoulli: 1.5 is not a mean in [0, 1]"},
 		{"bad log level", base + "[log]\nlevel = \"loud\"\n", "log.level"},
+		{"session buffer under a frame", base + "[session]\nmax_frame_size = 65536\nmax_buffered_bytes = 65536\n", "session.max_buffered_bytes: 65536 is out of range [session.max_frame_size + 64 = 65600"},
+		{"peer buffer under a session's", base + "[session]\nmax_buffered_bytes = 8388608\nmax_peer_buffered_bytes = 8388607\n", "session.max_peer_buffered_bytes: 8388607 is out of range [session.max_buffered_bytes = 8388608"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

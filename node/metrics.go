@@ -16,6 +16,9 @@ type metrics struct {
 	active   prometheus.Gauge
 	traffic  *traffic
 	errors   *prometheus.CounterVec // by kind
+	// rolePanics counts the panics recovered in a role's code, by
+	// protocol: each aborted its session (see session.rolePanicked).
+	rolePanics *prometheus.CounterVec
 }
 
 func newMetrics() *metrics {
@@ -29,10 +32,13 @@ func newMetrics() *metrics {
 		}),
 		traffic: newTraffic(),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "bandit_errors_total", Help: "Errors, by kind (decode, send, rejected, unknown_session, role).",
+			Name: "bandit_errors_total", Help: "Errors, by kind (decode, send, rejected, unknown_session, role, panic, overflow).",
 		}, []string{"kind"}),
+		rolePanics: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "bandit_role_panics_total", Help: "Panics in a role's code, by protocol; each aborted its session and nothing else.",
+		}, []string{"protocol"}),
 	}
-	m.registry.MustRegister(m.sessions, m.active, m.traffic, m.errors,
+	m.registry.MustRegister(m.sessions, m.active, m.traffic, m.errors, m.rolePanics,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }

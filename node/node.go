@@ -7,6 +7,7 @@ package node
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -25,6 +26,7 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/multiformats/go-multiaddr"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ControlProtocol is the protocol ID of session-control streams.
@@ -78,6 +80,10 @@ type Node struct {
 	ids     map[string]peer.ID        // the reverse
 	store   *store
 	metrics *metrics
+	// peerBuf counts, for every address-book peer, the bytes of its
+	// frames queued in this node's sessions (buffer.go). Built in New,
+	// read-only after.
+	peerBuf map[peer.ID]*peerBuffer
 	// proposals bounds the proposals examined at once; examining tracks
 	// the goroutines that examine them, which shutdown waits for.
 	proposals chan struct{}
@@ -99,6 +105,7 @@ type Node struct {
 	wg       sync.WaitGroup // session goroutines
 
 	api     *http.Server
+	apiTLS  *tls.Config // nil for plain HTTP
 	apiLn   net.Listener
 	hostCtx context.Context
 	stop    context.CancelFunc
@@ -110,6 +117,7 @@ type Node struct {
 func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{cfg: cfg, reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
 		progressSave: progressSaveEvery, roles: map[string]*p2p.Messenger{}, names: map[peer.ID]string{}, ids: map[string]peer.ID{},
+		peerBuf:  map[peer.ID]*peerBuffer{},
 		sessions: map[string]*session{}, metrics: newMetrics(), proposals: make(chan struct{}, 8)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
@@ -126,6 +134,9 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n.token, err = readToken(cfg.API.TokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("api.token_file: %w", err)
+	}
+	if n.apiTLS, err = loadAPITLS(cfg.API); err != nil {
+		return nil, err
 	}
 	if n.store, err = openStore(cfg.Node.DataDir); errors.Is(err, errNoDataDirLock) {
 		n.log.Warn("running without a lock on the data directory", "err", err)
@@ -166,7 +177,12 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		book = append(book, p2p.Peer{Name: pc.Name, ID: id, Addrs: addrs})
 		n.names[id] = pc.Name
 		n.ids[pc.Name] = id
+		n.peerBuf[id] = &peerBuffer{}
 	}
+	n.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+		Name: "bandit_queued_bytes",
+		Help: "Bytes of received frames queued in this node's sessions, not yet taken by their roles (capped by session.max_buffered_bytes and session.max_peer_buffered_bytes).",
+	}, n.queuedBytes))
 	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, WriteTimeout: sendTimeout, Logger: n.log}
 	if err := mopts.Validate(); err != nil {
 		return nil, fmt.Errorf("session.max_frame_size: %w", err)
@@ -237,11 +253,15 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	n.mu.Lock()
 	n.apiLn = ln
 	n.mu.Unlock()
-	n.api = &http.Server{Handler: n.apiHandler(), ReadHeaderTimeout: 10 * time.Second}
+	n.api = n.newAPIServer()
 	apiErr := make(chan error, 1)
-	go func() { apiErr <- n.api.Serve(ln) }()
+	if n.apiTLS != nil {
+		go func() { apiErr <- n.api.ServeTLS(ln, "", "") }()
+	} else {
+		go func() { apiErr <- n.api.Serve(ln) }()
+	}
 	n.log.Info("node started", "name", n.cfg.Node.Name, "peer_id", n.host.ID().String(),
-		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "peers", len(n.cfg.Peers))
+		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "api_tls", n.apiTLS != nil, "peers", len(n.cfg.Peers))
 	if ready != nil {
 		close(ready)
 	}

@@ -23,7 +23,9 @@ func TestRoleStreamRemembersHeads(t *testing.T) {
 		roleNames: []string{"controller", "data_owner"},
 		orgs:      [][]peer.ID{{self}, {owner, other}},
 		inbox:     make(chan protocol.Message, 16)}
-	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s}}
+	n := &Node{cfg: DefaultConfig(), log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s},
+		peerBuf: map[peer.ID]*peerBuffer{owner: {}, other: {}}}
+	s.n = n
 	handle := n.newRoleStream("samba", owner)
 	frame := func(fromIndex uint32, body string) []byte {
 		return appendRoleFrame(nil, &nodepb.RoleFrame{SessionId: id, FromRole: "data_owner", FromIndex: fromIndex, ToRole: "controller", Body: []byte(body)})

@@ -27,10 +27,8 @@ func (s *session) step(m protocol.Message) *abortError {
 	if i < 0 || s.finished[i] {
 		return nil
 	}
-	if err := s.roles[i].Step(m); err != nil {
-		s.n.metrics.fail("role")
-		from, _ := s.orgOf(m.From)
-		return abortf(true, "%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(from), err)
+	if err := s.stepRole(i, m); err != nil {
+		return err
 	}
 	if err := s.flush(i); err != nil {
 		return err
@@ -66,7 +64,10 @@ func (s *session) drainLocal() *abortError {
 // out through the session's transport; its progress and result are recorded.
 func (s *session) flush(i int) *abortError {
 	p := s.mine[i]
-	rd := s.roles[i].Ready()
+	rd, err := s.readyRole(i)
+	if err != nil {
+		return err
+	}
 	if err := s.sendBatch(p, rd.Messages); err != nil {
 		return err
 	}
@@ -78,9 +79,9 @@ func (s *session) flush(i int) *abortError {
 		s.finished[i] = true
 		s.reports[p] = rd.Result.Report
 		if rd.Result.Local != nil {
-			raw, err := json.Marshal(rd.Result.Local)
+			raw, err := s.marshalLocal(i, rd.Result.Local)
 			if err != nil {
-				return abortf(true, "encoding the result of %s: %v", p, err)
+				return err
 			}
 			s.update(true, func(r *record) {
 				if r.Local == nil {

@@ -28,7 +28,8 @@ const (
 )
 
 // Sizes of a session's queues. A peer that floods a session past them makes
-// the session abort rather than the daemon grow without bound.
+// the session abort rather than the daemon grow without bound; the bytes in
+// them are capped too (buffer.go).
 const (
 	inboxSize     = 4096
 	ctrlSize      = 256
@@ -49,6 +50,15 @@ type ctrlEvent struct {
 	from  peer.ID
 	msg   *nodepb.Control
 	abort string // set for a local abort request
+	size  int    // of the frame, counted against the buffer caps (reserve)
+}
+
+// took releases what ev counted against the buffer caps, once ev has left
+// the queue.
+func (s *session) took(ev ctrlEvent) {
+	if ev.size > 0 {
+		s.release(ev.from, ev.size)
+	}
 }
 
 // isAbort reports whether ev ends the session: an Abort from a peer or a
@@ -136,6 +146,9 @@ type session struct {
 	storeMu sync.Mutex
 	stored  uint64         // the version of the record last written
 	saving  sync.WaitGroup // background writes; main waits for them
+
+	// buf counts the bytes queued in inbox and ctrl (see buffer.go).
+	buf sessionBuffer
 
 	// kick wakes main when a message stepped in place ended the session.
 	kick chan struct{}
@@ -388,12 +401,20 @@ func (s *session) main() {
 		// Unblock the handlers first: closing the topic waits for its handler,
 		// which may be waiting to deliver to this session.
 		s.n.forget(s.id)
+		s.closeBuffer()
 		close(s.done)
 		if s.topic != nil {
 			s.topic.Close()
 		}
 		s.saving.Wait()
 		s.n.wg.Done()
+	}()
+	defer func() {
+		// A panic in the node's own session code (a role's is recovered
+		// where it is called) ends this session only.
+		if v := recover(); v != nil {
+			s.end(s.internalError(v))
+		}
 	}()
 	var err *abortError
 	if s.initiated {
@@ -427,6 +448,7 @@ func (s *session) awaitCause(sendErr *abortError) *abortError {
 	for {
 		select {
 		case ev := <-s.ctrl:
+			s.took(ev)
 			if !ev.isAbort() {
 				continue
 			}
@@ -542,6 +564,7 @@ func (s *session) propose() *abortError {
 				return abortf(true, "proposing: %v", err)
 			}
 		case ev := <-s.ctrl:
+			s.took(ev)
 			if ev.abort != "" {
 				return abortf(true, "%s", ev.abort)
 			}
@@ -577,6 +600,7 @@ func (s *session) awaitStart() *abortError {
 	for {
 		select {
 		case ev := <-s.ctrl:
+			s.took(ev)
 			if ev.abort != "" {
 				return abortf(true, "%s", ev.abort)
 			}
@@ -621,17 +645,15 @@ func (s *session) runRoles() *abortError {
 		if s.n.roleRand != nil {
 			rnd = s.n.roleRand(p)
 		}
-		r, err := s.fam.NewRole(protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
+		if err := s.buildRole(i, protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
 			Params: s.params, Local: s.local[p.Role], Rand: rnd, Clock: wallClock{},
-			Logger: s.n.log.With("session", s.id, "party", p.String())})
-		if err != nil {
-			return abortf(true, "%s could not build %s: %v", s.n.cfg.Node.Name, p, err)
+			Logger: s.n.log.With("session", s.id, "party", p.String())}); err != nil {
+			return err
 		}
-		s.roles[i] = r
 	}
-	for i, p := range s.mine {
-		if err := s.roles[i].Start(); err != nil {
-			return abortf(true, "%s (%s) failed to start: %v", p, s.n.cfg.Node.Name, err)
+	for i := range s.mine {
+		if err := s.startRole(i); err != nil {
+			return err
 		}
 		if err := s.flush(i); err != nil {
 			return err
@@ -690,6 +712,7 @@ func (s *session) runRoles() *abortError {
 		case <-check.C:
 			isChk = true
 		case ev = <-s.ctrl:
+			s.took(ev)
 			isCtrl = true
 		}
 		s.run.Lock()
@@ -707,16 +730,18 @@ func (s *session) runRoles() *abortError {
 		case isMsg:
 			err := s.step(m)
 			s.queued.Add(-1)
+			from, _ := s.orgOf(m.From)
+			s.release(from, len(m.Body))
 			if err != nil {
 				return err
 			}
 		case isTick:
-			for i, p := range s.mine {
+			for i := range s.mine {
 				if s.finished[i] {
 					continue
 				}
-				if err := s.roles[i].Tick(); err != nil {
-					return abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
+				if err := s.tickRole(i); err != nil {
+					return err
 				}
 				if err := s.flush(i); err != nil {
 					return err
@@ -744,8 +769,15 @@ func (s *session) runRoles() *abortError {
 }
 
 // stepInPlace steps m in the calling goroutine, as the running loop would,
-// and hands an end of the session to main. run is held.
+// and hands an end of the session to main. run is held, and still is when
+// stepInPlace returns, even after a panic in the node's code (a panic in a
+// role's is recovered by step already), which ends the session.
 func (s *session) stepInPlace(m protocol.Message) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.endInPlace(s.internalError(v))
+		}
+	}()
 	err := s.step(m)
 	if err == nil {
 		err = s.drainLocal()
@@ -757,6 +789,12 @@ func (s *session) stepInPlace(m protocol.Message) {
 	if !done && err == nil {
 		return
 	}
+	s.endInPlace(err)
+}
+
+// endInPlace hands an end of the session found while stepping in place to
+// main: err, or completion if nil. run is held.
+func (s *session) endInPlace(err *abortError) {
 	s.inPlace, s.ended, s.endErr = false, true, err
 	select {
 	case s.kick <- struct{}{}:
@@ -795,6 +833,7 @@ func (s *session) awaitTopic() *abortError {
 		}
 		select {
 		case ev := <-s.ctrl:
+			s.took(ev)
 			if done, err := s.control(ev); done || err != nil {
 				if err == nil {
 					err = abortf(true, "the session completed before %s started", s.n.cfg.Node.Name)
@@ -906,13 +945,9 @@ func (s *session) checkComplete() (bool, *abortError) {
 		return false, nil
 	}
 	names := protocol.Assignment{Roles: s.rec.Session.Roles}
-	res, err := s.fam.Combine(names, s.params, s.reports)
+	raw, err := s.combine(names)
 	if err != nil {
-		return true, abortf(true, "combining the parties' reports: %v", err)
-	}
-	raw, err := json.Marshal(res)
-	if err != nil {
-		return true, abortf(true, "encoding the result: %v", err)
+		return true, err
 	}
 	s.broadcast(&nodepb.Control{Body: &nodepb.Control_Complete{Complete: &nodepb.Complete{}}}, "")
 	s.complete(raw)

@@ -106,6 +106,16 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 		case n.proposals <- struct{}{}:
 			n.examining.Go(func() {
 				defer func() { <-n.proposals }()
+				defer func() {
+					// Examining a proposal runs the family's checks on the
+					// peer's spec: a panic in them declines it.
+					if n.recoverHandler(recover(), "examining a proposal", from) {
+						ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+						defer cancel()
+						n.sendControl(ctx, from, c.SessionId, &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{
+							Reason: "internal error in " + n.cfg.Node.Name + " examining the proposal"}}})
+					}
+				}()
 				n.handlePropose(from, c.SessionId, p.Propose)
 			})
 		default:
@@ -137,9 +147,19 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 	if d, ok := c.Body.(*nodepb.Control_Decline); ok {
 		d.Decline.Reason = sanitizeReason(d.Decline.Reason)
 	}
+	ok, over, reason := s.reserve(from, len(frame))
+	if !ok {
+		if over {
+			s.dropOverflow(from, reason)
+		} else {
+			n.answerEnded(from, c)
+		}
+		return
+	}
 	select {
-	case s.ctrl <- ctrlEvent{from: from, msg: c}:
+	case s.ctrl <- ctrlEvent{from: from, msg: c, size: len(frame)}:
 	case <-s.done:
+		s.release(from, len(frame))
 		// The session ended while the frame waited — its goroutine was
 		// recording the end, which is stored before done closes. Answer as
 		// for an ended session: a participant whose Accept crossed the
@@ -148,6 +168,7 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 		// waiting out the start timeout.
 		n.answerEnded(from, c)
 	case <-time.After(inboxTimeout):
+		s.release(from, len(frame))
 		n.log.Warn("session is not taking control frames; dropped one", "session", s.id, "peer", n.nameOf(from))
 	}
 }
@@ -378,11 +399,17 @@ func (n *Node) joinTopic(s *session) error {
 		id, _ := peer.Decode(org)
 		allowed = append(allowed, id)
 	}
-	validate := func(from peer.ID, data []byte) error {
-		_, err := s.decodeTopicFrame(from, data)
+	validate := func(from peer.ID, data []byte) (err error) {
+		defer func() {
+			if n.recoverHandler(recover(), "validating a topic message", from) {
+				err = errors.New("internal error validating the message")
+			}
+		}()
+		_, err = s.decodeTopicFrame(from, data)
 		return err
 	}
 	handler := func(from peer.ID, data []byte) {
+		defer func() { n.recoverHandler(recover(), "a topic message", from) }()
 		n.metrics.countTopic(true, len(data))
 		m, err := s.decodeTopicFrame(from, data)
 		if err != nil {
@@ -457,7 +484,9 @@ func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s 
 // every message — a tenth of a SAMBA data owner's CPU went into that
 // hand-over. Otherwise the message is queued for main; it never waits for
 // the session's lock, so a reader is never stuck behind a role's sends.
-// A session that stays too far behind is aborted rather than left to grow.
+// A session that stays too far behind is aborted rather than left to grow:
+// a queued message counts against the session's and its sender's buffer
+// caps (reserve), and one over a cap is dropped and aborts the session.
 // borrowed says that m.Body is lent for the call (it lies in the stream
 // reader's buffer): stepped in place, it is the role's until Step returns,
 // which is all that family promises to need; queued, it is copied first.
@@ -469,6 +498,13 @@ func (s *session) deliver(m protocol.Message, borrowed bool) {
 			return
 		}
 		s.run.Unlock()
+	}
+	from, _ := s.orgOf(m.From)
+	if ok, over, reason := s.reserve(from, len(m.Body)); !ok {
+		if over {
+			s.dropOverflow(from, reason)
+		}
+		return
 	}
 	if borrowed {
 		m.Body = bytes.Clone(m.Body)
@@ -485,8 +521,10 @@ func (s *session) deliver(m protocol.Message, borrowed bool) {
 	case s.inbox <- m:
 	case <-s.done:
 		s.queued.Add(-1)
+		s.release(from, len(m.Body))
 	case <-t.C:
 		s.queued.Add(-1)
+		s.release(from, len(m.Body))
 		go s.requestAbort(fmt.Sprintf("%s could not keep up with the messages of %s", s.n.cfg.Node.Name, m.From))
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -571,12 +572,35 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 		}
 		m.framesReceived.Add(1)
 		m.bytesReceived.Add(uint64(len(frame)))
-		handle(frame)
+		if !m.handleFrame(handle, from, frame) {
+			// The handler's state for this stream (what it remembers
+			// of the last frame) cannot be trusted after a panic, nor
+			// the reader's: the stream is reset, and the peer's next
+			// frame opens a new one with a new handler.
+			s.Reset()
+			return
+		}
 		if borrowed {
 			br.Discard(len(frame))
 		}
 		heard = true
 	}
+}
+
+// handleFrame calls handle on one frame and reports whether it returned.
+// A panic in the handler is recovered, logged with its stack and counted
+// in Errors: whatever a peer sends, a handler's bug ends one stream, never
+// the process.
+func (m *Messenger) handleFrame(handle func([]byte), from peer.ID, frame []byte) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.errs.Add(1)
+			m.logger.Error("internal error handling a frame; resetting the stream", "peer", m.h.describe(from),
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	handle(frame)
+	return true
 }
 
 // frameBuffered reports whether br holds a complete frame.

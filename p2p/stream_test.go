@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 	"unsafe"
@@ -642,4 +643,53 @@ func TestMessengerClosesIdleInboundStreams(t *testing.T) {
 		t.Fatalf("after frames for three idle timeouts: %d inbound streams open, %d handled, want the one", got, streams)
 	}
 	waitFor(t, "the idle stream to close", func() bool { return inbound() == 0 })
+}
+
+// TestMessengerHandlerPanicResetsOnlyTheStream: a handler that panics on a
+// frame ends that stream, not the process; the sender's later frames arrive
+// on a new stream with a new handler, and frames of other senders are not
+// disturbed.
+func TestMessengerHandlerPanicResetsOnlyTheStream(t *testing.T) {
+	for _, borrowed := range []bool{false, true} {
+		t.Run(fmt.Sprintf("borrowed=%v", borrowed), func(t *testing.T) {
+			tn := newTestNet(t, 3, nil)
+			a, b, c := tn.hosts[0], tn.hosts[1], tn.hosts[2]
+			cb := newCollector()
+			var made atomic.Int64
+			opts := MessengerOptions{BorrowedFrames: borrowed, NewStreamHandler: func(from peer.ID) func([]byte) {
+				made.Add(1)
+				return func(frame []byte) {
+					if string(frame) == "boom" {
+						panic("handler bug")
+					}
+					cb.handleCopy(from, frame)
+				}
+			}}
+			mc := NewMessenger(c, testProto, nil, opts)
+			ma := NewMessenger(a, testProto, newCollector().handle, MessengerOptions{})
+			mb := NewMessenger(b, testProto, newCollector().handle, MessengerOptions{})
+			t.Cleanup(func() { ma.Close(); mb.Close(); mc.Close() })
+			for _, f := range []string{"before", "boom"} {
+				if err := ma.Send(t.Context(), c.ID(), []byte(f)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			waitFor(t, "c to reset a's stream", func() bool { return mc.Stats().Errors == 1 })
+			if err := mb.Send(t.Context(), c.ID(), []byte("other")); err != nil {
+				t.Fatal(err)
+			}
+			i := 0
+			waitFor(t, "a frame from a after the reset, and b's", func() bool {
+				i++
+				ma.Send(t.Context(), c.ID(), []byte(fmt.Sprint("after", i)))
+				return cb.count(a.ID()) > 1 && cb.count(b.ID()) == 1
+			})
+			if got := cb.get(a.ID())[0]; string(got) != "before" {
+				t.Errorf("first frame from a = %q, want before", got)
+			}
+			if made.Load() < 3 {
+				t.Errorf("%d stream handlers made, want a new one for a's stream after the reset", made.Load())
+			}
+		})
+	}
 }

@@ -6,9 +6,13 @@ package client
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/url"
 	"os"
@@ -25,18 +29,54 @@ type Client struct {
 	http  *http.Client
 }
 
-// New returns a client of the API at addr (host:port) authenticating with token.
+// New returns a client of the API at addr (host:port) authenticating with
+// token, over plain HTTP.
 func New(addr, token string) *Client {
 	return &Client{base: "http://" + addr, token: token, http: &http.Client{Timeout: 30 * time.Second}}
 }
 
-// FromFiles reads the token from tokenFile.
-func FromFiles(addr, tokenFile string) (*Client, error) {
+// NewTLS returns a client of the API at addr (host:port) served over TLS
+// (api.cert_file), authenticating with token. It trusts only the PEM
+// certificates in trusted — the daemon's own certificate, or the authority
+// that signed it — and checks that the daemon's certificate names addr's
+// host; an addr on 0.0.0.0 or :: (a daemon listening on every address) is
+// reached, and checked, as "localhost".
+func NewTLS(addr, token string, trusted []byte) (*Client, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(trusted) {
+		return nil, errors.New("no PEM certificate to trust for the control API's TLS")
+	}
+	if host, port, err := net.SplitHostPort(addr); err == nil {
+		if ip := net.ParseIP(host); ip != nil && ip.IsUnspecified() {
+			addr = net.JoinHostPort("localhost", port)
+		}
+	}
+	tr := http.DefaultTransport.(*http.Transport).Clone()
+	tr.TLSClientConfig = &tls.Config{RootCAs: pool, MinVersion: tls.VersionTLS12}
+	return &Client{base: "https://" + addr, token: token, http: &http.Client{Timeout: 30 * time.Second, Transport: tr}}, nil
+}
+
+// FromFiles reads the token from tokenFile. With a trustFile (api.ca_file,
+// or else api.cert_file), the client speaks TLS and trusts the
+// certificates in it (NewTLS); without, plain HTTP.
+func FromFiles(addr, tokenFile, trustFile string) (*Client, error) {
 	b, err := os.ReadFile(tokenFile)
 	if err != nil {
 		return nil, fmt.Errorf("reading the API token: %w", err)
 	}
-	return New(addr, strings.TrimSpace(string(b))), nil
+	token := strings.TrimSpace(string(b))
+	if trustFile == "" {
+		return New(addr, token), nil
+	}
+	pem, err := os.ReadFile(trustFile)
+	if err != nil {
+		return nil, fmt.Errorf("reading the certificate to trust for the control API: %w", err)
+	}
+	c, err := NewTLS(addr, token, pem)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", trustFile, err)
+	}
+	return c, nil
 }
 
 // Error is an error answered by the daemon.

@@ -28,7 +28,7 @@ func apiClient(fs *flag.FlagSet, path string) (*client.Client, *node.Config, err
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := client.FromFiles(cfg.API.Listen, cfg.API.TokenFile)
+	c, err := client.FromFiles(cfg.API.Listen, cfg.API.TokenFile, cfg.API.TrustFile())
 	if err != nil {
 		return nil, nil, err
 	}

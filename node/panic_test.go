@@ -1,0 +1,171 @@
+package node
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/ping"
+	dto "github.com/prometheus/client_model/go"
+)
+
+// panicky is a test family of two participants that pass a message back and
+// forth, one of them (panicky.who) panicking in panicky.in: its Start, its
+// Nth Step (panicky.nth), its first Tick, or Combine on the initiator. small
+// is what SmallMessages reports: whether received messages are stepped by the
+// stream reader that read them or by the session's goroutine.
+type panicky struct {
+	pairFamily
+	in    string // "start", "step", "tick" or "combine"
+	who   int    // the index of the participant that panics
+	nth   int    // for "step"
+	small bool
+}
+
+func (panicky) Name() string { return "panicky" }
+
+func (f panicky) SmallMessages() bool { return f.small }
+
+// MessageDriven: only the family that panics in Tick is ticked.
+func (f panicky) MessageDriven() bool { return f.in != "tick" }
+
+func (f panicky) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	r := &panickyRole{self: cfg.Self, peer: otherParticipant(cfg.Self)}
+	if cfg.Self.Index == f.who {
+		r.in, r.nth = f.in, f.nth
+	}
+	return r, nil
+}
+
+func (f panicky) Combine(protocol.Assignment, any, map[protocol.Party][]byte) (any, error) {
+	if f.in == "combine" {
+		panic("boom in Combine")
+	}
+	return nil, nil
+}
+
+// panickyStepsBeforeEnd: a role that does not panic finishes after this
+// many Steps.
+const panickyStepsBeforeEnd = 20
+
+type panickyRole struct {
+	outbox
+	self, peer protocol.Party
+	in         string // where this role panics; "" for nowhere
+	nth        int
+	steps      int
+}
+
+func (r *panickyRole) Start() error {
+	if r.in == "start" {
+		panic("boom in Start")
+	}
+	if r.self.Index == 0 {
+		r.out.Messages = append(r.out.Messages, protocol.Message{To: r.peer, Body: []byte{0}})
+	}
+	return nil
+}
+
+func (r *panickyRole) Step(m protocol.Message) error {
+	r.steps++
+	if r.in == "step" && r.steps == r.nth {
+		var table []int
+		_ = table[r.steps] // a latent bug: a runtime error, not a deliberate panic
+	}
+	if r.in == "tick" {
+		return nil // waits for its tick
+	}
+	if r.steps >= panickyStepsBeforeEnd {
+		r.out.Result = &protocol.Result{Report: []byte{1}}
+	}
+	if r.steps <= panickyStepsBeforeEnd {
+		r.out.Messages = append(r.out.Messages, protocol.Message{To: r.peer, Body: []byte{0}})
+	}
+	return nil
+}
+
+func (r *panickyRole) Tick() error {
+	if r.in == "tick" {
+		panic(fmt.Errorf("boom in Tick"))
+	}
+	return nil
+}
+
+// rolePanics is the node's bandit_role_panics_total for family.
+func (tn *testNode) rolePanics(t testing.TB, family string) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := tn.metrics.rolePanics.WithLabelValues(family).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetCounter().GetValue()
+}
+
+// TestRolePanicEndsOnlyItsSession runs, on two real daemons, a ping session
+// and beside it a session of a family whose role panics — in Start, in its
+// third Step (stepped in place by the stream reader, or by the session's
+// goroutine), in Tick, or in Combine. The panicking session must abort on
+// both daemons with "internal error in role …" and the panic's value, the
+// panic must be counted once, and the daemons must go on: the ping session
+// completes, and so does one started after the abort. Without the recovery
+// the panic ends the test binary.
+func TestRolePanicEndsOnlyItsSession(t *testing.T) {
+	tests := []struct {
+		name string
+		fam  panicky
+		want string // the abort's reason
+		on   int    // the node whose role panics
+	}{
+		{"start", panicky{in: "start", who: 1, small: true}, "internal error in role participant[1]: boom in Start", 1},
+		{"step in place", panicky{in: "step", who: 1, nth: 3, small: true},
+			"internal error in role participant[1]: runtime error: index out of range [3] with length 0", 1},
+		{"step on the session goroutine", panicky{in: "step", who: 1, nth: 3, small: false},
+			"internal error in role participant[1]: runtime error: index out of range [3] with length 0", 1},
+		{"step on the initiator", panicky{in: "step", who: 0, nth: 2, small: true},
+			"internal error in role participant[0]: runtime error: index out of range [2] with length 0", 0},
+		{"tick", panicky{in: "tick", who: 1, small: true}, "internal error in role participant[1]: boom in Tick", 1},
+		{"combine", panicky{in: "combine", small: true}, "internal error in protocol panicky, combining the reports: boom in Combine", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nodes := startNetworkWith(t, 2, openPolicy(tt.fam.Name()), func(int) []protocol.Family {
+				return []protocol.Family{ping.Family{}, tt.fam}
+			})
+			pingID, err := nodes[0].StartSession(pingSpec(30, "node1", "node2"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			id, err := nodes[0].StartSession([]byte("protocol = \"panicky\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tn := range nodes {
+				got := waitEnded(t, tn, id, 30*time.Second)
+				if got.State != stateAborted || got.Reason != tt.want {
+					t.Errorf("%s: session %s: %q, want aborted: %q", tn.cfg.Node.Name, got.State, got.Reason, tt.want)
+				}
+			}
+			for i, tn := range nodes {
+				want := 0.0
+				if i == tt.on {
+					want = 1
+				}
+				if got := tn.rolePanics(t, "panicky"); got != want {
+					t.Errorf("%s: bandit_role_panics_total{protocol=\"panicky\"} = %v, want %v", tn.cfg.Node.Name, got, want)
+				}
+			}
+			after, err := nodes[1].StartSession(pingSpec(5, "node1", "node2"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, sid := range []string{pingID, after} {
+				for _, tn := range nodes {
+					if got := waitEnded(t, tn, sid, 30*time.Second); got.State != stateCompleted {
+						t.Errorf("%s: ping session %s: %s: %s", tn.cfg.Node.Name, sid, got.State, got.Reason)
+					}
+				}
+			}
+		})
+	}
+}
