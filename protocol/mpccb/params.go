@@ -76,5 +76,14 @@ func (p Params) validate() error {
 	return nil
 }
 
+// maxReward is the largest reward magnitude R the engine computes with
+// exactly: the score xᵀW_a⁻¹b_a reaches R·√T/2 (see learner.step), and
+// every truncated product must stay below 2^61 in the ring, 2^(61−2L) as a
+// real. With 0/1 rewards every valid Params fits: R = 1 needs
+// √(10^7)/2 ≈ 1582 < 2^13, the room at L = 24.
+func (p Params) maxReward() float64 {
+	return math.Ldexp(1, 61-2*p.PrecisionBits) / max(1, math.Sqrt(float64(p.Steps))/2)
+}
+
 // PrivacyEta is Theorem 1's guarantee: opening a_t is log(|A|/ε)-DP.
 func (p Params) PrivacyEta() float64 { return math.Log(float64(p.Arms) / p.Epsilon) }
