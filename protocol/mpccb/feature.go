@@ -56,10 +56,12 @@ func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
 		rounds: map[roundKey]mpc.Payload{}}
 	f.cols = dataset.Split(p.Dimensions, P)[f.idx]
 	width := f.cols[1] - f.cols[0]
+	source := "the features"
 	switch l := cfg.Local.(type) {
 	case *FeatureLocal:
 		f.rows = l.Rows
 	case *featureConfig:
+		source = l.Features
 		rows, err := dataset.ReadFeatures(l.Features, width)
 		if err != nil {
 			return nil, fmt.Errorf("reading this feature party's features: %w", err)
@@ -78,6 +80,10 @@ func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
 		}
 		if !isFinite(r) {
 			return nil, fmt.Errorf("context %d holds a value that is not a finite number", i+1)
+		}
+		if n := norm(r); n > maxNorm {
+			return nil, fmt.Errorf("%s, row %d: this party's %d features have norm %.6g; the engine needs every context's norm to be at most 1 (scale each context to unit norm before splitting it, as dataset.NormalizeRows does)",
+				source, i+1, width, n)
 		}
 	}
 	return f, nil
