@@ -147,9 +147,12 @@ func (f *featureParty) Step(m protocol.Message) error {
 	case *mpccbpb.Message_Round:
 		r := k.Round
 		key := roundKey{step: r.Step, round: r.Round, from: m.From.Index}
-		cur := max(f.step, 1)
-		if m.From.Role != RoleFeature || m.From.Index == f.idx || r.Step < cur || r.Step > cur+1 {
-			return fmt.Errorf("an unexpected round (step %d, round %d) from %s at step %d", r.Step, r.Round, m.From, f.step)
+		if m.From.Role != RoleFeature || m.From.Index == f.idx {
+			return fmt.Errorf("an unexpected round (step %d, round %d) from %s", r.Step, r.Round, m.From)
+		}
+		if st, rd := f.position(); !(r.Step == st && (r.Round == rd || r.Round == rd+1) || r.Step == st+1 && r.Round == 0) {
+			return fmt.Errorf("round %d of step %d from %s while this party waits for round %d of step %d: a party can be at most one round ahead of another",
+				r.Round, r.Step, m.From, rd, st)
 		}
 		if _, dup := f.rounds[key]; dup {
 			return fmt.Errorf("round %d of step %d twice from %s", r.Round, r.Step, m.From)
@@ -159,6 +162,23 @@ func (f *featureParty) Step(m protocol.Message) error {
 		return fmt.Errorf("a feature party takes no %T", k)
 	}
 	return f.advance()
+}
+
+// maxRoundsAhead bounds the payloads a feature party keeps from each other
+// feature party: a party sends its payload of round k+1 only after it has
+// every party's payload of round k, so another party can be at most one
+// round ahead of this one — in the current round, the next, or the first
+// round of the next step when this one ends. Step refuses any other round,
+// so the buffer holds at most maxRoundsAhead payloads per party (each at
+// most maxWords words) however many frames a party sends.
+const maxRoundsAhead = 3
+
+// position returns the step and round whose payloads this party needs next.
+func (f *featureParty) position() (uint64, uint32) {
+	if f.prog == nil {
+		return max(f.step, 1), 0
+	}
+	return f.step, f.round
 }
 
 // ahead reports whether st is a step whose inputs may arrive now: not done,
@@ -277,6 +297,11 @@ func (f *featureParty) beginStep() bool {
 
 // endStep closes step f.step.
 func (f *featureParty) endStep() error {
+	for k := range f.rounds {
+		if k.step == f.step {
+			return fmt.Errorf("step %d has ended, and %s sent a payload for its round %d, which does not exist", f.step, f.feature(k.from), k.round)
+		}
+	}
 	if f.idx == 0 {
 		if left := f.engine.CorrectionsLeft(); left != 0 {
 			return fmt.Errorf("step %d: %d of the dealer's correction words were not used: the dealer and the parties disagree about the computation", f.step, left)
