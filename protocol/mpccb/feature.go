@@ -44,6 +44,7 @@ type featureParty struct {
 	rounds      map[roundKey]mpc.Payload
 	finished    bool
 	started     time.Time
+	shape       stepShape // what a step puts on the wire
 }
 
 func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
@@ -54,6 +55,11 @@ func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
 	f := &featureParty{cfg: cfg, p: p, idx: cfg.Self.Index, parties: P, fx: mpc.Fixed{Frac: uint(p.PrecisionBits)},
 		pairSeeds: make([]*mpc.Seed, P), corrections: map[uint64][]uint64{}, rewardRows: map[uint64][]uint64{},
 		rounds: map[roundKey]mpc.Payload{}}
+	shape, err := checkShape(p, P)
+	if err != nil {
+		return nil, err
+	}
+	f.shape = shape
 	f.cols = dataset.Split(p.Dimensions, P)[f.idx]
 	width := f.cols[1] - f.cols[0]
 	source := "the features"
@@ -131,10 +137,16 @@ func (f *featureParty) Step(m protocol.Message) error {
 		f.pairSeeds[q] = &s
 	case *mpccbpb.Message_Corrections:
 		st := k.Corrections.Step
-		if m.From.Role != RoleDealer || f.idx != 0 || !f.ahead(st) || f.corrections[st] != nil {
+		if m.From.Role != RoleDealer || f.idx != 0 || !f.ahead(st) {
 			return fmt.Errorf("unexpected corrections for step %d from %s", st, m.From)
 		}
-		f.corrections[st] = k.Corrections.Words
+		// A step's corrections come in chunks; party 0 keeps at most the
+		// words a step uses, for the Window steps the dealer may be ahead.
+		if have := len(f.corrections[st]); have+len(k.Corrections.Words) > f.shape.corrections {
+			return fmt.Errorf("%d correction words for step %d from %s after %d; a step uses %d",
+				len(k.Corrections.Words), st, m.From, have, f.shape.corrections)
+		}
+		f.corrections[st] = append(f.corrections[st], k.Corrections.Words...)
 	case *mpccbpb.Message_RewardRow:
 		st := k.RewardRow.Step
 		if m.From.Role != RoleReceiver || !f.ahead(st) || f.rewardRows[st] != nil {
@@ -157,6 +169,9 @@ func (f *featureParty) Step(m protocol.Message) error {
 		if _, dup := f.rounds[key]; dup {
 			return fmt.Errorf("round %d of step %d twice from %s", r.Round, r.Step, m.From)
 		}
+		if n := len(r.Arith) + len(r.Binary); n > f.shape.maxRound {
+			return fmt.Errorf("round %d of step %d from %s holds %d words; no round of a step opens more than %d", r.Round, r.Step, m.From, n, f.shape.maxRound)
+		}
 		f.rounds[key] = mpc.Payload{Arith: r.Arith, Binary: r.Binary}
 	default:
 		return fmt.Errorf("a feature party takes no %T", k)
@@ -170,7 +185,8 @@ func (f *featureParty) Step(m protocol.Message) error {
 // round ahead of this one — in the current round, the next, or the first
 // round of the next step when this one ends. Step refuses any other round,
 // so the buffer holds at most maxRoundsAhead payloads per party (each at
-// most maxWords words) however many frames a party sends.
+// most the largest round's words, stepShape.maxRound) however many frames a
+// party sends.
 const maxRoundsAhead = 3
 
 // position returns the step and round whose payloads this party needs next.
@@ -264,8 +280,8 @@ func (f *featureParty) beginStep() bool {
 		return false
 	}
 	if f.idx == 0 {
-		c, ok := f.corrections[f.step]
-		if !ok {
+		c := f.corrections[f.step]
+		if len(c) < f.shape.corrections {
 			return false
 		}
 		f.engine.SetCorrections(c)

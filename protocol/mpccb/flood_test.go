@@ -140,7 +140,7 @@ func TestRoundFlood(t *testing.T) {
 			s.runUntil(func() bool { return v.step == 2 && v.prog != nil && v.round == 5 })
 			st, rd := v.position()
 			for i, fr := range c.frames(st, rd) {
-				err := v.Step(roundFrame(attacker, victim, fr[0], uint32(fr[1]), 64))
+				err := v.Step(roundFrame(attacker, victim, fr[0], uint32(fr[1]), v.shape.maxRound))
 				if n := len(v.rounds); n > maxRoundsAhead*(P-1) {
 					t.Fatalf("after frame %d the victim buffers %d payloads, more than %d", i, n, maxRoundsAhead*(P-1))
 				}

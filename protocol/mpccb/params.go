@@ -43,8 +43,10 @@ const (
 	MaxArms       = 256
 	MaxDimensions = 256
 	MaxWindow     = 1024
-	// MaxMatrixWords bounds |A|·D², the words of the largest round (and a
-	// third of a step's corrections), so every message fits a 4 MiB frame.
+	// MaxMatrixWords bounds |A|·D², the words of W⁻¹ opened each step. The
+	// roles measure a step's rounds and corrections when they start
+	// (checkShape) and refuse what would not fit a 4 MiB frame; the dealer
+	// sends a step's corrections in chunks.
 	MaxMatrixWords = 160_000
 )
 
