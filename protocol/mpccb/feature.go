@@ -198,10 +198,12 @@ func (f *featureParty) position() (uint64, uint32) {
 }
 
 // ahead reports whether st is a step whose inputs may arrive now: not done,
-// and within the session's window.
+// not begun (a step's inputs are taken when it begins, so any that came
+// later would stay forever), and within the session's window.
 func (f *featureParty) ahead(st uint64) bool {
 	cur := max(f.step, 1)
-	return st >= cur && st < cur+uint64(f.p.Window)+1 && st <= uint64(f.p.Steps)
+	begun := f.prog != nil && st == f.step
+	return st >= cur && !begun && st < cur+uint64(f.p.Window)+1 && st <= uint64(f.p.Steps)
 }
 
 // advance does everything the messages received so far allow.

@@ -197,3 +197,35 @@ func TestRoundBeyondStepEnd(t *testing.T) {
 		t.Fatalf("the step ended with a payload of a round it does not have: %v", err)
 	}
 }
+
+// TestInputsOfABegunStep: a step takes its reward row and corrections when
+// it begins; a row or corrections for it that come later are refused, not
+// kept forever (one a step, by a reward receiver or dealer that sends them
+// twice, would grow without bound over a long session).
+func TestInputsOfABegunStep(t *testing.T) {
+	p := DefaultParams()
+	p.Arms, p.Dimensions, p.Steps, p.Window = 3, 4, 4, 2
+	cases := []struct {
+		name string
+		from protocol.Party
+		msg  *mpccbpb.Message
+	}{
+		{"reward row", protocol.Party{Role: RoleReceiver}, &mpccbpb.Message{Kind: &mpccbpb.Message_RewardRow{RewardRow: &mpccbpb.Words{Step: 2, Words: make([]uint64, 3)}}}},
+		{"corrections", protocol.Party{Role: RoleDealer}, &mpccbpb.Message{Kind: &mpccbpb.Message_Corrections{Corrections: &mpccbpb.Words{Step: 2, Words: make([]uint64, 8)}}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newMemSession(t, p, 2)
+			v := s.roles[protocol.Party{Role: RoleFeature}].(*featureParty)
+			s.runUntil(func() bool { return v.step == 2 && v.prog != nil })
+			m := encode(protocol.Party{Role: RoleFeature}, c.msg)
+			m.From = c.from
+			if err := v.Step(m); err == nil || !strings.Contains(err.Error(), "unexpected") {
+				t.Errorf("input for the step under way: %v, want it refused", err)
+			}
+			if len(v.rewardRows[2]) != 0 || len(v.corrections[2]) != 0 {
+				t.Errorf("the victim keeps %d reward and %d correction words for the step under way", len(v.rewardRows[2]), len(v.corrections[2]))
+			}
+		})
+	}
+}
