@@ -13,8 +13,8 @@ import (
 
 // TestMeasureOps checks Table 1's private operations against plaintext
 // (measureOps fails on a wrong result) and their rounds for P = 2: a
-// fixed-point product is one round (local truncation), the reciprocal one
-// product round per iteration plus one, and the argmax of 100 arms
+// fixed-point product is two rounds (the product, the truncation), the
+// reciprocal 3 + 2 per iteration, and the argmax of 100 arms
 // 7 + ⌈log₂ 99⌉ + 1 (privacy/mpc's ArgMax).
 func TestMeasureOps(t *testing.T) {
 	ctx := make([][]float64, 1)
@@ -26,8 +26,8 @@ func TestMeasureOps(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]float64{"addition": 0, "multiplication (fixed point)": 1,
-		"reciprocal (3 Newton–Raphson iterations)": 4, "argmax (one-hot, random tie-break)": 15, "matrix–vector W_a⁻¹x, every arm": 1}
+	want := map[string]float64{"addition": 0, "multiplication (fixed point)": 2,
+		"reciprocal (3 Newton–Raphson iterations)": 9, "argmax (one-hot, random tie-break)": 15, "matrix–vector W_a⁻¹x, every arm": 2}
 	if len(ops) != len(want) {
 		t.Fatalf("%d operations, want %d", len(ops), len(want))
 	}

@@ -3,8 +3,9 @@
 // encoding, binary (XOR) shares over 64-bit words, Beaver products whose
 // masks every party draws from a stream it shares with the dealer (the
 // dealer sends party 0 alone a correction per product), carry-save and
-// Kogge–Stone adders for the sign, B2A with dealer bits, truncation (local
-// for two parties, by counting wraps for more), Newton–Raphson reciprocal,
+// Kogge–Stone adders for the sign, B2A with dealer bits, probabilistic
+// truncation with a dealer pair (exact up to one unit, no failure
+// probability, for |x| < 2^62; see Trunc), Newton–Raphson reciprocal,
 // exponential by repeated squaring, and a one-hot argmax with uniformly
 // random tie-breaking.
 //
@@ -19,8 +20,6 @@
 // Security (honest-but-curious, no collusion with the dealer): a party sees
 // its shares — uniform in the ring — and opened values x − m with m a fresh
 // uniform mask, so each opening is uniform and independent of x. The dealer
-// sees no data: it knows every mask and no opened value. Truncation for
-// more than two parties skips η_xr as the paper does (Appendix C); it errs
-// with probability about |x|/2^63 per element, the same order as the
-// two-party local truncation.
+// sees no data: it knows every mask and no opened value. A truncation opens
+// x + r with r uniform in the ring, which is uniform too.
 package mpc

@@ -21,8 +21,7 @@ func (o *Open) Plus(k []uint64) *Open {
 func (o *Open) Len() int { return o.n }
 
 // MulFixed returns a Proc computing the fixed-point product a ⊙ b into *out:
-// one round to open both, then the truncation (local with two parties, one
-// more round otherwise).
+// one round to open both, one for the truncation.
 func (e *Engine) MulFixed(a, b []uint64, out *[]uint64) *Proc {
 	var oa, ob *Open
 	var t *Trunc
@@ -55,7 +54,8 @@ func ReciprocalGuess(lo, hi float64) (alpha, beta, err0 float64) {
 // The iterations are evaluated in product form: with e = 1 − d·x₀,
 // x_k = x₀(1+e)(1+e²)(1+e⁴)…(1+e^{2^{k−1}}), the same numbers as Newton's
 // recursion, but e^{2^j} and the running product can be computed side by
-// side, so k iterations cost k+1 multiplication rounds instead of 2k. The
+// side, so k iterations cost k+1 multiplications in sequence instead of 2k
+// (2k+3 rounds with their truncations). The
 // relative error after k iterations is e^{2^k}: on [1, 2] three iterations
 // reach 2^-32. Unlike the paper's exp-based guess (fit for [1, c] with
 // c ≈ 10), a linear guess needs no exponential; Sherman–Morrison's
@@ -113,7 +113,8 @@ func (e *Engine) Reciprocal(d []uint64, lo, hi float64, iters int, out *[]uint64
 }
 
 // Exp returns a Proc computing e^x ≈ (1 + x/2^k)^(2^k) by k repeated
-// squarings (the paper uses k = 8): one division by 2^k, then k rounds.
+// squarings (the paper uses k = 8): one division by 2^k, then k squarings
+// of two rounds each (product, truncation): 2k+1 rounds.
 func (e *Engine) Exp(x []uint64, k int, out *[]uint64) *Proc {
 	var y []uint64
 	var t *Trunc

@@ -26,12 +26,8 @@ func TestMulFixed(t *testing.T) {
 				}
 			}
 			st := engines[0].Stats()
-			wantRounds := 1
-			if P > 2 {
-				wantRounds = 2
-			}
-			if st.Rounds != wantRounds {
-				t.Errorf("%d rounds, want %d", st.Rounds, wantRounds)
+			if st.Rounds != 2 {
+				t.Errorf("%d rounds, want 2 (the product's, the truncation's)", st.Rounds)
 			}
 		})
 	}
@@ -163,10 +159,8 @@ func TestReciprocal(t *testing.T) {
 					t.Errorf("1/%g = %g, want %g", d, got[i], 1/d)
 				}
 			}
-			if P == 2 {
-				if r := engines[0].Stats().Rounds; r != 4 {
-					t.Errorf("reciprocal took %d rounds with two parties, want 4", r)
-				}
+			if r := engines[0].Stats().Rounds; r != 9 {
+				t.Errorf("reciprocal took %d rounds, want 9 (3 + 2 per iteration)", r)
 			}
 		})
 	}

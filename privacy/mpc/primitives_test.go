@@ -71,11 +71,10 @@ func sharesFor(e *Engine, shares [][]uint64) []uint64 {
 	return shares[e.Party()]
 }
 
-// ceilHalf is the truncation error bound in units: local truncation for two
-// parties errs by less than one unit; with P parties the floors of the P
-// shifted shares lose [0, P) units and party 0 adds ⌊P/2⌋ back, so the
-// error lies in (⌊P/2⌋ − P, ⌊P/2⌋].
-func ceilHalf(parties int) float64 { return float64((parties + 1) / 2) }
+// truncUnits is the truncation error bound in units: the probabilistic
+// truncation returns ⌊x/2^l⌋ or ⌊x/2^l⌋ + 1 with any number of parties, so
+// it errs by less than one unit.
+const truncUnits = 1.0
 
 // randWords returns n uniformly random words.
 func randWords(rng *rand.Rand, n int) []uint64 {
@@ -324,9 +323,8 @@ func fixedInputs(rng *rand.Rand, n int, bits int) []float64 {
 // TestFixedProducts checks the product primitives followed by TruncStart at
 // 16 fractional bits, against float64: negative values, zero, and products
 // of magnitude up to 2^20 (2^52 in the ring before truncation; larger
-// inputs would overflow the ring). The error must stay under ⌈P/2⌉ units
-// (see ceilHalf); truncation also errs with probability about |x|/2^63,
-// which these seeds do not hit.
+// inputs would overflow the ring). The error must stay under one unit (see
+// truncUnits).
 func TestFixedProducts(t *testing.T) {
 	const frac = 16
 	fx := Fixed{frac}
@@ -367,18 +365,14 @@ func TestFixedProducts(t *testing.T) {
 				shares := runComputation(t, engines, dealer, product(fx.EncodeAll(c.a), fx.EncodeAll(c.b), c.op, true))
 				got := fx.DecodeAll(reconstruct(shares))
 				want := c.ref(c.a, c.b) // exact: every product is below 2^53 units
-				tol := ceilHalf(P) * unit
+				tol := truncUnits * unit
 				for i := range want {
 					if d := math.Abs(got[i] - want[i]); !(d <= tol) {
-						t.Errorf("element %d: %.8g, want %.8g (off by %.3g units, bound %g)", i, got[i], want[i], d/unit, ceilHalf(P))
+						t.Errorf("element %d: %.8g, want %.8g (off by %.3g units, bound %g)", i, got[i], want[i], d/unit, truncUnits)
 					}
 				}
-				wantRounds := 1
-				if P > 2 {
-					wantRounds = 2
-				}
-				if r := engines[0].Stats().Rounds; r != wantRounds {
-					t.Errorf("%d rounds, want %d", r, wantRounds)
+				if r := engines[0].Stats().Rounds; r != 2 {
+					t.Errorf("%d rounds, want 2 (the product's, the truncation's)", r)
 				}
 			})
 		}
@@ -386,13 +380,13 @@ func TestFixedProducts(t *testing.T) {
 }
 
 // TestShiftStart divides integers by 2^l for several l: the result must be
-// within ⌈P/2⌉ of x/2^l.
+// ⌊x/2^l⌋ or ⌊x/2^l⌋ + 1, in one round, up to the bound |x| < 2^62.
 func TestShiftStart(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, P := range partyCounts {
-		for _, l := range []uint{1, 7, 16, 23, 40, 63} {
+		for _, l := range []uint{1, 7, 16, 23, 40, 62} {
 			t.Run(fmt.Sprintf("%s/l=%d", partiesName(P), l), func(t *testing.T) {
-				xs := []int64{0, 1, -1, 2, -2, 1 << 40, -(1 << 40)}
+				xs := []int64{0, 1, -1, 2, -2, 1 << 40, -(1 << 40), TruncBound, -TruncBound, 1 << 61, -(1 << 61)}
 				if l < 40 {
 					xs = append(xs, 1<<l, -(1 << l), 1<<l-1, -(1<<l - 1), 1<<l+1, 3<<l)
 				}
@@ -422,17 +416,12 @@ func TestShiftStart(t *testing.T) {
 				})
 				got := reconstruct(shares)
 				for i, x := range xs {
-					want := math.Ldexp(float64(x), -int(l))
-					if d := math.Abs(float64(int64(got[i])) - want); !(d <= ceilHalf(P)) {
-						t.Errorf("%d >> %d = %d, want %g (±%g)", x, l, int64(got[i]), want, ceilHalf(P))
+					if fl := x >> l; int64(got[i]) != fl && int64(got[i]) != fl+1 {
+						t.Errorf("%d >> %d = %d, want %d or %d", x, l, int64(got[i]), fl, fl+1)
 					}
 				}
-				wantRounds := 0
-				if P > 2 {
-					wantRounds = 1
-				}
-				if r := engines[0].Stats().Rounds; r != wantRounds {
-					t.Errorf("%d rounds, want %d", r, wantRounds)
+				if r := engines[0].Stats().Rounds; r != 1 {
+					t.Errorf("%d rounds, want 1", r)
 				}
 			})
 		}
@@ -905,7 +894,7 @@ func TestReciprocalConvergence(t *testing.T) {
 		t.Fatalf("ReciprocalGuess(1, 2) error %g, want 1/17", err0)
 	}
 	for _, P := range partyCounts {
-		floor := 8 * ceilHalf(P) * math.Ldexp(1, -frac)
+		floor := 8 * truncUnits * math.Ldexp(1, -frac)
 		var worst []float64
 		for _, iters := range []int{1, 2, 3} {
 			t.Run(fmt.Sprintf("%s/iters=%d", partiesName(P), iters), func(t *testing.T) {
@@ -933,10 +922,11 @@ func TestReciprocalConvergence(t *testing.T) {
 				}
 				worst = append(worst, maxErr)
 				t.Logf("worst relative error %.3g, (1/17)^%d = %.3g", maxErr, 1<<iters, bound)
-				if P == 2 {
-					if r := engines[0].Stats().Rounds; r != iters+1 {
-						t.Errorf("%d rounds, want %d", r, iters+1)
-					}
+				// One to open d, then d², β·d, α·d truncated side by side,
+				// β·d² truncated, and two rounds (product, truncation) per
+				// iteration.
+				if r := engines[0].Stats().Rounds; r != 2*iters+3 {
+					t.Errorf("%d rounds, want %d", r, 2*iters+3)
 				}
 			})
 		}
@@ -965,15 +955,15 @@ func TestExpSquarings(t *testing.T) {
 				for i, x := range xs {
 					pow := math.Exp2(float64(k))
 					want := math.Pow(1+x/pow, pow)
-					tol := (2*pow*want + 2) * ceilHalf(P) * math.Ldexp(1, -frac)
+					tol := (2*pow*want + 2) * truncUnits * math.Ldexp(1, -frac)
 					if d := math.Abs(got[i] - want); d > tol {
 						t.Errorf("exp(%g) with k=%d: %.9g, want %.9g (off by %.3g > %.3g)", x, k, got[i], want, d, tol)
 					}
 				}
-				if P == 2 {
-					if r := engines[0].Stats().Rounds; r != k {
-						t.Errorf("%d rounds, want %d", r, k)
-					}
+				// The division by 2^k, then two rounds (product,
+				// truncation) per squaring.
+				if r := engines[0].Stats().Rounds; r != 2*k+1 {
+					t.Errorf("%d rounds, want %d", r, 2*k+1)
 				}
 			})
 		}
@@ -1150,9 +1140,9 @@ func TestDeterminism(t *testing.T) {
 }
 
 // TestCorrectionCounts checks that the dealer makes exactly one correction
-// word per output word of a product (the AND of binary words, the wrap
-// count θ_r of a truncation for more than two parties, the random bit of
-// B2A), so nothing a party 0 receives is wasted.
+// word per output word of a product (the AND of binary words, the random
+// bit of B2A) and two per truncated word (the shares of r′ and r₆₃), so
+// nothing a party 0 receives is wasted.
 func TestCorrectionCounts(t *testing.T) {
 	cases := []struct {
 		name   string
@@ -1166,12 +1156,7 @@ func TestCorrectionCounts(t *testing.T) {
 		{"MatVec", 2 * 16, 4, func(e *Engine, oa, ob *Open) []uint64 { return e.MatVec(oa, ob, 4) }, func(int) int { return 8 }},
 		{"Outer", 6, 6, func(e *Engine, oa, ob *Open) []uint64 { return e.Outer(oa, ob, 3) }, func(int) int { return 18 }},
 		{"MulRows", 2, 6, func(e *Engine, oa, ob *Open) []uint64 { return e.MulRows(oa, ob, 3) }, func(int) int { return 6 }},
-		{"MulElem+Trunc", 9, 9, func(e *Engine, oa, ob *Open) []uint64 { return e.MulElem(oa, ob) }, func(P int) int {
-			if P == 2 {
-				return 9
-			}
-			return 18
-		}},
+		{"MulElem+Trunc", 9, 9, func(e *Engine, oa, ob *Open) []uint64 { return e.MulElem(oa, ob) }, func(int) int { return 9 + 2*9 }},
 	}
 	for _, P := range partyCounts {
 		for ci, c := range cases {
@@ -1302,7 +1287,7 @@ func benchComputation(b *testing.B, parties int, frac uint, c computation) {
 }
 
 // BenchmarkMatVecP2 is 10 fixed-point 20×20 matrices times a vector for two
-// parties: one round, then the local truncation.
+// parties: one round for the products, one for the truncation.
 func BenchmarkMatVecP2(b *testing.B) {
 	const dim, mats = 20, 10
 	fx := Fixed{16}

@@ -1,117 +1,105 @@
 package mpc
 
-import "math/bits"
-
 // Trunc is a division of a fixed-point product by 2^Frac in progress.
 //
-// With two parties each party shifts its own share (SecureML's local
-// truncation): the result is off by at most one unit in the last place, and
-// wrong with probability about |x|/2^63 per element.
+// It is the probabilistic truncation of Catrina and de Hoogh, in the form
+// Dalskov, Escudero and Keller give it for the ring Z/2^64, which needs no
+// bound on the statistical security parameter: the mask is uniform over the
+// whole ring, and its top bit is shared apart. For each element the dealer
+// knows a mask r, uniform in Z/2^64, that the parties draw from their dealer
+// streams, and deals shares of r′ = (r mod 2^63) >> l and of its top bit
+// r₆₃. The parties open c = x + 2^62 + r in one round. With x′ = x + 2^62 in
+// [0, 2^63) — that is, |x| < 2^62, read as a two's-complement integer —
+// the carry into bit 63 of x′ + (r mod 2^63) is w = c₆₃ ⊕ r₆₃, an affine
+// function of the shared bit since c₆₃ is public, and
 //
-// With more parties local shifting fails whenever the shares wrap around the
-// ring, which they nearly always do, so the parties compute the number of
-// wraps θ_x of the shares of x (the paper's Appendix C, Algorithm 1): with a
-// dealer pair ([r], [θ_r]) they open z = x + r, count its wraps θ_z in public,
-// and take θ_x = θ_z + β_xr − θ_r − η_xr, where β_xr are the local carries
-// of x_p + r_p. Like the paper, we set η_xr — the wrap of x + r itself — to
-// zero instead of computing it: it is nonzero with probability about
-// |x|/2^63, the same order as the two-party error, and it costs a comparison.
-// Each party then takes x_p >> Frac − θ_x,p · 2^(64−Frac), and party 0 adds
-// ⌊P/2⌋ units against the floors' bias: the result is within P units of
-// x/2^Frac. One round.
+//	(c mod 2^63) >> l + w·2^(63−l) − r′ − 2^(62−l) = ⌊x / 2^l⌋ + ρ,
+//
+// where ρ ∈ {0, 1} is the carry out of the low l bits of x′ + r: one with
+// probability (x mod 2^l)/2^l, so the result is x/2^l rounded up or down at
+// random and unbiased.
+//
+// Correctness: the result is ⌊x/2^l⌋ or ⌊x/2^l⌋ + 1 — off by less than one
+// unit in the last place, with any number of parties — for every x with
+// |x| < 2^62; there is no failure probability. The caller keeps |x| below
+// 2^62 (the fixed-point range: a product of two values with Frac fractional
+// bits whose real magnitude is below 2^(62−2·Frac)).
+//
+// Security: c is x′ plus a uniform ring element, so it is uniform and
+// independent of x; each party's share of c is masked by its own dealer
+// stream. The dealer sees nothing.
+//
+// Cost per element: one word opened by every party, one round, and two
+// correction words from the dealer to party 0.
 type Trunc struct {
-	e      *Engine
-	x      []uint64
-	z      *Open
-	beta   []uint64
-	thetaR []uint64
-	done   []uint64
-	l      uint
+	e    *Engine
+	c    *Open
+	low  []uint64 // shares of r′ = (r mod 2^63) >> l
+	top  []uint64 // shares of r₆₃
+	done []uint64
+	l    uint
 }
 
-// TruncStart starts dividing the shares x by 2^Frac. With two parties the
-// result is ready at once; otherwise it queues one opening for the round.
+// truncOffset is added to x before masking, so that x′ = x + truncOffset is
+// nonnegative: the inputs of a truncation must satisfy |x| < truncOffset.
+const truncOffset = 1 << 62
+
+// TruncBound is the largest magnitude, as a two's-complement integer, of the
+// shares' value that TruncStart and ShiftStart divide correctly: 2^62 − 1.
+const TruncBound = truncOffset - 1
+
+// TruncStart starts dividing the shares x by 2^Frac; it queues one opening
+// for the round. The values must satisfy |x| ≤ TruncBound.
 func (e *Engine) TruncStart(x []uint64) *Trunc { return e.ShiftStart(x, e.fx.Frac) }
 
-// ShiftStart starts dividing the shares x by 2^l (0 < l < 64), as TruncStart.
+// ShiftStart starts dividing the shares x by 2^l (0 < l ≤ 62), as
+// TruncStart.
 func (e *Engine) ShiftStart(x []uint64, l uint) *Trunc {
-	t := &Trunc{e: e, x: x, l: l}
-	if e.parties == 2 {
-		t.done = make([]uint64, len(x))
-		for i, v := range x {
-			switch e.party {
-			case 0:
-				t.done[i] = uint64(int64(v) >> l)
-			default:
-				t.done[i] = -uint64(int64(-v) >> l)
-			}
-		}
-		return t
-	}
 	n := len(x)
 	r := make([]uint64, n)
-	each := e.draw(r, false)
-	t.thetaR = e.dealt(n, false, func(dst []uint64) {
-		for i := range dst {
-			col := make([]uint64, e.parties)
-			for p := range each {
-				col[p] = each[p][i]
-			}
-			dst[i] = uint64(wraps(col))
+	e.draw(r, false) // a party's share of r; on the dealer, r itself
+	t := &Trunc{e: e, l: l}
+	t.low = e.dealt(n, false, func(dst []uint64) {
+		for i, v := range r {
+			dst[i] = (v &^ (1 << 63)) >> l
 		}
 	})
-	z := make([]uint64, n)
-	t.beta = make([]uint64, n)
-	for i := range x {
-		z[i] = x[i] + r[i]
-		t.beta[i] = uint64(wraps([]uint64{x[i], r[i]}))
+	t.top = e.dealt(n, false, func(dst []uint64) {
+		for i, v := range r {
+			dst[i] = v >> 63
+		}
+	})
+	c := make([]uint64, n)
+	for i, v := range x {
+		c[i] = v + r[i]
+		if e.party == 0 {
+			c[i] += truncOffset
+		}
 	}
-	t.z = e.Reveal(z)
+	t.c = e.Reveal(c)
 	return t
 }
 
 // Ready reports whether the result is available.
-func (t *Trunc) Ready() bool { return t.done != nil || (t.z != nil && t.z.done) }
+func (t *Trunc) Ready() bool { return t.done != nil || t.c.done }
 
-// Result returns the shares of x / 2^Frac; call it once Ready.
+// Result returns the shares of x / 2^l; call it once Ready.
 func (t *Trunc) Result() []uint64 {
 	if t.done != nil {
 		return t.done
 	}
-	e := t.e
-	l := t.l
-	out := make([]uint64, len(t.x))
-	col := make([]uint64, e.parties)
-	// Each of the P shifted shares drops a fraction uniform in [0, 1), so
-	// their sum falls short by P/2 units on average; party 0 adds ⌊P/2⌋.
-	var bias uint64
-	if e.party == 0 {
-		bias = uint64(e.parties / 2)
-	}
-	for i, v := range t.x {
-		theta := t.beta[i] - t.thetaR[i]
+	e, l := t.e, t.l
+	out := make([]uint64, len(t.low))
+	for i, c := range t.c.Value {
+		c63 := c >> 63
+		// Shares of w = c₆₃ ⊕ r₆₃ = c₆₃ + r₆₃ − 2·c₆₃·r₆₃.
+		w := t.top[i] - 2*c63*t.top[i]
+		y := w<<(63-l) - t.low[i]
 		if e.party == 0 {
-			for p := range col {
-				col[p] = t.z.Shares[p][i]
-			}
-			theta += uint64(wraps(col))
+			y += c63<<(63-l) + (c&^(1<<63))>>l - truncOffset>>l
 		}
-		out[i] = uint64(int64(v)>>l) - theta<<(64-l) + bias
-
+		out[i] = y
 	}
 	t.done = out
 	return out
-}
-
-// wraps returns θ with Σ_p s_p = s + θ·2^64, the shares and s read as
-// two's-complement integers.
-func wraps(shares []uint64) int64 {
-	var hi int64
-	var lo uint64
-	for _, v := range shares {
-		var c uint64
-		lo, c = bits.Add64(lo, v, 0)
-		hi += int64(c) + int64(v)>>63
-	}
-	return hi + int64(lo>>63)
 }

@@ -11,8 +11,9 @@ import (
 // dealer is the dealer's state machine. At the start it draws every feature
 // party's stream seed (and its own sample seed) and hands each party its
 // seed; then it runs each step's computation ahead of the parties — with no
-// data, only masks — and sends party 0 the step's corrections, at most
-// Window steps ahead of party 0's acknowledgements.
+// data, only masks — and sends party 0 the step's corrections, in chunks of
+// at most maxMessageWords words, at most Window steps ahead of party 0's
+// acknowledgements.
 type dealer struct {
 	outbox
 	p        Params
@@ -32,6 +33,9 @@ func newDealer(cfg protocol.RoleConfig, p Params) (*dealer, error) {
 		}
 	}
 	P := cfg.Assignment.Count(RoleFeature)
+	if _, err := checkShape(p, P); err != nil {
+		return nil, err
+	}
 	seeds, sampler, err := dealerSeeds(cfg.Rand, P)
 	if err != nil {
 		return nil, fmt.Errorf("drawing the dealer's seeds: %w", err)
@@ -70,8 +74,12 @@ func (d *dealer) produce() error {
 		d.produced++
 		c := d.engine.TakeCorrections()
 		d.words += int64(len(c))
-		d.send(protocol.Party{Role: RoleFeature, Index: 0}, &mpccbpb.Message{Kind: &mpccbpb.Message_Corrections{
-			Corrections: &mpccbpb.Words{Step: d.produced, Words: c}}})
+		for len(c) > 0 {
+			n := min(len(c), maxMessageWords)
+			d.send(protocol.Party{Role: RoleFeature, Index: 0}, &mpccbpb.Message{Kind: &mpccbpb.Message_Corrections{
+				Corrections: &mpccbpb.Words{Step: d.produced, Words: c[:n]}}})
+			c = c[n:]
+		}
 	}
 	return nil
 }

@@ -44,6 +44,7 @@ type featureParty struct {
 	rounds      map[roundKey]mpc.Payload
 	finished    bool
 	started     time.Time
+	shape       stepShape // what a step puts on the wire
 }
 
 func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
@@ -54,12 +55,19 @@ func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
 	f := &featureParty{cfg: cfg, p: p, idx: cfg.Self.Index, parties: P, fx: mpc.Fixed{Frac: uint(p.PrecisionBits)},
 		pairSeeds: make([]*mpc.Seed, P), corrections: map[uint64][]uint64{}, rewardRows: map[uint64][]uint64{},
 		rounds: map[roundKey]mpc.Payload{}}
+	shape, err := checkShape(p, P)
+	if err != nil {
+		return nil, err
+	}
+	f.shape = shape
 	f.cols = dataset.Split(p.Dimensions, P)[f.idx]
 	width := f.cols[1] - f.cols[0]
+	source := "the features"
 	switch l := cfg.Local.(type) {
 	case *FeatureLocal:
 		f.rows = l.Rows
 	case *featureConfig:
+		source = l.Features
 		rows, err := dataset.ReadFeatures(l.Features, width)
 		if err != nil {
 			return nil, fmt.Errorf("reading this feature party's features: %w", err)
@@ -78,6 +86,10 @@ func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
 		}
 		if !isFinite(r) {
 			return nil, fmt.Errorf("context %d holds a value that is not a finite number", i+1)
+		}
+		if n := norm(r); n > maxNorm {
+			return nil, fmt.Errorf("%s, row %d: this party's %d features have norm %.6g; the engine needs every context's norm to be at most 1 (scale each context to unit norm before splitting it, as dataset.NormalizeRows does)",
+				source, i+1, width, n)
 		}
 	}
 	return f, nil
@@ -125,10 +137,16 @@ func (f *featureParty) Step(m protocol.Message) error {
 		f.pairSeeds[q] = &s
 	case *mpccbpb.Message_Corrections:
 		st := k.Corrections.Step
-		if m.From.Role != RoleDealer || f.idx != 0 || !f.ahead(st) || f.corrections[st] != nil {
+		if m.From.Role != RoleDealer || f.idx != 0 || !f.ahead(st) {
 			return fmt.Errorf("unexpected corrections for step %d from %s", st, m.From)
 		}
-		f.corrections[st] = k.Corrections.Words
+		// A step's corrections come in chunks; party 0 keeps at most the
+		// words a step uses, for the Window steps the dealer may be ahead.
+		if have := len(f.corrections[st]); have+len(k.Corrections.Words) > f.shape.corrections {
+			return fmt.Errorf("%d correction words for step %d from %s after %d; a step uses %d",
+				len(k.Corrections.Words), st, m.From, have, f.shape.corrections)
+		}
+		f.corrections[st] = append(f.corrections[st], k.Corrections.Words...)
 	case *mpccbpb.Message_RewardRow:
 		st := k.RewardRow.Step
 		if m.From.Role != RoleReceiver || !f.ahead(st) || f.rewardRows[st] != nil {
@@ -141,12 +159,18 @@ func (f *featureParty) Step(m protocol.Message) error {
 	case *mpccbpb.Message_Round:
 		r := k.Round
 		key := roundKey{step: r.Step, round: r.Round, from: m.From.Index}
-		cur := max(f.step, 1)
-		if m.From.Role != RoleFeature || m.From.Index == f.idx || r.Step < cur || r.Step > cur+1 {
-			return fmt.Errorf("an unexpected round (step %d, round %d) from %s at step %d", r.Step, r.Round, m.From, f.step)
+		if m.From.Role != RoleFeature || m.From.Index == f.idx {
+			return fmt.Errorf("an unexpected round (step %d, round %d) from %s", r.Step, r.Round, m.From)
+		}
+		if st, rd := f.position(); !(r.Step == st && (r.Round == rd || r.Round == rd+1) || r.Step == st+1 && r.Round == 0) {
+			return fmt.Errorf("round %d of step %d from %s while this party waits for round %d of step %d: a party can be at most one round ahead of another",
+				r.Round, r.Step, m.From, rd, st)
 		}
 		if _, dup := f.rounds[key]; dup {
 			return fmt.Errorf("round %d of step %d twice from %s", r.Round, r.Step, m.From)
+		}
+		if n := len(r.Arith) + len(r.Binary); n > f.shape.maxRound {
+			return fmt.Errorf("round %d of step %d from %s holds %d words; no round of a step opens more than %d", r.Round, r.Step, m.From, n, f.shape.maxRound)
 		}
 		f.rounds[key] = mpc.Payload{Arith: r.Arith, Binary: r.Binary}
 	default:
@@ -155,11 +179,31 @@ func (f *featureParty) Step(m protocol.Message) error {
 	return f.advance()
 }
 
+// maxRoundsAhead bounds the payloads a feature party keeps from each other
+// feature party: a party sends its payload of round k+1 only after it has
+// every party's payload of round k, so another party can be at most one
+// round ahead of this one — in the current round, the next, or the first
+// round of the next step when this one ends. Step refuses any other round,
+// so the buffer holds at most maxRoundsAhead payloads per party (each at
+// most the largest round's words, stepShape.maxRound) however many frames a
+// party sends.
+const maxRoundsAhead = 3
+
+// position returns the step and round whose payloads this party needs next.
+func (f *featureParty) position() (uint64, uint32) {
+	if f.prog == nil {
+		return max(f.step, 1), 0
+	}
+	return f.step, f.round
+}
+
 // ahead reports whether st is a step whose inputs may arrive now: not done,
-// and within the session's window.
+// not begun (a step's inputs are taken when it begins, so any that came
+// later would stay forever), and within the session's window.
 func (f *featureParty) ahead(st uint64) bool {
 	cur := max(f.step, 1)
-	return st >= cur && st < cur+uint64(f.p.Window)+1 && st <= uint64(f.p.Steps)
+	begun := f.prog != nil && st == f.step
+	return st >= cur && !begun && st < cur+uint64(f.p.Window)+1 && st <= uint64(f.p.Steps)
 }
 
 // advance does everything the messages received so far allow.
@@ -238,8 +282,8 @@ func (f *featureParty) beginStep() bool {
 		return false
 	}
 	if f.idx == 0 {
-		c, ok := f.corrections[f.step]
-		if !ok {
+		c := f.corrections[f.step]
+		if len(c) < f.shape.corrections {
 			return false
 		}
 		f.engine.SetCorrections(c)
@@ -271,6 +315,11 @@ func (f *featureParty) beginStep() bool {
 
 // endStep closes step f.step.
 func (f *featureParty) endStep() error {
+	for k := range f.rounds {
+		if k.step == f.step {
+			return fmt.Errorf("step %d has ended, and %s sent a payload for its round %d, which does not exist", f.step, f.feature(k.from), k.round)
+		}
+	}
 	if f.idx == 0 {
 		if left := f.engine.CorrectionsLeft(); left != 0 {
 			return fmt.Errorf("step %d: %d of the dealer's correction words were not used: the dealer and the parties disagree about the computation", f.step, left)

@@ -47,17 +47,31 @@ type stepOutputs struct {
 // side (R = a round of openings):
 //
 //	R1       open W_a⁻¹ (all arms) and x                    lines 10–11
-//	R2       u_a = W_a⁻¹x; open u_a and b_a
-//	R3       s_a = u_a·b_a, d_a = 1 + x·u_a; open y, v − s, d   lines 11–13
-//	R4–R15   s̃ = s + y(v − s); argmax of s̃ with γ: 7 (sign) +
+//	R2       truncate W_a⁻¹x = u_a
+//	R3       open u_a and b_a
+//	R4       truncate s_a = u_a·b_a and x·u_a
+//	R5       d_a = 1 + x·u_a; open y, v − s, d              lines 11–13
+//	R6–R17   s̃ = s + y(v − s); argmax of s̃ with γ: 7 (sign) +
 //	         ⌈log₂(|A|−1)⌉ (AND tree) + 1 (B2A)                line 15
-//	 R3–R8   beside it: 1/d_a (Newton–Raphson, 4 rounds), v′_a = u_a/d_a
-//	R16      open o = onehot (sent to p′), r_row, v′       lines 16–19
-//	R17      v_a = o_a v′_a, (o r)_a; open both; r_t = Σ (o r)_a to p″
+//	 R5–R15  beside it: 1/d_a (Newton–Raphson, 9 rounds), v′_a = u_a/d_a
+//	R18      open o = onehot (sent to p′), r_row, v′       lines 16–19
+//	R19      v_a = o_a v′_a, (o r)_a; open both; r_t = Σ (o r)_a to p″
+//	R20      truncate v_a u_aᵀ and (o r)_a x;
 //	         W_a⁻¹ −= v_a u_aᵀ (Eq. 1), b_a += (o r)_a x      lines 20–23
 //
-// 17 rounds for 10 arms; with more than two parties every truncation adds
-// one. u_a is opened once and serves the three products it enters, as does x.
+// 20 rounds for 10 arms (17 with the former local truncation, which could
+// fail); more than two parties add one round per carry-save level of the
+// sign. u_a is opened once and serves the three products it enters, as
+// does x.
+//
+// Every truncated product must stay below 2^62 in the ring (mpc.Trunc),
+// that is below 2^(62−2L) as a real. The largest is the score
+// s_a = xᵀW_a⁻¹b_a = xᵀθ_a, with θ_a the ridge estimate: ‖θ_a‖ ≤ R·√n_a/2
+// after n_a pulls with rewards in [−R, R], and ‖x‖ ≤ 1. The others are at
+// most R ((o r)_a x) or 4 (d², with d ∈ [1, 2]). The feature parties refuse
+// contexts of norm above 1 and p″ refuses rewards above maxReward, which
+// keeps every product below 2^61: a factor two of room for fixed-point
+// drift.
 //
 // Lines 16–18 of the paper have p′ open a_t and share o back. The parties
 // already hold the one-hot as shares, so they use it directly and only send

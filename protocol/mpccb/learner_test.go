@@ -125,12 +125,10 @@ func TestLearnerMatchesReference(t *testing.T) {
 				refReward += refR
 			}
 			t.Logf("P=%d: agreement %d/%d, reward %.0f vs %.0f, rounds %d", P, agree, steps, privReward, refReward, engines[0].Stats().Rounds)
-			// With two parties local truncation keeps an exact zero exact, so
-			// the learners break the first steps' ties (every score is 0) the
-			// same way, by γ. With more, the wraps truncation of 0 is off by up
-			// to ⌊P/2⌋ units: rounding noise breaks those ties and the two
-			// learners take different, equally good paths.
-			if P == 2 && agree < steps*99/100 {
+			// The truncation keeps an exact zero exact with any number of
+			// parties, so the learners break the first steps' ties (every
+			// score is 0) the same way, by γ, and then follow the same path.
+			if agree < steps*99/100 {
 				t.Errorf("the private learner chose the reference's arm in %d of %d steps", agree, steps)
 			}
 			if math.Abs(privReward-refReward) > 0.1*refReward {

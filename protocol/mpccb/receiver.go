@@ -41,10 +41,12 @@ type ReceiverLocal struct {
 func newReceiver(cfg protocol.RoleConfig, p Params) (*receiver, error) {
 	r := &receiver{p: p, parties: cfg.Assignment.Count(RoleFeature), fx: mpc.Fixed{Frac: uint(p.PrecisionBits)},
 		rand: cfg.Rand, next: 1, shares: map[uint64][]*uint64{}, every: max(1, p.Steps/checkpoints)}
+	source := "the rewards"
 	switch l := cfg.Local.(type) {
 	case *RewardLocal:
 		r.rows = l.Rows
 	case *rewardConfig:
+		source = l.Rewards
 		rows, err := dataset.ReadRewards(l.Rewards, p.Arms)
 		if err != nil {
 			return nil, fmt.Errorf("reading the rewards: %w", err)
@@ -56,13 +58,15 @@ func newReceiver(cfg protocol.RoleConfig, p Params) (*receiver, error) {
 	if int64(len(r.rows)) < p.Steps {
 		return nil, fmt.Errorf("the rewards cover %d contexts; the session needs %d steps", len(r.rows), p.Steps)
 	}
+	bound := p.maxReward()
 	for i, row := range r.rows[:p.Steps] {
 		if len(row) != p.Arms {
 			return nil, fmt.Errorf("reward row %d has %d arms; the session has %d", i+1, len(row), p.Arms)
 		}
 		for _, v := range row {
-			if !(v >= -1e6 && v <= 1e6) {
-				return nil, fmt.Errorf("reward row %d holds %v, not a reward in [-1e6, 1e6]", i+1, v)
+			if !(v >= -bound && v <= bound) {
+				return nil, fmt.Errorf("%s, row %d: the reward %v is outside [−%.4g, %.4g], the range in which the engine's products stay within its ring at precision_bits = %d over %d steps; scale the rewards or use fewer precision bits",
+					source, i+1, v, bound, bound, p.PrecisionBits, p.Steps)
 			}
 		}
 	}

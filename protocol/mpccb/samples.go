@@ -57,6 +57,28 @@ func dealerSeeds(r io.Reader, parties int) ([]mpc.Seed, mpc.Seed, error) {
 // rewardFixed encodes a reward.
 func rewardFixed(fx mpc.Fixed, r float64) uint64 { return fx.Encode(r) }
 
+// maxNorm is the largest norm a feature party accepts for its part of a
+// context: 1, and room for the rounding of a unit-norm row written to CSV.
+//
+// The engine needs ‖x‖ ≤ 1 for the whole context (the Sherman–Morrison
+// denominator 1 + xᵀW⁻¹x must lie in [1, 2] for the reciprocal, and the
+// products must stay within the fixed-point range; see learner.step). A
+// party sees only its columns, so it checks ‖x_p‖ ≤ 1, which every context
+// of norm at most 1 satisfies: a file that was not normalised — raw pixel
+// values, unscaled projections — is refused before the session starts
+// instead of running to completion at chance-level reward. That the parts
+// add up to at most 1 remains the data owners' agreement.
+const maxNorm = 1 + 1e-9
+
+// norm returns the Euclidean norm of xs.
+func norm(xs []float64) float64 {
+	var s float64
+	for _, x := range xs {
+		s += x * x
+	}
+	return math.Sqrt(s)
+}
+
 // isFinite reports whether every value is finite.
 func isFinite(xs []float64) bool {
 	for _, x := range xs {

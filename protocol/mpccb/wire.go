@@ -10,10 +10,6 @@ import (
 	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
 )
 
-// maxWords bounds every vector a message carries: the largest round of a
-// step opens W_a⁻¹ for every arm.
-const maxWords = MaxMatrixWords + MaxDimensions
-
 // encode marshals m into a message to party to.
 func encode(to protocol.Party, m *mpccbpb.Message) protocol.Message {
 	b, err := proto.Marshal(m)
@@ -41,12 +37,12 @@ func decode(m protocol.Message) (*mpccbpb.Message, error) {
 			return nil, fmt.Errorf("a seed of %d bytes, want %d", len(k.PairSeed.GetSeed()), mpc.SeedSize)
 		}
 	case *mpccbpb.Message_Round:
-		if n := len(k.Round.Arith) + len(k.Round.Binary); n > maxWords {
-			return nil, fmt.Errorf("a round of %d words, more than any step opens", n)
+		if n := len(k.Round.Arith) + len(k.Round.Binary); n > maxMessageWords {
+			return nil, fmt.Errorf("a round of %d words, more than a message carries (%d)", n, maxMessageWords)
 		}
 	case *mpccbpb.Message_Corrections:
-		if len(k.Corrections.Words) > 4*maxWords {
-			return nil, fmt.Errorf("%d correction words, more than any step needs", len(k.Corrections.Words))
+		if len(k.Corrections.Words) > maxMessageWords {
+			return nil, fmt.Errorf("a chunk of %d correction words, more than the dealer sends in one message (%d)", len(k.Corrections.Words), maxMessageWords)
 		}
 	case *mpccbpb.Message_RewardRow:
 		if len(k.RewardRow.Words) > MaxArms {

@@ -1,0 +1,74 @@
+package mpccb
+
+import (
+	"fmt"
+
+	"github.com/bandit-node/bandit-node/privacy/mpc"
+)
+
+// stepShape is what one step of Algorithm 1 puts on the wire; it depends on
+// the parameters and the number of feature parties only, never on data.
+type stepShape struct {
+	rounds      int // exchanges among the feature parties
+	maxRound    int // words one party sends another in the largest round
+	corrections int // correction words the dealer sends party 0
+}
+
+// Memory and frame bounds of a step.
+const (
+	// maxMessageWords bounds the words of one message so that it fits the
+	// daemon's default 4 MiB frame with room for the envelope. The dealer
+	// sends a step's corrections in chunks of at most this many words.
+	maxMessageWords = (4<<20 - 64<<10) / 8
+	// maxBufferedCorrections bounds the correction words party 0 may hold
+	// for the Window steps the dealer may run ahead: 256 MiB.
+	maxBufferedCorrections = 256 << 20 / 8
+)
+
+// measureStep runs one step of the dealer's computation on a scratch engine
+// (masks only: no data, no exchanges) and counts its rounds and words.
+func measureStep(p Params, parties int) (stepShape, error) {
+	e, err := mpc.NewDealer(mpc.Config{Parties: parties, Frac: uint(p.PrecisionBits)}, make([]mpc.Seed, parties))
+	if err != nil {
+		return stepShape{}, err
+	}
+	e.SetSampler(mpc.NewPRG(mpc.Seed{}))
+	g := newLearner(e, p).step(make([]uint64, p.Dimensions), make([]uint64, p.Arms), stepOutputs{})
+	var s stepShape
+	for {
+		done, err := g.Advance()
+		if err != nil {
+			return s, err
+		}
+		if done {
+			break
+		}
+		out := e.Outgoing()
+		s.maxRound = max(s.maxRound, len(out.Arith)+len(out.Binary))
+		s.rounds++
+		if err := e.Complete(nil); err != nil {
+			return s, err
+		}
+	}
+	s.corrections = len(e.TakeCorrections())
+	return s, nil
+}
+
+// checkShape measures a step and refuses parameters whose rounds would not
+// fit a frame or whose corrections, Window steps of them, would take more
+// memory at party 0 than maxBufferedCorrections.
+func checkShape(p Params, parties int) (stepShape, error) {
+	s, err := measureStep(p, parties)
+	if err != nil {
+		return s, fmt.Errorf("measuring a step: %w", err)
+	}
+	if s.maxRound > maxMessageWords {
+		return s, fmt.Errorf("params: a step of %d arms × %d dimensions among %d feature parties opens %d words in one round; at most %d fit a frame: use fewer arms",
+			p.Arms, p.Dimensions, parties, s.maxRound, maxMessageWords)
+	}
+	if b := int64(s.corrections) * int64(p.Window); b > maxBufferedCorrections {
+		return s, fmt.Errorf("params.window: %d steps of %d correction words (%.0f MiB) would wait at feature party 0; at most %d MiB: use a smaller window",
+			p.Window, s.corrections, float64(b)*8/(1<<20), maxBufferedCorrections*8>>20)
+	}
+	return s, nil
+}
