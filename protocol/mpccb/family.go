@@ -21,7 +21,7 @@
 //     kind would have p″ share only the r_t it observes.
 //
 // An organisation playing two roles learns the union; Combine says so in
-// the result.
+// the result. The dealer plays no other role (Separations says why).
 package mpccb
 
 import (
@@ -169,9 +169,7 @@ func sharedOrgs(a protocol.Assignment) []string {
 		if len(name) > 16 {
 			name = name[:8] + "…" + name[len(name)-6:]
 		}
-		switch {
-		case has(RoleDealer) && has(RoleFeature):
-			notes = append(notes, fmt.Sprintf("%s is the dealer and a feature party: it knows the masks of every opening, so it learns every value the parties compute — all features, arms and rewards", name))
+		switch { // the dealer plays no other role (Separations)
 		case has(RoleFeature) && has(RolePuller) && has(RoleReceiver):
 			notes = append(notes, fmt.Sprintf("%s holds features and learns every a_t and r_t: it sees the learner's choices on its own features", name))
 		case has(RoleFeature) && has(RolePuller):
@@ -180,8 +178,6 @@ func sharedOrgs(a protocol.Assignment) []string {
 			notes = append(notes, fmt.Sprintf("%s holds features and the rewards: it learns every r_t and can relate them to its own features", name))
 		case has(RolePuller) && has(RoleReceiver):
 			notes = append(notes, fmt.Sprintf("%s learns every a_t and r_t", name))
-		case has(RoleDealer) && (has(RolePuller) || has(RoleReceiver)):
-			notes = append(notes, fmt.Sprintf("%s is the dealer and p′ or p″: it learns the arms or rewards, not the features", name))
 		}
 	}
 	return notes

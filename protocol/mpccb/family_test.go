@@ -9,8 +9,8 @@ import (
 )
 
 // TestSharedOrganisations checks what the result says an organisation
-// playing several roles learns, and that a dealer holding features is
-// refused.
+// playing several roles learns. (The dealer plays no other role: see
+// Separations and protocol's TestSeparations.)
 func TestSharedOrganisations(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -29,11 +29,6 @@ func TestSharedOrganisations(t *testing.T) {
 				t.Errorf("notes %q, want one containing %q", notes, c.want)
 			}
 		})
-	}
-	a := protocol.Assignment{Roles: map[string][]string{RoleFeature: {"a", "b"}, RolePuller: {"c"}, RoleReceiver: {"d"}, RoleDealer: {"b"}}}
-	_, err := newDealer(protocol.RoleConfig{Self: protocol.Party{Role: RoleDealer}, Assignment: a}, DefaultParams())
-	if err == nil || !strings.Contains(err.Error(), "would know every mask") {
-		t.Errorf("a dealer that also holds features: %v", err)
 	}
 }
 

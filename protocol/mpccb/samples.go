@@ -54,9 +54,6 @@ func dealerSeeds(r io.Reader, parties int) ([]mpc.Seed, mpc.Seed, error) {
 	return seeds, sampler, nil
 }
 
-// rewardFixed encodes a reward.
-func rewardFixed(fx mpc.Fixed, r float64) uint64 { return fx.Encode(r) }
-
 // maxNorm is the largest norm a feature party accepts for its part of a
 // context: 1, and room for the rounding of a unit-norm row written to CSV.
 //
