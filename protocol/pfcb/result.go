@@ -42,9 +42,9 @@ type Result struct {
 	// "analytic" (the analytic Gaussian mechanism, for ε^z ≥ 1); see
 	// Params.Calibration.
 	NoiseCalibration []string `json:"noise_calibration_per_round,omitempty"`
-	Delta           float64   `json:"delta"`
-	EpsilonTotal    float64   `json:"epsilon_total"`
-	DeltaTotal      float64   `json:"delta_total"`
+	Delta            float64  `json:"delta"`
+	EpsilonTotal     float64  `json:"epsilon_total"`
+	DeltaTotal       float64  `json:"delta_total"`
 }
 
 // Combine implements protocol.Family.
