@@ -207,6 +207,7 @@ func (c *coordinator) eliminate(arms []int) {
 	}
 	body, err := proto.Marshal(&baipb.Message{Kind: &baipb.Message_Eliminated{Eliminated: ann}})
 	if err != nil {
+		// Our own message always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("bai: marshaling an announcement: %v", err))
 	}
 	c.ready.Messages = append(c.ready.Messages, protocol.Message{Topic: true, Body: body})
@@ -249,6 +250,7 @@ func (c *coordinator) finish(halted string) {
 	}
 	body, err := proto.Marshal(rep)
 	if err != nil {
+		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("bai: marshaling a report: %v", err))
 	}
 	c.ready.Result = &protocol.Result{Report: body}

@@ -55,6 +55,8 @@ func newBase(cfg protocol.RoleConfig) (base, error) {
 func (b *base) send(to protocol.Party, m *sambapb.Message) {
 	body, err := proto.Marshal(m)
 	if err != nil {
+		// Our own message always marshals (a peer's bytes it carries are
+		// only bytes fields): a broken invariant, not peer input.
 		panic(fmt.Sprintf("samba: marshaling a message: %v", err))
 	}
 	b.rep.MessagesSent++
@@ -77,6 +79,7 @@ func (b *base) finish(local any) {
 	b.finished = true
 	body, err := proto.Marshal(b.rep)
 	if err != nil {
+		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("samba: marshaling a report: %v", err))
 	}
 	b.ready.Result = &protocol.Result{Report: body, Local: local}
