@@ -17,6 +17,14 @@ const maxRoundsPerTick = 20000
 // curvePoints is how many points of its cumulative regret an agent reports.
 const curvePoints = 100
 
+// maxBufferedRounds bounds the communication rounds whose shares an agent
+// holds: its own round z, at whose barrier it may wait, and z+1, which an
+// agent that has passed that barrier may already have published. Step
+// refuses a share of any other round, and a sender's second share of a
+// round, so an agent holds at most maxBufferedRounds × (n−1) shares of m
+// values each (2 × 255 × 2 × 1024 floats, 8 MB, at the largest session).
+const maxBufferedRounds = 2
+
 // agent is the state machine of one P-FCB agent (Algorithm 2): pure
 // exploration, then UCB quality estimates fed to the Greedy SSA oracle;
 // at the communication rounds it publishes the (noisy) units and
@@ -306,8 +314,9 @@ func (a *agent) Step(m protocol.Message) error {
 		}
 	}
 	// Another agent is at most one communication round ahead: it waits at
-	// its barrier for ours.
-	if int(s.Comm) < a.z || int(s.Comm) > a.z+1 || int(s.Comm) > len(a.comms) {
+	// its barrier for ours. So the agent buffers shares of maxBufferedRounds
+	// rounds at most, one per sender and round.
+	if int(s.Comm) < a.z || int(s.Comm) >= a.z+maxBufferedRounds || int(s.Comm) > len(a.comms) {
 		return fmt.Errorf("share from %s for communication round %d, but this agent is at round %d of %d", m.From, s.Comm, a.z, len(a.comms))
 	}
 	if int(s.Comm) == a.z && !a.waiting {
