@@ -25,8 +25,8 @@ type dataOwner struct {
 	coin   bool // the algorithm reads sc.Coin
 
 	pk      *privacy.PublicKey
-	alpha   *seedPRF // seed_α's function: the masks
-	eps     *seedPRF // seed_ε's function: the shared coins
+	alpha   *seedPRF            // seed_α's function: the masks
+	eps     *seedPRF            // seed_ε's function: the shared coins
 	key     privacy.EnvelopeKey // comp's, once it has arrived
 	keyed   bool
 	started bool
