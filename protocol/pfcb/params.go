@@ -205,10 +205,11 @@ const (
 // and the shortfall grows with ε — so from ε^z = 1 on σ is the analytic
 // Gaussian mechanism's, which is (ε^z, δ)-DP for every ε^z. (Refusing
 // ε^z ≥ 1 instead would refuse ε ≥ 3.5 at T = 100,000, which the paper's
-// EXP2 runs.) The analytic σ is also the smaller one below ε^z ≈ 6.8 (δ = 0.01), so a
-// session there adds less noise than the classic formula would for the same
-// guarantee. At ε^z = 1 σ jumps down, from the classic 3.11 k to the
-// analytic 1.88 k (δ = 0.01): both are (ε^z, δ)-DP, the classic one loosely.
+// EXP2 runs.) Up to ε^z ≈ 6.8 (δ = 0.01) the analytic σ is also the smaller
+// one, so a round there adds less noise than the classic formula would for
+// the same guarantee. At ε^z = 1 σ jumps down, from the classic 3.11 k to
+// the analytic 1.88 k (δ = 0.01): both are (ε^z, δ)-DP, the classic one
+// loosely.
 func (p Params) Calibration(z int) string {
 	if p.EpsilonZ(z) < 1 {
 		return CalibrationClassic
