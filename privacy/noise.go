@@ -104,9 +104,23 @@ func (s SeededNoise) Gaussian(x, sigma float64) (float64, error) {
 
 // GaussianSigma is the standard deviation of the classic Gaussian mechanism
 // for (epsilon, delta)-DP of a query with L2 sensitivity delta2:
-// σ² = 2 Δ² ln(1.25/δ) / ε² (Dwork and Roth 2014, Theorem A.1).
+// σ² = 2 Δ² ln(1.25/δ) / ε² (Dwork and Roth 2014, Theorem A.1). The theorem
+// holds only for ε < 1; for larger ε this σ does not give (ε, δ)-DP (use
+// AnalyticGaussianSigma).
 func GaussianSigma(sensitivity, epsilon, delta float64) float64 {
 	return math.Sqrt(2*sensitivity*sensitivity*math.Log(1.25/delta)) / epsilon
+}
+
+// AnalyticGaussianSigma is the standard deviation of the analytic Gaussian
+// mechanism (Balle and Wang 2018, "Improving the Gaussian Mechanism for
+// Differential Privacy", Theorem 8) for (epsilon, delta)-DP of a query with
+// L2 sensitivity: the smallest σ whose privacy loss meets (ε, δ) exactly,
+// valid for every ε > 0. It is Google's library's SigmaForGaussian, a
+// binary search that returns a σ within 0.1 % above the exact one, never
+// below it. It returns 0 when no σ > 0 is needed or representable (δ ≥ 1, or
+// ε so large that e^ε overflows); callers check for that.
+func AnalyticGaussianSigma(sensitivity, epsilon, delta float64) float64 {
+	return noise.SigmaForGaussian(1, sensitivity, epsilon, delta)
 }
 
 func checkLaplace(sensitivity, epsilon float64) error {

@@ -279,6 +279,7 @@ func (a *agent) vote(k int) {
 func (a *agent) send(m *baipb.Message) {
 	body, err := proto.Marshal(m)
 	if err != nil {
+		// Our own message always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("bai: marshaling a message: %v", err))
 	}
 	a.ready.Messages = append(a.ready.Messages, protocol.Message{To: coordinatorParty, Body: body})
@@ -325,6 +326,7 @@ func (a *agent) finish(rep *baipb.AgentReport, local int) {
 	rep.FinishedUnixNano = a.cfg.Clock.Now().UnixNano()
 	body, err := proto.Marshal(rep)
 	if err != nil {
+		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("bai: marshaling a report: %v", err))
 	}
 	a.progress()

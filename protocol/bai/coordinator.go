@@ -25,6 +25,7 @@ type coordinator struct {
 	n   int // agents
 
 	votes      []int
+	voted      []uint64 // bit a·k + arm: agent a has voted against arm
 	out        []bool
 	stopped    []bool // agents that have left N(t)
 	nStopped   int
@@ -53,7 +54,8 @@ func newCoordinator(cfg protocol.RoleConfig, p Params, local *CoordinatorLocal) 
 	}
 	n := cfg.Assignment.Count(RoleAgent)
 	c := &coordinator{cfg: cfg, p: p, k: k, m: p.Threshold(k), n: n, votes: make([]int, k), out: make([]bool, k),
-		stopped: make([]bool, n), remaining: k, sums: make([]float64, k), counts: make([]int64, k)}
+		stopped: make([]bool, n), remaining: k, sums: make([]float64, k), counts: make([]int64, k),
+		voted: make([]uint64, (n*k+63)/64)}
 	// Family.CheckAssignment has refused such a session before anybody
 	// accepted it; a coordinator is never built for one all the same.
 	if err := p.checkAgents(k, n); err != nil {
@@ -113,6 +115,14 @@ func (c *coordinator) stepVote(from protocol.Party, v *baipb.Vote) error {
 	if k >= c.k {
 		return fmt.Errorf("%s voted against arm %d of %d", from, v.Arm, c.k)
 	}
+	// An agent eliminates an arm from its local set once, so it votes
+	// against it once at most; M counts agents (Params.Threshold). A second
+	// vote would let one agent eliminate an arm alone.
+	bit := from.Index*c.k + k
+	if c.voted[bit/64]&(1<<(bit%64)) != 0 {
+		return fmt.Errorf("%s voted against arm %d a second time", from, k)
+	}
+	c.voted[bit/64] |= 1 << (bit % 64)
 	c.totalVotes++
 	if c.out[k] {
 		return nil // already eliminated: the agent had not synced yet
@@ -207,6 +217,7 @@ func (c *coordinator) eliminate(arms []int) {
 	}
 	body, err := proto.Marshal(&baipb.Message{Kind: &baipb.Message_Eliminated{Eliminated: ann}})
 	if err != nil {
+		// Our own message always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("bai: marshaling an announcement: %v", err))
 	}
 	c.ready.Messages = append(c.ready.Messages, protocol.Message{Topic: true, Body: body})
@@ -249,6 +260,7 @@ func (c *coordinator) finish(halted string) {
 	}
 	body, err := proto.Marshal(rep)
 	if err != nil {
+		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("bai: marshaling a report: %v", err))
 	}
 	c.ready.Result = &protocol.Result{Report: body}

@@ -98,6 +98,21 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 		return nil, fmt.Errorf("coordinator's report: %d arms", k)
 	}
 	res.K = k
+	// Arm indices from the reports name one of the K arms, or the result
+	// would state an answer that is no arm.
+	if coord.Decided && int(coord.Best) >= k {
+		return nil, fmt.Errorf("coordinator's report: best arm %d of %d", coord.Best, k)
+	}
+	for _, arm := range coord.Eliminated {
+		if int(arm) >= k {
+			return nil, fmt.Errorf("coordinator's report: eliminated arm %d of %d", arm, k)
+		}
+	}
+	for i, r := range agents {
+		if r.Stopped && int(r.LocalBest) >= k {
+			return nil, fmt.Errorf("report of %s: best arm %d of %d", protocol.Party{Role: RoleAgent, Index: i}, r.LocalBest, k)
+		}
+	}
 	res.ThresholdM = p.Threshold(k)
 	switch p.Algorithm {
 	case AlgIndependent:

@@ -226,3 +226,40 @@ func FuzzStep(f *testing.F) {
 		}
 	})
 }
+
+// TestOneVotePerAgentAndArm: an agent votes against an arm once at most
+// (it eliminates the arm from its local set once), and M counts agents. A
+// flood of repeated votes from one allowed agent is refused, each with the
+// reason, and counts once: it cannot eliminate an arm alone.
+func TestOneVotePerAgentAndArm(t *testing.T) {
+	p := Params{Algorithm: AlgDPMASE, Delta: 0.25, Beta: 0.5, Epsilon: 0.5, Arms: 3} // M = 2
+	assign := protocol.Assignment{Roles: map[string][]string{RoleCoordinator: {"c"}, RoleAgent: {"a", "b", "d"}}}
+	c, err := newCoordinator(protocol.RoleConfig{Self: coordinatorParty, Assignment: assign, Clock: zeroClock{},
+		Logger: slog.New(slog.DiscardHandler)}, p, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Step(vote(1, 2)); err != nil {
+		t.Fatal(err)
+	}
+	for range 1000 {
+		if err := c.Step(vote(1, 2)); err == nil || !strings.Contains(err.Error(), "agent[1] voted against arm 2 a second time") {
+			t.Fatalf("a repeated vote: err = %v", err)
+		}
+	}
+	if c.votes[2] != 1 || c.out[2] || len(c.Ready().Messages) != 0 {
+		t.Fatalf("arm 2: %d votes, eliminated %v", c.votes[2], c.out[2])
+	}
+	// The other agents' votes still count.
+	for _, m := range []protocol.Message{vote(0, 2), vote(2, 2), vote(1, 1)} {
+		if err := c.Step(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !c.out[2] || c.votes[1] != 1 {
+		t.Fatalf("arm 2 eliminated %v after 3 agents' votes; arm 1 has %d votes", c.out[2], c.votes[1])
+	}
+}

@@ -17,6 +17,14 @@ const maxRoundsPerTick = 20000
 // curvePoints is how many points of its cumulative regret an agent reports.
 const curvePoints = 100
 
+// maxBufferedRounds bounds the communication rounds whose shares an agent
+// holds: its own round z, at whose barrier it may wait, and z+1, which an
+// agent that has passed that barrier may already have published. Step
+// refuses a share of any other round, and a sender's second share of a
+// round, so an agent holds at most maxBufferedRounds × (n−1) shares of m
+// values each (2 × 255 × 2 × 1024 floats, 8 MB, at the largest session).
+const maxBufferedRounds = 2
+
 // agent is the state machine of one P-FCB agent (Algorithm 2): pure
 // exploration, then UCB quality estimates fed to the Greedy SSA oracle;
 // at the communication rounds it publishes the (noisy) units and
@@ -130,13 +138,15 @@ func (a *agent) advance(k int) error {
 		}
 	}
 	for ; k > 0 && !a.waiting && !a.finished; k-- {
-		a.round()
+		if err := a.round(); err != nil {
+			return err
+		}
 	}
 	return nil
 }
 
 // round plays round t = a.t+1: lines 6–19 or 22–36 of Algorithm 2.
-func (a *agent) round() {
+func (a *agent) round() error {
 	a.t++
 	t := a.t
 	if t <= a.explore {
@@ -175,12 +185,12 @@ func (a *agent) round() {
 		a.ready.Progress = &protocol.Progress{Step: t, Total: a.p.Rounds, Activity: t}
 	}
 	if a.z < len(a.comms) && t == a.comms[a.z] {
-		a.communicate()
-		return
+		return a.communicate()
 	}
 	if t == a.p.Rounds {
 		a.finish()
 	}
+	return nil
 }
 
 // ucb is the upper confidence bound of producer i's quality:
@@ -194,8 +204,12 @@ func (a *agent) ucb(i int, logT float64) float64 {
 	return q + math.Sqrt(3*logT/(2*a.W[i]))
 }
 
-// communicate publishes this round's share (Eqs. 10 and 11) and waits.
-func (a *agent) communicate() {
+// communicate publishes this round's share (Eqs. 10 and 11) and waits. The
+// noise fails only if σ is not positive and finite, which the session's
+// params (validateNoise) rule out, or if the randomness fails: the session
+// ends with that reason. The params come from a peer's proposal, so this is
+// an error, not a panic.
+func (a *agent) communicate() error {
 	a.z++
 	share := &pfcbpb.Share{Comm: uint32(a.z), W: make([]float64, a.m), Y: make([]float64, a.m)}
 	for i := range a.m {
@@ -207,18 +221,20 @@ func (a *agent) communicate() {
 				share.Y[i], err = a.noise.Gaussian(a.y[i], sigma)
 			}
 			if err != nil {
-				panic(fmt.Sprintf("pfcb: noise: %v", err)) // σ is positive and finite by construction
+				return fmt.Errorf("communication round %d: the noise of producer %d's share: %w", a.z, i, err)
 			}
 		}
 		a.w[i], a.y[i] = 0, 0
 	}
 	body, err := proto.Marshal(&pfcbpb.Message{Kind: &pfcbpb.Message_Share{Share: share}})
 	if err != nil {
+		// Our own message of floats and a counter always marshals: a
+		// failure is a broken invariant, not peer input.
 		panic(fmt.Sprintf("pfcb: marshaling a share: %v", err))
 	}
 	a.ready.Messages = append(a.ready.Messages, protocol.Message{Topic: true, Body: body})
 	a.waiting, a.waited = true, 0
-	a.tryBarrier()
+	return a.tryBarrier()
 }
 
 // tryBarrier applies round z's shares once every other agent's is in
@@ -298,8 +314,9 @@ func (a *agent) Step(m protocol.Message) error {
 		}
 	}
 	// Another agent is at most one communication round ahead: it waits at
-	// its barrier for ours.
-	if int(s.Comm) < a.z || int(s.Comm) > a.z+1 || int(s.Comm) > len(a.comms) {
+	// its barrier for ours. So the agent buffers shares of maxBufferedRounds
+	// rounds at most, one per sender and round.
+	if int(s.Comm) < a.z || int(s.Comm) >= a.z+maxBufferedRounds || int(s.Comm) > len(a.comms) {
 		return fmt.Errorf("share from %s for communication round %d, but this agent is at round %d of %d", m.From, s.Comm, a.z, len(a.comms))
 	}
 	if int(s.Comm) == a.z && !a.waiting {
@@ -327,6 +344,7 @@ func (a *agent) finish() {
 		Learned: a.learned, Offered: a.offered, Producers: int32(a.m)}
 	body, err := proto.Marshal(rep)
 	if err != nil {
+		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("pfcb: marshaling a report: %v", err))
 	}
 	a.ready.Progress = &protocol.Progress{Step: a.t, Total: a.p.Rounds, Activity: a.t}

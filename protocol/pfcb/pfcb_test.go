@@ -183,7 +183,9 @@ func TestPublishedNoiseHasTheFormulasSigma(t *testing.T) {
 	var sq float64
 	for range draws {
 		a.z = 0
-		a.communicate()
+		if err := a.communicate(); err != nil {
+			t.Fatal(err)
+		}
 		rd := a.Ready()
 		var pm pfcbpb.Message
 		if err := proto.Unmarshal(rd.Messages[0].Body, &pm); err != nil {

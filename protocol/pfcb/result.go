@@ -37,9 +37,14 @@ type Result struct {
 	// (w̃_ij or ỹ_ij); the pair of a round together spends twice as much.
 	Privacy         string    `json:"privacy"`
 	EpsilonPerRound []float64 `json:"epsilon_per_round,omitempty"`
-	Delta           float64   `json:"delta"`
-	EpsilonTotal    float64   `json:"epsilon_total"`
-	DeltaTotal      float64   `json:"delta_total"`
+	// NoiseCalibration says, per communication round, how σ was calibrated
+	// to (ε^z, δ): "classic" (the paper's Eqs. 10 and 11, for ε^z < 1) or
+	// "analytic" (the analytic Gaussian mechanism, for ε^z ≥ 1); see
+	// Params.Calibration.
+	NoiseCalibration []string `json:"noise_calibration_per_round,omitempty"`
+	Delta            float64  `json:"delta"`
+	EpsilonTotal     float64  `json:"epsilon_total"`
+	DeltaTotal       float64  `json:"delta_total"`
 }
 
 // Combine implements protocol.Family.
@@ -88,14 +93,25 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	res.RegretPerAgent = res.TotalRegret / float64(n)
 	switch p.Algorithm {
 	case AlgPFCB:
+		classic, analytic := 0, 0
 		for z := range res.CommunicationRounds {
 			e := p.EpsilonZ(z + 1)
 			res.EpsilonPerRound = append(res.EpsilonPerRound, e)
 			res.EpsilonTotal += e
+			c := p.Calibration(z + 1)
+			res.NoiseCalibration = append(res.NoiseCalibration, c)
+			if c == CalibrationClassic {
+				classic++
+			} else {
+				analytic++
+			}
 		}
 		res.DeltaTotal = float64(len(res.CommunicationRounds)) * p.Delta
-		res.Privacy = fmt.Sprintf("each published value is (ε^z, δ)-DP in communication round z with respect to the agent's procurement history; by basic composition over %d rounds (ε, δ) = (%.4g, %.4g) per value, (%.4g, %.4g) for a producer's pair (w̃, ỹ)",
-			len(res.CommunicationRounds), res.EpsilonTotal, res.DeltaTotal, 2*res.EpsilonTotal, 2*res.DeltaTotal)
+		res.Privacy = fmt.Sprintf("each published value is (ε^z, δ)-DP in communication round z with respect to the agent's procurement history "+
+			"(Gaussian mechanism, sensitivity the producer's capacity; σ calibrated by the paper's classic formula in %d rounds, where ε^z < 1, "+
+			"and by the analytic Gaussian mechanism of Balle and Wang in %d, where ε^z ≥ 1); "+
+			"by basic composition over %d rounds (ε, δ) = (%.4g, %.4g) per value, (%.4g, %.4g) for a producer's pair (w̃, ỹ)",
+			classic, analytic, len(res.CommunicationRounds), res.EpsilonTotal, res.DeltaTotal, 2*res.EpsilonTotal, 2*res.DeltaTotal)
 	case AlgFCB:
 		res.Privacy = "none: true procurement totals are published in every communication round"
 	case AlgNonFederated:

@@ -120,7 +120,9 @@ func (r *participant) sendPing(j int) {
 func (r *participant) send(j int, msg *pingpb.Message) {
 	body, err := proto.Marshal(msg)
 	if err != nil {
-		panic(fmt.Sprintf("ping: marshaling a message: %v", err)) // cannot fail for these types
+		// Our own message of sequence numbers always marshals: a broken
+		// invariant, not peer input.
+		panic(fmt.Sprintf("ping: marshaling a message: %v", err))
 	}
 	r.ready.Messages = append(r.ready.Messages, protocol.Message{
 		From: r.cfg.Self, To: protocol.Party{Role: RoleParticipant, Index: j}, Body: body})
@@ -146,6 +148,7 @@ func (r *participant) checkDone() {
 	}
 	body, err := proto.Marshal(rep)
 	if err != nil {
+		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("ping: marshaling a report: %v", err))
 	}
 	r.finished = true

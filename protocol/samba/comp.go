@@ -25,7 +25,7 @@ type comp struct {
 	base
 	decide *randsrc.Source
 	key    privacy.EnvelopeKey
-	env    *privacy.Envelope
+	epoch  uint64 // the key epoch of the workers' channels
 	t      uint64
 	l      int
 
@@ -103,18 +103,24 @@ func newComp(cfg protocol.RoleConfig) (*comp, error) {
 	if c.key, err = privacy.NewEnvelopeKey(cfg.Rand); err != nil {
 		return nil, err
 	}
-	if c.env, err = privacy.NewEnvelope(c.key); err != nil {
+	if err := c.rekey(keyEpoch(c.t)); err != nil {
 		return nil, err
 	}
-	open, seal, err := channels(c.env, cfg.SessionID)
+	c.nonces = bufio.NewReaderSize(cfg.Rand, nonceBuffer)
+	return c, nil
+}
+
+// rekey gives every worker the channels of key epoch e.
+func (c *comp) rekey(e uint64) error {
+	open, seal, err := channels(c.key, c.cfg.SessionID, e)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for i := range c.workers {
 		c.workers[i].open, c.workers[i].seal = open.Clone(), seal.Clone()
 	}
-	c.nonces = bufio.NewReaderSize(cfg.Rand, nonceBuffer)
-	return c, nil
+	c.epoch = e
+	return nil
 }
 
 // Start hands the AES key to every data owner.
@@ -151,6 +157,11 @@ func (c *comp) step(m protocol.Message) error {
 func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	if t != c.t || int(l) != c.l || len(boxes) != c.k {
 		return fmt.Errorf("a batch of step %d iteration %d with %d scores, but comp is at step %d iteration %d of %d arms", t, l, len(boxes), c.t, c.l, c.k)
+	}
+	if e := keyEpoch(c.t); e != c.epoch {
+		if err := c.rekey(e); err != nil {
+			return err
+		}
 	}
 	// The K envelopes are opened, and below the K bits sealed, by
 	// c.cfg.ForEach: in a simulation, on every core the driver has idle

@@ -108,6 +108,11 @@ func (c *controller) step(m protocol.Message) error {
 		if !owner || c.t <= uint64(c.p.Budget) || c.sums[m.From.Index] {
 			return fmt.Errorf("an unexpected sum from %s", m.From)
 		}
+		// A ciphertext is below N², of 2 × paillier_bits bits: the K held
+		// until the public key is in take at most that each.
+		if len(k.Sum.C) > c.p.PaillierBits/4 {
+			return fmt.Errorf("the encrypted sum from %s has %d bytes, more than a %d-bit key's ciphertext", m.From, len(k.Sum.C), c.p.PaillierBits)
+		}
 		c.sums[m.From.Index] = true
 		c.nsums++
 		c.pendingSums = append(c.pendingSums, k.Sum.C)
@@ -119,6 +124,11 @@ func (c *controller) step(m protocol.Message) error {
 func (c *controller) stepScore(i int, t uint64, l uint32, box []byte) error {
 	if t != c.t || int(l) != c.l || c.have[i] || c.inStep {
 		return fmt.Errorf("a score of step %d iteration %d from data_owner[%d], but the controller is at step %d iteration %d", t, l, i, c.t, c.l)
+	}
+	// The controller holds one score per data owner, each exactly the
+	// envelope of an 8-byte float, until the step's last one is in.
+	if len(box) != scoreBoxSize {
+		return fmt.Errorf("a score of %d bytes from data_owner[%d] at step %d iteration %d, want %d (a sealed 8-byte score)", len(box), i, t, l, scoreBoxSize)
 	}
 	if !c.cfg.Simulated && c.firstScore.IsZero() {
 		c.firstScore = c.cfg.Clock.Now()
@@ -153,6 +163,11 @@ func (c *controller) stepScore(i int, t uint64, l uint32, box []byte) error {
 func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 	if !c.inStep || t != c.t || int(l) != c.l || len(boxes) != c.k {
 		return fmt.Errorf("bits of step %d iteration %d (%d of them), but the controller waits for step %d iteration %d", t, l, len(boxes), c.t, c.l)
+	}
+	for j, box := range boxes {
+		if len(box) != bitBoxSize {
+			return fmt.Errorf("bit %d of step %d iteration %d has %d bytes, want %d (a sealed bit)", j, t, l, len(box), bitBoxSize)
+		}
 	}
 	// Step 5: σ_t⁻¹. The K messages are cut from one allocation, each
 	// capped so that none can grow into the next.

@@ -25,9 +25,10 @@ type dataOwner struct {
 	coin   bool // the algorithm reads sc.Coin
 
 	pk      *privacy.PublicKey
-	alpha   *seedPRF // seed_α's function: the masks
-	eps     *seedPRF // seed_ε's function: the shared coins
-	env     *privacy.Envelope
+	alpha   *seedPRF            // seed_α's function: the masks
+	eps     *seedPRF            // seed_ε's function: the shared coins
+	key     privacy.EnvelopeKey // comp's, once it has arrived
+	keyed   bool
 	started bool
 
 	t     uint64
@@ -35,10 +36,11 @@ type dataOwner struct {
 	pulls []uint64
 
 	// The channels of the scores sealed for comp and of the bits comp seals
-	// (see channels), and, reused from step to step, the decoded bit, the
-	// plaintexts and the nonces' buffered randomness.
+	// in key epoch epoch (see channels), and, reused from step to step, the
+	// decoded bit, the plaintexts and the nonces' buffered randomness.
 	sealCh *privacy.Channel
 	openCh *privacy.Channel
+	epoch  uint64
 	in     inbound
 	score  [8]byte
 	plain  []byte
@@ -122,15 +124,13 @@ func (d *dataOwner) step(m protocol.Message) error {
 		}
 		d.alpha, d.eps = alpha, eps
 	case *sambapb.Message_AesKey:
-		if m.From != compParty || d.env != nil || len(k.AesKey.Key) != 32 {
+		if m.From != compParty || d.keyed || len(k.AesKey.Key) != len(d.key) {
 			return fmt.Errorf("bad or repeated AES key from %s", m.From)
 		}
-		var key privacy.EnvelopeKey
-		copy(key[:], k.AesKey.Key)
-		if d.env, err = privacy.NewEnvelope(key); err != nil {
-			return err
-		}
-		if d.sealCh, d.openCh, err = channels(d.env, d.cfg.SessionID); err != nil {
+		copy(d.key[:], k.AesKey.Key)
+		d.keyed = true
+		d.epoch = keyEpoch(uint64(d.k) + 1)
+		if d.sealCh, d.openCh, err = channels(d.key, d.cfg.SessionID, d.epoch); err != nil {
 			return err
 		}
 	case *sambapb.Message_Bit:
@@ -141,7 +141,7 @@ func (d *dataOwner) step(m protocol.Message) error {
 	default:
 		return fmt.Errorf("%s sent a data owner a message it never takes", m.From)
 	}
-	if !d.started && d.pk != nil && d.alpha != nil && d.env != nil {
+	if !d.started && d.pk != nil && d.alpha != nil && d.keyed {
 		d.started = true
 		d.t, d.l = uint64(d.k)+1, 1
 		return d.next()
@@ -161,6 +161,15 @@ func (d *dataOwner) next() error {
 		d.rep.Pulls = d.pulls
 		d.finish(OwnerOutcome{Sum: d.sc.S, Pulls: d.sc.N})
 		return nil
+	}
+	if e := keyEpoch(d.t); e != d.epoch {
+		// The first step of a new key epoch: the bit of this step will
+		// come sealed in it too.
+		var err error
+		if d.sealCh, d.openCh, err = channels(d.key, d.cfg.SessionID, e); err != nil {
+			return err
+		}
+		d.epoch = e
 	}
 	d.sc.T, d.sc.L = int64(d.t), d.l
 	if d.coin {

@@ -59,7 +59,6 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	k := a.Count(RoleOwner)
 	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2),
 		Leakage: leakage(alg)}
-	seq := make([]int, 0, p.Budget)
 	type pull struct {
 		t uint64
 		i int
@@ -102,6 +101,9 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 		}
 	}
 	sort.Slice(pulls, func(x, y int) bool { return pulls[x].t < pulls[y].t })
+	// Sized by the pulls reported (simulations only), not by the budget: a
+	// real session of 10⁸ steps reports none.
+	seq := make([]int, 0, len(pulls))
 	for _, pl := range pulls {
 		seq = append(seq, pl.i)
 	}

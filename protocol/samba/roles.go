@@ -1,6 +1,8 @@
 package samba
 
 import (
+	"crypto/hkdf"
+	"crypto/sha256"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -55,6 +57,8 @@ func newBase(cfg protocol.RoleConfig) (base, error) {
 func (b *base) send(to protocol.Party, m *sambapb.Message) {
 	body, err := proto.Marshal(m)
 	if err != nil {
+		// Our own message always marshals (a peer's bytes it carries are
+		// only bytes fields): a broken invariant, not peer input.
 		panic(fmt.Sprintf("samba: marshaling a message: %v", err))
 	}
 	b.rep.MessagesSent++
@@ -77,6 +81,7 @@ func (b *base) finish(local any) {
 	b.finished = true
 	body, err := proto.Marshal(b.rep)
 	if err != nil {
+		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("samba: marshaling a report: %v", err))
 	}
 	b.ready.Result = &protocol.Result{Report: body, Local: local}
@@ -169,13 +174,49 @@ func decodeFloat(b []byte) (float64, error) {
 	return v, nil
 }
 
+// Envelope keys by epoch. AES-GCM with random 96-bit nonces may seal at
+// most 2³² messages under one key (NIST SP 800-38D, §8.3: beyond that a
+// repeated nonce, which reveals the XOR of two plaintexts and the
+// authentication key, becomes likelier than 2⁻³²). Each of the two channels
+// between the data owners and comp is shared by all K data owners (comp must
+// not learn whose score is whose), so one key would carry K·L envelopes a
+// step and K·N·L in a session: 2·10¹¹ ≈ 2^37.5 at the validated maximum
+// (K = 1,000, N = 10⁸, L = 2). Instead each epoch of 2^keyEpochBits steps has
+// its own key, derived from the key comp hands out, so that one key carries
+// at most MaxOwners × maxIterations × 2^16 ≈ 1.3·10⁸ < 2²⁷ envelopes
+// (TestEnvelopesPerKey). Both sides derive an epoch's channels once, when
+// the first step of the epoch comes: a data owner at most every 65,536
+// steps, not every step. The envelopes' wire format is unchanged; the step
+// in their associated data names the epoch.
+const keyEpochBits = 16
+
+// maxIterations bounds the iterations L of a step of every algorithm.
+const maxIterations = 2
+
+// keyEpoch is the key epoch of step t.
+func keyEpoch(t uint64) uint64 { return t >> keyEpochBits }
+
+// epochDomain starts the derivation of an epoch's key, which is
+// HKDF-SHA256-Expand of the session's envelope key over this string and the
+// epoch, big-endian.
+const epochDomain = "bandit-node/samba/envelope-epoch/v1"
+
 // channels returns the two envelope channels between the data owners and
-// comp in session: owner → comp (the scores) and comp → owner (the bits).
-// An envelope opens only on its channel, for the step and iteration it was
-// sealed for, so a replayed, reordered or misrouted one fails. The channels
-// are those of roles, not parties: comp must not learn which data owner
-// sealed a score.
-func channels(env *privacy.Envelope, session string) (toComp, toOwner *privacy.Channel, err error) {
+// comp in session for key epoch epoch: owner → comp (the scores) and
+// comp → owner (the bits). An envelope opens only on its channel, for the
+// step and iteration it was sealed for, so a replayed, reordered or
+// misrouted one fails. The channels are those of roles, not parties: comp
+// must not learn which data owner sealed a score.
+func channels(key privacy.EnvelopeKey, session string, epoch uint64) (toComp, toOwner *privacy.Channel, err error) {
+	info := binary.BigEndian.AppendUint64([]byte(epochDomain), epoch)
+	k, err := hkdf.Expand(sha256.New, key[:], string(info), len(key))
+	if err != nil {
+		return nil, nil, fmt.Errorf("the envelope key of steps %d to %d: %w", epoch<<keyEpochBits, (epoch+1)<<keyEpochBits-1, err)
+	}
+	env, err := privacy.NewEnvelope(privacy.EnvelopeKey(k))
+	if err != nil {
+		return nil, nil, err
+	}
 	if toComp, err = env.Channel(session, RoleOwner, RoleComp); err != nil {
 		return nil, nil, err
 	}

@@ -300,11 +300,14 @@ func TestViews(t *testing.T) {
 // owner) and not in the other, read with comp's key: the controller handles
 // nothing it could read.
 func sealChecker(t *testing.T, d *driver) func(msg *sambapb.Message) {
-	scores, bits, err := channels(d.roles[compParty].(*comp).env, "test") // comp draws its key when created
+	scores, bits, err := channels(d.roles[compParty].(*comp).key, "test", 0) // comp draws its key when created
 	if err != nil {
 		t.Fatal(err)
 	}
 	open := func(own, other *privacy.Channel, what string, step uint64, iteration uint32, box []byte) {
+		if keyEpoch(step) != 0 {
+			t.Fatalf("a session of step %d: the check reads only key epoch 0", step)
+		}
 		if _, err := own.AppendOpen(nil, step, iteration, box); err != nil {
 			t.Errorf("a %s of step %d the controller handled is not an envelope sealed for it: %v", what, step, err)
 		}

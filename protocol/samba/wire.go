@@ -163,6 +163,13 @@ func appendBoxHead(b []byte, n int) []byte {
 // sealedBoxSize is the size of the envelope of an n-byte plaintext.
 func sealedBoxSize(n int) int { return privacy.EnvelopeOverhead + n }
 
+// The sizes of the two envelopes sent every step: a data owner's score, an
+// 8-byte float, and comp's bit, one byte.
+const (
+	scoreBoxSize = privacy.EnvelopeOverhead + 8
+	bitBoxSize   = privacy.EnvelopeOverhead + 1
+)
+
 // inbound is a received per-step message decoded in place: box and boxes
 // alias the received body and are valid only while the role handles that
 // message (a role copies what it keeps). boxes is reused from message to

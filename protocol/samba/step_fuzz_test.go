@@ -1,0 +1,112 @@
+package samba
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+// fuzzSession is a SAMBA session of two data owners whose data customer,
+// and so its Paillier key, is made once for the whole fuzzing run.
+type fuzzSession struct {
+	params   any
+	assign   protocol.Assignment
+	locals   map[protocol.Party]any
+	customer protocol.Role
+	pkMsgs   []protocol.Message // the data customer's Start
+}
+
+func newFuzzSession(t testing.TB) *fuzzSession {
+	f := Family{}
+	params, err := f.ParseParams(map[string]any{"algorithm": "pursuit", "budget": int64(20), "paillier_bits": int64(512)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, locals, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &fuzzSession{params: params, assign: a, locals: locals}
+	if s.customer, err = f.NewRole(s.config(customerParty)); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.customer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range s.customer.Ready().Messages {
+		m.From = customerParty
+		s.pkMsgs = append(s.pkMsgs, m)
+	}
+	return s
+}
+
+func (s *fuzzSession) config(p protocol.Party) protocol.RoleConfig {
+	return protocol.RoleConfig{SessionID: "fuzz", Self: p, Assignment: s.assign, Params: s.params, Local: s.locals[p],
+		Rand: protocol.SeededRand(1, p), Clock: fixedClock{}, Logger: slog.New(slog.DiscardHandler), Simulated: true}
+}
+
+// FuzzStep runs a session for a number of messages, then hands one
+// arbitrary message from an arbitrary party to an arbitrary role (twice):
+// no role may panic, whatever the message and whenever it comes.
+func FuzzStep(f *testing.F) {
+	s := newFuzzSession(f)
+	score := appendSealedMessage(nil, fieldScore, 3, 1, make([]byte, scoreBoxSize))
+	bit := appendSealedMessage(nil, fieldBit, 3, 1, make([]byte, bitBoxSize))
+	batch := appendBatchHead(nil, fieldScores, stepHeadSize(3, 1)+2*boxFieldSize(scoreBoxSize), 3, 1)
+	for range 2 {
+		batch = append(appendBoxHead(batch, scoreBoxSize), make([]byte, scoreBoxSize)...)
+	}
+	f.Add(score, uint8(3), uint8(1), uint8(10), false)
+	f.Add(bit, uint8(1), uint8(3), uint8(12), false)
+	f.Add(batch, uint8(1), uint8(2), uint8(9), false)
+	f.Add(batch, uint8(2), uint8(1), uint8(11), false)
+	f.Add(s.pkMsgs[0].Body, uint8(0), uint8(1), uint8(0), false)
+	f.Add([]byte{0x0a, 0x02, 0x0a, 0x00}, uint8(0), uint8(4), uint8(30), true)
+	parties := s.assign.Parties()
+	f.Fuzz(func(t *testing.T, body []byte, from, to, after uint8, topic bool) {
+		roles := map[protocol.Party]protocol.Role{customerParty: s.customer}
+		queue := append([]protocol.Message(nil), s.pkMsgs...)
+		for _, p := range parties {
+			if p == customerParty {
+				continue
+			}
+			r, err := Family{}.NewRole(s.config(p))
+			if err != nil {
+				t.Fatal(err)
+			}
+			roles[p] = r
+			if err := r.Start(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		flush := func(p protocol.Party) {
+			for _, m := range roles[p].Ready().Messages {
+				m.From = p
+				queue = append(queue, m)
+			}
+		}
+		for _, p := range parties {
+			if p != customerParty {
+				flush(p)
+			}
+		}
+		// The session's own messages, up to after of them.
+		for i := 0; i < int(after%48) && len(queue) > 0; i++ {
+			m := queue[0]
+			queue = queue[1:]
+			if m.To == customerParty {
+				continue // the shared data customer stays as it is
+			}
+			if err := roles[m.To].Step(m); err != nil {
+				t.Fatalf("%s → %s: %v", m.From, m.To, err)
+			}
+			flush(m.To)
+		}
+		m := protocol.Message{From: parties[int(from)%len(parties)], To: parties[int(to)%len(parties)], Topic: topic, Body: body}
+		for range 2 {
+			_ = roles[m.To].Step(m)
+			roles[m.To].Ready()
+		}
+	})
+}
