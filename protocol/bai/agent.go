@@ -43,7 +43,6 @@ type agent struct {
 
 	ready    protocol.Ready
 	finished bool
-	report   *baipb.AgentReport
 }
 
 func newAgent(cfg protocol.RoleConfig, p Params, local *AgentLocal) (*agent, error) {
