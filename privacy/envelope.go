@@ -92,8 +92,10 @@ func NewEnvelopeKey(rand io.Reader) (EnvelopeKey, error) {
 // iteration. An envelope sealed for one channel fails authentication in
 // any other, as it would with the five fields in the associated data.
 //
-// Nonces are random, so one channel should seal at most 2³² messages, far
-// beyond any session.
+// Nonces are random, so one channel key must seal at most 2³² messages
+// (NIST SP 800-38D, §8.3). A caller whose channel can carry more derives a
+// key per epoch from its own (SAMBA: one per 65,536 steps, see
+// protocol/samba's keyEpoch) rather than relying on sessions being short.
 type Envelope struct {
 	key EnvelopeKey
 }
