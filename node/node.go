@@ -32,9 +32,10 @@ import (
 // ControlProtocol is the protocol ID of session-control streams.
 const ControlProtocol = libp2pprotocol.ID("/bandit/session/1.0.0")
 
-// RoleProtocol is the protocol ID of the role streams of a family.
-func RoleProtocol(family string) libp2pprotocol.ID {
-	return libp2pprotocol.ID("/bandit/" + family + "/1.0.0")
+// RoleProtocol is the protocol ID of the role streams of a family:
+// /bandit/<name>/<protocol.WireVersion>.
+func RoleProtocol(f protocol.Family) libp2pprotocol.ID {
+	return libp2pprotocol.ID("/bandit/" + f.Name() + "/" + protocol.WireVersion(f))
 }
 
 // shutdownGrace bounds how long a stopping daemon spends telling its peers
@@ -210,7 +211,11 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	ropts.BorrowedFrames = true
 	for _, fam := range reg.Names() {
 		ropts.NewStreamHandler = func(from peer.ID) func([]byte) { return n.newRoleStream(fam, from) }
-		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(fam), nil, ropts)
+		f, err := reg.Lookup(fam)
+		if err != nil {
+			return nil, err
+		}
+		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(f), nil, ropts)
 		n.metrics.traffic.carry(kindRole, n.roles[fam])
 	}
 	if err := n.host.Listen(); err != nil {

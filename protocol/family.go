@@ -173,6 +173,26 @@ type AssignmentChecker interface {
 	CheckAssignment(a Assignment, params any, simulated bool) error
 }
 
+// WireVersioned is implemented by a family whose role messages changed in a
+// way that a daemon of an earlier version cannot follow (a new key
+// schedule, a new kind of dealer correction). A daemon names its role
+// streams with the version, so that two daemons that disagree fail when a
+// stream is negotiated, with "protocols not supported" naming it, instead
+// of mid-session on messages that do not open.
+type WireVersioned interface {
+	// WireVersion is the semantic version of the family's role messages.
+	WireVersion() string
+}
+
+// WireVersion returns f's role message version: its WireVersion, or 1.0.0
+// for a family that has never changed them.
+func WireVersion(f Family) string {
+	if v, ok := f.(WireVersioned); ok {
+		return v.WireVersion()
+	}
+	return "1.0.0"
+}
+
 // ResultFormatter is implemented by families that can render their combined
 // result (the JSON encoding of what Combine returned) for people; the CLI
 // falls back to indented JSON for the others.

@@ -205,3 +205,10 @@ func checkDataFile(key, path string) error {
 	}
 	return nil
 }
+
+// WireVersion implements protocol.WireVersioned: 1.1.0 truncates with a
+// dealer-shared mask and its top bit (trunc.go in privacy/mpc), so the
+// dealer's corrections and the rounds of a step differ from 1.0.0's.
+func (Family) WireVersion() string { return "1.1.0" }
+
+var _ protocol.WireVersioned = Family{}

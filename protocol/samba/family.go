@@ -169,3 +169,10 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	}
 	return nil, fmt.Errorf("samba has no role %q", cfg.Self.Role)
 }
+
+// WireVersion implements protocol.WireVersioned: 1.1.0 derives the data
+// owners' and comp's envelope keys per epoch of steps (keyEpoch), which a
+// 1.0.0 daemon, with one key per session, cannot open.
+func (Family) WireVersion() string { return "1.1.0" }
+
+var _ protocol.WireVersioned = Family{}
