@@ -1,18 +1,22 @@
 package node
 
 import (
+	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
+	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 // withoutSeparations is a family as a modified daemon would have it, its
@@ -21,6 +25,10 @@ import (
 type withoutSeparations struct{ protocol.Family }
 
 func (withoutSeparations) Separations() []protocol.Separation { return nil }
+
+// WireVersion is the wrapped family's: the wrapper hides the optional
+// interfaces, and this one decides which streams the node opens.
+func (f withoutSeparations) WireVersion() string { return protocol.WireVersion(f.Family) }
 
 // TestCollusiveAssignmentsAreDeclinedEverywhere: an allowed organization
 // whose daemon skips the separation check proposes sessions in which it
@@ -118,6 +126,36 @@ func TestCollusiveAssignmentsAreDeclinedEverywhere(t *testing.T) {
 			}
 		})
 	}
+	// The same organization under a second spelling of its peer ID (a
+	// CID's, which peer.Decode also takes), sent as a raw proposal: every
+	// participant declines it before it compares organizations.
+	t.Run("samba: controller and a data owner under two spellings", func(t *testing.T) {
+		id := nodes[0].ID()
+		spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = %q\ncontroller = %q\ncomp = %q\ndata_owner = [%q, %q, %q]\n%s",
+			nodes[1].ID(), id, nodes[2].ID(), nodes[3].ID(), nodes[4].ID(), peer.ToCid(id).String(), sambaParams)
+		const session = "5e9a7a7e5e9a7a7e"
+		for _, tn := range nodes[1:] {
+			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+			err := nodes[0].sendControl(ctx, tn.ID(), session, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: []byte(spec)}}})
+			cancel()
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, tn := range nodes[1:] {
+			var declines []loggedRecord
+			waitFor(t, 10*time.Second, tn.cfg.Node.Name+"'s decline", func() bool {
+				declines = tn.logs.find("declined a session", "session", session)
+				return len(declines) > 0
+			})
+			if r := declines[0].Attrs["reason"]; !strings.HasPrefix(r, "roles.data_owner[2]: ") || !strings.Contains(r, "is not written as a peer ID is in a proposal") {
+				t.Errorf("%s declined with %q, want the second spelling named", tn.cfg.Node.Name, r)
+			}
+			if tn.lookup(session) != nil {
+				t.Errorf("%s holds the declined session", tn.cfg.Node.Name)
+			}
+		}
+	})
 	t.Run("samba: roles apart", func(t *testing.T) {
 		spec := "protocol = \"samba\"\n[roles]\ndata_customer = \"node2\"\ncontroller = \"node1\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\"]\n" + sambaParams
 		id, err := nodes[0].StartSession([]byte(spec))

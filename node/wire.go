@@ -263,6 +263,25 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 	if err != nil {
 		return nil, err
 	}
+	// Organizations are compared as strings (Registry.Check's one
+	// organization per party of a role, its separations; the parties this
+	// node plays), so each must be its peer ID's one canonical spelling:
+	// peer.Decode also takes a CID's, and an initiator could otherwise give
+	// one organization two roles under two spellings.
+	for _, role := range sortedKeys(spec.Roles.Roles) {
+		for i, org := range spec.Roles.Roles[role] {
+			pid, err := peer.Decode(org)
+			if err != nil {
+				return nil, fmt.Errorf("roles.%s[%d]: %q is not a peer ID", role, i, org)
+			}
+			if pid.String() != org {
+				return nil, fmt.Errorf("roles.%s[%d]: %q is not written as a peer ID is in a proposal (%s)", role, i, org, pid)
+			}
+			if _, known := n.names[pid]; !known {
+				return nil, fmt.Errorf("roles.%s[%d]: peer %s is not in %s's address book", role, i, org, n.cfg.Node.Name)
+			}
+		}
+	}
 	f, params, err := n.reg.Check(spec)
 	if err != nil {
 		// A proposal names organizations by peer ID; the operator who reads
@@ -276,17 +295,6 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 		return nil, err
 	}
 	self := n.host.ID().String()
-	for _, role := range sortedKeys(spec.Roles.Roles) {
-		for i, org := range spec.Roles.Roles[role] {
-			pid, err := peer.Decode(org)
-			if err != nil {
-				return nil, fmt.Errorf("roles.%s[%d]: %q is not a peer ID", role, i, org)
-			}
-			if _, known := n.names[pid]; !known {
-				return nil, fmt.Errorf("roles.%s[%d]: peer %s is not in %s's address book", role, i, org, n.cfg.Node.Name)
-			}
-		}
-	}
 	mine := spec.Roles.PartiesOf(self)
 	if len(mine) == 0 {
 		return nil, fmt.Errorf("%s plays no role in this session", n.cfg.Node.Name)
