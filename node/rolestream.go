@@ -1,6 +1,8 @@
 package node
 
 import (
+	"fmt"
+
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
@@ -23,6 +25,8 @@ type roleStream struct {
 	head []byte           // of the last frame delivered; empty if none
 	s    *session         // its session
 	msg  protocol.Message // its sender and addressee, without the body
+
+	cur *session // the session of the frame being handled, once known
 }
 
 // newRoleStream returns the frame handler of a stream of family from peer
@@ -34,12 +38,15 @@ func (n *Node) newRoleStream(family string, from peer.ID) func(frame []byte) {
 
 // handle routes one frame, lent for the call (BorrowedFrames).
 func (r *roleStream) handle(frame []byte) {
+	r.cur = nil
+	defer r.recoverFrame()
 	if len(r.head) > 0 {
 		if r.s.gone.Load() {
 			r.head, r.s, r.msg = r.head[:0], nil, protocol.Message{}
 		} else if body, ok := bodyAfter(r.head, frame); ok {
 			m := r.msg
 			m.Body = body
+			r.cur = r.s
 			r.s.deliver(m, true)
 			return
 		}
@@ -60,6 +67,7 @@ func (r *roleStream) decode(frame []byte) {
 		return
 	}
 	s := n.lookupBytes(f.SessionID)
+	r.cur = s
 	if s != nil {
 		fromP, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
 		toP, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
@@ -73,4 +81,22 @@ func (r *roleStream) decode(frame []byte) {
 		}
 	}
 	n.rejectRoleFrame(r.family, r.from, &f, s, nil)
+}
+
+// recoverFrame is deferred by handle. A panic in the node's own handling of
+// a frame (a role's panic is recovered where it is stepped) aborts the
+// frame's session, once the frame named one, with the reason; the panic
+// then goes on to the messenger, which logs its stack and resets the stream
+// (the frames behind it on the stream are lost, so the session could not
+// go on anyway).
+func (r *roleStream) recoverFrame() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if s := r.cur; s != nil {
+		s.n.metrics.fail("panic")
+		go s.requestAbort(fmt.Sprintf("internal error in %s handling a frame from %s: %s", s.n.cfg.Node.Name, s.n.nameOf(r.from), panicText(v)))
+	}
+	panic(v)
 }

@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"io"
 	"log/slog"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -75,5 +77,42 @@ func TestRoleStreamRemembersHeads(t *testing.T) {
 	handle(frame(0, "after the end"))
 	if len(s.inbox) != 0 || refused() != before+1 {
 		t.Fatalf("a frame of a forgotten session: %d delivered, refused %v times", len(s.inbox), refused()-before)
+	}
+}
+
+// A panic in the node's own handling of a frame (here: a session whose
+// parties lack a role it names, which a real session never has)
+// aborts the frame's session with the reason and goes on to the messenger,
+// which resets the stream; without the abort the session would wait for
+// frames that the reset lost until its stall timeout.
+func TestRoleStreamPanicAbortsTheSession(t *testing.T) {
+	const id = "0123456789abcdef"
+	self, owner := peer.ID("self"), peer.ID("owner")
+	s := &session{id: id, family: "samba", self: self,
+		roleNames: []string{"controller", "data_owner"},
+		orgs:      [][]peer.ID{{self}},
+		inbox:     make(chan protocol.Message, 16),
+		ctrl:      make(chan ctrlEvent, 1),
+		done:      make(chan struct{})}
+	n := &Node{cfg: DefaultConfig(), log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s},
+		peerBuf: map[peer.ID]*peerBuffer{owner: {}}}
+	s.n = n
+	handle := n.newRoleStream("samba", owner)
+	frame := appendRoleFrame(nil, &nodepb.RoleFrame{SessionId: id, FromRole: "data_owner", ToRole: "controller", Body: []byte("x")})
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Fatal("the panic did not go on to the messenger")
+			}
+		}()
+		handle(frame)
+	}()
+	select {
+	case ev := <-s.ctrl:
+		if !strings.HasPrefix(ev.abort, "internal error in node handling a frame from ") || !strings.Contains(ev.abort, "index out of range") {
+			t.Fatalf("abort request %q", ev.abort)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the session was not asked to abort")
 	}
 }
