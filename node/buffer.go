@@ -25,7 +25,9 @@ import (
 // aborts (everywhere) with a reason that names the peer and the cap. The
 // frames stepped in place (protocol.SmallMessages) are never queued and
 // never counted. The daemon's memory for queued frames is thus at most
-// min(peers × max_peer_buffered_bytes, max_active × max_buffered_bytes).
+// min(peers × max_peer_buffered_bytes, max_active × max_buffered_bytes),
+// besides the frame each inbound stream is reading (p2p bounds those: one
+// frame of at most max_frame_size per stream, and streams per peer).
 
 // queuedOverhead is counted for every queued frame besides its bytes, so
 // that a flood of empty frames is bounded too.

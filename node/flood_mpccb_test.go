@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"fmt"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"testing"
@@ -12,7 +11,6 @@ import (
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -70,33 +68,7 @@ func TestMPCCBRoundFlood(t *testing.T) {
 		pauseAt      = 3
 	)
 	contexts, rewards := linearProblem(longSteps, arms, dims, 11)
-	dir := t.TempDir()
-	split := dataset.Split(dims, 2)
-	fam := mpccb.NewFamily()
-	local := func(role, key, path string) any {
-		v, err := fam.DecodeLocal(role, &protocol.LocalTable{Key: protocol.LocalKey(mpccb.Name, role), Raw: map[string]any{key: path}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	nodes := startNetworkWith(t, 5, func(i int, cfg *Config) {
-		cfg.Policy["mpccb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
-		switch i {
-		case 0, 1:
-			path := filepath.Join(dir, dataset.PartyFile(i))
-			if err := dataset.WriteFeatures(path, dataset.Columns(contexts, split[i][0], split[i][1])); err != nil {
-				t.Fatal(err)
-			}
-			cfg.LocalData["mpccb"] = map[string]any{"feature_party": local("feature_party", "features", path)}
-		case 3:
-			path := filepath.Join(dir, dataset.RewardsFile)
-			if err := dataset.WriteRewards(path, rewards); err != nil {
-				t.Fatal(err)
-			}
-			cfg.LocalData["mpccb"] = map[string]any{"reward_receiver": local("reward_receiver", "rewards", path)}
-		}
-	}, func(i int) []protocol.Family {
+	nodes := startNetworkWith(t, 5, mpccbLocals(t, contexts, rewards), func(i int) []protocol.Family {
 		if i == 0 {
 			return []protocol.Family{pausingFamily{Family: mpccb.NewFamily(), pauseSteps: longSteps, pauseAt: pauseAt}}
 		}
@@ -131,6 +103,7 @@ func TestMPCCBRoundFlood(t *testing.T) {
 		words[i] = uint64(i) * 0x9e3779b97f4a7c15
 	}
 	step := uint64(pauseAt + 1) // the step the victim waits in
+	received := victim.roles[mpccb.Name].Stats().FramesReceived
 	for k := range floodFrames {
 		body, err := proto.Marshal(&mpccbpb.Message{Kind: &mpccbpb.Message_Round{Round: &mpccbpb.Round{
 			Step: step + uint64(k%2), Round: 1000 + uint32(k), Arith: words}}})
@@ -147,7 +120,15 @@ func TestMPCCBRoundFlood(t *testing.T) {
 		}
 	}
 
-	time.Sleep(time.Second) // let the victim read what was sent
+	// The heap is measured once the victim has read the flood, or has
+	// ended the session (and then drops what comes after).
+	waitFor(t, 30*time.Second, "the victim to read the flood", func() bool {
+		if victim.roles[mpccb.Name].Stats().FramesReceived >= received+floodFrames {
+			return true
+		}
+		rec, err := victim.sessionRecord(attacked)
+		return err == nil && rec.Session.State == stateAborted
+	})
 	runtime.GC()
 	runtime.ReadMemStats(&ms)
 	grew := int64(ms.HeapAlloc) - int64(before)

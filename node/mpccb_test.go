@@ -31,33 +31,7 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 		seed  = 5
 	)
 	contexts, rewards := linearProblem(steps, arms, dims, 9)
-	dir := t.TempDir()
-	split := dataset.Split(dims, 2)
-	fam := mpccb.NewFamily()
-	local := func(role, key, path string) any {
-		v, err := fam.DecodeLocal(role, &protocol.LocalTable{Key: protocol.LocalKey(mpccb.Name, role), Raw: map[string]any{key: path}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return v
-	}
-	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
-		cfg.Policy["mpccb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
-		switch i {
-		case 0, 1:
-			path := filepath.Join(dir, dataset.PartyFile(i))
-			if err := dataset.WriteFeatures(path, dataset.Columns(contexts, split[i][0], split[i][1])); err != nil {
-				t.Fatal(err)
-			}
-			cfg.LocalData["mpccb"] = map[string]any{"feature_party": local("feature_party", "features", path)}
-		case 3:
-			path := filepath.Join(dir, dataset.RewardsFile)
-			if err := dataset.WriteRewards(path, rewards); err != nil {
-				t.Fatal(err)
-			}
-			cfg.LocalData["mpccb"] = map[string]any{"reward_receiver": local("reward_receiver", "rewards", path)}
-		}
-	})
+	nodes := startNetwork(t, 5, mpccbLocals(t, contexts, rewards))
 	for _, tn := range nodes {
 		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
 	}
@@ -75,7 +49,7 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 	if err := json.Unmarshal(rec.Result, &res); err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := fam.ParseParams(map[string]any{"steps": int64(steps), "arms": int64(arms), "dimensions": int64(dims), "epsilon": 0.2})
+	raw, _ := mpccb.NewFamily().ParseParams(map[string]any{"steps": int64(steps), "arms": int64(arms), "dimensions": int64(dims), "epsilon": 0.2})
 	params := raw.(mpccb.Params)
 	// The dealer's sampler seed, replayed from its seeded stream.
 	r := protocol.SeededRand(seed, protocol.Party{Role: mpccb.RoleDealer})
@@ -150,4 +124,40 @@ func linearProblem(n, arms, dim int, seed uint64) ([][]float64, [][]float64) {
 		xs[t], rs[t] = x, row
 	}
 	return xs, rs
+}
+
+// mpccbLocals is the tweak of a five-daemon mpccb network — node1 and
+// node2 the feature parties, node3 p′, node4 p″ and node5 the dealer —
+// that opens every node's policy to mpccb and gives the feature parties
+// their columns of contexts and p″ the rewards, in files of a test
+// directory.
+func mpccbLocals(t *testing.T, contexts [][]float64, rewards [][]float64) func(i int, cfg *Config) {
+	t.Helper()
+	dir := t.TempDir()
+	split := dataset.Split(len(contexts[0]), 2)
+	fam := mpccb.NewFamily()
+	local := func(role, key, path string) any {
+		v, err := fam.DecodeLocal(role, &protocol.LocalTable{Key: protocol.LocalKey(mpccb.Name, role), Raw: map[string]any{key: path}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	return func(i int, cfg *Config) {
+		cfg.Policy["mpccb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		switch i {
+		case 0, 1:
+			path := filepath.Join(dir, dataset.PartyFile(i))
+			if err := dataset.WriteFeatures(path, dataset.Columns(contexts, split[i][0], split[i][1])); err != nil {
+				t.Fatal(err)
+			}
+			cfg.LocalData["mpccb"] = map[string]any{"feature_party": local("feature_party", "features", path)}
+		case 3:
+			path := filepath.Join(dir, dataset.RewardsFile)
+			if err := dataset.WriteRewards(path, rewards); err != nil {
+				t.Fatal(err)
+			}
+			cfg.LocalData["mpccb"] = map[string]any{"reward_receiver": local("reward_receiver", "rewards", path)}
+		}
+	}
 }
