@@ -52,7 +52,7 @@ func newDealer(cfg protocol.RoleConfig, p Params) (*dealer, error) {
 // Start implements protocol.Role: the check's corrections.
 func (d *dealer) Start() error {
 	var outside []bool
-	if err := d.run(normCheck(d.engine, d.p.Steps, nil, &outside)); err != nil {
+	if err := d.run(normCheck(d.engine, d.p.Steps, nil, &outside, maxMessageWords)); err != nil {
 		return fmt.Errorf("dealer, the joint range check: %w", err)
 	}
 	d.sendCorrections(0, d.engine.TakeCorrections())

@@ -305,7 +305,7 @@ func (f *featureParty) beginStep() bool {
 			f.engine.SetCorrections(c)
 			delete(f.corrections, 0)
 		}
-		f.prog = normCheck(f.engine, f.p.Steps, f.q, &f.outside)
+		f.prog = normCheck(f.engine, f.p.Steps, f.q, &f.outside, maxMessageWords)
 		f.round = 0
 		return true
 	}

@@ -56,19 +56,20 @@ type normShape struct {
 
 // checkPlan returns the check's bit position k, its planes w = k+1 and the
 // words a chunk's plane holds: the steps are processed 64 to a word, in
-// chunks small enough that every round fits a frame.
-func checkPlan(steps int64, parties int) (k, w, chunkWords, words int) {
+// chunks small enough that every round fits frame words.
+func checkPlan(steps int64, parties, frame int) (k, w, chunkWords, words int) {
 	k = checkFrac + bits.Len(uint(parties))
 	w = k + 1
 	words = int((steps + 63) / 64)
 	widest := 2 * max(1, parties/3) * w // words a chunk's word costs in the widest round
-	chunkWords = max(1, min(words, maxMessageWords/widest))
+	chunkWords = max(1, min(words, frame/widest))
 	return k, w, chunkWords, words
 }
 
-// measureCheck returns the check's shape without running it.
-func measureCheck(steps int64, parties int) normShape {
-	_, w, cw, words := checkPlan(steps, parties)
+// measureCheck returns the check's shape without running it, for rounds of
+// at most frame words.
+func measureCheck(steps int64, parties, frame int) normShape {
+	_, w, cw, words := checkPlan(steps, parties, frame)
 	k := w - 1
 	var s normShape
 	for done := 0; done < words; done += cw {
@@ -100,13 +101,14 @@ func checkShare(row []float64) uint64 {
 	return min(uint64(math.Floor(math.Ldexp(s, checkFrac))), 1<<checkFrac+1)
 }
 
-// normCheck returns the Program of the joint range check on e. q holds
+// normCheck returns the Program of the joint range check on e, in rounds of
+// at most frame words (maxMessageWords but in tests). q holds
 // this party's q_{t,p} for every step (nil on the dealer, which runs the
 // same program on zeros to keep its draws in step); *out receives, once the
 // program ends, b_t for every step (zeros on the dealer).
-func normCheck(e *mpc.Engine, steps int64, q []uint64, out *[]bool) *mpc.Program {
+func normCheck(e *mpc.Engine, steps int64, q []uint64, out *[]bool, frame int) *mpc.Program {
 	P := e.Parties()
-	k, w, cw, words := checkPlan(steps, P)
+	k, w, cw, words := checkPlan(steps, P, frame)
 	c := uint64(1)<<checkFrac + checkSlack
 	K := uint64(1)<<k - (c + 1)
 	*out = make([]bool, steps)

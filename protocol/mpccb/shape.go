@@ -53,7 +53,7 @@ func measureStep(p Params, parties int) (stepShape, error) {
 		}
 	}
 	s.corrections = len(e.TakeCorrections())
-	s.check = measureCheck(p.Steps, parties)
+	s.check = measureCheck(p.Steps, parties, maxMessageWords)
 	return s, nil
 }
 
