@@ -3,6 +3,7 @@ package mpccb
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -14,9 +15,9 @@ import (
 
 // runNormCheck runs the joint range check among P engines and the dealer
 // in memory on the parties' q (q[p][t]), in rounds of at most frame words,
-// and returns every party's bits, party 0's engine counts and the dealer's
-// correction words.
-func runNormCheck(t *testing.T, q [][]uint64, steps int64, frame int) ([][]bool, mpc.Stats, int) {
+// and returns every party's bits, party 0's engine counts, the dealer's
+// correction words, and the words each party sent in each round.
+func runNormCheck(t *testing.T, q [][]uint64, steps int64, frame int) ([][]bool, mpc.Stats, int, [][][]uint64) {
 	t.Helper()
 	P := len(q)
 	seeds := make([]mpc.Seed, P)
@@ -63,6 +64,7 @@ func runNormCheck(t *testing.T, q [][]uint64, steps int64, frame int) ([][]bool,
 		progs[i] = normCheck(es[i], steps, q[i], &bits[i], frame)
 	}
 	es[0].SetCorrections(corr)
+	sent := make([][][]uint64, P)
 	for {
 		dones := 0
 		for i, g := range progs {
@@ -83,6 +85,7 @@ func runNormCheck(t *testing.T, q [][]uint64, steps int64, frame int) ([][]bool,
 		pls := make([]mpc.Payload, P)
 		for i, e := range es {
 			pls[i] = e.Outgoing()
+			sent[i] = append(sent[i], append(append([]uint64{}, pls[i].Arith...), pls[i].Binary...))
 		}
 		for _, e := range es {
 			if err := e.Complete(pls); err != nil {
@@ -93,7 +96,7 @@ func runNormCheck(t *testing.T, q [][]uint64, steps int64, frame int) ([][]bool,
 	if left := es[0].CorrectionsLeft(); left != 0 {
 		t.Fatalf("%d corrections unused", left)
 	}
-	return bits, es[0].Stats(), len(corr)
+	return bits, es[0].Stats(), len(corr), sent
 }
 
 // TestNormCheckBits: the check's bits are [Σ_p q_{t,p} > 2^F + slack] for
@@ -149,7 +152,7 @@ func TestNormCheckBits(t *testing.T) {
 							left -= v
 						}
 					}
-					bits, st, corr := runNormCheck(t, q, steps, frame)
+					bits, st, corr, _ := runNormCheck(t, q, steps, frame)
 					for p := range P {
 						for tt := range steps {
 							if bits[p][tt] != want[tt] {
@@ -278,5 +281,51 @@ func TestJointNormRefused(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNormCheckViews: what a feature party sends the others during the
+// check is uniform even when every party's input is a constant (a leak of
+// an input's bit planes would be words of all zeros or all ones): the
+// masked openings and the shares of the revealed bits alike, round by
+// round (the bits set in each round's words within six standard
+// deviations of half), and over the whole check (the words' top four bits
+// by χ²).
+func TestNormCheckViews(t *testing.T) {
+	const steps = 3000
+	for _, P := range []int{2, 3} {
+		q := make([][]uint64, P)
+		for p := range q {
+			q[p] = make([]uint64, steps)
+			for i := range q[p] {
+				q[p][i] = 1<<checkFrac/uint64(P) + uint64(p)
+			}
+		}
+		_, _, _, sent := runNormCheck(t, q, steps, maxMessageWords)
+		for p, rounds := range sent {
+			var buckets [16]int
+			var all int
+			for r, words := range rounds {
+				ones := 0
+				for _, w := range words {
+					buckets[w>>60]++
+					ones += bits.OnesCount64(w)
+				}
+				n := float64(64 * len(words))
+				if d := math.Abs(float64(ones) - n/2); d > 6*math.Sqrt(n)/2 {
+					t.Errorf("P=%d: party %d's round %d: %d of %.0f bits set", P, p, r, ones, n)
+				}
+				all += len(words)
+			}
+			exp := float64(all) / 16
+			var chi float64
+			for _, c := range buckets {
+				d := float64(c) - exp
+				chi += d * d / exp
+			}
+			if chi > 37.7 { // χ² with 15 degrees of freedom, 0.999 quantile
+				t.Errorf("P=%d: the words party %d sent are not uniform: χ² = %.1f over %d words", P, p, chi, all)
+			}
+		}
 	}
 }
