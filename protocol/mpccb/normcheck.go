@@ -61,7 +61,10 @@ func checkPlan(steps int64, parties, frame int) (k, w, chunkWords, words int) {
 	k = checkFrac + bits.Len(uint(parties))
 	w = k + 1
 	words = int((steps + 63) / 64)
-	widest := 2 * max(1, parties/3) * w // words a chunk's word costs in the widest round
+	widest := 2 // words a chunk's word costs in the widest round: the ripple's
+	if parties > 2 {
+		widest = 2 * (parties / 3) * w // the first carry-save level's
+	}
 	chunkWords = max(1, min(words, frame/widest))
 	return k, w, chunkWords, words
 }

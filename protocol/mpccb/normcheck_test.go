@@ -108,7 +108,11 @@ func TestNormCheckBits(t *testing.T) {
 	c := uint64(one + checkSlack)
 	for _, P := range []int{2, 3, 4, 5, 7} {
 		for _, steps := range []int64{1, 70, 300} {
-			for _, frame := range []int{maxMessageWords, 2 * max(1, P/3) * (checkFrac + 4) * 2} {
+			narrowest := 2 // a frame of one word a chunk
+			if P > 2 {
+				narrowest = 2 * (P / 3) * (checkFrac + bits.Len(uint(P)) + 1)
+			}
+			for _, frame := range []int{maxMessageWords, 3 * narrowest, narrowest} {
 				t.Run(fmt.Sprintf("P=%d,T=%d,frame=%d", P, steps, frame), func(t *testing.T) {
 					rng := rand.New(rand.NewPCG(uint64(P), uint64(steps)))
 					q := make([][]uint64, P)
