@@ -276,7 +276,7 @@ func TestJointNormRefused(t *testing.T) {
 					t.Errorf("%s: %v, want %q", pt, errs[pt], want)
 				}
 				if f.step != 0 || f.learner == nil {
-					t.Errorf("%s refused at step %d, not before step 1", pt, f.step)
+					t.Errorf("%s is at step %d (finished: %v); the refusal comes before step 1", pt, f.step, f.finished)
 				}
 			}
 			for pt, err := range errs {
