@@ -8,9 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
+	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
 )
 
 // runNormCheck runs the joint range check among P engines and the dealer
@@ -331,5 +334,62 @@ func TestNormCheckViews(t *testing.T) {
 				t.Errorf("P=%d: the words party %d sent are not uniform: χ² = %.1f over %d words", P, p, chi, all)
 			}
 		}
+	}
+}
+
+// TestCheckComesFirst: step 0, the check, is acknowledged before any step's
+// corrections go out, and inputs that name step 0 other than its
+// corrections are refused.
+func TestCheckComesFirst(t *testing.T) {
+	p := DefaultParams()
+	p.Arms, p.Dimensions, p.Steps, p.Window = 3, 4, 4, 2
+	cases := []struct {
+		name string
+		from protocol.Party
+		to   protocol.Party
+		msg  *mpccbpb.Message
+		want string
+	}{
+		{"step 1 acknowledged before the check", protocol.Party{Role: RoleFeature}, protocol.Party{Role: RoleDealer},
+			&mpccbpb.Message{Kind: &mpccbpb.Message_Ack{Ack: &mpccbpb.Step{Step: 1}}}, "before the check's"},
+		{"a reward row for step 0", protocol.Party{Role: RoleReceiver}, protocol.Party{Role: RoleFeature, Index: 1},
+			&mpccbpb.Message{Kind: &mpccbpb.Message_RewardRow{RewardRow: &mpccbpb.Words{Step: 0, Words: make([]uint64, 3)}}}, "unexpected reward row for step 0"},
+		{"corrections for step 0 beyond the check's", protocol.Party{Role: RoleDealer}, protocol.Party{Role: RoleFeature},
+			&mpccbpb.Message{Kind: &mpccbpb.Message_Corrections{Corrections: &mpccbpb.Words{Step: 0, Words: []uint64{1}}}}, "a step uses"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s := newMemSession(t, p, 2)
+			// Before any message: the dealer has sent step 0's corrections
+			// only, and the parties have not begun.
+			for _, m := range s.queue {
+				var msg mpccbpb.Message
+				if err := proto.Unmarshal(m.Body, &msg); err != nil {
+					t.Fatal(err)
+				}
+				if k, ok := msg.Kind.(*mpccbpb.Message_Corrections); ok && k.Corrections.Step != 0 {
+					t.Fatalf("the dealer sent step %d's corrections before the check was acknowledged", k.Corrections.Step)
+				}
+			}
+			// Deliver the target its corrections only, so party 0 holds
+			// the check's in full and has not begun it.
+			for _, m := range s.queue {
+				var msg mpccbpb.Message
+				if err := proto.Unmarshal(m.Body, &msg); err != nil {
+					t.Fatal(err)
+				}
+				if _, ok := msg.Kind.(*mpccbpb.Message_Corrections); ok && m.To == c.to {
+					if err := s.roles[m.To].Step(m); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+			s.queue = nil
+			m := encode(c.to, c.msg)
+			m.From = c.from
+			if err := s.roles[c.to].Step(m); err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("%v, want %q", err, c.want)
+			}
+		})
 	}
 }
