@@ -10,9 +10,11 @@ import (
 
 // dealer is the dealer's state machine. At the start it draws every feature
 // party's stream seed (and its own sample seed) and hands each party its
-// seed; then it runs each step's computation ahead of the parties — with no
-// data, only masks — and sends party 0 the step's corrections, in chunks of
-// at most maxMessageWords words, at most Window steps ahead of party 0's
+// seed, runs the joint range check (normcheck.go) on zeros and sends party 0
+// its corrections as step 0's. Once party 0 acknowledges step 0 it runs each
+// step's computation ahead of the parties — with no data, only masks — and
+// sends party 0 the step's corrections, in chunks of at most
+// maxMessageWords words, at most Window steps ahead of party 0's
 // acknowledgements.
 type dealer struct {
 	outbox
@@ -20,9 +22,10 @@ type dealer struct {
 	parties  int
 	engine   *mpc.Engine
 	learner  *learner
+	checked  bool   // party 0 acknowledged step 0, the check
 	produced uint64 // steps whose corrections went out
 	acked    uint64
-	words    int64
+	words    int64 // correction words of the steps (the check's not counted)
 }
 
 func newDealer(cfg protocol.RoleConfig, p Params) (*dealer, error) {
@@ -46,34 +49,50 @@ func newDealer(cfg protocol.RoleConfig, p Params) (*dealer, error) {
 	return d, nil
 }
 
-// Start implements protocol.Role.
-func (d *dealer) Start() error { return d.produce() }
+// Start implements protocol.Role: the check's corrections.
+func (d *dealer) Start() error {
+	var outside []bool
+	if err := d.run(normCheck(d.engine, d.p.Steps, nil, &outside, maxMessageWords)); err != nil {
+		return fmt.Errorf("dealer, the joint range check: %w", err)
+	}
+	d.sendCorrections(0, d.engine.TakeCorrections())
+	return nil
+}
+
+// run runs g on the dealer's engine: masks only, no exchanges.
+func (d *dealer) run(g *mpc.Program) error {
+	for {
+		done, err := g.Advance()
+		if err != nil || done {
+			return err
+		}
+		if err := d.engine.Complete(nil); err != nil {
+			return err
+		}
+	}
+}
+
+// sendCorrections sends party 0 the corrections c of step st in chunks.
+func (d *dealer) sendCorrections(st uint64, c []uint64) {
+	for len(c) > 0 {
+		n := min(len(c), maxMessageWords)
+		d.send(protocol.Party{Role: RoleFeature, Index: 0}, &mpccbpb.Message{Kind: &mpccbpb.Message_Corrections{
+			Corrections: &mpccbpb.Words{Step: st, Words: c[:n]}}})
+		c = c[n:]
+	}
+}
 
 // produce sends corrections up to Window steps past the last acknowledged.
 func (d *dealer) produce() error {
 	for d.produced < uint64(d.p.Steps) && d.produced < d.acked+uint64(d.p.Window) {
 		g := d.learner.step(make([]uint64, d.p.Dimensions), make([]uint64, d.p.Arms), stepOutputs{})
-		for {
-			done, err := g.Advance()
-			if err != nil {
-				return fmt.Errorf("dealer, step %d: %w", d.produced+1, err)
-			}
-			if done {
-				break
-			}
-			if err := d.engine.Complete(nil); err != nil {
-				return err
-			}
+		if err := d.run(g); err != nil {
+			return fmt.Errorf("dealer, step %d: %w", d.produced+1, err)
 		}
 		d.produced++
 		c := d.engine.TakeCorrections()
 		d.words += int64(len(c))
-		for len(c) > 0 {
-			n := min(len(c), maxMessageWords)
-			d.send(protocol.Party{Role: RoleFeature, Index: 0}, &mpccbpb.Message{Kind: &mpccbpb.Message_Corrections{
-				Corrections: &mpccbpb.Words{Step: d.produced, Words: c[:n]}}})
-			c = c[n:]
-		}
+		d.sendCorrections(d.produced, c)
 	}
 	return nil
 }
@@ -87,6 +106,13 @@ func (d *dealer) Step(m protocol.Message) error {
 	ack, ok := msg.Kind.(*mpccbpb.Message_Ack)
 	if !ok || m.From != (protocol.Party{Role: RoleFeature, Index: 0}) {
 		return fmt.Errorf("the dealer takes only party 0's acknowledgements, not %T from %s", msg.Kind, m.From)
+	}
+	if !d.checked {
+		if ack.Ack.Step != 0 {
+			return fmt.Errorf("an acknowledgement of step %d before the check's (step 0)", ack.Ack.Step)
+		}
+		d.checked = true
+		return d.produce()
 	}
 	if ack.Ack.Step != d.acked+1 || ack.Ack.Step > d.produced {
 		return fmt.Errorf("an acknowledgement of step %d after step %d", ack.Ack.Step, d.acked)

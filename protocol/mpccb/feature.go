@@ -18,9 +18,10 @@ type roundKey struct {
 	from  int
 }
 
-// featureParty is a feature party's state machine: setup (seeds), then
-// Algorithm 1 step by step, each step a Program whose rounds it exchanges
-// with the other feature parties.
+// featureParty is a feature party's state machine: setup (seeds), the
+// joint range check as step 0 (normcheck.go), then Algorithm 1 step by
+// step, each step a Program whose rounds it exchanges with the other
+// feature parties.
 type featureParty struct {
 	outbox
 	cfg     protocol.RoleConfig
@@ -30,13 +31,15 @@ type featureParty struct {
 	cols    [2]int
 	rows    [][]float64
 	fx      mpc.Fixed
+	q       []uint64 // this party's share of every step's ‖x_t‖², for the check
+	outside []bool   // the check's bits: b_t = [‖x_t‖² > 1]
 
 	dealerSeed *mpc.Seed
 	pairSeeds  []*mpc.Seed
 	engine     *mpc.Engine
 	learner    *learner
 
-	step        uint64 // the step under way (1-based); 0 before setup
+	step        uint64 // the step under way (1-based); 0 before setup and during the check
 	prog        *mpc.Program
 	round       uint32
 	corrections map[uint64][]uint64
@@ -45,6 +48,7 @@ type featureParty struct {
 	finished    bool
 	started     time.Time
 	shape       stepShape // what a step puts on the wire
+	checkStats  mpc.Stats // the engine's counts at the end of the check
 }
 
 func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
@@ -79,6 +83,7 @@ func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
 	if int64(len(f.rows)) < p.Steps {
 		return nil, fmt.Errorf("the features hold %d contexts; the session needs %d steps", len(f.rows), p.Steps)
 	}
+	f.q = make([]uint64, p.Steps)
 	for i, r := range f.rows[:p.Steps] {
 		if len(r) != width {
 			return nil, fmt.Errorf("context %d has %d features; party %d of %d holds columns [%d, %d) of %d, that is %d",
@@ -91,6 +96,7 @@ func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
 			return nil, fmt.Errorf("%s, row %d: this party's %d features have norm %.6g; the engine needs every context's norm to be at most 1 (scale each context to unit norm before splitting it, as dataset.NormalizeRows does)",
 				source, i+1, width, n)
 		}
+		f.q[i] = checkShare(r)
 	}
 	return f, nil
 }
@@ -141,15 +147,20 @@ func (f *featureParty) Step(m protocol.Message) error {
 			return fmt.Errorf("unexpected corrections for step %d from %s", st, m.From)
 		}
 		// A step's corrections come in chunks; party 0 keeps at most the
-		// words a step uses, for the Window steps the dealer may be ahead.
-		if have := len(f.corrections[st]); have+len(k.Corrections.Words) > f.shape.corrections {
+		// words a step uses, for the Window steps the dealer may be ahead
+		// (step 0, the check, alone before them).
+		limit := f.shape.corrections
+		if st == 0 {
+			limit = f.shape.check.corrections
+		}
+		if have := len(f.corrections[st]); have+len(k.Corrections.Words) > limit {
 			return fmt.Errorf("%d correction words for step %d from %s after %d; a step uses %d",
-				len(k.Corrections.Words), st, m.From, have, f.shape.corrections)
+				len(k.Corrections.Words), st, m.From, have, limit)
 		}
 		f.corrections[st] = append(f.corrections[st], k.Corrections.Words...)
 	case *mpccbpb.Message_RewardRow:
 		st := k.RewardRow.Step
-		if m.From.Role != RoleReceiver || !f.ahead(st) || f.rewardRows[st] != nil {
+		if m.From.Role != RoleReceiver || st == 0 || !f.ahead(st) || f.rewardRows[st] != nil {
 			return fmt.Errorf("an unexpected reward row for step %d from %s", st, m.From)
 		}
 		if len(k.RewardRow.Words) != f.p.Arms {
@@ -169,8 +180,12 @@ func (f *featureParty) Step(m protocol.Message) error {
 		if _, dup := f.rounds[key]; dup {
 			return fmt.Errorf("round %d of step %d twice from %s", r.Round, r.Step, m.From)
 		}
-		if n := len(r.Arith) + len(r.Binary); n > f.shape.maxRound {
-			return fmt.Errorf("round %d of step %d from %s holds %d words; no round of a step opens more than %d", r.Round, r.Step, m.From, n, f.shape.maxRound)
+		limit := f.shape.maxRound
+		if r.Step == 0 {
+			limit = f.shape.check.maxRound
+		}
+		if n := len(r.Arith) + len(r.Binary); n > limit {
+			return fmt.Errorf("round %d of step %d from %s holds %d words; no round of a step opens more than %d", r.Round, r.Step, m.From, n, limit)
 		}
 		f.rounds[key] = mpc.Payload{Arith: r.Arith, Binary: r.Binary}
 	default:
@@ -189,20 +204,25 @@ func (f *featureParty) Step(m protocol.Message) error {
 // party sends.
 const maxRoundsAhead = 3
 
-// position returns the step and round whose payloads this party needs next.
+// position returns the step and round whose payloads this party needs next
+// (step 0 is the check).
 func (f *featureParty) position() (uint64, uint32) {
 	if f.prog == nil {
-		return max(f.step, 1), 0
+		return f.step, 0
 	}
 	return f.step, f.round
 }
 
 // ahead reports whether st is a step whose inputs may arrive now: not done,
 // not begun (a step's inputs are taken when it begins, so any that came
-// later would stay forever), and within the session's window.
+// later would stay forever), and within the session's window; step 0, the
+// check, until it begins.
 func (f *featureParty) ahead(st uint64) bool {
-	cur := max(f.step, 1)
 	begun := f.prog != nil && st == f.step
+	if st == 0 {
+		return f.step == 0 && !begun
+	}
+	cur := max(f.step, 1)
 	return st >= cur && !begun && st < cur+uint64(f.p.Window)+1 && st <= uint64(f.p.Steps)
 }
 
@@ -226,8 +246,7 @@ func (f *featureParty) advance() error {
 		if err != nil {
 			return err
 		}
-		f.engine, f.learner, f.step = e, newLearner(e, f.p), 1
-		f.started = f.cfg.Clock.Now()
+		f.engine, f.learner, f.step = e, newLearner(e, f.p), 0
 	}
 	for !f.finished {
 		if f.prog == nil {
@@ -277,6 +296,19 @@ func (f *featureParty) advance() error {
 
 // beginStep starts step f.step if its inputs are here.
 func (f *featureParty) beginStep() bool {
+	if f.step == 0 {
+		if f.idx == 0 {
+			c := f.corrections[0]
+			if len(c) < f.shape.check.corrections {
+				return false
+			}
+			f.engine.SetCorrections(c)
+			delete(f.corrections, 0)
+		}
+		f.prog = normCheck(f.engine, f.p.Steps, f.q, &f.outside, maxMessageWords)
+		f.round = 0
+		return true
+	}
 	rr, ok := f.rewardRows[f.step]
 	if !ok {
 		return false
@@ -320,6 +352,11 @@ func (f *featureParty) endStep() error {
 			return fmt.Errorf("step %d has ended, and %s sent a payload for its round %d, which does not exist", f.step, f.feature(k.from), k.round)
 		}
 	}
+	// Step 0 is the check: every feature party has opened the same bits,
+	// so each refuses alike, and party 0 does not acknowledge it.
+	if t := firstOutOfRange(f.outside); f.step == 0 && t != 0 {
+		return errJointNorm(t)
+	}
 	if f.idx == 0 {
 		if left := f.engine.CorrectionsLeft(); left != 0 {
 			return fmt.Errorf("step %d: %d of the dealer's correction words were not used: the dealer and the parties disagree about the computation", f.step, left)
@@ -327,11 +364,21 @@ func (f *featureParty) endStep() error {
 		f.send(protocol.Party{Role: RoleDealer}, &mpccbpb.Message{Kind: &mpccbpb.Message_Ack{Ack: &mpccbpb.Step{Step: f.step}}})
 	}
 	f.prog = nil
+	if f.step == 0 {
+		f.q, f.outside = nil, nil
+		f.checkStats = f.engine.Stats()
+		f.started = f.cfg.Clock.Now()
+		f.step++
+		return nil
+	}
 	f.progress = &protocol.Progress{Step: int64(f.step), Total: f.p.Steps}
 	if f.step == uint64(f.p.Steps) {
 		f.finished = true
+		// The report counts the steps' exchanges; the check's, once per
+		// session, are in the README.
 		st := f.engine.Stats()
-		f.result = &protocol.Result{Report: encodeReport(report{Steps: f.p.Steps, Rounds: int64(st.Rounds), Words: st.WordsSent,
+		f.result = &protocol.Result{Report: encodeReport(report{Steps: f.p.Steps,
+			Rounds: int64(st.Rounds - f.checkStats.Rounds), Words: st.WordsSent - f.checkStats.WordsSent,
 			ElapsedNs: int64(f.cfg.Clock.Now().Sub(f.started))})}
 		return nil
 	}

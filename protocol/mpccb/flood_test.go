@@ -30,6 +30,13 @@ func (fixedClock) Now() time.Time { return time.Unix(0, 0) }
 func newMemSession(t *testing.T, p Params, P int) *memSession {
 	t.Helper()
 	xs, rs := toyData(int(p.Steps), p.Arms, p.Dimensions, 5)
+	return newMemSessionData(t, p, P, xs, rs)
+}
+
+// newMemSessionData starts the roles of a session with P feature parties
+// on the contexts xs (split among them) and reward rows rs.
+func newMemSessionData(t *testing.T, p Params, P int, xs, rs [][]float64) *memSession {
+	t.Helper()
 	a := protocol.Assignment{Roles: map[string][]string{RolePuller: {"pull"}, RoleReceiver: {"recv"}, RoleDealer: {"deal"}}}
 	for i := range P {
 		a.Roles[RoleFeature] = append(a.Roles[RoleFeature], string(rune('a'+i)))
@@ -175,7 +182,9 @@ func TestRoundBeyondStepEnd(t *testing.T) {
 		if v.step == 2 {
 			return true
 		}
-		last = max(last, v.round)
+		if v.step == 1 { // not step 0, the check
+			last = max(last, v.round)
+		}
 		return false
 	})
 	// One step has last+1 rounds; at its last round a payload of round

@@ -69,7 +69,8 @@ type stepOutputs struct {
 // s_a = xᵀW_a⁻¹b_a = xᵀθ_a, with θ_a the ridge estimate: ‖θ_a‖ ≤ R·√n_a/2
 // after n_a pulls with rewards in [−R, R], and ‖x‖ ≤ 1. The others are at
 // most R ((o r)_a x) or 4 (d², with d ∈ [1, 2]). The feature parties refuse
-// contexts of norm above 1 and p″ refuses rewards above maxReward, which
+// contexts of norm above 1 (each its part, then the whole context jointly:
+// normcheck.go) and p″ refuses rewards above maxReward, which
 // keeps every product below 2^61: a factor two of room for fixed-point
 // drift.
 //

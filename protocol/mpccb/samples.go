@@ -63,8 +63,9 @@ func dealerSeeds(r io.Reader, parties int) ([]mpc.Seed, mpc.Seed, error) {
 // party sees only its columns, so it checks ‖x_p‖ ≤ 1, which every context
 // of norm at most 1 satisfies: a file that was not normalised — raw pixel
 // values, unscaled projections — is refused before the session starts
-// instead of running to completion at chance-level reward. That the parts
-// add up to at most 1 remains the data owners' agreement.
+// instead of running to completion at chance-level reward, with a message
+// naming the file and the row. That the parts add up to at most 1 is the
+// joint range check's (normcheck.go), which runs before step 1.
 const maxNorm = 1 + 1e-9
 
 // norm returns the Euclidean norm of xs.

@@ -12,6 +12,8 @@ type stepShape struct {
 	rounds      int // exchanges among the feature parties
 	maxRound    int // words one party sends another in the largest round
 	corrections int // correction words the dealer sends party 0
+	// check is the joint range check's, once before step 1 (normcheck.go).
+	check normShape
 }
 
 // Memory and frame bounds of a step.
@@ -51,12 +53,15 @@ func measureStep(p Params, parties int) (stepShape, error) {
 		}
 	}
 	s.corrections = len(e.TakeCorrections())
+	s.check = measureCheck(p.Steps, parties, maxMessageWords)
 	return s, nil
 }
 
 // checkShape measures a step and refuses parameters whose rounds would not
 // fit a frame or whose corrections, Window steps of them, would take more
-// memory at party 0 than maxBufferedCorrections.
+// memory at party 0 than maxBufferedCorrections; likewise the joint range
+// check's corrections, which party 0 holds before step 1 (the dealer sends
+// the steps' only once party 0 has acknowledged the check).
 func checkShape(p Params, parties int) (stepShape, error) {
 	s, err := measureStep(p, parties)
 	if err != nil {
@@ -69,6 +74,10 @@ func checkShape(p Params, parties int) (stepShape, error) {
 	if b := int64(s.corrections) * int64(p.Window); b > maxBufferedCorrections {
 		return s, fmt.Errorf("params.window: %d steps of %d correction words (%.0f MiB) would wait at feature party 0; at most %d MiB: use a smaller window",
 			p.Window, s.corrections, float64(b)*8/(1<<20), maxBufferedCorrections*8>>20)
+	}
+	if s.check.corrections > maxBufferedCorrections {
+		return s, fmt.Errorf("params.steps: the joint range check of %d contexts among %d feature parties needs %d correction words (%.0f MiB) at feature party 0; at most %d MiB: use fewer steps or fewer feature parties",
+			p.Steps, parties, s.check.corrections, float64(s.check.corrections)*8/(1<<20), maxBufferedCorrections*8>>20)
 	}
 	return s, nil
 }

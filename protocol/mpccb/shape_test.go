@@ -39,6 +39,24 @@ func TestCorrectionChunks(t *testing.T) {
 	if f.shape.corrections <= maxMessageWords {
 		t.Fatalf("a step of %d correction words fits one message; the test needs more", f.shape.corrections)
 	}
+	// Step 0, the joint range check, comes first; its acknowledgement
+	// releases step 1's corrections.
+	for _, m := range d.Ready().Messages {
+		m.From = protocol.Party{Role: RoleDealer}
+		if m.To == (protocol.Party{Role: RoleFeature}) {
+			if err := f.Step(m); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if len(f.corrections[0]) != f.shape.check.corrections {
+		t.Fatalf("party 0 holds %d words of the check's corrections; it uses %d", len(f.corrections[0]), f.shape.check.corrections)
+	}
+	ack := encode(protocol.Party{Role: RoleDealer}, &mpccbpb.Message{Kind: &mpccbpb.Message_Ack{Ack: &mpccbpb.Step{Step: 0}}})
+	ack.From = protocol.Party{Role: RoleFeature}
+	if err := d.Step(ack); err != nil {
+		t.Fatal(err)
+	}
 	chunks, total := 0, 0
 	for _, m := range d.Ready().Messages {
 		m.From = protocol.Party{Role: RoleDealer}
