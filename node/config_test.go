@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
@@ -176,6 +177,7 @@ func TestStoreRoundTripAndAtomicity(t *testing.T) {
 	rec := &record{}
 	rec.Session.ID = "0123456789abcdef"
 	rec.Session.State = stateCompleted
+	rec.Session.Created = time.Now().UTC()
 	rec.Result = []byte(`{"x":1}`)
 	if err := s.put(rec); err != nil {
 		t.Fatal(err)

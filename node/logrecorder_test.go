@@ -37,6 +37,13 @@ func (r *logRecorder) find(msg, key, value string) []loggedRecord {
 	return out
 }
 
+// all returns a copy of every record so far.
+func (r *logRecorder) all() []loggedRecord {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return append([]loggedRecord(nil), r.records...)
+}
+
 type recordingHandler struct {
 	r     *logRecorder
 	next  slog.Handler

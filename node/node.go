@@ -328,6 +328,15 @@ func (n *Node) shutdown() {
 
 // recoverSessions marks the sessions a previous run left open as aborted.
 func (n *Node) recoverSessions() error {
+	moved, err := n.store.tidy()
+	for _, m := range moved {
+		n.log.Warn("an unreadable session record was moved aside", "record", m)
+	}
+	if err != nil {
+		// The daemon starts all the same: a record it cannot move is
+		// skipped below, as list skips it.
+		n.log.Error("could not tidy the result store", "err", err)
+	}
 	recs, errs := n.store.list()
 	for _, err := range errs {
 		n.log.Warn("skipping an unreadable session record", "err", err)

@@ -36,10 +36,11 @@ const (
 	inboxTimeout  = 10 * time.Second
 	sendTimeout   = 10 * time.Second
 	progressEvery = time.Second
-	// progressSaveEvery is how often, at most, a running session's
-	// progress is stored in its record (the record is stored at every
-	// change of state besides).
-	progressSaveEvery = 30 * time.Second
+	// progressSaveEvery is how often a running session's record is
+	// stored with its progress (it is stored at every change of state
+	// besides): a crash loses at most that much of its progress and
+	// duration (node.recoverSessions).
+	progressSaveEvery = 5 * time.Second
 	// proposeResend is how often the initiator proposes again to the
 	// participants that have not answered yet.
 	proposeResend = 3 * time.Second
@@ -372,6 +373,22 @@ func (s *session) setProgress(p protocol.Progress) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rec.Session.Progress = apitype.Progress{Step: p.Step, Total: p.Total, Activity: p.Activity}
+	s.saveIfDue()
+}
+
+// saveDue stores the record, as setProgress does, if it was last stored
+// progressSaveEvery ago or more: a session that runs without news (a
+// participant waiting for its peers, the initiator of a quiet session)
+// still has its record renewed, so that a crash leaves a record that says
+// how long it ran.
+func (s *session) saveDue() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.saveIfDue()
+}
+
+// saveIfDue is saveDue with mu held.
+func (s *session) saveIfDue() {
 	if time.Since(s.saved) < s.n.progressSave {
 		return
 	}
@@ -754,6 +771,7 @@ func (s *session) runRoles() *abortError {
 			if err := s.checkLiveness(); err != nil {
 				return err
 			}
+			s.saveDue()
 			// Progress held back by progressEvery goes out now if no
 			// message came to carry it (a message-driven session has no
 			// ticks to do it).

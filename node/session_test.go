@@ -70,7 +70,7 @@ func TestProgressWriteNeverOverwritesALaterRecord(t *testing.T) {
 	defer st.close()
 	const id = "0123456789abcdef"
 	s := &session{n: &Node{store: st, progressSave: time.Hour}, id: id,
-		rec: &record{Session: apitype.Session{ID: id, State: stateRunning}}}
+		rec: &record{Session: apitype.Session{ID: id, State: stateRunning, Created: time.Now().UTC()}}}
 	s.update(true, func(*record) {})
 	s.setProgress(protocol.Progress{Step: 5, Total: 10}) // not due: kept in memory
 	s.saving.Wait()
@@ -147,5 +147,37 @@ func TestSessionSharesItsStrings(t *testing.T) {
 		if unsafe.StringData(p.Role) != unsafe.StringData(s.roleNames[roleIndex(s.roleNames, p.Role)]) {
 			t.Errorf("local party %s has a copy of its role's name", p)
 		}
+	}
+}
+
+// TestRecordRenewedWithoutProgress: a running session's record is stored
+// again once progressSave has passed, with or without news of progress, so
+// that a crash leaves a record that says how long the session ran (a data
+// owner that reports no progress of its own recorded "duration 0s" after
+// running 18 s).
+func TestRecordRenewedWithoutProgress(t *testing.T) {
+	st, err := openStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.close()
+	const id = "0123456789abcdef"
+	s := &session{n: &Node{store: st, progressSave: 20 * time.Millisecond}, id: id,
+		rec: &record{Session: apitype.Session{ID: id, State: stateRunning, Created: time.Now().UTC()}}}
+	s.update(true, func(*record) {})
+	first, err := st.get(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.saveDue() // not due yet
+	s.saving.Wait()
+	if rec, _ := st.get(id); !rec.Session.Updated.Equal(*first.Session.Updated) {
+		t.Fatalf("stored again before progressSave passed: %v, first %v", rec.Session.Updated, first.Session.Updated)
+	}
+	time.Sleep(30 * time.Millisecond)
+	s.saveDue()
+	s.saving.Wait()
+	if rec, _ := st.get(id); !rec.Session.Updated.After(*first.Session.Updated) {
+		t.Fatalf("not stored again after progressSave: %v, first %v", rec.Session.Updated, first.Session.Updated)
 	}
 }

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync/atomic"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -124,6 +126,14 @@ func (s *store) get(id string) (*record, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readRecord(p, id)
+}
+
+// readRecord reads and checks the record in file p, which must be that of
+// session id: valid JSON whose session ID is id and whose state is one a
+// session can be in. A record that is not is corrupt (a bad disk, a hand
+// edit, a file copied in under another name).
+func readRecord(p, id string) (*record, error) {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
@@ -131,6 +141,14 @@ func (s *store) get(id string) (*record, error) {
 	var rec record
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", p, err)
+	}
+	switch st := rec.Session.State; {
+	case rec.Session.ID != id:
+		return nil, fmt.Errorf("reading %s: it holds the record of session %.40q, not of %s", p, rec.Session.ID, id)
+	case st != stateProposed && st != stateRunning && st != stateCompleted && st != stateAborted:
+		return nil, fmt.Errorf("reading %s: unknown session state %.40q", p, st)
+	case rec.Session.Created.IsZero():
+		return nil, fmt.Errorf("reading %s: the record has no creation time", p)
 	}
 	return &rec, nil
 }
@@ -145,19 +163,87 @@ func (s *store) list() ([]*record, []error) {
 	var out []*record
 	var errs []error
 	for _, e := range entries {
-		name := e.Name()
-		if e.IsDir() || filepath.Ext(name) != ".json" {
+		id, ok := recordFile(e)
+		if !ok {
 			continue
 		}
-		rec, err := s.get(name[:len(name)-len(".json")])
+		rec, err := readRecord(filepath.Join(s.dir, e.Name()), id)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s: %w", filepath.Join(s.dir, name), err))
+			errs = append(errs, err)
 			continue
 		}
 		out = append(out, rec)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Session.Created.After(out[j].Session.Created) })
 	return out, errs
+}
+
+// recordFile reports whether directory entry e is a record's file, and
+// the session ID its name gives.
+func recordFile(e os.DirEntry) (id string, ok bool) {
+	name := e.Name()
+	if e.IsDir() || filepath.Ext(name) != ".json" || strings.HasPrefix(name, ".") {
+		return "", false
+	}
+	return strings.TrimSuffix(name, ".json"), true
+}
+
+// corruptDir is where the store moves records it cannot read, under its
+// directory.
+const corruptDir = "corrupt"
+
+// tidy prepares the store for a daemon that starts: every record that
+// cannot be read or is not valid is moved to sessions/corrupt/ (so that
+// it is reported once, not at every start, and kept for whoever wants to
+// look at it), and the temporary files of writes a crash interrupted are
+// removed. It returns a line for the operator per file moved.
+func (s *store) tidy() ([]string, error) {
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("reading the result store: %w", err)
+	}
+	var moved []string
+	for _, e := range entries {
+		name := e.Name()
+		if !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".json.tmp") {
+			os.Remove(filepath.Join(s.dir, name)) // an interrupted writeFileAtomic
+			continue
+		}
+		id, ok := recordFile(e)
+		if !ok {
+			continue
+		}
+		_, readErr := readRecord(filepath.Join(s.dir, name), id)
+		if readErr == nil || errors.Is(readErr, fs.ErrNotExist) {
+			continue
+		}
+		to, err := s.moveAside(name)
+		if err != nil {
+			return moved, fmt.Errorf("moving the unreadable record %s aside: %w", filepath.Join(s.dir, name), err)
+		}
+		moved = append(moved, fmt.Sprintf("%v; moved to %s", readErr, to))
+	}
+	return moved, nil
+}
+
+// moveAside moves the file name of the store's directory to corrupt/,
+// under a name no earlier file there has, and returns its new path.
+func (s *store) moveAside(name string) (string, error) {
+	dir := filepath.Join(s.dir, corruptDir)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", err
+	}
+	to := filepath.Join(dir, name)
+	for i := 1; ; i++ {
+		if _, err := os.Lstat(to); errors.Is(err, fs.ErrNotExist) {
+			break
+		}
+		to = filepath.Join(dir, fmt.Sprintf("%s.%d", name, i))
+	}
+	if err := os.Rename(filepath.Join(s.dir, name), to); err != nil {
+		return "", err
+	}
+	return to, nil
 }
 
 // writeFileAtomic replaces path with data durably.
