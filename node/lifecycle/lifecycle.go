@@ -1,0 +1,726 @@
+// Package lifecycle is the lifecycle of one session at one organization —
+// propose, accept or decline, start, heartbeats, progress, complete or
+// abort — as a deterministic state machine in the style of etcd's raft: no
+// goroutine, clock, lock or I/O. Its driver (the node) steps it with the
+// control messages that arrive (Step), with what happens locally (a party
+// finished, a send failed, the operator cancelled, the daemon was paused)
+// and with the passing of time as ticks (Tick), and carries out what Ready
+// returns: the status to persist first, then the roles to start and the
+// messages to send.
+//
+// The initiator proposes to every participant and starts the session when
+// all have accepted; a participant accepts (its node decided that, before
+// the machine exists) and runs when the initiator starts it. Every wait is
+// bounded in ticks, and every message that a lost frame would leave
+// unanswered is repeated until it is answered: proposals until accepted,
+// an Accept until the session starts, a Done until the session ends. So an
+// Abort that crossed a participant's Accept (the participant was still
+// examining the proposal when the initiator aborted) is answered by the
+// next Accept — by the initiator's record of the ended session — and the
+// participant learns the end within one resend, whatever the timing.
+//
+// A failure is reported with its cause, by the organization that saw it:
+//   - a participant that declines: "node3 declined: <its reason>";
+//   - silence while connected: "node3 stopped answering (silent for 3s,
+//     more than session.peer_timeout = 3s)";
+//   - a peer that cannot be reached (a send failed, or its connection
+//     closed and a redial failed): the session waits CauseGrace for an
+//     Abort from the other side naming the real cause (a peer shutting
+//     down says so before it closes its connections), then aborts with
+//     what the driver saw ("connection to node5 closed; redial refused");
+//   - a pause of this daemon itself (a SIGSTOP, a suspended VM, a clock
+//     that jumped), which the driver measures and reports with Paused: a
+//     pause longer than the peer timeout ends the session with "this
+//     daemon was paused for 43s", never with a peer's silence.
+//
+// Once the session has completed or aborted, the machine ignores every
+// input: the node answers late frames from the session's record.
+package lifecycle
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+// Phase is where a session is in its lifecycle.
+type Phase uint8
+
+// The phases of a session.
+const (
+	// Proposing: the initiator has proposed and waits until every
+	// participant has accepted.
+	Proposing Phase = iota + 1
+	// Accepted: a participant has accepted and waits for the start.
+	Accepted
+	// Running: the roles run.
+	Running
+	// Aborting: a peer could not be reached; the session waits a moment
+	// for an Abort that names the real cause before it aborts.
+	Aborting
+	// Completed and Aborted are final.
+	Completed
+	Aborted
+)
+
+var phaseNames = [...]string{Proposing: "proposing", Accepted: "accepted", Running: "running",
+	Aborting: "aborting", Completed: "completed", Aborted: "aborted"}
+
+// String is the phase's name in logs and transcripts.
+func (p Phase) String() string {
+	if int(p) < len(phaseNames) && phaseNames[p] != "" {
+		return phaseNames[p]
+	}
+	return fmt.Sprintf("phase(%d)", p)
+}
+
+// Ended reports whether p is final.
+func (p Phase) Ended() bool { return p == Completed || p == Aborted }
+
+// Config is what a machine knows of its session. Durations are converted
+// to ticks of length Tick; they appear in reasons as configured.
+type Config struct {
+	// Self is this organization; Initiator the session's initiator.
+	Self, Initiator Org
+	// Names are the organizations' names (for reasons), indexed by Org.
+	// Every organization of the session is in it; so, at least, are Self
+	// and Initiator.
+	Names []string
+	// Participants are the organizations other than the initiator that
+	// play a party.
+	Participants []Org
+	// Owners says who plays every party of the session.
+	Owners map[protocol.Party]Org
+	// Combine turns the parties' reports into the session's result, on
+	// the initiator. It must be deterministic; an error aborts the
+	// session with the error as its reason.
+	Combine func(reports map[protocol.Party][]byte) ([]byte, error)
+
+	// Tick is the length of a tick.
+	Tick time.Duration
+	// ProposeTimeout bounds the wait for every Accept (initiator); a
+	// participant waits ProposeTimeout + PeerTimeout for the Start.
+	ProposeTimeout time.Duration
+	// PeerTimeout is how long a running session tolerates the silence of
+	// an organization it must hear from: for the initiator every
+	// participant, for a participant the initiator.
+	PeerTimeout time.Duration
+	// HeartbeatInterval is how often a running session tells the other
+	// side it is alive.
+	HeartbeatInterval time.Duration
+	// StallTimeout is how long the initiator tolerates a session whose
+	// summed progress does not change; 0: forever.
+	StallTimeout time.Duration
+	// Resend is how often an unanswered Propose, Accept or Done is sent
+	// again.
+	Resend time.Duration
+	// ProgressInterval is how often, at most, a participant reports its
+	// progress.
+	ProgressInterval time.Duration
+	// CauseGrace is how long an unreachable peer's session waits for an
+	// Abort naming the real cause.
+	CauseGrace time.Duration
+}
+
+// validate checks c.
+func (c *Config) validate() error {
+	in := func(o Org) bool { return o >= 0 && int(o) < len(c.Names) }
+	switch {
+	case !in(c.Self) || !in(c.Initiator):
+		return fmt.Errorf("lifecycle: self %d or initiator %d is not among the %d names", c.Self, c.Initiator, len(c.Names))
+	case c.Tick <= 0 || c.ProposeTimeout <= 0 || c.PeerTimeout <= 0 || c.HeartbeatInterval <= 0 ||
+		c.Resend <= 0 || c.ProgressInterval <= 0 || c.CauseGrace < 0 || c.StallTimeout < 0:
+		return fmt.Errorf("lifecycle: a tick and every timeout must be positive")
+	case c.Combine == nil:
+		return fmt.Errorf("lifecycle: no Combine")
+	}
+	for _, p := range c.Participants {
+		if !in(p) || p == c.Initiator {
+			return fmt.Errorf("lifecycle: participant %d is not a valid organization", p)
+		}
+	}
+	for party, o := range c.Owners {
+		if !in(o) {
+			return fmt.Errorf("lifecycle: %s is played by %d, not a valid organization", party, o)
+		}
+	}
+	return nil
+}
+
+// ticks converts d to a whole number of ticks, at least 1.
+func (c *Config) ticks(d time.Duration) int {
+	return max(1, int((d+c.Tick-1)/c.Tick))
+}
+
+// Status is what a session's record says of its lifecycle.
+type Status struct {
+	Phase Phase
+	// Reason is an aborted session's.
+	Reason string
+	// Result is a completed session's, on the initiator.
+	Result []byte
+}
+
+// Ready is what the driver must do after a call into the machine, in this
+// order: persist Status, start the roles, send Messages (each
+// organization's in order), record Progress.
+type Ready struct {
+	// Status, if non-nil, is the session's new status.
+	Status *Status
+	// StartRoles says: build and start this organization's roles now.
+	// It is set once, when the session starts running.
+	StartRoles bool
+	// Messages are the control messages to send.
+	Messages []Msg
+	// Progress, if non-nil, is the session's progress as this
+	// organization now sees it: on the initiator the sum over every
+	// organization's, on a participant its own.
+	Progress *protocol.Progress
+}
+
+// Machine is the lifecycle of one session at one organization. It is not
+// safe for concurrent use: one driver loop owns it.
+type Machine struct {
+	cfg   Config
+	phase Phase
+	// step and tick are the current phase's (becomeX sets them).
+	step func(Msg)
+	tick func()
+
+	// Timeouts in ticks.
+	proposeTicks, startTicks, peerTicks, beatTicks, stallTicks, resendTicks, progressTicks, graceTicks int
+
+	elapsed   int          // ticks in the current phase
+	sinceSent int          // ticks since the last resend or heartbeat
+	pending   map[Org]bool // initiator, proposing: who has not accepted
+	silent    map[Org]int  // running: ticks since each organization to hear from was last heard
+	// reports are the parties' reports (initiator: everyone's, as
+	// received; participant: its own, until Done is sent).
+	reports map[protocol.Party][]byte
+	// mine are the parties Self plays, in order, and how many have
+	// finished.
+	mine     []protocol.Party
+	finished int
+
+	progress     map[Org]protocol.Progress // initiator: by organization
+	sum          protocol.Progress         // initiator: the summed progress
+	stalled      int                       // initiator: ticks since sum changed
+	sinceReport  int                       // participant: ticks since progress was last sent
+	ownProgress  protocol.Progress         // participant
+	sentProgress protocol.Progress         // participant: as last sent
+
+	// failure is the abort an Aborting session records if no cause
+	// comes within CauseGrace.
+	failure string
+	// unreachable is the organization an Aborting session could not
+	// reach: it is not told.
+	unreachable Org
+
+	ready Ready
+}
+
+// New returns the machine of a session that has just been proposed (on the
+// initiator) or accepted (on a participant); Ready then holds the
+// proposals or the Accept.
+func New(cfg Config) (*Machine, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	m := &Machine{cfg: cfg, reports: map[protocol.Party][]byte{}, progress: map[Org]protocol.Progress{},
+		unreachable: -1}
+	m.proposeTicks = cfg.ticks(cfg.ProposeTimeout)
+	m.startTicks = cfg.ticks(cfg.ProposeTimeout + cfg.PeerTimeout)
+	m.peerTicks = cfg.ticks(cfg.PeerTimeout)
+	m.beatTicks = cfg.ticks(cfg.HeartbeatInterval)
+	m.resendTicks = cfg.ticks(cfg.Resend)
+	m.progressTicks = cfg.ticks(cfg.ProgressInterval)
+	m.graceTicks = max(0, int((cfg.CauseGrace+cfg.Tick-1)/cfg.Tick))
+	if cfg.StallTimeout > 0 {
+		m.stallTicks = cfg.ticks(cfg.StallTimeout)
+	}
+	for _, p := range sortedParties(cfg.Owners) {
+		if cfg.Owners[p] == cfg.Self {
+			m.mine = append(m.mine, p)
+		}
+	}
+	if m.initiated() {
+		m.becomeProposing()
+	} else {
+		m.becomeAccepted()
+	}
+	return m, nil
+}
+
+// Phase returns the session's phase.
+func (m *Machine) Phase() Phase { return m.phase }
+
+// initiated reports whether Self is the initiator.
+func (m *Machine) initiated() bool { return m.cfg.Self == m.cfg.Initiator }
+
+// name is o's name.
+func (m *Machine) name(o Org) string { return orgName(o, m.cfg.Names) }
+
+// Ready returns what the driver must now do, and forgets it.
+func (m *Machine) Ready() Ready {
+	rd := m.ready
+	m.ready = Ready{}
+	return rd
+}
+
+// send queues a message to o.
+func (m *Machine) send(o Org, msg Msg) {
+	msg.From, msg.To = m.cfg.Self, o
+	m.ready.Messages = append(m.ready.Messages, msg)
+}
+
+// others are the organizations this one talks to: every participant from
+// the initiator, the initiator from a participant.
+func (m *Machine) others() []Org {
+	if m.initiated() {
+		return m.cfg.Participants
+	}
+	return []Org{m.cfg.Initiator}
+}
+
+// setStatus records a change of phase for the driver to persist.
+func (m *Machine) setStatus(st Status) {
+	m.ready.Status = &st
+}
+
+// Step takes a control message from another organization. The driver has
+// checked that it comes from an organization of the session.
+func (m *Machine) Step(msg Msg) {
+	if m.phase.Ended() {
+		return
+	}
+	if _, ok := m.silent[msg.From]; ok {
+		m.silent[msg.From] = 0
+	}
+	m.step(msg)
+}
+
+// Tick advances the session's time by one tick.
+func (m *Machine) Tick() {
+	if m.phase.Ended() {
+		return
+	}
+	m.elapsed++
+	m.tick()
+}
+
+// Fail aborts the session for a local reason (the operator cancelled it,
+// the daemon shuts down, a role failed), telling the other side.
+func (m *Machine) Fail(reason string) {
+	if m.phase.Ended() {
+		return
+	}
+	m.becomeAborted(reason, -1)
+}
+
+// Unreachable reports that organization o cannot be reached (a send to it
+// failed, or its connection closed and could not be redialed), and how
+// (reason). The session aborts with that reason unless an Abort naming
+// another cause arrives within CauseGrace.
+func (m *Machine) Unreachable(o Org, reason string) {
+	switch m.phase {
+	case Completed, Aborted, Aborting:
+		return
+	}
+	if m.graceTicks == 0 {
+		m.becomeAborted(reason, o)
+		return
+	}
+	m.becomeAborting(reason, o)
+}
+
+// Paused reports that this daemon did not run for d (its process was
+// stopped, its machine suspended, or its clock jumped): every silence it
+// measured meanwhile was its own. A pause longer than the peer timeout has
+// made the other side give up on this organization; the session aborts
+// saying so. A shorter one only forgives the silences.
+func (m *Machine) Paused(d time.Duration) {
+	if m.phase.Ended() {
+		return
+	}
+	if d >= m.cfg.PeerTimeout && (m.phase == Running || m.phase == Aborting) {
+		m.becomeAborted(fmt.Sprintf("%s was paused for %v (its process stopped, its machine suspended or its clock jumped), "+
+			"more than session.peer_timeout = %v", m.name(m.cfg.Self), d.Round(time.Second), m.cfg.PeerTimeout), -1)
+		return
+	}
+	for o := range m.silent {
+		m.silent[o] = 0
+	}
+}
+
+// PartyFinished reports that local party p finished with report.
+func (m *Machine) PartyFinished(p protocol.Party, report []byte) {
+	if m.phase != Running && m.phase != Aborting {
+		return
+	}
+	if _, dup := m.reports[p]; dup || !slices.Contains(m.mine, p) {
+		return
+	}
+	m.reports[p] = report
+	m.finished++
+	if m.initiated() {
+		m.maybeComplete()
+		return
+	}
+	if m.finished == len(m.mine) {
+		m.sendDone()
+	}
+}
+
+// SetProgress reports this organization's summed progress.
+func (m *Machine) SetProgress(p protocol.Progress) {
+	if m.phase.Ended() {
+		return
+	}
+	if m.initiated() {
+		m.progress[m.cfg.Self] = p
+		m.sumProgress()
+		return
+	}
+	if p != m.ownProgress {
+		m.ownProgress = p
+		m.ready.Progress = &p
+	}
+}
+
+// becomeProposing is the initiator's first phase.
+func (m *Machine) becomeProposing() {
+	m.phase, m.step, m.tick, m.elapsed, m.sinceSent = Proposing, m.stepProposing, m.tickProposing, 0, 0
+	m.pending = map[Org]bool{}
+	for _, o := range m.cfg.Participants {
+		m.pending[o] = true
+		m.send(o, Msg{Kind: Propose})
+	}
+	m.setStatus(Status{Phase: Proposing})
+	if len(m.pending) == 0 {
+		m.becomeRunning()
+	}
+}
+
+func (m *Machine) stepProposing(msg Msg) {
+	switch msg.Kind {
+	case Accept:
+		if !m.pending[msg.From] {
+			return
+		}
+		delete(m.pending, msg.From)
+		if len(m.pending) == 0 {
+			m.becomeRunning()
+		}
+	case Decline:
+		m.becomeAborted(fmt.Sprintf("%s declined: %s", m.name(msg.From), msg.Reason), msg.From)
+	case Abort:
+		m.becomeAborted(msg.Reason, msg.From)
+	}
+}
+
+func (m *Machine) tickProposing() {
+	if m.elapsed >= m.proposeTicks {
+		var names []string
+		for o := range m.pending {
+			names = append(names, m.name(o))
+		}
+		slices.Sort(names)
+		m.becomeAborted(fmt.Sprintf("%s did not answer the proposal within %v", strings.Join(names, ", "), m.cfg.ProposeTimeout), -1)
+		return
+	}
+	if m.sinceSent++; m.sinceSent >= m.resendTicks {
+		// A frame handed to a stream can be lost when its connection
+		// is replaced: whoever has not answered is asked again
+		// (accepting is idempotent).
+		m.sinceSent = 0
+		for _, o := range m.cfg.Participants {
+			if m.pending[o] {
+				m.send(o, Msg{Kind: Propose})
+			}
+		}
+	}
+}
+
+// becomeAccepted is a participant's first phase.
+func (m *Machine) becomeAccepted() {
+	m.phase, m.step, m.tick, m.elapsed, m.sinceSent = Accepted, m.stepAccepted, m.tickAccepted, 0, 0
+	m.send(m.cfg.Initiator, Msg{Kind: Accept})
+	m.setStatus(Status{Phase: Accepted})
+}
+
+func (m *Machine) stepAccepted(msg Msg) {
+	if msg.From != m.cfg.Initiator {
+		return
+	}
+	switch msg.Kind {
+	case Propose:
+		m.send(m.cfg.Initiator, Msg{Kind: Accept})
+	case Start, Heartbeat:
+		// The initiator sends heartbeats only once the session runs:
+		// one arriving first means the Start was lost.
+		m.becomeRunning()
+	case Abort:
+		m.becomeAborted(msg.Reason, msg.From)
+	}
+}
+
+func (m *Machine) tickAccepted() {
+	if m.elapsed >= m.startTicks {
+		m.becomeAborted(fmt.Sprintf("the initiator %s did not start the session within %v of the proposal",
+			m.name(m.cfg.Initiator), m.cfg.ProposeTimeout+m.cfg.PeerTimeout), -1)
+		return
+	}
+	if m.sinceSent++; m.sinceSent >= m.resendTicks {
+		// Until it starts the session, the initiator is asked again: an
+		// Abort it sent while this organization was still examining
+		// the proposal was lost, and its answer to this Accept — from
+		// the session's record, if it has ended — is the way to learn
+		// of it.
+		m.sinceSent = 0
+		m.send(m.cfg.Initiator, Msg{Kind: Accept})
+	}
+}
+
+// becomeRunning starts the roles.
+func (m *Machine) becomeRunning() {
+	m.phase, m.step, m.tick, m.elapsed, m.sinceSent = Running, m.stepRunning, m.tickRunning, 0, 0
+	m.silent = map[Org]int{}
+	for _, o := range m.others() {
+		m.silent[o] = 0
+	}
+	if m.initiated() {
+		for _, o := range m.cfg.Participants {
+			m.send(o, Msg{Kind: Start})
+		}
+	}
+	m.setStatus(Status{Phase: Running})
+	m.ready.StartRoles = true
+	if m.initiated() {
+		m.maybeComplete() // a session without parties to wait for
+	}
+}
+
+func (m *Machine) stepRunning(msg Msg) {
+	if m.initiated() {
+		m.stepRunningInitiator(msg)
+		return
+	}
+	if msg.From != m.cfg.Initiator {
+		return
+	}
+	switch msg.Kind {
+	case Abort:
+		m.becomeAborted(msg.Reason, msg.From)
+	case Complete:
+		m.complete()
+	}
+}
+
+func (m *Machine) stepRunningInitiator(msg Msg) {
+	switch msg.Kind {
+	case Accept:
+		// The participant did not get its Start (a lost frame): again.
+		m.send(msg.From, Msg{Kind: Start})
+	case Abort:
+		m.becomeAborted(msg.Reason, msg.From)
+	case Progress:
+		m.progress[msg.From] = msg.Progress
+		m.sumProgress()
+	case Done:
+		m.takeReports(msg)
+	}
+}
+
+// takeReports takes a participant's Done. Done is repeated until the
+// session ends: the same report again is no news, a different one for a
+// party already reported, or one for a party the sender does not play,
+// aborts the session.
+func (m *Machine) takeReports(msg Msg) {
+	from := m.name(msg.From)
+	for _, r := range msg.Reports {
+		if o, ok := m.cfg.Owners[r.Party]; !ok || o != msg.From {
+			m.becomeAborted(fmt.Sprintf("%s reported a result for %s, which it does not play", from, r.Party), -1)
+			return
+		}
+		if old, dup := m.reports[r.Party]; dup && string(old) != string(r.Body) {
+			m.becomeAborted(fmt.Sprintf("%s reported two different results for %s", from, r.Party), -1)
+			return
+		}
+	}
+	for _, r := range msg.Reports {
+		m.reports[r.Party] = r.Body
+	}
+	m.maybeComplete()
+}
+
+// maybeComplete completes the session on the initiator once every party
+// has reported.
+func (m *Machine) maybeComplete() {
+	if len(m.reports) < len(m.cfg.Owners) {
+		return
+	}
+	result, err := m.cfg.Combine(m.reports)
+	if err != nil {
+		m.becomeAborted(err.Error(), -1)
+		return
+	}
+	for _, o := range m.cfg.Participants {
+		m.send(o, Msg{Kind: Complete})
+	}
+	m.becomeCompleted(result)
+}
+
+// complete ends a participant's session on the initiator's Complete.
+func (m *Machine) complete() {
+	for _, p := range m.mine {
+		if _, ok := m.reports[p]; !ok {
+			m.becomeAborted(fmt.Sprintf("the initiator %s declared the session complete while %s had not finished",
+				m.name(m.cfg.Initiator), p), -1)
+			return
+		}
+	}
+	m.becomeCompleted(nil)
+}
+
+// sendDone sends a participant's reports to the initiator.
+func (m *Machine) sendDone() {
+	done := Msg{Kind: Done}
+	for _, p := range m.mine {
+		done.Reports = append(done.Reports, Report{Party: p, Body: m.reports[p]})
+	}
+	m.send(m.cfg.Initiator, done)
+}
+
+func (m *Machine) tickRunning() {
+	for _, o := range m.others() {
+		m.silent[o]++
+		if m.silent[o] > m.peerTicks {
+			silence := time.Duration(m.silent[o]) * m.cfg.Tick
+			m.becomeAborted(fmt.Sprintf("%s stopped answering (silent for %v, more than session.peer_timeout = %v)",
+				m.name(o), silence.Round(time.Second), m.cfg.PeerTimeout), -1)
+			return
+		}
+	}
+	if m.initiated() && m.stallTicks > 0 {
+		if m.stalled++; m.stalled > m.stallTicks {
+			m.becomeAborted(fmt.Sprintf("no progress for %v (session.stall_timeout): the protocol is stuck", m.cfg.StallTimeout), -1)
+			return
+		}
+	}
+	if m.sinceSent++; m.sinceSent >= m.beatTicks {
+		m.sinceSent = 0
+		for _, o := range m.others() {
+			m.send(o, Msg{Kind: Heartbeat})
+		}
+		if !m.initiated() && m.finished == len(m.mine) {
+			m.sendDone() // until the session ends: a lost Done would stall it
+		}
+	}
+	if !m.initiated() {
+		if m.sinceReport++; m.sinceReport >= m.progressTicks && m.ownProgress != m.sentProgress {
+			m.sinceReport = 0
+			m.sentProgress = m.ownProgress
+			m.send(m.cfg.Initiator, Msg{Kind: Progress, Progress: m.ownProgress})
+		}
+	}
+}
+
+// sumProgress sums the organizations' progress on the initiator.
+func (m *Machine) sumProgress() {
+	var sum protocol.Progress
+	for _, p := range m.progress {
+		sum.Step += p.Step
+		sum.Total += p.Total
+		sum.Activity += p.Activity
+	}
+	if sum != m.sum {
+		m.sum, m.stalled = sum, 0
+		m.ready.Progress = &sum
+	}
+}
+
+// becomeAborting waits CauseGrace for an Abort that names why o could not
+// be reached.
+func (m *Machine) becomeAborting(reason string, o Org) {
+	m.phase, m.step, m.tick, m.elapsed = Aborting, m.stepAborting, m.tickAborting, 0
+	m.failure, m.unreachable = reason, o
+	// Not persisted: Aborting is Running, or whatever came before, to
+	// anyone who reads the record.
+}
+
+func (m *Machine) stepAborting(msg Msg) {
+	switch {
+	case msg.Kind == Abort && (m.initiated() || msg.From == m.cfg.Initiator):
+		m.becomeAborted(msg.Reason, msg.From)
+	case msg.Kind == Complete && msg.From == m.cfg.Initiator && !m.initiated() && m.finished == len(m.mine):
+		m.complete() // the session ended well after all: the failed send did not matter
+	}
+}
+
+func (m *Machine) tickAborting() {
+	if m.elapsed >= m.graceTicks {
+		m.becomeAborted(m.failure, m.unreachable)
+	}
+}
+
+// becomeAborted ends the session with reason, telling the other side
+// except source (the organization the reason came from or that cannot be
+// reached; -1 for none).
+func (m *Machine) becomeAborted(reason string, source Org) {
+	m.phase, m.step, m.tick = Aborted, nil, nil
+	m.setStatus(Status{Phase: Aborted, Reason: reason})
+	for _, o := range m.others() {
+		if o != source {
+			m.send(o, Msg{Kind: Abort, Reason: reason})
+		}
+	}
+}
+
+// becomeCompleted ends the session with result (the initiator's).
+func (m *Machine) becomeCompleted(result []byte) {
+	m.phase, m.step, m.tick = Completed, nil, nil
+	m.setStatus(Status{Phase: Completed, Result: result})
+}
+
+// sortedParties returns the parties of owners in a fixed order.
+func sortedParties(owners map[protocol.Party]Org) []protocol.Party {
+	out := make([]protocol.Party, 0, len(owners))
+	for p := range owners {
+		out = append(out, p)
+	}
+	slices.SortFunc(out, func(a, b protocol.Party) int {
+		if c := strings.Compare(a.Role, b.Role); c != 0 {
+			return c
+		}
+		return a.Index - b.Index
+	})
+	return out
+}
+
+// AnswerEnded is how an organization answers, from its record, a control
+// message for a session it no longer runs: st is the record's status,
+// initiated says whether it initiated the session. An organization that
+// missed the end of a session — an Abort lost while it was still examining
+// the proposal, a Complete lost on a replaced connection, the initiator of
+// a session a participant's restart ended — learns it from the answer to
+// its next message, since every waiting organization repeats its last
+// message (Accept, Done, heartbeats). Endings are never answered, so two
+// ended organizations fall silent.
+func AnswerEnded(st Status, initiated bool, msg Msg) (Msg, bool) {
+	if msg.Kind.IsEnding() {
+		return Msg{}, false
+	}
+	reply := Msg{From: msg.To, To: msg.From}
+	switch {
+	case st.Phase == Aborted:
+		reply.Kind, reply.Reason = Abort, st.Reason
+	case st.Phase == Completed && initiated:
+		reply.Kind = Complete
+	default:
+		return Msg{}, false
+	}
+	return reply, true
+}
