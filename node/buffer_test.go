@@ -34,7 +34,7 @@ func (f stall) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 }
 
 type stallRole struct {
-	outbox
+	readyBox
 	self, peer protocol.Party
 	release    chan struct{}
 	flood      int

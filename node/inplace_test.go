@@ -77,19 +77,19 @@ const (
 )
 
 type bigSwapRole struct {
-	outbox
+	readyBox
 	peer     protocol.Party
 	sent     int
 	received int
 }
 
-// outbox is what the test roles share: the batch Ready hands over, and no
+// readyBox is what the test roles share: the batch Ready hands over, and no
 // use for ticks.
-type outbox struct{ out protocol.Ready }
+type readyBox struct{ out protocol.Ready }
 
-func (*outbox) Tick() error { return nil }
+func (*readyBox) Tick() error { return nil }
 
-func (o *outbox) Ready() protocol.Ready {
+func (o *readyBox) Ready() protocol.Ready {
 	rd := o.out
 	o.out = protocol.Ready{}
 	return rd
@@ -154,7 +154,7 @@ func keepSmallBody(from protocol.Party, i int) []byte {
 }
 
 type keepSmallRole struct {
-	outbox
+	readyBox
 	self, peer protocol.Party
 	kept       [][]byte
 }

@@ -218,6 +218,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(f), nil, ropts)
 		n.metrics.traffic.carry(kindRole, n.roles[fam])
 	}
+	n.host.Notify(nil, n.peerDisconnected)
 	if err := n.host.Listen(); err != nil {
 		n.stop()
 		n.host.Close()

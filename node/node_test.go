@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
 
@@ -277,5 +278,80 @@ func TestShutdownAndRestart(t *testing.T) {
 	}
 	if got, err := again.store.get(done); err != nil || got.Session.State != stateCompleted {
 		t.Errorf("node2's records after a second daemon tried its data directory: %+v, %v", got, err)
+	}
+}
+
+// TestPeerGoneAbortsWithinSeconds: when a daemon dies (its connections
+// close and no redial reaches it), every survivor records the abort within
+// seconds, naming it and the cause — not after session.peer_timeout, set
+// here far beyond the test's limit. For a participant and for the
+// initiator.
+func TestPeerGoneAbortsWithinSeconds(t *testing.T) {
+	tests := []struct {
+		name   string
+		killed int
+	}{
+		{"participant", 2},
+		{"initiator", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			nodes := startNetwork(t, 3, func(_ int, cfg *Config) {
+				cfg.Session.PeerTimeout = Duration{time.Minute}
+			})
+			id, err := nodes[0].StartSession(pingSpec(ping.MaxCount, "node1", "node2", "node3"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, 10*time.Second, "the session to run", func() bool {
+				rec, err := nodes[0].sessionRecord(id)
+				return err == nil && rec.Session.Progress.Step > 0
+			})
+			dead := nodes[tt.killed]
+			killed := time.Now()
+			dead.crash() // no abort is sent
+			name := dead.cfg.Node.Name
+			for i, tn := range nodes {
+				if i == tt.killed {
+					continue
+				}
+				got := waitEnded(t, tn, id, 5*time.Second)
+				// The first symptom is the cause: the connection watcher's
+				// failed redial, or a role's failed send (ping sends all
+				// the time), whose error says the same.
+				if got.State != stateAborted || !strings.Contains(got.Reason, name) ||
+					!strings.Contains(got.Reason, "connection to "+name+" closed; redial failed") &&
+						!strings.Contains(got.Reason, "could not send to") {
+					t.Errorf("%s: state %s reason %q, want aborted naming %s and why it cannot be reached", tn.cfg.Node.Name, got.State, got.Reason, name)
+				}
+				t.Logf("%s recorded the abort %v after the kill", tn.cfg.Node.Name, time.Since(killed).Round(time.Millisecond))
+			}
+		})
+	}
+}
+
+// TestQuietPeerGoneAbortsWithinSeconds: a peer that dies while no role
+// message is on its way to it (here both roles wait) is found by the
+// connection watcher alone: its last connection closes, a redial fails, and
+// the session aborts within seconds naming it.
+func TestQuietPeerGoneAbortsWithinSeconds(t *testing.T) {
+	fam := stall{release: make(chan struct{})}
+	t.Cleanup(func() { close(fam.release) })
+	nodes := startNetworkWith(t, 2, func(i int, cfg *Config) {
+		openPolicy("stall")(i, cfg)
+		cfg.Session.PeerTimeout = Duration{time.Minute}
+	}, func(int) []protocol.Family { return []protocol.Family{ping.Family{}, fam} })
+	id, err := nodes[0].StartSession([]byte("protocol = \"stall\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 10*time.Second, "node2 to start the session", func() bool {
+		rec, err := nodes[1].sessionRecord(id)
+		return err == nil && rec.Session.State == stateRunning
+	})
+	nodes[1].crash()
+	got := waitEnded(t, nodes[0], id, 5*time.Second)
+	if want := "connection to node2 closed; redial failed"; got.State != stateAborted || !strings.Contains(got.Reason, want) {
+		t.Errorf("node1: state %s reason %q, want aborted with %q", got.State, got.Reason, want)
 	}
 }

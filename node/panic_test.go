@@ -50,7 +50,7 @@ func (f panicky) Combine(protocol.Assignment, any, map[protocol.Party][]byte) (a
 const panickyStepsBeforeEnd = 20
 
 type panickyRole struct {
-	outbox
+	readyBox
 	self, peer protocol.Party
 	in         string // where this role panics; "" for nowhere
 	nth        int

@@ -47,7 +47,7 @@ func (s *session) panicked(where string, v any, stack []byte) *abortError {
 	s.n.metrics.rolePanics.WithLabelValues(s.family).Inc()
 	s.n.log.Error("a role panicked; aborting its session (the daemon and its other sessions go on)",
 		"session", s.id, "protocol", s.family, "in", where, "panic", fmt.Sprint(v), "stack", string(stack))
-	return abortf(true, "internal error in %s: %s", where, panicText(v))
+	return abortf("internal error in %s: %s", where, panicText(v))
 }
 
 // panicText is a panic value as an abort reason quotes it: on one line, at
@@ -87,14 +87,14 @@ func (s *session) internalError(v any) *abortError {
 	s.n.metrics.fail("panic")
 	s.n.log.Error("internal error running a session; aborting it (the daemon and its other sessions go on)",
 		"session", s.id, "protocol", s.family, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	return abortf(true, "internal error in %s running the session: %s", s.n.cfg.Node.Name, panicText(v))
+	return abortf("internal error in %s running the session: %s", s.n.cfg.Node.Name, panicText(v))
 }
 
 // startRole starts the role of local party mine[i].
 func (s *session) startRole(i int) (err *abortError) {
 	defer s.guardRole(i, &err)
 	if e := s.roles[i].Start(); e != nil {
-		return abortf(true, "%s (%s) failed to start: %v", s.mine[i], s.n.cfg.Node.Name, e)
+		return abortf("%s (%s) failed to start: %v", s.mine[i], s.n.cfg.Node.Name, e)
 	}
 	return nil
 }
@@ -105,7 +105,7 @@ func (s *session) stepRole(i int, m protocol.Message) (err *abortError) {
 	if e := s.roles[i].Step(m); e != nil {
 		s.n.metrics.fail("role")
 		from, _ := s.orgOf(m.From)
-		return abortf(true, "%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(from), e)
+		return abortf("%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(from), e)
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func (s *session) stepRole(i int, m protocol.Message) (err *abortError) {
 func (s *session) tickRole(i int) (err *abortError) {
 	defer s.guardRole(i, &err)
 	if e := s.roles[i].Tick(); e != nil {
-		return abortf(true, "%s (%s): %v", s.mine[i], s.n.cfg.Node.Name, e)
+		return abortf("%s (%s): %v", s.mine[i], s.n.cfg.Node.Name, e)
 	}
 	return nil
 }
@@ -130,7 +130,7 @@ func (s *session) buildRole(i int, cfg protocol.RoleConfig) (err *abortError) {
 	defer s.guardRole(i, &err)
 	r, e := s.fam.NewRole(cfg)
 	if e != nil {
-		return abortf(true, "%s could not build %s: %v", s.n.cfg.Node.Name, s.mine[i], e)
+		return abortf("%s could not build %s: %v", s.n.cfg.Node.Name, s.mine[i], e)
 	}
 	s.roles[i] = r
 	return nil
@@ -141,21 +141,29 @@ func (s *session) marshalLocal(i int, v any) (raw json.RawMessage, err *abortErr
 	defer s.guardRole(i, &err)
 	raw, e := json.Marshal(v)
 	if e != nil {
-		return nil, abortf(true, "encoding the result of %s: %v", s.mine[i], e)
+		return nil, abortf("encoding the result of %s: %v", s.mine[i], e)
 	}
 	return raw, nil
 }
 
 // combine combines the parties' reports into the session's result, in
-// JSON (the result's own MarshalJSON, if any, is the family's code too).
-func (s *session) combine(names protocol.Assignment) (raw json.RawMessage, err *abortError) {
-	defer s.guardFamily("protocol "+s.family+", combining the reports", &err)
-	res, e := s.fam.Combine(names, s.params, s.reports)
+// JSON (the result's own MarshalJSON, if any, is the family's code too):
+// the lifecycle's Combine.
+func (s *session) combine(reports map[protocol.Party][]byte) (raw []byte, err error) {
+	var aerr *abortError
+	defer func() {
+		if aerr != nil {
+			raw, err = nil, aerr
+		}
+	}()
+	defer s.guardFamily("protocol "+s.family+", combining the reports", &aerr)
+	names := protocol.Assignment{Roles: s.snapshot().Session.Roles}
+	res, e := s.fam.Combine(names, s.params, reports)
 	if e != nil {
-		return nil, abortf(true, "combining the parties' reports: %v", e)
+		return nil, abortf("combining the parties' reports: %v", e)
 	}
 	if raw, e = json.Marshal(res); e != nil {
-		return nil, abortf(true, "encoding the result: %v", e)
+		return nil, abortf("encoding the result: %v", e)
 	}
 	return raw, nil
 }

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 )
 
@@ -30,10 +29,7 @@ func (s *session) step(m protocol.Message) *abortError {
 	if err := s.stepRole(i, m); err != nil {
 		return err
 	}
-	if err := s.flush(i); err != nil {
-		return err
-	}
-	return s.afterFlush()
+	return s.flush(i)
 }
 
 // mineIndex returns the index in mine of local party p, or -1. A node plays
@@ -78,6 +74,7 @@ func (s *session) flush(i int) *abortError {
 	if rd.Result != nil {
 		s.finished[i] = true
 		s.reports[p] = rd.Result.Report
+		s.kickLoop() // it tells the lifecycle
 		if rd.Result.Local != nil {
 			raw, err := s.marshalLocal(i, rd.Result.Local)
 			if err != nil {
@@ -106,87 +103,51 @@ func (s *session) sendBatch(p protocol.Party, msgs []protocol.Message) *abortErr
 	for _, m := range msgs {
 		m.From = p
 		if err := s.transport.Send(ctx, m); err != nil {
-			e := abortf(true, "%s (%s): %v", p, s.n.cfg.Node.Name, err)
-			e.unreachable = true
+			e := abortf("%s (%s): %v", p, s.n.cfg.Node.Name, err)
+			if org, ok := s.orgOf(m.To); ok && org != s.self && !m.Topic {
+				e.unreachable = org
+			}
 			return e
 		}
 	}
 	return nil
 }
 
-// afterFlush sends progress (at most once a second) and, on a participant
-// whose parties have all finished, their reports to the initiator.
-func (s *session) afterFlush() *abortError {
-	// The clock as the flush's last batch read it, if it sent one: a
-	// busy session reads the clock once per message, not twice.
-	now := s.sentAt
-	s.sentAt = time.Time{}
-	if s.dirty && now.IsZero() {
-		now = time.Now()
+// kickLoop wakes the session's loop, to look at the roles (collectRoles).
+func (s *session) kickLoop() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
 	}
-	if s.dirty && (now.Sub(s.lastSent) >= progressEvery || s.allMineFinished()) {
-		s.dirty = false
-		s.lastSent = now
-		var sum protocol.Progress
-		for _, pr := range s.myProgress {
-			sum.Step += pr.Step
-			sum.Total += pr.Total
-			sum.Activity += pr.Activity
-		}
-		if s.initiated {
-			s.progress[s.self] = sum
-			s.publishProgress()
-		} else {
-			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-			err := s.n.sendControl(ctx, s.initiator, s.id, &nodepb.Control{Body: &nodepb.Control_Progress{
-				Progress: &nodepb.Progress{Step: sum.Step, Total: sum.Total, Activity: sum.Activity}}})
-			cancel()
-			if err != nil {
-				s.n.log.Debug("progress not delivered", "session", s.id, "err", err)
-			}
-			s.setProgress(sum)
-		}
-	}
-	if s.initiated || s.sentDone || !s.allMineFinished() {
-		return nil
-	}
-	done := &nodepb.Done{}
-	for _, p := range s.mine {
-		done.Reports = append(done.Reports, &nodepb.PartyReport{Role: p.Role, Index: uint32(p.Index), Report: s.reports[p]})
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-	defer cancel()
-	if err := s.n.sendControl(ctx, s.initiator, s.id, &nodepb.Control{Body: &nodepb.Control_Done{Done: done}}); err != nil {
-		e := abortf(true, "%s could not report its results to the initiator %s: %v", s.n.cfg.Node.Name, s.n.nameOf(s.initiator), err)
-		e.unreachable = true
-		return e
-	}
-	s.sentDone = true
-	return nil
 }
 
-func (s *session) allMineFinished() bool {
-	for _, f := range s.finished {
-		if !f {
-			return false
+// stepInPlace steps m in the calling goroutine, as the loop would. run is
+// held, and still is when stepInPlace returns, even after a panic in the
+// node's code (a panic in a role's is recovered by step already), which
+// ends the session. A failure is handed to the loop.
+func (s *session) stepInPlace(m protocol.Message) {
+	defer func() {
+		if v := recover(); v != nil {
+			s.failInPlace(s.internalError(v))
 		}
+	}()
+	err := s.step(m)
+	if err == nil {
+		err = s.drainLocal()
 	}
-	return true
+	if err != nil {
+		s.failInPlace(err)
+	}
 }
 
-// publishProgress sums the organizations' progress into the record.
-func (s *session) publishProgress() {
-	var sum protocol.Progress
-	for _, pr := range s.progress {
-		sum.Step += pr.Step
-		sum.Total += pr.Total
-		sum.Activity += pr.Activity
+// failInPlace hands a failure found while stepping in place to the loop.
+// run is held.
+func (s *session) failInPlace(err *abortError) {
+	s.inPlace = false
+	if s.roleErr == nil {
+		s.roleErr = err
 	}
-	if sum != s.lastSum {
-		s.lastSum = sum
-		s.lastProgress = time.Now()
-	}
-	s.setProgress(sum)
+	s.kickLoop()
 }
 
 // batchContext returns the context that bounds one Ready batch's sends: its
@@ -199,7 +160,6 @@ func (s *session) publishProgress() {
 // it for three write timeouts. The session's runner owns it.
 func (s *session) batchContext() context.Context {
 	now := time.Now()
-	s.sentAt = now
 	if s.sendCtx == nil || s.sendDeadline.Sub(now) < sendTimeout-sendTimeout/8 {
 		if s.sendCancel != nil {
 			s.sendCancel()

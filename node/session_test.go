@@ -6,57 +6,9 @@ import (
 	"unsafe"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
-	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
-	"github.com/libp2p/go-libp2p/core/peer"
 )
-
-// TestLateControl: when a message stepped in place ends the session while
-// main holds a control event, an abort that explains a failed send ends the
-// session in its place — a peer that shuts down sends its abort, then closes
-// its streams, and the send that fails on them must not hide why — and
-// anything else leaves the session's end as it was.
-func TestLateControl(t *testing.T) {
-	initiator, other := peer.ID("initiator"), peer.ID("other")
-	abortFrom := func(from peer.ID, reason string) ctrlEvent {
-		return ctrlEvent{from: from, msg: &nodepb.Control{Body: &nodepb.Control_Abort{Abort: &nodepb.Abort{Reason: reason}}}}
-	}
-	progress := ctrlEvent{from: other, msg: &nodepb.Control{Body: &nodepb.Control_Progress{Progress: &nodepb.Progress{Step: 3}}}}
-	sendFailed := &abortError{reason: "could not send to other", notify: true, unreachable: true}
-	roleFailed := abortf(true, "a role failed")
-	tests := []struct {
-		name      string
-		initiated bool
-		endErr    *abortError
-		ev        ctrlEvent
-		want      string // the reason recorded; "" for a completed session
-		notify    bool
-	}{
-		{"initiator, send failed, the peer's abort", true, sendFailed, abortFrom(other, "other is shutting down"), "other is shutting down", true},
-		{"initiator, send failed, a local abort", true, sendFailed, ctrlEvent{abort: "operator abort"}, "operator abort", true},
-		{"initiator, send failed, progress", true, sendFailed, progress, sendFailed.reason, true},
-		{"participant, send failed, the initiator's abort", false, sendFailed, abortFrom(initiator, "initiator gave up"), "initiator gave up", false},
-		{"participant, send failed, an abort not from the initiator", false, sendFailed, abortFrom(other, "ignored"), sendFailed.reason, true},
-		{"initiator, a role failed, the peer's abort", true, roleFailed, abortFrom(other, "other is shutting down"), roleFailed.reason, true},
-		{"initiator, completed, the peer's abort", true, nil, abortFrom(other, "other is shutting down"), "", false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			s := &session{n: &Node{}, initiated: tt.initiated, initiator: initiator, remotes: []peer.ID{other}, endErr: tt.endErr}
-			got := s.lateControl(tt.ev)
-			switch {
-			case tt.want == "" && got != nil:
-				t.Fatalf("a completed session ended with %q", got.reason)
-			case tt.want == "":
-			case got == nil:
-				t.Fatalf("got no end, want %q", tt.want)
-			case got.reason != tt.want || got.notify != tt.notify:
-				t.Fatalf("got %q (notify %v), want %q (notify %v)", got.reason, got.notify, tt.want, tt.notify)
-			}
-		})
-	}
-}
 
 // TestProgressWriteNeverOverwritesALaterRecord: a progress snapshot written
 // in the background after the session's final record is left unwritten, and

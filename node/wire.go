@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/bandit-node/bandit-node/node/lifecycle"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -101,45 +102,21 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 		n.log.Warn("rejected a control frame", "peer", n.nameOf(from), "err", err)
 		return
 	}
-	if p, ok := c.Body.(*nodepb.Control_Propose); ok {
-		select {
-		case n.proposals <- struct{}{}:
-			n.examining.Go(func() {
-				defer func() { <-n.proposals }()
-				defer func() {
-					// Examining a proposal runs the family's checks on the
-					// peer's spec: a panic in them declines it.
-					if n.recoverHandler(recover(), "examining a proposal", from) {
-						ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-						defer cancel()
-						n.sendControl(ctx, from, c.SessionId, &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{
-							Reason: "internal error in " + n.cfg.Node.Name + " examining the proposal"}}})
-					}
-				}()
-				n.handlePropose(from, c.SessionId, p.Propose)
-			})
-		default:
-			n.metrics.fail("rejected")
-			n.log.Warn("too many proposals being examined; declining one", "peer", n.nameOf(from), "session", c.SessionId)
-			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-			defer cancel()
-			n.sendControl(ctx, from, c.SessionId, &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{
-				Reason: n.cfg.Node.Name + " is busy examining other proposals; try again"}}})
-		}
+	s := n.lookup(c.SessionId)
+	if p, ok := c.Body.(*nodepb.Control_Propose); ok && (s == nil || s.initiator != from || !bytes.Equal(s.specText, p.Propose.Spec)) {
+		n.examine(from, c, p.Propose)
 		return
 	}
-	s := n.lookup(c.SessionId)
+	// Anything else, and a proposal repeated by the initiator of a session
+	// accepted here (its lifecycle answers it), goes to the session.
 	if s == nil {
 		n.answerEnded(from, c)
 		return
 	}
-	if from != s.initiator && !(s.initiated && contains(s.remotes, from)) {
+	if _, ok := s.orgIndex[from]; !ok || (!s.initiated && from != s.initiator) {
 		n.metrics.fail("rejected")
 		n.log.Warn("rejected a control frame from a peer outside the session", "peer", n.nameOf(from), "session", c.SessionId)
 		return
-	}
-	if h, ok := s.heard[from]; ok {
-		h.Store(time.Now().UnixNano())
 	}
 	if a, ok := c.Body.(*nodepb.Control_Abort); ok {
 		a.Abort.Reason = sanitizeReason(a.Abort.Reason)
@@ -160,12 +137,8 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 	case s.ctrl <- ctrlEvent{from: from, msg: c, size: len(frame)}:
 	case <-s.done:
 		s.release(from, len(frame))
-		// The session ended while the frame waited — its goroutine was
-		// recording the end, which is stored before done closes. Answer as
-		// for an ended session: a participant whose Accept crossed the
-		// initiator's Abort (sent while it was still examining the
-		// proposal, so dropped there) learns the end now instead of
-		// waiting out the start timeout.
+		// The session ended while the frame waited: answer as an ended
+		// session does, from its record (stored before done closes).
 		n.answerEnded(from, c)
 	case <-time.After(inboxTimeout):
 		s.release(from, len(frame))
@@ -173,30 +146,68 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 	}
 }
 
-// answerEnded answers a control frame for a session that is no longer active
-// here. When this node initiated the session and the sender took part, the
-// sender missed how it ended — an Abort sent while its proposal was still
-// being examined, or a lost Complete — so it is told again; anything else is
-// dropped.
-func (n *Node) answerEnded(from peer.ID, c *nodepb.Control) {
-	switch c.Body.(type) {
-	case *nodepb.Control_Abort, *nodepb.Control_Complete, *nodepb.Control_Decline:
-		return // never answer an ending with an ending
+// examine examines a proposal in the background, at most a few at once:
+// it is accepted (the session's lifecycle then says so) or declined.
+func (n *Node) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
+	select {
+	case n.proposals <- struct{}{}:
+		n.examining.Go(func() {
+			defer func() { <-n.proposals }()
+			defer func() {
+				// Examining a proposal runs the family's checks on the
+				// peer's spec: a panic in them declines it.
+				if n.recoverHandler(recover(), "examining a proposal", from) {
+					n.decline(from, c.SessionId, "internal error in "+n.cfg.Node.Name+" examining the proposal")
+				}
+			}()
+			n.handlePropose(from, c.SessionId, p)
+		})
+	default:
+		n.metrics.fail("rejected")
+		n.log.Warn("too many proposals being examined; declining one", "peer", n.nameOf(from), "session", c.SessionId)
+		n.decline(from, c.SessionId, n.cfg.Node.Name+" is busy examining other proposals; try again")
 	}
+}
+
+// decline sends a Decline of session id to peer to, waiting at most
+// sendTimeout.
+func (n *Node) decline(to peer.ID, id, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	n.sendControl(ctx, to, id, &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{Reason: reason}}})
+}
+
+// answerEnded answers a control frame for a session that is no longer
+// active here, from its record (lifecycle.AnswerEnded): an organization
+// that missed how the session ended — an Abort sent while its proposal was
+// still being examined, a lost Complete, a restart of this daemon — learns
+// it from the answer to its next frame. Only the session's organizations
+// are answered, and never an ending with an ending.
+func (n *Node) answerEnded(from peer.ID, c *nodepb.Control) {
 	rec, err := n.store.get(c.SessionId)
-	if err != nil || !rec.Session.Local || !slices.Contains(rec.Peers, from.String()) {
+	if err != nil || !slices.Contains(rec.Peers, from.String()) {
 		n.metrics.fail("unknown_session")
 		n.log.Debug("control frame for a session that is not active here", "peer", n.nameOf(from), "session", c.SessionId)
 		return
 	}
-	var reply *nodepb.Control
+	msg, ok := controlMsg(c, 1, 0)
+	if !ok {
+		return
+	}
+	st := lifecycle.Status{Reason: rec.Session.Reason}
 	switch rec.Session.State {
 	case stateCompleted:
-		reply = &nodepb.Control{Body: &nodepb.Control_Complete{Complete: &nodepb.Complete{}}}
+		st.Phase = lifecycle.Completed
 	case stateAborted:
-		reply = &nodepb.Control{Body: &nodepb.Control_Abort{Abort: &nodepb.Abort{Reason: rec.Session.Reason}}}
-	default:
+		st.Phase = lifecycle.Aborted
+	}
+	reply, ok := lifecycle.AnswerEnded(st, rec.Session.Local, msg)
+	if !ok {
 		return
+	}
+	frame := &nodepb.Control{Body: &nodepb.Control_Complete{Complete: &nodepb.Complete{}}}
+	if reply.Kind == lifecycle.Abort {
+		frame = &nodepb.Control{Body: &nodepb.Control_Abort{Abort: &nodepb.Abort{Reason: reply.Reason}}}
 	}
 	select {
 	case n.proposals <- struct{}{}:
@@ -204,7 +215,7 @@ func (n *Node) answerEnded(from peer.ID, c *nodepb.Control) {
 			defer func() { <-n.proposals }()
 			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 			defer cancel()
-			n.sendControl(ctx, from, c.SessionId, reply)
+			n.sendControl(ctx, from, c.SessionId, frame)
 		}()
 	default:
 	}
@@ -234,26 +245,21 @@ func sanitizeReason(r string) string {
 // A proposal repeated by its initiator (it resends to participants that have
 // not answered) is accepted again without a second registration.
 func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
-	if s := n.lookup(id); s != nil && s.initiator == from && bytes.Equal(s.specText, p.Spec) {
-		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-		defer cancel()
-		n.sendControl(ctx, from, id, &nodepb.Control{Body: &nodepb.Control_Accept{Accept: &nodepb.Accept{}}})
+	if n.store.exists(id) && n.lookup(id) == nil {
+		// A proposal of a session that has ended here (a late resend):
+		// its record answers.
+		n.answerEnded(from, &nodepb.Control{SessionId: id, Body: &nodepb.Control_Propose{Propose: p}})
 		return
 	}
 	s, err := n.admitProposal(from, id, p.Spec)
-	var reply *nodepb.Control
 	if err != nil {
 		n.log.Info("declined a session", "session", id, "initiator", n.nameOf(from), "reason", err)
-		reply = &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{Reason: err.Error()}}}
-	} else {
-		n.log.Info("accepted a session", "session", id, "protocol", s.fam.Name(), "initiator", n.nameOf(from), "parties", fmt.Sprint(s.mine))
-		reply = &nodepb.Control{Body: &nodepb.Control_Accept{Accept: &nodepb.Accept{}}}
+		n.decline(from, id, err.Error())
+		return
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-	defer cancel()
-	if err := n.sendControl(ctx, from, id, reply); err != nil && s != nil {
-		s.requestAbort(fmt.Sprintf("%s could not accept: %v", n.cfg.Node.Name, err))
-	}
+	// The session's lifecycle sends the Accept, and repeats it until the
+	// session starts.
+	n.log.Info("accepted a session", "session", id, "protocol", s.fam.Name(), "initiator", n.nameOf(from), "parties", fmt.Sprint(s.mine))
 }
 
 // admitProposal validates a proposal and, when this node takes part, registers
@@ -303,7 +309,10 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 	if err != nil {
 		return nil, err
 	}
-	s := n.newSession(id, f, params, specText, spec.Roles, from, local)
+	s, err := n.newSession(id, f, params, specText, spec.Roles, from, local)
+	if err != nil {
+		return nil, err
+	}
 	if err := n.joinTopic(s); err != nil {
 		return nil, err
 	}
@@ -368,7 +377,10 @@ func (n *Node) StartSession(specText []byte) (string, error) {
 		return "", fmt.Errorf("drawing a session ID: %w", err)
 	}
 	id := hex.EncodeToString(b[:])
-	s := n.newSession(id, f, params, text, byID, self, local)
+	s, err := n.newSession(id, f, params, text, byID, self, local)
+	if err != nil {
+		return "", err
+	}
 	if err := n.joinTopic(s); err != nil {
 		return "", err
 	}
@@ -403,9 +415,12 @@ func (n *Node) joinTopic(s *session) error {
 		return nil
 	}
 	var allowed []peer.ID
-	for _, org := range s.assign.Orgs() {
-		id, _ := peer.Decode(org)
-		allowed = append(allowed, id)
+	for _, ids := range s.orgs {
+		for _, id := range ids {
+			if !slices.Contains(allowed, id) {
+				allowed = append(allowed, id)
+			}
+		}
 	}
 	validate := func(from peer.ID, data []byte) (err error) {
 		defer func() {

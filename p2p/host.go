@@ -444,6 +444,21 @@ func (h *Host) connChanged(id peer.ID) {
 	}
 }
 
+// Redial dials address-book peer id at once, within ctx, whatever the
+// address-book dialer's backoff, and returns why no connection could be
+// made, or nil once there is one. A node calls it when it lost its last
+// connection to a peer, to tell a peer that is gone from one that is
+// reconnecting.
+func (h *Host) Redial(ctx context.Context, id peer.ID) error {
+	if !h.Known(id) {
+		return fmt.Errorf("%s is not in the address book", id)
+	}
+	if h.Connected(id) {
+		return nil
+	}
+	return h.connect(ctx, id)
+}
+
 // ID returns the host's peer ID.
 func (h *Host) ID() peer.ID { return h.h.ID() }
 

@@ -587,6 +587,12 @@ func (m *Machine) complete() {
 
 // sendDone sends a participant's reports to the initiator.
 func (m *Machine) sendDone() {
+	if m.ownProgress != m.sentProgress {
+		// The final progress goes first: the initiator's sum is
+		// complete when the session is.
+		m.sentProgress, m.sinceReport = m.ownProgress, 0
+		m.send(m.cfg.Initiator, Msg{Kind: Progress, Progress: m.ownProgress})
+	}
 	done := Msg{Kind: Done}
 	for _, p := range m.mine {
 		done.Reports = append(done.Reports, Report{Party: p, Body: m.reports[p]})

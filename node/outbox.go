@@ -1,0 +1,166 @@
+package node
+
+import (
+	"context"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/lifecycle"
+	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// outboxSize bounds the control frames waiting to go to one peer in one
+// session. A frame over it is dropped: every control message the lifecycle
+// waits on an answer to is repeated (lifecycle), so a drop delays, never
+// loses, and the loop never waits on a slow peer.
+const outboxSize = 64
+
+// outbox sends one session's control frames to one peer, in order, from
+// its own goroutine, so that the session's loop never blocks on a send.
+// A frame that cannot be sent — but for heartbeats and progress, whose
+// loss the lifecycle's timeouts judge — is reported to the loop as the
+// peer being unreachable.
+type outbox struct {
+	frames chan outFrame
+	done   chan struct{}
+}
+
+type outFrame struct {
+	kind  lifecycle.Kind
+	frame *nodepb.Control
+}
+
+// sendControl queues control message m for its recipient.
+func (s *session) sendControl(m lifecycle.Msg) {
+	if int(m.To) >= len(s.members) || m.To < 0 {
+		return
+	}
+	to := s.members[m.To]
+	ob := s.outbox[to]
+	if ob == nil {
+		ob = &outbox{frames: make(chan outFrame, outboxSize), done: make(chan struct{})}
+		s.outbox[to] = ob
+		go s.sendLoop(to, ob)
+	}
+	select {
+	case ob.frames <- outFrame{kind: m.Kind, frame: s.toControl(m)}:
+	default:
+		s.n.metrics.fail("send")
+		s.n.log.Warn("too many control frames waiting for a peer; dropped one (it is repeated if it matters)",
+			"session", s.id, "peer", s.n.nameOf(to), "kind", m.Kind.String())
+	}
+}
+
+// sendLoop sends the frames of ob to peer to until ob is closed.
+func (s *session) sendLoop(to peer.ID, ob *outbox) {
+	defer close(ob.done)
+	for f := range ob.frames {
+		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+		err := s.n.sendControl(ctx, to, s.id, f.frame)
+		cancel()
+		if err == nil {
+			continue
+		}
+		switch f.kind {
+		case lifecycle.Heartbeat, lifecycle.Progress:
+			s.n.log.Debug("control frame not delivered", "session", s.id, "peer", s.n.nameOf(to), "kind", f.kind.String(), "err", err)
+		default:
+			select {
+			case s.ctrl <- ctrlEvent{lost: to, reason: "sending to " + s.n.nameOf(to) + ": " + err.Error()}:
+			default: // the loop has ended, or is flooded: its timeouts will judge
+			}
+		}
+	}
+}
+
+// closeOutboxes lets every outbox send what it holds — the abort or the
+// completion that ended the session, most likely — within shutdownGrace,
+// and waits for them.
+func (s *session) closeOutboxes() {
+	deadline := time.After(shutdownGrace)
+	for _, ob := range s.outbox {
+		close(ob.frames)
+	}
+	for to, ob := range s.outbox {
+		select {
+		case <-ob.done:
+		case <-deadline:
+			s.n.log.Warn("control frames still on their way when the session ended", "session", s.id, "peer", s.n.nameOf(to))
+			return
+		}
+	}
+}
+
+// toControl encodes control message m for the wire.
+func (s *session) toControl(m lifecycle.Msg) *nodepb.Control {
+	c := &nodepb.Control{SessionId: s.id}
+	switch m.Kind {
+	case lifecycle.Propose:
+		c.Body = &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: s.specText}}
+	case lifecycle.Accept:
+		c.Body = &nodepb.Control_Accept{Accept: &nodepb.Accept{}}
+	case lifecycle.Decline:
+		c.Body = &nodepb.Control_Decline{Decline: &nodepb.Decline{Reason: m.Reason}}
+	case lifecycle.Start:
+		c.Body = &nodepb.Control_Start{Start: &nodepb.Start{}}
+	case lifecycle.Heartbeat:
+		c.Body = &nodepb.Control_Heartbeat{Heartbeat: &nodepb.Heartbeat{}}
+	case lifecycle.Progress:
+		c.Body = &nodepb.Control_Progress{Progress: &nodepb.Progress{Step: m.Progress.Step, Total: m.Progress.Total, Activity: m.Progress.Activity}}
+	case lifecycle.Done:
+		done := &nodepb.Done{}
+		for _, r := range m.Reports {
+			done.Reports = append(done.Reports, &nodepb.PartyReport{Role: r.Party.Role, Index: uint32(r.Party.Index), Report: r.Body})
+		}
+		c.Body = &nodepb.Control_Done{Done: done}
+	case lifecycle.Complete:
+		c.Body = &nodepb.Control_Complete{Complete: &nodepb.Complete{}}
+	case lifecycle.Abort:
+		c.Body = &nodepb.Control_Abort{Abort: &nodepb.Abort{Reason: m.Reason}}
+	}
+	return c
+}
+
+// fromControl decodes control frame c from peer from as a lifecycle
+// message of the session; ok is false if from is not of the session.
+func (s *session) fromControl(from peer.ID, c *nodepb.Control) (lifecycle.Msg, bool) {
+	o, ok := s.orgIndex[from]
+	if !ok {
+		return lifecycle.Msg{}, false
+	}
+	return controlMsg(c, o, s.orgIndex[s.self])
+}
+
+// controlMsg is control frame c as a lifecycle message from org from to org
+// to; ok is false for a frame without a known body.
+func controlMsg(c *nodepb.Control, from, to lifecycle.Org) (lifecycle.Msg, bool) {
+	m := lifecycle.Msg{From: from, To: to}
+	switch b := c.Body.(type) {
+	case *nodepb.Control_Propose:
+		m.Kind = lifecycle.Propose
+	case *nodepb.Control_Accept:
+		m.Kind = lifecycle.Accept
+	case *nodepb.Control_Decline:
+		m.Kind, m.Reason = lifecycle.Decline, b.Decline.GetReason()
+	case *nodepb.Control_Start:
+		m.Kind = lifecycle.Start
+	case *nodepb.Control_Heartbeat:
+		m.Kind = lifecycle.Heartbeat
+	case *nodepb.Control_Progress:
+		m.Kind = lifecycle.Progress
+		m.Progress = protocol.Progress{Step: b.Progress.GetStep(), Total: b.Progress.GetTotal(), Activity: b.Progress.GetActivity()}
+	case *nodepb.Control_Done:
+		m.Kind = lifecycle.Done
+		for _, r := range b.Done.GetReports() {
+			m.Reports = append(m.Reports, lifecycle.Report{Party: protocol.Party{Role: r.GetRole(), Index: int(r.GetIndex())}, Body: r.GetReport()})
+		}
+	case *nodepb.Control_Complete:
+		m.Kind = lifecycle.Complete
+	case *nodepb.Control_Abort:
+		m.Kind, m.Reason = lifecycle.Abort, b.Abort.GetReason()
+	default:
+		return m, false
+	}
+	return m, true
+}

@@ -1,0 +1,368 @@
+package node
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/lifecycle"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// pauseNotice is how long the session's loop may go unscheduled while
+// idle — it wakes every lifecycleTick — before it tells the lifecycle that
+// this daemon was paused: whatever silence it measured meanwhile was its
+// own, and a pause beyond the peer timeout ends the session saying so.
+const pauseNotice = time.Second + lifecycleTick
+
+// topicPoll is how often a session that starts checks whether every
+// organization has subscribed to its topic.
+const topicPoll = 10 * time.Millisecond
+
+// main is the session's goroutine, its loop: it owns the lifecycle and
+// drives it until the session ends, and records how it ended.
+func (s *session) main() {
+	defer func() {
+		// Unblock the handlers first: closing the topic waits for its handler,
+		// which may be waiting to deliver to this session.
+		s.n.forget(s.id)
+		s.closeBuffer()
+		close(s.done)
+		if s.topic != nil {
+			s.topic.Close()
+		}
+		s.closeOutboxes()
+		s.saving.Wait()
+		s.n.wg.Done()
+	}()
+	defer func() {
+		// A panic in the node's own session code (a role's is recovered
+		// where it is called) ends this session only. The machine is not
+		// trusted after it: the session is recorded as aborted and the
+		// others are told directly.
+		if v := recover(); v != nil {
+			err := s.internalError(v)
+			s.stopRoles()
+			s.recordEnd(lifecycle.Status{Phase: lifecycle.Aborted, Reason: err.reason})
+			for _, p := range s.remotes {
+				if s.initiated || p == s.initiator {
+					s.sendControl(lifecycle.Msg{Kind: lifecycle.Abort, From: s.orgIndex[s.self], To: s.orgIndex[p], Reason: err.reason})
+				}
+			}
+		}
+	}()
+	s.loop()
+}
+
+// loop drives the session until its lifecycle has ended.
+func (s *session) loop() {
+	s.apply(s.lc.Ready())
+	tick := time.NewTicker(lifecycleTick)
+	defer tick.Stop()
+	var (
+		inbox    <-chan protocol.Message // once the roles run
+		roleTick <-chan time.Time        // once the roles run, if the family ticks
+		topicC   <-chan time.Time        // while the session waits for its topic
+		topicEnd time.Time
+		// progressDue says the roles' progress is to be taken: at
+		// most once a tick, so that the loop takes run seldom while
+		// messages are stepped in place.
+		progressDue bool
+	)
+	idle := time.Now()
+	for !s.lc.Phase().Ended() {
+		var (
+			m      protocol.Message
+			ev     ctrlEvent
+			isMsg  bool
+			isCtrl bool
+		)
+		select {
+		case m = <-inbox:
+			isMsg = true
+		case ev = <-s.ctrl:
+			s.took(ev)
+			isCtrl = true
+		case <-s.kick:
+		case <-tick.C:
+			s.lc.Tick()
+			s.saveDue()
+			progressDue = true
+		case <-roleTick:
+			s.tickRoles()
+		case <-topicC:
+		}
+		s.checkPause(idle)
+		switch {
+		case isMsg:
+			s.run.Lock()
+			if s.roleErr == nil {
+				s.roleErr = s.step(m)
+			}
+			s.queued.Add(-1)
+			from, _ := s.orgOf(m.From)
+			s.release(from, len(m.Body))
+			s.run.Unlock()
+		case isCtrl:
+			s.control(ev)
+		}
+		// What the event changed is stored and sent before the roles
+		// start: the record says "running", and the participants have
+		// their Start, before the first role message.
+		s.apply(s.lc.Ready())
+		if s.lc.Phase() == lifecycle.Running && !s.started && topicC == nil {
+			// The machine asked for the roles (Ready.StartRoles); they
+			// start once everybody listens on the session topic.
+			topicEnd = time.Now().Add(s.n.cfg.Session.ProposeTimeout.Duration)
+			topicC = time.Tick(topicPoll)
+		}
+		if topicC != nil && !s.started && s.lc.Phase() == lifecycle.Running {
+			if missing := s.missingFromTopic(); len(missing) == 0 {
+				topicC = nil
+				s.startRoles()
+				inbox = s.inbox
+				if u, ok := s.fam.(protocol.MessageDriven); !ok || !u.MessageDriven() {
+					// A family whose roles ignore Tick is not ticked: its
+					// sessions wake the node only for messages.
+					t := time.NewTicker(protocol.TickInterval)
+					defer t.Stop()
+					roleTick = t.C
+				}
+			} else if time.Now().After(topicEnd) {
+				topicC = nil
+				s.lc.Fail(fmt.Sprintf("%s did not subscribe to the session topic within %v", strings.Join(missing, ", "),
+					s.n.cfg.Session.ProposeTimeout.Duration))
+			}
+		}
+		if s.started {
+			s.collectRoles(progressDue)
+			progressDue = false
+		}
+		s.apply(s.lc.Ready())
+		idle = time.Now()
+	}
+	s.stopRoles()
+}
+
+// checkPause tells the lifecycle when the loop, idle since idle, was not
+// scheduled for pauseNotice or more: the daemon's process was stopped, its
+// machine suspended (the monotonic clock stands still then, the wall
+// clock does not) or its clock jumped.
+func (s *session) checkPause(idle time.Time) {
+	now := time.Now()
+	gap := max(now.Sub(idle), now.Round(0).Sub(idle.Round(0)))
+	if gap < pauseNotice {
+		return
+	}
+	s.n.log.Warn("this daemon was paused; the session's peers may have given up on it", "session", s.id, "paused", gap.Round(time.Millisecond))
+	s.lc.Paused(gap)
+}
+
+// control hands a control event to the lifecycle.
+func (s *session) control(ev ctrlEvent) {
+	switch {
+	case ev.abort != "":
+		s.lc.Fail(ev.abort)
+	case ev.lost != "":
+		if o, ok := s.orgIndex[ev.lost]; ok {
+			s.lc.Unreachable(o, ev.reason)
+		}
+	case ev.msg != nil:
+		if msg, ok := s.fromControl(ev.from, ev.msg); ok {
+			s.lc.Step(msg)
+		}
+	}
+}
+
+// apply carries out what the lifecycle asks for, in order: persist the
+// status, send the control messages, start the roles (the loop does, once
+// the topic is ready), record the progress.
+func (s *session) apply(rd lifecycle.Ready) {
+	if rd.Status != nil {
+		s.recordStatus(*rd.Status)
+	}
+	for _, m := range rd.Messages {
+		s.sendControl(m)
+	}
+	if rd.Progress != nil {
+		s.setProgress(*rd.Progress)
+	}
+}
+
+// recordStatus stores a change of the session's phase.
+func (s *session) recordStatus(st lifecycle.Status) {
+	switch st.Phase {
+	case lifecycle.Proposing, lifecycle.Accepted:
+		// The record says "proposed" since the session was registered.
+	case lifecycle.Running:
+		now := time.Now().UTC()
+		s.update(true, func(r *record) {
+			r.Session.State = stateRunning
+			r.Session.Started = &now
+		})
+	case lifecycle.Completed, lifecycle.Aborted:
+		s.stopRoles()
+		s.recordEnd(st)
+	}
+}
+
+// recordEnd records how the session ended.
+func (s *session) recordEnd(st lifecycle.Status) {
+	now := time.Now().UTC()
+	state := stateCompleted
+	if st.Phase == lifecycle.Aborted {
+		state = stateAborted
+		s.n.log.Warn("session aborted", "session", s.id, "protocol", s.family, "reason", st.Reason)
+	} else {
+		s.n.log.Info("session completed", "session", s.id, "protocol", s.family)
+	}
+	s.update(true, func(r *record) {
+		r.Session.State = state
+		r.Session.Reason = st.Reason
+		r.Session.Finished = &now
+		if st.Result != nil {
+			r.Result = json.RawMessage(st.Result)
+		}
+	})
+	s.n.metrics.sessions.WithLabelValues(state).Inc()
+}
+
+// missingFromTopic names the organizations playing a party that have not
+// yet subscribed to the session topic: gossipsub delivers a message only to
+// peers it knows are subscribed, so a message published before then could
+// be lost. Every party joined the topic before accepting, so normally
+// nobody is missing by the time the session starts.
+func (s *session) missingFromTopic() []string {
+	if s.topic == nil {
+		return nil
+	}
+	have := map[peer.ID]bool{}
+	for _, p := range s.topic.ListPeers() {
+		have[p] = true
+	}
+	var missing []string
+	for _, id := range s.remotes {
+		if !have[id] {
+			missing = append(missing, s.n.nameOf(id))
+		}
+	}
+	return missing
+}
+
+// startRoles builds and starts this node's roles.
+func (s *session) startRoles() {
+	s.run.Lock()
+	defer s.run.Unlock()
+	s.started = true
+	for i, p := range s.mine {
+		var rnd io.Reader = cryptoRand{}
+		if s.n.roleRand != nil {
+			rnd = s.n.roleRand(p)
+		}
+		if err := s.buildRole(i, protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
+			Params: s.params, Local: s.local[p.Role], Rand: rnd, Clock: wallClock{},
+			Logger: s.n.log.With("session", s.id, "party", p.String())}); err != nil {
+			s.roleErr = err
+			return
+		}
+	}
+	for i := range s.mine {
+		if err := s.startRole(i); err != nil {
+			s.roleErr = err
+			return
+		}
+		if err := s.flush(i); err != nil {
+			s.roleErr = err
+			return
+		}
+	}
+	if err := s.drainLocal(); err != nil {
+		s.roleErr = err
+		return
+	}
+	small, ok := s.fam.(protocol.SmallMessages)
+	s.inPlace = ok && small.SmallMessages()
+}
+
+// stopRoles stops stepping messages in place: the session has ended.
+func (s *session) stopRoles() {
+	s.run.Lock()
+	s.inPlace = false
+	if s.sendCancel != nil {
+		s.sendCancel()
+	}
+	s.run.Unlock()
+}
+
+// tickRoles ticks this node's unfinished roles.
+func (s *session) tickRoles() {
+	s.run.Lock()
+	defer s.run.Unlock()
+	if s.roleErr != nil {
+		return
+	}
+	for i := range s.mine {
+		if s.finished[i] {
+			continue
+		}
+		if err := s.tickRole(i); err != nil {
+			s.roleErr = err
+			return
+		}
+		if err := s.flush(i); err != nil {
+			s.roleErr = err
+			return
+		}
+	}
+	s.roleErr = s.drainLocal()
+}
+
+// collectRoles tells the lifecycle what the roles did: how they failed,
+// which parties finished with what report, and, if progress, their summed
+// progress.
+func (s *session) collectRoles(progress bool) {
+	type finish struct {
+		p      protocol.Party
+		report []byte
+	}
+	var (
+		done []finish
+		sum  protocol.Progress
+		news bool
+	)
+	s.run.Lock()
+	err := s.roleErr
+	for i, p := range s.mine {
+		if s.finished[i] && !s.told[i] {
+			s.told[i] = true
+			done = append(done, finish{p, s.reports[p]})
+		}
+	}
+	if s.dirty && (progress || len(done) > 0) {
+		s.dirty, news = false, true
+		for _, pr := range s.myProgress {
+			sum.Step += pr.Step
+			sum.Total += pr.Total
+			sum.Activity += pr.Activity
+		}
+	}
+	s.run.Unlock()
+	if news {
+		s.lc.SetProgress(sum)
+	}
+	for _, f := range done {
+		s.lc.PartyFinished(f.p, f.report)
+	}
+	if err != nil {
+		if err.unreachable != "" {
+			if o, ok := s.orgIndex[err.unreachable]; ok {
+				s.lc.Unreachable(o, err.reason)
+				return
+			}
+		}
+		s.lc.Fail(err.reason)
+	}
+}
