@@ -29,8 +29,13 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// ControlProtocol is the protocol ID of session-control streams.
-const ControlProtocol = libp2pprotocol.ID("/bandit/session/1.0.0")
+// ControlProtocol is the protocol ID of session-control streams. 1.1.0:
+// the lifecycle of node/lifecycle, whose participants repeat their Accept
+// and Done until answered and whose ended sessions answer from their
+// records — a 1.0.0 initiator would abort on a repeated Done, so the two
+// do not talk ("protocols not supported" at the proposal) rather than fail
+// now and then.
+const ControlProtocol = libp2pprotocol.ID("/bandit/session/1.1.0")
 
 // RoleProtocol is the protocol ID of the role streams of a family:
 // /bandit/<name>/<protocol.WireVersion>.
