@@ -12,11 +12,12 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
-// pauseNotice is how long the session's loop may go unscheduled while
-// idle — it wakes every lifecycleTick — before it tells the lifecycle that
-// this daemon was paused: whatever silence it measured meanwhile was its
-// own, and a pause beyond the peer timeout ends the session saying so.
-const pauseNotice = time.Second + lifecycleTick
+// pauseNotice is how long, beyond a tick, the session's loop may go
+// unscheduled while idle — it wakes every tick — before it tells the
+// lifecycle that this daemon was paused: whatever silence it measured
+// meanwhile was its own, and a pause beyond the peer timeout ends the
+// session saying so.
+const pauseNotice = time.Second
 
 // topicPoll is how often a session that starts checks whether every
 // organization has subscribed to its topic.
@@ -60,7 +61,8 @@ func (s *session) main() {
 // loop drives the session until its lifecycle has ended.
 func (s *session) loop() {
 	s.apply(s.lc.Ready())
-	tick := time.NewTicker(lifecycleTick)
+	tickLen := lifecycleTick(s.n.cfg.Session)
+	tick := time.NewTicker(tickLen)
 	defer tick.Stop()
 	var (
 		inbox    <-chan protocol.Message // once the roles run
@@ -95,7 +97,7 @@ func (s *session) loop() {
 			s.tickRoles()
 		case <-topicC:
 		}
-		s.checkPause(idle)
+		s.checkPause(idle, tickLen)
 		switch {
 		case isMsg:
 			s.run.Lock()
@@ -147,14 +149,15 @@ func (s *session) loop() {
 	s.stopRoles()
 }
 
-// checkPause tells the lifecycle when the loop, idle since idle, was not
-// scheduled for pauseNotice or more: the daemon's process was stopped, its
-// machine suspended (the monotonic clock stands still then, the wall
-// clock does not) or its clock jumped.
-func (s *session) checkPause(idle time.Time) {
+// checkPause tells the lifecycle when the loop, idle since idle and woken
+// every tick at least, was not scheduled for a tick and pauseNotice or
+// more: the daemon's process was stopped, its machine suspended (the
+// monotonic clock stands still then, the wall clock does not) or its clock
+// jumped.
+func (s *session) checkPause(idle time.Time, tick time.Duration) {
 	now := time.Now()
 	gap := max(now.Sub(idle), now.Round(0).Sub(idle.Round(0)))
-	if gap < pauseNotice {
+	if gap < tick+pauseNotice {
 		return
 	}
 	s.n.log.Warn("this daemon was paused; the session's peers may have given up on it", "session", s.id, "paused", gap.Round(time.Millisecond))
