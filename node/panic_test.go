@@ -11,15 +11,16 @@ import (
 )
 
 // panicky is a test family of two participants that pass a message back and
-// forth, one of them (panicky.who) panicking in panicky.in: its Start, its
-// Nth Step (panicky.nth), its first Tick, or Combine on the initiator. small
+// forth, one of them (panicky.who) panicking in panicky.in: NewRole for it,
+// its Start, its Nth Step or Nth Ready (panicky.nth), its first Tick, or
+// Combine on the initiator. small
 // is what SmallMessages reports: whether received messages are stepped by the
 // stream reader that read them or by the session's goroutine.
 type panicky struct {
 	pairFamily
-	in    string // "start", "step", "tick" or "combine"
+	in    string // "newrole", "start", "step", "ready", "tick" or "combine"
 	who   int    // the index of the participant that panics
-	nth   int    // for "step"
+	nth   int    // for "step" and "ready"
 	small bool
 }
 
@@ -33,6 +34,9 @@ func (f panicky) MessageDriven() bool { return f.in != "tick" }
 func (f panicky) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	r := &panickyRole{self: cfg.Self, peer: otherParticipant(cfg.Self)}
 	if cfg.Self.Index == f.who {
+		if f.in == "newrole" {
+			panic("boom in NewRole")
+		}
 		r.in, r.nth = f.in, f.nth
 	}
 	return r, nil
@@ -55,6 +59,7 @@ type panickyRole struct {
 	in         string // where this role panics; "" for nowhere
 	nth        int
 	steps      int
+	readies    int
 }
 
 func (r *panickyRole) Start() error {
@@ -85,6 +90,14 @@ func (r *panickyRole) Step(m protocol.Message) error {
 	return nil
 }
 
+func (r *panickyRole) Ready() protocol.Ready {
+	r.readies++
+	if r.in == "ready" && r.readies == r.nth {
+		panic("boom in Ready")
+	}
+	return r.readyBox.Ready()
+}
+
 func (r *panickyRole) Tick() error {
 	if r.in == "tick" {
 		panic(fmt.Errorf("boom in Tick"))
@@ -103,9 +116,10 @@ func (tn *testNode) rolePanics(t testing.TB, family string) float64 {
 }
 
 // TestRolePanicEndsOnlyItsSession runs, on two real daemons, a ping session
-// and beside it a session of a family whose role panics — in Start, in its
-// third Step (stepped in place by the stream reader, or by the session's
-// goroutine), in Tick, or in Combine. The panicking session must abort on
+// and beside it a session of a family whose role panics — in NewRole, in
+// Start, in its third Step (stepped in place by the stream reader, or by the
+// session's goroutine), in its third Ready (likewise), in Tick, or in
+// Combine. The panicking session must abort on
 // both daemons with "internal error in role …" and the panic's value, the
 // panic must be counted once, and the daemons must go on: the ping session
 // completes, and so does one started after the abort. Without the recovery
@@ -117,6 +131,7 @@ func TestRolePanicEndsOnlyItsSession(t *testing.T) {
 		want string // the abort's reason
 		on   int    // the node whose role panics
 	}{
+		{"new role", panicky{in: "newrole", who: 1, small: true}, "internal error in role participant[1]: boom in NewRole", 1},
 		{"start", panicky{in: "start", who: 1, small: true}, "internal error in role participant[1]: boom in Start", 1},
 		{"step in place", panicky{in: "step", who: 1, nth: 3, small: true},
 			"internal error in role participant[1]: runtime error: index out of range [3] with length 0", 1},
@@ -124,6 +139,9 @@ func TestRolePanicEndsOnlyItsSession(t *testing.T) {
 			"internal error in role participant[1]: runtime error: index out of range [3] with length 0", 1},
 		{"step on the initiator", panicky{in: "step", who: 0, nth: 2, small: true},
 			"internal error in role participant[0]: runtime error: index out of range [2] with length 0", 0},
+		{"ready in place", panicky{in: "ready", who: 1, nth: 3, small: true}, "internal error in role participant[1]: boom in Ready", 1},
+		{"ready on the session goroutine", panicky{in: "ready", who: 1, nth: 3, small: false}, "internal error in role participant[1]: boom in Ready", 1},
+		{"ready on the initiator", panicky{in: "ready", who: 0, nth: 2, small: true}, "internal error in role participant[0]: boom in Ready", 0},
 		{"tick", panicky{in: "tick", who: 1, small: true}, "internal error in role participant[1]: boom in Tick", 1},
 		{"combine", panicky{in: "combine", small: true}, "internal error in protocol panicky, combining the reports: boom in Combine", 0},
 	}
