@@ -606,7 +606,7 @@ func (m *Machine) tickRunning() {
 		if m.silent[o] > m.peerTicks {
 			silence := time.Duration(m.silent[o]) * m.cfg.Tick
 			m.becomeAborted(fmt.Sprintf("%s stopped answering (silent for %v, more than session.peer_timeout = %v)",
-				m.name(o), silence.Round(time.Second), m.cfg.PeerTimeout), -1)
+				m.name(o), silence.Round(100*time.Millisecond), m.cfg.PeerTimeout), -1)
 			return
 		}
 	}
