@@ -75,12 +75,14 @@ func (s *session) loop() {
 		progressDue bool
 	)
 	idle := time.Now()
+	lastTick := idle
 	for !s.lc.Phase().Ended() {
 		var (
 			m      protocol.Message
 			ev     ctrlEvent
 			isMsg  bool
 			isCtrl bool
+			ticks  int // lifecycle ticks due
 		)
 		select {
 		case m = <-inbox:
@@ -89,15 +91,28 @@ func (s *session) loop() {
 			s.took(ev)
 			isCtrl = true
 		case <-s.kick:
-		case <-tick.C:
-			s.lc.Tick()
-			s.saveDue()
-			progressDue = true
+		case now := <-tick.C:
+			// A ticker drops the ticks its reader was too busy for: the
+			// ones missed are made up, so that a timeout is the time it
+			// says on a loaded machine too — up to pauseNotice, beyond
+			// which checkPause speaks of a pause instead.
+			ticks = int(min(max(now.Sub(lastTick)/tickLen, 1), 1+pauseNotice/tickLen))
+			lastTick = now
 		case <-roleTick:
 			s.tickRoles()
 		case <-topicC:
 		}
-		s.checkPause(idle, tickLen)
+		if s.checkPause(idle, tickLen) {
+			// The pause is not made up for in ticks: Paused judged it.
+			ticks, lastTick = min(ticks, 1), time.Now()
+		}
+		for range ticks {
+			s.lc.Tick()
+		}
+		if ticks > 0 {
+			s.saveDue()
+			progressDue = true
+		}
 		switch {
 		case isMsg:
 			s.run.Lock()
@@ -154,14 +169,16 @@ func (s *session) loop() {
 // more: the daemon's process was stopped, its machine suspended (the
 // monotonic clock stands still then, the wall clock does not) or its clock
 // jumped.
-func (s *session) checkPause(idle time.Time, tick time.Duration) {
+// It reports whether it did.
+func (s *session) checkPause(idle time.Time, tick time.Duration) bool {
 	now := time.Now()
 	gap := max(now.Sub(idle), now.Round(0).Sub(idle.Round(0)))
 	if gap < tick+pauseNotice {
-		return
+		return false
 	}
 	s.n.log.Warn("this daemon was paused; the session's peers may have given up on it", "session", s.id, "paused", gap.Round(time.Millisecond))
 	s.lc.Paused(gap)
+	return true
 }
 
 // control hands a control event to the lifecycle.
