@@ -67,7 +67,7 @@ func (s *session) sendLoop(to peer.ID, ob *outbox) {
 			s.n.log.Debug("control frame not delivered", "session", s.id, "peer", s.n.nameOf(to), "kind", f.kind.String(), "err", err)
 		default:
 			select {
-			case s.ctrl <- ctrlEvent{lost: to, reason: "sending to " + s.n.nameOf(to) + ": " + err.Error()}:
+			case s.ctrl <- ctrlEvent{lost: to, reason: err.Error()}: // it names the peer (Node.sendControl)
 			default: // the loop has ended, or is flooded: its timeouts will judge
 			}
 		}

@@ -83,3 +83,31 @@ func TestPFCBOnTheNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestTopicSessionWithARolelessInitiator: an initiator that plays no party
+// does not join the session topic, and the participants do not wait for it
+// to (they aborted after propose_timeout with "node1 did not subscribe").
+func TestTopicSessionWithARolelessInitiator(t *testing.T) {
+	const n, m = 3, 5
+	in, err := pfcb.NewInstance("uniform", 2, m, 0.4, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := startNetwork(t, n, func(i int, cfg *Config) {
+		cfg.Policy["pfcb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		if i > 0 {
+			cfg.LocalData["pfcb"] = map[string]any{"agent": &pfcb.AgentLocal{
+				Qualities: in.Qualities, Costs: in.Costs[i-1], Capacities: in.Capacities[i-1], Rate: 50000}}
+		}
+	})
+	spec := "protocol = \"pfcb\"\n[roles]\nagent = [\"node2\", \"node3\"]\n[params]\nalgorithm = \"pfcb\"\nrounds = 2000\n"
+	id, err := nodes[0].StartSession([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes {
+		if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
+			t.Errorf("%s: session ended %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"time"
 
@@ -115,20 +116,14 @@ func (s *session) loop() {
 		}
 		switch {
 		case isMsg:
-			s.run.Lock()
-			if s.roleErr == nil {
-				s.roleErr = s.step(m)
-			}
-			s.queued.Add(-1)
-			from, _ := s.orgOf(m.From)
-			s.release(from, len(m.Body))
-			s.run.Unlock()
+			s.stepQueued(m)
 		case isCtrl:
 			s.control(ev)
 		}
 		// What the event changed is stored and sent before the roles
-		// start: the record says "running", and the participants have
-		// their Start, before the first role message.
+		// start: the record says "running", and the Starts are on their
+		// way, before the first role message (a participant queues role
+		// messages that overtake its Start until its roles run).
 		s.apply(s.lc.Ready())
 		if s.lc.Phase() == lifecycle.Running && !s.started && topicC == nil {
 			// The machine asked for the roles (Ready.StartRoles); they
@@ -162,6 +157,25 @@ func (s *session) loop() {
 		idle = time.Now()
 	}
 	s.stopRoles()
+}
+
+// stepQueued steps a message taken from the inbox, then delivers what this
+// node's parties sent each other. run is released even after a panic in
+// the node's code, which main's recovery then handles.
+func (s *session) stepQueued(m protocol.Message) {
+	s.run.Lock()
+	defer s.run.Unlock()
+	defer func() {
+		s.queued.Add(-1)
+		from, _ := s.orgOf(m.From)
+		s.release(from, len(m.Body))
+	}()
+	if s.roleErr == nil {
+		s.roleErr = s.step(m)
+	}
+	if s.roleErr == nil {
+		s.roleErr = s.drainLocal()
+	}
 }
 
 // checkPause tells the lifecycle when the loop, idle since idle and woken
@@ -265,11 +279,23 @@ func (s *session) missingFromTopic() []string {
 	}
 	var missing []string
 	for _, id := range s.remotes {
-		if !have[id] {
+		// Only the organizations that play a party join the topic (an
+		// initiator without one does not).
+		if !have[id] && s.playsParty(id) {
 			missing = append(missing, s.n.nameOf(id))
 		}
 	}
 	return missing
+}
+
+// playsParty reports whether organization id plays a party of the session.
+func (s *session) playsParty(id peer.ID) bool {
+	for _, ids := range s.orgs {
+		if slices.Contains(ids, id) {
+			return true
+		}
+	}
+	return false
 }
 
 // startRoles builds and starts this node's roles.
