@@ -16,9 +16,10 @@ import (
 // memSession runs a session's roles in memory, delivering messages in the
 // order they are sent.
 type memSession struct {
-	t     *testing.T
-	roles map[protocol.Party]protocol.Role
-	queue []protocol.Message
+	t       testing.TB
+	parties []protocol.Party
+	roles   map[protocol.Party]protocol.Role
+	queue   []protocol.Message
 }
 
 type fixedClock struct{}
@@ -27,7 +28,7 @@ func (fixedClock) Now() time.Time { return time.Unix(0, 0) }
 
 // newMemSession starts the roles of a session with P feature parties on
 // toy data.
-func newMemSession(t *testing.T, p Params, P int) *memSession {
+func newMemSession(t testing.TB, p Params, P int) *memSession {
 	t.Helper()
 	xs, rs := toyData(int(p.Steps), p.Arms, p.Dimensions, 5)
 	return newMemSessionData(t, p, P, xs, rs)
@@ -35,17 +36,17 @@ func newMemSession(t *testing.T, p Params, P int) *memSession {
 
 // newMemSessionData starts the roles of a session with P feature parties
 // on the contexts xs (split among them) and reward rows rs.
-func newMemSessionData(t *testing.T, p Params, P int, xs, rs [][]float64) *memSession {
+func newMemSessionData(t testing.TB, p Params, P int, xs, rs [][]float64) *memSession {
 	t.Helper()
 	a := protocol.Assignment{Roles: map[string][]string{RolePuller: {"pull"}, RoleReceiver: {"recv"}, RoleDealer: {"deal"}}}
 	for i := range P {
 		a.Roles[RoleFeature] = append(a.Roles[RoleFeature], string(rune('a'+i)))
 	}
-	s := &memSession{t: t, roles: map[protocol.Party]protocol.Role{}}
 	parties := []protocol.Party{{Role: RoleDealer}, {Role: RoleReceiver}, {Role: RolePuller}}
 	for i := range P {
 		parties = append(parties, protocol.Party{Role: RoleFeature, Index: i})
 	}
+	s := &memSession{t: t, parties: parties, roles: map[protocol.Party]protocol.Role{}}
 	split := dataset.Split(p.Dimensions, P)
 	for k, pt := range parties {
 		cfg := protocol.RoleConfig{SessionID: "flood", Self: pt, Assignment: a, Params: p,
@@ -69,6 +70,16 @@ func newMemSessionData(t *testing.T, p Params, P int, xs, rs [][]float64) *memSe
 		s.collect(pt)
 	}
 	return s
+}
+
+// deliver steps the next message of the session; it returns the message
+// and the role's error.
+func (s *memSession) deliver() (protocol.Message, error) {
+	m := s.queue[0]
+	s.queue = s.queue[1:]
+	err := s.roles[m.To].Step(m)
+	s.collect(m.To)
+	return m, err
 }
 
 func (s *memSession) collect(from protocol.Party) {

@@ -1,11 +1,9 @@
 package mpccb
 
 import (
-	"log/slog"
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
 	"google.golang.org/protobuf/proto"
 )
@@ -20,66 +18,11 @@ func fuzzParams() Params {
 	return p
 }
 
-// fuzzSession is one run of a tiny session's five roles in memory, every
+// newFuzzSession starts a tiny session's five roles in memory, every
 // role's randomness seeded, so that every run sends the same messages.
-type fuzzSession struct {
-	parties []protocol.Party
-	roles   map[protocol.Party]protocol.Role
-	queue   []protocol.Message
-}
-
-func newFuzzSession(t testing.TB) *fuzzSession {
+func newFuzzSession(t testing.TB) *memSession {
 	t.Helper()
-	p := fuzzParams()
-	const P = 2
-	xs, rs := toyData(int(p.Steps), p.Arms, p.Dimensions, 5)
-	a := protocol.Assignment{Roles: map[string][]string{RoleFeature: {"f0", "f1"}, RolePuller: {"pull"},
-		RoleReceiver: {"recv"}, RoleDealer: {"deal"}}}
-	s := &fuzzSession{parties: []protocol.Party{{Role: RoleDealer}, {Role: RoleReceiver}, {Role: RolePuller}},
-		roles: map[protocol.Party]protocol.Role{}}
-	for i := range P {
-		s.parties = append(s.parties, protocol.Party{Role: RoleFeature, Index: i})
-	}
-	split := dataset.Split(p.Dimensions, P)
-	for _, pt := range s.parties {
-		cfg := protocol.RoleConfig{SessionID: "fuzz", Self: pt, Assignment: a, Params: p,
-			Rand: protocol.SeededRand(1, pt), Clock: fixedClock{}, Logger: slog.New(slog.DiscardHandler), Simulated: true}
-		switch pt.Role {
-		case RoleFeature:
-			cfg.Local = &FeatureLocal{Rows: dataset.Columns(xs, split[pt.Index][0], split[pt.Index][1])}
-		case RoleReceiver:
-			cfg.Local = &RewardLocal{Rows: rs}
-		}
-		r, err := Family{}.NewRole(cfg)
-		if err != nil {
-			t.Fatalf("%s: %v", pt, err)
-		}
-		s.roles[pt] = r
-	}
-	for _, pt := range s.parties {
-		if err := s.roles[pt].Start(); err != nil {
-			t.Fatalf("%s: %v", pt, err)
-		}
-		s.flush(pt)
-	}
-	return s
-}
-
-func (s *fuzzSession) flush(from protocol.Party) {
-	for _, m := range s.roles[from].Ready().Messages {
-		m.From = from
-		s.queue = append(s.queue, m)
-	}
-}
-
-// deliver steps the next message of the session; it returns the message
-// and the role's error.
-func (s *fuzzSession) deliver() (protocol.Message, error) {
-	m := s.queue[0]
-	s.queue = s.queue[1:]
-	err := s.roles[m.To].Step(m)
-	s.flush(m.To)
-	return m, err
+	return newMemSession(t, fuzzParams(), 2)
 }
 
 // FuzzStep runs a tiny session for after (mod 160) messages, then either hands one
@@ -154,9 +97,9 @@ func FuzzStep(f *testing.F) {
 			var err error
 			for range 2 {
 				err = s.roles[m.To].Step(m)
-				s.flush(m.To)
+				s.collect(m.To)
 				_ = s.roles[m.To].Tick()
-				s.flush(m.To)
+				s.collect(m.To)
 			}
 			if err != nil {
 				return
