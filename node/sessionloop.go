@@ -211,18 +211,21 @@ func (s *session) control(ev ctrlEvent) {
 	}
 }
 
-// apply carries out what the lifecycle asks for, in order: persist the
-// status, send the control messages, start the roles (the loop does, once
-// the topic is ready), record the progress.
+// apply carries out what the lifecycle asks for, in order: record the
+// progress (first, so that a session's final record and what Wait returns
+// at its end hold its final progress: TestSessionLifecycle saw 80/120
+// when the progress came after the status), persist the status, start
+// the roles (the loop does, once the topic is ready), send the control
+// messages.
 func (s *session) apply(rd lifecycle.Ready) {
+	if rd.Progress != nil {
+		s.setProgress(*rd.Progress)
+	}
 	if rd.Status != nil {
 		s.recordStatus(*rd.Status)
 	}
 	for _, m := range rd.Messages {
 		s.sendControl(m)
-	}
-	if rd.Progress != nil {
-		s.setProgress(*rd.Progress)
 	}
 }
 

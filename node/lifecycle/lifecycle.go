@@ -165,8 +165,9 @@ type Status struct {
 }
 
 // Ready is what the driver must do after a call into the machine, in this
-// order: persist Status, start the roles, send Messages (each
-// organization's in order), record Progress.
+// order: record Progress, persist Status, start the roles, send Messages
+// (each organization's in order). Progress goes first so that the record
+// of a session that has just ended holds its final progress.
 type Ready struct {
 	// Status, if non-nil, is the session's new status.
 	Status *Status
