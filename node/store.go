@@ -1,6 +1,7 @@
 package node
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -150,7 +151,27 @@ func readRecord(p, id string) (*record, error) {
 	case rec.Session.Created.IsZero():
 		return nil, fmt.Errorf("reading %s: the record has no creation time", p)
 	}
+	// The file is indented for the operator who reads it; the result and
+	// local outputs read back as the API served them while live, byte for
+	// byte (TestStoredResultsAfterStop).
+	rec.Result = compactJSON(rec.Result)
+	for k, v := range rec.Local {
+		rec.Local[k] = compactJSON(v)
+	}
 	return &rec, nil
+}
+
+// compactJSON returns raw without insignificant space; raw is valid JSON,
+// as it came out of json.Unmarshal.
+func compactJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	var b bytes.Buffer
+	if err := json.Compact(&b, raw); err != nil {
+		return raw
+	}
+	return b.Bytes()
 }
 
 // list reads every record, newest first. Unreadable files are skipped and
