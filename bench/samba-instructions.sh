@@ -63,7 +63,7 @@ if [ -z "$bin" ]; then
 fi
 # shellcheck source=testnet/samba-lib.sh
 . "$root/testnet/samba-lib.sh"
-# The daemon re-executes itself to set GODEBUG (cmd/bandit-node/sysmon.go)
+# The daemon restarts itself to set GODEBUG ([runtime] schedtrace, cmd/bandit-node/cli/schedtrace.go)
 # unless GODEBUG sets schedtrace: set it here, so that valgrind follows the
 # daemon itself. Async preemption's signals are off under valgrind.
 vgdebug=asyncpreemptoff=1,schedtrace=2147483647

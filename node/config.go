@@ -30,6 +30,7 @@ type Config struct {
 	Log       LogConfig       `toml:"log"`
 	Discovery DiscoveryConfig `toml:"discovery"`
 	Session   SessionConfig   `toml:"session"`
+	Runtime   RuntimeConfig   `toml:"runtime"`
 	Peers     []PeerConfig    `toml:"peers"`
 	// Policy maps a protocol family to what this node accepts of it. A family
 	// with no entry is not enabled here.
@@ -107,6 +108,17 @@ type SessionConfig struct {
 	MaxPeerBufferedBytes int64 `toml:"max_peer_buffered_bytes"`
 }
 
+// RuntimeConfig is the [runtime] table: how the Go runtime under the daemon
+// is set up.
+type RuntimeConfig struct {
+	// Schedtrace keeps the runtime's monitor thread (sysmon) out of its
+	// deep sleep, which a daemon trading many small messages would
+	// otherwise leave and re-enter at every message: `run` restarts itself
+	// once with GODEBUG=schedtrace=2147483647 (one trace line every 24.8
+	// days) unless GODEBUG already sets schedtrace. On by default.
+	Schedtrace bool `toml:"schedtrace"`
+}
+
 // PeerConfig is one [[peers]] entry of the address book.
 type PeerConfig struct {
 	Name   string   `toml:"name"`
@@ -180,7 +192,8 @@ func DefaultConfig() *Config {
 			MaxBufferedBytes:     DefaultMaxBufferedBytes,
 			MaxPeerBufferedBytes: DefaultMaxPeerBufferedBytes,
 		},
-		Policy: map[string]PolicyConfig{},
+		Runtime: RuntimeConfig{Schedtrace: true},
+		Policy:  map[string]PolicyConfig{},
 	}
 }
 

@@ -12,8 +12,7 @@ import (
 )
 
 func main() {
-	reexecForSysmon(os.Args[1:], os.Stderr)
-	if err := cli.Run(context.Background(), os.Args[1:], os.Stdout, os.Stderr); err != nil {
+	if err := cli.RunRestartable(context.Background(), os.Args[1:], os.Stdout, os.Stderr, restart); err != nil {
 		fmt.Fprintln(os.Stderr, "bandit-node:", err)
 		os.Exit(cli.ExitCode(err))
 	}

@@ -5,12 +5,13 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 
 	"github.com/bandit-node/bandit-node/p2p/pattern"
 )
 
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runBench(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, `Usage: bandit-node bench pattern [flags]
 
@@ -24,7 +25,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	}
 	switch args[0] {
 	case "pattern":
-		return runBenchPattern(ctx, args[1:], stdout, stderr)
+		return runBenchPattern(ctx, args[1:], stdout, stderr, restart)
 	case "pattern-party":
 		// A child process of `bench pattern --processes`.
 		return pattern.ServeChild(ctx, os.Stdin, stdout)
@@ -32,7 +33,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return usageError{fmt.Sprintf("bench: unknown benchmark %q (want pattern)", args[0])}
 }
 
-func runBenchPattern(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runBenchPattern(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {
 	fs := newFlags("bench pattern", "bench pattern [--k K] [--steps N] [--processes] [--procs P] [--owner-procs P] [--transport tcp|quic] [--json]", `
 bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	k := fs.Int("k", 10, "number of data owners")
@@ -49,6 +50,7 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	bitItem := fs.Int("bit-item-bytes", pattern.DefaultBitItemSize, "bytes of each item of comp's batch to the controller")
 	wrapper := fs.String("party-wrapper", "", "with --processes, a program that starts each party's process (it gets the party's command as its arguments; a profiler, say)")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
+	schedtrace := fs.Bool("schedtrace", true, "restart with GODEBUG=schedtrace=2147483647 to keep the Go runtime's monitor thread awake, as the daemon's [runtime] schedtrace does (the party processes inherit it)")
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
@@ -63,6 +65,7 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	if *wrapper != "" && !*processes {
 		return usageError{"bench pattern: --party-wrapper starts party processes, so it needs --processes"}
 	}
+	applySchedtrace(*schedtrace, "--schedtrace", slog.New(slog.NewTextHandler(stderr, nil)), restart)
 	var res pattern.Result
 	var err error
 	mode := "one process"

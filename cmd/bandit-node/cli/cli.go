@@ -36,17 +36,28 @@ type command struct {
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
-func commands() []command {
+// Restarter replaces the running process with a new run of the same
+// program and arguments in environment env (syscall.Exec). It returns only
+// on failure.
+type Restarter func(env []string) error
+
+// commands are the subcommands; restart, if not nil, lets run and bench
+// apply the schedtrace setting (schedtrace.go).
+func commands(restart Restarter) []command {
 	return []command{
 		{"init", "create a node directory: identity, API token, commented config", runInit},
-		{"run", "run the daemon", runDaemon},
+		{"run", "run the daemon", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runDaemon(ctx, args, stdout, stderr, restart)
+		}},
 		{"id", "print this node's name, peer ID and addresses", runID},
 		{"peers", "list the address book with connection state and latency", runPeers},
 		{"session", "start, watch, list, cancel sessions and read results", runSession},
 		{"simulate", "run a whole session in this process, deterministically", runSimulate},
 		{"experiment", "reproduce a paper's experiments (CSV, figures, written results)", runExperiment},
 		{"data", "prepare per-organisation data files for a session (mpccb)", runData},
-		{"bench", "measure the bare SAMBA message pattern over libp2p (the network baseline)", runBench},
+		{"bench", "measure the bare SAMBA message pattern over libp2p (the network baseline)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+			return runBench(ctx, args, stdout, stderr, restart)
+		}},
 		{"version", "print the version", runVersion},
 	}
 }
@@ -72,8 +83,15 @@ func ExitCode(err error) int {
 	return 1
 }
 
-// Run runs the command line args (without the program name).
+// Run runs the command line args (without the program name) in this
+// process: run and bench never restart it (see RunRestartable).
 func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return RunRestartable(ctx, args, stdout, stderr, nil)
+}
+
+// RunRestartable is Run for the program's main, which passes restart: run
+// and bench may then restart the process to apply their schedtrace setting.
+func RunRestartable(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {
 	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
 		printUsage(stdout)
 		if len(args) == 0 {
@@ -81,7 +99,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		return nil
 	}
-	for _, c := range commands() {
+	for _, c := range commands(restart) {
 		if c.name == args[0] {
 			err := c.run(ctx, args[1:], stdout, stderr)
 			if errors.Is(err, flag.ErrHelp) {
@@ -97,7 +115,7 @@ func Run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "bandit-node: private federated multi-armed bandits among organizations.")
 	fmt.Fprintln(w, "\nUsage: bandit-node COMMAND [flags] [args]\n\nCommands:")
-	cmds := commands()
+	cmds := commands(nil)
 	width := 0
 	for _, c := range cmds {
 		width = max(width, len(c.name))

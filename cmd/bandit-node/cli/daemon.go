@@ -11,12 +11,12 @@ import (
 	"github.com/bandit-node/bandit-node/node"
 )
 
-func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {
 	fs := newFlags("run", "run --config FILE [--log-format text|json] [--log-level LEVEL]",
 		"bandit-node run --config /var/lib/bandit/acme/config.toml\n"+
-			"# It restarts itself with GODEBUG=schedtrace=2147483647, which saves the Go runtime a\n"+
-			"# wake-up per message (README: the Go runtime's monitor thread); BANDIT_NODE_SYSMON=default\n"+
-			"# keeps the runtime's default.", stderr)
+			"# With [runtime] schedtrace = true (the default) it restarts itself once with\n"+
+			"# GODEBUG=schedtrace=2147483647, which saves the Go runtime a wake-up per message\n"+
+			"# (docs/operations.md); it logs that it does.", stderr)
 	cfgPath := fs.String("config", "", "the node's config.toml (required)")
 	logFormat := fs.String("log-format", "", "override log.format: text or json")
 	logLevel := fs.String("log-level", "", "override log.level: debug, info, warn, error")
@@ -37,6 +37,7 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return err
 	}
+	applySchedtrace(cfg.Runtime.Schedtrace, "[runtime] schedtrace", logger, restart)
 	reg, err := Families()
 	if err != nil {
 		return err

@@ -189,6 +189,9 @@ stall_timeout = "10m"         # the initiator aborts a session whose progress st
 max_active = 16               # sessions proposed or running at once
 max_frame_size = 4194304      # largest message on a stream, in bytes
 
+[runtime]
+schedtrace = true             # restart once with GODEBUG=schedtrace=2147483647: saves a wake-up per message
+
 # The address book: the only organizations that may connect to this node.
 # [[peers]]
 # name = "node2"
