@@ -9,11 +9,11 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 )
 
-// Every message of a session travels in a nodepb.RoleFrame. Encoding and
-// decoding it through protobuf's reflective code cost ≈ 6 % of a SAMBA data
-// owner's CPU (pprof, 13 daemons), so the two functions below write and read
-// the same bytes by hand; FuzzRoleFrameCodec holds them to proto.Marshal and
-// proto.Unmarshal.
+// Every message of a session travels in a nodepb.RoleFrame. The functions
+// below write and read its bytes by hand, because protobuf's reflective code
+// is a measurable share of a busy role's CPU (bench/HISTORY.md, "Comments
+// moved"); FuzzRoleFrameCodec holds them to proto.Marshal and
+// proto.Unmarshal byte for byte.
 
 // appendRoleFrame appends f's protobuf encoding to b: the bytes proto.Marshal
 // writes (fields in number order, zero values left out).

@@ -14,9 +14,9 @@ import (
 // delivered (its bytes before the body field) and what that head decoded
 // to. A frame that begins with those very bytes and ends with one body
 // field decodes to the same session and parties and passes the same checks,
-// and is delivered without decoding its head again: on a SAMBA controller,
-// decoding and checking every frame's head took ≈ 4 % of its instructions.
-// Only the stream's read goroutine calls it.
+// and is delivered without decoding its head again, which every message
+// would otherwise pay (bench/HISTORY.md). Only the stream's read goroutine
+// calls it.
 type roleStream struct {
 	n      *Node
 	family string

@@ -153,7 +153,7 @@ func (s *session) failInPlace(err *abortError) {
 // batchContext returns the context that bounds one Ready batch's sends: its
 // deadline is between 7/8 of sendTimeout and sendTimeout away. It is reused
 // while that much is left, so that a busy session does not arm a timer for
-// every batch (a context per batch was 3 % of a SAMBA data owner's CPU). A
+// every batch (bench/HISTORY.md). A
 // batch may be sent by a stream's reader (stepping in place), which reads
 // nothing from its peer meanwhile, so its sends must be bounded as a whole:
 // a write timeout, a stream reopened and a second write could otherwise hold

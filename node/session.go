@@ -88,15 +88,13 @@ func (s *session) took(ev ctrlEvent) {
 // and inbox channels, and read the record under mu.
 //
 // The fields every message touches come first, so that they share a few
-// cache lines: with a hundred daemons on two cores, every line a message
-// touches is a miss.
+// cache lines.
 type session struct {
 	n   *Node
 	id  string
 	fam protocol.Family
-	// family is fam.Name(), which every frame's stream is checked against:
-	// a string compare (of the same constant, so a pointer) instead of an
-	// interface call.
+	// family is fam.Name(), which every frame's stream is checked
+	// against without an interface call.
 	family string
 	self   peer.ID
 	// roleNames and orgs say who plays every party, decoded once since
@@ -283,10 +281,8 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 
 // lifecycleTick is the length of a tick of the lifecycle of a session
 // under cfg: half the heartbeat interval, at most maxLifecycleTick — a
-// second with the default 5 s heartbeats. Each tick wakes the session's
-// loop, and a wake costs a data owner of a 100-party SAMBA session about
-// as much as a step (cold caches on a crowded machine): 200 ms ticks made
-// its steps 2 % dearer, side by side with the build before.
+// second with the default 5 s heartbeats. Not shorter: each tick wakes the
+// session's loop, which costs a busy role about a step (bench/HISTORY.md).
 func lifecycleTick(cfg SessionConfig) time.Duration {
 	return max(min(cfg.HeartbeatInterval.Duration/2, maxLifecycleTick), 10*time.Millisecond)
 }

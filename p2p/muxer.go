@@ -21,9 +21,8 @@ const yamuxRTTInterval = 5 * time.Minute
 // closes it if the answer does not come within 10 s of the ping being sent
 // — that, not the round-trip measurement, is what finds a dead peer. An
 // idle connection now carries one or two keep-alive pings every 30 s
-// instead of two round-trip pings besides: in a network of 103 daemons,
-// where each holds 102 connections, yamux's share of an idle daemon's CPU
-// fell by about 60 % and the daemon's CPU from 3.4 to 3.0 ms a second.
+// instead of two round-trip pings besides, which matters to an idle daemon
+// with a hundred connections (bench/HISTORY.md).
 func NewYamuxTransport() *yamux.Transport {
 	t := *yamux.DefaultTransport // a copy: the default is shared by every host in the process
 	t.MeasureRTTInterval = yamuxRTTInterval
