@@ -1,0 +1,300 @@
+package p2p
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/libp2p/go-libp2p/core/network"
+	"github.com/libp2p/go-libp2p/core/peer"
+	msmux "github.com/multiformats/go-multistream"
+)
+
+// Send writes frame to peer to on the outbound stream, opening it (and
+// dialing the peer) within ctx if needed; it is Sender(to) and its Send. On a
+// write error the stream is reset and discarded and the frame is retried once
+// on a new stream; a stream whose connection turns out to have closed (one of
+// two connections formed by a simultaneous dial, say) is replaced once more
+// without counting as that failure, since the connection went away under it.
+// A nil error means the frame was handed to the connection, not that the peer
+// processed it. Opening the stream (dialing if needed) and each frame write
+// are bounded by WriteTimeout, and by ctx's deadline if earlier: a ctx
+// without a deadline is fine, and saves the caller a timer per Send.
+func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
+	if len(frame) > m.opts.MaxFrameSize {
+		return m.tooLarge(to, frame)
+	}
+	o, err := m.outFor(to)
+	if err != nil {
+		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
+	}
+	return m.send(ctx, to, o, frame)
+}
+
+// Sender is a Messenger's outbound side to one peer: Send without looking
+// the peer up. A caller that sends to the same peers over and over (a
+// session's parties) keeps their Senders; each Send then skips the
+// messenger's lock and its map of peers. A Sender is safe for concurrent use and stays valid after
+// the messenger closes (Send then fails with ErrMessengerClosed).
+type Sender struct {
+	m  *Messenger
+	to peer.ID
+	o  *outStream
+}
+
+// Sender returns the sender to address-book peer to; it fails with
+// ErrUnknownPeer (wrapped) for any other peer and ErrMessengerClosed after
+// Close. Every Sender to the same peer shares one outbound stream.
+func (m *Messenger) Sender(to peer.ID) (*Sender, error) {
+	o, err := m.outFor(to)
+	if err != nil {
+		return nil, fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
+	}
+	return &Sender{m: m, to: to, o: o}, nil
+}
+
+// Send writes frame to the sender's peer, as Messenger.Send does.
+func (sd *Sender) Send(ctx context.Context, frame []byte) error {
+	m := sd.m
+	if len(frame) > m.opts.MaxFrameSize {
+		return m.tooLarge(sd.to, frame)
+	}
+	if m.closed.Load() {
+		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(sd.to), m.id, ErrMessengerClosed)
+	}
+	return m.send(ctx, sd.to, sd.o, frame)
+}
+
+func (m *Messenger) tooLarge(to peer.ID, frame []byte) error {
+	return fmt.Errorf("sending to %s on %s: a %d-byte frame: %w (limit %d bytes)", m.h.describe(to), m.id, len(frame), ErrFrameTooLarge, m.opts.MaxFrameSize)
+}
+
+// send writes frame to peer to through its outbound state o.
+func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []byte) error {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var writeErr error
+	moved := false // a stream was replaced because its connection had closed
+	for attempt := 0; attempt < 2; attempt++ {
+		now := time.Now()
+		if o.s != nil && now.Sub(o.lastWrite) > m.opts.IdleTimeout/2 {
+			// The receiver may be about to close this stream for
+			// idleness; retire it cleanly rather than race it.
+			m.forget(o.s)
+			o.s.Close()
+			o.s = nil
+		}
+		if o.s == nil {
+			if err := m.open(ctx, to, o); err != nil {
+				m.errs.Add(1)
+				if writeErr != nil {
+					return fmt.Errorf("sending to %s on %s: writing failed (%v), then reopening the stream failed: %w", m.h.describe(to), m.id, writeErr, err)
+				}
+				return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
+			}
+			now = time.Now()
+		}
+		// A stream whose connection is gone or going (closed by either
+		// side, e.g. one of two connections formed by a simultaneous
+		// dial) is never trusted with a frame: a write into it fails, or
+		// succeeds into a buffer that will not leave, and either way the
+		// frame goes again on a new stream on a live connection. One look
+		// at the connection, after the write, covers both cases.
+		writeErr = o.write(ctx, now, frame, m.opts)
+		if o.s.Conn().IsClosed() {
+			m.dropConnLost(to, o)
+			if !moved {
+				// Not an error of ours or the peer's: the connection
+				// moved. This try does not count.
+				moved = true
+				attempt--
+				continue
+			}
+			if writeErr == nil {
+				writeErr = errConnClosed
+			}
+			m.errs.Add(1)
+			if ctx.Err() != nil {
+				break
+			}
+			continue
+		}
+		if writeErr == nil {
+			m.framesSent.Add(1)
+			m.bytesSent.Add(uint64(len(frame)))
+			return nil
+		}
+		m.errs.Add(1)
+		m.forget(o.s)
+		o.s.Reset()
+		o.s = nil
+		if ctx.Err() != nil {
+			break
+		}
+	}
+	return fmt.Errorf("sending a %d-byte frame to %s on %s: %w", len(frame), m.h.describe(to), m.id, writeErr)
+}
+
+// outFor returns the outbound state for address-book peer to, creating it.
+func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.closed.Load() {
+		return nil, ErrMessengerClosed
+	}
+	o, ok := m.out[to]
+	if !ok {
+		if !m.h.Known(to) {
+			return nil, ErrUnknownPeer
+		}
+		o = &outStream{}
+		m.out[to] = o
+	}
+	return o, nil
+}
+
+// open opens a new outbound stream into o, within ctx and WriteTimeout.
+// o.mu is held.
+func (m *Messenger) open(ctx context.Context, to peer.ID, o *outStream) error {
+	if d, ok := ctx.Deadline(); !ok || time.Until(d) > m.opts.WriteTimeout {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, m.opts.WriteTimeout)
+		defer cancel()
+	}
+	s, err := m.newStream(ctx, to)
+	if err != nil {
+		return fmt.Errorf("opening a stream: %w", err)
+	}
+	m.mu.Lock()
+	if m.closed.Load() {
+		m.mu.Unlock()
+		s.Reset()
+		return ErrMessengerClosed
+	}
+	m.streams[s] = struct{}{}
+	m.mu.Unlock()
+	// This side never reads from an outbound stream.
+	s.CloseRead()
+	if o.w == nil {
+		o.w = bufio.NewWriterSize(s, streamBufferSize)
+	} else {
+		o.w.Reset(s)
+	}
+	o.s = s
+	o.deadline = time.Time{}
+	o.lastWrite = time.Now()
+	return nil
+}
+
+// openAttempts bounds how many connections open tries when connections to the
+// peer keep closing under it.
+const openAttempts = 3
+
+// newStream opens a stream of the messenger's protocol to peer to, dialing
+// within ctx if there is no connection. The stream is opened on the
+// connection both peers prefer (preferredConn), the one that survives when
+// both dialed each other at once, and the protocol is
+// negotiated before newStream returns, so a stream the peer refuses (or loses
+// with its connection) fails here instead of swallowing the first frame.
+func (m *Messenger) newStream(ctx context.Context, to peer.ID) (network.Stream, error) {
+	if !m.h.Connected(to) {
+		if err := m.h.connect(ctx, to); err != nil {
+			return nil, err
+		}
+	}
+	var lastErr error
+	for range openAttempts {
+		c := m.h.bestConn(to)
+		if c == nil {
+			if err := m.h.connect(ctx, to); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		s, err := m.negotiate(ctx, c)
+		if err == nil {
+			return s, nil
+		}
+		lastErr = err
+		if !c.IsClosed() || ctx.Err() != nil {
+			break
+		}
+	}
+	if lastErr == nil {
+		lastErr = network.ErrNoConn
+	}
+	return nil, lastErr
+}
+
+// negotiate opens a stream on c and selects the messenger's protocol on it,
+// within ctx and the write timeout.
+func (m *Messenger) negotiate(ctx context.Context, c network.Conn) (network.Stream, error) {
+	s, err := c.NewStream(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.SetProtocol(m.id); err != nil {
+		s.Reset()
+		return nil, err
+	}
+	deadline := time.Now().Add(m.opts.WriteTimeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	s.SetDeadline(deadline)
+	errc := make(chan error, 1)
+	go func() { errc <- msmux.SelectProtoOrFail(m.id, s) }()
+	select {
+	case err = <-errc:
+	case <-ctx.Done():
+		s.Reset()
+		<-errc
+		err = ctx.Err()
+	}
+	if err != nil {
+		s.Reset()
+		return nil, fmt.Errorf("negotiating %s: %w", m.id, err)
+	}
+	s.SetDeadline(time.Time{})
+	return s, nil
+}
+
+// dropConnLost discards o's stream after its connection closed. o.mu is held.
+func (m *Messenger) dropConnLost(to peer.ID, o *outStream) {
+	m.logger.Debug("the stream's connection closed; reopening on another connection", "peer", m.h.describe(to))
+	m.forget(o.s)
+	o.s.Reset()
+	o.s = nil
+}
+
+// errConnClosed reports a frame written while its stream's connection closed.
+var errConnClosed = errors.New("the stream's connection closed")
+
+// write writes and flushes one frame. o.mu is held.
+func (o *outStream) write(ctx context.Context, now time.Time, frame []byte, opts MessengerOptions) error {
+	deadline := o.deadline
+	if left := deadline.Sub(now); left < opts.WriteTimeout-opts.WriteTimeout/deadlineSlack || left > opts.WriteTimeout {
+		deadline = now.Add(opts.WriteTimeout)
+	}
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	if !deadline.Equal(o.deadline) {
+		if err := o.s.SetWriteDeadline(deadline); err != nil {
+			return fmt.Errorf("setting the write deadline: %w", err)
+		}
+		o.deadline = deadline
+	}
+	o.lastWrite = now
+	if err := WriteFrame(o.w, frame, len(frame)); err != nil {
+		o.w.Reset(o.s)
+		return err
+	}
+	if err := o.w.Flush(); err != nil {
+		o.w.Reset(o.s)
+		return err
+	}
+	return nil
+}
