@@ -108,13 +108,6 @@ type BAIReport struct {
 	Files   []string
 }
 
-// Claim is one of the paper's claims and whether the numbers bear it out.
-type Claim struct {
-	Text  string
-	Holds bool
-	Note  string
-}
-
 // RunBAI runs the grid of Figures 1, 5 and 6 of the BAI paper, writes
 // DIR/bai_runs.csv, DIR/bai_summary.csv, the figures and DIR/bai_results.md.
 func RunBAI(ctx context.Context, reg *protocol.Registry, o BAIOptions) (*BAIReport, error) {
@@ -431,26 +424,4 @@ func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[
 		return nil, err
 	}
 	return append(files, mdPath), nil
-}
-
-func writeCSV(path string, header []string, rows func(*csv.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	if err := w.Write(header); err != nil {
-		f.Close()
-		return err
-	}
-	if err := rows(w); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

@@ -1,11 +1,61 @@
 package experiment
 
 import (
+	"encoding/csv"
+	"fmt"
+	"os"
 	"strconv"
 	"strings"
 )
 
-func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+// Claim is one of the paper's claims and whether the numbers bear it out.
+type Claim struct {
+	Text  string
+	Holds bool
+	Note  string
+}
+
+// writeClaims renders claims as a Markdown list: each claim, whether the
+// numbers bear it out, and its note.
+func writeClaims(b *strings.Builder, claims []Claim) {
+	for _, c := range claims {
+		mark := "holds"
+		if !c.Holds {
+			mark = "does not hold"
+		}
+		fmt.Fprintf(b, "- %s: **%s**", c.Text, mark)
+		if c.Note != "" {
+			fmt.Fprintf(b, " (%s)", c.Note)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeCSV writes the CSV file path: the header, then what rows writes.
+func writeCSV(path string, header []string, rows func(*csv.Writer) error) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	if err := w.Write(header); err != nil {
+		f.Close()
+		return err
+	}
+	if err := rows(w); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
 
 // mdCell escapes the pipes of a Markdown table cell.
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// fmtG formats x in the fewest digits that read back as x.
+func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
