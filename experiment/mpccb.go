@@ -344,9 +344,9 @@ func (r MPCCBRun) less(s MPCCBRun) bool {
 	return r.Run < s.Run
 }
 
-// mpccbJobs lists every distinct session of both grids.
-func mpccbJobs(o MPCCBOptions) []mpccbJob {
-	var jobs []mpccbJob
+// rewardEpsilons returns the ε of the reward runs: Figure 1's and Figure
+// 2's, each distinct ε once, in increasing order.
+func (o MPCCBOptions) rewardEpsilons() []float64 {
 	eps := slices.Clone(o.Epsilons)
 	for _, e := range o.CurveEpsilons {
 		if !slices.Contains(eps, e) {
@@ -354,7 +354,13 @@ func mpccbJobs(o MPCCBOptions) []mpccbJob {
 		}
 	}
 	slices.Sort(eps)
-	for _, e := range eps {
+	return eps
+}
+
+// mpccbJobs lists every distinct session of both grids.
+func mpccbJobs(o MPCCBOptions) []mpccbJob {
+	var jobs []mpccbJob
+	for _, e := range o.rewardEpsilons() {
 		for r := range o.Runs {
 			jobs = append(jobs, mpccbJob{Kind: "reward", Dataset: dataset.FashionMNIST, Epsilon: e, Arms: 10, Parties: 2, Steps: o.Steps, Run: r})
 		}

@@ -47,14 +47,7 @@ type mpccbCurve struct {
 
 func rewardCurves(o MPCCBOptions, reward []MPCCBRun) []mpccbCurve {
 	var out []mpccbCurve
-	eps := slices.Clone(o.Epsilons)
-	for _, e := range o.CurveEpsilons {
-		if !slices.Contains(eps, e) {
-			eps = append(eps, e)
-		}
-	}
-	slices.Sort(eps)
-	for _, e := range eps {
+	for _, e := range o.rewardEpsilons() {
 		var rs []MPCCBRun
 		for _, r := range reward {
 			if r.Epsilon == e {
