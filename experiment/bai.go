@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
@@ -357,42 +356,36 @@ func baiClaims(sum map[string]map[int]baiPoint, agents []int) []Claim {
 func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[int]baiPoint, rep *BAIReport) ([]string, error) {
 	var files []string
 	runsPath := filepath.Join(o.Out, "bai_runs.csv")
-	if err := writeCSV(runsPath, []string{"series", "agents", "run", "seed", "sample_complexity", "answered", "correct", "seconds"}, func(w *csv.Writer) error {
-		sorted := append([]BAIRun(nil), runs...)
-		sort.SliceStable(sorted, func(i, j int) bool {
-			if sorted[i].Series != sorted[j].Series {
-				return sorted[i].Series < sorted[j].Series
-			}
-			if sorted[i].Agents != sorted[j].Agents {
-				return sorted[i].Agents < sorted[j].Agents
-			}
-			return sorted[i].Run < sorted[j].Run
-		})
-		for _, r := range sorted {
-			if err := w.Write([]string{r.Series, strconv.Itoa(r.Agents), strconv.Itoa(r.Run), strconv.FormatInt(r.Seed, 10),
-				strconv.FormatInt(r.SampleComplexity, 10), strconv.FormatBool(r.Answered), strconv.FormatBool(r.Correct),
-				strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 3, 64)}); err != nil {
-				return err
-			}
+	sorted := append([]BAIRun(nil), runs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].Series != sorted[j].Series {
+			return sorted[i].Series < sorted[j].Series
 		}
-		return nil
-	}); err != nil {
+		if sorted[i].Agents != sorted[j].Agents {
+			return sorted[i].Agents < sorted[j].Agents
+		}
+		return sorted[i].Run < sorted[j].Run
+	})
+	var runRows [][]string
+	for _, r := range sorted {
+		runRows = append(runRows, []string{r.Series, strconv.Itoa(r.Agents), strconv.Itoa(r.Run), strconv.FormatInt(r.Seed, 10),
+			strconv.FormatInt(r.SampleComplexity, 10), strconv.FormatBool(r.Answered), strconv.FormatBool(r.Correct),
+			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 3, 64)})
+	}
+	if err := writeCSV(runsPath, []string{"series", "agents", "run", "seed", "sample_complexity", "answered", "correct", "seconds"}, runRows); err != nil {
 		return nil, err
 	}
 	files = append(files, runsPath)
 	sumPath := filepath.Join(o.Out, "bai_summary.csv")
-	if err := writeCSV(sumPath, []string{"series", "figures", "agents", "runs", "mean", "ci95_low", "ci95_high", "accuracy"}, func(w *csv.Writer) error {
-		for _, s := range grid {
-			for _, n := range o.Agents {
-				p := sum[s.Name][n]
-				if err := w.Write([]string{s.Name, strings.Join(s.Figures, " "), strconv.Itoa(n), strconv.Itoa(p.N),
-					fmt.Sprintf("%.1f", p.Mean), fmt.Sprintf("%.1f", p.Low), fmt.Sprintf("%.1f", p.High), fmt.Sprintf("%.3f", p.Accuracy)}); err != nil {
-					return err
-				}
-			}
+	var sumRows [][]string
+	for _, s := range grid {
+		for _, n := range o.Agents {
+			p := sum[s.Name][n]
+			sumRows = append(sumRows, []string{s.Name, strings.Join(s.Figures, " "), strconv.Itoa(n), strconv.Itoa(p.N),
+				fmt.Sprintf("%.1f", p.Mean), fmt.Sprintf("%.1f", p.Low), fmt.Sprintf("%.1f", p.High), fmt.Sprintf("%.3f", p.Accuracy)})
 		}
-		return nil
-	}); err != nil {
+	}
+	if err := writeCSV(sumPath, []string{"series", "figures", "agents", "runs", "mean", "ci95_low", "ci95_high", "accuracy"}, sumRows); err != nil {
 		return nil, err
 	}
 	files = append(files, sumPath)

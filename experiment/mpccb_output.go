@@ -1,7 +1,6 @@
 package experiment
 
 import (
-	"encoding/csv"
 	"fmt"
 	"math"
 	"os"
@@ -20,20 +19,16 @@ func writeMPCCB(rep *MPCCBReport) ([]string, error) {
 	reward, timing := splitRuns(rep.Runs)
 
 	runsPath := filepath.Join(o.Out, "mpccb_runs.csv")
+	var runRows [][]string
+	for _, r := range rep.Runs {
+		runRows = append(runRows, []string{r.Kind, r.Dataset, fmtG(r.Epsilon), fmt.Sprintf("%.4f", math.Log(float64(r.Arms)/r.Epsilon)),
+			strconv.Itoa(r.Arms), strconv.Itoa(r.Parties), strconv.FormatInt(r.Steps, 10), strconv.Itoa(r.Run), strconv.FormatInt(r.Seed, 10),
+			fmt.Sprintf("%.6f", r.AverageReward), fmt.Sprintf("%.6f", r.ReferenceAverageReward), fmt.Sprintf("%.6f", r.ArmAgreement),
+			fmtG(r.RoundsPerStep), fmt.Sprintf("%.0f", r.BytesPerStep), fmt.Sprintf("%.0f", r.DealerBytesPerStep),
+			fmt.Sprintf("%.4f", r.MsPerStep), fmt.Sprintf("%.2f", r.Elapsed.Seconds())})
+	}
 	if err := writeCSV(runsPath, []string{"kind", "dataset", "epsilon", "eta", "arms", "parties", "steps", "run", "seed", "average_reward",
-		"reference_average_reward", "arm_agreement", "rounds_per_step", "bytes_per_step", "dealer_bytes_per_step", "ms_per_step", "seconds"},
-		func(w *csv.Writer) error {
-			for _, r := range rep.Runs {
-				if err := w.Write([]string{r.Kind, r.Dataset, fmtG(r.Epsilon), fmt.Sprintf("%.4f", math.Log(float64(r.Arms)/r.Epsilon)),
-					strconv.Itoa(r.Arms), strconv.Itoa(r.Parties), strconv.FormatInt(r.Steps, 10), strconv.Itoa(r.Run), strconv.FormatInt(r.Seed, 10),
-					fmt.Sprintf("%.6f", r.AverageReward), fmt.Sprintf("%.6f", r.ReferenceAverageReward), fmt.Sprintf("%.6f", r.ArmAgreement),
-					fmtG(r.RoundsPerStep), fmt.Sprintf("%.0f", r.BytesPerStep), fmt.Sprintf("%.0f", r.DealerBytesPerStep),
-					fmt.Sprintf("%.4f", r.MsPerStep), fmt.Sprintf("%.2f", r.Elapsed.Seconds())}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}); err != nil {
+		"reference_average_reward", "arm_agreement", "rounds_per_step", "bytes_per_step", "dealer_bytes_per_step", "ms_per_step", "seconds"}, runRows); err != nil {
 		return nil, err
 	}
 	files = append(files, runsPath)
@@ -41,17 +36,14 @@ func writeMPCCB(rep *MPCCBReport) ([]string, error) {
 	// Figure 1: the curves.
 	curves := rewardCurves(o, reward)
 	fig1CSV := filepath.Join(o.Out, "fig1_reward_curves.csv")
-	if err := writeCSV(fig1CSV, []string{"epsilon", "step", "runs", "private_mean", "private_std", "reference_mean", "reference_std"}, func(w *csv.Writer) error {
-		for _, c := range curves {
-			for k, t := range c.Steps {
-				if err := w.Write([]string{fmtG(c.Epsilon), strconv.FormatInt(t, 10), strconv.Itoa(c.Runs), fmt.Sprintf("%.6f", c.Private[k].Mean),
-					fmt.Sprintf("%.6f", c.Private[k].StdDev), fmt.Sprintf("%.6f", c.Reference[k].Mean), fmt.Sprintf("%.6f", c.Reference[k].StdDev)}); err != nil {
-					return err
-				}
-			}
+	var curveRows [][]string
+	for _, c := range curves {
+		for k, t := range c.Steps {
+			curveRows = append(curveRows, []string{fmtG(c.Epsilon), strconv.FormatInt(t, 10), strconv.Itoa(c.Runs), fmt.Sprintf("%.6f", c.Private[k].Mean),
+				fmt.Sprintf("%.6f", c.Private[k].StdDev), fmt.Sprintf("%.6f", c.Reference[k].Mean), fmt.Sprintf("%.6f", c.Reference[k].StdDev)})
 		}
-		return nil
-	}); err != nil {
+	}
+	if err := writeCSV(fig1CSV, []string{"epsilon", "step", "runs", "private_mean", "private_std", "reference_mean", "reference_std"}, curveRows); err != nil {
 		return nil, err
 	}
 	files = append(files, fig1CSV)
@@ -59,57 +51,48 @@ func writeMPCCB(rep *MPCCBReport) ([]string, error) {
 	// Figure 2: reward against η at three sizes T.
 	fig2 := rewardAgainstEta(rep, reward)
 	fig2CSV := filepath.Join(o.Out, "fig2_reward_vs_eta.csv")
-	if err := writeCSV(fig2CSV, []string{"T", "epsilon", "eta", "runs", "private_mean", "private_std", "reference_mean", "reference_std"}, func(w *csv.Writer) error {
-		for _, s := range fig2 {
-			for _, pt := range s.Points {
-				eta := "inf"
-				if pt.Epsilon > 0 {
-					eta = fmt.Sprintf("%.4f", math.Log(10/pt.Epsilon))
-				}
-				if err := w.Write([]string{strconv.FormatInt(s.T, 10), fmtG(pt.Epsilon), eta, strconv.Itoa(pt.Reference.N), fmt.Sprintf("%.6f", pt.Private.Mean),
-					fmt.Sprintf("%.6f", pt.Private.StdDev), fmt.Sprintf("%.6f", pt.Reference.Mean), fmt.Sprintf("%.6f", pt.Reference.StdDev)}); err != nil {
-					return err
-				}
+	var etaRows [][]string
+	for _, s := range fig2 {
+		for _, pt := range s.Points {
+			eta := "inf"
+			if pt.Epsilon > 0 {
+				eta = fmt.Sprintf("%.4f", math.Log(10/pt.Epsilon))
 			}
+			etaRows = append(etaRows, []string{strconv.FormatInt(s.T, 10), fmtG(pt.Epsilon), eta, strconv.Itoa(pt.Reference.N), fmt.Sprintf("%.6f", pt.Private.Mean),
+				fmt.Sprintf("%.6f", pt.Private.StdDev), fmt.Sprintf("%.6f", pt.Reference.Mean), fmt.Sprintf("%.6f", pt.Reference.StdDev)})
 		}
-		return nil
-	}); err != nil {
+	}
+	if err := writeCSV(fig2CSV, []string{"T", "epsilon", "eta", "runs", "private_mean", "private_std", "reference_mean", "reference_std"}, etaRows); err != nil {
 		return nil, err
 	}
 	files = append(files, fig2CSV)
 
 	// Figures 3 and 4: one CSV, every timing point.
 	fig34CSV := filepath.Join(o.Out, "fig3_fig4_time.csv")
-	if err := writeCSV(fig34CSV, []string{"parties", "arms", "steps", "ms_per_step", "ms_per_step_repeats", "rounds_per_step", "bytes_per_step", "dealer_bytes_per_step",
-		"arm_agreement", "in_fig3", "in_fig4"}, func(w *csv.Writer) error {
-		for _, r := range timing {
-			var all []string
-			for _, ms := range r.Timings {
-				all = append(all, fmt.Sprintf("%.4f", ms))
-			}
-			if err := w.Write([]string{strconv.Itoa(r.Parties), strconv.Itoa(r.Arms), strconv.FormatInt(r.Steps, 10), fmt.Sprintf("%.4f", r.MsPerStep), strings.Join(all, ";"),
-				fmtG(r.RoundsPerStep), fmt.Sprintf("%.0f", r.BytesPerStep), fmt.Sprintf("%.0f", r.DealerBytesPerStep), fmt.Sprintf("%.4f", r.ArmAgreement),
-				strconv.FormatBool(slices.Contains(o.Parties, r.Parties) && slices.Contains(o.Arms, r.Arms)),
-				strconv.FormatBool(slices.Contains(o.ScaleParties, r.Parties) && slices.Contains(o.ScaleArms, r.Arms))}); err != nil {
-				return err
-			}
+	var timeRows [][]string
+	for _, r := range timing {
+		var all []string
+		for _, ms := range r.Timings {
+			all = append(all, fmt.Sprintf("%.4f", ms))
 		}
-		return nil
-	}); err != nil {
+		timeRows = append(timeRows, []string{strconv.Itoa(r.Parties), strconv.Itoa(r.Arms), strconv.FormatInt(r.Steps, 10), fmt.Sprintf("%.4f", r.MsPerStep), strings.Join(all, ";"),
+			fmtG(r.RoundsPerStep), fmt.Sprintf("%.0f", r.BytesPerStep), fmt.Sprintf("%.0f", r.DealerBytesPerStep), fmt.Sprintf("%.4f", r.ArmAgreement),
+			strconv.FormatBool(slices.Contains(o.Parties, r.Parties) && slices.Contains(o.Arms, r.Arms)),
+			strconv.FormatBool(slices.Contains(o.ScaleParties, r.Parties) && slices.Contains(o.ScaleArms, r.Arms))})
+	}
+	if err := writeCSV(fig34CSV, []string{"parties", "arms", "steps", "ms_per_step", "ms_per_step_repeats", "rounds_per_step", "bytes_per_step", "dealer_bytes_per_step",
+		"arm_agreement", "in_fig3", "in_fig4"}, timeRows); err != nil {
 		return nil, err
 	}
 	files = append(files, fig34CSV)
 
 	t1CSV := filepath.Join(o.Out, "table1_operations.csv")
-	if err := writeCSV(t1CSV, []string{"operation", "size", "rounds", "plaintext_ns", "private_ns", "slowdown", "paper"}, func(w *csv.Writer) error {
-		for _, op := range rep.Ops {
-			if err := w.Write([]string{op.Operation, op.Size, fmtG(op.Rounds), fmt.Sprintf("%.1f", op.PlainNs), fmt.Sprintf("%.1f", op.PrivateNs),
-				fmt.Sprintf("%.1f", op.Slowdown()), op.Paper}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
+	var opRows [][]string
+	for _, op := range rep.Ops {
+		opRows = append(opRows, []string{op.Operation, op.Size, fmtG(op.Rounds), fmt.Sprintf("%.1f", op.PlainNs), fmt.Sprintf("%.1f", op.PrivateNs),
+			fmt.Sprintf("%.1f", op.Slowdown()), op.Paper})
+	}
+	if err := writeCSV(t1CSV, []string{"operation", "size", "rounds", "plaintext_ns", "private_ns", "slowdown", "paper"}, opRows); err != nil {
 		return nil, err
 	}
 	files = append(files, t1CSV)

@@ -31,25 +31,16 @@ func writeClaims(b *strings.Builder, claims []Claim) {
 	}
 }
 
-// writeCSV writes the CSV file path: the header, then what rows writes.
-func writeCSV(path string, header []string, rows func(*csv.Writer) error) error {
+// writeCSV writes the CSV file path: the header, then the rows.
+func writeCSV(path string, header []string, rows [][]string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
 	}
 	w := csv.NewWriter(f)
-	if err := w.Write(header); err != nil {
-		f.Close()
-		return err
-	}
-	if err := rows(w); err != nil {
+	if err := w.WriteAll(append([][]string{header}, rows...)); err != nil {
 		f.Close()
 		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
 	}
 	return f.Close()
 }

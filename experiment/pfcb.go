@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -239,16 +238,13 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 	runsPath := filepath.Join(o.Out, "pfcb_runs.csv")
 	sorted := append([]PFCBRun(nil), runs...)
 	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].key() < sorted[b].key() })
-	if err := writeCSV(runsPath, []string{"family", "algorithm", "epsilon", "agents", "instance", "run", "regret_per_agent", "constraint_violations", "epsilon_total", "seconds"}, func(w *csv.Writer) error {
-		for _, r := range sorted {
-			if err := w.Write([]string{r.Family, r.Algorithm, strconv.FormatFloat(r.Epsilon, 'g', -1, 64), strconv.Itoa(r.Agents),
-				strconv.Itoa(r.Instance), strconv.Itoa(r.Run), fmt.Sprintf("%.2f", r.RegretPerAgent), strconv.FormatInt(r.Violations, 10),
-				fmt.Sprintf("%.4f", r.EpsilonTotal), fmt.Sprintf("%.2f", r.Elapsed.Seconds())}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
+	var rows [][]string
+	for _, r := range sorted {
+		rows = append(rows, []string{r.Family, r.Algorithm, fmtG(r.Epsilon), strconv.Itoa(r.Agents),
+			strconv.Itoa(r.Instance), strconv.Itoa(r.Run), fmt.Sprintf("%.2f", r.RegretPerAgent), strconv.FormatInt(r.Violations, 10),
+			fmt.Sprintf("%.4f", r.EpsilonTotal), fmt.Sprintf("%.2f", r.Elapsed.Seconds())})
+	}
+	if err := writeCSV(runsPath, []string{"family", "algorithm", "epsilon", "agents", "instance", "run", "regret_per_agent", "constraint_violations", "epsilon_total", "seconds"}, rows); err != nil {
 		return nil, err
 	}
 	files = append(files, runsPath)
