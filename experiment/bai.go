@@ -400,11 +400,8 @@ func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[
 	fmt.Fprintf(&b, "%d simulated sessions in %v on %d workers; δ = 0.05; seeds %d…%d.\n\n", len(runs), rep.Elapsed.Round(time.Second), o.Workers, o.Seed, o.Seed+int64(o.Runs)-1)
 	b.WriteString("## The paper's claims\n\n")
 	writeClaims(&b, rep.Claims)
-	b.WriteString("\n## Mean sample complexity (95% interval)\n\n| series |")
-	for _, n := range o.Agents {
-		fmt.Fprintf(&b, " N=%d |", n)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(o.Agents)) + "\n")
+	b.WriteString("\n## Mean sample complexity (95% interval)\n\n")
+	writeTableHead(&b, []string{"series"}, "N=%d", o.Agents)
 	for _, s := range grid {
 		fmt.Fprintf(&b, "| %s |", s.Name)
 		for _, n := range o.Agents {

@@ -152,11 +152,11 @@ func mpccbMarkdown(rep *MPCCBReport, curves []mpccbCurve, fig2 []etaSeries, timi
 	b.WriteString("\n## Figure 2: average reward against η\n\n![Figure 2](fig2_reward_vs_eta.png)\n\n")
 	b.WriteString("η = ∞ is the non-private greedy learner (ε = 0). The private protocol needs ε > 0, so that point is the plaintext reference with ε = 0 on each run's dealer samples. Smaller T are prefixes of the same sweep: the average reward after T of the T-step session (the curves' checkpoints; a prefix run is identical, see TestMPCCBPrefix).\n\n")
 	if len(fig2) > 0 {
-		b.WriteString("| ε | η |")
+		var ts []int64
 		for _, s := range fig2 {
-			fmt.Fprintf(&b, " T = %d |", s.T)
+			ts = append(ts, s.T)
 		}
-		b.WriteString("\n|---|---|" + strings.Repeat("---|", len(fig2)) + "\n")
+		writeTableHead(&b, []string{"ε", "η"}, "T = %d", ts)
 		for i, pt := range fig2[0].Points {
 			if pt.Epsilon == 0 {
 				b.WriteString("| 0 (reference) | ∞ |")
@@ -188,11 +188,7 @@ func mpccbMarkdown(rep *MPCCBReport, curves []mpccbCurve, fig2 []etaSeries, timi
 	}
 	slices.Sort(ps)
 	slices.Sort(as)
-	b.WriteString("| P \\ \\|A\\| |")
-	for _, a := range as {
-		fmt.Fprintf(&b, " %d |", a)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(as)) + "\n")
+	writeTableHead(&b, []string{"P \\ \\|A\\|"}, "%d", as)
 	for _, p := range ps {
 		fmt.Fprintf(&b, "| %d |", p)
 		for _, a := range as {

@@ -45,6 +45,20 @@ func writeCSV(path string, header []string, rows [][]string) error {
 	return f.Close()
 }
 
+// writeTableHead writes the head of a Markdown table: a row of the cells
+// lead, then one cell per column, cols[i] formatted by format, and the rule
+// under it.
+func writeTableHead[T any](b *strings.Builder, lead []string, format string, cols []T) {
+	b.WriteString("|")
+	for _, c := range lead {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	for _, c := range cols {
+		fmt.Fprintf(b, " "+format+" |", c)
+	}
+	b.WriteString("\n|" + strings.Repeat("---|", len(lead)+len(cols)) + "\n")
+}
+
 // mdCell escapes the pipes of a Markdown table cell.
 func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 

@@ -269,13 +269,10 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 		rep.Claims = append(rep.Claims, Claim{Text: fmt.Sprintf("regret FCB < P-FCB(ε=1) < Non-federated on %s instances", fam), Holds: ok,
 			Note: fmt.Sprintf("%.0f < %.0f < %.0f", f.Mean, p.Mean, nf.Mean)})
 	}
-	b.WriteString("\n## EXP2: FRR = regret(P-FCB, ε) / regret(Non-federated), n = 10\n\n| ε |")
 	eps := append([]float64(nil), o.Epsilons...)
 	sort.Float64s(eps)
-	for _, e := range eps {
-		fmt.Fprintf(&b, " %g |", e)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(eps)) + "\n")
+	b.WriteString("\n## EXP2: FRR = regret(P-FCB, ε) / regret(Non-federated), n = 10\n\n")
+	writeTableHead(&b, []string{"ε"}, "%g", eps)
 	frr := map[string][]float64{}
 	for _, fam := range []string{"uniform", "normal"} {
 		nf := exp1(fam, pfcb.AlgNonFederated, 0).Mean
@@ -301,11 +298,8 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 	}
 	// Paired by instance: each instance's P-FCB regret over its own
 	// non-federated regret, averaged — the instances' hardness cancels.
-	b.WriteString("\nPaired by instance (each instance's FRR, mean over instances):\n\n| ε |")
-	for _, e := range eps {
-		fmt.Fprintf(&b, " %g |", e)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(eps)) + "\n")
+	b.WriteString("\nPaired by instance (each instance's FRR, mean over instances):\n\n")
+	writeTableHead(&b, []string{"ε"}, "%g", eps)
 	for _, fam := range []string{"uniform", "normal"} {
 		fmt.Fprintf(&b, "| %s |", fam)
 		var paired []float64
@@ -338,11 +332,8 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 		rep.Claims = append(rep.Claims, Claim{Text: fmt.Sprintf("FRR falls as ε grows on %s instances, paired by instance", fam),
 			Holds: falling, Note: fmt.Sprint(roundAll(paired))})
 	}
-	b.WriteString("\n## EXP3: regret per agent at T against n (P-FCB, ε = 1)\n\n| n |")
-	for _, n := range o.Agents {
-		fmt.Fprintf(&b, " %d |", n)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(o.Agents)) + "\n")
+	b.WriteString("\n## EXP3: regret per agent at T against n (P-FCB, ε = 1)\n\n")
+	writeTableHead(&b, []string{"n"}, "%d", o.Agents)
 	perN := map[string][]float64{}
 	for _, fam := range []string{"uniform", "normal"} {
 		fmt.Fprintf(&b, "| %s |", fam)
@@ -368,11 +359,8 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 	// qualities, and the first n agents' costs and capacities — so the
 	// comparison paired by instance is the sharper test: each instance's
 	// regret at n over its regret at the smallest n, averaged.
-	b.WriteString("\nPaired by instance (regret at n / regret at the smallest n, mean over instances):\n\n| n |")
-	for _, n := range o.Agents {
-		fmt.Fprintf(&b, " %d |", n)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(o.Agents)) + "\n")
+	b.WriteString("\nPaired by instance (regret at n / regret at the smallest n, mean over instances):\n\n")
+	writeTableHead(&b, []string{"n"}, "%d", o.Agents)
 	for _, fam := range []string{"uniform", "normal"} {
 		ratios := pfcbPaired(runs, o.Instances, o.Agents, func(r PFCBRun) bool {
 			return r.Family == fam && r.Algorithm == pfcb.AlgPFCB && r.Epsilon == 1
