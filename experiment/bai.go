@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"os"
@@ -106,13 +105,6 @@ type BAIReport struct {
 	Elapsed time.Duration
 	Claims  []Claim
 	Files   []string
-}
-
-// Claim is one of the paper's claims and whether the numbers bear it out.
-type Claim struct {
-	Text  string
-	Holds bool
-	Note  string
 }
 
 // RunBAI runs the grid of Figures 1, 5 and 6 of the BAI paper, writes
@@ -364,42 +356,36 @@ func baiClaims(sum map[string]map[int]baiPoint, agents []int) []Claim {
 func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[int]baiPoint, rep *BAIReport) ([]string, error) {
 	var files []string
 	runsPath := filepath.Join(o.Out, "bai_runs.csv")
-	if err := writeCSV(runsPath, []string{"series", "agents", "run", "seed", "sample_complexity", "answered", "correct", "seconds"}, func(w *csv.Writer) error {
-		sorted := append([]BAIRun(nil), runs...)
-		sort.SliceStable(sorted, func(i, j int) bool {
-			if sorted[i].Series != sorted[j].Series {
-				return sorted[i].Series < sorted[j].Series
-			}
-			if sorted[i].Agents != sorted[j].Agents {
-				return sorted[i].Agents < sorted[j].Agents
-			}
-			return sorted[i].Run < sorted[j].Run
-		})
-		for _, r := range sorted {
-			if err := w.Write([]string{r.Series, strconv.Itoa(r.Agents), strconv.Itoa(r.Run), strconv.FormatInt(r.Seed, 10),
-				strconv.FormatInt(r.SampleComplexity, 10), strconv.FormatBool(r.Answered), strconv.FormatBool(r.Correct),
-				strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 3, 64)}); err != nil {
-				return err
-			}
+	sorted := append([]BAIRun(nil), runs...)
+	sort.SliceStable(sorted, func(i, j int) bool {
+		if sorted[i].Series != sorted[j].Series {
+			return sorted[i].Series < sorted[j].Series
 		}
-		return nil
-	}); err != nil {
+		if sorted[i].Agents != sorted[j].Agents {
+			return sorted[i].Agents < sorted[j].Agents
+		}
+		return sorted[i].Run < sorted[j].Run
+	})
+	var runRows [][]string
+	for _, r := range sorted {
+		runRows = append(runRows, []string{r.Series, strconv.Itoa(r.Agents), strconv.Itoa(r.Run), strconv.FormatInt(r.Seed, 10),
+			strconv.FormatInt(r.SampleComplexity, 10), strconv.FormatBool(r.Answered), strconv.FormatBool(r.Correct),
+			strconv.FormatFloat(r.Elapsed.Seconds(), 'f', 3, 64)})
+	}
+	if err := writeCSV(runsPath, []string{"series", "agents", "run", "seed", "sample_complexity", "answered", "correct", "seconds"}, runRows); err != nil {
 		return nil, err
 	}
 	files = append(files, runsPath)
 	sumPath := filepath.Join(o.Out, "bai_summary.csv")
-	if err := writeCSV(sumPath, []string{"series", "figures", "agents", "runs", "mean", "ci95_low", "ci95_high", "accuracy"}, func(w *csv.Writer) error {
-		for _, s := range grid {
-			for _, n := range o.Agents {
-				p := sum[s.Name][n]
-				if err := w.Write([]string{s.Name, strings.Join(s.Figures, " "), strconv.Itoa(n), strconv.Itoa(p.N),
-					fmt.Sprintf("%.1f", p.Mean), fmt.Sprintf("%.1f", p.Low), fmt.Sprintf("%.1f", p.High), fmt.Sprintf("%.3f", p.Accuracy)}); err != nil {
-					return err
-				}
-			}
+	var sumRows [][]string
+	for _, s := range grid {
+		for _, n := range o.Agents {
+			p := sum[s.Name][n]
+			sumRows = append(sumRows, []string{s.Name, strings.Join(s.Figures, " "), strconv.Itoa(n), strconv.Itoa(p.N),
+				fmt.Sprintf("%.1f", p.Mean), fmt.Sprintf("%.1f", p.Low), fmt.Sprintf("%.1f", p.High), fmt.Sprintf("%.3f", p.Accuracy)})
 		}
-		return nil
-	}); err != nil {
+	}
+	if err := writeCSV(sumPath, []string{"series", "figures", "agents", "runs", "mean", "ci95_low", "ci95_high", "accuracy"}, sumRows); err != nil {
 		return nil, err
 	}
 	files = append(files, sumPath)
@@ -414,11 +400,8 @@ func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[
 	fmt.Fprintf(&b, "%d simulated sessions in %v on %d workers; δ = 0.05; seeds %d…%d.\n\n", len(runs), rep.Elapsed.Round(time.Second), o.Workers, o.Seed, o.Seed+int64(o.Runs)-1)
 	b.WriteString("## The paper's claims\n\n")
 	writeClaims(&b, rep.Claims)
-	b.WriteString("\n## Mean sample complexity (95% interval)\n\n| series |")
-	for _, n := range o.Agents {
-		fmt.Fprintf(&b, " N=%d |", n)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(o.Agents)) + "\n")
+	b.WriteString("\n## Mean sample complexity (95% interval)\n\n")
+	writeTableHead(&b, []string{"series"}, "N=%d", o.Agents)
 	for _, s := range grid {
 		fmt.Fprintf(&b, "| %s |", s.Name)
 		for _, n := range o.Agents {
@@ -431,26 +414,4 @@ func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[
 		return nil, err
 	}
 	return append(files, mdPath), nil
-}
-
-func writeCSV(path string, header []string, rows func(*csv.Writer) error) error {
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	w := csv.NewWriter(f)
-	if err := w.Write(header); err != nil {
-		f.Close()
-		return err
-	}
-	if err := rows(w); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	w.Flush()
-	if err := w.Error(); err != nil {
-		f.Close()
-		return err
-	}
-	return f.Close()
 }

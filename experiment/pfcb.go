@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"context"
-	"encoding/csv"
 	"fmt"
 	"io"
 	"math"
@@ -239,16 +238,13 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 	runsPath := filepath.Join(o.Out, "pfcb_runs.csv")
 	sorted := append([]PFCBRun(nil), runs...)
 	sort.SliceStable(sorted, func(a, b int) bool { return sorted[a].key() < sorted[b].key() })
-	if err := writeCSV(runsPath, []string{"family", "algorithm", "epsilon", "agents", "instance", "run", "regret_per_agent", "constraint_violations", "epsilon_total", "seconds"}, func(w *csv.Writer) error {
-		for _, r := range sorted {
-			if err := w.Write([]string{r.Family, r.Algorithm, strconv.FormatFloat(r.Epsilon, 'g', -1, 64), strconv.Itoa(r.Agents),
-				strconv.Itoa(r.Instance), strconv.Itoa(r.Run), fmt.Sprintf("%.2f", r.RegretPerAgent), strconv.FormatInt(r.Violations, 10),
-				fmt.Sprintf("%.4f", r.EpsilonTotal), fmt.Sprintf("%.2f", r.Elapsed.Seconds())}); err != nil {
-				return err
-			}
-		}
-		return nil
-	}); err != nil {
+	var rows [][]string
+	for _, r := range sorted {
+		rows = append(rows, []string{r.Family, r.Algorithm, fmtG(r.Epsilon), strconv.Itoa(r.Agents),
+			strconv.Itoa(r.Instance), strconv.Itoa(r.Run), fmt.Sprintf("%.2f", r.RegretPerAgent), strconv.FormatInt(r.Violations, 10),
+			fmt.Sprintf("%.4f", r.EpsilonTotal), fmt.Sprintf("%.2f", r.Elapsed.Seconds())})
+	}
+	if err := writeCSV(runsPath, []string{"family", "algorithm", "epsilon", "agents", "instance", "run", "regret_per_agent", "constraint_violations", "epsilon_total", "seconds"}, rows); err != nil {
 		return nil, err
 	}
 	files = append(files, runsPath)
@@ -273,13 +269,10 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 		rep.Claims = append(rep.Claims, Claim{Text: fmt.Sprintf("regret FCB < P-FCB(ε=1) < Non-federated on %s instances", fam), Holds: ok,
 			Note: fmt.Sprintf("%.0f < %.0f < %.0f", f.Mean, p.Mean, nf.Mean)})
 	}
-	b.WriteString("\n## EXP2: FRR = regret(P-FCB, ε) / regret(Non-federated), n = 10\n\n| ε |")
 	eps := append([]float64(nil), o.Epsilons...)
 	sort.Float64s(eps)
-	for _, e := range eps {
-		fmt.Fprintf(&b, " %g |", e)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(eps)) + "\n")
+	b.WriteString("\n## EXP2: FRR = regret(P-FCB, ε) / regret(Non-federated), n = 10\n\n")
+	writeTableHead(&b, []string{"ε"}, "%g", eps)
 	frr := map[string][]float64{}
 	for _, fam := range []string{"uniform", "normal"} {
 		nf := exp1(fam, pfcb.AlgNonFederated, 0).Mean
@@ -305,11 +298,8 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 	}
 	// Paired by instance: each instance's P-FCB regret over its own
 	// non-federated regret, averaged — the instances' hardness cancels.
-	b.WriteString("\nPaired by instance (each instance's FRR, mean over instances):\n\n| ε |")
-	for _, e := range eps {
-		fmt.Fprintf(&b, " %g |", e)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(eps)) + "\n")
+	b.WriteString("\nPaired by instance (each instance's FRR, mean over instances):\n\n")
+	writeTableHead(&b, []string{"ε"}, "%g", eps)
 	for _, fam := range []string{"uniform", "normal"} {
 		fmt.Fprintf(&b, "| %s |", fam)
 		var paired []float64
@@ -342,11 +332,8 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 		rep.Claims = append(rep.Claims, Claim{Text: fmt.Sprintf("FRR falls as ε grows on %s instances, paired by instance", fam),
 			Holds: falling, Note: fmt.Sprint(roundAll(paired))})
 	}
-	b.WriteString("\n## EXP3: regret per agent at T against n (P-FCB, ε = 1)\n\n| n |")
-	for _, n := range o.Agents {
-		fmt.Fprintf(&b, " %d |", n)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(o.Agents)) + "\n")
+	b.WriteString("\n## EXP3: regret per agent at T against n (P-FCB, ε = 1)\n\n")
+	writeTableHead(&b, []string{"n"}, "%d", o.Agents)
 	perN := map[string][]float64{}
 	for _, fam := range []string{"uniform", "normal"} {
 		fmt.Fprintf(&b, "| %s |", fam)
@@ -372,11 +359,8 @@ func writePFCB(o PFCBOptions, rep *PFCBReport) ([]string, error) {
 	// qualities, and the first n agents' costs and capacities — so the
 	// comparison paired by instance is the sharper test: each instance's
 	// regret at n over its regret at the smallest n, averaged.
-	b.WriteString("\nPaired by instance (regret at n / regret at the smallest n, mean over instances):\n\n| n |")
-	for _, n := range o.Agents {
-		fmt.Fprintf(&b, " %d |", n)
-	}
-	b.WriteString("\n|---|" + strings.Repeat("---|", len(o.Agents)) + "\n")
+	b.WriteString("\nPaired by instance (regret at n / regret at the smallest n, mean over instances):\n\n")
+	writeTableHead(&b, []string{"n"}, "%d", o.Agents)
 	for _, fam := range []string{"uniform", "normal"} {
 		ratios := pfcbPaired(runs, o.Instances, o.Agents, func(r PFCBRun) bool {
 			return r.Family == fam && r.Algorithm == pfcb.AlgPFCB && r.Epsilon == 1

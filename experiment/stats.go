@@ -1,10 +1,6 @@
 package experiment
 
-import (
-	"fmt"
-	"math"
-	"strings"
-)
+import "math"
 
 // Summary is the mean of a sample and its 95% confidence interval.
 type Summary struct {
@@ -44,20 +40,4 @@ func Summarize(xs []float64) Summary {
 	}
 	half := t * sd / math.Sqrt(float64(n))
 	return Summary{N: n, Mean: mean, Low: mean - half, High: mean + half, StdDev: sd}
-}
-
-// writeClaims renders claims as a Markdown list: each claim, whether the
-// numbers bear it out, and its note.
-func writeClaims(b *strings.Builder, claims []Claim) {
-	for _, c := range claims {
-		mark := "holds"
-		if !c.Holds {
-			mark = "does not hold"
-		}
-		fmt.Fprintf(b, "- %s: **%s**", c.Text, mark)
-		if c.Note != "" {
-			fmt.Fprintf(b, " (%s)", c.Note)
-		}
-		b.WriteString("\n")
-	}
 }

@@ -1,0 +1,66 @@
+package experiment
+
+import (
+	"encoding/csv"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+)
+
+// Claim is one of the paper's claims and whether the numbers bear it out.
+type Claim struct {
+	Text  string
+	Holds bool
+	Note  string
+}
+
+// writeClaims renders claims as a Markdown list: each claim, whether the
+// numbers bear it out, and its note.
+func writeClaims(b *strings.Builder, claims []Claim) {
+	for _, c := range claims {
+		mark := "holds"
+		if !c.Holds {
+			mark = "does not hold"
+		}
+		fmt.Fprintf(b, "- %s: **%s**", c.Text, mark)
+		if c.Note != "" {
+			fmt.Fprintf(b, " (%s)", c.Note)
+		}
+		b.WriteString("\n")
+	}
+}
+
+// writeCSV writes the CSV file path: the header, then the rows.
+func writeCSV(path string, header []string, rows [][]string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := csv.NewWriter(f)
+	if err := w.WriteAll(append([][]string{header}, rows...)); err != nil {
+		f.Close()
+		return fmt.Errorf("writing %s: %w", path, err)
+	}
+	return f.Close()
+}
+
+// writeTableHead writes the head of a Markdown table: a row of the cells
+// lead, then one cell per column, cols[i] formatted by format, and the rule
+// under it.
+func writeTableHead[T any](b *strings.Builder, lead []string, format string, cols []T) {
+	b.WriteString("|")
+	for _, c := range lead {
+		fmt.Fprintf(b, " %s |", c)
+	}
+	for _, c := range cols {
+		fmt.Fprintf(b, " "+format+" |", c)
+	}
+	b.WriteString("\n|" + strings.Repeat("---|", len(lead)+len(cols)) + "\n")
+}
+
+// mdCell escapes the pipes of a Markdown table cell.
+func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+
+// fmtG formats x in the fewest digits that read back as x.
+func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
