@@ -12,6 +12,7 @@ import (
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -173,7 +174,7 @@ func TestWireCarriesOnlyVotesAndEliminations(t *testing.T) {
 				}
 			}
 			reg, _ := protocol.NewRegistry(Family{})
-			sim, err := protocol.Simulate(context.Background(), reg, problem1Spec(t, alg, 24, 3), protocol.SimOptions{OnMessage: observe})
+			sim, err := sim.Run(context.Background(), reg, problem1Spec(t, alg, 24, 3), sim.Options{OnMessage: observe})
 			if err != nil {
 				t.Fatal(err)
 			}

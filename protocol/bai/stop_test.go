@@ -8,6 +8,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -172,7 +173,7 @@ func TestEveryAgentStoppedInSimulation(t *testing.T) {
 			t.Fatal(err)
 		}
 		var notices int
-		sim, err := protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{OnMessage: func(m protocol.Message) {
+		sim, err := sim.Run(context.Background(), reg, spec, sim.Options{OnMessage: func(m protocol.Message) {
 			var msg baipb.Message
 			if proto.Unmarshal(m.Body, &msg) == nil && msg.GetStopped() != nil {
 				notices++
