@@ -7,7 +7,7 @@ import (
 	"io"
 	"os"
 
-	"github.com/bandit-node/bandit-node/p2p/pattern"
+	"github.com/bandit-node/bandit-node/bench/pattern"
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
