@@ -17,10 +17,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 

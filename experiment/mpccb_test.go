@@ -6,9 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 )
 
 // TestMeasureOps checks Table 1's private operations against plaintext

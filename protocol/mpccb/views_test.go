@@ -8,8 +8,8 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
 	"github.com/bandit-node/bandit-node/protocol/sim"
 )

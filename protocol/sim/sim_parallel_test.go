@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
