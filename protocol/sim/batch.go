@@ -21,12 +21,12 @@ import (
 // same queue afterwards. Results, transcripts and virtual time are those of
 // the sequential driver.
 //
-// What this asks of the roles is what protocol.Role already promises: a role is
-// called by one goroutine at a time (the pieces it spreads over the idle
-// workers itself, protocol.RoleConfig.ForEach, follow that method's rules) and holds
-// no state another party's role can reach, and the batch Ready returns
-// belongs to the driver (the role keeps neither its slices nor the message
-// bodies).
+// What this asks of the roles is what protocol.Role already promises: a
+// role is called by one goroutine at a time (the pieces it spreads over the
+// idle workers itself, protocol.RoleConfig.ForEach, follow that method's
+// rules) and holds no state another party's role can reach, and the batch
+// Ready returns belongs to the driver (the role keeps neither its slices nor
+// the message bodies).
 
 // batch is what deliverBatch works on; its storage is reused.
 type batch struct {

@@ -386,9 +386,9 @@ func (d *simDriver) deliverPending(limit time.Duration, bounded bool) error {
 	}
 }
 
-// runSteps drives a protocol.StepScheduler family: deliver every message in flight,
-// then activate the next party, until every role has finished or the
-// schedule ends (then every unfinished role is halted).
+// runSteps drives a protocol.StepScheduler family: deliver every message in
+// flight, then activate the next party, until every role has finished or
+// the schedule ends (then every unfinished role is halted).
 func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) error {
 	active := func(p protocol.Party) bool {
 		if d.done(p) {
