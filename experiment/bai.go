@@ -14,6 +14,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // BAIOptions configure the multi-agent best-arm identification experiment.
@@ -190,7 +191,7 @@ func simulateBAI(ctx context.Context, reg *protocol.Registry, s baiSeries, n, r 
 	seed := o.Seed + int64(r)
 	spec := baiSpec(s, n, seed, o)
 	t0 := time.Now()
-	res, err := protocol.Simulate(ctx, reg, spec, protocol.SimOptions{})
+	res, err := sim.Run(ctx, reg, spec, sim.Options{})
 	if err != nil {
 		return BAIRun{}, err
 	}

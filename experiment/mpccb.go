@@ -11,10 +11,11 @@ import (
 	"sort"
 	"time"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // MPCCBOptions configure the experiments of the privacy-preserving
@@ -391,9 +392,9 @@ func simulateMPCCB(ctx context.Context, reg *protocol.Registry, j mpccbJob, seed
 	seed := seed0 + int64(j.Run)
 	params := map[string]any{"epsilon": j.Epsilon, "steps": j.Steps, "arms": int64(j.Arms), "dimensions": int64(mpccbDims),
 		"precision_bits": int64(mpccbPrecision), "reciprocal_iterations": int64(mpccbIters)}
-	sim := map[string]any{"parties": int64(j.Parties), "dataset": j.Dataset, "data_seed": int64(1), "seed": seed}
+	simulation := map[string]any{"parties": int64(j.Parties), "dataset": j.Dataset, "data_seed": int64(1), "seed": seed}
 	t0 := time.Now()
-	res, err := protocol.Simulate(ctx, reg, &protocol.Spec{Protocol: mpccb.Name, Params: params, Simulation: sim}, protocol.SimOptions{})
+	res, err := sim.Run(ctx, reg, &protocol.Spec{Protocol: mpccb.Name, Params: params, Simulation: simulation}, sim.Options{})
 	if err != nil {
 		return MPCCBRun{}, err
 	}

@@ -4,9 +4,9 @@ import (
 	"context"
 	"testing"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 )
 
 // TestMPCCBPrefix checks what Figure 2's smaller sizes T rely on: a T-step

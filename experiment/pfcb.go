@@ -15,6 +15,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // PFCBOptions configure the P-FCB experiments.
@@ -178,10 +179,10 @@ func simulatePFCB(ctx context.Context, reg *protocol.Registry, j pfcbJob, o PFCB
 		params["epsilon"] = j.Epsilon
 	}
 	instSeed := o.Seed + int64(j.Instance)
-	sim := map[string]any{"agents": int64(j.Agents), "producers": int64(30), "instance": j.Family,
+	simulation := map[string]any{"agents": int64(j.Agents), "producers": int64(30), "instance": j.Family,
 		"instance_seed": instSeed, "seed": 1000*instSeed + int64(j.Run)}
 	t0 := time.Now()
-	res, err := protocol.Simulate(ctx, reg, &protocol.Spec{Protocol: pfcb.Name, Params: params, Simulation: sim}, protocol.SimOptions{})
+	res, err := sim.Run(ctx, reg, &protocol.Spec{Protocol: pfcb.Name, Params: params, Simulation: simulation}, sim.Options{})
 	if err != nil {
 		return PFCBRun{}, err
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/bandit-node/bandit-node/p2p/pattern"
+	"github.com/bandit-node/bandit-node/bench/pattern"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 )
@@ -41,7 +41,7 @@ func BenchmarkSessionRoundTrip(b *testing.B) {
 // BenchmarkSAMBAStep runs SAMBA (UCB, K = 10 data owners, 2048-bit Paillier)
 // on 13 daemons in this process over libp2p, a session of b.N steps, and then
 // the bare message pattern of as many steps on as many hosts in this process
-// (p2p/pattern): it reports both as ms/step and their ratio. The session's
+// (bench/pattern): it reports both as ms/step and their ratio. The session's
 // time includes its setup; use -benchtime 20000x or more.
 func BenchmarkSAMBAStep(b *testing.B) {
 	const k = 10

@@ -10,10 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 )
 
 // TestMPCContextualBanditOnTheNetwork runs the private contextual bandit

@@ -115,7 +115,7 @@ func TestRoleHeadAndBody(t *testing.T) {
 }
 
 // TestRoleHeadSizes pins the heads of SAMBA's frames that the bare message
-// pattern (p2p/pattern's defaults) copies, with a 16-character session ID:
+// pattern (bench/pattern's defaults) copies, with a 16-character session ID:
 // 44 bytes between a data owner (but the first) and the controller, either
 // way, and 36 between the controller and comp.
 func TestRoleHeadSizes(t *testing.T) {

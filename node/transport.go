@@ -12,12 +12,12 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// sessionTransport is protocol.Transport over libp2p for the parties this
-// node plays in one session: a direct message to a remote party goes over
+// sessionTransport is the daemon's carrier of role messages for the parties
+// this node plays in one session: a direct message to a remote party goes over
 // the family's long-lived stream to the organization that plays it, a topic
 // message over the session's gossipsub topic, and a message to a party this
 // node plays itself stays in memory. Only the session's goroutine sends;
-// Incoming is fed by the stream and topic handlers.
+// the stream and topic handlers feed the session's inbox.
 type sessionTransport struct {
 	s         *session
 	messenger *p2p.Messenger     // the family's role messenger
@@ -26,12 +26,8 @@ type sessionTransport struct {
 	routes    [][]route          // to party i of role r, worked out on first use
 }
 
-var _ protocol.Transport = (*sessionTransport)(nil)
-
-// Incoming yields the messages from other organizations.
-func (t *sessionTransport) Incoming() <-chan protocol.Message { return t.s.inbox }
-
-// Send implements protocol.Transport.
+// Send carries m to m.To, or publishes it to every other party when m.Topic
+// is set.
 func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	s := t.s
 	if m.Topic {

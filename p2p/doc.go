@@ -6,6 +6,6 @@
 // optional mDNS discovery, framed long-lived direct streams (Messenger) and
 // gossipsub topics restricted to a set of participants (Gossip).
 //
-// The package imports nothing else from this module: node/ adapts it to the
-// protocol.Transport interface.
+// The package imports nothing else from this module: node/ uses it to carry
+// the protocols' role messages.
 package p2p

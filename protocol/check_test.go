@@ -8,6 +8,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // pickyPing is ping with an AssignmentChecker that refuses more than Max
@@ -74,7 +75,7 @@ func TestAssignmentCheckerRunsBeforeRoles(t *testing.T) {
 			spec := mustSpec(t, tt.text)
 			var err error
 			if tt.simulate {
-				_, err = protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{Workers: 1})
+				_, err = sim.Run(context.Background(), reg, spec, sim.Options{Workers: 1})
 			} else {
 				_, _, err = reg.Check(spec)
 			}

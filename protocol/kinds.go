@@ -61,7 +61,7 @@ func checkKind(path string, v any, t reflect.Type) error {
 	want := kindWords(t)
 	rv := reflect.ValueOf(v)
 	mismatch := func() error {
-		return fmt.Errorf("%s: want %s, got %s", path, want, describeValue(v))
+		return fmt.Errorf("%s: want %s, got %s", path, want, DescribeValue(v))
 	}
 	switch {
 	case t == durationType:
@@ -177,9 +177,9 @@ func pluralWords(t reflect.Type) string {
 	}
 }
 
-// describeValue says what an operator wrote, in TOML terms: text "100",
-// 2.5, a list, a table.
-func describeValue(v any) string {
+// DescribeValue says what an operator wrote, in TOML terms: text "100",
+// 2.5, a list, a table. The simulator's own [simulation] keys use it too.
+func DescribeValue(v any) string {
 	if v == nil {
 		return "nothing"
 	}

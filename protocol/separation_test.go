@@ -13,6 +13,7 @@ import (
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // rolesTOML renders an assignment as a spec's [roles] table.
@@ -107,10 +108,10 @@ func TestSimulateRefusesSeparatedRoles(t *testing.T) {
 	reg := registry(t, samba.Family{})
 	text := "protocol = \"samba\"\n" + rolesTOML(map[string][]string{"data_customer": {"dc"}, "controller": {"x"}, "comp": {"x"}, "data_owner": {"a", "b"}}) +
 		"[params]\nbudget = 10\npaillier_bits = 512\n[simulation]\narms = [0.5, 0.4]\n"
-	_, err := protocol.Simulate(context.Background(), reg, mustSpec(t, text), protocol.SimOptions{Workers: 1})
+	_, err := sim.Run(context.Background(), reg, mustSpec(t, text), sim.Options{Workers: 1})
 	var sep *protocol.SeparationError
 	if !errors.As(err, &sep) || sep.Org != "x" {
-		t.Fatalf("Simulate = %v, want the refusal of comp and controller both played by x", err)
+		t.Fatalf("Run = %v, want the refusal of comp and controller both played by x", err)
 	}
 }
 

@@ -81,13 +81,13 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 			for i, x := range v {
 				n, ok := x.(string)
 				if !ok {
-					return nil, fmt.Errorf("%s: roles.%s[%d]: want an address-book name (text), got %s", name, role, i, describeValue(x))
+					return nil, fmt.Errorf("%s: roles.%s[%d]: want an address-book name (text), got %s", name, role, i, DescribeValue(x))
 				}
 				names = append(names, n)
 			}
 			s.Roles.Roles[role] = names
 		default:
-			return nil, fmt.Errorf("%s: roles.%s: want a name or a list of names, got %s", name, role, describeValue(v))
+			return nil, fmt.Errorf("%s: roles.%s: want a name or a list of names, got %s", name, role, DescribeValue(v))
 		}
 	}
 	return s, nil

@@ -1,5 +1,6 @@
 // Package deptest checks DESIGN.md's import rules from tests: a package may
-// not depend, directly or not, on the packages its rules forbid.
+// not depend, directly or not, on the packages its rules forbid (Forbid), or
+// may not import them itself (ForbidDirect).
 package deptest
 
 import (
@@ -24,6 +25,31 @@ func Forbid(t *testing.T, pattern string, forbidden map[string]string) {
 		for bad, why := range forbidden {
 			if dep == bad || strings.HasPrefix(dep, bad+"/") {
 				t.Errorf("%s depends on %s: %s", pattern, dep, why)
+			}
+		}
+	}
+}
+
+// ForbidDirect fails t for every package matched by pattern (a go list
+// pattern, run from the test's package directory) that itself imports a
+// package that is, or lies below, a key of forbidden; the value says why.
+// What the package reaches through the packages it imports is allowed.
+func ForbidDirect(t *testing.T, pattern string, forbidden map[string]string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs go list")
+	}
+	out, err := exec.Command("go", "list", "-f", "{{.ImportPath}}{{range .Imports}} {{.}}{{end}}", pattern).Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		pkg, imports, _ := strings.Cut(line, " ")
+		for _, imp := range strings.Fields(imports) {
+			for bad, why := range forbidden {
+				if imp == bad || strings.HasPrefix(imp, bad+"/") {
+					t.Errorf("%s imports %s: %s", pkg, imp, why)
+				}
 			}
 		}
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -173,11 +174,11 @@ func TestWireCarriesOnlyVotesAndEliminations(t *testing.T) {
 				}
 			}
 			reg, _ := protocol.NewRegistry(Family{})
-			sim, err := protocol.Simulate(context.Background(), reg, problem1Spec(t, alg, 24, 3), protocol.SimOptions{OnMessage: observe})
+			out, err := sim.Run(context.Background(), reg, problem1Spec(t, alg, 24, 3), sim.Options{OnMessage: observe})
 			if err != nil {
 				t.Fatal(err)
 			}
-			res := sim.Result.(*Result)
+			res := out.Result.(*Result)
 			if announcements != int64(len(res.EliminationOrder)) || !reflect.DeepEqual(last, res.EliminationOrder) {
 				t.Errorf("%d announcements ending with %v, want %d ending with %v", announcements, last, len(res.EliminationOrder), res.EliminationOrder)
 			}

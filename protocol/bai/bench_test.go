@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 func problem1Spec(t testing.TB, algorithm string, agents int, seed int64) *protocol.Spec {
@@ -41,13 +42,13 @@ func itoa(i int) string {
 	return string(b)
 }
 
-func simulate(t testing.TB, spec *protocol.Spec) (*Result, *protocol.SimResult) {
+func simulate(t testing.TB, spec *protocol.Spec) (*Result, *sim.Result) {
 	t.Helper()
 	reg, err := protocol.NewRegistry(Family{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{})
+	res, err := sim.Run(context.Background(), reg, spec, sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

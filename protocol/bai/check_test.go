@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // baiSpec is a spec with a coordinator and n agents, named, and the given
@@ -100,7 +101,7 @@ func TestSimulationChecks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{Workers: 1})
+			_, err = sim.Run(context.Background(), reg, spec, sim.Options{Workers: 1})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatalf("refused: %v", err)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -172,7 +173,7 @@ func TestEveryAgentStoppedInSimulation(t *testing.T) {
 			t.Fatal(err)
 		}
 		var notices int
-		sim, err := protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{OnMessage: func(m protocol.Message) {
+		out, err := sim.Run(context.Background(), reg, spec, sim.Options{OnMessage: func(m protocol.Message) {
 			var msg baipb.Message
 			if proto.Unmarshal(m.Body, &msg) == nil && msg.GetStopped() != nil {
 				notices++
@@ -181,7 +182,7 @@ func TestEveryAgentStoppedInSimulation(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res := sim.Result.(*Result)
+		res := out.Result.(*Result)
 		if res.BestArm != nil || res.NoAnswer != EveryAgentStopped || notices != 4 {
 			t.Errorf("seed %d: answer %v (%q) after %d stop notices, want none because every agent stopped, after 4",
 				seed+1, res.BestArm, res.NoAnswer, notices)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // TestSharedOrganisations checks what the result says an organisation
@@ -90,7 +91,7 @@ func TestSimulationDataErrorsNameTheParam(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			_, err = protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{Workers: 1})
+			_, err = sim.Run(context.Background(), reg, spec, sim.Options{Workers: 1})
 			if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 				t.Fatalf("err = %v, want one starting %q", err, c.want)
 			}

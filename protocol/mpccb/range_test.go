@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 )
 
 // TestLocalDataOutOfRange checks that a feature party refuses contexts whose

@@ -6,8 +6,8 @@ import (
 	"math"
 	"sync"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 )
 
 // simulation is the mpccb part of a spec's [simulation] table.

@@ -8,9 +8,10 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 func needFashionMNIST(t *testing.T) {
@@ -47,7 +48,7 @@ seed = 3
 	var buckets [16]int
 	var words int
 	toPuller, toReceiver := 0, 0
-	opts := protocol.SimOptions{OnMessage: func(m protocol.Message) {
+	opts := sim.Options{OnMessage: func(m protocol.Message) {
 		var msg mpccbpb.Message
 		if err := proto.Unmarshal(m.Body, &msg); err != nil {
 			t.Errorf("undecodable message %s", m)
@@ -77,14 +78,14 @@ seed = 3
 			}
 		}
 	}}
-	res, err := protocol.Simulate(context.Background(), reg, spec, opts)
+	res, err := sim.Run(context.Background(), reg, spec, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if toPuller != 2*40 || toReceiver != 2*40 {
 		t.Errorf("p′ received %d messages and p″ %d; want one per feature party and step (80)", toPuller, toReceiver)
 	}
-	// Simulate has already checked every opened one-hot (p′ errs otherwise)
+	// sim.Run has already checked every opened one-hot (p′ errs otherwise)
 	// and every opened reward (p″ errs unless its table holds it).
 	if r := res.Result.(*Result); r.ArmAgreement == nil || *r.ArmAgreement < 0.95 {
 		t.Errorf("arm agreement %v", r.ArmAgreement)

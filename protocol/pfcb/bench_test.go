@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 func spec(t testing.TB, algorithm string, agents, producers int, rounds int64, instance string, seed int64) *protocol.Spec {
@@ -15,13 +16,13 @@ func spec(t testing.TB, algorithm string, agents, producers int, rounds int64, i
 	return s
 }
 
-func simulate(t testing.TB, s *protocol.Spec, opts protocol.SimOptions) (*Result, *protocol.SimResult) {
+func simulate(t testing.TB, s *protocol.Spec, opts sim.Options) (*Result, *sim.Result) {
 	t.Helper()
 	reg, err := protocol.NewRegistry(Family{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := protocol.Simulate(context.Background(), reg, s, opts)
+	res, err := sim.Run(context.Background(), reg, s, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -32,7 +33,7 @@ func simulate(t testing.TB, s *protocol.Spec, opts protocol.SimOptions) (*Result
 func BenchmarkRound(b *testing.B) {
 	const rounds = 20000
 	for range b.N {
-		simulate(b, spec(b, AlgPFCB, 10, 30, rounds, "uniform", 1), protocol.SimOptions{})
+		simulate(b, spec(b, AlgPFCB, 10, 30, rounds, "uniform", 1), sim.Options{})
 	}
 	b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rounds*10), "ns/agent-round")
 }

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/privacy"
-	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // gaussianDelta is Balle and Wang's Theorem 8, computed independently of the
@@ -122,7 +122,7 @@ func TestEpsilonWithoutUsableNoiseIsRefused(t *testing.T) {
 func TestResultStatesTheCalibration(t *testing.T) {
 	s := spec(t, AlgPFCB, 2, 3, 5000, "uniform", 1)
 	s.Params["epsilon"] = 8.0 // T = 5,000: ε^z = 8/(2 ln T) + 8/2^{z+1} = 2.47, 1.47, 0.97, 0.72, 0.59
-	res, _ := simulate(t, s, protocol.SimOptions{})
+	res, _ := simulate(t, s, sim.Options{})
 	want := []string{"analytic", "analytic", "classic", "classic", "classic"}
 	if strings.Join(res.NoiseCalibration, " ") != strings.Join(want, " ") {
 		t.Errorf("calibration per round %v (ε^z %v), want %v", res.NoiseCalibration, res.EpsilonPerRound, want)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/pfcb/pfcbpb"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -164,7 +165,7 @@ func TestWirePublishesOnlyShares(t *testing.T) {
 			publications++
 		}
 	}
-	res, _ := simulate(t, spec(t, AlgPFCB, n, m, 5000, "uniform", 3), protocol.SimOptions{OnMessage: observe})
+	res, _ := simulate(t, spec(t, AlgPFCB, n, m, 5000, "uniform", 3), sim.Options{OnMessage: observe})
 	if want := n * len(res.CommunicationRounds); publications != want || want == 0 {
 		t.Errorf("%d publications, want %d (%d agents × %d rounds)", publications, want, n, len(res.CommunicationRounds))
 	}
@@ -274,7 +275,7 @@ func TestCommunicationHelps(t *testing.T) {
 	}
 	reg := map[string]float64{}
 	for _, alg := range []string{AlgFCB, AlgPFCB, AlgNonFederated} {
-		res, _ := simulate(t, spec(t, alg, 5, 10, 20000, "uniform", 4), protocol.SimOptions{})
+		res, _ := simulate(t, spec(t, alg, 5, 10, 20000, "uniform", 4), sim.Options{})
 		reg[alg] = res.RegretPerAgent
 	}
 	if !(reg[AlgFCB] < reg[AlgNonFederated]) || !(reg[AlgPFCB] < reg[AlgNonFederated]) {

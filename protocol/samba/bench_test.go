@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // BenchmarkStep measures one SAMBA step with full cryptography in the
@@ -25,7 +26,7 @@ func BenchmarkStep(b *testing.B) {
 	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			for range b.N {
-				if _, err := protocol.Simulate(context.Background(), reg, testSpec("ucb", budget, arms, 1), protocol.SimOptions{Workers: workers}); err != nil {
+				if _, err := sim.Run(context.Background(), reg, testSpec("ucb", budget, arms, 1), sim.Options{Workers: workers}); err != nil {
 					b.Fatal(err)
 				}
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -25,13 +26,13 @@ func testSpec(alg string, budget int64, arms []float64, seed int64) *protocol.Sp
 		Simulation: map[string]any{"arms": a, "seed": seed}}
 }
 
-func simulate(t testing.TB, s *protocol.Spec) (*Result, *protocol.SimResult) {
+func simulate(t testing.TB, s *protocol.Spec) (*Result, *sim.Result) {
 	t.Helper()
 	reg, err := protocol.NewRegistry(Family{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := protocol.Simulate(context.Background(), reg, s, protocol.SimOptions{})
+	res, err := sim.Run(context.Background(), reg, s, sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -76,11 +77,11 @@ func TestTheorem2(t *testing.T) {
 	}
 }
 
-// driver runs a session's roles by hand over a MemNetwork, so a test can
+// driver runs a session's roles by hand over a sim.Network, so a test can
 // look inside the roles and tamper with messages.
 type driver struct {
 	t       testing.TB
-	net     *protocol.MemNetwork
+	net     *sim.Network
 	roles   map[protocol.Party]protocol.Role
 	done    map[protocol.Party]bool
 	tamper  func(m *protocol.Message) bool // may rewrite m; false drops it
@@ -99,7 +100,7 @@ func newDriver(t testing.TB, alg string, budget int64, arms []float64, seed int6
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := &driver{t: t, net: protocol.NewMemNetwork(a.Parties(), 0, time.Unix(0, 0)), roles: map[protocol.Party]protocol.Role{},
+	d := &driver{t: t, net: sim.NewNetwork(a.Parties(), 0, time.Unix(0, 0)), roles: map[protocol.Party]protocol.Role{},
 		done: map[protocol.Party]bool{}, results: map[protocol.Party]*protocol.Result{}}
 	for _, p := range a.Parties() {
 		r, err := f.NewRole(protocol.RoleConfig{SessionID: "test", Self: p, Assignment: a, Params: params, Local: locals[p],
@@ -479,8 +480,8 @@ func TestSelectArm(t *testing.T) {
 func TestProgress(t *testing.T) {
 	var last protocol.Progress
 	reg, _ := protocol.NewRegistry(Family{})
-	_, err := protocol.Simulate(context.Background(), reg, testSpec("ucb", 1000, []float64{0.5, 0.4}, 1),
-		protocol.SimOptions{OnProgress: func(p protocol.Progress) { last = p }})
+	_, err := sim.Run(context.Background(), reg, testSpec("ucb", 1000, []float64{0.5, 0.4}, 1),
+		sim.Options{OnProgress: func(p protocol.Progress) { last = p }})
 	if err != nil {
 		t.Fatal(err)
 	}

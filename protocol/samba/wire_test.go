@@ -208,7 +208,7 @@ func FuzzParse(f *testing.F) {
 }
 
 // TestStepBodySizes pins the sizes of a step's bodies that the bare
-// message pattern (p2p/pattern's defaults) copies, at a step whose number
+// message pattern (bench/pattern's defaults) copies, at a step whose number
 // takes two bytes: a score 45 bytes, a bit 38, the batch of scores 8 + 38 K
 // and the batch of bits 8 + 31 K.
 func TestStepBodySizes(t *testing.T) {

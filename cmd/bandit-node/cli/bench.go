@@ -8,7 +8,7 @@ import (
 	"log/slog"
 	"os"
 
-	"github.com/bandit-node/bandit-node/p2p/pattern"
+	"github.com/bandit-node/bandit-node/bench/pattern"
 )
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {

@@ -6,9 +6,9 @@ import (
 	"io"
 	"time"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 )
 
 // runData prepares the per-organisation data files of a protocol's session.

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 )
 
 // TestDataMPCCBParties checks that data mpccb accepts exactly the numbers of

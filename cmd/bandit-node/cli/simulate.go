@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -36,7 +37,7 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 	if err != nil {
 		return err
 	}
-	opts := protocol.SimOptions{}
+	opts := sim.Options{}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "seed" {
 			opts.Seed = seed
@@ -50,7 +51,7 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 		}
 	}
 	start := time.Now()
-	res, err := protocol.Simulate(ctx, reg, spec, opts)
+	res, err := sim.Run(ctx, reg, spec, opts)
 	if progress != nil {
 		progress.done()
 	}

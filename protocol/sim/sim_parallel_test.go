@@ -1,4 +1,4 @@
-package protocol_test
+package sim_test
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/mpccb/dataset"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 // TestParallelDriverMatchesSequential runs a small session of every family
@@ -133,11 +134,11 @@ type transcript struct {
 	sum [32]byte
 }
 
-func simulateWith(t *testing.T, reg *protocol.Registry, spec *protocol.Spec, workers int) (*protocol.SimResult, transcript) {
+func simulateWith(t *testing.T, reg *protocol.Registry, spec *protocol.Spec, workers int) (*sim.Result, transcript) {
 	t.Helper()
 	var tr transcript
 	h := sha256.New()
-	res, err := protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{Workers: workers, OnMessage: func(m protocol.Message) {
+	res, err := sim.Run(context.Background(), reg, spec, sim.Options{Workers: workers, OnMessage: func(m protocol.Message) {
 		tr.n++
 		h.Write([]byte(m.From.String() + ">" + m.To.String()))
 		if m.Topic {

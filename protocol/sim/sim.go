@@ -1,16 +1,14 @@
-package protocol
+package sim
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/binary"
 	"fmt"
-	"io"
 	"log/slog"
-	"math/rand/v2"
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
 )
 
 // DefaultLinkLatency is the simulator's one-way latency of every link unless the
@@ -21,18 +19,18 @@ const DefaultLinkLatency = 100 * time.Microsecond
 // flight and no role finishing before it declares the session stalled.
 const maxIdleTicks = 100000
 
-// SimOptions tune a simulation.
-type SimOptions struct {
+// Options tune a simulation.
+type Options struct {
 	// Seed, when non-nil, overrides the spec's simulation.seed.
 	Seed *int64
 	// Logger receives the roles' log lines; nil discards them.
 	Logger *slog.Logger
 	// OnProgress, when set, is called with the summed progress of all roles
 	// whenever some role reports progress.
-	OnProgress func(Progress)
+	OnProgress func(protocol.Progress)
 	// OnMessage, when set, sees every message sent, once per recipient (a
 	// topic message once for every other party), in the order sent.
-	OnMessage func(Message)
+	OnMessage func(protocol.Message)
 	// Workers is how many goroutines run the roles' handlers: 0 means
 	// GOMAXPROCS, 1 the sequential driver. Any number gives the same
 	// result, messages in the same order and the same virtual time (see
@@ -40,14 +38,14 @@ type SimOptions struct {
 	Workers int
 }
 
-// SimResult is what a simulation produced.
-type SimResult struct {
+// Result is what a simulation produced.
+type Result struct {
 	// Protocol is the family simulated.
 	Protocol string `json:"protocol"`
 	// Seed is the seed every party's randomness was derived from.
 	Seed int64 `json:"seed"`
 	// Assignment lists the simulated parties.
-	Assignment Assignment `json:"-"`
+	Assignment protocol.Assignment `json:"-"`
 	// Result is the family's combined result, as the initiator would see it.
 	Result any `json:"result"`
 	// Local holds each party's private result, keyed by party.
@@ -57,7 +55,7 @@ type SimResult struct {
 	Bytes    int64 `json:"bytes"`
 	// VirtualTime is the simulated duration of the session.
 	VirtualTime time.Duration `json:"-"`
-	// Steps counts the global steps of a StepScheduler family's simulation.
+	// Steps counts the global steps of a protocol.StepScheduler family's simulation.
 	Steps int64 `json:"steps,omitempty"`
 	// RoleSeconds is the wall time spent inside each role's state machines
 	// (all parties of a role together): the per-role time breakdown.
@@ -80,7 +78,7 @@ func splitSimulation(raw map[string]any) (simConfig, map[string]any, error) {
 	if v, ok := rest["seed"]; ok {
 		s, ok := v.(int64)
 		if !ok {
-			return cfg, nil, fmt.Errorf("simulation.seed: want a whole number, got %s", describeValue(v))
+			return cfg, nil, fmt.Errorf("simulation.seed: want a whole number, got %s", protocol.DescribeValue(v))
 		}
 		cfg.seed = s
 		delete(rest, "seed")
@@ -88,7 +86,7 @@ func splitSimulation(raw map[string]any) (simConfig, map[string]any, error) {
 	if v, ok := rest["link_latency"]; ok {
 		s, ok := v.(string)
 		if !ok {
-			return cfg, nil, fmt.Errorf("simulation.link_latency: want a duration such as \"100us\", got %s", describeValue(v))
+			return cfg, nil, fmt.Errorf("simulation.link_latency: want a duration such as \"100us\", got %s", protocol.DescribeValue(v))
 		}
 		d, err := time.ParseDuration(s)
 		if err != nil || d < 0 {
@@ -98,20 +96,6 @@ func splitSimulation(raw map[string]any) (simConfig, map[string]any, error) {
 		delete(rest, "link_latency")
 	}
 	return cfg, rest, nil
-}
-
-// SeededRand returns a deterministic stream of randomness for one party of a
-// simulated session. It is for simulation and tests only: real sessions use
-// crypto/rand.
-func SeededRand(seed int64, party Party) io.Reader {
-	h := sha256.New()
-	var b [8]byte
-	binary.BigEndian.PutUint64(b[:], uint64(seed))
-	h.Write(b[:])
-	h.Write([]byte(party.String()))
-	var key [32]byte
-	copy(key[:], h.Sum(nil))
-	return rand.NewChaCha8(key)
 }
 
 // slotClock is one party's virtual clock: the virtual time of the call the
@@ -125,10 +109,10 @@ func (c slotClock) Now() time.Time { return simEpoch.Add(c.s.now) }
 // simEpoch is the virtual time a simulation starts at.
 var simEpoch = time.Date(2000, 1, 1, 0, 0, 0, 0, time.UTC)
 
-// Simulate runs every role of a session in this process over a MemNetwork, in
+// Run runs every role of a session in this process over a Network, in
 // virtual time, deterministically from the seed: the same spec and seed give
 // the same result. It drives the very same role code as the daemon.
-func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (*SimResult, error) {
+func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts Options) (*Result, error) {
 	f, err := reg.Lookup(spec.Protocol)
 	if err != nil {
 		return nil, fmt.Errorf("protocol: %w", err)
@@ -144,9 +128,9 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	if opts.Seed != nil {
 		simCfg.seed = *opts.Seed
 	}
-	var assign Assignment
-	var locals map[Party]any
-	if pp, ok := f.(ParamsPreparer); ok {
+	var assign protocol.Assignment
+	var locals map[protocol.Party]any
+	if pp, ok := f.(protocol.ParamsPreparer); ok {
 		assign, locals, err = pp.PrepareSimulationParams(rest, spec.Roles, params)
 	} else {
 		assign, locals, err = f.PrepareSimulation(rest, spec.Roles)
@@ -154,10 +138,10 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckAssignment(f, assign); err != nil {
+	if err := protocol.CheckAssignment(f, assign); err != nil {
 		return nil, err
 	}
-	if c, ok := f.(AssignmentChecker); ok {
+	if c, ok := f.(protocol.AssignmentChecker); ok {
 		if err := c.CheckAssignment(assign, params, true); err != nil {
 			return nil, err
 		}
@@ -167,16 +151,16 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 		logger = slog.New(slog.DiscardHandler)
 	}
 	parties := assign.Parties()
-	net := NewMemNetwork(parties, simCfg.latency, simEpoch)
+	net := NewNetwork(parties, simCfg.latency, simEpoch)
 	net.observe = opts.OnMessage
 	sessionID := fmt.Sprintf("sim-%d", simCfg.seed)
-	d := &simDriver{ctx: ctx, net: net, reports: map[Party][]byte{}, local: map[string]any{},
+	d := &simDriver{ctx: ctx, net: net, reports: map[protocol.Party][]byte{}, local: map[string]any{},
 		onProgress: opts.OnProgress}
-	roles := make(map[Party]Role, len(parties))
+	roles := make(map[protocol.Party]protocol.Role, len(parties))
 	workers := workerCount(opts.Workers, len(parties))
 	for _, p := range parties {
 		s := d.newSlot(p)
-		r, err := f.NewRole(RoleConfig{
+		r, err := f.NewRole(protocol.RoleConfig{
 			Workers: workers,
 			Parallel: func(n int, f func(w, i int)) {
 				d.parallel(s, n, f)
@@ -186,7 +170,7 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 			Assignment: assign,
 			Params:     params,
 			Local:      locals[p],
-			Rand:       SeededRand(simCfg.seed, p),
+			Rand:       protocol.SeededRand(simCfg.seed, p),
 			Clock:      slotClock{s},
 			Logger:     logger.With("party", p.String()),
 			Simulated:  true,
@@ -199,9 +183,9 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	}
 	d.roles = roles
 
-	var sched Schedule
-	if ss, ok := f.(StepScheduler); ok {
-		if sched, err = ss.NewSchedule(rest, params, assign, SeededRand(simCfg.seed, Party{Role: "schedule"})); err != nil {
+	var sched protocol.Schedule
+	if ss, ok := f.(protocol.StepScheduler); ok {
+		if sched, err = ss.NewSchedule(rest, params, assign, protocol.SeededRand(simCfg.seed, protocol.Party{Role: "schedule"})); err != nil {
 			return nil, err
 		}
 	}
@@ -227,21 +211,21 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 	if err != nil {
 		return nil, fmt.Errorf("combining reports: %w", err)
 	}
-	if g, ok := f.(LocalGrader); ok {
+	if g, ok := f.(protocol.LocalGrader); ok {
 		if res, err = g.GradeLocal(rest, simCfg.seed, params, res, d.local); err != nil {
 			return nil, fmt.Errorf("grading the result: %w", err)
 		}
-	} else if g, ok := f.(Grader); ok {
+	} else if g, ok := f.(protocol.Grader); ok {
 		if res, err = g.Grade(rest, simCfg.seed, params, res); err != nil {
 			return nil, fmt.Errorf("grading the result: %w", err)
 		}
 	}
 	msgs, bytes := net.Stats()
 	roleSeconds := d.roleSeconds()
-	if t, ok := res.(Timed); ok {
+	if t, ok := res.(protocol.Timed); ok {
 		t.SetTiming(roleSeconds)
 	}
-	return &SimResult{
+	return &Result{
 		RoleSeconds: roleSeconds,
 		Steps:       d.steps,
 		Protocol:    f.Name(),
@@ -258,17 +242,17 @@ func Simulate(ctx context.Context, reg *Registry, spec *Spec, opts SimOptions) (
 // simDriver moves messages and ticks between the roles of one simulation.
 type simDriver struct {
 	ctx        context.Context
-	net        *MemNetwork
-	roles      map[Party]Role
-	slots      map[Party]*slot // per party: one look-up per message
-	byNet      []*slot         // by the party's index on the network (event.to)
-	byRole     [][]*slot       // the slots by role (in order of first appearance) and index
-	roleNames  []string        // by role index
-	busy       []time.Duration // wall time inside each role's handlers, by role index
-	reports    map[Party][]byte
+	net        *Network
+	roles      map[protocol.Party]protocol.Role
+	slots      map[protocol.Party]*slot // per party: one look-up per message
+	byNet      []*slot                  // by the party's index on the network (event.to)
+	byRole     [][]*slot                // the slots by role (in order of first appearance) and index
+	roleNames  []string                 // by role index
+	busy       []time.Duration          // wall time inside each role's handlers, by role index
+	reports    map[protocol.Party][]byte
 	local      map[string]any
-	progress   Progress // the sum over the slots
-	onProgress func(Progress)
+	progress   protocol.Progress // the sum over the slots
+	onProgress func(protocol.Progress)
 	steps      int64
 	progressed bool // some role reported progress since the last idle check
 
@@ -278,12 +262,12 @@ type simDriver struct {
 
 // slot is the driver's state of one party.
 type slot struct {
-	p        Party
-	role     Role
+	p        protocol.Party
+	role     protocol.Role
 	roleIdx  int // index into simDriver.roleNames
 	done     bool
 	now      time.Duration // virtual time of the call in progress (slotClock)
-	progress Progress
+	progress protocol.Progress
 
 	// Set while a batch is delivered (see batch).
 	gen   uint64
@@ -295,9 +279,9 @@ type slot struct {
 }
 
 // newSlot adds party p's slot.
-func (d *simDriver) newSlot(p Party) *slot {
+func (d *simDriver) newSlot(p protocol.Party) *slot {
 	if d.slots == nil {
-		d.slots = map[Party]*slot{}
+		d.slots = map[protocol.Party]*slot{}
 	}
 	r := slices.Index(d.roleNames, p.Role)
 	if r < 0 {
@@ -323,7 +307,7 @@ func (d *simDriver) newSlot(p Party) *slot {
 
 // slotOf returns party p's slot, or nil: a session has a handful of roles,
 // so a scan finds p's role faster than a map hashes the party.
-func (d *simDriver) slotOf(p Party) *slot {
+func (d *simDriver) slotOf(p protocol.Party) *slot {
 	for r, name := range d.roleNames {
 		if name == p.Role {
 			if p.Index < 0 || p.Index >= len(d.byRole[r]) {
@@ -352,7 +336,7 @@ func (d *simDriver) roleSeconds() map[string]float64 {
 
 // timed runs f, a call into party p's role at the network's virtual time,
 // and adds its wall time to p's role.
-func (d *simDriver) timed(p Party, f func() error) error {
+func (d *simDriver) timed(p protocol.Party, f func() error) error {
 	s := d.slots[p]
 	s.now = d.net.elapsed()
 	start := time.Now()
@@ -363,7 +347,7 @@ func (d *simDriver) timed(p Party, f func() error) error {
 
 // deliver feeds m, delivered at virtual time at, to its recipient's role,
 // timed, and carries out its Ready batch: the sequential driver.
-func (d *simDriver) deliver(m Message, at time.Duration) error {
+func (d *simDriver) deliver(m protocol.Message, at time.Duration) error {
 	s := d.slotOf(m.To)
 	if s == nil || s.done {
 		return nil
@@ -402,15 +386,15 @@ func (d *simDriver) deliverPending(limit time.Duration, bounded bool) error {
 	}
 }
 
-// runSteps drives a StepScheduler family: deliver every message in flight,
-// then activate the next party, until every role has finished or the
-// schedule ends (then every unfinished role is halted).
-func (d *simDriver) runSteps(parties []Party, sched Schedule) error {
-	active := func(p Party) bool {
+// runSteps drives a protocol.StepScheduler family: deliver every message in
+// flight, then activate the next party, until every role has finished or
+// the schedule ends (then every unfinished role is halted).
+func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) error {
+	active := func(p protocol.Party) bool {
 		if d.done(p) {
 			return false
 		}
-		a, ok := d.roles[p].(Activated)
+		a, ok := d.roles[p].(protocol.Activated)
 		return ok && a.Active()
 	}
 	for {
@@ -430,8 +414,8 @@ func (d *simDriver) runSteps(parties []Party, sched Schedule) error {
 			return d.haltAll(parties, reason)
 		}
 		d.steps++
-		d.net.Advance(simEpoch.Add(time.Duration(d.steps) * TickInterval))
-		if err := d.timed(p, d.roles[p].(Activated).Activate); err != nil {
+		d.net.Advance(simEpoch.Add(time.Duration(d.steps) * protocol.TickInterval))
+		if err := d.timed(p, d.roles[p].(protocol.Activated).Activate); err != nil {
 			return fmt.Errorf("%s: activation %d: %w", p, d.steps, err)
 		}
 		if err := d.flush(p); err != nil {
@@ -441,12 +425,12 @@ func (d *simDriver) runSteps(parties []Party, sched Schedule) error {
 }
 
 // haltAll stops every unfinished role with reason.
-func (d *simDriver) haltAll(parties []Party, reason string) error {
+func (d *simDriver) haltAll(parties []protocol.Party, reason string) error {
 	for _, p := range parties {
 		if d.done(p) {
 			continue
 		}
-		h, ok := d.roles[p].(Halter)
+		h, ok := d.roles[p].(protocol.Halter)
 		if !ok {
 			return fmt.Errorf("simulation ended (%s) but %s cannot be halted", reason, p)
 		}
@@ -464,10 +448,10 @@ func (d *simDriver) haltAll(parties []Party, reason string) error {
 	return nil
 }
 
-func (d *simDriver) done(p Party) bool { return d.slots[p].done }
+func (d *simDriver) done(p protocol.Party) bool { return d.slots[p].done }
 
-func (d *simDriver) run(parties []Party) error {
-	nextTick := simEpoch.Add(TickInterval)
+func (d *simDriver) run(parties []protocol.Party) error {
+	nextTick := simEpoch.Add(protocol.TickInterval)
 	idle := 0
 	for len(d.reports) < len(parties) {
 		if err := d.ctx.Err(); err != nil {
@@ -483,7 +467,7 @@ func (d *simDriver) run(parties []Party) error {
 			continue
 		}
 		d.net.Advance(nextTick)
-		nextTick = nextTick.Add(TickInterval)
+		nextTick = nextTick.Add(protocol.TickInterval)
 		finished := len(d.reports)
 		for _, p := range parties {
 			if d.done(p) {
@@ -516,14 +500,14 @@ func (d *simDriver) run(parties []Party) error {
 
 // flush carries out the Ready batch of party p, sent at the network's
 // virtual time.
-func (d *simDriver) flush(p Party) error {
+func (d *simDriver) flush(p protocol.Party) error {
 	s := d.slots[p]
 	return d.flushSlot(s, s.role.Ready(), d.net.elapsed())
 }
 
 // flushSlot carries out a Ready batch of a party, whose messages it sent at
 // virtual time sent (since the start).
-func (d *simDriver) flushSlot(s *slot, rd Ready, sent time.Duration) error {
+func (d *simDriver) flushSlot(s *slot, rd protocol.Ready, sent time.Duration) error {
 	if len(rd.Messages) > 0 {
 		if err := d.ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", s.p, err)
@@ -538,20 +522,20 @@ func (d *simDriver) flushSlot(s *slot, rd Ready, sent time.Duration) error {
 
 // strayMessage is the error of a party that sent rd.Messages[i] to a party
 // not in the session.
-func (d *simDriver) strayMessage(s *slot, rd Ready, i int) error {
+func (d *simDriver) strayMessage(s *slot, rd protocol.Ready, i int) error {
 	return fmt.Errorf("%s sent a message to %s, which is not a party of the session", s.p, rd.Messages[i].To)
 }
 
 // record carries out the rest of a Ready batch whose messages were sent:
 // its progress and result.
-func (d *simDriver) record(s *slot, rd Ready) {
+func (d *simDriver) record(s *slot, rd protocol.Ready) {
 	if rd.Progress != nil {
 		d.progressed = true
 		d.progress.Step += rd.Progress.Step - s.progress.Step
 		d.progress.Total += rd.Progress.Total - s.progress.Total
 		s.progress = *rd.Progress
 		if d.onProgress != nil {
-			d.onProgress(Progress{Step: d.progress.Step, Total: d.progress.Total})
+			d.onProgress(protocol.Progress{Step: d.progress.Step, Total: d.progress.Total})
 		}
 	}
 	if rd.Result != nil {

@@ -1,21 +1,23 @@
-package protocol
+package sim
 
 import (
 	"runtime"
 	"sync/atomic"
 	"testing"
+
+	"github.com/bandit-node/bandit-node/protocol"
 )
 
-// TestParallelLoop checks the simulator's RoleConfig.Parallel, on the
+// TestParallelLoop checks the simulator's protocol.RoleConfig.Parallel, on the
 // parallel path (the timing that may choose the sequential one is set
 // aside): every index is run exactly once, by a worker in [0, Workers),
 // never by two calls of one worker at once; and, with cores to spare, the
 // helpers take part.
 func TestParallelLoop(t *testing.T) {
 	const workers = 3
-	d := &simDriver{slots: map[Party]*slot{}}
+	d := &simDriver{slots: map[protocol.Party]*slot{}}
 	for i := range workers {
-		d.slots[Party{Role: "r", Index: i}] = &slot{}
+		d.slots[protocol.Party{Role: "r", Index: i}] = &slot{}
 	}
 	d.startWorkers(workers)
 	defer d.stopWorkers()
@@ -58,36 +60,11 @@ func TestParallelLoop(t *testing.T) {
 	}
 }
 
-// TestForEachWithoutParallel checks that ForEach without Parallel runs the
-// calls in order, as worker 0.
-func TestForEachWithoutParallel(t *testing.T) {
-	for _, cfg := range []RoleConfig{{}, {Workers: 4}, {Workers: 1, Parallel: func(int, func(int, int)) { t.Error("Parallel called with one worker") }}} {
-		var got []int
-		cfg.ForEach(5, func(w, i int) {
-			if w != 0 {
-				t.Errorf("worker %d, want 0", w)
-			}
-			got = append(got, i)
-		})
-		if len(got) != 5 {
-			t.Fatalf("%d calls, want 5", len(got))
-		}
-		for i, v := range got {
-			if v != i {
-				t.Fatalf("calls in order %v, want 0 … 4", got)
-			}
-		}
-		if cfg.WorkerCount() < 1 {
-			t.Errorf("WorkerCount %d", cfg.WorkerCount())
-		}
-	}
-}
-
 // TestParallelLoopTimed checks that a role's loops are timed both ways and
 // the faster kept: with calls that cost nothing, running them in order
 // beats handing them out, and after the trials the loops run alone.
 func TestParallelLoopTimed(t *testing.T) {
-	d := &simDriver{slots: map[Party]*slot{{Role: "a"}: {}, {Role: "b"}: {}}}
+	d := &simDriver{slots: map[protocol.Party]*slot{{Role: "a"}: {}, {Role: "b"}: {}}}
 	d.startWorkers(2)
 	defer d.stopWorkers()
 	// A trial that the machine interrupts can go the other way: three tries.

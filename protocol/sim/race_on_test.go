@@ -1,5 +1,5 @@
 //go:build race
 
-package protocol_test
+package sim_test
 
 const raceEnabled = true

@@ -1,4 +1,4 @@
-package protocol
+package sim
 
 import (
 	"context"
@@ -6,9 +6,11 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
 )
 
-// MemNetwork is an in-memory network of parties. Every message sent through one
+// Network is an in-memory network of parties. Every message sent through one
 // of its endpoints is queued with a delivery time (send time plus the link
 // latency); messages are delivered by delivery time, and in the order sent
 // when their delivery times are equal, so the order of delivery is
@@ -19,10 +21,9 @@ import (
 // (delivery time, order sent) is first in, first out, and the queue is a
 // ring buffer rather than a heap.
 //
-// It serves two drivers: the simulator pops events one by one with Next, in
-// virtual time; concurrent drivers (tests of the daemon's runner) start Pump,
-// which delivers every queued message to its endpoint's Incoming channel.
-type MemNetwork struct {
+// The simulator pops its events one by one with Next, in virtual time, or a
+// batch at a time (popUntil).
+type Network struct {
 	latency time.Duration
 
 	mu        sync.Mutex // guards the fields below
@@ -30,25 +31,23 @@ type MemNetwork struct {
 	now       time.Duration // virtual time, since start
 	queue     eventQueue
 	endpoints []roleEndpoints // by role, in order of first appearance; fixed at creation
-	parties   []Party
-	wake      chan struct{}
+	parties   []protocol.Party
 	messages  int64
 	bytes     int64
-	observe   func(Message) // set before use; sees every message sent
+	observe   func(protocol.Message) // set before use; sees every message sent
 }
 
-// NewMemNetwork creates a network of the given parties whose every link has the
+// NewNetwork creates a network of the given parties whose every link has the
 // given one-way latency. start is the virtual time the network begins at.
-func NewMemNetwork(parties []Party, latency time.Duration, start time.Time) *MemNetwork {
-	n := &MemNetwork{
+func NewNetwork(parties []protocol.Party, latency time.Duration, start time.Time) *Network {
+	n := &Network{
 		latency: latency,
 		start:   start,
-		parties: append([]Party(nil), parties...),
-		wake:    make(chan struct{}, 1),
+		parties: append([]protocol.Party(nil), parties...),
 	}
 	for i, p := range parties {
 		if p.Index < 0 {
-			panic(fmt.Sprintf("protocol: party %s has a negative index", p))
+			panic(fmt.Sprintf("sim: party %s has a negative index", p))
 		}
 		r := slices.IndexFunc(n.endpoints, func(r roleEndpoints) bool { return r.role == p.Role })
 		if r < 0 {
@@ -59,7 +58,7 @@ func NewMemNetwork(parties []Party, latency time.Duration, start time.Time) *Mem
 		for len(*eps) <= p.Index {
 			*eps = append(*eps, nil)
 		}
-		(*eps)[p.Index] = &MemEndpoint{net: n, self: p, idx: i, in: make(chan Message, 1024)}
+		(*eps)[p.Index] = &Endpoint{net: n, self: p, idx: i}
 	}
 	return n
 }
@@ -67,13 +66,13 @@ func NewMemNetwork(parties []Party, latency time.Duration, start time.Time) *Mem
 // roleEndpoints are the endpoints of one role's parties, by index.
 type roleEndpoints struct {
 	role    string
-	byIndex []*MemEndpoint // nil where no party has that index
+	byIndex []*Endpoint // nil where no party has that index
 }
 
-// Endpoint returns the transport of party p, or nil if p is not on the network.
+// Endpoint returns the endpoint of party p, or nil if p is not on the network.
 // A session has a handful of roles, so a scan finds p's role faster than a map
 // hashes the party.
-func (n *MemNetwork) Endpoint(p Party) *MemEndpoint {
+func (n *Network) Endpoint(p protocol.Party) *Endpoint {
 	for i := range n.endpoints {
 		if r := &n.endpoints[i]; r.role == p.Role {
 			if p.Index < 0 || p.Index >= len(r.byIndex) {
@@ -86,7 +85,7 @@ func (n *MemNetwork) Endpoint(p Party) *MemEndpoint {
 }
 
 // Now is the network's virtual time: the delivery time of the last event popped.
-func (n *MemNetwork) Now() time.Time {
+func (n *Network) Now() time.Time {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.start.Add(n.now)
@@ -94,21 +93,21 @@ func (n *MemNetwork) Now() time.Time {
 
 // Stats returns how many messages and body bytes were sent (a topic message
 // counts once per recipient, as gossip would deliver it).
-func (n *MemNetwork) Stats() (messages, bytes int64) {
+func (n *Network) Stats() (messages, bytes int64) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.messages, n.bytes
 }
 
 // Pending reports whether a message is waiting for delivery.
-func (n *MemNetwork) Pending() bool {
+func (n *Network) Pending() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.queue.n > 0
 }
 
 // NextAt returns the delivery time of the next queued message.
-func (n *MemNetwork) NextAt() (time.Time, bool) {
+func (n *Network) NextAt() (time.Time, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.queue.n == 0 {
@@ -119,11 +118,11 @@ func (n *MemNetwork) NextAt() (time.Time, bool) {
 
 // Next pops the earliest queued message and advances virtual time to its
 // delivery time.
-func (n *MemNetwork) Next() (Message, bool) {
+func (n *Network) Next() (protocol.Message, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.queue.n == 0 {
-		return Message{}, false
+		return protocol.Message{}, false
 	}
 	ev := n.queue.pop()
 	if ev.at > n.now {
@@ -133,7 +132,7 @@ func (n *MemNetwork) Next() (Message, bool) {
 }
 
 // Advance moves virtual time forward to t (never backward).
-func (n *MemNetwork) Advance(t time.Time) {
+func (n *Network) Advance(t time.Time) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if d := t.Sub(n.start); d > n.now {
@@ -141,39 +140,15 @@ func (n *MemNetwork) Advance(t time.Time) {
 	}
 }
 
-// Pump delivers queued messages to the endpoints' Incoming channels, in queue
-// order and without waiting for virtual time, until ctx ends.
-func (n *MemNetwork) Pump(ctx context.Context) {
-	for {
-		for {
-			m, ok := n.Next()
-			if !ok {
-				break
-			}
-			select {
-			case n.Endpoint(m.To).in <- m:
-			case <-ctx.Done():
-				return
-			}
-		}
-		select {
-		case <-n.wake:
-		case <-ctx.Done():
-			return
-		}
-	}
-}
-
-func (n *MemNetwork) enqueue(m Message, to int) {
+func (n *Network) enqueue(m protocol.Message, to int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.enqueueLocked(m, to, n.now)
-	n.signal()
 }
 
 // enqueueLocked queues m, addressed to the party at index to of the
 // network's parties, as sent at virtual time sent; n.mu is held.
-func (n *MemNetwork) enqueueLocked(m Message, to int, sent time.Duration) {
+func (n *Network) enqueueLocked(m protocol.Message, to int, sent time.Duration) {
 	n.queue.push(event{at: sent + n.latency, to: to, msg: m})
 	n.messages++
 	n.bytes += int64(len(m.Body))
@@ -182,22 +157,13 @@ func (n *MemNetwork) enqueueLocked(m Message, to int, sent time.Duration) {
 	}
 }
 
-// signal wakes Pump; n.mu is held.
-func (n *MemNetwork) signal() {
-	select {
-	case n.wake <- struct{}{}:
-	default:
-	}
-}
-
 // sendBatch queues the messages one party's handler of a message delivered at
 // virtual time sent (since the start) produced, in order, under one lock: the
 // simulator's path for a whole Ready batch. It does what Send does for each,
-// except that the send time is given rather than the network's and Pump is
-// not woken (the simulator pops the events itself). It queues nothing if a
-// message is addressed to a party not on the network, and returns that
-// message's index; otherwise -1.
-func (n *MemNetwork) sendBatch(from Party, ms []Message, sent time.Duration) int {
+// except that the send time is given rather than the network's. It queues
+// nothing if a message is addressed to a party not on the network, and
+// returns that message's index; otherwise -1.
+func (n *Network) sendBatch(from protocol.Party, ms []protocol.Message, sent time.Duration) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.sendBatchLocked(from, ms, sent)
@@ -205,7 +171,7 @@ func (n *MemNetwork) sendBatch(from Party, ms []Message, sent time.Duration) int
 
 // sendBatchLocked is sendBatch with n.mu held, for a driver that queues the
 // batches of many handlers under one lock.
-func (n *MemNetwork) sendBatchLocked(from Party, ms []Message, sent time.Duration) int {
+func (n *Network) sendBatchLocked(from protocol.Party, ms []protocol.Message, sent time.Duration) int {
 	for i, m := range ms {
 		if !m.Topic && n.Endpoint(m.To) == nil {
 			return i
@@ -232,7 +198,7 @@ func (n *MemNetwork) sendBatchLocked(from Party, ms []Message, sent time.Duratio
 // (every queued event when bounded is false) and advances virtual time to the
 // last one's delivery time: one lock for what Next would pop one by one. Each
 // event's at is set to the virtual time Next would have left on popping it.
-func (n *MemNetwork) popUntil(dst []event, limit time.Duration, bounded bool) []event {
+func (n *Network) popUntil(dst []event, limit time.Duration, bounded bool) []event {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	for n.queue.n > 0 && (!bounded || n.queue.peek().at <= limit) {
@@ -247,23 +213,22 @@ func (n *MemNetwork) popUntil(dst []event, limit time.Duration, bounded bool) []
 }
 
 // elapsed is Now as a duration since the start.
-func (n *MemNetwork) elapsed() time.Duration {
+func (n *Network) elapsed() time.Duration {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.now
 }
 
-// MemEndpoint is one party's Transport on a MemNetwork.
-type MemEndpoint struct {
-	net  *MemNetwork
-	self Party
+// Endpoint is where one party of a Network sends from.
+type Endpoint struct {
+	net  *Network
+	self protocol.Party
 	idx  int // self's index in net.parties
-	in   chan Message
 }
 
 // Send queues m for delivery; a topic message is queued once for every other
 // party, in the network's party order.
-func (e *MemEndpoint) Send(ctx context.Context, m Message) error {
+func (e *Endpoint) Send(ctx context.Context, m protocol.Message) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
@@ -286,14 +251,11 @@ func (e *MemEndpoint) Send(ctx context.Context, m Message) error {
 	return nil
 }
 
-// Incoming yields messages delivered by Pump.
-func (e *MemEndpoint) Incoming() <-chan Message { return e.in }
-
 // event is a queued message and its delivery time (since the network's start).
 type event struct {
 	at  time.Duration
 	to  int // the recipient's index in the network's parties
-	msg Message
+	msg protocol.Message
 }
 
 // eventQueue is a growable ring buffer of events, oldest first.

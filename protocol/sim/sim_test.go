@@ -1,4 +1,4 @@
-package protocol_test
+package sim_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
+	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
 func registry(t *testing.T, fams ...protocol.Family) *protocol.Registry {
@@ -40,7 +41,7 @@ count = 20
 seed = 7
 link_latency = "250us"
 `)
-	res, err := protocol.Simulate(context.Background(), registry(t, ping.Family{}), spec, protocol.SimOptions{})
+	res, err := sim.Run(context.Background(), registry(t, ping.Family{}), spec, sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,11 +66,11 @@ link_latency = "250us"
 func TestSimulateIsDeterministic(t *testing.T) {
 	spec := mustSpec(t, "protocol = \"ping\"\n[params]\ncount = 5\n[simulation]\nparticipants = 4\n")
 	reg := registry(t, ping.Family{})
-	a, err := protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{})
+	a, err := sim.Run(context.Background(), reg, spec, sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := protocol.Simulate(context.Background(), reg, spec, protocol.SimOptions{})
+	b, err := sim.Run(context.Background(), reg, spec, sim.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,7 +96,7 @@ func (stuckRole) Ready() protocol.Ready       { return protocol.Ready{} }
 
 func TestSimulateReportsStall(t *testing.T) {
 	spec := mustSpec(t, "protocol = \"stuck\"\n[simulation]\nparticipants = 2\n")
-	_, err := protocol.Simulate(context.Background(), registry(t, stuckFamily{}), spec, protocol.SimOptions{})
+	_, err := sim.Run(context.Background(), registry(t, stuckFamily{}), spec, sim.Options{})
 	if err == nil || !strings.Contains(err.Error(), "stalled") || !strings.Contains(err.Error(), "participant[1]") {
 		t.Fatalf("err = %v, want a stall naming participant[1]", err)
 	}
@@ -105,7 +106,7 @@ func TestSimulateHonoursCancellation(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	spec := mustSpec(t, "protocol = \"stuck\"\n[simulation]\nparticipants = 2\n")
-	_, err := protocol.Simulate(ctx, registry(t, stuckFamily{}), spec, protocol.SimOptions{})
+	_, err := sim.Run(ctx, registry(t, stuckFamily{}), spec, sim.Options{})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}

@@ -1,13 +1,15 @@
-package protocol
+package sim
 
 import (
 	"fmt"
 	"runtime"
 	"sync/atomic"
 	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
 )
 
-// The parallel driver. The MemNetwork's queue is first in, first out, and a
+// The parallel driver. The Network's queue is first in, first out, and a
 // handler's messages go to its end. So the sequential driver, popping the
 // messages m1…mn in flight one by one, hands each party its own messages in
 // queue order and leaves the queue as it was after mn, followed by m1's
@@ -19,12 +21,12 @@ import (
 // same queue afterwards. Results, transcripts and virtual time are those of
 // the sequential driver.
 //
-// What this asks of the roles is what Role already promises: a role is
-// called by one goroutine at a time (the pieces it spreads over the idle
-// workers itself, RoleConfig.ForEach, follow that method's rules) and holds
-// no state another party's role can reach, and the batch Ready returns
-// belongs to the driver (the role keeps neither its slices nor the message
-// bodies).
+// What this asks of the roles is what protocol.Role already promises: a
+// role is called by one goroutine at a time (the pieces it spreads over the
+// idle workers itself, protocol.RoleConfig.ForEach, follow that method's
+// rules) and holds no state another party's role can reach, and the batch
+// Ready returns belongs to the driver (the role keeps neither its slices nor
+// the message bodies).
 
 // batch is what deliverBatch works on; its storage is reused.
 type batch struct {
@@ -49,7 +51,7 @@ type outcome struct {
 	s         *slot // the recipient's
 	delivered bool
 	err       error
-	ready     Ready
+	ready     protocol.Ready
 }
 
 // workerPool runs the groups of a batch on helper goroutines and on the
@@ -74,7 +76,7 @@ type workerPool struct {
 	driver  parker // where the driver waits for pending to reach zero
 	tune    tuner
 
-	// A role's parallel loop (RoleConfig.Parallel), which the helpers
+	// A role's parallel loop (protocol.RoleConfig.Parallel), which the helpers
 	// waiting for a batch join: loops counts the loops posted.
 	loop  atomic.Pointer[parallelLoop]
 	loops atomic.Uint64
@@ -139,7 +141,7 @@ func (d *simDriver) startWorkers(workers int) {
 	d.pool = p
 }
 
-// parallelLoop is one call of RoleConfig.Parallel: its caller, worker 0,
+// parallelLoop is one call of protocol.RoleConfig.Parallel: its caller, worker 0,
 // and the helpers that join, each helper i as worker i+1, claim chunks of
 // its indexes until none is left.
 type parallelLoop struct {
@@ -167,7 +169,7 @@ func (l *parallelLoop) run(w int) {
 	}
 }
 
-// parallel is RoleConfig.Parallel in a simulation for the role of slot s:
+// parallel is protocol.RoleConfig.Parallel in a simulation for the role of slot s:
 // the role's goroutine runs the loop with whichever helpers are waiting for
 // a batch — a role that works alone between two batches (SAMBA's comp) has
 // them all. Without a pool the calls run in order. As for batches, the

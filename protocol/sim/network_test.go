@@ -1,4 +1,4 @@
-package protocol
+package sim
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
 )
 
 // BenchmarkMemNetwork measures the simulator's event queue: one message sent
@@ -15,16 +17,16 @@ import (
 func BenchmarkMemNetwork(b *testing.B) {
 	for _, k := range []int{10, 100} {
 		b.Run(fmt.Sprintf("K=%d", k), func(b *testing.B) {
-			parties := []Party{{Role: "controller"}}
+			parties := []protocol.Party{{Role: "controller"}}
 			for i := range k {
-				parties = append(parties, Party{Role: "data_owner", Index: i})
+				parties = append(parties, protocol.Party{Role: "data_owner", Index: i})
 			}
-			n := NewMemNetwork(parties, DefaultLinkLatency, time.Unix(0, 0))
+			n := NewNetwork(parties, DefaultLinkLatency, time.Unix(0, 0))
 			ctx := context.Background()
 			body := make([]byte, 64)
-			to := Party{Role: "controller"}
+			to := protocol.Party{Role: "controller"}
 			for i := range k {
-				if err := n.Endpoint(parties[1+i]).Send(ctx, Message{To: to, Body: body}); err != nil {
+				if err := n.Endpoint(parties[1+i]).Send(ctx, protocol.Message{To: to, Body: body}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -35,7 +37,7 @@ func BenchmarkMemNetwork(b *testing.B) {
 				if !ok {
 					b.Fatal("queue empty")
 				}
-				if err := n.Endpoint(parties[1+i%k]).Send(ctx, Message{To: to, Body: m.Body}); err != nil {
+				if err := n.Endpoint(parties[1+i%k]).Send(ctx, protocol.Message{To: to, Body: m.Body}); err != nil {
 					b.Fatal(err)
 				}
 			}
@@ -54,9 +56,9 @@ func TestMemNetworkOrderAgainstHeap(t *testing.T) {
 	}
 	for _, latency := range []time.Duration{0, DefaultLinkLatency} {
 		rng := rand.New(rand.NewPCG(uint64(latency), 7))
-		parties := []Party{{Role: "b"}, {Role: "a", Index: 1}, {Role: "a"}, {Role: "b", Index: 2}}
+		parties := []protocol.Party{{Role: "b"}, {Role: "a", Index: 1}, {Role: "a"}, {Role: "b", Index: 2}}
 		start := time.Unix(100, 0)
-		n := NewMemNetwork(parties, latency, start)
+		n := NewNetwork(parties, latency, start)
 		var queue []want // the reference: sorted by (at, seq)
 		now := start
 		for seq := 0; seq < 5000; {
@@ -64,7 +66,7 @@ func TestMemNetworkOrderAgainstHeap(t *testing.T) {
 			case op < 5:
 				from, to := parties[rng.IntN(len(parties))], parties[rng.IntN(len(parties))]
 				body := []byte{byte(seq), byte(seq >> 8), byte(seq >> 16)}
-				if err := n.Endpoint(from).Send(context.Background(), Message{To: to, Body: body}); err != nil {
+				if err := n.Endpoint(from).Send(context.Background(), protocol.Message{To: to, Body: body}); err != nil {
 					t.Fatal(err)
 				}
 				queue = append(queue, want{now.Add(latency), seq})
@@ -112,7 +114,7 @@ func TestMemNetworkOrderAgainstHeap(t *testing.T) {
 			}
 		}
 	}
-	if n := NewMemNetwork([]Party{{Role: "a"}}, 0, time.Time{}); n.Endpoint(Party{Role: "a", Index: 1}) != nil || n.Endpoint(Party{Role: "c"}) != nil || n.Endpoint(Party{Role: "a", Index: -1}) != nil {
+	if n := NewNetwork([]protocol.Party{{Role: "a"}}, 0, time.Time{}); n.Endpoint(protocol.Party{Role: "a", Index: 1}) != nil || n.Endpoint(protocol.Party{Role: "c"}) != nil || n.Endpoint(protocol.Party{Role: "a", Index: -1}) != nil {
 		t.Error("Endpoint found a party that is not on the network")
 	}
 }

@@ -1,0 +1,144 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
+)
+
+// examine examines a proposal in the background, at most a few at once:
+// it is accepted (the session's lifecycle then says so) or declined.
+func (n *Node) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
+	select {
+	case n.proposals <- struct{}{}:
+		n.examining.Go(func() {
+			defer func() { <-n.proposals }()
+			defer func() {
+				// Examining a proposal runs the family's checks on the
+				// peer's spec: a panic in them declines it.
+				if n.recoverHandler(recover(), "examining a proposal", from) {
+					n.decline(from, c.SessionId, "internal error in "+n.cfg.Node.Name+" examining the proposal")
+				}
+			}()
+			n.handlePropose(from, c.SessionId, p)
+		})
+	default:
+		n.metrics.fail("rejected")
+		n.log.Warn("too many proposals being examined; declining one", "peer", n.nameOf(from), "session", c.SessionId)
+		n.decline(from, c.SessionId, n.cfg.Node.Name+" is busy examining other proposals; try again")
+	}
+}
+
+// decline sends a Decline of session id to peer to, waiting at most
+// sendTimeout.
+func (n *Node) decline(to peer.ID, id, reason string) {
+	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+	defer cancel()
+	n.sendControl(ctx, to, id, &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{Reason: reason}}})
+}
+
+// handlePropose answers a proposal: it checks the spec, this node's policy and
+// local data, and accepts (registering the session) or declines with a reason.
+// A proposal repeated by its initiator (it resends to participants that have
+// not answered) is accepted again without a second registration.
+func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
+	if n.store.exists(id) && n.lookup(id) == nil {
+		// A proposal of a session that has ended here (a late resend):
+		// its record answers.
+		n.answerEnded(from, &nodepb.Control{SessionId: id, Body: &nodepb.Control_Propose{Propose: p}})
+		return
+	}
+	s, err := n.admitProposal(from, id, p.Spec)
+	if err != nil {
+		n.log.Info("declined a session", "session", id, "initiator", n.nameOf(from), "reason", err)
+		n.decline(from, id, err.Error())
+		return
+	}
+	// The session's lifecycle sends the Accept, and repeats it until the
+	// session starts.
+	n.log.Info("accepted a session", "session", id, "protocol", s.fam.Name(), "initiator", n.nameOf(from), "parties", fmt.Sprint(s.mine))
+}
+
+// admitProposal validates a proposal and, when this node takes part, registers
+// the session.
+func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session, error) {
+	spec, err := parseProposedSpec(specText)
+	if err != nil {
+		return nil, err
+	}
+	// Organizations are compared as strings (Registry.Check's one
+	// organization per party of a role, its separations; the parties this
+	// node plays), so each must be its peer ID's one canonical spelling:
+	// peer.Decode also takes a CID's, and an initiator could otherwise give
+	// one organization two roles under two spellings.
+	for _, role := range sortedKeys(spec.Roles.Roles) {
+		for i, org := range spec.Roles.Roles[role] {
+			pid, err := peer.Decode(org)
+			if err != nil {
+				return nil, fmt.Errorf("roles.%s[%d]: %q is not a peer ID", role, i, org)
+			}
+			if pid.String() != org {
+				return nil, fmt.Errorf("roles.%s[%d]: %q is not written as a peer ID is in a proposal (%s)", role, i, org, pid)
+			}
+			if _, known := n.names[pid]; !known {
+				return nil, fmt.Errorf("roles.%s[%d]: peer %s is not in %s's address book", role, i, org, n.cfg.Node.Name)
+			}
+		}
+	}
+	f, params, err := n.reg.Check(spec)
+	if err != nil {
+		// A proposal names organizations by peer ID; the operator who reads
+		// the decline knows them by address-book name.
+		var sep *protocol.SeparationError
+		if errors.As(err, &sep) {
+			if pid, perr := peer.Decode(sep.Org); perr == nil {
+				sep.Org = n.nameOf(pid)
+			}
+		}
+		return nil, err
+	}
+	self := n.host.ID().String()
+	mine := spec.Roles.PartiesOf(self)
+	if len(mine) == 0 {
+		return nil, fmt.Errorf("%s plays no role in this session", n.cfg.Node.Name)
+	}
+	local, err := n.cfg.admit(f, params, n.nameOf(from), false, distinctRoles(mine))
+	if err != nil {
+		return nil, err
+	}
+	s, err := n.newSession(id, f, params, specText, spec.Roles, from, local)
+	if err != nil {
+		return nil, err
+	}
+	if err := n.joinTopic(s); err != nil {
+		return nil, err
+	}
+	if err := n.register(s); err != nil {
+		if s.topic != nil {
+			s.topic.Close()
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+func distinctRoles(parties []protocol.Party) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, p := range parties {
+		if !seen[p.Role] {
+			seen[p.Role] = true
+			out = append(out, p.Role)
+		}
+	}
+	return out
+}
+
+// parseProposedSpec parses the spec of a proposal from the network.
+func parseProposedSpec(text []byte) (*protocol.Spec, error) {
+	return protocol.ParseSpec("proposed spec", text)
+}

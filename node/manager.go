@@ -1,0 +1,140 @@
+package node
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+// lookup returns the active session id, or nil.
+func (n *Node) lookup(id string) *session {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.sessions[id]
+}
+
+// lookupBytes is lookup for an ID still in a frame's bytes (no copy). The
+// session found last is remembered: a running session's frames come one
+// after another, and comparing their ID with it spares the lock and the map
+// (with many daemons per core, every memory they touch is a cache miss).
+func (n *Node) lookupBytes(id []byte) *session {
+	if s := n.recent.Load(); s != nil && s.id == string(id) {
+		return s
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.sessions[string(id)]
+	if s != nil {
+		n.recent.Store(s) // under n.mu, so never a session forget has removed
+	}
+	return s
+}
+
+// forget removes an ended session from the active set.
+func (n *Node) forget(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s := n.sessions[id]; s != nil {
+		n.recent.CompareAndSwap(s, nil)
+		s.gone.Store(true)
+	}
+	delete(n.sessions, id)
+	n.metrics.active.Set(float64(len(n.sessions)))
+}
+
+// register adds s to the active set and starts its goroutine, unless the node
+// is closing or at session.max_active.
+func (n *Node) register(s *session) error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.closing {
+		return fmt.Errorf("%s is shutting down", n.cfg.Node.Name)
+	}
+	if _, dup := n.sessions[s.id]; dup || n.store.exists(s.id) {
+		return fmt.Errorf("session ID %s is already used on %s", s.id, n.cfg.Node.Name)
+	}
+	if len(n.sessions) >= n.cfg.Session.MaxActive {
+		return fmt.Errorf("%s already runs %d sessions (session.max_active)", n.cfg.Node.Name, len(n.sessions))
+	}
+	if err := n.store.put(&record{Session: s.rec.Session}); err != nil {
+		return err
+	}
+	n.sessions[s.id] = s
+	n.metrics.active.Set(float64(len(n.sessions)))
+	n.wg.Add(1)
+	go s.main()
+	return nil
+}
+
+// StartSession validates a spec written by this node's operator, resolves its
+// address-book names and proposes it. It returns the new session's ID. Errors
+// name the spec key at fault; nothing is sent when the spec is bad.
+func (n *Node) StartSession(specText []byte) (string, error) {
+	spec, err := protocol.ParseSpec("spec", specText)
+	if err != nil {
+		return "", err
+	}
+	if len(spec.Simulation) > 0 {
+		n.log.Debug("ignoring the spec's [simulation] table in a real session")
+	}
+	f, params, err := n.reg.Check(spec)
+	if err != nil {
+		return "", err
+	}
+	byID := protocol.Assignment{Roles: map[string][]string{}}
+	for _, role := range sortedKeys(spec.Roles.Roles) {
+		for i, name := range spec.Roles.Roles[role] {
+			id, ok := n.ids[name]
+			if !ok {
+				return "", fmt.Errorf("roles.%s[%d]: %q is neither this node (%s) nor in its address book", role, i, name, n.cfg.Node.Name)
+			}
+			byID.Roles[role] = append(byID.Roles[role], id.String())
+		}
+	}
+	self := n.host.ID()
+	local, err := n.cfg.admit(f, params, n.cfg.Node.Name, true, distinctRoles(byID.PartiesOf(self.String())))
+	if err != nil {
+		return "", err
+	}
+	proposed := &protocol.Spec{Protocol: spec.Protocol, Roles: byID, Params: spec.Params}
+	text, err := proposed.Encode()
+	if err != nil {
+		return "", err
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", fmt.Errorf("drawing a session ID: %w", err)
+	}
+	id := hex.EncodeToString(b[:])
+	s, err := n.newSession(id, f, params, text, byID, self, local)
+	if err != nil {
+		return "", err
+	}
+	if err := n.joinTopic(s); err != nil {
+		return "", err
+	}
+	if err := n.register(s); err != nil {
+		if s.topic != nil {
+			s.topic.Close()
+		}
+		return "", err
+	}
+	n.log.Info("proposed a session", "session", id, "protocol", f.Name(), "organizations", len(byID.Orgs()))
+	return id, nil
+}
+
+// CancelSession aborts an active session everywhere.
+func (n *Node) CancelSession(id string) error {
+	s := n.lookup(id)
+	if s == nil {
+		if _, err := n.store.get(id); err != nil {
+			return fmt.Errorf("no session %s on %s", id, n.cfg.Node.Name)
+		}
+		return errors.New("the session has already ended")
+	}
+	s.requestAbort(fmt.Sprintf("cancelled by the operator of %s", n.cfg.Node.Name))
+	return nil
+}
