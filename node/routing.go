@@ -109,9 +109,9 @@ func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s 
 // deliver hands a received message to the session. While the roles of a
 // family with small messages (protocol.SmallMessages) run and nobody is
 // driving them, the calling goroutine (the sender's stream reader) steps the
-// message in place: on a busy session that saves a hand-over to main for
-// every message — a tenth of a SAMBA data owner's CPU went into that
-// hand-over. Otherwise the message is queued for main; it never waits for
+// message in place, sparing a busy session a hand-over to the session's
+// loop for every message (bench/HISTORY.md). Otherwise the message is
+// queued for the loop; it never waits for
 // the session's lock, so a reader is never stuck behind a role's sends.
 // A session that stays too far behind is aborted rather than left to grow:
 // a queued message counts against the session's and its sender's buffer
