@@ -12,10 +12,77 @@
 #
 #   testnet/demo.sh            # DIR defaults to a fresh temporary directory
 #   testnet/demo.sh DIR N      # use DIR and N nodes (N ≥ 5)
+#
+# Before it builds anything it checks what it needs — Go (the version go.mod
+# names), the Fashion-MNIST files of Debian's package dataset-fashion-mnist,
+# the tools it and up.sh, down.sh and pfcb-locals.sh call, free ports — and if
+# something is missing it lists each missing thing with the command that
+# installs it, and exits 1.
+#
+# Environment:
+#   BANDIT_FASHION_DIR        the directory of the Fashion-MNIST IDX files
+#                             (default /usr/share/datasets/fashion-mnist)
+#   BANDIT_TESTNET_BASE_PORT  the testnet's ports (see up.sh; default 24000)
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-dir=${1:-$(mktemp -d -t bandit-testnet.XXXXXX)}
 n=${2:-5}
+fashion_dir=${BANDIT_FASHION_DIR:-/usr/share/datasets/fashion-mnist}
+
+# --- prerequisites, all checked before the first build ---------------------
+missing=()
+need() { missing+=("$1"$'\n'"      $2"); }
+# The tools this script, up.sh, down.sh and pfcb-locals.sh call, and the
+# Debian package of each.
+for tool in awk:gawk sed:sed grep:grep sort:coreutils seq:coreutils paste:coreutils mktemp:coreutils \
+  cp:coreutils tr:coreutils tail:coreutils head:coreutils basename:coreutils dirname:coreutils nohup:coreutils; do
+  command -v "${tool%%:*}" >/dev/null 2>&1 || need "${tool%%:*}" "sudo apt-get install -y ${tool#*:}"
+done
+if [ "${BASH_VERSINFO[0]}" -lt 4 ]; then
+  need "bash 4 or newer (this is $BASH_VERSION)" "sudo apt-get install -y bash"
+fi
+[[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 5 ] && [ "$n" -le 400 ] ||
+  need "N, the number of nodes, must be a number from 5 to 400 (got '$n')" "testnet/demo.sh DIR 5"
+go_want=$(sed -n 's/^go \([0-9][0-9.]*\).*/\1/p' "$here/../go.mod" 2>/dev/null || true)
+case $(uname -m) in aarch64 | arm64) go_arch=arm64 ;; *) go_arch=amd64 ;; esac
+go_tgz=go$go_want.linux-$go_arch.tar.gz
+go_install="curl -fsSLO https://go.dev/dl/$go_tgz && sudo rm -rf /usr/local/go && sudo tar -C /usr/local -xzf $go_tgz && export PATH=\$PATH:/usr/local/go/bin"
+if ! command -v go >/dev/null 2>&1; then
+  if [ -x /usr/local/go/bin/go ]; then
+    need "go: installed in /usr/local/go/bin but not on PATH" "export PATH=\$PATH:/usr/local/go/bin"
+  else
+    need "go (Go $go_want or newer; go.mod names it)" "$go_install"
+  fi
+else
+  # From /, with the local toolchain: inside the module a go older than
+  # go.mod's would start downloading a newer one.
+  go_have=$(cd / && GOTOOLCHAIN=local go env GOVERSION 2>/dev/null | sed -n 's/^go\([0-9][0-9.]*\).*/\1/p')
+  if [ -z "$go_have" ] || [ "$(printf '%s\n%s\n' "$go_want" "$go_have" | sort -V | head -n 1)" != "$go_want" ]; then
+    need "Go $go_want or newer (found: $(go version 2>/dev/null || echo 'an unusable go'))" "$go_install"
+  fi
+fi
+for f in train-images-idx3-ubyte.gz train-labels-idx1-ubyte.gz t10k-images-idx3-ubyte.gz t10k-labels-idx1-ubyte.gz; do
+  if [ ! -r "$fashion_dir/$f" ]; then
+    need "Fashion-MNIST: $fashion_dir/$f (Debian package dataset-fashion-mnist; BANDIT_FASHION_DIR names another directory)" \
+      "sudo apt-get update && sudo apt-get install -y dataset-fashion-mnist"
+    break
+  fi
+done
+[ -r /proc/self/cmdline ] || need "a Linux /proc (down.sh checks each daemon's command line there)" "run the demo on Linux"
+base=${BANDIT_TESTNET_BASE_PORT:-24000}
+if [[ "$n" =~ ^[0-9]+$ ]] && read -r lo hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null &&
+  [ $((base + 500 + n)) -ge "$lo" ] && [ $((base + 1)) -le "$hi" ]; then
+  need "ports $((base + 1))-$((base + 500 + n)) overlap the ephemeral port range $lo-$hi" \
+    "BANDIT_TESTNET_BASE_PORT=$((lo - 600 - n)) testnet/demo.sh"
+fi
+if [ ${#missing[@]} -gt 0 ]; then
+  {
+    echo "demo.sh: cannot run yet (nothing has been built); missing, each with the command that installs it:"
+    for m in "${missing[@]}"; do echo "  - $m"; done
+  } >&2
+  exit 1
+fi
+
+dir=${1:-$(mktemp -d -t bandit-testnet.XXXXXX)}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
@@ -29,7 +96,7 @@ for i in $(seq 1 "$n"); do cp "$here/problem1-agent.toml" "$dir/locals/node$i.to
 # Fashion-MNIST contexts (ten columns each), node4 the reward table.
 mkdir -p "$dir/bin"
 (cd "$here/.." && go build -o "$dir/bin/bandit-node" ./cmd/bandit-node)
-"$dir/bin/bandit-node" data mpccb --out "$dir/mpccb-data" --parties 2 --steps 1000 >&2
+"$dir/bin/bandit-node" data mpccb --out "$dir/mpccb-data" --parties 2 --steps 1000 --source "$fashion_dir" >&2
 printf '\n[local.mpccb.feature_party]\nfeatures = "%s"\n' "$dir/mpccb-data/party0.csv" >>"$dir/locals/node1.toml"
 printf '\n[local.mpccb.feature_party]\nfeatures = "%s"\n' "$dir/mpccb-data/party1.csv" >>"$dir/locals/node2.toml"
 printf '\n[local.mpccb.reward_receiver]\nrewards = "%s"\n' "$dir/mpccb-data/rewards.csv" >>"$dir/locals/node4.toml"

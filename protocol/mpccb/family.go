@@ -1,27 +1,3 @@
-// Package mpccb is the privacy-preserving contextual bandit of Hannun,
-// Knott, Sengupta and van der Maaten ("Privacy-Preserving Contextual
-// Bandits"): an ε-greedy linear contextual bandit (Algorithm 1) computed on
-// secret shares by P feature parties, each holding some of every context's
-// features, with a dealer supplying correlated randomness. The arm puller
-// p′ learns each chosen arm a_t; the reward receiver p″ holds the rewards
-// and learns each r_t.
-//
-// What each role learns:
-//   - a feature party: its own features, uniformly random shares and openings
-//     x − m under fresh uniform masks — nothing about the others' features,
-//     the arms or the rewards;
-//   - the dealer: the seeds and samples it draws, and no data at all;
-//   - p′: a_t, which is log(|A|/ε)-differentially private with respect to the
-//     contexts (Theorem 1);
-//   - p″: r_t. Here p″ also holds the reward table of the data set (the
-//     realised reward of every arm for each context, which it secret-shares
-//     each step), so r_t tells it which arms would have paid r_t: for
-//     Fashion-MNIST, r_t = 1 reveals a_t = the label. In the paper's setting
-//     the reward comes from the world after p′ pulls; a deployment of that
-//     kind would have p″ share only the r_t it observes.
-//
-// An organisation playing two roles learns the union; Combine says so in
-// the result. The dealer plays no other role (Separations says why).
 package mpccb
 
 import (

@@ -1,11 +1,3 @@
-// Package ping is the diagnostic protocol: every participant measures the
-// round-trip time to every other participant over the session's direct streams,
-// count round trips each, and the session's result is the latency matrix
-// (median and p99). Operators run it before a long session to check that every
-// organization can reach every other one, and how fast.
-//
-// Roles: participant ×n (n ≥ 2). What each learns: the round-trip times of its
-// own links; the initiator learns the whole matrix. No private data is involved.
 package ping
 
 import (
