@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -186,7 +188,7 @@ func printSession(w io.Writer, s apitype.Session) {
 		fmt.Fprintf(w, "progress  %d/%d (%.1f%%)\n", s.Progress.Step, s.Progress.Total, 100*float64(s.Progress.Step)/float64(s.Progress.Total))
 	}
 	var roles []string
-	for _, r := range sortedKeys(s.Roles) {
+	for _, r := range slices.Sorted(maps.Keys(s.Roles)) {
 		roles = append(roles, fmt.Sprintf("%s=%s", r, strings.Join(s.Roles[r], ",")))
 	}
 	fmt.Fprintf(w, "roles     %s\n", strings.Join(roles, " "))
@@ -243,7 +245,7 @@ func showResult(w io.Writer, res apitype.Result, asJSON bool) error {
 			return err
 		}
 	}
-	for _, p := range sortedKeys(res.Local) {
+	for _, p := range slices.Sorted(maps.Keys(res.Local)) {
 		fmt.Fprintf(w, "\nlocal result of %s:\n", p)
 		printIndented(w, res.Local[p])
 	}
