@@ -7,9 +7,8 @@ import (
 	"io"
 	"strings"
 
+	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
-	"github.com/bandit-node/bandit-node/p2p"
-	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -28,15 +27,11 @@ func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	info, err := c.Node(ctx)
 	if err != nil {
 		// The daemon is not running: answer from the files.
-		key, kerr := p2p.LoadIdentity(cfg.Node.Identity)
+		id, kerr := node.IdentityPeerID(cfg.Node.Identity)
 		if kerr != nil {
 			return fmt.Errorf("%w (and the daemon is not reachable: %v)", kerr, err)
 		}
-		id, kerr := peer.IDFromPrivateKey(key)
-		if kerr != nil {
-			return kerr
-		}
-		info = apitype.NodeInfo{Name: cfg.Node.Name, PeerID: id.String(), Addrs: cfg.Node.Listen, Version: Version}
+		info = apitype.NodeInfo{Name: cfg.Node.Name, PeerID: id, Addrs: cfg.Node.Listen, Version: Version}
 		fmt.Fprintln(stderr, "note: the daemon is not running; addresses are the configured ones")
 	}
 	if *asJSON {
