@@ -12,13 +12,9 @@ import (
 )
 
 func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("id", "id --config FILE [--json]", "bandit-node id --config /var/lib/bandit/acme/config.toml --json", stderr)
-	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	fs := newConfigFlags("id", "id --config FILE [--json]", "bandit-node id --config /var/lib/bandit/acme/config.toml --json", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return err
-	}
-	c, cfg, err := apiClient(fs, *cfgPath)
+	_, c, cfg, err := fs.dial(args, 0, 0)
 	if err != nil {
 		return err
 	}
