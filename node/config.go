@@ -431,21 +431,23 @@ func (c *Config) validate(reg *protocol.Registry) error {
 				return fmt.Errorf("policy.%s.roles: %w", fam, err)
 			}
 		}
-		if defaults, err := f.ParseParams(map[string]any{}); err == nil {
-			for _, b := range pol.limitTables() {
-				for _, key := range slices.Sorted(maps.Keys(b.limits)) {
-					if _, ok := numericParam(defaults, key); !ok {
-						return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter %s", fam, b.name, key, fam, key)
-					}
-					if math.IsNaN(b.limits[key]) {
-						return fmt.Errorf("policy.%s.%s.%s: NaN is not a limit", fam, b.name, key)
-					}
+		defaults, derr := f.ParseParams(map[string]any{})
+		for _, b := range pol.limitTables() {
+			for _, key := range slices.Sorted(maps.Keys(b.limits)) {
+				if derr != nil {
+					return fmt.Errorf("policy.%s.%s.%s: cannot be checked: %s's default parameters do not parse: %w", fam, b.name, key, fam, derr)
+				}
+				if _, ok := numericParam(defaults, key); !ok {
+					return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter %s", fam, b.name, key, fam, key)
+				}
+				if math.IsNaN(b.limits[key]) {
+					return fmt.Errorf("policy.%s.%s.%s: NaN is not a limit", fam, b.name, key)
 				}
 			}
-			for _, key := range slices.Sorted(maps.Keys(pol.Min)) {
-				if hi, ok := pol.Max[key]; ok && pol.Min[key] > hi {
-					return fmt.Errorf("policy.%s: min.%s = %v is above max.%s = %v, which would decline every proposal", fam, key, pol.Min[key], key, hi)
-				}
+		}
+		for _, key := range slices.Sorted(maps.Keys(pol.Min)) {
+			if hi, ok := pol.Max[key]; ok && pol.Min[key] > hi {
+				return fmt.Errorf("policy.%s: min.%s = %v is above max.%s = %v, which would decline every proposal", fam, key, pol.Min[key], key, hi)
 			}
 		}
 		for _, in := range pol.Initiators {
