@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -75,7 +77,7 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 	// node plays), so each must be its peer ID's one canonical spelling:
 	// peer.Decode also takes a CID's, and an initiator could otherwise give
 	// one organization two roles under two spellings.
-	for _, role := range sortedKeys(spec.Roles.Roles) {
+	for _, role := range slices.Sorted(maps.Keys(spec.Roles.Roles)) {
 		for i, org := range spec.Roles.Roles[role] {
 			pid, err := peer.Decode(org)
 			if err != nil {
@@ -95,6 +97,9 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 		// the decline knows them by address-book name.
 		var sep *protocol.SeparationError
 		if errors.As(err, &sep) {
+			// sep.Org is as the spec spelled it: a peer ID is shown by
+			// its address-book name; anything else (a name already)
+			// stays as it is, so a decode error here is no error.
 			if pid, perr := peer.Decode(sep.Org); perr == nil {
 				sep.Org = n.nameOf(pid)
 			}

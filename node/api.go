@@ -12,7 +12,6 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
-	"strings"
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -179,7 +178,7 @@ func (n *Node) serveSessions(w http.ResponseWriter, r *http.Request) {
 func (n *Node) sessionOr404(w http.ResponseWriter, id string) *record {
 	rec, err := n.sessionRecord(id)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || strings.Contains(err.Error(), "not a session ID") {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotSessionID) {
 			writeError(w, http.StatusNotFound, errors.New("no session "+id+" on "+n.cfg.Node.Name))
 			return nil
 		}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	dto "github.com/prometheus/client_model/go"
@@ -19,7 +20,7 @@ func TestForgedAndMalformedFramesAreRejected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "the session to run", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "the session to run", func() bool {
 		rec, err := nodes[0].sessionRecord(id)
 		return err == nil && rec.Session.Progress.Step > 0
 	})
@@ -51,18 +52,18 @@ func TestForgedAndMalformedFramesAreRejected(t *testing.T) {
 	send(nodes[1], false, marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "participant", FromIndex: 1 << 31, ToRole: "participant", ToIndex: 0, Body: []byte{1}}))
 	send(nodes[1], false, marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "nobody", FromIndex: 1, ToRole: "participant", ToIndex: 0, Body: []byte{1}}))
 	send(nodes[1], false, marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "participant", FromIndex: 1, ToRole: "participant", ToIndex: 1, Body: []byte{1}}))
-	waitFor(t, 5*time.Second, "seven rejections", func() bool { return rejected() >= 7 })
+	testutil.WaitFor(t, 5*time.Second, "seven rejections", func() bool { return rejected() >= 7 })
 
 	send(nodes[2], true, []byte{0x0a, 0xff, 0xff, 0xff})
 	send(nodes[2], false, []byte("not a protobuf"))
-	waitFor(t, 5*time.Second, "two decode errors", func() bool { return decode() >= 2 })
+	testutil.WaitFor(t, 5*time.Second, "two decode errors", func() bool { return decode() >= 2 })
 
 	rec, err := nodes[0].sessionRecord(id)
 	if err != nil || rec.Session.State != stateRunning {
 		t.Fatalf("the session did not survive forged frames: %+v, %v", rec.Session, err)
 	}
 	before := rec.Session.Progress.Step
-	waitFor(t, 5*time.Second, "the session to keep progressing", func() bool {
+	testutil.WaitFor(t, 5*time.Second, "the session to keep progressing", func() bool {
 		rec, err := nodes[0].sessionRecord(id)
 		return err == nil && rec.Session.Progress.Step > before
 	})

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"encoding/json"
 	"fmt"
 	"sync"
 	"testing"
@@ -56,19 +55,8 @@ func TestBAIOnTheNetwork(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec := fmt.Sprintf("protocol = \"bai\"\n[roles]\ncoordinator = \"node1\"\nagent = [\"node2\", \"node3\", \"node4\", \"node5\"]\n[params]\nalgorithm = %q\narms = 10\n%s\n", c.alg, c.params)
-			id, err := nodes[0].StartSession([]byte(spec))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := waitEnded(t, nodes[0], id, 60*time.Second)
-			if got.State != stateCompleted {
-				t.Fatalf("session ended %s: %s", got.State, got.Reason)
-			}
-			rec, _ := nodes[0].sessionRecord(id)
-			var res bai.Result
-			if err := json.Unmarshal(rec.Result, &res); err != nil {
-				t.Fatal(err)
-			}
+			session, res := completedSession[bai.Result](t, nodes[0], spec, 60*time.Second)
+			id := session.ID
 			if c.noAnswer != "" {
 				if res.BestArm != nil || res.NoAnswer != c.noAnswer {
 					t.Fatalf("best arm %v (%q), want no answer: %q", res.BestArm, res.NoAnswer, c.noAnswer)

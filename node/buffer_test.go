@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -144,7 +145,7 @@ func TestFloodIsBounded(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				waitFor(t, 10*time.Second, "node2 to start the session", func() bool {
+				testutil.WaitFor(t, 10*time.Second, "node2 to start the session", func() bool {
 					rec, err := victim.sessionRecord(id)
 					return err == nil && rec.Session.State == stateRunning
 				})
@@ -167,7 +168,7 @@ func TestFloodIsBounded(t *testing.T) {
 					sent++
 				}
 			}
-			waitFor(t, 30*time.Second, "node2 to read the flood", func() bool {
+			testutil.WaitFor(t, 30*time.Second, "node2 to read the flood", func() bool {
 				return victim.roles["stall"].Stats().FramesReceived >= uint64(sent)
 			})
 			grown := int64(heapInUse()) - int64(before)
@@ -212,7 +213,7 @@ func TestFloodIsBounded(t *testing.T) {
 					t.Errorf("%s: the ping session beside the flood: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
 				}
 			}
-			waitFor(t, 10*time.Second, "node2 to hold nothing of node1's", func() bool { return pb.bytes.Load() == 0 })
+			testutil.WaitFor(t, 10*time.Second, "node2 to hold nothing of node1's", func() bool { return pb.bytes.Load() == 0 })
 			if q := queuedMetric(t, victim); q != 0 {
 				t.Errorf("node2's bandit_queued_bytes after the sessions = %v, want 0", q)
 			}

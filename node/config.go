@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -262,8 +264,8 @@ func absUnder(dir, p string) string {
 // such as data files (protocol.LocalChecker). A daemon calls it when it
 // starts; a command that only reaches the daemon does not need to.
 func (c *Config) CheckLocalData() error {
-	for _, fam := range sortedKeys(c.LocalData) {
-		for _, role := range sortedKeys(c.LocalData[fam]) {
+	for _, fam := range slices.Sorted(maps.Keys(c.LocalData)) {
+		for _, role := range slices.Sorted(maps.Keys(c.LocalData[fam])) {
 			if lc, ok := c.LocalData[fam][role].(protocol.LocalChecker); ok {
 				if err := lc.CheckLocal(); err != nil {
 					return fmt.Errorf("%s: %w", c.Path, err)
@@ -278,7 +280,7 @@ func (c *Config) CheckLocalData() error {
 // taken from dir, the config file's directory.
 func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir string) error {
 	c.LocalData = map[string]map[string]any{}
-	for _, fam := range sortedKeys(c.Local) {
+	for _, fam := range slices.Sorted(maps.Keys(c.Local)) {
 		f, err := reg.Lookup(fam)
 		if err != nil {
 			return fmt.Errorf("local.%s: %w", fam, err)
@@ -288,7 +290,7 @@ func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir strin
 			return fmt.Errorf("local.%s: want a table of roles ([local.%s.ROLE]), got %s", fam, fam, tomlKind(t))
 		}
 		c.LocalData[fam] = map[string]any{}
-		for _, role := range sortedKeys(c.Local[fam]) {
+		for _, role := range slices.Sorted(maps.Keys(c.Local[fam])) {
 			if _, err := protocol.RoleSpecOf(f, role); err != nil {
 				return fmt.Errorf("local.%s.%s: %w", fam, role, err)
 			}
@@ -428,7 +430,7 @@ func (c *Config) validate(reg *protocol.Registry) error {
 			}
 		}
 	}
-	for _, fam := range sortedKeys(c.Policy) {
+	for _, fam := range slices.Sorted(maps.Keys(c.Policy)) {
 		f, err := reg.Lookup(fam)
 		if err != nil {
 			return fmt.Errorf("policy.%s: %w", fam, err)
@@ -442,21 +444,23 @@ func (c *Config) validate(reg *protocol.Registry) error {
 				return fmt.Errorf("policy.%s.roles: %w", fam, err)
 			}
 		}
-		if defaults, err := f.ParseParams(map[string]any{}); err == nil {
-			for _, b := range pol.limitTables() {
-				for _, key := range sortedKeys(b.limits) {
-					if _, ok := numericParam(defaults, key); !ok {
-						return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter %s", fam, b.name, key, fam, key)
-					}
-					if math.IsNaN(b.limits[key]) {
-						return fmt.Errorf("policy.%s.%s.%s: NaN is not a limit", fam, b.name, key)
-					}
+		defaults, derr := f.ParseParams(map[string]any{})
+		for _, b := range pol.limitTables() {
+			for _, key := range slices.Sorted(maps.Keys(b.limits)) {
+				if derr != nil {
+					return fmt.Errorf("policy.%s.%s.%s: cannot be checked: %s's default parameters do not parse: %w", fam, b.name, key, fam, derr)
+				}
+				if _, ok := numericParam(defaults, key); !ok {
+					return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter %s", fam, b.name, key, fam, key)
+				}
+				if math.IsNaN(b.limits[key]) {
+					return fmt.Errorf("policy.%s.%s.%s: NaN is not a limit", fam, b.name, key)
 				}
 			}
-			for _, key := range sortedKeys(pol.Min) {
-				if hi, ok := pol.Max[key]; ok && pol.Min[key] > hi {
-					return fmt.Errorf("policy.%s: min.%s = %v is above max.%s = %v, which would decline every proposal", fam, key, pol.Min[key], key, hi)
-				}
+		}
+		for _, key := range slices.Sorted(maps.Keys(pol.Min)) {
+			if hi, ok := pol.Max[key]; ok && pol.Min[key] > hi {
+				return fmt.Errorf("policy.%s: min.%s = %v is above max.%s = %v, which would decline every proposal", fam, key, pol.Min[key], key, hi)
 			}
 		}
 		for _, in := range pol.Initiators {

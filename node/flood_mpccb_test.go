@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
@@ -82,7 +83,7 @@ func TestMPCCBRoundFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim := nodes[1]
-	waitFor(t, 30*time.Second, "the victim to wait for feature party 0", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "the victim to wait for feature party 0", func() bool {
 		rec, err := victim.sessionRecord(attacked)
 		return err == nil && rec.Session.Progress.Step >= pauseAt
 	})
@@ -122,7 +123,7 @@ func TestMPCCBRoundFlood(t *testing.T) {
 
 	// The heap is measured once the victim has read the flood, or has
 	// ended the session (and then drops what comes after).
-	waitFor(t, 30*time.Second, "the victim to read the flood", func() bool {
+	testutil.WaitFor(t, 30*time.Second, "the victim to read the flood", func() bool {
 		if victim.roles[mpccb.Name].Stats().FramesReceived >= received+floodFrames {
 			return true
 		}

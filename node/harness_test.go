@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/p2p"
@@ -32,25 +31,6 @@ type testNode struct {
 	logs   *logRecorder // every record the node logged
 
 	stopOnce sync.Once
-}
-
-// freePort returns a loopback TCP port that was free a moment ago. It picks
-// from below the kernel's ephemeral range (32768 and up), so that outgoing
-// connections, which take ephemeral ports, cannot grab it before the node
-// listens on it.
-func freePort(t testing.TB) int {
-	t.Helper()
-	for range 1000 {
-		port := 20000 + rand.IntN(12000)
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		ln.Close()
-		return port
-	}
-	t.Fatal("no free loopback port in [20000, 32000)")
-	return 0
 }
 
 // testConfigs creates n node directories whose address books list each other,
@@ -73,9 +53,9 @@ func testConfigs(t testing.TB, n int) []*Config {
 		if err := os.WriteFile(filepath.Join(dir, "api.token"), []byte(strings.Repeat("t", 32)), 0o600); err != nil {
 			t.Fatal(err)
 		}
-		ids[i], ports[i] = id, freePort(t)
+		ids[i], ports[i] = id, testutil.FreePort(t)
 		for slices.Contains(ports[:i], ports[i]) {
-			ports[i] = freePort(t)
+			ports[i] = testutil.FreePort(t)
 		}
 		cfg := DefaultConfig()
 		cfg.Path = filepath.Join(dir, "config.toml")
@@ -200,7 +180,7 @@ func startNetworkWith(t testing.TB, n int, tweak func(i int, cfg *Config), famil
 		}
 		t.Logf("retrying with other ports: %v", err)
 	}
-	waitFor(t, 20*time.Second, "full mesh", func() bool {
+	testutil.WaitFor(t, 20*time.Second, "full mesh", func() bool {
 		for _, tn := range nodes {
 			for _, p := range tn.host.Peers() {
 				if !p.Connected {
@@ -213,22 +193,11 @@ func startNetworkWith(t testing.TB, n int, tweak func(i int, cfg *Config), famil
 	return nodes
 }
 
-func waitFor(t testing.TB, limit time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(limit)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", limit, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // waitEnded waits until session id has ended on tn and returns its record.
 func waitEnded(t testing.TB, tn *testNode, id string, limit time.Duration) apitype.Session {
 	t.Helper()
 	var s apitype.Session
-	waitFor(t, limit, "session "+id+" to end on "+tn.cfg.Node.Name, func() bool {
+	testutil.WaitFor(t, limit, "session "+id+" to end on "+tn.cfg.Node.Name, func() bool {
 		rec, err := tn.sessionRecord(id)
 		if err != nil {
 			return false
@@ -237,6 +206,26 @@ func waitEnded(t testing.TB, tn *testNode, id string, limit time.Duration) apity
 		return s.State == stateCompleted || s.State == stateAborted
 	})
 	return s
+}
+
+// completedSession starts spec at tn, waits up to limit for the session to
+// end, fails the test unless it completed, and returns its record with its
+// result decoded as an R.
+func completedSession[R any](t testing.TB, tn *testNode, spec string, limit time.Duration) (apitype.Session, R) {
+	t.Helper()
+	id, err := tn.StartSession([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := waitEnded(t, tn, id, limit)
+	if got.State != stateCompleted {
+		t.Fatalf("session ended %s: %s", got.State, got.Reason)
+	}
+	rec, err := tn.sessionRecord(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return got, testutil.DecodeJSON[R](t, rec.Result)
 }
 
 // testWriter sends log lines to t.Log.

@@ -5,6 +5,8 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/bandit-node/bandit-node/protocol"
 )
@@ -85,7 +87,7 @@ func (n *Node) StartSession(specText []byte) (string, error) {
 		return "", err
 	}
 	byID := protocol.Assignment{Roles: map[string][]string{}}
-	for _, role := range sortedKeys(spec.Roles.Roles) {
+	for _, role := range slices.Sorted(maps.Keys(spec.Roles.Roles)) {
 		for i, name := range spec.Roles.Roles[role] {
 			id, ok := n.ids[name]
 			if !ok {

@@ -36,19 +36,8 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
 	}
 	spec := fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\n", steps, arms, dims)
-	id, err := nodes[0].StartSession([]byte(spec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := waitEnded(t, nodes[0], id, 90*time.Second)
-	if got.State != stateCompleted {
-		t.Fatalf("session ended %s: %s", got.State, got.Reason)
-	}
-	rec, _ := nodes[0].sessionRecord(id)
-	var res mpccb.Result
-	if err := json.Unmarshal(rec.Result, &res); err != nil {
-		t.Fatal(err)
-	}
+	session, res := completedSession[mpccb.Result](t, nodes[0], spec, 90*time.Second)
+	id := session.ID
 	raw, _ := mpccb.NewFamily().ParseParams(map[string]any{"steps": int64(steps), "arms": int64(arms), "dimensions": int64(dims), "epsilon": 0.2})
 	params := raw.(mpccb.Params)
 	// The dealer's sampler seed, replayed from its seeded stream.

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -155,7 +156,7 @@ func TestCancelAbortsEverywhere(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "node2 to run the session", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "node2 to run the session", func() bool {
 		rec, err := nodes[1].sessionRecord(id)
 		return err == nil && rec.Session.State == stateRunning
 	})
@@ -184,7 +185,7 @@ func TestShutdownAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "node2 to run the session", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "node2 to run the session", func() bool {
 		rec, err := nodes[1].sessionRecord(id)
 		return err == nil && rec.Session.State == stateRunning
 	})
@@ -208,7 +209,7 @@ func TestShutdownAndRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "node3 to store some progress", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "node3 to store some progress", func() bool {
 		rec, err := nodes[2].store.get(id3)
 		return err == nil && rec.Session.State == stateRunning && rec.Session.Progress.Step > 0
 	})
@@ -276,7 +277,7 @@ func TestPeerGoneAbortsWithinSeconds(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			waitFor(t, 10*time.Second, "the session to run", func() bool {
+			testutil.WaitFor(t, 10*time.Second, "the session to run", func() bool {
 				rec, err := nodes[0].sessionRecord(id)
 				return err == nil && rec.Session.Progress.Step > 0
 			})
@@ -327,7 +328,7 @@ func TestQuietPeerGoneAbortsWithinSeconds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "node2 to start the session", func() bool {
+	testutil.WaitFor(t, 10*time.Second, "node2 to start the session", func() bool {
 		rec, err := nodes[1].sessionRecord(id)
 		return err == nil && rec.Session.State == stateRunning
 	})

@@ -38,19 +38,8 @@ func TestPFCBOnTheNetwork(t *testing.T) {
 		}
 	}
 	spec := "protocol = \"pfcb\"\n[roles]\nagent = [\"node1\", \"node2\", \"node3\"]\n[params]\nalgorithm = \"pfcb\"\nrounds = 5000\n"
-	id, err := nodes[0].StartSession([]byte(spec))
-	if err != nil {
-		t.Fatal(err)
-	}
-	got := waitEnded(t, nodes[0], id, 60*time.Second)
-	if got.State != stateCompleted {
-		t.Fatalf("session ended %s: %s", got.State, got.Reason)
-	}
-	rec, _ := nodes[0].sessionRecord(id)
-	var res pfcb.Result
-	if err := json.Unmarshal(rec.Result, &res); err != nil {
-		t.Fatal(err)
-	}
+	session, res := completedSession[pfcb.Result](t, nodes[0], spec, 60*time.Second)
+	id := session.ID
 	comms := len(res.CommunicationRounds) // 256 … 4096: 5 rounds
 	if comms != 5 || res.EpsilonTotal <= 0 || len(res.Regrets) != n {
 		t.Fatalf("result %+v", res)

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -27,7 +28,7 @@ func (c *Config) admit(f protocol.Family, params any, initiator string, self boo
 		}
 	}
 	for _, t := range pol.limitTables() {
-		for _, key := range sortedKeys(t.limits) {
+		for _, key := range slices.Sorted(maps.Keys(t.limits)) {
 			v, ok := numericParam(params, key)
 			if !ok {
 				return nil, fmt.Errorf("%s: policy.%s.%s.%s names no numeric parameter of %s", c.Node.Name, f.Name(), t.name, key, f.Name())

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -121,7 +122,7 @@ func TestProposalBeforeRunDoesNotCrash(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer func() { idle.shutdown() }()
-	waitFor(t, 10*time.Second, "node1 to reach node2", func() bool { return running.host.Connected(idle.ID()) })
+	testutil.WaitFor(t, 10*time.Second, "node1 to reach node2", func() bool { return running.host.Connected(idle.ID()) })
 	id, err := running.StartSession(pingSpec(3, "node1", "node2"))
 	if err != nil {
 		t.Fatal(err)
@@ -147,7 +148,7 @@ func TestRepeatedProposalIsAcceptedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 10*time.Second, "node2 to accept", func() bool { return nodes[1].lookup(id) != nil })
+	testutil.WaitFor(t, 10*time.Second, "node2 to accept", func() bool { return nodes[1].lookup(id) != nil })
 	s := nodes[0].lookup(id)
 	if s == nil {
 		t.Fatal("the session is not active on its initiator")

@@ -101,19 +101,8 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 			pulls.take()
 			out0, in0 := roleFrames()
 			spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = %d\npaillier_bits = 512\n", alg, budget)
-			id, err := nodes[0].StartSession([]byte(spec))
-			if err != nil {
-				t.Fatal(err)
-			}
-			got := waitEnded(t, nodes[0], id, 60*time.Second)
-			if got.State != stateCompleted {
-				t.Fatalf("session ended %s: %s", got.State, got.Reason)
-			}
-			rec, _ := nodes[0].sessionRecord(id)
-			var res samba.Result
-			if err := json.Unmarshal(rec.Result, &res); err != nil {
-				t.Fatal(err)
-			}
+			got, res := completedSession[samba.Result](t, nodes[0], spec, 60*time.Second)
+			id := got.ID
 			p, _ := samba.Family{}.ParseParams(map[string]any{"algorithm": alg, "budget": int64(budget), "paillier_bits": int64(512)})
 			wantReward, seq, err := samba.Reference(p.(samba.Params), means, c.seed)
 			if err != nil {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
@@ -116,7 +117,7 @@ func TestCollusiveAssignmentsAreDeclinedEverywhere(t *testing.T) {
 					continue
 				}
 				var declines []loggedRecord
-				waitFor(t, 10*time.Second, tn.cfg.Node.Name+"'s decline", func() bool {
+				testutil.WaitFor(t, 10*time.Second, tn.cfg.Node.Name+"'s decline", func() bool {
 					declines = tn.logs.find("declined a session", "session", id)
 					return len(declines) > 0
 				})
@@ -147,7 +148,7 @@ func TestCollusiveAssignmentsAreDeclinedEverywhere(t *testing.T) {
 		}
 		for _, tn := range nodes[1:] {
 			var declines []loggedRecord
-			waitFor(t, 10*time.Second, tn.cfg.Node.Name+"'s decline", func() bool {
+			testutil.WaitFor(t, 10*time.Second, tn.cfg.Node.Name+"'s decline", func() bool {
 				declines = tn.logs.find("declined a session", "session", session)
 				return len(declines) > 0
 			})

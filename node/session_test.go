@@ -5,6 +5,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -76,7 +77,7 @@ func TestSessionSharesItsStrings(t *testing.T) {
 		t.Fatal(err)
 	}
 	var s *session
-	waitFor(t, 10*time.Second, "node2 to have the session", func() bool { s = nodes[1].lookup(id); return s != nil })
+	testutil.WaitFor(t, 10*time.Second, "node2 to have the session", func() bool { s = nodes[1].lookup(id); return s != nil })
 	for r, name := range s.roleNames {
 		spec, err := protocol.RoleSpecOf(s.fam, name)
 		if err != nil {

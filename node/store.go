@@ -85,9 +85,13 @@ func (s *store) close() {
 	}
 }
 
+// errNotSessionID is the error of a name that cannot be a session's ID (the
+// API answers it as a session it does not have).
+var errNotSessionID = errors.New("not a session ID")
+
 func (s *store) path(id string) (string, error) {
 	if !validSessionID(id) {
-		return "", fmt.Errorf("%q is not a session ID", id)
+		return "", fmt.Errorf("%q is %w", id, errNotSessionID)
 	}
 	return filepath.Join(s.dir, id+".json"), nil
 }

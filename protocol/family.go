@@ -3,7 +3,9 @@ package protocol
 import (
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -100,7 +102,7 @@ func NewRegistry(families ...Family) (*Registry, error) {
 }
 
 // Names lists the known families, sorted.
-func (r *Registry) Names() []string { return sortedKeys(r.families) }
+func (r *Registry) Names() []string { return slices.Sorted(maps.Keys(r.families)) }
 
 // Lookup returns the family called name, or an error listing the known ones.
 func (r *Registry) Lookup(name string) (Family, error) {
@@ -128,7 +130,7 @@ func RoleSpecOf(f Family, role string) (RoleSpec, error) {
 // organization two roles that f's Separations keep apart (the error is then
 // a *SeparationError).
 func CheckAssignment(f Family, a Assignment) error {
-	for _, role := range sortedKeys(a.Roles) {
+	for _, role := range slices.Sorted(maps.Keys(a.Roles)) {
 		if _, err := RoleSpecOf(f, role); err != nil {
 			return fmt.Errorf("roles.%s: %w", role, err)
 		}

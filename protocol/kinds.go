@@ -4,8 +4,10 @@ import (
 	"encoding"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"reflect"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -35,7 +37,7 @@ func checkKinds(path string, raw map[string]any, t reflect.Type) error {
 	if t.Kind() != reflect.Struct {
 		return nil
 	}
-	for _, key := range sortedKeys(raw) {
+	for _, key := range slices.Sorted(maps.Keys(raw)) {
 		ft, ok := tomlField(t, key)
 		if !ok {
 			continue
@@ -114,7 +116,7 @@ func checkKind(path string, v any, t reflect.Type) error {
 			return mismatch()
 		}
 		if m, ok := v.(map[string]any); ok {
-			for _, k := range sortedKeys(m) {
+			for _, k := range slices.Sorted(maps.Keys(m)) {
 				if err := checkKind(path+"."+k, m[k], t.Elem()); err != nil {
 					return err
 				}

@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -42,7 +44,7 @@ type Assignment struct {
 // Parties lists every party in a stable order: roles sorted by name, then by index.
 func (a Assignment) Parties() []Party {
 	var out []Party
-	for _, role := range sortedKeys(a.Roles) {
+	for _, role := range slices.Sorted(maps.Keys(a.Roles)) {
 		for i := range a.Roles[role] {
 			out = append(out, Party{Role: role, Index: i})
 		}
@@ -89,6 +91,6 @@ func (a Assignment) Orgs() []string {
 			}
 		}
 	}
-	sortStrings(out)
+	slices.Sort(out)
 	return out
 }

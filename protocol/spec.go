@@ -3,7 +3,9 @@ package protocol
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -72,7 +74,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	if s.Simulation == nil {
 		s.Simulation = map[string]any{}
 	}
-	for _, role := range sortedKeys(f.Roles) {
+	for _, role := range slices.Sorted(maps.Keys(f.Roles)) {
 		switch v := f.Roles[role].(type) {
 		case string:
 			s.Roles.Roles[role] = []string{v}

@@ -21,6 +21,8 @@ const maxInteractionsPerTick = 100000
 // at each global step it is drawn for, or by its own Tick in the daemon, at
 // its configured rate.
 type agent struct {
+	protocol.Outbox // what Ready hands the driver
+
 	cfg   protocol.RoleConfig
 	p     Params
 	k     int
@@ -41,7 +43,6 @@ type agent struct {
 	epochLen     int64 // DP-MASE: R(e^n)
 	acc          float64
 
-	ready    protocol.Ready
 	finished bool
 }
 
@@ -281,7 +282,7 @@ func (a *agent) send(m *baipb.Message) {
 		// Our own message always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("bai: marshaling a message: %v", err))
 	}
-	a.ready.Messages = append(a.ready.Messages, protocol.Message{To: coordinatorParty, Body: body})
+	a.Send(protocol.Message{To: coordinatorParty, Body: body})
 }
 
 // stop finishes an agent whose local set holds one arm (or none, when the
@@ -329,8 +330,8 @@ func (a *agent) finish(rep *baipb.AgentReport, local int) {
 		panic(fmt.Sprintf("bai: marshaling a report: %v", err))
 	}
 	a.progress()
-	a.ready.Result = &protocol.Result{Report: body, Local: AgentOutcome{
-		Interactions: a.interactions, Stopped: rep.Stopped, LocalBest: local, Halted: rep.Halted}}
+	a.SetResult(protocol.Result{Report: body, Local: AgentOutcome{
+		Interactions: a.interactions, Stopped: rep.Stopped, LocalBest: local, Halted: rep.Halted}})
 }
 
 // AgentOutcome is what an agent's organization keeps of a session.
@@ -381,17 +382,10 @@ func (a *agent) Step(m protocol.Message) error {
 	return nil
 }
 
-// Ready implements protocol.Role.
-func (a *agent) Ready() protocol.Ready {
-	rd := a.ready
-	a.ready = protocol.Ready{}
-	return rd
-}
-
 // progress reports the arms eliminated locally, and the interactions as
 // activity.
 func (a *agent) progress() {
-	a.ready.Progress = &protocol.Progress{Step: int64(a.k - a.nActive), Total: int64(a.k - 1), Activity: a.interactions}
+	a.SetProgress(protocol.Progress{Step: int64(a.k - a.nActive), Total: int64(a.k - 1), Activity: a.interactions})
 }
 
 var _ protocol.Activated = (*agent)(nil)

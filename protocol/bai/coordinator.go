@@ -18,6 +18,8 @@ var coordinatorParty = protocol.Party{Role: RoleCoordinator, Index: 0}
 // session topic; in the CENTRAL baseline it runs Successive Elimination on the
 // raw rewards the agents ship.
 type coordinator struct {
+	protocol.Outbox // what Ready hands the driver
+
 	cfg protocol.RoleConfig
 	p   Params
 	k   int
@@ -40,7 +42,6 @@ type coordinator struct {
 	final    []byte // the final announcement, once decided
 	ticks    int
 	repeats  int
-	ready    protocol.Ready
 	finished bool
 }
 
@@ -220,8 +221,8 @@ func (c *coordinator) eliminate(arms []int) {
 		// Our own message always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("bai: marshaling an announcement: %v", err))
 	}
-	c.ready.Messages = append(c.ready.Messages, protocol.Message{Topic: true, Body: body})
-	c.ready.Progress = &protocol.Progress{Step: int64(c.k - c.remaining), Total: int64(c.k - 1)}
+	c.Send(protocol.Message{Topic: true, Body: body})
+	c.SetProgress(protocol.Progress{Step: int64(c.k - c.remaining), Total: int64(c.k - 1)})
 	if ann.Decided {
 		c.final = body
 		if c.cfg.Simulated {
@@ -263,7 +264,7 @@ func (c *coordinator) finish(halted string) {
 		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("bai: marshaling a report: %v", err))
 	}
-	c.ready.Result = &protocol.Result{Report: body}
+	c.SetResult(protocol.Result{Report: body})
 }
 
 // Halt implements protocol.Halter.
@@ -281,16 +282,9 @@ func (c *coordinator) Tick() error {
 	if c.ticks++; c.ticks%reannounceTicks != 0 {
 		return nil
 	}
-	c.ready.Messages = append(c.ready.Messages, protocol.Message{Topic: true, Body: c.final})
+	c.Send(protocol.Message{Topic: true, Body: c.final})
 	if c.repeats++; c.repeats >= reannouncements {
 		c.finish("")
 	}
 	return nil
-}
-
-// Ready implements protocol.Role.
-func (c *coordinator) Ready() protocol.Ready {
-	rd := c.ready
-	c.ready = protocol.Ready{}
-	return rd
 }

@@ -17,7 +17,7 @@ import (
 // maxMessageWords words, at most Window steps ahead of party 0's
 // acknowledgements.
 type dealer struct {
-	outbox
+	base
 	p        Params
 	parties  int
 	engine   *mpc.Engine
@@ -118,9 +118,9 @@ func (d *dealer) Step(m protocol.Message) error {
 		return fmt.Errorf("an acknowledgement of step %d after step %d", ack.Ack.Step, d.acked)
 	}
 	d.acked++
-	d.progress = &protocol.Progress{Step: int64(d.acked), Total: d.p.Steps}
+	d.SetProgress(protocol.Progress{Step: int64(d.acked), Total: d.p.Steps})
 	if d.acked == uint64(d.p.Steps) {
-		d.result = &protocol.Result{Report: encodeReport(report{Steps: d.p.Steps, CorrectionWords: d.words})}
+		d.SetResult(protocol.Result{Report: encodeReport(report{Steps: d.p.Steps, CorrectionWords: d.words})})
 		return nil
 	}
 	return d.produce()

@@ -23,7 +23,7 @@ type roundKey struct {
 // step, each step a Program whose rounds it exchanges with the other
 // feature parties.
 type featureParty struct {
-	outbox
+	base
 	cfg     protocol.RoleConfig
 	p       Params
 	idx     int // this party's index among the feature parties
@@ -371,15 +371,15 @@ func (f *featureParty) endStep() error {
 		f.step++
 		return nil
 	}
-	f.progress = &protocol.Progress{Step: int64(f.step), Total: f.p.Steps}
+	f.SetProgress(protocol.Progress{Step: int64(f.step), Total: f.p.Steps})
 	if f.step == uint64(f.p.Steps) {
 		f.finished = true
 		// The report counts the steps' exchanges; the check's, once per
 		// session, are in the README.
 		st := f.engine.Stats()
-		f.result = &protocol.Result{Report: encodeReport(report{Steps: f.p.Steps,
+		f.SetResult(protocol.Result{Report: encodeReport(report{Steps: f.p.Steps,
 			Rounds: int64(st.Rounds - f.checkStats.Rounds), Words: st.WordsSent - f.checkStats.WordsSent,
-			ElapsedNs: int64(f.cfg.Clock.Now().Sub(f.started))})}
+			ElapsedNs: int64(f.cfg.Clock.Now().Sub(f.started))})})
 		return nil
 	}
 	f.step++

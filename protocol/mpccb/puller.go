@@ -11,7 +11,7 @@ import (
 // one-hot vector, learns a_t and pulls it. It keeps how often it pulled
 // each arm, for its own organisation only.
 type puller struct {
-	outbox
+	base
 	p       Params
 	parties int
 	next    uint64
@@ -75,9 +75,9 @@ func (u *puller) Step(m protocol.Message) error {
 		u.counts[a]++
 		u.arms = append(u.arms, uint16(a))
 		delete(u.shares, u.next)
-		u.progress = &protocol.Progress{Step: int64(u.next), Total: u.p.Steps}
+		u.SetProgress(protocol.Progress{Step: int64(u.next), Total: u.p.Steps})
 		if u.next == uint64(u.p.Steps) {
-			u.result = &protocol.Result{Report: encodeReport(report{Steps: u.p.Steps}), Local: PullerLocal{Pulls: u.counts, Arms: u.arms}}
+			u.SetResult(protocol.Result{Report: encodeReport(report{Steps: u.p.Steps}), Local: PullerLocal{Pulls: u.counts, Arms: u.arms}})
 			return nil
 		}
 		u.next++

@@ -17,7 +17,7 @@ const checkpoints = 100
 // of every arm), secret-shares each row to the feature parties, at most
 // Window steps ahead, and adds up their shares of r_t.
 type receiver struct {
-	outbox
+	base
 	p       Params
 	parties int
 	fx      mpc.Fixed
@@ -153,13 +153,13 @@ func (r *receiver) Step(m protocol.Message) error {
 		if int64(r.next)%r.every == 0 || r.next == uint64(r.p.Steps) {
 			r.curve = append(r.curve, r.total/float64(r.next))
 		}
-		r.progress = &protocol.Progress{Step: int64(r.next), Total: r.p.Steps}
+		r.SetProgress(protocol.Progress{Step: int64(r.next), Total: r.p.Steps})
 		if r.next == uint64(r.p.Steps) {
 			n := float64(r.p.Steps)
-			r.result = &protocol.Result{
+			r.SetResult(protocol.Result{
 				Report: encodeReport(report{Steps: r.p.Steps, RewardTotal: r.total, RewardCurve: r.curve, CheckpointEvery: r.every}),
 				Local:  ReceiverLocal{Steps: r.p.Steps, TotalReward: r.total, AverageReward: r.total / n},
-			}
+			})
 			return nil
 		}
 		r.next++

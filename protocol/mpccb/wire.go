@@ -67,22 +67,13 @@ func seedOf(b []byte) mpc.Seed {
 	return s
 }
 
-// outbox collects a role's messages and progress between Ready calls.
-type outbox struct {
-	msgs     []protocol.Message
-	progress *protocol.Progress
-	result   *protocol.Result
-}
+// base is what every role shares: the outbox its Ready empties, and a Tick
+// that does nothing.
+type base struct{ protocol.Outbox }
 
-func (o *outbox) send(to protocol.Party, m *mpccbpb.Message) { o.msgs = append(o.msgs, encode(to, m)) }
-
-// Ready returns and clears the queued work.
-func (o *outbox) Ready() protocol.Ready {
-	r := protocol.Ready{Messages: o.msgs, Progress: o.progress, Result: o.result}
-	o.msgs, o.progress, o.result = nil, nil, nil
-	return r
-}
+// send queues m for to.
+func (b *base) send(to protocol.Party, m *mpccbpb.Message) { b.Send(encode(to, m)) }
 
 // Tick implements protocol.Role: the roles wait on messages only; the
 // daemon's stall timeout catches a silent peer.
-func (o *outbox) Tick() error { return nil }
+func (b *base) Tick() error { return nil }

@@ -31,6 +31,8 @@ const maxBufferedRounds = 2
 // realisations accumulated since its previous communication and waits, as at
 // a barrier, for every other agent's share of that round before going on.
 type agent struct {
+	protocol.Outbox // what Ready hands the driver
+
 	cfg     protocol.RoleConfig
 	p       Params
 	n, self int
@@ -66,7 +68,6 @@ type agent struct {
 	learned  int64
 	offered  int64
 	acc      float64
-	ready    protocol.Ready
 	finished bool
 }
 
@@ -182,7 +183,7 @@ func (a *agent) round() error {
 		a.curve = append(a.curve, a.regret)
 	}
 	if t%1024 == 0 || t == a.p.Rounds {
-		a.ready.Progress = &protocol.Progress{Step: t, Total: a.p.Rounds, Activity: t}
+		a.SetProgress(protocol.Progress{Step: t, Total: a.p.Rounds, Activity: t})
 	}
 	if a.z < len(a.comms) && t == a.comms[a.z] {
 		return a.communicate()
@@ -232,7 +233,7 @@ func (a *agent) communicate() error {
 		// failure is a broken invariant, not peer input.
 		panic(fmt.Sprintf("pfcb: marshaling a share: %v", err))
 	}
-	a.ready.Messages = append(a.ready.Messages, protocol.Message{Topic: true, Body: body})
+	a.Send(protocol.Message{Topic: true, Body: body})
 	a.waiting, a.waited = true, 0
 	return a.tryBarrier()
 }
@@ -347,9 +348,9 @@ func (a *agent) finish() {
 		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("pfcb: marshaling a report: %v", err))
 	}
-	a.ready.Progress = &protocol.Progress{Step: a.t, Total: a.p.Rounds, Activity: a.t}
-	a.ready.Result = &protocol.Result{Report: body, Local: AgentOutcome{Regret: a.regret, Violations: a.violated,
-		Rounds: a.t, Procured: append([]int64(nil), a.totals...), Learned: a.learned, Offered: a.offered}}
+	a.SetProgress(protocol.Progress{Step: a.t, Total: a.p.Rounds, Activity: a.t})
+	a.SetResult(protocol.Result{Report: body, Local: AgentOutcome{Regret: a.regret, Violations: a.violated,
+		Rounds: a.t, Procured: append([]int64(nil), a.totals...), Learned: a.learned, Offered: a.offered}})
 }
 
 // AgentOutcome is what an agent's organization keeps of a session: its
@@ -361,11 +362,4 @@ type AgentOutcome struct {
 	Procured   []int64 `json:"procured"`
 	Learned    int64   `json:"shares_learned"`
 	Offered    int64   `json:"shares_offered"`
-}
-
-// Ready implements protocol.Role.
-func (a *agent) Ready() protocol.Ready {
-	rd := a.ready
-	a.ready = protocol.Ready{}
-	return rd
 }

@@ -15,6 +15,8 @@ import (
 // and has answered Count Pings from every other participant, so no peer ever
 // waits on a finished participant.
 type participant struct {
+	protocol.Outbox // what Ready hands the driver
+
 	cfg    protocol.RoleConfig
 	params Params
 	n      int
@@ -23,7 +25,6 @@ type participant struct {
 	samples  [][]int64   // per peer: round-trip times in ns
 	answered []int       // per peer: Pings answered
 
-	ready    protocol.Ready
 	finished bool
 }
 
@@ -105,13 +106,6 @@ func (r *participant) stepPong(j int, p *pingpb.Pong) error {
 // Tick does nothing: liveness is the driver's concern.
 func (r *participant) Tick() error { return nil }
 
-// Ready implements protocol.Role.
-func (r *participant) Ready() protocol.Ready {
-	rd := r.ready
-	r.ready = protocol.Ready{}
-	return rd
-}
-
 func (r *participant) sendPing(j int) {
 	r.sentAt[j] = r.cfg.Clock.Now()
 	r.send(j, &pingpb.Message{Kind: &pingpb.Message_Ping{Ping: &pingpb.Ping{Seq: uint32(len(r.samples[j]))}}})
@@ -124,7 +118,7 @@ func (r *participant) send(j int, msg *pingpb.Message) {
 		// invariant, not peer input.
 		panic(fmt.Sprintf("ping: marshaling a message: %v", err))
 	}
-	r.ready.Messages = append(r.ready.Messages, protocol.Message{
+	r.Send(protocol.Message{
 		From: r.cfg.Self, To: protocol.Party{Role: RoleParticipant, Index: j}, Body: body})
 }
 
@@ -133,7 +127,7 @@ func (r *participant) progress() {
 	for _, s := range r.samples {
 		done += int64(len(s))
 	}
-	r.ready.Progress = &protocol.Progress{Step: done, Total: int64(r.params.Count) * int64(r.n-1)}
+	r.SetProgress(protocol.Progress{Step: done, Total: int64(r.params.Count) * int64(r.n-1)})
 }
 
 func (r *participant) checkDone() {
@@ -152,5 +146,5 @@ func (r *participant) checkDone() {
 		panic(fmt.Sprintf("ping: marshaling a report: %v", err))
 	}
 	r.finished = true
-	r.ready.Result = &protocol.Result{Report: body}
+	r.SetResult(protocol.Result{Report: body})
 }

@@ -3,7 +3,6 @@ package samba
 import (
 	"fmt"
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/bandit-node/bandit-node/privacy"
@@ -176,7 +175,7 @@ func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 		size += sealedMessageSize(fieldBit, c.t, uint32(c.l), len(box))
 	}
 	slab := make([]byte, 0, size)
-	c.ready.Messages = slices.Grow(c.ready.Messages, c.k)
+	c.Grow(c.k)
 	for j, i := range c.sigma {
 		start := len(slab)
 		slab = appendSealedMessage(slab, fieldBit, c.t, uint32(c.l), boxes[j])
@@ -188,7 +187,7 @@ func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 	} else {
 		c.t, c.l = c.t+1, 1
 		if done := int64(c.t) - 1; done%256 == 0 || done == c.p.Budget {
-			c.ready.Progress = &protocol.Progress{Step: done, Total: c.p.Budget, Activity: done}
+			c.SetProgress(protocol.Progress{Step: done, Total: c.p.Budget, Activity: done})
 			if done == c.p.Budget && !c.cfg.Simulated {
 				c.rep.StepsNs = c.cfg.Clock.Now().Sub(c.firstScore).Nanoseconds()
 			}

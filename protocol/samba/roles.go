@@ -32,12 +32,12 @@ var (
 // base is what every SAMBA role shares: its config, outgoing batch and the
 // costs it counts for the session's result.
 type base struct {
+	protocol.Outbox // the outgoing batch
+
 	cfg      protocol.RoleConfig
 	p        Params
 	alg      Algorithm
 	k        int
-	ready    protocol.Ready
-	batches  slab[protocol.Message] // the storage of the small batches Ready returns
 	finished bool
 	rep      *sambapb.Report
 }
@@ -63,7 +63,7 @@ func (b *base) send(to protocol.Party, m *sambapb.Message) {
 	}
 	b.rep.MessagesSent++
 	b.rep.BytesSent += int64(len(body))
-	b.ready.Messages = append(b.ready.Messages, protocol.Message{To: to, Body: body})
+	b.Send(protocol.Message{To: to, Body: body})
 }
 
 // sendBody queues a message already encoded (see wire.go). body must not be
@@ -71,7 +71,7 @@ func (b *base) send(to protocol.Party, m *sambapb.Message) {
 func (b *base) sendBody(to protocol.Party, body []byte) {
 	b.rep.MessagesSent++
 	b.rep.BytesSent += int64(len(body))
-	b.ready.Messages = append(b.ready.Messages, protocol.Message{To: to, Body: body})
+	b.Send(protocol.Message{To: to, Body: body})
 }
 
 func (b *base) finish(local any) {
@@ -84,25 +84,14 @@ func (b *base) finish(local any) {
 		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("samba: marshaling a report: %v", err))
 	}
-	b.ready.Result = &protocol.Result{Report: body, Local: local}
+	b.SetResult(protocol.Result{Report: body, Local: local})
 }
 
 // Ready implements protocol.Role. A batch of up to batchChunk messages (a
 // data owner's one a step) is copied into storage cut from a slab, and the
 // queue is kept for the next batch; a larger one (the controller's K bits)
 // is handed over whole, and the queue starts anew.
-func (b *base) Ready() protocol.Ready {
-	rd := b.ready
-	b.ready = protocol.Ready{}
-	switch n := len(rd.Messages); {
-	case n == 0:
-		b.ready.Messages, rd.Messages = rd.Messages, nil
-	case n <= batchChunk:
-		b.ready.Messages = rd.Messages[:0]
-		rd.Messages = append(b.batches.cut(n, batchChunk), rd.Messages...)
-	}
-	return rd
-}
+func (b *base) Ready() protocol.Ready { return b.ReadyCopied(batchChunk) }
 
 // batchChunk is how many messages a slab of Ready batches holds.
 const batchChunk = 64

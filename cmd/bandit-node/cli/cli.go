@@ -198,7 +198,11 @@ func atLeastOne(fs *flag.FlagSet, names ...string) error {
 		if !set[name] {
 			continue
 		}
-		if v, err := strconv.ParseInt(f.Value.String(), 10, 64); err == nil && v < 1 {
+		v, err := strconv.ParseInt(f.Value.String(), 10, 64)
+		if err != nil {
+			panic(fmt.Sprintf("atLeastOne: --%s is not an integer flag: %v", name, err))
+		}
+		if v < 1 {
 			return usageError{fmt.Sprintf("%s: --%s %d: must be at least 1 (leave the flag out for its default)", fs.Name(), name, v)}
 		}
 	}

@@ -5,8 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"math/rand/v2"
-	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -14,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
 )
@@ -124,16 +123,13 @@ func TestSimulateJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res struct {
+	res := testutil.DecodeJSON[struct {
 		Protocol     string      `json:"protocol"`
 		Seed         int64       `json:"seed"`
 		Participants []string    `json:"participants"`
 		Median       [][]float64 `json:"median_us"`
 		Messages     int64       `json:"messages"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	}](t, []byte(out))
 	if res.Protocol != "ping" || res.Seed != 9 || len(res.Participants) != 3 || res.Median[0][1] != 2000 || res.Messages != 3*2*4*2 {
 		t.Errorf("simulate --json = %+v", res)
 	}
@@ -146,25 +142,6 @@ func TestSimulateJSON(t *testing.T) {
 	if _, _, err := run(t, "simulate", bad); err == nil || !strings.Contains(err.Error(), "params.budget") {
 		t.Errorf("bad spec: err = %v, want one naming params.budget", err)
 	}
-}
-
-// freePort returns a loopback TCP port that was free a moment ago. It picks
-// from below the kernel's ephemeral range (32768 and up), so that outgoing
-// connections, which take ephemeral ports, cannot grab it before the node
-// listens on it.
-func freePort(t testing.TB) int {
-	t.Helper()
-	for range 1000 {
-		port := 20000 + rand.IntN(12000)
-		ln, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", port))
-		if err != nil {
-			continue
-		}
-		ln.Close()
-		return port
-	}
-	t.Fatal("no free loopback port in [20000, 32000)")
-	return 0
 }
 
 // TestCLIAgainstDaemons drives two real daemons (in this process, over libp2p
@@ -181,9 +158,9 @@ func TestCLIAgainstDaemons(t *testing.T) {
 	// daemon could not listen then.
 	used := map[int]bool{}
 	distinctPort := func() int {
-		p := freePort(t)
+		p := testutil.FreePort(t)
 		for used[p] {
-			p = freePort(t)
+			p = testutil.FreePort(t)
 		}
 		used[p] = true
 		return p
@@ -223,18 +200,11 @@ func TestCLIAgainstDaemons(t *testing.T) {
 			}
 		}
 	}()
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testutil.WaitFor(t, 20*time.Second, "node1 to connect to node2", func() bool {
 		out, _, err := run(t, "peers", "--config", nodes[0].cfg, "--json")
 		var peers []apitype.Peer
-		if err == nil && json.Unmarshal([]byte(out), &peers) == nil && len(peers) == 1 && peers[0].Connected {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("node1 never connected to node2: %v %s", err, out)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
+		return err == nil && json.Unmarshal([]byte(out), &peers) == nil && len(peers) == 1 && peers[0].Connected
+	})
 	out, _, err := run(t, "id", "--config", nodes[1].cfg, "--json")
 	if err != nil || !strings.Contains(out, nodes[1].id) {
 		t.Errorf("id: %v %s", err, out)
@@ -245,10 +215,7 @@ func TestCLIAgainstDaemons(t *testing.T) {
 	if err != nil {
 		t.Fatalf("session start: %v\n%s", err, stderr)
 	}
-	var res apitype.Result
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	res := testutil.DecodeJSON[apitype.Result](t, []byte(out))
 	if res.Session.State != apitype.StateCompleted || !strings.Contains(string(res.Result), "median_us") {
 		t.Fatalf("session result: %+v", res)
 	}
@@ -295,16 +262,13 @@ func TestBenchPattern(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res struct {
+	res := testutil.DecodeJSON[struct {
 		K             int     `json:"k"`
 		Steps         int     `json:"steps"`
 		MsPerStep     float64 `json:"ms_per_step"`
 		FramesPerStep int     `json:"frames_per_step"`
 		Mode          string  `json:"mode"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	}](t, []byte(out))
 	if res.K != 2 || res.Steps != 30 || res.FramesPerStep != 6 || res.MsPerStep <= 0 || res.Mode != "one process" {
 		t.Errorf("result %+v", res)
 	}
@@ -323,7 +287,7 @@ func TestSimulateSAMBAJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res struct {
+	res := testutil.DecodeJSON[struct {
 		Algorithm       string    `json:"algorithm"`
 		Budget          int64     `json:"budget"`
 		Arms            []float64 `json:"arms"`
@@ -333,10 +297,7 @@ func TestSimulateSAMBAJSON(t *testing.T) {
 		Messages        int64     `json:"messages"`
 		ElapsedSeconds  float64   `json:"elapsed_seconds"`
 		SameArmSequence *bool     `json:"same_arm_sequence"`
-	}
-	if err := json.Unmarshal([]byte(out), &res); err != nil {
-		t.Fatalf("%v\n%s", err, out)
-	}
+	}](t, []byte(out))
 	var pulls int64
 	for _, n := range res.Pulls {
 		pulls += n

@@ -12,18 +12,14 @@ import (
 )
 
 func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {
-	fs := newFlags("run", "run --config FILE [--log-format text|json] [--log-level LEVEL]",
+	fs := newConfigFlags("run", "run --config FILE [--log-format text|json] [--log-level LEVEL]",
 		"bandit-node run --config /var/lib/bandit/acme/config.toml\n"+
 			"# With [runtime] schedtrace = true (the default) it restarts itself once with\n"+
 			"# GODEBUG=schedtrace=2147483647, which saves the Go runtime a wake-up per message\n"+
 			"# (docs/operations.md); it logs that it does.", stderr)
-	cfgPath := fs.String("config", "", "the node's config.toml (required)")
 	logFormat := fs.String("log-format", "", "override log.format: text or json")
 	logLevel := fs.String("log-level", "", "override log.level: debug, info, warn, error")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return err
-	}
-	cfg, err := loadConfig(fs, *cfgPath)
+	_, cfg, err := fs.load(args, 0, 0)
 	if err != nil {
 		return err
 	}

@@ -7,19 +7,14 @@ import (
 	"io"
 	"strings"
 
+	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
-	"github.com/bandit-node/bandit-node/p2p"
-	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("id", "id --config FILE [--json]", "bandit-node id --config /var/lib/bandit/acme/config.toml --json", stderr)
-	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	fs := newConfigFlags("id", "id --config FILE [--json]", "bandit-node id --config /var/lib/bandit/acme/config.toml --json", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return err
-	}
-	c, cfg, err := apiClient(fs, *cfgPath)
+	_, c, cfg, err := fs.dial(args, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -28,15 +23,11 @@ func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	info, err := c.Node(ctx)
 	if err != nil {
 		// The daemon is not running: answer from the files.
-		key, kerr := p2p.LoadIdentity(cfg.Node.Identity)
+		id, kerr := node.IdentityPeerID(cfg.Node.Identity)
 		if kerr != nil {
 			return fmt.Errorf("%w (and the daemon is not reachable: %v)", kerr, err)
 		}
-		id, kerr := peer.IDFromPrivateKey(key)
-		if kerr != nil {
-			return kerr
-		}
-		info = apitype.NodeInfo{Name: cfg.Node.Name, PeerID: id.String(), Addrs: cfg.Node.Listen, Version: Version}
+		info = apitype.NodeInfo{Name: cfg.Node.Name, PeerID: id, Addrs: cfg.Node.Listen, Version: Version}
 		fmt.Fprintln(stderr, "note: the daemon is not running; addresses are the configured ones")
 	}
 	if *asJSON {

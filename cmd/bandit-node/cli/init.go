@@ -14,7 +14,6 @@ import (
 	"text/template"
 
 	"github.com/bandit-node/bandit-node/node"
-	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/multiformats/go-multiaddr"
 )
@@ -75,7 +74,7 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	if _, err := os.Stat(cfgPath); err == nil {
 		return fmt.Errorf("%s already exists; init refuses to overwrite a node (remove the directory to start afresh)", cfgPath)
 	}
-	_, id, err := p2p.GenerateIdentity(keyPath)
+	id, err := node.CreateIdentity(keyPath)
 	if err != nil {
 		return err
 	}
@@ -86,7 +85,7 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	if err := writeNew(filepath.Join(*dir, "api.token"), []byte(hex.EncodeToString(tok[:])+"\n")); err != nil {
 		return err
 	}
-	data.PeerID = id.String()
+	data.PeerID = id
 	cfg, err := renderConfig(cfgPath, data, reg)
 	if err != nil {
 		return err

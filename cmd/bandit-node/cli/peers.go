@@ -8,13 +8,9 @@ import (
 )
 
 func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("peers", "peers --config FILE [--json]", "bandit-node peers --config /var/lib/bandit/acme/config.toml", stderr)
-	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	fs := newConfigFlags("peers", "peers --config FILE [--json]", "bandit-node peers --config /var/lib/bandit/acme/config.toml", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return err
-	}
-	c, _, err := apiClient(fs, *cfgPath)
+	_, c, _, err := fs.dial(args, 0, 0)
 	if err != nil {
 		return err
 	}

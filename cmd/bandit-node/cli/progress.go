@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -137,13 +136,4 @@ func renderProgress(s apitype.Session, now time.Time, width int) string {
 		}
 	}
 	return fmt.Sprintf("%s%d/%d %5.1f%%  %s  ETA %s  %s", bar, p.Step, p.Total, 100*frac, rate, eta, s.State)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	return keys
 }

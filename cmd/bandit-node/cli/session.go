@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -56,16 +58,11 @@ func runSession(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("session start", "session start --config FILE SPEC.toml [--wait] [--json]",
+	fs := newConfigFlags("session start", "session start --config FILE SPEC.toml [--wait] [--json]",
 		"bandit-node session start --config node1/config.toml examples/ping.toml --wait --json", stderr)
-	cfgPath := fs.String("config", "", "the node's config.toml (required)")
 	wait := fs.Bool("wait", false, "wait for the session to end, showing progress, then print its result (exit code 3 if it was aborted)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseArgs(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	c, _, err := apiClient(fs, *cfgPath)
+	pos, c, _, err := fs.dial(args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -133,16 +130,11 @@ func abortedError(s apitype.Session) error {
 }
 
 func runSessionStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("session status", "session status --config FILE ID [--watch] [--json]",
+	fs := newConfigFlags("session status", "session status --config FILE ID [--watch] [--json]",
 		"bandit-node session status --config node1/config.toml 3f2a9c0e1b7d4e55 --watch", stderr)
-	cfgPath := fs.String("config", "", "the node's config.toml (required)")
 	watch := fs.Bool("watch", false, "follow the session with a progress bar until it ends")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseArgs(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	c, cfg, err := apiClient(fs, *cfgPath)
+	pos, c, cfg, err := fs.dial(args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -186,7 +178,7 @@ func printSession(w io.Writer, s apitype.Session) {
 		fmt.Fprintf(w, "progress  %d/%d (%.1f%%)\n", s.Progress.Step, s.Progress.Total, 100*float64(s.Progress.Step)/float64(s.Progress.Total))
 	}
 	var roles []string
-	for _, r := range sortedKeys(s.Roles) {
+	for _, r := range slices.Sorted(maps.Keys(s.Roles)) {
 		roles = append(roles, fmt.Sprintf("%s=%s", r, strings.Join(s.Roles[r], ",")))
 	}
 	fmt.Fprintf(w, "roles     %s\n", strings.Join(roles, " "))
@@ -200,16 +192,11 @@ func printSession(w io.Writer, s apitype.Session) {
 }
 
 func runSessionResult(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("session result", "session result --config FILE ID [--json]",
+	fs := newConfigFlags("session result", "session result --config FILE ID [--json]",
 		"bandit-node session result --config node1/config.toml 3f2a9c0e1b7d4e55 --json\n"+
 			"# exits 3 (after printing the record) if the session was aborted", stderr)
-	cfgPath := fs.String("config", "", "the node's config.toml (required)")
 	asJSON := fs.Bool("json", false, "print JSON")
-	pos, err := parseArgs(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	c, cfg, err := apiClient(fs, *cfgPath)
+	pos, c, cfg, err := fs.dial(args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -243,7 +230,7 @@ func showResult(w io.Writer, res apitype.Result, asJSON bool) error {
 			return err
 		}
 	}
-	for _, p := range sortedKeys(res.Local) {
+	for _, p := range slices.Sorted(maps.Keys(res.Local)) {
 		fmt.Fprintf(w, "\nlocal result of %s:\n", p)
 		printIndented(w, res.Local[p])
 	}
@@ -275,13 +262,9 @@ func printIndented(w io.Writer, raw []byte) {
 }
 
 func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("session list", "session list --config FILE [--json]", "bandit-node session list --config node1/config.toml", stderr)
-	cfgPath := fs.String("config", "", "the node's config.toml (required)")
+	fs := newConfigFlags("session list", "session list --config FILE [--json]", "bandit-node session list --config node1/config.toml", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return err
-	}
-	c, cfg, err := apiClient(fs, *cfgPath)
+	_, c, cfg, err := fs.dial(args, 0, 0)
 	if err != nil {
 		return err
 	}
@@ -317,13 +300,8 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 }
 
 func runSessionCancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("session cancel", "session cancel --config FILE ID", "bandit-node session cancel --config node1/config.toml 3f2a9c0e1b7d4e55", stderr)
-	cfgPath := fs.String("config", "", "the node's config.toml (required)")
-	pos, err := parseArgs(fs, args, 1, 1)
-	if err != nil {
-		return err
-	}
-	c, _, err := apiClient(fs, *cfgPath)
+	fs := newConfigFlags("session cancel", "session cancel --config FILE ID", "bandit-node session cancel --config node1/config.toml 3f2a9c0e1b7d4e55", stderr)
+	pos, c, _, err := fs.dial(args, 1, 1)
 	if err != nil {
 		return err
 	}
