@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
@@ -515,7 +516,7 @@ func (e *Exec) ioError(p *process, err error, timeout time.Duration, what string
 	// EOF, a broken pipe, a closed file: it exited or is exiting.
 	p.stop(e.cfg.StopGrace)
 	how := p.how()
-	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+	if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, syscall.EPIPE) {
 		how += " (" + err.Error() + ")"
 	}
 	e.lastExit = fmt.Sprintf("%s %s before its %s", e.program(), how, what)

@@ -149,6 +149,9 @@ func main() {
 			say(fmt.Sprintf(`{"id":%d,"error":"unknown kind %s"}`, q.ID, q.Kind))
 		}
 	}
+	if *mode == "ignore-term" {
+		time.Sleep(time.Hour) // only SIGKILL ends it
+	}
 }
 
 // reward is the program's deterministic reward of arm at step.
