@@ -16,7 +16,9 @@ import (
 
 const testLabel = "samba data_owner[3] of acme"
 
-func testSession() Session { return Session{ID: "s-1", Protocol: "samba", Role: "data_owner", Index: 3, Org: "acme"} }
+func testSession() Session {
+	return Session{ID: "s-1", Protocol: "samba", Role: "data_owner", Index: 3, Org: "acme"}
+}
 
 // testExecConfig is a config for prog with short timeouts and backoff.
 func testExecConfig(prog ...string) ExecConfig {

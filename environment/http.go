@@ -79,8 +79,8 @@ func loopback(host string) bool {
 // HTTP is an http environment. Its client is its own (no global state),
 // keeps connections alive and follows no redirects.
 type HTTP struct {
-	cfg     HTTPConfig
-	s       Session
+	cfg    HTTPConfig
+	s      Session
 	client *http.Client
 	closed context.Context // done once Close is called
 	close  context.CancelFunc
@@ -100,14 +100,13 @@ func NewHTTP(cfg HTTPConfig, s Session) (*HTTP, error) {
 		return nil, fmt.Errorf("%s: %w", cfg.Label, err)
 	}
 	tr := &http.Transport{
-		Proxy:                 nil, // the service is the organization's own
-		DialContext:           (&net.Dialer{Timeout: cfg.RequestTimeout, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:          2,
-		MaxIdleConnsPerHost:   2,
-		IdleConnTimeout:       90 * time.Second,
-		TLSHandshakeTimeout:   cfg.RequestTimeout,
-		ResponseHeaderTimeout: cfg.RequestTimeout,
-		ForceAttemptHTTP2:     true,
+		Proxy:               nil, // the service is the organization's own
+		DialContext:         (&net.Dialer{Timeout: cfg.RequestTimeout, KeepAlive: 30 * time.Second}).DialContext,
+		MaxIdleConns:        2,
+		MaxIdleConnsPerHost: 2,
+		IdleConnTimeout:     90 * time.Second,
+		TLSHandshakeTimeout: cfg.RequestTimeout,
+		ForceAttemptHTTP2:   true,
 	}
 	client := &http.Client{
 		Transport: tr,
@@ -159,6 +158,10 @@ func (h *HTTP) Answer(ctx context.Context, q protocol.Query) (protocol.Outcome, 
 		}
 		if ctx.Err() == context.DeadlineExceeded {
 			return fail(fmt.Errorf("POST %s: no answer within %v", h.cfg.URL, h.cfg.RequestTimeout))
+		}
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // without the URL again
 		}
 		return fail(fmt.Errorf("POST %s: %w", h.cfg.URL, err))
 	}
