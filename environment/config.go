@@ -118,6 +118,13 @@ func (c Config) New(s Session, rand io.Reader) (protocol.Environment, error) {
 func (c Config) Check(columns int, steps int64) error {
 	switch c.Source {
 	case SourceExec:
+		if d := c.Exec.Dir; d != "" {
+			if fi, err := os.Stat(d); err != nil {
+				return fmt.Errorf("dir: %w", err)
+			} else if !fi.IsDir() {
+				return fmt.Errorf("dir: %s is not a directory", d)
+			}
+		}
 		prog := c.Exec.Command[0]
 		if !strings.ContainsRune(prog, filepath.Separator) {
 			if _, err := exec.LookPath(prog); err != nil {

@@ -151,9 +151,13 @@ func TestConfigNewAndCheck(t *testing.T) {
 		{[]string{"./missing"}, "command: stat " + filepath.Join(dir, "missing")},
 		{[]string{"no-such-program-here"}, `command: exec: "no-such-program-here": executable file not found`},
 		{[]string{"./r.csv"}, "is not an executable file"},
+		{[]string{"sh"}, "dir: stat " + filepath.Join(dir, "nodir")},
 	} {
 		c := Config{Source: SourceExec, Exec: DefaultExecConfig()}
 		c.Exec.Command, c.Exec.Dir = tt.command, dir
+		if strings.HasPrefix(tt.want, "dir:") {
+			c.Exec.Dir = filepath.Join(dir, "nodir")
+		}
 		err := c.Check(0, 0)
 		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
 			t.Errorf("%v: got %v, want %q", tt.command, err, tt.want)
