@@ -466,6 +466,7 @@ func (e *Exec) roundTrip(ctx context.Context, p *process, line []byte, timeout t
 		})
 	}
 	_, err := p.stdin.Write(line)
+	writing := err != nil
 	var ans []byte
 	if err == nil {
 		ans, err = e.readLine(p)
@@ -478,7 +479,7 @@ func (e *Exec) roundTrip(ctx context.Context, p *process, line []byte, timeout t
 	if err == nil {
 		return ans, nil
 	}
-	return nil, e.ioError(p, err, timeout, what)
+	return nil, e.ioError(p, err, timeout, what, writing)
 }
 
 // errLineTooLong is a read of an answer line above MaxAnswerBytes.
@@ -503,10 +504,19 @@ func (e *Exec) readLine(p *process) ([]byte, error) {
 	}
 }
 
-// ioError explains a failed write or read of p.
-func (e *Exec) ioError(p *process, err error, timeout time.Duration, what string) error {
+// ioError explains a failed write (writing) or read of p.
+func (e *Exec) ioError(p *process, err error, timeout time.Duration, what string, writing bool) error {
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded):
+		select {
+		case <-p.done:
+			// It exited, but something it started holds its stdout open.
+			return fmt.Errorf("%s %s without its %s, and something it started kept its stdout open for %v", e.program(), p.ended, what, timeout)
+		default:
+		}
+		if writing {
+			return fmt.Errorf("%s did not read its request within %v", e.program(), timeout)
+		}
 		return fmt.Errorf("%s did not send its %s within %v", e.program(), what, timeout)
 	case errors.Is(err, errLineTooLong):
 		return fmt.Errorf("%s: %w", e.program(), err)

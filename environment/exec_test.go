@@ -352,10 +352,21 @@ func TestExecEnvAndDir(t *testing.T) {
 }
 
 // BenchmarkExecPull measures one exec round trip: a single-arm pull
-// answered by envprog, as a SAMBA data owner asks once per step.
+// answered by envprog, as a SAMBA data owner asks once per step; with a
+// context that cannot end, and with one that can (as the daemon's).
 func BenchmarkExecPull(b *testing.B) {
+	cancelable, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	for _, bb := range []struct {
+		name string
+		ctx  context.Context
+	}{{"background", context.Background()}, {"cancelable", cancelable}} {
+		b.Run(bb.name, func(b *testing.B) { benchmarkExecPull(b, bb.ctx) })
+	}
+}
+
+func benchmarkExecPull(b *testing.B, ctx context.Context) {
 	e := newTestExec(b, testExecConfig(envprog()...))
-	ctx := context.Background()
 	if err := e.Start(ctx); err != nil {
 		b.Fatal(err)
 	}
@@ -368,5 +379,37 @@ func BenchmarkExecPull(b *testing.B) {
 		if _, err := e.Answer(ctx, q); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+const shellHello = `read hello; echo '{"hello":"bandit-node/environment","version":1}'; `
+
+// TestExecStuckPipes: a program that stops reading its stdin, and one
+// that exits while something it started holds its stdout, fail the query
+// within the request timeout, each with its own reason.
+func TestExecStuckPipes(t *testing.T) {
+	arms := make([]int, 100000) // a request larger than a pipe's buffer
+	tests := []struct {
+		name, script string
+		q            protocol.Query
+		want         string
+	}{
+		{"not reading", shellHello + `sleep 100`, pull(1, 0, arms...), "did not read its request within 1.5s"},
+		{"child holds stdout", shellHello + `sleep 100 & exit 0`, pull(1, 0, 0), "ended (exit status 0) without its answer, and something it started kept its stdout open for 1.5s"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testExecConfig("/bin/sh", "-c", tt.script)
+			cfg.RequestTimeout = 1500 * time.Millisecond
+			e := newTestExec(t, cfg)
+			start := time.Now()
+			_, err := e.Answer(context.Background(), tt.q)
+			if err == nil || !strings.Contains(err.Error(), testLabel+": pull at step 0: ") || !strings.Contains(err.Error(), tt.want) {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+			if d := time.Since(start); d > 5*time.Second {
+				t.Errorf("failed after %v", d)
+			}
+		})
 	}
 }

@@ -275,3 +275,20 @@ func FuzzDecodeAnswer(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkDecodeAnswer measures the daemon's side of an answer: decoding
+// a single reward and checking it against its query.
+func BenchmarkDecodeAnswer(b *testing.B) {
+	line := []byte(`{"id":123,"reward":0.73}` + "\n")
+	q := pull(123, 12, 4)
+	var a answer
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		if err := decodeAnswer(line, &a); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := outcome(q, &a); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
