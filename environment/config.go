@@ -38,10 +38,6 @@ func (s Session) Label() string {
 	return l
 }
 
-func (s Session) hello() Hello {
-	return Hello{Session: s.ID, Protocol: s.Protocol, Role: s.Role, Index: s.Index}
-}
-
 // Source says where a role's outcomes come from: the value of the key
 // source of its [local.<protocol>.<role>] table.
 type Source string
@@ -64,9 +60,13 @@ const (
 // configures it: Source says which of Exec, HTTP and Replay applies (none
 // for SourceSimulated).
 type Config struct {
+	// Source is the key source; "" is SourceSimulated.
 	Source Source
-	Exec   ExecConfig
-	HTTP   HTTPConfig
+	// Exec configures SourceExec.
+	Exec ExecConfig
+	// HTTP configures SourceHTTP.
+	HTTP HTTPConfig
+	// Replay configures SourceReplay.
 	Replay ReplayConfig
 }
 
@@ -113,8 +113,8 @@ func (c Config) New(s Session, rand io.Reader) (protocol.Environment, error) {
 
 // Check checks, at admission, what c names outside the config: that an
 // exec program exists and is executable, that a replay file is readable
-// and well formed with at least columns columns and steps rows (0: any;
-// see CheckReplay). A daemon calls it before it accepts a session.
+// and well formed with exactly columns columns and at least steps rows
+// (0: any; see CheckReplay). A daemon calls it before it accepts a session.
 func (c Config) Check(columns int, steps int64) error {
 	switch c.Source {
 	case SourceExec:

@@ -17,15 +17,22 @@ import (
 	"github.com/bandit-node/bandit-node/protocol"
 )
 
-// The defaults of ExecConfig.
+// The defaults of ExecConfig (DefaultExecConfig).
 const (
-	DefaultStartTimeout   = 10 * time.Second
+	// DefaultStartTimeout is StartTimeout's default.
+	DefaultStartTimeout = 10 * time.Second
+	// DefaultRequestTimeout is RequestTimeout's default.
 	DefaultRequestTimeout = 5 * time.Second
-	DefaultMaxRestarts    = 3
-	DefaultRestartWindow  = time.Minute
-	DefaultBackoffMin     = 100 * time.Millisecond
-	DefaultBackoffMax     = 5 * time.Second
-	DefaultStopGrace      = 2 * time.Second
+	// DefaultMaxRestarts is MaxRestarts' default.
+	DefaultMaxRestarts = 3
+	// DefaultRestartWindow is RestartWindow's default.
+	DefaultRestartWindow = time.Minute
+	// DefaultBackoffMin is BackoffMin's default.
+	DefaultBackoffMin = 100 * time.Millisecond
+	// DefaultBackoffMax is BackoffMax's default.
+	DefaultBackoffMax = 5 * time.Second
+	// DefaultStopGrace is StopGrace's default.
+	DefaultStopGrace = 2 * time.Second
 )
 
 // killWait bounds the wait for a process group after SIGKILL, and
@@ -60,7 +67,8 @@ type ExecConfig struct {
 	// MaxRestarts is how many times the program may be restarted within
 	// RestartWindow after it exited or closed its pipes; one more is an
 	// error. 0 never restarts it.
-	MaxRestarts   int
+	MaxRestarts int
+	// RestartWindow is the window in which restarts are counted.
 	RestartWindow time.Duration
 	// BackoffMin is the wait before the first restart within the window;
 	// it doubles with each further one, up to BackoffMax.
@@ -157,7 +165,7 @@ func NewExec(cfg ExecConfig, s Session) (*Exec, error) {
 	}
 	cfg.Command = append([]string(nil), cfg.Command...)
 	cfg.Env = append([]string(nil), cfg.Env...)
-	hello := appendHello(nil, s.hello())
+	hello := appendHello(nil, s)
 	return &Exec{cfg: cfg, hello: append(hello, '\n'), closing: make(chan struct{})}, nil
 }
 

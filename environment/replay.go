@@ -171,7 +171,7 @@ func (r *Replay) sample() (int, error) {
 func (r *Replay) Close() error { return nil }
 
 // CheckReplay checks a replay file at admission, before a session starts:
-// that it exists and is well formed (readReplay), that it has exactly
+// that it exists and is well formed (see the package documentation), that it has exactly
 // columns columns (0: any number) and, for OrderSequential, at least
 // steps rows (0: any number). Each error names the file, and the line
 // when it is about one.

@@ -102,21 +102,13 @@ func appendInts(b []byte, xs []int) []byte {
 	return append(b, ']')
 }
 
-// Hello is what the daemon tells an exec program first: which session,
-// family, role and party the program answers for.
-type Hello struct {
-	Session  string `json:"session"`
-	Protocol string `json:"protocol"`
-	Role     string `json:"role"`
-	Index    int    `json:"index"`
-}
-
-// appendHello appends the daemon's hello object, without a newline.
-func appendHello(b []byte, h Hello) []byte {
+// appendHello appends the daemon's hello object for s, without a newline:
+// which session, family, role and party the program answers for.
+func appendHello(b []byte, h Session) []byte {
 	b = append(b, `{"hello":"`+HelloName+`","version":`...)
 	b = strconv.AppendInt(b, Version, 10)
 	b = append(b, `,"session":`...)
-	b = appendString(b, h.Session)
+	b = appendString(b, h.ID)
 	b = append(b, `,"protocol":`...)
 	b = appendString(b, h.Protocol)
 	b = append(b, `,"role":`...)

@@ -36,7 +36,7 @@ func TestAppendRequest(t *testing.T) {
 			t.Errorf("%s is not valid JSON", got)
 		}
 	}
-	h := string(appendHello(nil, Hello{Session: "s\"1", Protocol: "samba", Role: "data_owner", Index: 3}))
+	h := string(appendHello(nil, Session{ID: "s\"1", Protocol: "samba", Role: "data_owner", Index: 3, Org: "acme"}))
 	if want := `{"hello":"bandit-node/environment","version":1,"session":"s\"1","protocol":"samba","role":"data_owner","index":3}`; h != want {
 		t.Errorf("hello: got %s, want %s", h, want)
 	}
