@@ -394,13 +394,13 @@ func TestExecStuckPipes(t *testing.T) {
 		q            protocol.Query
 		want         string
 	}{
-		{"not reading", shellHello + `sleep 100`, pull(1, 0, arms...), "did not read its request within 1.5s"},
-		{"child holds stdout", shellHello + `sleep 100 & exit 0`, pull(1, 0, 0), "ended (exit status 0) without its answer, and something it started kept its stdout open for 1.5s"},
+		{"not reading", shellHello + `sleep 100`, pull(1, 0, arms...), "did not read its request within 3s"},
+		{"child holds stdout", shellHello + `sleep 100 & exit 0`, pull(1, 0, 0), "ended (exit status 0) without its answer, and something it started kept its stdout open for 3s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			cfg := testExecConfig("/bin/sh", "-c", tt.script)
-			cfg.RequestTimeout = 1500 * time.Millisecond
+			cfg.RequestTimeout = 3 * time.Second
 			e := newTestExec(t, cfg)
 			start := time.Now()
 			_, err := e.Answer(context.Background(), tt.q)
