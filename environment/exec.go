@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"strconv"
@@ -75,6 +76,9 @@ type ExecConfig struct {
 	BackoffMin, BackoffMax time.Duration
 	// StopGrace is how long Close waits after SIGTERM before SIGKILL.
 	StopGrace time.Duration
+	// Logger receives a warning at each restart (how the program ended,
+	// the last lines of its stderr); nil logs nothing.
+	Logger *slog.Logger
 }
 
 // DefaultExecConfig returns an ExecConfig with the default timeouts,
@@ -346,6 +350,10 @@ func (e *Exec) backoff(ctx context.Context) error {
 		}
 	}
 	e.restarts = append(e.restarts, now)
+	if l := e.cfg.Logger; l != nil {
+		l.Warn("restarting an environment program", "env", e.cfg.Label, "reason", e.lastExit,
+			"restart", len(e.restarts), "max_restarts", e.cfg.MaxRestarts, "backoff", d, "stderr", e.stderr.last())
+	}
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {

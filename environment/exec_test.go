@@ -1,8 +1,10 @@
 package environment
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -149,7 +151,10 @@ func TestExecCannotStart(t *testing.T) {
 // the session goes on, the request that found it dead asked again.
 func TestExecRestart(t *testing.T) {
 	state := filepath.Join(t.TempDir(), "starts")
-	e := newTestExec(t, testExecConfig(envprog("-mode=exit", "-after=2", "-state="+state)...))
+	var log bytes.Buffer
+	cfg := testExecConfig(envprog("-mode=exit", "-after=2", "-state="+state)...)
+	cfg.Logger = slog.New(slog.NewTextHandler(&log, nil))
+	e := newTestExec(t, cfg)
 	for i := int64(0); i < 10; i++ {
 		o, err := e.Answer(context.Background(), pull(uint64(i+1), 2*i, 1))
 		if err != nil {
@@ -161,6 +166,11 @@ func TestExecRestart(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(state); string(b) != "2" {
 		t.Errorf("the program started %s times, want 2", b)
+	}
+	for _, w := range []string{"level=WARN", "restarting an environment program", `env="` + testLabel + `"`, "exit status 1) before its answer", "restart=1", "max_restarts=3", "backoff=10ms", "exiting after 2 answers"} {
+		if !strings.Contains(log.String(), w) {
+			t.Errorf("log lacks %q:\n%s", w, log.String())
+		}
 	}
 }
 

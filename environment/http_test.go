@@ -6,10 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -186,5 +188,34 @@ func TestHTTPConfigValidate(t *testing.T) {
 	c.RequestTimeout = 0
 	if err := c.Validate(); err == nil || !strings.Contains(err.Error(), "request_timeout") {
 		t.Errorf("got %v", err)
+	}
+}
+
+// TestHTTPKeepAlive: queries reuse one connection.
+func TestHTTPKeepAlive(t *testing.T) {
+	var mu sync.Mutex
+	conns := 0
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		io.WriteString(w, `{"id":1,"reward":1}`)
+	}))
+	srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			mu.Lock()
+			conns++
+			mu.Unlock()
+		}
+	}
+	srv.Start()
+	defer srv.Close()
+	h := newTestHTTP(t, srv.URL)
+	for i := int64(0); i < 5; i++ {
+		if _, err := h.Answer(context.Background(), pull(1, i, 0)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if conns != 1 {
+		t.Errorf("5 queries opened %d connections, want 1", conns)
 	}
 }
