@@ -246,7 +246,12 @@ func (d *decoder) key() (string, error) {
 	start := d.i
 	for d.i < len(d.b) && d.b[d.i] != '"' {
 		if c := d.b[d.i]; c < 'a' || c > 'z' {
-			return "", d.errorf("unknown field")
+			// Not a known field; say which, as far as it can be told.
+			end := d.i
+			for end < len(d.b) && end-start < 40 && d.b[end] != '"' {
+				end++
+			}
+			return "", d.errorf("unknown field %q", d.b[start:end])
 		}
 		d.i++
 	}

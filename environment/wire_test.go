@@ -117,7 +117,7 @@ func TestDecodeAnswerErrors(t *testing.T) {
 		{`{"id":1}x`, "unexpected text after the object at byte 9"},
 		{`{"id":1}{"id":2}`, "unexpected text after the object"},
 		{`{"id":1,}`, "want a field name"},
-		{`{"Id":1}`, "unknown field"},
+		{`{"Id":1}`, `unknown field "Id" at byte 3`},
 		{`{"rewrd":1}`, `unknown field "rewrd"`},
 		{`{"id":1,"id":1}`, `field "id" appears twice`},
 		{`{"id":-1}`, "id: want a whole number ≥ 0, got -1"},
