@@ -423,3 +423,50 @@ func TestExecStuckPipes(t *testing.T) {
 		})
 	}
 }
+
+// TestExecConcurrentAnswers: Answer is serialized, so concurrent callers
+// each get their own answer.
+func TestExecConcurrentAnswers(t *testing.T) {
+	e := newTestExec(t, testExecConfig(envprog()...))
+	errc := make(chan error, 4)
+	for g := 0; g < 4; g++ {
+		go func() {
+			for i := 0; i < 20; i++ {
+				id := uint64(g*100 + i + 1)
+				o, err := e.Answer(context.Background(), pull(id, int64(id), g, g+1))
+				if err == nil && (o.ID != id || len(o.Rewards) != 2 || o.Rewards[0] != float64(g)+float64(id)/1000) {
+					err = errors.New("mixed up answers")
+				}
+				if err != nil {
+					errc <- err
+					return
+				}
+			}
+			errc <- nil
+		}()
+	}
+	for g := 0; g < 4; g++ {
+		if err := <-errc; err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// TestExecCloseDuringBackoff: Close ends the wait before a restart.
+func TestExecCloseDuringBackoff(t *testing.T) {
+	cfg := testExecConfig(envprog("-mode=exit-at-start")...)
+	cfg.BackoffMin, cfg.BackoffMax = time.Minute, time.Minute
+	e := newTestExec(t, cfg)
+	errc := make(chan error, 1)
+	go func() { errc <- e.Start(context.Background()) }()
+	time.Sleep(200 * time.Millisecond)
+	e.Close()
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrClosed) {
+			t.Errorf("got %v, want ErrClosed", err)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("Start did not return after Close")
+	}
+}
