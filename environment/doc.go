@@ -79,7 +79,8 @@
 // without any number in it is a header (names are free, e.g. arm0,arm1);
 // every other row holds finite numbers and is as wide as the first. A
 // row answers a pull with its columns of the pulled arms (column a is arm
-// a), a procurement with those of the producers, a context (x) or a
+// a; a file of one column holds one arm's rewards, the role's own, and
+// answers a pull of any one arm), a procurement with those of the producers, a context (x) or a
 // rewards query with the whole row. With order = "sequential" (the
 // default, without replacement) row t (from 0, after the header) answers
 // step t's queries, and a step beyond the last row is an error ("replay

@@ -97,7 +97,7 @@ func (r *Replay) Rows() int { return r.data.rows }
 func (r *Replay) Columns() int { return r.data.cols }
 
 // Answer answers q from a row of the file: for a pull, the columns of
-// the pulled arms; for a procurement, those of the producers; for a
+// the pulled arms (a file of one column answers a pull of any one arm); for a procurement, those of the producers; for a
 // context or the rewards of every arm, the whole row.
 func (r *Replay) Answer(ctx context.Context, q protocol.Query) (protocol.Outcome, error) {
 	fail := func(err error) (protocol.Outcome, error) {
@@ -137,6 +137,11 @@ func (r *Replay) Answer(ctx context.Context, q protocol.Query) (protocol.Outcome
 	var err error
 	switch q.Kind {
 	case protocol.QueryPull:
+		if len(row) == 1 && len(q.Arms) == 1 {
+			// One column: the rewards of one arm, the role's own.
+			o.Rewards = []float64{row[0]}
+			break
+		}
 		o.Rewards, err = pick("arm", q.Arms)
 	case protocol.QueryProcure:
 		o.Qualities, err = pick("producer", q.Producers)

@@ -64,6 +64,17 @@ func TestReplaySequential(t *testing.T) {
 	if o, _ = r.Answer(ctx, protocol.Query{ID: 7, Kind: protocol.QueryRewards, Step: 0}); o.Rewards[0] != 1 {
 		t.Error("an outcome aliases the file's rows")
 	}
+	// A file of one column is one arm's, whatever its number.
+	one, err := NewReplay(ReplayConfig{Label: testLabel, File: writeFile(t, "one.csv", "reward\n0.25\n1\n"), Order: OrderSequential}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o, err := one.Answer(ctx, pull(1, 1, 7)); err != nil || !reflect.DeepEqual(o.Rewards, []float64{1}) {
+		t.Errorf("one column, arm 7: got %v, %v", o, err)
+	}
+	if _, err := one.Answer(ctx, pull(1, 1, 0, 1)); err == nil || !strings.Contains(err.Error(), "arm 1, but replay file") {
+		t.Errorf("one column, two arms: got %v", err)
+	}
 	for _, tt := range []struct {
 		q    protocol.Query
 		want string
