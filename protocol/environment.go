@@ -87,6 +87,23 @@ type Asker interface {
 	Answer(o Outcome) error
 }
 
+// Immediate is implemented by an Environment that answers at once without
+// blocking or failing for reasons of its own (a simulated distribution): a
+// driver may call it inline, in the goroutine that steps the role.
+type Immediate interface {
+	Immediate() bool
+}
+
+// Environmental is implemented by a family some of whose roles are Askers.
+type Environmental interface {
+	// SimulatedEnvironment builds the family's own environment for party
+	// cfg.Self — its simulated distributions, the default source — from the
+	// party's local data (cfg.Local), drawing from cfg.Rand, which the
+	// driver gives it apart from the role's. It returns nil for a role that
+	// asks nothing.
+	SimulatedEnvironment(cfg RoleConfig) (Environment, error)
+}
+
 // Environment answers the queries of one role: it is where the world meets
 // the role. Its driver calls it from one goroutine at a time, in the order
 // the role asked.

@@ -264,7 +264,17 @@ type LocalTable struct {
 	// the daemon's working directory, which a service manager sets to
 	// wherever it likes.
 	Dir string
+	// Source is the environment the table names for the role (its source
+	// key, which the daemon has taken out of Raw): "simulated" — the
+	// family's own distributions, decoded from Raw — or "exec", "http" or
+	// "replay", which answer the role's queries instead, so that the keys
+	// of the simulated distributions are then neither needed nor allowed.
+	Source string
 }
+
+// Simulated reports whether the table's role takes its outcomes from the
+// family's own simulated environment (no source, or "simulated").
+func (t *LocalTable) Simulated() bool { return t == nil || t.Source == "" || t.Source == "simulated" }
 
 // Decode decodes the table into v, a pointer to a struct with toml tags, as
 // DecodeTable does: strictly, an error naming the key it is about

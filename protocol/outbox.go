@@ -23,6 +23,9 @@ func (o *Outbox) Grow(n int) { o.ready.Messages = slices.Grow(o.ready.Messages, 
 // recorded since the last Ready.
 func (o *Outbox) SetProgress(p Progress) { o.ready.Progress = &p }
 
+// Ask queues a query to the role's environment (see Asker).
+func (o *Outbox) Ask(q Query) { o.ready.Queries = append(o.ready.Queries, q) }
+
 // SetResult records the role's result, which a role sets exactly once.
 func (o *Outbox) SetResult(r Result) { o.ready.Result = &r }
 

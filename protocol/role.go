@@ -38,11 +38,15 @@ type Ready struct {
 	Progress *Progress
 	// Result is set exactly once, when the role has finished.
 	Result *Result
+	// Queries are what the role asks its environment (an Asker's), in
+	// order: the driver answers each through Asker.Answer before anything
+	// else reaches the role.
+	Queries []Query
 }
 
 // Empty reports whether the batch has nothing to do.
 func (r Ready) Empty() bool {
-	return len(r.Messages) == 0 && r.Progress == nil && r.Result == nil
+	return len(r.Messages) == 0 && r.Progress == nil && r.Result == nil && len(r.Queries) == 0
 }
 
 // Progress counts a role's work: Step of Total units are done. Activity is a

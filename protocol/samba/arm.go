@@ -2,12 +2,14 @@ package samba
 
 import (
 	"bufio"
+	"context"
 	"fmt"
 	"math"
 	"os"
 	"strconv"
 	"strings"
 
+	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/randsrc"
 )
 
@@ -107,3 +109,28 @@ func LoadRatings(path string, threshold float64) (Ratings, error) {
 	}
 	return Ratings{Ratings: out, Threshold: threshold}, nil
 }
+
+// armEnvironment is a data owner's simulated environment: its ArmSource,
+// drawing from its own stream.
+type armEnvironment struct {
+	arm  ArmSource
+	draw *randsrc.Source
+}
+
+// Answer implements protocol.Environment: a pull of the arm.
+func (e *armEnvironment) Answer(_ context.Context, q protocol.Query) (protocol.Outcome, error) {
+	if q.Kind != protocol.QueryPull || len(q.Arms) != 1 {
+		return protocol.Outcome{}, fmt.Errorf("a data owner's arm answers pulls of one arm, not a %s query of %d arms", q.Kind, len(q.Arms))
+	}
+	r := float64(e.arm.Pull(e.draw))
+	if err := e.draw.Err(); err != nil {
+		return protocol.Outcome{}, err
+	}
+	return protocol.Outcome{ID: q.ID, Rewards: []float64{r}}, nil
+}
+
+// Immediate implements protocol.Immediate.
+func (*armEnvironment) Immediate() bool { return true }
+
+// Close implements protocol.Environment.
+func (*armEnvironment) Close() error { return nil }

@@ -92,13 +92,13 @@ func TestRatingsFileReadAtRoleStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	build := func() (*dataOwner, error) {
-		r, err := f.NewRole(protocol.RoleConfig{SessionID: "test", Self: protocol.Party{Role: RoleOwner, Index: 0}, Assignment: a,
+	build := func() (*armEnvironment, error) {
+		e, err := f.SimulatedEnvironment(protocol.RoleConfig{SessionID: "test", Self: protocol.Party{Role: RoleOwner, Index: 0}, Assignment: a,
 			Params: params, Local: RatingsFile{Path: path, Threshold: 4}, Rand: protocol.SeededRand(1, protocol.Party{Role: RoleOwner}), Clock: fixedClock{}})
 		if err != nil {
 			return nil, err
 		}
-		return r.(*dataOwner), nil
+		return e.(*armEnvironment), nil
 	}
 	for _, ratings := range []string{"5\n5\n", "1\n2\n3\n"} {
 		if err := os.WriteFile(path, []byte(ratings), 0o644); err != nil {
@@ -114,6 +114,6 @@ func TestRatingsFileReadAtRoleStart(t *testing.T) {
 	}
 	os.Remove(path)
 	if _, err := build(); err == nil || !strings.Contains(err.Error(), "local.samba.data_owner.ratings") {
-		t.Errorf("a missing ratings file at role start: %v", err)
+		t.Errorf("a missing ratings file when the environment is built: %v", err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
 )
 
 // Name is the family's name in specs.
@@ -139,20 +140,36 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	case RoleComp:
 		return newComp(cfg)
 	case RoleOwner:
-		var arm ArmSource
-		switch l := cfg.Local.(type) {
-		case ArmSource:
-			arm = l
-		case RatingsFile:
-			r, err := l.Load()
-			if err != nil {
-				return nil, err
-			}
-			arm = r
-		}
-		return newDataOwner(cfg, arm)
+		return newDataOwner(cfg)
 	}
 	return nil, fmt.Errorf("samba has no role %q", cfg.Self.Role)
+}
+
+// SimulatedEnvironment implements protocol.Environmental: a data owner's
+// arm as its local data describes it (a Bernoulli mean, or a ratings file
+// sampled with replacement).
+func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environment, error) {
+	if cfg.Self.Role != RoleOwner {
+		return nil, nil
+	}
+	var arm ArmSource
+	switch l := cfg.Local.(type) {
+	case ArmSource:
+		arm = l
+	case RatingsFile:
+		r, err := l.Load()
+		if err != nil {
+			return nil, err
+		}
+		arm = r
+	default:
+		return nil, fmt.Errorf("a data owner needs its arm: configure [local.samba.data_owner] (bernoulli mean or ratings file, or an environment source)")
+	}
+	s, err := stream(cfg.Rand)
+	if err != nil {
+		return nil, err
+	}
+	return &armEnvironment{arm: arm, draw: randsrc.New(s)}, nil
 }
 
 // WireVersion implements protocol.WireVersioned: 1.1.0 derives the data

@@ -15,14 +15,20 @@ import (
 // dataOwner is data owner DO_i (Figure 6(a)): it holds arm i, computes its
 // score each step and iteration, sends it masked and sealed for comp to the
 // controller, and pulls its arm when its bit says so. At the end it sends its
-// sum of rewards encrypted with the data customer's Paillier key.
+// sum of rewards encrypted with the data customer's Paillier key. It pulls
+// by asking its environment (protocol.Asker): a pull of arm i at step t,
+// answered with a reward of 0 or 1 (SAMBA's arms are Bernoulli: the sum of
+// rewards is a Paillier plaintext, an integer).
 type dataOwner struct {
 	base
 	i      int
-	arm    ArmSource
 	decide *randsrc.Source
-	sc     ScoreContext
-	coin   bool // the algorithm reads sc.Coin
+	// asked is the step of the pull asked and not yet answered, 0 if
+	// none; queries counts the queries asked.
+	asked   uint64
+	queries uint64
+	sc      ScoreContext
+	coin    bool // the algorithm reads sc.Coin
 
 	pk      *privacy.PublicKey
 	alpha   *seedPRF            // seed_α's function: the masks
@@ -52,15 +58,12 @@ type dataOwner struct {
 // few dozen bytes).
 const bodyChunk = 4096
 
-func newDataOwner(cfg protocol.RoleConfig, arm ArmSource) (*dataOwner, error) {
+func newDataOwner(cfg protocol.RoleConfig) (*dataOwner, error) {
 	b, err := newBase(cfg)
 	if err != nil {
 		return nil, err
 	}
-	if arm == nil {
-		return nil, fmt.Errorf("a data owner needs its arm: configure [local.samba.data_owner] (bernoulli mean or ratings file)")
-	}
-	d := &dataOwner{base: b, i: cfg.Self.Index, arm: arm, plain: make([]byte, 0, 16), nonces: bufio.NewReaderSize(cfg.Rand, nonceBuffer)}
+	d := &dataOwner{base: b, i: cfg.Self.Index, plain: make([]byte, 0, 16), nonces: bufio.NewReaderSize(cfg.Rand, nonceBuffer)}
 	s, err := stream(cfg.Rand)
 	if err != nil {
 		return nil, err
@@ -77,13 +80,53 @@ func (d *dataOwner) Start() error {
 	return nil
 }
 
+// pull asks the environment for the reward of this data owner's arm at
+// step t; Answer goes on.
 func (d *dataOwner) pull(t uint64) {
-	r := d.arm.Pull(d.decide)
-	d.sc.S += int64(r)
+	d.asked = t
+	d.queries++
+	d.Ask(protocol.Query{ID: d.queries, Kind: protocol.QueryPull, Step: int64(t), Arms: []int{d.i}})
+}
+
+// Answer implements protocol.Asker: the reward of the pull asked. After the
+// initial pull the data owner starts once its setup has arrived; after a
+// step's pull it goes on to the next step.
+func (d *dataOwner) Answer(o protocol.Outcome) error {
+	return d.timed(func() error { return d.answer(o) })
+}
+
+func (d *dataOwner) answer(o protocol.Outcome) error {
+	t := d.asked
+	switch {
+	case t == 0 || o.ID != d.queries:
+		return fmt.Errorf("an answer to query %d, but the query asked is %d", o.ID, d.queries)
+	case len(o.Rewards) != 1:
+		return fmt.Errorf("step %d: %d rewards for a pull of one arm", t, len(o.Rewards))
+	case o.Rewards[0] != 0 && o.Rewards[0] != 1:
+		return fmt.Errorf("step %d: reward %v is not 0 or 1 (SAMBA's arms are Bernoulli; the sum of rewards is encrypted as an integer)", t, o.Rewards[0])
+	}
+	d.asked = 0
+	d.sc.S += int64(o.Rewards[0])
 	d.sc.N++
 	if d.cfg.Simulated {
 		d.pulls = append(d.pulls, t)
 	}
+	if !d.started {
+		return d.maybeStart()
+	}
+	d.t, d.l = d.t+1, 1
+	return d.next()
+}
+
+// maybeStart starts the steps once the setup has arrived and the initial
+// pull has been answered.
+func (d *dataOwner) maybeStart() error {
+	if d.started || d.pk == nil || d.alpha == nil || !d.keyed || d.asked != 0 {
+		return nil
+	}
+	d.started = true
+	d.t, d.l = uint64(d.k)+1, 1
+	return d.next()
 }
 
 // Step handles the setup messages and the bits.
@@ -141,12 +184,7 @@ func (d *dataOwner) step(m protocol.Message) error {
 	default:
 		return fmt.Errorf("%s sent a data owner a message it never takes", m.From)
 	}
-	if !d.started && d.pk != nil && d.alpha != nil && d.keyed {
-		d.started = true
-		d.t, d.l = uint64(d.k)+1, 1
-		return d.next()
-	}
-	return nil
+	return d.maybeStart()
 }
 
 // next sends the score of (t, l), or, past the budget, E(s_i).
@@ -189,7 +227,7 @@ func (d *dataOwner) next() error {
 }
 
 func (d *dataOwner) stepBit(t uint64, l uint32, box []byte) error {
-	if !d.started || t != d.t || int(l) != d.l {
+	if !d.started || d.asked != 0 || t != d.t || int(l) != d.l {
 		return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", t, l, d.t, d.l)
 	}
 	plain, err := d.openCh.AppendOpen(d.plain[:0], d.t, uint32(d.l), box)
@@ -207,7 +245,8 @@ func (d *dataOwner) stepBit(t uint64, l uint32, box []byte) error {
 		return d.next()
 	}
 	if bit {
-		d.pull(d.t)
+		d.pull(d.t) // Answer goes on to the next step
+		return nil
 	}
 	d.t, d.l = d.t+1, 1
 	return d.next()

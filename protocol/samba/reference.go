@@ -10,8 +10,9 @@ import (
 
 // Reference runs the standard (non-secure, non-federated) algorithm of
 // Figure 3 on Bernoulli arms, consuming exactly the randomness the roles of a
-// simulated SAMBA session of the same seed consume: each data owner's stream
-// for its rewards and Thompson draws, the controller's stream for seed_ε and
+// simulated SAMBA session of the same seed consume: each data owner's
+// environment's stream for its rewards, each data owner's stream for its
+// Thompson draws, the controller's stream for seed_ε and
 // the permutations — which break the argmax's ties, as they do in SAMBA — and
 // comp's stream for probability matching. Theorem 2: it returns the same
 // cumulative reward and the same sequence of pulled arms.
@@ -22,13 +23,19 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 	}
 	k := len(means)
 	owners := make([]*randsrc.Source, k)
+	arms := make([]*randsrc.Source, k)
 	ctx := make([]ScoreContext, k)
 	for i := range k {
-		s, err := stream(protocol.SeededRand(seed, protocol.Party{Role: RoleOwner, Index: i}))
+		owner := protocol.Party{Role: RoleOwner, Index: i}
+		s, err := stream(protocol.SeededRand(seed, owner))
 		if err != nil {
 			return 0, nil, err
 		}
 		owners[i] = randsrc.New(s)
+		if s, err = stream(protocol.SeededEnvironmentRand(seed, owner)); err != nil {
+			return 0, nil, err
+		}
+		arms[i] = randsrc.New(s)
 		ctx[i] = ScoreContext{K: int64(k), Params: p, Rand: owners[i], P: 1 / float64(k)}
 	}
 	cs, err := stream(protocol.SeededRand(seed, controllerParty))
@@ -50,7 +57,7 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 	}
 	match := randsrc.New(ms)
 	pull := func(i int) {
-		r := Bernoulli{Mu: means[i]}.Pull(owners[i])
+		r := Bernoulli{Mu: means[i]}.Pull(arms[i])
 		ctx[i].S += int64(r)
 		ctx[i].N++
 		reward += int64(r)

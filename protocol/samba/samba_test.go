@@ -83,6 +83,7 @@ type driver struct {
 	t       testing.TB
 	net     *sim.Network
 	roles   map[protocol.Party]protocol.Role
+	envs    map[protocol.Party]protocol.Environment // the data owners' arms
 	done    map[protocol.Party]bool
 	tamper  func(m *protocol.Message) bool // may rewrite m; false drops it
 	tick    bool                           // tick every role after every message
@@ -101,14 +102,19 @@ func newDriver(t testing.TB, alg string, budget int64, arms []float64, seed int6
 		t.Fatal(err)
 	}
 	d := &driver{t: t, net: sim.NewNetwork(a.Parties(), 0, time.Unix(0, 0)), roles: map[protocol.Party]protocol.Role{},
-		done: map[protocol.Party]bool{}, results: map[protocol.Party]*protocol.Result{}}
+		envs: map[protocol.Party]protocol.Environment{}, done: map[protocol.Party]bool{}, results: map[protocol.Party]*protocol.Result{}}
 	for _, p := range a.Parties() {
-		r, err := f.NewRole(protocol.RoleConfig{SessionID: "test", Self: p, Assignment: a, Params: params, Local: locals[p],
-			Rand: protocol.SeededRand(seed, p), Clock: fixedClock{}, Logger: slog.New(slog.DiscardHandler), Simulated: true})
+		cfg := protocol.RoleConfig{SessionID: "test", Self: p, Assignment: a, Params: params, Local: locals[p],
+			Rand: protocol.SeededRand(seed, p), Clock: fixedClock{}, Logger: slog.New(slog.DiscardHandler), Simulated: true}
+		r, err := f.NewRole(cfg)
 		if err != nil {
 			t.Fatal(err)
 		}
 		d.roles[p] = r
+		cfg.Rand = protocol.SeededEnvironmentRand(seed, p)
+		if d.envs[p], err = f.SimulatedEnvironment(cfg); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return d
 }
@@ -162,6 +168,18 @@ func (d *driver) run() error {
 
 func (d *driver) flush(p protocol.Party) {
 	rd := d.roles[p].Ready()
+	for _, q := range rd.Queries {
+		o, err := d.envs[p].Answer(context.Background(), q)
+		if err != nil {
+			d.t.Fatal(err)
+		}
+		if err := d.roles[p].(protocol.Asker).Answer(o); err != nil {
+			d.t.Fatal(err)
+		}
+	}
+	if len(rd.Queries) > 0 {
+		defer d.flush(p) // what the answers made the role do, after this batch
+	}
 	for _, m := range rd.Messages {
 		m.From = p
 		if d.tamper != nil && !d.tamper(&m) {

@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
@@ -416,9 +417,13 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 	var err error
 	if stop < n {
 		o, m := &b.out[stop], &b.events[stop].msg
-		if o.err != nil {
+		var ee *environmentError
+		switch {
+		case errors.As(o.err, &ee):
+			err = o.err
+		case o.err != nil:
 			err = fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, o.err)
-		} else {
+		default:
 			err = d.strayMessage(o.s, o.ready, stray)
 		}
 	}
@@ -493,7 +498,11 @@ func (d *simDriver) runGroup(g *group) {
 			b.out[i] = outcome{s: s, delivered: true, err: err}
 			return
 		}
-		rd := s.role.Ready()
+		rd, err := d.ready(s)
+		if err != nil {
+			b.out[i] = outcome{s: s, delivered: true, err: err}
+			return
+		}
 		b.out[i] = outcome{s: s, delivered: true, ready: rd}
 		if rd.Result != nil {
 			s.done = true

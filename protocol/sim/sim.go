@@ -180,7 +180,23 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 		}
 		roles[p] = r
 		s.role = r
+		if ef, ok := f.(protocol.Environmental); ok {
+			env, err := ef.SimulatedEnvironment(protocol.RoleConfig{SessionID: sessionID, Self: p, Assignment: assign,
+				Params: params, Local: locals[p], Rand: protocol.SeededEnvironmentRand(simCfg.seed, p),
+				Clock: slotClock{s}, Logger: logger.With("party", p.String()), Simulated: true})
+			if err != nil {
+				return nil, fmt.Errorf("%s's environment: %w", p, err)
+			}
+			s.env = env
+		}
 	}
+	defer func() {
+		for _, s := range d.slots {
+			if s.env != nil {
+				s.env.Close()
+			}
+		}
+	}()
 	d.roles = roles
 
 	var sched protocol.Schedule
@@ -264,7 +280,8 @@ type simDriver struct {
 type slot struct {
 	p        protocol.Party
 	role     protocol.Role
-	roleIdx  int // index into simDriver.roleNames
+	env      protocol.Environment // nil: the role asks nothing
+	roleIdx  int                  // index into simDriver.roleNames
 	done     bool
 	now      time.Duration // virtual time of the call in progress (slotClock)
 	progress protocol.Progress
@@ -359,7 +376,11 @@ func (d *simDriver) deliver(m protocol.Message, at time.Duration) error {
 	if err != nil {
 		return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
 	}
-	return d.flushSlot(s, s.role.Ready(), at)
+	rd, err := d.ready(s)
+	if err != nil {
+		return err
+	}
+	return d.flushSlot(s, rd, at)
 }
 
 // deliverPending delivers every message in flight deliverable by limit
@@ -502,7 +523,56 @@ func (d *simDriver) run(parties []protocol.Party) error {
 // virtual time.
 func (d *simDriver) flush(p protocol.Party) error {
 	s := d.slots[p]
-	return d.flushSlot(s, s.role.Ready(), d.net.elapsed())
+	rd, err := d.ready(s)
+	if err != nil {
+		return err
+	}
+	return d.flushSlot(s, rd, d.net.elapsed())
+}
+
+// environmentError is a failure of a party's environment, or of the party
+// on its answer, rather than on a message it was handed.
+type environmentError struct{ err error }
+
+func (e *environmentError) Error() string { return e.err.Error() }
+func (e *environmentError) Unwrap() error { return e.err }
+
+// ready takes party s's Ready batch and answers its queries from the
+// party's environment at once (a simulated environment takes no virtual
+// time), handing the role each outcome; what the role then queues joins
+// the batch, after what it had queued before.
+func (d *simDriver) ready(s *slot) (protocol.Ready, error) {
+	rd := s.role.Ready()
+	for len(rd.Queries) > 0 {
+		qs := rd.Queries
+		rd.Queries = nil
+		asker, ok := s.role.(protocol.Asker)
+		if !ok || s.env == nil {
+			return rd, &environmentError{fmt.Errorf("%s asked its environment, but it has none (the family builds none for it, or the role is no protocol.Asker)", s.p)}
+		}
+		for _, q := range qs {
+			o, err := s.env.Answer(d.ctx, q)
+			if err != nil {
+				return rd, &environmentError{fmt.Errorf("%s's environment, %s query of step %d: %w", s.p, q.Kind, q.Step, err)}
+			}
+			if err := asker.Answer(o); err != nil {
+				return rd, &environmentError{fmt.Errorf("%s rejected its environment's answer to the %s query of step %d: %w", s.p, q.Kind, q.Step, err)}
+			}
+		}
+		next := s.role.Ready()
+		if len(next.Messages) > 0 {
+			// The batch's slices may be the role's storage: a new one.
+			rd.Messages = append(slices.Clip(rd.Messages), next.Messages...)
+		}
+		if next.Progress != nil {
+			rd.Progress = next.Progress
+		}
+		if next.Result != nil {
+			rd.Result = next.Result
+		}
+		rd.Queries = next.Queries
+	}
+	return rd, nil
 }
 
 // flushSlot carries out a Ready batch of a party, whose messages it sent at
