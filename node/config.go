@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+	"github.com/bandit-node/bandit-node/environment"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/multiformats/go-multiaddr"
@@ -41,6 +42,11 @@ type Config struct {
 	// decoded values.
 	Local     map[string]map[string]toml.Primitive `toml:"local"`
 	LocalData map[string]map[string]any            `toml:"-"`
+	// Environments are the roles' environments as their [local] tables
+	// configure them (the source key and its source's keys), by family
+	// and role; a role without one takes the family's simulated
+	// environment.
+	Environments map[string]map[string]environment.Config `toml:"-"`
 }
 
 // NodeConfig is the [node] table.
@@ -280,6 +286,7 @@ func (c *Config) CheckLocalData() error {
 // taken from dir, the config file's directory.
 func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir string) error {
 	c.LocalData = map[string]map[string]any{}
+	c.Environments = map[string]map[string]environment.Config{}
 	for _, fam := range slices.Sorted(maps.Keys(c.Local)) {
 		f, err := reg.Lookup(fam)
 		if err != nil {
@@ -290,6 +297,7 @@ func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir strin
 			return fmt.Errorf("local.%s: want a table of roles ([local.%s.ROLE]), got %s", fam, fam, tomlKind(t))
 		}
 		c.LocalData[fam] = map[string]any{}
+		c.Environments[fam] = map[string]environment.Config{}
 		for _, role := range slices.Sorted(maps.Keys(c.Local[fam])) {
 			if _, err := protocol.RoleSpecOf(f, role); err != nil {
 				return fmt.Errorf("local.%s.%s: %w", fam, role, err)
@@ -302,12 +310,22 @@ func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir strin
 			if err := md.PrimitiveDecode(c.Local[fam][role], &raw); err != nil {
 				return fmt.Errorf("%s: %w", key, err)
 			}
-			// A family's error names its key (local.samba.data_owner.ratings).
-			v, err := f.DecodeLocal(role, &protocol.LocalTable{Key: key, Raw: raw, Dir: dir})
+			// The environment's keys first (source and its keys); the
+			// family decodes the rest. Errors name their key
+			// (local.samba.data_owner.ratings).
+			env, rest, err := environment.DecodeConfig(&protocol.LocalTable{Key: key, Raw: raw, Dir: dir})
+			if err != nil {
+				return err
+			}
+			if _, ok := f.(protocol.Environmental); !ok && !env.Simulated() {
+				return fmt.Errorf("%s.source: no role of %s asks an environment; remove source", key, fam)
+			}
+			v, err := f.DecodeLocal(role, &protocol.LocalTable{Key: key, Raw: rest, Dir: dir, Source: string(env.Source)})
 			if err != nil {
 				return err
 			}
 			c.LocalData[fam][role] = v
+			c.Environments[fam][role] = env
 		}
 	}
 	return nil

@@ -100,6 +100,9 @@ type Node struct {
 	// roleRand, when set (by tests only), replaces crypto/rand as the roles'
 	// randomness, so a networked session can be replayed against a reference.
 	roleRand func(p protocol.Party) io.Reader
+	// envRand, when set (by tests only), replaces crypto/rand as the
+	// randomness of the roles' simulated environments.
+	envRand func(p protocol.Party) io.Reader
 	// progressSave is how often, at most, a running session's progress is
 	// stored (progressSaveEvery; tests shorten it).
 	progressSave time.Duration

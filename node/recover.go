@@ -119,6 +119,16 @@ func (s *session) tickRole(i int) (err *abortError) {
 	return nil
 }
 
+// answerRole hands the role of local party mine[i] its environment's
+// outcome (protocol.Asker).
+func (s *session) answerRole(i int, o protocol.Outcome) (err *abortError) {
+	defer s.guardRole(i, &err)
+	if e := s.roles[i].(protocol.Asker).Answer(o); e != nil {
+		return abortf("%s (%s) rejected what its environment answered: %v", s.mine[i], s.n.cfg.Node.Name, e)
+	}
+	return nil
+}
+
 // readyRole takes the Ready batch of the role of local party mine[i].
 func (s *session) readyRole(i int) (rd protocol.Ready, err *abortError) {
 	defer s.guardRole(i, &err)

@@ -58,7 +58,7 @@ func (s *session) drainLocal() *abortError {
 
 // flush carries out the Ready batch of local party mine[i]: its messages go
 // out through the session's transport; its progress and result are recorded.
-func (s *session) flush(i int) *abortError {
+func (s *session) flush(i int) (err *abortError) {
 	p := s.mine[i]
 	rd, err := s.readyRole(i)
 	if err != nil {
@@ -66,6 +66,15 @@ func (s *session) flush(i int) *abortError {
 	}
 	if err := s.sendBatch(p, rd.Messages); err != nil {
 		return err
+	}
+	if len(rd.Queries) > 0 {
+		// After the rest of this batch: what the answers make the role
+		// do comes after what it did before.
+		defer func() {
+			if err == nil {
+				err = s.ask(i, rd.Queries)
+			}
+		}()
 	}
 	if rd.Progress != nil {
 		s.myProgress[p] = *rd.Progress

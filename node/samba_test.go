@@ -71,6 +71,7 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 	})
 	for _, tn := range nodes {
 		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed.Load(), p) }
+		tn.envRand = func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed.Load(), p) }
 	}
 	// roleFrames is how many role messages the six daemons' metrics
 	// counted, out and in.

@@ -120,6 +120,7 @@ type session struct {
 	inPlace      bool            // messages may be stepped in place: the roles run, their messages are small
 	dirty        bool            // myProgress changed since the loop last took it
 	roles        []protocol.Role // of mine[i]; a slice, since every message looks its party up (see mineIndex)
+	envs         []*envSlot      // of mine[i]; nil for a role that asks no environment
 	finished     []bool          // of mine[i]
 	transport    *sessionTransport
 	sendCtx      context.Context    // bounds a Ready batch's sends; see batchContext
@@ -145,7 +146,12 @@ type session struct {
 
 	ctrl  chan ctrlEvent
 	inbox chan protocol.Message
-	done  chan struct{}
+	// answers carry the outcomes of environments that are not Immediate
+	// to the loop; envCtx bounds their calls and ends with the roles.
+	answers   chan envAnswer
+	envCtx    context.Context
+	envCancel context.CancelFunc
+	done      chan struct{}
 	// kick wakes the loop when a message stepped in place finished a
 	// party or failed.
 	kick chan struct{}
@@ -249,6 +255,8 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		s.mine[i].Role = s.roleNames[roleIndex(s.roleNames, p.Role)]
 	}
 	s.roles, s.finished, s.told = make([]protocol.Role, len(s.mine)), make([]bool, len(s.mine)), make([]bool, len(s.mine))
+	s.envs, s.answers = make([]*envSlot, len(s.mine)), make(chan envAnswer, 1)
+	s.envCtx, s.envCancel = context.WithCancel(context.Background())
 	for _, id := range s.members {
 		if id != self {
 			s.remotes = append(s.remotes, id)

@@ -101,6 +101,8 @@ func (s *session) loop() {
 			lastTick = now
 		case <-roleTick:
 			s.tickRoles()
+		case a := <-s.answers:
+			s.answered(a)
 		case <-topicC:
 		}
 		if s.checkPause(idle, tickLen) {
@@ -311,9 +313,14 @@ func (s *session) startRoles() {
 		if s.n.roleRand != nil {
 			rnd = s.n.roleRand(p)
 		}
-		if err := s.buildRole(i, protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
+		cfg := protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
 			Params: s.params, Local: s.local[p.Role], Rand: rnd, Clock: wallClock{},
-			Logger: s.n.log.With("session", s.id, "party", p.String())}); err != nil {
+			Logger: s.n.log.With("session", s.id, "party", p.String())}
+		if err := s.buildRole(i, cfg); err != nil {
+			s.roleErr = err
+			return
+		}
+		if err := s.buildEnvironment(i, cfg); err != nil {
 			s.roleErr = err
 			return
 		}
@@ -336,13 +343,15 @@ func (s *session) startRoles() {
 	s.inPlace = ok && small.SmallMessages()
 }
 
-// stopRoles stops stepping messages in place: the session has ended.
+// stopRoles stops stepping messages in place and closes the environments:
+// the session has ended.
 func (s *session) stopRoles() {
 	s.run.Lock()
 	s.inPlace = false
 	if s.sendCancel != nil {
 		s.sendCancel()
 	}
+	s.closeEnvironments()
 	s.run.Unlock()
 }
 

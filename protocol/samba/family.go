@@ -64,7 +64,11 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 		return protocol.NoLocalData(Name, role, table)
 	}
 	if table == nil {
-		return nil, fmt.Errorf("%s: a data owner needs its arm: bernoulli = μ, or ratings = FILE (and threshold)", protocol.LocalKey(Name, role))
+		return nil, fmt.Errorf("%s: a data owner needs its arm: bernoulli = μ, or ratings = FILE (and threshold), or an environment source (exec, http, replay)", protocol.LocalKey(Name, role))
+	}
+	if !table.Simulated() {
+		// Its environment answers its pulls: no simulated arm.
+		return protocol.NoLocalData(Name, role, table)
 	}
 	var c ownerConfig
 	if err := table.Decode(&c); err != nil {
