@@ -104,6 +104,15 @@ type Environmental interface {
 	SimulatedEnvironment(cfg RoleConfig) (Environment, error)
 }
 
+// EnvironmentShaper is implemented by an Environmental family to say, for
+// the admission check of a replayed environment (a file refused before the
+// session starts, not when it runs out), how many columns role's answers
+// have (0: any) and how many steps — rows of a file replayed in order — a
+// session of params may ask for at most (0: unknown).
+type EnvironmentShaper interface {
+	EnvironmentShape(role string, params any, a Assignment) (columns int, steps int64)
+}
+
 // Environment answers the queries of one role: it is where the world meets
 // the role. Its driver calls it from one goroutine at a time, in the order
 // the role asked.

@@ -149,6 +149,17 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	return nil, fmt.Errorf("samba has no role %q", cfg.Self.Role)
 }
 
+// EnvironmentShape implements protocol.EnvironmentShaper: a data owner's
+// answers are one reward, and it is asked at most once a step (steps 0 to
+// budget−1; SAMBA's step t is the query's step t−1).
+func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (int, int64) {
+	p, ok := params.(Params)
+	if role != RoleOwner || !ok {
+		return 0, 0
+	}
+	return 1, p.Budget
+}
+
 // SimulatedEnvironment implements protocol.Environmental: a data owner's
 // arm as its local data describes it (a Bernoulli mean, or a ratings file
 // sampled with replacement).

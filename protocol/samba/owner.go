@@ -85,7 +85,8 @@ func (d *dataOwner) Start() error {
 func (d *dataOwner) pull(t uint64) {
 	d.asked = t
 	d.queries++
-	d.Ask(protocol.Query{ID: d.queries, Kind: protocol.QueryPull, Step: int64(t), Arms: []int{d.i}})
+	// The query's steps count from 0: SAMBA's step t is step t−1.
+	d.Ask(protocol.Query{ID: d.queries, Kind: protocol.QueryPull, Step: int64(t) - 1, Arms: []int{d.i}})
 }
 
 // Answer implements protocol.Asker: the reward of the pull asked. After the
