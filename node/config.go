@@ -277,6 +277,13 @@ func (c *Config) CheckLocalData() error {
 					return fmt.Errorf("%s: %w", c.Path, err)
 				}
 			}
+			// An environment's program or file must exist now too; its
+			// shape is checked per session, at admission.
+			if env, ok := c.Environments[fam][role]; ok && !env.Simulated() {
+				if err := env.Check(0, 0); err != nil {
+					return fmt.Errorf("%s: %s: %w", c.Path, protocol.LocalKey(fam, role), err)
+				}
+			}
 		}
 	}
 	return nil

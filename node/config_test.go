@@ -307,3 +307,59 @@ initiators = ["*"]
 		}
 	}
 }
+
+// TestLocalEnvironments: a role's [local] table names its environment with
+// source; the environment's keys are taken out before the family decodes
+// the rest, and a wrong combination is refused naming the key.
+func TestLocalEnvironments(t *testing.T) {
+	base := "[node]\nname = \"a\"\n"
+	for _, tc := range []struct {
+		name    string
+		local   string
+		source  string // want, when no error
+		wantErr string // substring, "" for none
+	}{
+		{"simulated by default", "[local.samba.data_owner]\nbernoulli = 0.5\n", "", ""},
+		{"exec", "[local.samba.data_owner]\nsource = \"exec\"\ncommand = [\"/bin/cat\"]\nrequest_timeout = \"2s\"\n", "exec", ""},
+		{"replay", "[local.samba.data_owner]\nsource = \"replay\"\nfile = \"r.csv\"\n", "replay", ""},
+		{"simulated keys with exec", "[local.samba.data_owner]\nsource = \"exec\"\ncommand = [\"/bin/cat\"]\nbernoulli = 0.5\n", "", "bernoulli"},
+		{"exec without a command", "[local.samba.data_owner]\nsource = \"exec\"\n", "", "local.samba.data_owner"},
+		{"unknown source", "[local.samba.data_owner]\nsource = \"ftp\"\n", "", "local.samba.data_owner.source"},
+		{"bad duration", "[local.samba.data_owner]\nsource = \"exec\"\ncommand = [\"/bin/cat\"]\nrequest_timeout = \"soon\"\n", "", "local.samba.data_owner.request_timeout"},
+		{"a family without environments", "[local.ping.participant]\nsource = \"exec\"\ncommand = [\"/bin/cat\"]\n", "", "local.ping.participant.source"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg, err := ParseConfig(filepath.Join(t.TempDir(), "config.toml"), []byte(base+tc.local), testRegistry(t))
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want one naming %s", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			env := cfg.Environments["samba"]["data_owner"]
+			if string(env.Source) != tc.source && !(tc.source == "" && env.Simulated()) {
+				t.Errorf("source %q, want %q", env.Source, tc.source)
+			}
+		})
+	}
+}
+
+// TestEnvironmentMissingAtStart: a daemon whose replay file or exec program
+// is missing does not start, and says which key names it.
+func TestEnvironmentMissingAtStart(t *testing.T) {
+	for _, local := range []string{
+		"[local.samba.data_owner]\nsource = \"replay\"\nfile = \"missing.csv\"\n",
+		"[local.samba.data_owner]\nsource = \"exec\"\ncommand = [\"./no-such-program\"]\n",
+	} {
+		cfg, err := ParseConfig(filepath.Join(t.TempDir(), "config.toml"), []byte("[node]\nname = \"a\"\n"+local), testRegistry(t))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := cfg.CheckLocalData(); err == nil || !strings.Contains(err.Error(), "local.samba.data_owner") {
+			t.Errorf("%q: CheckLocalData = %v, want an error naming local.samba.data_owner", local, err)
+		}
+	}
+}

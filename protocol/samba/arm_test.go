@@ -79,8 +79,9 @@ func TestDecodeLocal(t *testing.T) {
 }
 
 // TestRatingsFileReadAtRoleStart: a data owner's ratings file is read when
-// its role is built, so a file replaced between two sessions is used as it
-// is then; one that went missing fails the role with the config key.
+// its simulated environment is built, as its role starts, so a file
+// replaced between two sessions is used as it is then; one that went
+// missing fails the role with the config key.
 func TestRatingsFileReadAtRoleStart(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "item.csv")
 	f := Family{}
