@@ -280,3 +280,99 @@ func TestAgentsWithoutTrueQualities(t *testing.T) {
 		})
 	}
 }
+
+// TestDecodeLocalBySource: with its simulated environment an agent needs
+// the true qualities; with another source it must not give them (its
+// environment answers the realized ones), and keeps its costs,
+// capacities and rate.
+func TestDecodeLocalBySource(t *testing.T) {
+	raw := func(withQualities bool) map[string]any {
+		m := map[string]any{"costs": []any{0.2, 0.3}, "capacities": []any{int64(4), int64(5)}, "rate": 200.0}
+		if withQualities {
+			m["qualities"] = []any{0.5, 0.7}
+		}
+		return m
+	}
+	for _, tt := range []struct {
+		source    string
+		qualities bool
+		want      string // "" for success
+	}{
+		{"", true, ""},
+		{"simulated", true, ""},
+		{"", false, "0 qualities; give one of each per producer"},
+		{"exec", false, ""},
+		{"replay", false, ""},
+		{"http", true, "local.pfcb.agent.qualities: the agent's environment (source = \"http\") answers its procurements"},
+	} {
+		t.Run(fmt.Sprintf("%q %v", tt.source, tt.qualities), func(t *testing.T) {
+			v, err := (Family{}).DecodeLocal(RoleAgent, &protocol.LocalTable{Key: protocol.LocalKey(Name, RoleAgent), Raw: raw(tt.qualities), Source: tt.source})
+			if tt.want != "" {
+				if err == nil || !strings.Contains(err.Error(), tt.want) {
+					t.Fatalf("err = %v, want %q", err, tt.want)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			l := v.(*AgentLocal)
+			if len(l.Costs) != 2 || len(l.Capacities) != 2 || l.Rate != 200 || (l.Qualities != nil) != tt.qualities {
+				t.Fatalf("decoded %+v", l)
+			}
+		})
+	}
+}
+
+// TestSimulatedProducers: the simulated environment answers each
+// producer's realized quality, a whole number of good units out of those
+// procured, around the true quality; it refuses what is no procurement.
+func TestSimulatedProducers(t *testing.T) {
+	env, err := (Family{}).SimulatedEnvironment(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent},
+		Local: &AgentLocal{Qualities: []float64{0.3, 1, 0}, Costs: []float64{1, 1, 1}, Capacities: []int{1, 1, 1}, Rate: 1},
+		Rand:  protocol.SeededEnvironmentRand(1, protocol.Party{Role: RoleAgent})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if im, ok := env.(protocol.Immediate); !ok || !im.Immediate() {
+		t.Fatal("the simulated environment is not Immediate")
+	}
+	const draws = 2000
+	sum := 0.0
+	for i := range draws {
+		o, err := env.Answer(context.Background(), protocol.Query{ID: uint64(i + 1), Kind: protocol.QueryProcure, Step: int64(i),
+			Producers: []int{2, 0, 1}, Quantities: []float64{3, 7, 2}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o.ID != uint64(i+1) || len(o.Qualities) != 3 || o.Qualities[0] != 0 || o.Qualities[2] != 1 {
+			t.Fatalf("outcome %+v", o)
+		}
+		if k := o.Qualities[1] * 7; math.Abs(k-math.Round(k)) > 1e-9 {
+			t.Fatalf("realized quality %v of 7 units", o.Qualities[1])
+		}
+		sum += o.Qualities[1]
+	}
+	// The mean of 2000 binomial fractions of 7 units at 0.3 has σ ≈ 0.0039.
+	if mean := sum / draws; math.Abs(mean-0.3) > 0.02 {
+		t.Errorf("mean realized quality %v, want about 0.3", mean)
+	}
+	for _, q := range []protocol.Query{
+		{Kind: protocol.QueryPull, Arms: []int{0}},
+		{Kind: protocol.QueryProcure, Producers: []int{3}, Quantities: []float64{1}},
+		{Kind: protocol.QueryProcure, Producers: []int{0}, Quantities: []float64{1.5}},
+		{Kind: protocol.QueryProcure, Producers: []int{0}, Quantities: []float64{0}},
+		{Kind: protocol.QueryProcure, Producers: []int{0, 1}, Quantities: []float64{1}},
+	} {
+		if _, err := env.Answer(context.Background(), q); err == nil {
+			t.Errorf("%+v answered", q)
+		}
+	}
+	if _, err := (Family{}).SimulatedEnvironment(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent},
+		Local: &AgentLocal{Costs: []float64{1}, Capacities: []int{1}, Rate: 1}}); err == nil || !strings.Contains(err.Error(), "true qualities") {
+		t.Errorf("an environment without qualities: err = %v", err)
+	}
+	if cols, steps := (Family{}).EnvironmentShape(RoleAgent, DefaultParams(), protocol.Assignment{}); cols != 0 || steps != DefaultParams().Rounds {
+		t.Errorf("environment shape %d columns, %d steps", cols, steps)
+	}
+}
