@@ -7,7 +7,6 @@ import (
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/pfcb/pfcbpb"
-	"github.com/bandit-node/bandit-node/protocol/randsrc"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -30,17 +29,30 @@ const maxBufferedRounds = 2
 // at the communication rounds it publishes the (noisy) units and
 // realisations accumulated since its previous communication and waits, as at
 // a barrier, for every other agent's share of that round before going on.
+//
+// It procures by asking its environment (protocol.Asker): a QueryProcure of
+// the round's units from each producer it buys from, answered with each
+// producer's realized quality — the fraction of the units bought from it
+// that turned out good (the paper's Bernoulli realisation per unit, §3,
+// averaged over the round's units), in [0, 1]. The agent counts
+// units × quality good units (Y, y); a quality that is k/units up to
+// rounding counts exactly k. A round that buys nothing asks nothing.
+//
+// Its regret needs the producers' true qualities, which only a simulated
+// environment's local data holds (truthKnown); an agent on another source
+// reports the revenue of what it procured, from the realized qualities, and
+// no regret (AgentReport.regret_unknown).
 type agent struct {
 	protocol.Outbox // what Ready hands the driver
 
-	cfg     protocol.RoleConfig
-	p       Params
-	n, self int
-	m       int
-	local   *AgentLocal
-	truth   []Producer // true qualities, own costs and capacities
-	u       *randsrc.Source
-	noise   privacy.Noise
+	cfg        protocol.RoleConfig
+	p          Params
+	n, self    int
+	m          int
+	local      *AgentLocal
+	truth      []Producer // own costs and capacities, and the true qualities if truthKnown
+	truthKnown bool
+	noise      privacy.Noise
 
 	explore int64
 	comms   []int64 // communication rounds
@@ -48,7 +60,6 @@ type agent struct {
 	w, y    []float64
 	est     []Producer // UCB estimates fed to the oracle
 	greedy  Greedy
-	logQ    [][2]float64 // log(1−q_i), log(q_i) of the true qualities
 	l       []int
 	totals  []int64 // units procured per producer
 
@@ -59,8 +70,10 @@ type agent struct {
 	violated int64
 	curve    []float64
 	every    int64
+	// revenue is the realized revenue: ρ × good units − cost × units.
+	revenue float64
 
-	t        int64 // rounds done
+	t        int64 // rounds begun
 	z        int   // communication rounds done
 	waiting  bool  // at the barrier of communication round z
 	waited   int   // ticks spent waiting
@@ -68,7 +81,15 @@ type agent struct {
 	learned  int64
 	offered  int64
 	acc      float64
+	budget   int // rounds the agent may still begin before its next tick
 	finished bool
+
+	// The procurement asked and not yet answered: query number queries
+	// (numbered from 1), of round t, to producers asked.
+	asking  bool
+	queries uint64
+	asked   []int
+	units   []float64
 }
 
 func newAgent(cfg protocol.RoleConfig, p Params, local *AgentLocal) (*agent, error) {
@@ -76,47 +97,60 @@ func newAgent(cfg protocol.RoleConfig, p Params, local *AgentLocal) (*agent, err
 		return nil, fmt.Errorf("an agent needs its producers: configure [local.pfcb.agent] (qualities, costs, capacities)")
 	}
 	m := len(local.Costs)
+	if len(local.Capacities) != m || (local.Qualities != nil && len(local.Qualities) != m) {
+		return nil, fmt.Errorf("an agent needs one cost, one capacity and (with a simulated environment) one quality per producer: got %d, %d and %d",
+			m, len(local.Capacities), len(local.Qualities))
+	}
+	if !(local.Rate > 0 && local.Rate <= 1e6) {
+		return nil, fmt.Errorf("an agent's rate of %v rounds per second is out of range (0, 1e6]", local.Rate)
+	}
 	a := &agent{cfg: cfg, p: p, n: cfg.Assignment.Count(RoleAgent), self: cfg.Self.Index, m: m, local: local,
-		u: randsrc.New(cfg.Rand), W: make([]float64, m), Y: make([]float64, m), w: make([]float64, m), y: make([]float64, m),
-		est: make([]Producer, m), l: make([]int, m), totals: make([]int64, m), shares: map[uint32]map[int]*pfcbpb.Share{}}
+		W: make([]float64, m), Y: make([]float64, m), w: make([]float64, m), y: make([]float64, m),
+		est: make([]Producer, m), l: make([]int, m), totals: make([]int64, m), shares: map[uint32]map[int]*pfcbpb.Share{},
+		asked: make([]int, 0, m), units: make([]float64, 0, m)}
 	if cfg.Simulated {
+		// Not the pace: a simulation replays its noise from its seed.
 		a.noise = privacy.SeededNoise{Rand: cfg.Rand}
 	} else {
 		a.noise = privacy.SecureNoise{}
 	}
+	a.truthKnown = local.Qualities != nil
 	a.truth = make([]Producer, m)
 	for i := range m {
-		a.truth[i] = Producer{Q: local.Qualities[i], C: local.Costs[i], K: local.Capacities[i]}
+		a.truth[i] = Producer{C: local.Costs[i], K: local.Capacities[i]}
+		if a.truthKnown {
+			a.truth[i].Q = local.Qualities[i]
+		}
 		a.est[i] = Producer{C: local.Costs[i], K: local.Capacities[i]}
-	}
-	a.logQ = make([][2]float64, m)
-	for i, q := range local.Qualities {
-		a.logQ[i] = [2]float64{math.Log1p(-q), math.Log(q)}
 	}
 	a.explore = p.ExploreRounds(a.n)
 	a.comms = p.CommRounds()
-	best := GreedySSA(a.truth, p.Rho, p.Alpha, nil)
-	a.bestRev = Revenue(a.truth, best, p.Rho)
-	worst := 0.0 // the least revenue any procurement can have
-	for _, pr := range a.truth {
-		worst += math.Min(0, float64(pr.K)*(p.Rho*pr.Q-pr.C))
-	}
-	a.maxLoss = a.bestRev - worst // L = max_s (r_{s*} − r_s)
 	a.every = max(1, p.Rounds/curvePoints)
+	if a.truthKnown {
+		best := GreedySSA(a.truth, p.Rho, p.Alpha, nil)
+		a.bestRev = Revenue(a.truth, best, p.Rho)
+		worst := 0.0 // the least revenue any procurement can have
+		for _, pr := range a.truth {
+			worst += math.Min(0, float64(pr.K)*(p.Rho*pr.Q-pr.C))
+		}
+		a.maxLoss = a.bestRev - worst // L = max_s (r_{s*} − r_s)
+	}
 	return a, nil
 }
 
 // Start implements protocol.Role.
 func (a *agent) Start() error { return nil }
 
-// Tick implements protocol.Role: one round per tick in the simulator
-// (lockstep), rate × TickInterval rounds per tick in the daemon.
+// Tick implements protocol.Role: the agent may begin rate × TickInterval
+// rounds per tick (at most maxRoundsPerTick), in the daemon and in the
+// simulator alike — the simulator's agents have SimulatedRate, one round a
+// tick, in lockstep. The rate is a cap: a round ends when the environment
+// has answered its procurement, and rounds not begun by the next tick
+// (the environment was slower, or the agent waited at a barrier) are not
+// made up.
 func (a *agent) Tick() error {
 	if a.finished {
 		return nil
-	}
-	if a.cfg.Simulated {
-		return a.advance(1)
 	}
 	a.acc += a.local.Rate * protocol.TickInterval.Seconds()
 	rounds := int(math.Min(a.acc, maxRoundsPerTick))
@@ -124,8 +158,10 @@ func (a *agent) Tick() error {
 	return a.advance(rounds)
 }
 
-// advance plays up to k rounds, stopping at a barrier.
+// advance lets the agent begin up to k rounds before its next tick,
+// stopping at a barrier, and begins them.
 func (a *agent) advance(k int) error {
+	a.budget = k
 	if a.waiting {
 		if err := a.tryBarrier(); err != nil {
 			return err
@@ -138,15 +174,27 @@ func (a *agent) advance(k int) error {
 			return nil
 		}
 	}
-	for ; k > 0 && !a.waiting && !a.finished; k-- {
+	return a.play()
+}
+
+// play begins rounds while the budget lasts, the agent is not at a barrier
+// and no procurement is unanswered.
+func (a *agent) play() error {
+	for a.budget > 0 && !a.waiting && !a.finished && !a.asking {
+		a.budget--
 		if err := a.round(); err != nil {
 			return err
+		}
+		if a.waiting {
+			a.budget = 0 // the rest of the tick is spent at the barrier
 		}
 	}
 	return nil
 }
 
-// round plays round t = a.t+1: lines 6–19 or 22–36 of Algorithm 2.
+// round begins round t = a.t+1 (lines 6–19 or 22–36 of Algorithm 2): it
+// picks the procurement and asks the environment for its realisations
+// (Answer goes on), or, if it buys nothing, ends the round.
 func (a *agent) round() error {
 	a.t++
 	t := a.t
@@ -161,25 +209,85 @@ func (a *agent) round() error {
 		}
 		a.l = a.greedy.Solve(a.est, a.p.Rho, a.p.Alpha+a.p.Gamma, a.l)
 	}
-	// Procure, observe the realisations, update (Eq. 9) and score the round.
+	a.asked, a.units = a.asked[:0], a.units[:0]
 	for i, units := range a.l {
-		if units == 0 {
-			continue
+		if units > 0 {
+			a.asked = append(a.asked, i)
+			a.units = append(a.units, float64(units))
 		}
-		x := a.u.BinomialCached(units, a.truth[i].Q, a.logQ[i][0], a.logQ[i][1])
-		a.W[i] += float64(units)
-		a.Y[i] += float64(x)
-		a.w[i] += float64(units)
-		a.y[i] += float64(x)
+	}
+	if len(a.asked) == 0 {
+		return a.endRound()
+	}
+	a.queries++
+	a.asking = true
+	// The query's steps count from 0: round t is step t−1.
+	a.Ask(protocol.Query{ID: a.queries, Kind: protocol.QueryProcure, Step: t - 1,
+		Producers: append([]int(nil), a.asked...), Quantities: append([]float64(nil), a.units...)})
+	return nil
+}
+
+// goodUnitsSnap is how close, in units, units × quality must be to a whole
+// number to count as exactly that many good units (a quality k/units
+// written in floating point).
+const goodUnitsSnap = 1e-6
+
+// Answer implements protocol.Asker: the realized qualities of the round's
+// procurement. The agent observes them, updates its totals (Eq. 9), ends
+// the round and goes on with the rounds its tick allows.
+func (a *agent) Answer(o protocol.Outcome) error {
+	switch {
+	case !a.asking:
+		return fmt.Errorf("an answer to query %d, but round %d's procurement is answered already", o.ID, a.t)
+	case o.ID != a.queries:
+		return fmt.Errorf("round %d (step %d): an answer to query %d, but the procurement asked is query %d", a.t, a.t-1, o.ID, a.queries)
+	}
+	if len(o.Qualities) != len(a.asked) {
+		return fmt.Errorf("round %d (step %d): %d realized qualities for a procurement from %d producers %v",
+			a.t, a.t-1, len(o.Qualities), len(a.asked), a.asked)
+	}
+	for j, q := range o.Qualities {
+		if !(q >= 0 && q <= 1) {
+			return fmt.Errorf("round %d (step %d): producer %d's realized quality %v is not in [0, 1] (the fraction of its %v units that were good)",
+				a.t, a.t-1, a.asked[j], q, a.units[j])
+		}
+	}
+	a.asking = false
+	for j, i := range a.asked {
+		units := a.units[j]
+		x := units * o.Qualities[j]
+		if r := math.Round(x); math.Abs(x-r) <= goodUnitsSnap {
+			x = r
+		}
+		a.W[i] += units
+		a.Y[i] += x
+		a.w[i] += units
+		a.y[i] += x
 		a.totals[i] += int64(units)
+		a.revenue += a.p.Rho*x - a.truth[i].C*units
 	}
-	if Feasible(a.truth, a.l, a.p.Alpha) {
-		a.regret += a.bestRev - Revenue(a.truth, a.l, a.p.Rho)
-	} else {
-		a.regret += a.maxLoss
-		a.violated++
+	if err := a.endRound(); err != nil {
+		return err
 	}
-	if t%a.every == 0 {
+	if a.waiting {
+		a.budget = 0
+	}
+	return a.play()
+}
+
+// endRound scores round t against the oracle on the true qualities, if
+// known, and communicates or finishes when the round is one to.
+func (a *agent) endRound() error {
+	t := a.t
+	if a.truthKnown {
+		if Feasible(a.truth, a.l, a.p.Alpha) {
+			a.regret += a.bestRev - Revenue(a.truth, a.l, a.p.Rho)
+		} else {
+			a.regret += a.maxLoss
+			a.violated++
+		}
+	}
+	if t%a.every == 0 && a.truthKnown {
 		a.curve = append(a.curve, a.regret)
 	}
 	if t%1024 == 0 || t == a.p.Rounds {
@@ -342,24 +450,32 @@ func (a *agent) finish() {
 	}
 	a.finished = true
 	rep := &pfcbpb.AgentReport{Regret: a.regret, Violations: a.violated, Rounds: a.t, Curve: a.curve, CurveEvery: a.every,
-		Learned: a.learned, Offered: a.offered, Producers: int32(a.m)}
+		Learned: a.learned, Offered: a.offered, Producers: int32(a.m), Revenue: a.revenue, RegretUnknown: !a.truthKnown}
 	body, err := proto.Marshal(rep)
 	if err != nil {
 		// Our own report always marshals: a broken invariant, not peer input.
 		panic(fmt.Sprintf("pfcb: marshaling a report: %v", err))
 	}
 	a.SetProgress(protocol.Progress{Step: a.t, Total: a.p.Rounds, Activity: a.t})
-	a.SetResult(protocol.Result{Report: body, Local: AgentOutcome{Regret: a.regret, Violations: a.violated,
-		Rounds: a.t, Procured: append([]int64(nil), a.totals...), Learned: a.learned, Offered: a.offered}})
+	out := AgentOutcome{Violations: a.violated, Rounds: a.t, Procured: append([]int64(nil), a.totals...),
+		Learned: a.learned, Offered: a.offered, Revenue: a.revenue}
+	if a.truthKnown {
+		r := a.regret
+		out.Regret = &r
+	}
+	a.SetResult(protocol.Result{Report: body, Local: out})
 }
 
 // AgentOutcome is what an agent's organization keeps of a session: its
-// regret and its procurement totals, which it never shares.
+// regret (only when its environment is simulated: it needs the true
+// qualities), the revenue of what it procured and its procurement totals,
+// which it never shares.
 type AgentOutcome struct {
-	Regret     float64 `json:"regret"`
-	Violations int64   `json:"constraint_violations"`
-	Rounds     int64   `json:"rounds"`
-	Procured   []int64 `json:"procured"`
-	Learned    int64   `json:"shares_learned"`
-	Offered    int64   `json:"shares_offered"`
+	Regret     *float64 `json:"regret,omitempty"`
+	Violations int64    `json:"constraint_violations"`
+	Rounds     int64    `json:"rounds"`
+	Procured   []int64  `json:"procured"`
+	Learned    int64    `json:"shares_learned"`
+	Offered    int64    `json:"shares_offered"`
+	Revenue    float64  `json:"revenue"`
 }

@@ -14,7 +14,8 @@ import (
 // maxBufferedRounds × (n−1) shares.
 func TestShareBufferIsBounded(t *testing.T) {
 	a := newFuzzAgent(t, fuzzParams())
-	if err := a.advance(1); err != nil || !a.waiting || a.z != 1 {
+	env := envOf(t, a)
+	if err := drive(a, env, func() error { return a.advance(1) }); err != nil || !a.waiting || a.z != 1 {
 		t.Fatalf("not at the barrier of round 1: z %d, waiting %v, %v", a.z, a.waiting, err)
 	}
 	from := func(j int) protocol.Party { return protocol.Party{Role: RoleAgent, Index: j} }

@@ -1,11 +1,14 @@
 package pfcb
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
 )
 
 // Name is the family's name in specs.
@@ -43,30 +46,49 @@ func (Family) ParseParams(raw map[string]any) (any, error) {
 // AgentLocal is an agent's private data: its producers and its pace.
 type AgentLocal struct {
 	// Qualities are the producers' true qualities, from which the agent's
-	// simulated environment draws realisations (and scores its regret).
+	// simulated environment draws realisations (and scores its regret);
+	// nil when another source (exec, http, replay) answers its
+	// procurements.
 	Qualities []float64 `toml:"qualities"`
-	// Costs and Capacities are the agent's own c_ij and k_ij.
+	// Costs and Capacities are the agent's own c_ij and k_ij: its business
+	// data, whatever its environment.
 	Costs      []float64 `toml:"costs"`
 	Capacities []int     `toml:"capacities"`
-	// Rate is how many rounds per second the agent plays in a real session.
+	// Rate is how many rounds per second the agent begins at most: the
+	// driver ticks it every protocol.TickInterval, and it begins
+	// Rate × TickInterval rounds a tick (SimulatedRate in a simulation).
 	Rate float64 `toml:"rate"`
 }
 
 // DefaultRate is an agent's rounds per second when its config names none.
 const DefaultRate = 1000
 
-func (l *AgentLocal) validate(where string) error {
+// SimulatedRate is the rate of the agents of a simulation: one round a
+// tick, all agents in lockstep.
+const SimulatedRate = float64(time.Second / protocol.TickInterval)
+
+// validate checks the local data of an agent whose qualities are known
+// (its simulated environment's) or not (another source answers).
+func (l *AgentLocal) validate(where string, simulated bool) error {
 	m := len(l.Costs)
 	if m < 1 || m > MaxProducers {
 		return fmt.Errorf("%s.costs: give 1 to %d producers' costs, got %d", where, MaxProducers, m)
 	}
-	if len(l.Capacities) != m || len(l.Qualities) != m {
+	switch {
+	case simulated && (len(l.Capacities) != m || len(l.Qualities) != m):
 		return fmt.Errorf("%s: %d costs, %d capacities and %d qualities; give one of each per producer", where, m, len(l.Capacities), len(l.Qualities))
+	case !simulated && len(l.Capacities) != m:
+		return fmt.Errorf("%s: %d costs and %d capacities; give one of each per producer", where, m, len(l.Capacities))
 	}
 	for i := range m {
+		if !simulated {
+			break
+		}
 		if q := l.Qualities[i]; !(q >= 0 && q <= 1) {
 			return fmt.Errorf("%s.qualities[%d]: %v is not in [0, 1]", where, i, q)
 		}
+	}
+	for i := range m {
 		if c := l.Costs[i]; math.IsNaN(c) || math.IsInf(c, 0) || c < 0 {
 			return fmt.Errorf("%s.costs[%d]: %v is not a cost", where, i, c)
 		}
@@ -88,14 +110,19 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 	if role != RoleAgent {
 		return nil, fmt.Errorf("pfcb has no role %q", role)
 	}
+	key := protocol.LocalKey(Name, role)
 	if table == nil {
-		return nil, fmt.Errorf("%s: an agent needs its producers: qualities, costs, capacities", protocol.LocalKey(Name, role))
+		return nil, fmt.Errorf("%s: an agent needs its producers: qualities, costs, capacities (or, with an environment source, costs and capacities)", key)
+	}
+	simulated := table.Simulated()
+	if _, ok := table.Raw["qualities"]; ok && !simulated {
+		return nil, fmt.Errorf("%s.qualities: the agent's environment (source = %q) answers its procurements with the realized qualities; give no true qualities", key, table.Source)
 	}
 	var l AgentLocal
 	if err := table.Decode(&l); err != nil {
 		return nil, err
 	}
-	if err := l.validate(protocol.LocalKey(Name, role)); err != nil {
+	if err := l.validate(key, simulated); err != nil {
 		return nil, err
 	}
 	return &l, nil
@@ -192,7 +219,8 @@ func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment)
 	}
 	locals := map[protocol.Party]any{}
 	for j := range a.Count(RoleAgent) {
-		locals[protocol.Party{Role: RoleAgent, Index: j}] = &AgentLocal{Qualities: in.Qualities, Costs: in.Costs[j], Capacities: in.Capacities[j]}
+		locals[protocol.Party{Role: RoleAgent, Index: j}] = &AgentLocal{Qualities: in.Qualities, Costs: in.Costs[j], Capacities: in.Capacities[j],
+			Rate: SimulatedRate}
 	}
 	return a, locals, nil
 }
@@ -213,3 +241,85 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 // UsesTopic implements protocol.TopicUser: agents publish their shares on the
 // session topic.
 func (Family) UsesTopic() bool { return true }
+
+// EnvironmentShape implements protocol.EnvironmentShaper: an agent's
+// answers hold one realized quality per producer (a replay file's row is a
+// round, its columns the producers), and it asks at most once a round
+// (steps 0 to rounds−1).
+func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (int, int64) {
+	p, ok := params.(Params)
+	if role != RoleAgent || !ok {
+		return 0, 0
+	}
+	// The producers are the agent's own local data, which the admission
+	// check does not see here: any number of columns, checked by the agent
+	// against its producers as it is answered.
+	return 0, p.Rounds
+}
+
+// SimulatedEnvironment implements protocol.Environmental: an agent's
+// producers as its local data describes them, whose units are each good
+// with the producer's true quality (Bernoulli, §3), drawn from cfg.Rand.
+func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environment, error) {
+	if cfg.Self.Role != RoleAgent {
+		return nil, nil
+	}
+	l, ok := cfg.Local.(*AgentLocal)
+	if !ok || l == nil || l.Qualities == nil {
+		return nil, fmt.Errorf("an agent's simulated environment needs its producers' true qualities: configure [local.pfcb.agent] qualities, or an environment source")
+	}
+	e := &producers{q: l.Qualities, logQ: make([][2]float64, len(l.Qualities)), draw: randsrc.New(cfg.Rand)}
+	for i, q := range l.Qualities {
+		if !(q >= 0 && q <= 1) {
+			return nil, fmt.Errorf("producer %d's quality %v is not in [0, 1]", i, q)
+		}
+		e.logQ[i] = [2]float64{math.Log1p(-q), math.Log(q)}
+	}
+	return e, nil
+}
+
+// producers is an agent's simulated environment: each unit procured from
+// producer i is good with probability q[i].
+type producers struct {
+	q    []float64
+	logQ [][2]float64 // log(1−q_i), log(q_i)
+	draw *randsrc.Source
+}
+
+// Answer implements protocol.Environment: the realized quality of each
+// producer's units, the fraction of them that are good (a binomial draw
+// over the units, divided by them).
+func (e *producers) Answer(_ context.Context, q protocol.Query) (protocol.Outcome, error) {
+	if q.Kind != protocol.QueryProcure || len(q.Producers) != len(q.Quantities) {
+		return protocol.Outcome{}, fmt.Errorf("an agent's producers answer procurements, not a %s query of %d producers and %d quantities",
+			q.Kind, len(q.Producers), len(q.Quantities))
+	}
+	o := protocol.Outcome{ID: q.ID, Qualities: make([]float64, len(q.Producers))}
+	for j, i := range q.Producers {
+		units := q.Quantities[j]
+		if i < 0 || i >= len(e.q) {
+			return protocol.Outcome{}, fmt.Errorf("a procurement from producer %d of %d", i, len(e.q))
+		}
+		if !(units >= 1 && units <= MaxCapacity && units == math.Trunc(units)) {
+			return protocol.Outcome{}, fmt.Errorf("a procurement of %v units from producer %d, not a whole number in [1, %d]", units, i, MaxCapacity)
+		}
+		x := e.draw.BinomialCached(int(units), e.q[i], e.logQ[i][0], e.logQ[i][1])
+		o.Qualities[j] = float64(x) / units
+	}
+	if err := e.draw.Err(); err != nil {
+		return protocol.Outcome{}, err
+	}
+	return o, nil
+}
+
+// Immediate implements protocol.Immediate.
+func (*producers) Immediate() bool { return true }
+
+// Close implements protocol.Environment.
+func (*producers) Close() error { return nil }
+
+var (
+	_ protocol.Environmental     = Family{}
+	_ protocol.EnvironmentShaper = Family{}
+	_ protocol.Asker             = (*agent)(nil)
+)

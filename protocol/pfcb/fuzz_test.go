@@ -69,8 +69,9 @@ func FuzzStep(f *testing.F) {
 	f.Add([]byte{0xff}, []byte{}, 0, 3, false, true)
 	f.Fuzz(func(t *testing.T, body1, body2 []byte, from1, from2 int, topic, wait bool) {
 		a := newFuzzAgent(t, fuzzParams())
+		env := envOf(t, a)
 		if wait {
-			if err := a.advance(1); err != nil || !a.waiting {
+			if err := drive(a, env, func() error { return a.advance(1) }); err != nil || !a.waiting {
 				t.Fatalf("not at the first barrier: %v", err)
 			}
 		}
@@ -82,13 +83,11 @@ func FuzzStep(f *testing.F) {
 			a.Ready()
 			checkShareBuffer(t, a)
 			if i == 0 {
-				_ = a.Tick()
-				a.Ready()
+				_ = drive(a, env, a.Tick)
 			}
 		}
 		for range 8 {
-			_ = a.advance(8)
-			a.Ready()
+			_ = drive(a, env, func() error { return a.advance(8) })
 			checkShareBuffer(t, a)
 		}
 	})

@@ -99,6 +99,7 @@ func TestEpsilonWithoutUsableNoiseIsRefused(t *testing.T) {
 	// its first communication round, and does not panic.
 	for _, simulated := range []bool{true, false} {
 		a := testAgent(t, AlgPFCB, simulated)
+		env := envOf(t, a)
 		a.p.Epsilon = 1e4
 		var err error
 		func() {
@@ -108,7 +109,7 @@ func TestEpsilonWithoutUsableNoiseIsRefused(t *testing.T) {
 				}
 			}()
 			for i := 0; i < 1000 && err == nil && !a.waiting; i++ {
-				err = a.advance(1000)
+				err = drive(a, env, func() error { return a.advance(1000) })
 			}
 		}()
 		if err == nil || !strings.Contains(err.Error(), "communication round 1: the noise of producer 0") {

@@ -257,9 +257,10 @@ func TestStepRejectsBadShares(t *testing.T) {
 // who is missing.
 func TestBarrierTimesOut(t *testing.T) {
 	a := testAgent(t, AlgPFCB, false)
+	env := envOf(t, a)
 	var err error
 	for i := 0; i < 100 && err == nil; i++ {
-		err = a.Tick()
+		err = drive(a, env, a.Tick)
 	}
 	if err == nil || !strings.Contains(err.Error(), "no share from [agent[1] agent[2]]") {
 		t.Fatalf("err = %v, want a barrier timeout naming agent[1] and agent[2]", err)

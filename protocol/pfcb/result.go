@@ -17,13 +17,24 @@ type Result struct {
 	Rounds    int64  `json:"rounds"`
 	// Regret is the paper's: per round, r_{s*} − r_{s_t} against the oracle
 	// on the true qualities, or L when s_t violates the quality constraint.
+	// Only an agent whose environment is simulated knows the true
+	// qualities: the others (RegretUnknown) report no regret, count 0 in
+	// Regrets, and the per-agent regret, the violations and the curve are
+	// over the agents that know theirs.
 	RegretPerAgent       float64   `json:"regret_per_agent"`
 	Regrets              []float64 `json:"regret_agents"`
 	TotalRegret          float64   `json:"total_regret"`
 	ConstraintViolations int64     `json:"constraint_violations"`
+	// RegretUnknown lists the agents whose environment is not simulated.
+	RegretUnknown []string `json:"regret_unknown,omitempty"`
 	// Curve is the mean cumulative regret per agent every CurveEvery rounds.
 	Curve      []float64 `json:"regret_curve"`
 	CurveEvery int64     `json:"regret_curve_every"`
+	// Revenues are each agent's realized revenue over the session,
+	// ρ × good units − cost × units summed over its rounds and producers,
+	// from the realized qualities its environment answered.
+	RevenuePerAgent float64   `json:"revenue_per_agent"`
+	Revenues        []float64 `json:"revenue_agents"`
 	// ExploreRounds is the length of the pure-exploration phase.
 	ExploreRounds int64   `json:"explore_rounds"`
 	Rho           float64 `json:"rho"`
@@ -55,42 +66,72 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	}
 	n := a.Count(RoleAgent)
 	res := &Result{Algorithm: p.Algorithm, Agents: n, Rounds: p.Rounds, ExploreRounds: p.ExploreRounds(n), Rho: p.Rho,
-		CommunicationRounds: p.CommRounds(), Delta: p.Delta, Regrets: make([]float64, n)}
+		CommunicationRounds: p.CommRounds(), Delta: p.Delta, Regrets: make([]float64, n), Revenues: make([]float64, n)}
 	if res.CommunicationRounds == nil {
 		res.CommunicationRounds = []int64{}
 	}
-	var curve []float64
+	reps := make([]pfcbpb.AgentReport, n)
+	known := 0 // agents that report their regret
 	for j := range n {
 		party := protocol.Party{Role: RoleAgent, Index: j}
-		var r pfcbpb.AgentReport
-		if err := proto.Unmarshal(reports[party], &r); err != nil {
+		if err := proto.Unmarshal(reports[party], &reps[j]); err != nil {
 			return nil, fmt.Errorf("report of %s: %w", party, err)
 		}
+		if !reps[j].RegretUnknown {
+			known++
+		}
+	}
+	var curve []float64
+	first := true
+	for j := range n {
+		party := protocol.Party{Role: RoleAgent, Index: j}
+		r := &reps[j]
 		if math.IsNaN(r.Regret) || math.IsInf(r.Regret, 0) || r.Violations < 0 || r.Rounds != p.Rounds {
 			return nil, fmt.Errorf("report of %s: regret %v, %d violations, %d of %d rounds", party, r.Regret, r.Violations, r.Rounds, p.Rounds)
 		}
-		res.Regrets[j] = r.Regret
-		res.TotalRegret += r.Regret
-		res.ConstraintViolations += r.Violations
-		res.SharesLearned += r.Learned
-		res.SharesOffered += r.Offered
+		if math.IsNaN(r.Revenue) || math.IsInf(r.Revenue, 0) {
+			return nil, fmt.Errorf("report of %s: revenue %v", party, r.Revenue)
+		}
 		if j == 0 {
-			curve = make([]float64, len(r.Curve))
-			res.CurveEvery = r.CurveEvery
 			res.Producers = int(r.Producers)
 		}
 		if int(r.Producers) != res.Producers {
 			return nil, fmt.Errorf("report of %s: %d producers, but agent[0] has %d", party, r.Producers, res.Producers)
 		}
+		res.Revenues[j] = r.Revenue
+		res.RevenuePerAgent += r.Revenue / float64(n)
+		res.SharesLearned += r.Learned
+		res.SharesOffered += r.Offered
+		if r.RegretUnknown {
+			if r.Regret != 0 || r.Violations != 0 || len(r.Curve) != 0 {
+				return nil, fmt.Errorf("report of %s: no regret known (its environment is not simulated), yet regret %v, %d violations and a curve of %d points",
+					party, r.Regret, r.Violations, len(r.Curve))
+			}
+			res.RegretUnknown = append(res.RegretUnknown, party.String())
+			continue
+		}
+		if first {
+			first = false
+			curve = make([]float64, len(r.Curve))
+			res.CurveEvery = r.CurveEvery
+		}
 		if len(r.Curve) != len(curve) {
 			return nil, fmt.Errorf("report of %s: regret curve of %d points, want %d", party, len(r.Curve), len(curve))
 		}
+		res.Regrets[j] = r.Regret
+		res.TotalRegret += r.Regret
+		res.ConstraintViolations += r.Violations
 		for i, v := range r.Curve {
-			curve[i] += v / float64(n)
+			curve[i] += v / float64(known)
 		}
 	}
+	if curve == nil {
+		curve = []float64{}
+	}
 	res.Curve = curve
-	res.RegretPerAgent = res.TotalRegret / float64(n)
+	if known > 0 {
+		res.RegretPerAgent = res.TotalRegret / float64(known)
+	}
 	switch p.Algorithm {
 	case AlgPFCB:
 		classic, analytic := 0, 0

@@ -154,17 +154,22 @@ func (x *Share) GetY() []float64 {
 }
 
 // AgentReport is an agent's report to the session's initiator: its regret,
-// which exists only when its environment is simulated.
+// which exists only when its environment is simulated (the agent then knows
+// the producers' true qualities), and the revenue of what it procured.
 type AgentReport struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Regret        float64                `protobuf:"fixed64,1,opt,name=regret,proto3" json:"regret,omitempty"`
-	Violations    int64                  `protobuf:"varint,2,opt,name=violations,proto3" json:"violations,omitempty"`
-	Rounds        int64                  `protobuf:"varint,3,opt,name=rounds,proto3" json:"rounds,omitempty"`
-	Curve         []float64              `protobuf:"fixed64,4,rep,packed,name=curve,proto3" json:"curve,omitempty"` // cumulative regret at rounds curve_every, 2·curve_every, …
-	CurveEvery    int64                  `protobuf:"varint,5,opt,name=curve_every,json=curveEvery,proto3" json:"curve_every,omitempty"`
-	Learned       int64                  `protobuf:"varint,6,opt,name=learned,proto3" json:"learned,omitempty"` // shares accepted by CheckandUpdate
-	Offered       int64                  `protobuf:"varint,7,opt,name=offered,proto3" json:"offered,omitempty"` // shares received
-	Producers     int32                  `protobuf:"varint,8,opt,name=producers,proto3" json:"producers,omitempty"`
+	state      protoimpl.MessageState `protogen:"open.v1"`
+	Regret     float64                `protobuf:"fixed64,1,opt,name=regret,proto3" json:"regret,omitempty"`
+	Violations int64                  `protobuf:"varint,2,opt,name=violations,proto3" json:"violations,omitempty"`
+	Rounds     int64                  `protobuf:"varint,3,opt,name=rounds,proto3" json:"rounds,omitempty"`
+	Curve      []float64              `protobuf:"fixed64,4,rep,packed,name=curve,proto3" json:"curve,omitempty"` // cumulative regret at rounds curve_every, 2·curve_every, …
+	CurveEvery int64                  `protobuf:"varint,5,opt,name=curve_every,json=curveEvery,proto3" json:"curve_every,omitempty"`
+	Learned    int64                  `protobuf:"varint,6,opt,name=learned,proto3" json:"learned,omitempty"` // shares accepted by CheckandUpdate
+	Offered    int64                  `protobuf:"varint,7,opt,name=offered,proto3" json:"offered,omitempty"` // shares received
+	Producers  int32                  `protobuf:"varint,8,opt,name=producers,proto3" json:"producers,omitempty"`
+	Revenue    float64                `protobuf:"fixed64,9,opt,name=revenue,proto3" json:"revenue,omitempty"` // Σ over rounds and producers of ρ·(good units) − cost·units, from the realized qualities
+	// The agent's environment is not simulated: it does not know the true
+	// qualities, so regret, violations and curve are not reported (zero).
+	RegretUnknown bool `protobuf:"varint,10,opt,name=regret_unknown,json=regretUnknown,proto3" json:"regret_unknown,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -255,6 +260,20 @@ func (x *AgentReport) GetProducers() int32 {
 	return 0
 }
 
+func (x *AgentReport) GetRevenue() float64 {
+	if x != nil {
+		return x.Revenue
+	}
+	return 0
+}
+
+func (x *AgentReport) GetRegretUnknown() bool {
+	if x != nil {
+		return x.RegretUnknown
+	}
+	return false
+}
+
 var File_pfcb_proto protoreflect.FileDescriptor
 
 const file_pfcb_proto_rawDesc = "" +
@@ -267,7 +286,7 @@ const file_pfcb_proto_rawDesc = "" +
 	"\x05Share\x12\x12\n" +
 	"\x04comm\x18\x01 \x01(\rR\x04comm\x12\f\n" +
 	"\x01w\x18\x02 \x03(\x01R\x01w\x12\f\n" +
-	"\x01y\x18\x03 \x03(\x01R\x01y\"\xe6\x01\n" +
+	"\x01y\x18\x03 \x03(\x01R\x01y\"\xa7\x02\n" +
 	"\vAgentReport\x12\x16\n" +
 	"\x06regret\x18\x01 \x01(\x01R\x06regret\x12\x1e\n" +
 	"\n" +
@@ -279,7 +298,10 @@ const file_pfcb_proto_rawDesc = "" +
 	"curveEvery\x12\x18\n" +
 	"\alearned\x18\x06 \x01(\x03R\alearned\x12\x18\n" +
 	"\aoffered\x18\a \x01(\x03R\aoffered\x12\x1c\n" +
-	"\tproducers\x18\b \x01(\x05R\tproducersB9Z7github.com/bandit-node/bandit-node/protocol/pfcb/pfcbpbb\x06proto3"
+	"\tproducers\x18\b \x01(\x05R\tproducers\x12\x18\n" +
+	"\arevenue\x18\t \x01(\x01R\arevenue\x12%\n" +
+	"\x0eregret_unknown\x18\n" +
+	" \x01(\bR\rregretUnknownB9Z7github.com/bandit-node/bandit-node/protocol/pfcb/pfcbpbb\x06proto3"
 
 var (
 	file_pfcb_proto_rawDescOnce sync.Once
