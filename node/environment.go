@@ -117,32 +117,32 @@ func (s *session) answerQueries(i int, slot *envSlot) {
 }
 
 // ask has the environment of local party mine[i] answer qs, the queries
-// of a Ready batch: inline, handing the role each outcome and carrying out
-// what the role does then, or through the environment's goroutine. run is
-// held.
-func (s *session) ask(i int, qs []protocol.Query) *abortError {
+// of a Ready batch: inline, handing the role each outcome (answered: the
+// role may have queued more, which flush carries out), or through the
+// environment's goroutine. run is held.
+func (s *session) ask(i int, qs []protocol.Query) (answered bool, err *abortError) {
 	p := s.mine[i]
 	slot := s.envs[i]
 	if slot == nil {
-		return abortf("%s (%s) asked its environment, but has none", p, s.n.cfg.Node.Name)
+		return false, abortf("%s (%s) asked its environment, but has none", p, s.n.cfg.Node.Name)
 	}
 	if !slot.inline {
 		for _, q := range qs {
 			select {
 			case slot.queue <- q:
 			default:
-				return abortf("%s (%s) asked its environment more than %d queries at once", p, s.n.cfg.Node.Name, maxQueriesQueued)
+				return false, abortf("%s (%s) asked its environment more than %d queries at once", p, s.n.cfg.Node.Name, maxQueriesQueued)
 			}
 		}
-		return nil
+		return false, nil
 	}
 	for _, q := range qs {
 		o, err := slot.env.Answer(s.envCtx, q)
 		if err := s.takeAnswer(envAnswer{i: i, q: q, o: o, err: err}); err != nil {
-			return err
+			return false, err
 		}
 	}
-	return s.flush(i)
+	return true, nil
 }
 
 // takeAnswer hands local party mine[i] its environment's answer. run is

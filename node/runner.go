@@ -56,26 +56,46 @@ func (s *session) drainLocal() *abortError {
 	}
 }
 
-// flush carries out the Ready batch of local party mine[i]: its messages go
-// out through the session's transport; its progress and result are recorded.
-func (s *session) flush(i int) (err *abortError) {
+// flush carries out the Ready batches of local party mine[i]: its messages
+// go out through the session's transport; its progress and result are
+// recorded; its queries go to its environment (ask). An environment that
+// answers inline makes the role queue more, which flush carries out in
+// turn, in a loop: a role that chains many queries (a P-FCB agent's rounds
+// of a tick) costs no stack.
+func (s *session) flush(i int) *abortError {
+	for {
+		qs, err := s.flushOnce(i)
+		if err != nil || len(qs) == 0 {
+			return err
+		}
+		answered, err := s.ask(i, qs)
+		if err != nil || !answered {
+			return err
+		}
+	}
+}
+
+// flushOnce carries out one Ready batch of local party mine[i] and returns
+// its queries, for flush to ask after the rest of the batch.
+func (s *session) flushOnce(i int) ([]protocol.Query, *abortError) {
 	p := s.mine[i]
 	rd, err := s.readyRole(i)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if err := s.sendBatch(p, rd.Messages); err != nil {
-		return err
+		return nil, err
 	}
-	if len(rd.Queries) > 0 {
-		// After the rest of this batch: what the answers make the role
-		// do comes after what it did before.
-		defer func() {
-			if err == nil {
-				err = s.ask(i, rd.Queries)
-			}
-		}()
+	if err := s.recordReady(i, rd); err != nil {
+		return nil, err
 	}
+	return rd.Queries, nil
+}
+
+// recordReady records the progress and the result of a Ready batch of local
+// party mine[i].
+func (s *session) recordReady(i int, rd protocol.Ready) *abortError {
+	p := s.mine[i]
 	if rd.Progress != nil {
 		s.myProgress[p] = *rd.Progress
 		s.dirty = true
