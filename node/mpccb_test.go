@@ -38,6 +38,11 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 	spec := fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\n", steps, arms, dims)
 	session, res := completedSession[mpccb.Result](t, nodes[0], spec, 90*time.Second)
 	id := session.ID
+	// p′ alone reports steps (the other roles Activity only): the summed
+	// progress of the five organizations reads steps of steps.
+	if pr := session.Progress; pr.Step != steps || pr.Total != steps {
+		t.Errorf("the session's progress ends at %d of %d steps; want %d of %d", pr.Step, pr.Total, steps, steps)
+	}
 	raw, _ := mpccb.NewFamily().ParseParams(map[string]any{"steps": int64(steps), "arms": int64(arms), "dimensions": int64(dims), "epsilon": 0.2})
 	params := raw.(mpccb.Params)
 	// The dealer's sampler seed, replayed from its seeded stream.

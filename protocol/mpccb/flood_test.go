@@ -24,6 +24,8 @@ type memSession struct {
 	roles   map[protocol.Party]protocol.Role
 	envs    map[protocol.Party]protocol.Environment
 	queue   []protocol.Message
+	// progress is each party's latest progress, as a driver records it.
+	progress map[protocol.Party]protocol.Progress
 }
 
 type fixedClock struct{}
@@ -50,7 +52,8 @@ func newMemSessionData(t testing.TB, p Params, P int, xs, rs [][]float64) *memSe
 	for i := range P {
 		parties = append(parties, protocol.Party{Role: RoleFeature, Index: i})
 	}
-	s := &memSession{t: t, parties: parties, roles: map[protocol.Party]protocol.Role{}, envs: map[protocol.Party]protocol.Environment{}}
+	s := &memSession{t: t, parties: parties, roles: map[protocol.Party]protocol.Role{}, envs: map[protocol.Party]protocol.Environment{},
+		progress: map[protocol.Party]protocol.Progress{}}
 	split := dataset.Split(p.Dimensions, P)
 	for k, pt := range parties {
 		cfg := protocol.RoleConfig{SessionID: "flood", Self: pt, Assignment: a, Params: p,
@@ -101,6 +104,9 @@ func (s *memSession) collect(from protocol.Party) {
 func (s *memSession) ready(from protocol.Party) error {
 	for {
 		rd := s.roles[from].Ready()
+		if rd.Progress != nil {
+			s.progress[from] = *rd.Progress
+		}
 		for _, m := range rd.Messages {
 			m.From = from
 			s.queue = append(s.queue, m)
