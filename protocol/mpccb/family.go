@@ -53,14 +53,16 @@ func (Family) ParseParams(raw map[string]any) (any, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
-// FeatureLocal is a feature party's private data: its columns of every
-// context, in order.
+// FeatureLocal is a feature party's private data in memory (the
+// simulator's): its columns of every context, in order, which its simulated
+// environment answers step by step (SimulatedEnvironment).
 type FeatureLocal struct {
 	Rows [][]float64
 }
 
-// RewardLocal is the reward receiver's private data: the realised reward of
-// every arm for every context, in order.
+// RewardLocal is the reward receiver's private data in memory (the
+// simulator's): the realised reward of every arm for every context, in
+// order, which its simulated environment answers step by step.
 type RewardLocal struct {
 	Rows [][]float64
 }
