@@ -18,7 +18,10 @@ import (
 
 // pausingFamily is mpccb whose feature party stops sending, in sessions of
 // pauseSteps steps, once it has done pauseAt steps: the other feature party
-// then waits at a known step, as behind a slow peer.
+// then waits at a known step, as behind a slow peer. A feature party's
+// progress is Activity only (p′ alone reports steps): the contexts its
+// environment answered (pauseSteps of them, all before step 1) and the
+// steps it ended, the joint range check (step 0) included.
 type pausingFamily struct {
 	mpccb.Family
 	pauseSteps, pauseAt int64
@@ -29,18 +32,21 @@ func (f pausingFamily) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	if err != nil || cfg.Self.Role != mpccb.RoleFeature || cfg.Params.(mpccb.Params).Steps != f.pauseSteps {
 		return r, err
 	}
-	return &pausingRole{Role: r, pauseAt: f.pauseAt}, nil
+	return &pausingRole{Role: r, pauseAt: f.pauseSteps + 1 + f.pauseAt}, nil
 }
 
 type pausingRole struct {
 	protocol.Role
-	pauseAt int64
+	pauseAt int64 // the activity at which it pauses
 	paused  bool
 }
 
+// Answer passes the environment's answers on (the role asks its contexts).
+func (r *pausingRole) Answer(o protocol.Outcome) error { return r.Role.(protocol.Asker).Answer(o) }
+
 func (r *pausingRole) Ready() protocol.Ready {
 	rd := r.Role.Ready()
-	if rd.Progress != nil && rd.Progress.Step >= r.pauseAt {
+	if rd.Progress != nil && rd.Progress.Activity >= r.pauseAt {
 		r.paused = true
 	}
 	if r.paused {
@@ -83,9 +89,10 @@ func TestMPCCBRoundFlood(t *testing.T) {
 		t.Fatal(err)
 	}
 	victim := nodes[1]
+	// The victim's activity, as pausingFamily's: pauseAt steps ended.
 	testutil.WaitFor(t, 30*time.Second, "the victim to wait for feature party 0", func() bool {
 		rec, err := victim.sessionRecord(attacked)
-		return err == nil && rec.Session.Progress.Step >= pauseAt
+		return err == nil && rec.Session.Progress.Activity >= longSteps+1+pauseAt
 	})
 	other, err := nodes[0].StartSession(spec(shortSteps))
 	if err != nil {
@@ -147,5 +154,9 @@ func TestMPCCBRoundFlood(t *testing.T) {
 	}
 	if s := waitEnded(t, nodes[0], other, 90*time.Second); s.State != stateCompleted {
 		t.Errorf("the concurrent session ended %s: %s", s.State, s.Reason)
+	} else if pr := s.Progress; pr.Step != shortSteps || pr.Total != shortSteps {
+		// p′ alone reports steps: the five organizations' sum reads
+		// steps of steps.
+		t.Errorf("the concurrent session's progress ends at %d of %d steps; want %d of %d", pr.Step, pr.Total, shortSteps, shortSteps)
 	}
 }

@@ -11,68 +11,90 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/dataset"
+	"github.com/bandit-node/bandit-node/environment"
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
 )
 
 // TestMPCContextualBanditOnTheNetwork runs the private contextual bandit
-// across five daemons — two feature parties reading their own columns from
-// their own files, p′, p″ reading the rewards from its file, and the dealer —
-// with every role's randomness replaced (test hook) by a simulation's seeded
-// streams, and checks that p′ pulled, step for step, what the plaintext
-// reference pulls with the dealer's samples, and that p″'s reward is the
-// reference's.
+// across five daemons — two feature parties taking their own columns from
+// their environments, p′, p″ taking the rewards from its environment, and
+// the dealer — with every role's randomness replaced (test hook) by a
+// simulation's seeded streams, and checks that p′ pulled, step for step,
+// what the plaintext reference pulls with the dealer's samples, that p″'s
+// reward is the reference's, and that the session's progress ends at steps
+// of steps. The environments are the family's simulated one (the files of
+// [local.mpccb.*], answered inline) or replay files (answered by the
+// environments' goroutines), over more steps than a daemon queues queries
+// a party and with a window wider than p″ asks rows ahead.
 func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 	const (
-		steps = 60
-		arms  = 4
-		dims  = 6
-		seed  = 5
+		arms = 4
+		dims = 6
+		seed = 5
 	)
-	contexts, rewards := linearProblem(steps, arms, dims, 9)
-	nodes := startNetwork(t, 5, mpccbLocals(t, contexts, rewards))
-	for _, tn := range nodes {
-		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
+	cases := []struct {
+		name          string
+		steps, window int
+		locals        func(t *testing.T, contexts, rewards [][]float64) func(i int, cfg *Config)
+	}{
+		{"files", 60, 8, mpccbLocals},
+		{"replay", 300, 100, mpccbReplays},
 	}
-	spec := fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\n", steps, arms, dims)
-	session, res := completedSession[mpccb.Result](t, nodes[0], spec, 90*time.Second)
-	id := session.ID
-	raw, _ := mpccb.NewFamily().ParseParams(map[string]any{"steps": int64(steps), "arms": int64(arms), "dimensions": int64(dims), "epsilon": 0.2})
-	params := raw.(mpccb.Params)
-	// The dealer's sampler seed, replayed from its seeded stream.
-	r := protocol.SeededRand(seed, protocol.Party{Role: mpccb.RoleDealer})
-	var skip [2 * mpc.SeedSize]byte
-	io.ReadFull(r, skip[:])
-	var sampler mpc.Seed
-	io.ReadFull(r, sampler[:])
-	ref := mpccb.NewReference(params, sampler)
-	pulls := make([]int64, arms)
-	var total float64
-	for s := range steps {
-		a, rw := ref.Step(contexts[s], rewards[s])
-		pulls[a]++
-		total += rw
-	}
-	if math.Abs(res.AverageReward-total/steps) > 1e-9 {
-		t.Errorf("p″'s average reward over libp2p is %g, the reference's %g", res.AverageReward, total/steps)
-	}
-	prec, err := nodes[2].store.get(id)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pl mpccb.PullerLocal
-	for _, raw := range prec.Local {
-		json.Unmarshal(raw, &pl)
-	}
-	for a := range pulls {
-		if pl.Pulls[a] != pulls[a] {
-			t.Errorf("p′ pulled %v, the reference %v", pl.Pulls, pulls)
-			break
-		}
-	}
-	if res.RoundsPerStep < 10 || res.RoundsPerStep > 20 {
-		t.Errorf("%g rounds per step", res.RoundsPerStep)
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			steps := c.steps
+			contexts, rewards := linearProblem(steps, arms, dims, 9)
+			nodes := startNetwork(t, 5, c.locals(t, contexts, rewards))
+			for _, tn := range nodes {
+				tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
+			}
+			spec := fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\nwindow = %d\n", steps, arms, dims, c.window)
+			session, res := completedSession[mpccb.Result](t, nodes[0], spec, 90*time.Second)
+			id := session.ID
+			// p′ alone reports steps (the other roles Activity only): the
+			// summed progress of the five organizations reads steps of steps.
+			if pr := session.Progress; pr.Step != int64(steps) || pr.Total != int64(steps) {
+				t.Errorf("the session's progress ends at %d of %d steps; want %d of %d", pr.Step, pr.Total, steps, steps)
+			}
+			raw, _ := mpccb.NewFamily().ParseParams(map[string]any{"steps": int64(steps), "arms": int64(arms), "dimensions": int64(dims), "epsilon": 0.2})
+			params := raw.(mpccb.Params)
+			// The dealer's sampler seed, replayed from its seeded stream.
+			r := protocol.SeededRand(seed, protocol.Party{Role: mpccb.RoleDealer})
+			var skip [2 * mpc.SeedSize]byte
+			io.ReadFull(r, skip[:])
+			var sampler mpc.Seed
+			io.ReadFull(r, sampler[:])
+			ref := mpccb.NewReference(params, sampler)
+			pulls := make([]int64, arms)
+			var total float64
+			for s := range steps {
+				a, rw := ref.Step(contexts[s], rewards[s])
+				pulls[a]++
+				total += rw
+			}
+			if math.Abs(res.AverageReward-total/float64(steps)) > 1e-9 {
+				t.Errorf("p″'s average reward over libp2p is %g, the reference's %g", res.AverageReward, total/float64(steps))
+			}
+			prec, err := nodes[2].store.get(id)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pl mpccb.PullerLocal
+			for _, raw := range prec.Local {
+				json.Unmarshal(raw, &pl)
+			}
+			for a := range pulls {
+				if pl.Pulls[a] != pulls[a] {
+					t.Errorf("p′ pulled %v, the reference %v", pl.Pulls, pulls)
+					break
+				}
+			}
+			if res.RoundsPerStep < 10 || res.RoundsPerStep > 20 {
+				t.Errorf("%g rounds per step", res.RoundsPerStep)
+			}
+		})
 	}
 }
 
@@ -147,6 +169,40 @@ func mpccbLocals(t *testing.T, contexts [][]float64, rewards [][]float64) func(i
 				t.Fatal(err)
 			}
 			cfg.LocalData["mpccb"] = map[string]any{"reward_receiver": local("reward_receiver", "rewards", path)}
+		}
+	}
+}
+
+// mpccbReplays is mpccbLocals with the feature parties' and p″'s files as
+// replay environments (source = "replay", order = "sequential") instead of
+// the family's simulated environment.
+func mpccbReplays(t *testing.T, contexts [][]float64, rewards [][]float64) func(i int, cfg *Config) {
+	t.Helper()
+	dir := t.TempDir()
+	split := dataset.Split(len(contexts[0]), 2)
+	replay := func(cfg *Config, role, path string) {
+		if cfg.Environments == nil {
+			cfg.Environments = map[string]map[string]environment.Config{}
+		}
+		cfg.LocalData["mpccb"] = map[string]any{role: nil}
+		cfg.Environments["mpccb"] = map[string]environment.Config{role: {Source: environment.SourceReplay,
+			Replay: environment.ReplayConfig{Label: protocol.LocalKey(mpccb.Name, role), File: path, Order: environment.OrderSequential}}}
+	}
+	return func(i int, cfg *Config) {
+		cfg.Policy["mpccb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		switch i {
+		case 0, 1:
+			path := filepath.Join(dir, dataset.PartyFile(i))
+			if err := dataset.WriteFeatures(path, dataset.Columns(contexts, split[i][0], split[i][1])); err != nil {
+				t.Fatal(err)
+			}
+			replay(cfg, mpccb.RoleFeature, path)
+		case 3:
+			path := filepath.Join(dir, dataset.RewardsFile)
+			if err := dataset.WriteRewards(path, rewards); err != nil {
+				t.Fatal(err)
+			}
+			replay(cfg, mpccb.RoleReceiver, path)
 		}
 	}
 }

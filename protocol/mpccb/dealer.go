@@ -118,7 +118,8 @@ func (d *dealer) Step(m protocol.Message) error {
 		return fmt.Errorf("an acknowledgement of step %d after step %d", ack.Ack.Step, d.acked)
 	}
 	d.acked++
-	d.SetProgress(protocol.Progress{Step: int64(d.acked), Total: d.p.Steps})
+	// Activity only: p′ alone reports the session's steps (see puller.Step).
+	d.SetProgress(protocol.Progress{Activity: int64(d.acked)})
 	if d.acked == uint64(d.p.Steps) {
 		d.SetResult(protocol.Result{Report: encodeReport(report{Steps: d.p.Steps, CorrectionWords: d.words})})
 		return nil

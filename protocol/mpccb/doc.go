@@ -4,7 +4,9 @@
 // secret shares (the engine is privacy/mpc) by P ≥ 2 feature parties, each
 // holding some of every context's features, with a dealer supplying
 // correlated randomness. The arm puller p′ learns each chosen arm a_t; the
-// reward receiver p″ holds the rewards and learns each r_t.
+// reward receiver p″ holds the rewards and learns each r_t. The feature
+// parties and p″ ask their environments for their data (protocol.Asker):
+// one context, or one row of rewards, a step.
 //
 // What each role learns: a feature party, its own features, uniformly random
 // shares and openings x − m under fresh uniform masks — nothing about the

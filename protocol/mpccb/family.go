@@ -53,14 +53,16 @@ func (Family) ParseParams(raw map[string]any) (any, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
-// FeatureLocal is a feature party's private data: its columns of every
-// context, in order.
+// FeatureLocal is a feature party's private data in memory (the
+// simulator's): its columns of every context, in order, which its simulated
+// environment answers step by step (SimulatedEnvironment).
 type FeatureLocal struct {
 	Rows [][]float64
 }
 
-// RewardLocal is the reward receiver's private data: the realised reward of
-// every arm for every context, in order.
+// RewardLocal is the reward receiver's private data in memory (the
+// simulator's): the realised reward of every arm for every context, in
+// order, which its simulated environment answers step by step.
 type RewardLocal struct {
 	Rows [][]float64
 }
@@ -75,14 +77,22 @@ type rewardConfig struct {
 	Rewards string `toml:"rewards"`
 }
 
-// DecodeLocal implements protocol.Family. The files are read when a role
-// starts, when the session's dimensions and arms are known; the daemon
-// checks that they are there when it starts (protocol.LocalChecker).
+// DecodeLocal implements protocol.Family. A feature party's features and
+// p″'s rewards are its simulated environment (SimulatedEnvironment): the
+// files are read when the session's roles start, when the session's
+// dimensions and arms are known, so that a file replaced between sessions
+// is used as it is then; the daemon checks that they are there when it
+// starts (protocol.LocalChecker). With another source (exec, http,
+// replay) the environment answers the role's queries, and the files' keys
+// are neither needed nor allowed.
 func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	switch role {
 	case RoleFeature:
 		if table == nil {
-			return nil, fmt.Errorf("%s: a feature party needs its features: features = FILE (CSV, one context per line, this party's columns)", protocol.LocalKey(Name, role))
+			return nil, fmt.Errorf("%s: a feature party needs its features: features = FILE (CSV, one context per line, this party's columns), or an environment source (exec, http, replay)", protocol.LocalKey(Name, role))
+		}
+		if !table.Simulated() {
+			return protocol.NoLocalData(Name, role, table)
 		}
 		var c featureConfig
 		if err := table.Decode(&c); err != nil {
@@ -95,7 +105,10 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 		return &c, nil
 	case RoleReceiver:
 		if table == nil {
-			return nil, fmt.Errorf("%s: the reward receiver needs its rewards: rewards = FILE (CSV, one line per context, one column per arm)", protocol.LocalKey(Name, role))
+			return nil, fmt.Errorf("%s: the reward receiver needs its rewards: rewards = FILE (CSV, one line per context, one column per arm), or an environment source (exec, http, replay)", protocol.LocalKey(Name, role))
+		}
+		if !table.Simulated() {
+			return protocol.NoLocalData(Name, role, table)
 		}
 		var c rewardConfig
 		if err := table.Decode(&c); err != nil {

@@ -2,6 +2,7 @@ package mpccb
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -97,4 +98,58 @@ func TestSimulationDataErrorsNameTheParam(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSessionProgress: a session's progress, summed over its parties as a
+// daemon sums it over organizations, reads steps of steps — p′ alone
+// reports Step and Total, the other roles Activity only — in memory and in
+// the simulator, every report on the way has Step ≤ Total = steps (or
+// nothing yet), and every role that works reports some activity.
+func TestSessionProgress(t *testing.T) {
+	t.Run("in memory", func(t *testing.T) {
+		p := DefaultParams()
+		p.Arms, p.Dimensions, p.Steps, p.Window = 3, 6, 7, 2
+		s := newMemSession(t, p, 3)
+		if errs := sessionOutcome(s); len(errs) > 0 {
+			t.Fatal(errs)
+		}
+		var sum protocol.Progress
+		for pt, pr := range s.progress {
+			sum.Step += pr.Step
+			sum.Total += pr.Total
+			if pt.Role != RolePuller && pr.Activity == 0 {
+				t.Errorf("%s reported no activity", pt)
+			}
+		}
+		if sum.Step != p.Steps || sum.Total != p.Steps {
+			t.Errorf("the session's progress reads %d of %d; want %d of %d", sum.Step, sum.Total, p.Steps, p.Steps)
+		}
+	})
+	t.Run("simulated", func(t *testing.T) {
+		needFashionMNIST(t)
+		const steps = 30
+		spec, err := protocol.ParseSpec("progress.toml", []byte(fmt.Sprintf("protocol = \"mpccb\"\n[params]\nsteps = %d\nepsilon = 0.1\n[simulation]\nparties = 3\nseed = 2\n", steps)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		reg, err := protocol.NewRegistry(NewFamily())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var last protocol.Progress
+		reports := 0
+		opts := sim.Options{Workers: 1, OnProgress: func(pr protocol.Progress) {
+			reports++
+			if pr.Total != 0 && pr.Total != steps || pr.Step > pr.Total {
+				t.Errorf("progress %d of %d on the way; want at most %d of %d", pr.Step, pr.Total, steps, steps)
+			}
+			last = pr
+		}}
+		if _, err := sim.Run(context.Background(), reg, spec, opts); err != nil {
+			t.Fatal(err)
+		}
+		if last.Step != steps || last.Total != steps {
+			t.Errorf("the session's progress ends at %d of %d after %d reports; want %d of %d", last.Step, last.Total, reports, steps, steps)
+		}
+	})
 }

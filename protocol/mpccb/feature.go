@@ -18,10 +18,11 @@ type roundKey struct {
 	from  int
 }
 
-// featureParty is a feature party's state machine: setup (seeds), the
-// joint range check as step 0 (normcheck.go), then Algorithm 1 step by
-// step, each step a Program whose rounds it exchanges with the other
-// feature parties.
+// featureParty is a feature party's state machine: setup (seeds) while it
+// asks its environment for its features of every step's context
+// (protocol.Asker), the joint range check as step 0 (normcheck.go), then
+// Algorithm 1 step by step, each step a Program whose rounds it exchanges
+// with the other feature parties.
 type featureParty struct {
 	base
 	cfg     protocol.RoleConfig
@@ -29,7 +30,11 @@ type featureParty struct {
 	idx     int // this party's index among the feature parties
 	parties int
 	cols    [2]int
-	rows    [][]float64
+	width   int       // cols[1] − cols[0]: the features of a context this party holds
+	x       []float64 // the contexts answered so far, width values each, step 0 first
+	asked   int64     // QueryContext queries asked (steps 0 to asked−1)
+	got     int64     // and answered
+	done    int64     // steps ended, the check's included
 	fx      mpc.Fixed
 	q       []uint64 // this party's share of every step's ‖x_t‖², for the check
 	outside []bool   // the check's bits: b_t = [‖x_t‖² > 1]
@@ -65,39 +70,9 @@ func newFeatureParty(cfg protocol.RoleConfig, p Params) (*featureParty, error) {
 	}
 	f.shape = shape
 	f.cols = dataset.Split(p.Dimensions, P)[f.idx]
-	width := f.cols[1] - f.cols[0]
-	source := "the features"
-	switch l := cfg.Local.(type) {
-	case *FeatureLocal:
-		f.rows = l.Rows
-	case *featureConfig:
-		source = l.Features
-		rows, err := dataset.ReadFeatures(l.Features, width)
-		if err != nil {
-			return nil, fmt.Errorf("reading this feature party's features: %w", err)
-		}
-		f.rows = rows
-	default:
-		return nil, fmt.Errorf("a feature party needs its features (local data of type %T)", cfg.Local)
-	}
-	if int64(len(f.rows)) < p.Steps {
-		return nil, fmt.Errorf("the features hold %d contexts; the session needs %d steps", len(f.rows), p.Steps)
-	}
-	f.q = make([]uint64, p.Steps)
-	for i, r := range f.rows[:p.Steps] {
-		if len(r) != width {
-			return nil, fmt.Errorf("context %d has %d features; party %d of %d holds columns [%d, %d) of %d, that is %d",
-				i+1, len(r), f.idx, P, f.cols[0], f.cols[1], p.Dimensions, width)
-		}
-		if !isFinite(r) {
-			return nil, fmt.Errorf("context %d holds a value that is not a finite number", i+1)
-		}
-		if n := norm(r); n > maxNorm {
-			return nil, fmt.Errorf("%s, row %d: this party's %d features have norm %.6g; the engine needs every context's norm to be at most 1 (scale each context to unit norm before splitting it, as dataset.NormalizeRows does)",
-				source, i+1, width, n)
-		}
-		f.q[i] = checkShare(r)
-	}
+	f.width = f.cols[1] - f.cols[0]
+	f.x = make([]float64, 0, p.Steps*int64(f.width))
+	f.q = make([]uint64, 0, p.Steps)
 	return f, nil
 }
 
@@ -115,8 +90,68 @@ func (f *featureParty) Start() error {
 		f.pairSeeds[q] = &s
 		f.send(f.feature(q), &mpccbpb.Message{Kind: &mpccbpb.Message_PairSeed{PairSeed: &mpccbpb.Seed{Seed: s[:]}}})
 	}
+	f.askContexts()
 	return nil
 }
+
+// contextsAhead bounds the context queries a feature party has asked and
+// not yet had answered: enough to keep an environment that answers at its
+// own pace (a program, a service) busy, and within what a daemon queues for
+// one party (node's maxQueriesQueued).
+const contextsAhead = 32
+
+// askContexts asks the contexts of the next steps, up to contextsAhead
+// unanswered. A feature party needs every step's context before step 1:
+// the joint range check (normcheck.go), step 0, covers all of them at once.
+// So it asks them from the start, in order, and keeps them; each step then
+// shares the context it was answered.
+func (f *featureParty) askContexts() {
+	for f.asked < f.p.Steps && f.asked-f.got < contextsAhead {
+		f.asked++
+		f.Ask(protocol.Query{ID: uint64(f.asked), Kind: protocol.QueryContext, Step: f.asked - 1})
+	}
+}
+
+// context returns this party's features of step t (1-based, as the
+// protocol's steps; the query's step t−1).
+func (f *featureParty) context(t uint64) []float64 {
+	return f.x[(t-1)*uint64(f.width) : t*uint64(f.width)]
+}
+
+// Answer implements protocol.Asker: the context of the oldest step asked,
+// this party's features of it. They must be this party's number of
+// columns, finite, and of norm at most 1 (maxNorm): the engine needs every
+// whole context within the unit ball, and that the parts add up to at most
+// 1 the joint range check decides before step 1. Once every step's context
+// is here, the check may begin.
+func (f *featureParty) Answer(o protocol.Outcome) error {
+	t := f.got // the query's step
+	switch {
+	case t >= f.asked || o.ID != uint64(t+1):
+		return fmt.Errorf("feature party %d: an answer to query %d, but the oldest query asked and not answered is %d (of %d asked)", f.idx, o.ID, t+1, f.asked)
+	case len(o.X) != f.width:
+		return fmt.Errorf("feature party %d, step %d: a context of %d features; party %d of %d holds columns [%d, %d) of %d, that is %d",
+			f.idx, t, len(o.X), f.idx, f.parties, f.cols[0], f.cols[1], f.p.Dimensions, f.width)
+	case !isFinite(o.X):
+		return fmt.Errorf("feature party %d, step %d: the context holds a value that is not a finite number: %v", f.idx, t, o.X)
+	}
+	if n := norm(o.X); n > maxNorm {
+		return fmt.Errorf("feature party %d, step %d (row %d of a features or replayed file): this party's %d features have norm %.6g; the engine needs every context's norm to be at most 1 (scale each context to unit norm before splitting it, as dataset.NormalizeRows does)",
+			f.idx, t, t+1, f.width, n)
+	}
+	f.x = append(f.x, o.X...)
+	f.q = append(f.q, checkShare(o.X))
+	f.got++
+	f.SetProgress(protocol.Progress{Activity: f.activity()})
+	f.askContexts()
+	return f.advance()
+}
+
+// activity counts a feature party's work for the daemon's stall timeout:
+// the contexts answered and the steps done (the check counts as one). It
+// reports no Step and Total: p′ alone does (see puller.Step), so that a
+// session's progress reads steps of steps.
+func (f *featureParty) activity() int64 { return f.got + f.done }
 
 // Step implements protocol.Role.
 func (f *featureParty) Step(m protocol.Message) error {
@@ -297,6 +332,9 @@ func (f *featureParty) advance() error {
 // beginStep starts step f.step if its inputs are here.
 func (f *featureParty) beginStep() bool {
 	if f.step == 0 {
+		if f.got < f.p.Steps {
+			return false // the check needs every step's context
+		}
 		if f.idx == 0 {
 			c := f.corrections[0]
 			if len(c) < f.shape.check.corrections {
@@ -323,7 +361,7 @@ func (f *featureParty) beginStep() bool {
 	}
 	delete(f.rewardRows, f.step)
 	// Line 6: share the context; each party contributes its own columns.
-	row := f.rows[f.step-1]
+	row := f.context(f.step)
 	x := make([]uint64, f.p.Dimensions)
 	for q, c := range dataset.Split(f.p.Dimensions, f.parties) {
 		var mine []uint64
@@ -364,14 +402,16 @@ func (f *featureParty) endStep() error {
 		f.send(protocol.Party{Role: RoleDealer}, &mpccbpb.Message{Kind: &mpccbpb.Message_Ack{Ack: &mpccbpb.Step{Step: f.step}}})
 	}
 	f.prog = nil
+	f.done++
 	if f.step == 0 {
 		f.q, f.outside = nil, nil
 		f.checkStats = f.engine.Stats()
 		f.started = f.cfg.Clock.Now()
 		f.step++
+		f.SetProgress(protocol.Progress{Activity: f.activity()})
 		return nil
 	}
-	f.SetProgress(protocol.Progress{Step: int64(f.step), Total: f.p.Steps})
+	f.SetProgress(protocol.Progress{Activity: f.activity()})
 	if f.step == uint64(f.p.Steps) {
 		f.finished = true
 		// The report counts the steps' exchanges; the check's, once per

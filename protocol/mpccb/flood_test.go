@@ -1,6 +1,8 @@
 package mpccb
 
 import (
+	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -14,12 +16,16 @@ import (
 )
 
 // memSession runs a session's roles in memory, delivering messages in the
-// order they are sent.
+// order they are sent and answering the roles' queries from the family's
+// simulated environments.
 type memSession struct {
 	t       testing.TB
 	parties []protocol.Party
 	roles   map[protocol.Party]protocol.Role
+	envs    map[protocol.Party]protocol.Environment
 	queue   []protocol.Message
+	// progress is each party's latest progress, as a driver records it.
+	progress map[protocol.Party]protocol.Progress
 }
 
 type fixedClock struct{}
@@ -46,7 +52,8 @@ func newMemSessionData(t testing.TB, p Params, P int, xs, rs [][]float64) *memSe
 	for i := range P {
 		parties = append(parties, protocol.Party{Role: RoleFeature, Index: i})
 	}
-	s := &memSession{t: t, parties: parties, roles: map[protocol.Party]protocol.Role{}}
+	s := &memSession{t: t, parties: parties, roles: map[protocol.Party]protocol.Role{}, envs: map[protocol.Party]protocol.Environment{},
+		progress: map[protocol.Party]protocol.Progress{}}
 	split := dataset.Split(p.Dimensions, P)
 	for k, pt := range parties {
 		cfg := protocol.RoleConfig{SessionID: "flood", Self: pt, Assignment: a, Params: p,
@@ -62,6 +69,9 @@ func newMemSessionData(t testing.TB, p Params, P int, xs, rs [][]float64) *memSe
 			t.Fatalf("%s: %v", pt, err)
 		}
 		s.roles[pt] = r
+		if s.envs[pt], err = (Family{}).SimulatedEnvironment(cfg); err != nil {
+			t.Fatalf("%s's environment: %v", pt, err)
+		}
 	}
 	for _, pt := range parties {
 		if err := s.roles[pt].Start(); err != nil {
@@ -83,9 +93,36 @@ func (s *memSession) deliver() (protocol.Message, error) {
 }
 
 func (s *memSession) collect(from protocol.Party) {
-	for _, m := range s.roles[from].Ready().Messages {
-		m.From = from
-		s.queue = append(s.queue, m)
+	if err := s.ready(from); err != nil {
+		s.t.Fatal(err)
+	}
+}
+
+// ready queues what party from's role has sent, answering its queries
+// first from its environment as a driver does: what the answers make the
+// role send comes after what it sent before.
+func (s *memSession) ready(from protocol.Party) error {
+	for {
+		rd := s.roles[from].Ready()
+		if rd.Progress != nil {
+			s.progress[from] = *rd.Progress
+		}
+		for _, m := range rd.Messages {
+			m.From = from
+			s.queue = append(s.queue, m)
+		}
+		if len(rd.Queries) == 0 {
+			return nil
+		}
+		for _, q := range rd.Queries {
+			o, err := s.envs[from].Answer(context.Background(), q)
+			if err != nil {
+				return fmt.Errorf("%s's environment: %w", from, err)
+			}
+			if err := s.roles[from].(protocol.Asker).Answer(o); err != nil {
+				return fmt.Errorf("%s rejected the answer to its %s query of step %d: %w", from, q.Kind, q.Step, err)
+			}
+		}
 	}
 }
 

@@ -247,5 +247,5 @@ func firstOutOfRange(b []bool) int64 {
 // errJointNorm is the refusal of a session whose context of step t has a
 // joint norm above 1.
 func errJointNorm(t int64) error {
-	return fmt.Errorf("mpccb: context of step %d (row %d of every party's file) has a joint norm above 1 across the feature parties (each party's part is within 1); scale each context to unit norm before splitting it", t, t)
+	return fmt.Errorf("mpccb: context of step %d (each feature party's answer to its context query of step %d; row %d of a features or replayed file) has a joint norm above 1 across the feature parties (each party's part is within 1); scale each context to unit norm before splitting it", t, t-1, t)
 }

@@ -198,9 +198,8 @@ func sessionOutcome(s *memSession) map[protocol.Party]error {
 			s.roles[m.To].Ready()
 			continue
 		}
-		for _, out := range s.roles[m.To].Ready().Messages {
-			out.From = m.To
-			s.queue = append(s.queue, out)
+		if err := s.ready(m.To); err != nil {
+			errs[m.To] = err
 		}
 	}
 	return errs
@@ -274,7 +273,7 @@ func TestJointNormRefused(t *testing.T) {
 					}
 					continue
 				}
-				want := fmt.Sprintf("context of step %d (row %d of every party's file) has a joint norm above 1 across the feature parties", c.wantT, c.wantT)
+				want := fmt.Sprintf("context of step %d (each feature party's answer to its context query of step %d; row %d of a features or replayed file) has a joint norm above 1 across the feature parties", c.wantT, c.wantT-1, c.wantT)
 				if errs[pt] == nil || !strings.Contains(errs[pt].Error(), want) {
 					t.Errorf("%s: %v, want %q", pt, errs[pt], want)
 				}

@@ -75,6 +75,9 @@ func (u *puller) Step(m protocol.Message) error {
 		u.counts[a]++
 		u.arms = append(u.arms, uint16(a))
 		delete(u.shares, u.next)
+		// p′ alone reports Step and Total, the session's steps; the other
+		// roles report Activity only, so that the sum over the parties
+		// that a daemon shows reads steps of steps (not P + 3 times them).
 		u.SetProgress(protocol.Progress{Step: int64(u.next), Total: u.p.Steps})
 		if u.next == uint64(u.p.Steps) {
 			u.SetResult(protocol.Result{Report: encodeReport(report{Steps: u.p.Steps}), Local: PullerLocal{Pulls: u.counts, Arms: u.arms}})

@@ -3,8 +3,8 @@ package mpccb
 import (
 	"fmt"
 	"io"
+	"slices"
 
-	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
@@ -13,18 +13,21 @@ import (
 // checkpoints is how many points of the reward curve p″ reports.
 const checkpoints = 100
 
-// receiver is p″: it holds every context's reward row (the realised reward
-// of every arm), secret-shares each row to the feature parties, at most
-// Window steps ahead, and adds up their shares of r_t.
+// receiver is p″: it asks its environment for the reward every arm would
+// pay at each step (protocol.Asker), secret-shares each row to the feature
+// parties as it is answered, at most Window steps ahead, and adds up their
+// shares of r_t.
 type receiver struct {
 	base
 	p       Params
 	parties int
 	fx      mpc.Fixed
-	rows    [][]float64
 	rand    io.Reader
-	sent    uint64
-	next    uint64
+	bound   float64     // the largest |reward| the engine's range allows (Params.maxReward)
+	asked   uint64      // QueryRewards queries asked (steps 0 to asked−1)
+	sent    uint64      // rows answered and shared (steps 1 to sent)
+	next    uint64      // the step whose r_t p″ waits for
+	rows    [][]float64 // the rows of steps next to sent, kept to check r_t
 	shares  map[uint64][]*uint64
 	total   float64
 	curve   []float64
@@ -39,67 +42,81 @@ type ReceiverLocal struct {
 }
 
 func newReceiver(cfg protocol.RoleConfig, p Params) (*receiver, error) {
-	r := &receiver{p: p, parties: cfg.Assignment.Count(RoleFeature), fx: mpc.Fixed{Frac: uint(p.PrecisionBits)},
-		rand: cfg.Rand, next: 1, shares: map[uint64][]*uint64{}, every: max(1, p.Steps/checkpoints)}
-	source := "the rewards"
-	switch l := cfg.Local.(type) {
-	case *RewardLocal:
-		r.rows = l.Rows
-	case *rewardConfig:
-		source = l.Rewards
-		rows, err := dataset.ReadRewards(l.Rewards, p.Arms)
-		if err != nil {
-			return nil, fmt.Errorf("reading the rewards: %w", err)
-		}
-		r.rows = rows
-	default:
-		return nil, fmt.Errorf("the reward receiver needs its rewards (local data of type %T)", cfg.Local)
-	}
-	if int64(len(r.rows)) < p.Steps {
-		return nil, fmt.Errorf("the rewards cover %d contexts; the session needs %d steps", len(r.rows), p.Steps)
-	}
-	bound := p.maxReward()
-	for i, row := range r.rows[:p.Steps] {
-		if len(row) != p.Arms {
-			return nil, fmt.Errorf("reward row %d has %d arms; the session has %d", i+1, len(row), p.Arms)
-		}
-		for _, v := range row {
-			if !(v >= -bound && v <= bound) {
-				return nil, fmt.Errorf("%s, row %d: the reward %v is outside [−%.4g, %.4g], the range in which the engine's products stay within its ring at precision_bits = %d over %d steps; scale the rewards or use fewer precision bits",
-					source, i+1, v, bound, bound, p.PrecisionBits, p.Steps)
-			}
-		}
-	}
-	return r, nil
+	return &receiver{p: p, parties: cfg.Assignment.Count(RoleFeature), fx: mpc.Fixed{Frac: uint(p.PrecisionBits)},
+		rand: cfg.Rand, bound: p.maxReward(), next: 1, shares: map[uint64][]*uint64{}, every: max(1, p.Steps/checkpoints)}, nil
 }
 
 // Start implements protocol.Role.
-func (r *receiver) Start() error { return r.shareRows() }
+func (r *receiver) Start() error {
+	r.askRows()
+	return nil
+}
 
-// shareRows secret-shares the rows up to Window steps ahead: uniformly random
-// shares for parties 1…P−1 (crypto/rand in a real session), the rest for
-// party 0.
-func (r *receiver) shareRows() error {
-	for r.sent < uint64(r.p.Steps) && r.sent < r.next-1+uint64(r.p.Window) {
-		row := r.fx.EncodeAll(r.rows[r.sent])
-		buf := make([]byte, 8*len(row))
-		for q := r.parties - 1; q >= 0; q-- {
-			share := row
-			if q > 0 {
-				if _, err := io.ReadFull(r.rand, buf); err != nil {
-					return fmt.Errorf("drawing reward shares: %w", err)
-				}
-				share = make([]uint64, len(row))
-				for i := range share {
-					share[i] = leUint64(buf[8*i:])
-					row[i] -= share[i]
-				}
-			}
-			r.send(protocol.Party{Role: RoleFeature, Index: q}, &mpccbpb.Message{Kind: &mpccbpb.Message_RewardRow{
-				RewardRow: &mpccbpb.Words{Step: r.sent + 1, Words: share}}})
-		}
-		r.sent++
+// rowsAhead bounds the reward queries p″ has asked and not yet had
+// answered (within the window): as contextsAhead.
+const rowsAhead = 32
+
+// askRows asks the reward rows of the steps up to Window ahead of the step
+// whose r_t p″ waits for — just when it would share them — at most
+// rowsAhead unanswered.
+func (r *receiver) askRows() {
+	for r.asked < uint64(r.p.Steps) && r.asked < r.next-1+uint64(r.p.Window) && r.asked-r.sent < rowsAhead {
+		r.asked++
+		r.Ask(protocol.Query{ID: r.asked, Kind: protocol.QueryRewards, Step: int64(r.asked) - 1})
 	}
+}
+
+// Answer implements protocol.Asker: the reward row of the oldest step
+// asked — one reward per arm, each within the range the engine's products
+// allow at this precision over this many steps — which p″ shares at once.
+func (r *receiver) Answer(o protocol.Outcome) error {
+	t := r.sent // the query's step
+	if t >= r.asked || o.ID != t+1 {
+		return fmt.Errorf("reward receiver: an answer to query %d, but the oldest query asked and not answered is %d (of %d asked)", o.ID, t+1, r.asked)
+	}
+	if len(o.Rewards) != r.p.Arms {
+		return fmt.Errorf("reward receiver, step %d: %d rewards; the session has %d arms, and p″ needs the reward of every arm", t, len(o.Rewards), r.p.Arms)
+	}
+	if !isFinite(o.Rewards) {
+		return fmt.Errorf("reward receiver, step %d: the rewards hold a value that is not a finite number: %v", t, o.Rewards)
+	}
+	for a, v := range o.Rewards {
+		if !(v >= -r.bound && v <= r.bound) {
+			return fmt.Errorf("reward receiver, step %d (row %d of a rewards or replayed file): the reward %v of arm %d is outside [−%.4g, %.4g], the range in which the engine's products stay within its ring at precision_bits = %d over %d steps; scale the rewards or use fewer precision bits",
+				t, t+1, v, a, r.bound, r.bound, r.p.PrecisionBits, r.p.Steps)
+		}
+	}
+	row := slices.Clone(o.Rewards)
+	r.rows = append(r.rows, row)
+	r.SetProgress(protocol.Progress{Activity: r.activity()})
+	return r.share(row)
+}
+
+// activity counts p″'s work for the daemon's stall timeout: rows answered
+// and rewards learned. It reports no Step and Total: p′ alone does.
+func (r *receiver) activity() int64 { return int64(r.sent+r.next) - 1 }
+
+// share secret-shares the row of step sent+1: uniformly random shares for
+// parties 1…P−1 (crypto/rand in a real session), the rest for party 0.
+func (r *receiver) share(rewards []float64) error {
+	row := r.fx.EncodeAll(rewards)
+	buf := make([]byte, 8*len(row))
+	for q := r.parties - 1; q >= 0; q-- {
+		share := row
+		if q > 0 {
+			if _, err := io.ReadFull(r.rand, buf); err != nil {
+				return fmt.Errorf("drawing reward shares: %w", err)
+			}
+			share = make([]uint64, len(row))
+			for i := range share {
+				share[i] = leUint64(buf[8*i:])
+				row[i] -= share[i]
+			}
+		}
+		r.send(protocol.Party{Role: RoleFeature, Index: q}, &mpccbpb.Message{Kind: &mpccbpb.Message_RewardRow{
+			RewardRow: &mpccbpb.Words{Step: r.sent + 1, Words: share}}})
+	}
+	r.sent++
 	return nil
 }
 
@@ -153,7 +170,7 @@ func (r *receiver) Step(m protocol.Message) error {
 		if int64(r.next)%r.every == 0 || r.next == uint64(r.p.Steps) {
 			r.curve = append(r.curve, r.total/float64(r.next))
 		}
-		r.SetProgress(protocol.Progress{Step: int64(r.next), Total: r.p.Steps})
+		r.rows = r.rows[1:]
 		if r.next == uint64(r.p.Steps) {
 			n := float64(r.p.Steps)
 			r.SetResult(protocol.Result{
@@ -163,16 +180,15 @@ func (r *receiver) Step(m protocol.Message) error {
 			return nil
 		}
 		r.next++
-		if err := r.shareRows(); err != nil {
-			return err
-		}
+		r.SetProgress(protocol.Progress{Activity: r.activity()})
+		r.askRows()
 	}
 }
 
 // check decodes r_t and verifies that it is the reward of some arm in the
 // step's row: the parties select it exactly, by a 0/1 vector.
 func (r *receiver) check(sum uint64) (float64, error) {
-	for _, v := range r.rows[r.next-1] {
+	for _, v := range r.rows[0] {
 		if r.fx.Encode(v) == sum {
 			return v, nil
 		}
