@@ -47,11 +47,10 @@ type agent struct {
 	// none; deferred counts the activations that came meanwhile.
 	asked    []int
 	deferred int
-	// query is the pull asked since the last Ready, if queued; Ready
-	// hands it over in storage cut from slab (see Ready).
-	query  protocol.Query
+	// query holds the pull asked since the last Ready, if queued (see
+	// Ready).
+	query  [1]protocol.Query
 	queued bool
-	slab   []protocol.Query
 
 	interactions int64 // t^n
 	epoch        int   // DP-MASE: e^n, from 1
@@ -152,27 +151,19 @@ func (a *agent) pull() {
 		}
 	}
 	a.asked = a.arms
-	a.query = protocol.Query{ID: uint64(a.interactions) + 1, Kind: protocol.QueryPull, Step: a.interactions, Arms: a.asked}
+	a.query[0] = protocol.Query{ID: uint64(a.interactions) + 1, Kind: protocol.QueryPull, Step: a.interactions, Arms: a.asked}
 	a.queued = true
 }
 
-// querySlab is how many queries' storage Ready cuts from one allocation.
-const querySlab = 256
-
 // Ready implements protocol.Role: the Outbox's batch and the pull asked
-// since the last Ready, at most one (an agent asks again only once
-// answered, and its driver answers only what Ready handed it). The query
-// is copied into storage cut from a slab, never reused, so that a step
-// does not allocate a batch's queries of its own.
+// since the last Ready, at most one. The query's storage is the agent's
+// own, reused from pull to pull rather than allocated at every step: the
+// agent asks again only once answered, and its driver has taken the query
+// — handed it to the environment, a copy — before it answers it.
 func (a *agent) Ready() protocol.Ready {
 	rd := a.Outbox.Ready()
 	if a.queued {
-		if len(a.slab) == 0 {
-			a.slab = make([]protocol.Query, querySlab)
-		}
-		a.slab[0] = a.query
-		rd.Queries, a.slab = a.slab[:1:1], a.slab[1:]
-		a.queued, a.query = false, protocol.Query{}
+		rd.Queries, a.queued = a.query[:1:1], false
 	}
 	return rd
 }
