@@ -74,6 +74,9 @@ func (s *session) loop() {
 		// most once a tick, so that the loop takes run seldom while
 		// messages are stepped in place.
 		progressDue bool
+		// pace carries the fractions of the Paced roles' activations
+		// from tick to tick, by local party (tickRoles).
+		pace = make([]float64, len(s.mine))
 	)
 	idle := time.Now()
 	lastTick := idle
@@ -100,7 +103,7 @@ func (s *session) loop() {
 			ticks = int(min(max(now.Sub(lastTick)/tickLen, 1), 1+pauseNotice/tickLen))
 			lastTick = now
 		case <-roleTick:
-			s.tickRoles()
+			s.tickRoles(pace)
 		case a := <-s.answers:
 			s.answered(a)
 		case <-topicC:
@@ -355,8 +358,14 @@ func (s *session) stopRoles() {
 	s.run.Unlock()
 }
 
-// tickRoles ticks this node's unfinished roles.
-func (s *session) tickRoles() {
+// tickRoles ticks this node's unfinished roles, and activates those that
+// are protocol.Paced at their rate: Rate × TickInterval activations a tick,
+// the fractions carried over from tick to tick in pace (by local party), at
+// most protocol.MaxActivationsPerTick a tick. The pace is the driver's: a
+// role never activates itself. Each activation's Ready batch is carried out
+// before the next activation, so that an Immediate environment has answered
+// the role's query (and the role gone on) when it is activated again.
+func (s *session) tickRoles(pace []float64) {
 	s.run.Lock()
 	defer s.run.Unlock()
 	if s.roleErr != nil {
@@ -374,8 +383,64 @@ func (s *session) tickRoles() {
 			s.roleErr = err
 			return
 		}
+		if err := s.paceRole(i, &pace[i]); err != nil {
+			s.roleErr = err
+			return
+		}
 	}
 	s.roleErr = s.drainLocal()
+}
+
+// paceRole makes the activations of one tick of local party mine[i], if its
+// role is Paced, adding Rate × TickInterval to the activations it is owed
+// (owed) and making the whole ones. run is held.
+func (s *session) paceRole(i int, owed *float64) *abortError {
+	r, ok := s.roles[i].(protocol.Paced)
+	if !ok {
+		return nil
+	}
+	rate, err := s.roleRate(i, r)
+	if err != nil || !(rate > 0) {
+		return err
+	}
+	*owed += rate * protocol.TickInterval.Seconds()
+	for n := 0; *owed >= 1 && n < protocol.MaxActivationsPerTick; n++ {
+		*owed--
+		active, err := s.activateRole(i, r)
+		if err != nil {
+			return err
+		}
+		if !active {
+			*owed = 0
+			return nil
+		}
+		if err := s.flush(i); err != nil {
+			return err
+		}
+		if s.finished[i] {
+			return nil
+		}
+	}
+	return nil
+}
+
+// roleRate asks Paced role r of local party mine[i] its rate.
+func (s *session) roleRate(i int, r protocol.Paced) (rate float64, err *abortError) {
+	defer s.guardRole(i, &err)
+	return r.Rate(), nil
+}
+
+// activateRole activates Paced role r of local party mine[i] once, if it
+// is still active (protocol.Activated.Active).
+func (s *session) activateRole(i int, r protocol.Paced) (active bool, err *abortError) {
+	defer s.guardRole(i, &err)
+	if !r.Active() {
+		return false, nil
+	}
+	if e := r.Activate(); e != nil {
+		return true, abortf("%s (%s): activation: %v", s.mine[i], s.n.cfg.Node.Name, e)
+	}
+	return true, nil
 }
 
 // collectRoles tells the lifecycle what the roles did: how they failed,

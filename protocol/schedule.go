@@ -5,7 +5,9 @@ import "io"
 // Activated is implemented by roles that act when activated — an agent
 // interacting once with its environment — rather than as time passes. The
 // simulator of a StepScheduler family activates them one global step at a
-// time; in the daemon such a role activates itself from Tick, at its own rate.
+// time; the daemon activates a Paced one at its rate. An activation of a role
+// that asks its environment (Asker) may end in a query, the activation going
+// on when the role is answered.
 type Activated interface {
 	Role
 	// Activate performs one activation: one global step of the session.

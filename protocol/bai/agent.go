@@ -11,22 +11,24 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// maxInteractionsPerTick bounds the work of one Tick in the daemon.
-const maxInteractionsPerTick = 100000
+// maxDeferred bounds the activations an agent keeps while it waits for its
+// environment (see Activate).
+const maxDeferred = 1024
 
 // agent is the state machine of one agent: a local successive-elimination
 // subroutine (DP-MASE's Algorithm 4, Corrupted Elimination's local rule of
 // §B.2, or plain Successive Elimination), its votes, and its view of the
-// global eliminations. It is activated once per interaction: by the simulator
-// at each global step it is drawn for, or by its own Tick in the daemon, at
-// its configured rate.
+// global eliminations. It is activated once per interaction — by the
+// simulator at each global step it is drawn for, by the daemon at its rate
+// (protocol.Paced) — and takes its rewards from its environment
+// (protocol.Asker): an interaction asks for one pull of every arm of its
+// local active set and goes on when the rewards are answered.
 type agent struct {
 	protocol.Outbox // what Ready hands the driver
 
 	cfg   protocol.RoleConfig
 	p     Params
 	k     int
-	env   Environment
 	rate  float64
 	u     *randsrc.Source
 	noise privacy.Noise
@@ -36,34 +38,56 @@ type agent struct {
 	nActive int
 	global  []bool // arms announced as globally eliminated, not yet synced
 	sums    []float64
+	// arms is the local active set in increasing order, the arms an
+	// interaction pulls; nil once it changed, until the next pull. A
+	// query holds it, so it is replaced, never modified.
+	arms []int
+
+	// asked are the arms of the pull asked and not yet answered, nil if
+	// none; deferred counts the activations that came meanwhile.
+	asked    []int
+	deferred int
+	// query holds the pull asked since the last Ready, if queued (see
+	// Ready).
+	query  [1]protocol.Query
+	queued bool
 
 	interactions int64 // t^n
 	epoch        int   // DP-MASE: e^n, from 1
 	round        int64 // DP-MASE: r^n
 	epochLen     int64 // DP-MASE: R(e^n)
-	acc          float64
 
 	finished bool
 }
 
+// newAgent builds an agent. Its number of arms is params.arms, or, when
+// the spec leaves it out (a simulation), the number of its simulated arms.
 func newAgent(cfg protocol.RoleConfig, p Params, local *AgentLocal) (*agent, error) {
 	if local == nil {
-		return nil, fmt.Errorf("an agent needs its arms: configure [local.bai.agent] (reward, arms, rate)")
+		return nil, fmt.Errorf("an agent needs its configuration: [local.bai.agent] (its arms — reward, arms, sigma — or an environment source, and rate)")
 	}
-	k := len(local.Env.Arms)
-	if p.Arms != 0 && p.Arms != k {
-		return nil, fmt.Errorf("local.bai.agent.arms: %d arms, but the session has params.arms = %d", k, p.Arms)
+	k := p.Arms
+	if n := len(local.Env.Arms); n != 0 {
+		if p.Arms != 0 && p.Arms != n {
+			return nil, fmt.Errorf("local.bai.agent.arms: %d arms, but the session has params.arms = %d", n, p.Arms)
+		}
+		k = n
+	}
+	if k == 0 {
+		return nil, fmt.Errorf("params.arms: the session must give the number of arms, since this agent's environment is not its own simulated arms")
 	}
 	// Family.CheckAssignment has refused such a session before anybody
 	// accepted it; an agent is never built for one all the same.
 	if err := p.checkEtaXi(k); err != nil {
 		return nil, err
 	}
-	a := &agent{cfg: cfg, p: p, k: k, env: local.Env, rate: local.Rate, u: randsrc.New(cfg.Rand),
+	a := &agent{cfg: cfg, p: p, k: k, rate: local.Rate, u: randsrc.New(cfg.Rand),
 		active: make([]bool, k), nActive: k, global: make([]bool, k), sums: make([]float64, k)}
 	for i := range a.active {
 		a.active[i] = true
 	}
+	// Not a matter of pace: a real session's noise must come from the
+	// secure sampler; only a simulation replays its noise from its seed.
 	if cfg.Simulated {
 		a.noise = privacy.SeededNoise{Rand: cfg.Rand}
 	} else {
@@ -86,61 +110,137 @@ func (a *agent) Start() error { return nil }
 // holds one arm (Algorithms 2 and 3, "remove agent if done").
 func (a *agent) Active() bool { return !a.finished }
 
-// Tick implements protocol.Role: in the daemon an agent interacts at its own
-// rate, rate × TickInterval interactions per tick.
-func (a *agent) Tick() error {
-	if a.finished || a.cfg.Simulated || a.rate <= 0 {
-		return nil
-	}
-	a.acc += a.rate * protocol.TickInterval.Seconds()
-	for n := 0; a.acc >= 1 && !a.finished && n < maxInteractionsPerTick; n++ {
-		a.acc--
-		if err := a.Activate(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
+// Rate implements protocol.Paced: the interactions per second of its
+// [local.bai.agent] table, which the daemon activates it at.
+func (a *agent) Rate() float64 { return a.rate }
+
+// Tick implements protocol.Role: an agent does nothing as time passes; its
+// driver activates it.
+func (a *agent) Tick() error { return nil }
 
 // Activate implements protocol.Activated: one interaction, in which the agent
-// samples every arm of its local active set (Algorithm 1, line 6).
+// samples every arm of its local active set (Algorithm 1, line 6). It asks
+// its environment for one pull of those arms; Answer goes on. An agent never
+// has two pulls outstanding: an activation that comes while it waits for an
+// answer (its environment is a program or a service, answered after a
+// round trip) starts no interaction, but is kept — up to maxDeferred of them
+// — and taken up as soon as the answer has come, so that a slow environment
+// slows the agent to its own speed without the driver's pace being lost.
+// The simulator answers at once, so there it never waits.
 func (a *agent) Activate() error {
 	if a.finished {
 		return nil
 	}
-	a.interactions++
-	var rewards *baipb.Rewards
-	if a.p.Algorithm == AlgCentral {
-		rewards = &baipb.Rewards{}
+	if a.asked != nil {
+		a.deferred = min(a.deferred+1, maxDeferred)
+		return nil
 	}
-	for k := range a.k {
+	a.pull()
+	return nil
+}
+
+// pull asks the environment for one reward of every arm of the local
+// active set, at step t^n (the interactions so far, from 0).
+func (a *agent) pull() {
+	if a.arms == nil {
+		a.arms = make([]int, 0, a.nActive)
+		for k, on := range a.active {
+			if on {
+				a.arms = append(a.arms, k)
+			}
+		}
+	}
+	a.asked = a.arms
+	a.query[0] = protocol.Query{ID: uint64(a.interactions) + 1, Kind: protocol.QueryPull, Step: a.interactions, Arms: a.asked}
+	a.queued = true
+}
+
+// Ready implements protocol.Role: the Outbox's batch and the pull asked
+// since the last Ready, at most one. The query's storage is the agent's
+// own, reused from pull to pull rather than allocated at every step: the
+// agent asks again only once answered, and its driver has taken the query
+// — handed it to the environment, a copy — before it answers it.
+func (a *agent) Ready() protocol.Ready {
+	rd := a.Outbox.Ready()
+	if a.queued {
+		rd.Queries, a.queued = a.query[:1:1], false
+	}
+	return rd
+}
+
+// Answer implements protocol.Asker: the rewards of the pull asked, one per
+// arm asked, each a finite number in the session's reward range
+// [params.reward_min, params.reward_max]; the interaction goes on with
+// them. An arm eliminated while the agent waited (a CENTRAL agent hears
+// the global eliminations at any time) is no longer sampled: its reward is
+// dropped.
+func (a *agent) Answer(o protocol.Outcome) error {
+	step := a.interactions
+	switch {
+	case a.asked == nil:
+		return fmt.Errorf("an answer to query %d, but the agent asked nothing (interaction %d)", o.ID, step)
+	case o.ID != uint64(step)+1:
+		return fmt.Errorf("an answer to query %d, but the query asked is %d (interaction %d)", o.ID, uint64(step)+1, step)
+	case len(o.Rewards) != len(a.asked):
+		return fmt.Errorf("interaction %d: %d rewards for a pull of %d arms %v; want one reward per arm, in the order asked", step, len(o.Rewards), len(a.asked), a.asked)
+	}
+	for i, r := range o.Rewards {
+		if math.IsNaN(r) || math.IsInf(r, 0) {
+			return fmt.Errorf("interaction %d, arm %d: reward %v is not a finite number", step, a.asked[i], r)
+		}
+		if r < a.p.RewardMin || r > a.p.RewardMax {
+			return fmt.Errorf("interaction %d, arm %d: reward %v is outside the session's reward range [%v, %v] (params.reward_min, reward_max)", step, a.asked[i], r, a.p.RewardMin, a.p.RewardMax)
+		}
+	}
+	asked := a.asked
+	a.asked = nil
+	if a.finished {
+		return nil // it heard the decision, or was halted, while it waited
+	}
+	if err := a.interact(asked, o.Rewards); err != nil {
+		return err
+	}
+	if a.deferred > 0 && !a.finished {
+		a.deferred--
+		a.pull()
+	}
+	return nil
+}
+
+// interact is the rest of an interaction, with the rewards of arms.
+func (a *agent) interact(arms []int, rewards []float64) error {
+	a.interactions++
+	var shipped *baipb.Rewards
+	if a.p.Algorithm == AlgCentral {
+		shipped = &baipb.Rewards{Arms: make([]uint32, 0, len(arms)), Rewards: make([]float64, 0, len(arms))}
+	}
+	for i, k := range arms {
 		if !a.active[k] {
 			continue
 		}
-		r := a.env.pull(k, a.u)
-		if rewards != nil {
-			rewards.Arms = append(rewards.Arms, uint32(k))
-			rewards.Rewards = append(rewards.Rewards, r)
+		r := rewards[i]
+		if shipped != nil {
+			shipped.Arms = append(shipped.Arms, uint32(k))
+			shipped.Rewards = append(shipped.Rewards, r)
 			continue
 		}
 		a.sums[k] += normalize(r, a.p.RewardMin, a.p.RewardMax)
-	}
-	if a.u.Err() != nil {
-		return a.u.Err()
 	}
 	if a.interactions%1024 == 0 {
 		a.progress()
 	}
 	switch a.p.Algorithm {
 	case AlgCentral:
-		a.send(&baipb.Message{Kind: &baipb.Message_Rewards{Rewards: rewards}})
+		a.send(&baipb.Message{Kind: &baipb.Message_Rewards{Rewards: shipped}})
 		a.sync()
 	case AlgDPMASE:
-		return a.stepDPMASE()
+		if err := a.stepDPMASE(); err != nil {
+			return err
+		}
 	case AlgCorrupted, AlgIndependent:
 		a.stepSuccessiveElimination()
 	}
-	return nil
+	return a.u.Err()
 }
 
 // stepDPMASE is lines 7–18 of Algorithm 2.
@@ -254,6 +354,7 @@ func (a *agent) eliminate(k int) {
 	if a.active[k] {
 		a.active[k] = false
 		a.nActive--
+		a.arms = nil
 		a.progress()
 	}
 }
@@ -388,5 +489,6 @@ func (a *agent) progress() {
 	a.SetProgress(protocol.Progress{Step: int64(a.k - a.nActive), Total: int64(a.k - 1), Activity: a.interactions})
 }
 
-var _ protocol.Activated = (*agent)(nil)
+var _ protocol.Paced = (*agent)(nil)
+var _ protocol.Asker = (*agent)(nil)
 var _ protocol.Halter = (*agent)(nil)

@@ -1,9 +1,11 @@
 package bai
 
 import (
+	"context"
 	"fmt"
 	"math"
 
+	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/randsrc"
 )
 
@@ -20,8 +22,10 @@ const (
 // elimination rules stay valid after rewards are mapped onto [0, 1].
 const DefaultSigma = 0.5
 
-// Environment is an agent's own copy of the common K-armed bandit: its local
-// reward source.
+// Environment is an agent's own copy of the common K-armed bandit as its
+// [local.bai.agent] table or the spec's [simulation] table describes it:
+// the family's simulated environment (SimulatedEnvironment) draws its
+// rewards.
 type Environment struct {
 	// Reward is bernoulli or gaussian.
 	Reward string `toml:"reward"`
@@ -76,6 +80,52 @@ func (e *Environment) pull(k int, u *randsrc.Source) float64 {
 	}
 	return 0
 }
+
+// simulatedEnvironment is an agent's simulated environment: its arms,
+// drawn from their own stream, every reward clamped to the session's
+// public range [lo, hi] — as the agents clamped the rewards they drew
+// before they asked an environment, and do still (normalize) — so that it
+// answers what an agent accepts.
+type simulatedEnvironment struct {
+	arms   Environment
+	lo, hi float64
+	draw   *randsrc.Source
+	// rewards is the storage of the last answer, reused: the environment
+	// is Immediate, so its driver hands an answer to the agent, which is
+	// done with it, before the agent asks again.
+	rewards []float64
+}
+
+// Answer implements protocol.Environment: a pull of some of the arms.
+func (e *simulatedEnvironment) Answer(_ context.Context, q protocol.Query) (protocol.Outcome, error) {
+	if q.Kind != protocol.QueryPull {
+		return protocol.Outcome{}, fmt.Errorf("an agent's arms answer pulls, not a %s query", q.Kind)
+	}
+	rewards := e.rewards[:0]
+	for _, k := range q.Arms {
+		if k < 0 || k >= len(e.arms.Arms) {
+			return protocol.Outcome{}, fmt.Errorf("a pull of arm %d, but the agent has %d arms", k, len(e.arms.Arms))
+		}
+		r := e.arms.pull(k, e.draw)
+		if r < e.lo {
+			r = e.lo
+		} else if r > e.hi {
+			r = e.hi
+		}
+		rewards = append(rewards, r)
+	}
+	if err := e.draw.Err(); err != nil {
+		return protocol.Outcome{}, err
+	}
+	e.rewards = rewards
+	return protocol.Outcome{ID: q.ID, Rewards: rewards}, nil
+}
+
+// Immediate implements protocol.Immediate.
+func (*simulatedEnvironment) Immediate() bool { return true }
+
+// Close implements protocol.Environment.
+func (*simulatedEnvironment) Close() error { return nil }
 
 // normalize maps a reward onto [0, 1] with the session's public reward
 // range, clamping what falls outside.

@@ -6,6 +6,7 @@ import (
 	"math"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
 )
 
 // Name is the family's name in specs.
@@ -28,6 +29,8 @@ var (
 	_ protocol.StepScheduler     = Family{}
 	_ protocol.AssignmentChecker = Family{}
 	_ protocol.ParamsPreparer    = Family{}
+	_ protocol.Environmental     = Family{}
+	_ protocol.EnvironmentShaper = Family{}
 )
 
 // Name implements protocol.Family.
@@ -46,11 +49,15 @@ func (Family) ParseParams(raw map[string]any) (any, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
-// AgentLocal is an agent's local data: its reward source and its rate.
+// AgentLocal is an agent's local data: its simulated arms, and its rate.
 type AgentLocal struct {
+	// Env are the arms of the agent's simulated environment; empty when
+	// its [local.bai.agent] table names another source (exec, http,
+	// replay), which answers its pulls instead.
 	Env Environment
 	// Rate is how many interactions per second the agent makes in a real
-	// session.
+	// session: its pace, which the daemon keeps (protocol.Paced), whatever
+	// answers its pulls.
 	Rate float64
 }
 
@@ -71,32 +78,71 @@ type agentConfig struct {
 // DefaultRate is an agent's interactions per second when its config names none.
 const DefaultRate = 100
 
-// DecodeLocal implements protocol.Family.
+// DecodeLocal implements protocol.Family. An agent's table gives its arms
+// (reward, arms, sigma) when its environment is the simulated one; with
+// another source, which answers its pulls, they are neither needed nor
+// allowed. Its rate, its pace, is given either way.
 func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	switch role {
 	case RoleCoordinator:
 		return protocol.NoLocalData(Name, role, table)
 	case RoleAgent:
+		key := protocol.LocalKey(Name, role)
 		if table == nil {
-			return nil, fmt.Errorf("%s: an agent needs its reward source: reward, arms (and sigma), rate", protocol.LocalKey(Name, role))
+			return nil, fmt.Errorf("%s: an agent needs its reward source: reward, arms (and sigma), or an environment source (exec, http, replay); and rate", key)
 		}
 		var c agentConfig
 		if err := table.Decode(&c); err != nil {
 			return nil, err
 		}
-		l := &AgentLocal{Env: Environment{Reward: c.Reward, Arms: c.Arms, Sigma: c.Sigma}, Rate: c.Rate}
-		if err := l.Env.validate(protocol.LocalKey(Name, role)); err != nil {
-			return nil, err
+		l := &AgentLocal{Rate: c.Rate}
+		if table.Simulated() {
+			l.Env = Environment{Reward: c.Reward, Arms: c.Arms, Sigma: c.Sigma}
+			if err := l.Env.validate(key); err != nil {
+				return nil, err
+			}
+		} else if c.Reward != "" || c.Arms != nil || c.Sigma != 0 {
+			return nil, fmt.Errorf("%s: source = %q answers the agent's pulls: remove reward, arms and sigma, which describe simulated arms only", key, table.Source)
 		}
 		if l.Rate == 0 {
 			l.Rate = DefaultRate
 		}
 		if !(l.Rate > 0 && l.Rate <= 1e6) {
-			return nil, fmt.Errorf("%s.rate: %v interactions per second is out of range (0, 1e6]", protocol.LocalKey(Name, role), c.Rate)
+			return nil, fmt.Errorf("%s.rate: %v interactions per second is out of range (0, 1e6]", key, c.Rate)
 		}
 		return l, nil
 	}
 	return nil, fmt.Errorf("bai has no role %q", role)
+}
+
+// SimulatedEnvironment implements protocol.Environmental: an agent's arms
+// as its local data describes them (Bernoulli or Gaussian means), drawing
+// from cfg.Rand, each reward clamped to the session's reward range. The
+// coordinator asks nothing.
+func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environment, error) {
+	if cfg.Self.Role != RoleAgent {
+		return nil, nil
+	}
+	p, ok := cfg.Params.(Params)
+	if !ok {
+		return nil, fmt.Errorf("bai: params of type %T, want bai.Params", cfg.Params)
+	}
+	local, _ := cfg.Local.(*AgentLocal)
+	if local == nil || len(local.Env.Arms) == 0 {
+		return nil, fmt.Errorf("an agent's simulated environment needs its arms: configure [local.bai.agent] (reward, arms, sigma), or an environment source")
+	}
+	return &simulatedEnvironment{arms: local.Env, lo: p.RewardMin, hi: p.RewardMax, draw: randsrc.New(cfg.Rand)}, nil
+}
+
+// EnvironmentShape implements protocol.EnvironmentShaper: an agent's
+// answers have one column per arm (params.arms, which a real session
+// gives); how many interactions it makes is not known in advance.
+func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (int, int64) {
+	p, ok := params.(Params)
+	if role != RoleAgent || !ok {
+		return 0, 0
+	}
+	return p.Arms, 0
 }
 
 // simulation is the bai part of a spec's [simulation] table.
