@@ -205,8 +205,8 @@ type TableOptions struct {
 }
 
 // A NormError reports a context of norm above MaxNorm in a table read
-// without normalisation. Callers add how to ask for normalisation (a flag,
-// a key).
+// without normalisation. Callers add how to ask for it (errors.As): the
+// data command names its flag --normalize, the simulator its key.
 type NormError struct {
 	// Path is the table; Line the line of the context.
 	Path string
@@ -221,7 +221,7 @@ func (e *NormError) Error() string {
 	if e.PCA > 0 {
 		what = fmt.Sprintf("its projection onto %d principal components has", e.PCA)
 	}
-	return fmt.Sprintf("CSV table %s, line %d: %s norm %.6g; the engine needs every context's norm to be at most 1: scale the contexts to unit norm (normalize)",
+	return fmt.Sprintf("CSV table %s, line %d: %s norm %.6g; the engine needs every context's norm to be at most 1",
 		e.Path, e.Line, what, e.Norm)
 }
 
@@ -348,26 +348,4 @@ func LoadCSV(path string, o TableOptions, limit int) (*TableBandit, error) {
 		return nil, err
 	}
 	return t.Bandit(o, limit)
-}
-
-// PrepareCSV writes the per-organisation files of a contextual-bandit
-// session from the table at path, as Prepare does from Fashion-MNIST:
-// PartyFile(p) for each of the parties feature parties, holding its block
-// Split(D, parties)[p] of every context's D columns, and RewardsFile, into
-// outDir. The contexts and rewards are LoadCSV(path, o, limit)'s.
-func PrepareCSV(path string, o TableOptions, outDir string, parties, limit int) (*TableBandit, error) {
-	b, err := LoadCSV(path, o, limit)
-	if err != nil {
-		return nil, err
-	}
-	if d := len(b.Contexts[0]); parties < 1 || parties > d {
-		return nil, fmt.Errorf("preparing files from CSV table %s: %d feature parties for %d features (after PCA), want 1..%d: each party holds one feature at least", path, parties, d, d)
-	}
-	if o.Progress != nil {
-		o.Progress(fmt.Sprintf("writing %d contexts into %s", len(b.Contexts), outDir))
-	}
-	if err := WriteSession(outDir, parties, b.Contexts, b.Rewards); err != nil {
-		return nil, err
-	}
-	return b, nil
 }
