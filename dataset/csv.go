@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -73,7 +74,11 @@ func ReadTable(path, label string, progress func(stage string)) (*Table, error) 
 	if progress != nil {
 		progress("reading " + path)
 	}
-	r := csv.NewReader(f)
+	br := bufio.NewReader(f)
+	if bom, _ := br.Peek(3); string(bom) == "\ufeff" {
+		br.Discard(3) // a byte-order mark, as spreadsheets write
+	}
+	r := csv.NewReader(br)
 	r.Comment = '#'
 	r.TrimLeadingSpace = true
 	r.ReuseRecord = true
@@ -87,7 +92,6 @@ func ReadTable(path, label string, progress func(stage string)) (*Table, error) 
 	}
 	headerLine, _ := r.FieldPos(0)
 	header = trimAll(header) // a copy: Read reuses the record's slice
-	header[0] = strings.TrimSpace(strings.TrimPrefix(header[0], "\ufeff"))
 	t := &Table{Path: path, Label: label}
 	numeric := 0
 	for i, name := range header {
