@@ -179,10 +179,10 @@ func dataCSV(stdout, stderr io.Writer, c csvOptions) error {
 // a while, a line on stderr with its current stage and the time so far,
 // refreshed until finish (redrawn on a terminal, see progressLine).
 type stageProgress struct {
-	mu    sync.Mutex
+	mu    sync.Mutex // guards stage
 	stage string
-	stop  chan struct{}
-	done  chan struct{}
+	stop  chan struct{} // closed by finish
+	done  chan struct{} // closed when the showing goroutine has returned
 }
 
 // startStageProgress starts showing stages on w, prefixed with name, after

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"testing/synctest"
 	"time"
 
 	"github.com/bandit-node/bandit-node/dataset"
@@ -219,27 +220,36 @@ func (s *syncBuffer) String() string {
 }
 
 // TestStageProgress checks that a preparation's stage is shown once it has
-// taken longer than the delay, and never before.
+// taken longer than the delay, and never before (in a synctest bubble: the
+// clock is virtual).
 func TestStageProgress(t *testing.T) {
-	var quiet syncBuffer
-	p := startStageProgress(&quiet, "data mpccb", time.Hour, time.Millisecond)
-	p.set("reading table.csv")
-	p.finish()
-	if s := quiet.String(); s != "" {
-		t.Errorf("a quick preparation showed %q", s)
-	}
+	synctest.Test(t, func(t *testing.T) {
+		var buf syncBuffer
+		p := startStageProgress(&buf, "data mpccb", time.Second, time.Second)
+		p.set("reading table.csv")
+		time.Sleep(999 * time.Millisecond)
+		synctest.Wait()
+		if s := buf.String(); s != "" {
+			t.Errorf("before a second, it showed %q", s)
+		}
+		p.set("fitting a 20-component PCA")
+		time.Sleep(2 * time.Millisecond)
+		synctest.Wait()
+		if s := buf.String(); s != "data mpccb: fitting a 20-component PCA (1s)\n" {
+			t.Errorf("after a second, it showed %q, want the stage", s)
+		}
+		p.finish()
 
-	var slow syncBuffer
-	p = startStageProgress(&slow, "data mpccb", 0, time.Millisecond)
-	p.set("fitting a 20-component PCA")
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(slow.String(), "data mpccb: fitting a 20-component PCA (") && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
-	p.finish()
-	if s := slow.String(); !strings.Contains(s, "data mpccb: fitting a 20-component PCA (0s)") {
-		t.Errorf("a slow preparation showed %q, want its stage", s)
-	}
+		buf = syncBuffer{}
+		p = startStageProgress(&buf, "data mpccb", time.Second, time.Second)
+		p.set("reading table.csv")
+		time.Sleep(500 * time.Millisecond)
+		p.finish()
+		time.Sleep(time.Hour)
+		if s := buf.String(); s != "" {
+			t.Errorf("a quick preparation showed %q", s)
+		}
+	})
 }
 
 // TestSimulateCSV simulates examples/mpccb-csv.toml, from the repository's
