@@ -101,7 +101,7 @@ func (f Family) load(s simulation, p Params) (contexts, rewards [][]float64, err
 	if s.Dataset == dataset.FashionMNIST && p.Arms != 10 {
 		return nil, nil, fmt.Errorf("params.arms: Fashion-MNIST has 10 classes, so 10 arms, not %d", p.Arms)
 	}
-	source := fmt.Sprintf("the %s data set's contexts", s.Dataset)
+	source := fmt.Sprintf("the %s contexts", s.Dataset)
 	if s.Dataset == dataset.CSV {
 		source = fmt.Sprintf("the contexts of %s (its feature columns, or simulation.pca)", s.CSV)
 		contexts, rewards, err = loadTable(s, p)
