@@ -13,6 +13,9 @@
 //     the projected images;
 //   - synthetic.go: the many-arm variant: k-means arms and Gaussian-kernel
 //     Bernoulli rewards;
+//   - csv.go: an organisation's own table (a CSV file with a header,
+//     numeric features and a class label) as contexts and one-hot rewards,
+//     with the same PCA and unit-norm scaling;
 //   - files.go: the feature parties' and reward receiver's CSV files and the
 //     public column split among feature parties;
 //   - load.go: Load (in memory, for the simulator) and Prepare (files, for

@@ -14,12 +14,21 @@ import (
 type simulation struct {
 	// Parties is the number of feature parties (default 2).
 	Parties int `toml:"parties"`
-	// Dataset is "fashion-mnist" (10 arms) or "synthetic" (params.arms
-	// k-means clusters).
+	// Dataset is "fashion-mnist" (10 arms), "synthetic" (params.arms
+	// k-means clusters) or "csv" (an organisation's own table; the default
+	// when csv is given).
 	Dataset string `toml:"dataset"`
 	// DataSeed fixes the synthetic data set's clustering and reward draws
 	// (default 1).
 	DataSeed uint64 `toml:"data_seed"`
+	// CSV names the table of dataset "csv" (a path relative to the working
+	// directory) and Label its label column, each row's class: the arm
+	// that pays 1. PCA (0: none) and Normalize are data mpccb's --pca and
+	// --normalize (dataset.TableOptions).
+	CSV       string `toml:"csv"`
+	Label     string `toml:"label"`
+	PCA       int    `toml:"pca"`
+	Normalize bool   `toml:"normalize"`
 }
 
 func parseSimulation(raw map[string]any) (simulation, error) {
@@ -27,11 +36,33 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
 		return s, err
 	}
+	if _, named := raw["dataset"]; !named && s.CSV != "" {
+		s.Dataset = dataset.CSV
+	}
 	if s.Parties < 2 || s.Parties > MaxParties {
 		return s, fmt.Errorf("simulation.parties: %d is out of range [2, %d]", s.Parties, MaxParties)
 	}
-	if s.Dataset != dataset.FashionMNIST && s.Dataset != dataset.Synthetic {
-		return s, fmt.Errorf("simulation.dataset: %q is not %q or %q", s.Dataset, dataset.FashionMNIST, dataset.Synthetic)
+	switch s.Dataset {
+	case dataset.FashionMNIST, dataset.Synthetic:
+		for _, k := range []struct {
+			key string
+			set bool
+		}{{"csv", s.CSV != ""}, {"label", s.Label != ""}, {"pca", s.PCA != 0}, {"normalize", s.Normalize}} {
+			if k.set {
+				return s, fmt.Errorf("simulation.%s: only for dataset = %q, not %q", k.key, dataset.CSV, s.Dataset)
+			}
+		}
+	case dataset.CSV:
+		switch {
+		case s.CSV == "":
+			return s, fmt.Errorf("simulation.csv: dataset %q needs the table: csv = FILE (a CSV file with a header)", dataset.CSV)
+		case s.Label == "":
+			return s, fmt.Errorf("simulation.label: name the column of %s holding each row's class (the arm that pays 1)", s.CSV)
+		case s.PCA < 0 || s.PCA > MaxDimensions:
+			return s, fmt.Errorf("simulation.pca: %d is out of range [0, %d] (0: keep the table's columns)", s.PCA, MaxDimensions)
+		}
+	default:
+		return s, fmt.Errorf("simulation.dataset: %q is not %q, %q or %q", s.Dataset, dataset.FashionMNIST, dataset.Synthetic, dataset.CSV)
 	}
 	return s, nil
 }
@@ -42,6 +73,10 @@ type dataKey struct {
 	arms    int
 	seed    uint64
 	limit   int
+	// A table's path and options.
+	csv, label string
+	pca        int
+	normalize  bool
 }
 
 // dataCache keeps the data sets a Family has loaded.
@@ -55,7 +90,7 @@ func newDataCache() *dataCache { return &dataCache{sets: map[dataKey][2][][]floa
 // load returns the contexts and reward rows of a data set, from the cache
 // when it has them.
 func (f Family) load(s simulation, p Params) (contexts, rewards [][]float64, err error) {
-	k := dataKey{s.Dataset, p.Arms, s.DataSeed, int(p.Steps)}
+	k := dataKey{s.Dataset, p.Arms, s.DataSeed, int(p.Steps), s.CSV, s.Label, s.PCA, s.Normalize}
 	if f.cache != nil {
 		f.cache.mu.Lock()
 		defer f.cache.mu.Unlock()
@@ -66,7 +101,13 @@ func (f Family) load(s simulation, p Params) (contexts, rewards [][]float64, err
 	if s.Dataset == dataset.FashionMNIST && p.Arms != 10 {
 		return nil, nil, fmt.Errorf("params.arms: Fashion-MNIST has 10 classes, so 10 arms, not %d", p.Arms)
 	}
-	contexts, rewards, err = dataset.Load(s.Dataset, p.Arms, s.DataSeed, int(p.Steps))
+	source := fmt.Sprintf("the %s contexts", s.Dataset)
+	if s.Dataset == dataset.CSV {
+		source = fmt.Sprintf("the contexts of %s (its feature columns, or simulation.pca)", s.CSV)
+		contexts, rewards, err = loadTable(s, p)
+	} else {
+		contexts, rewards, err = dataset.Load(s.Dataset, p.Arms, s.DataSeed, int(p.Steps))
+	}
 	if err != nil {
 		var re *dataset.RangeError
 		if errors.As(err, &re) {
@@ -78,12 +119,30 @@ func (f Family) load(s simulation, p Params) (contexts, rewards [][]float64, err
 		return nil, nil, fmt.Errorf("params.steps: %d steps, but the %s data set has %d contexts", p.Steps, s.Dataset, len(contexts))
 	}
 	if len(contexts[0]) != p.Dimensions {
-		return nil, nil, fmt.Errorf("params.dimensions: %d, but the %s contexts have %d", p.Dimensions, s.Dataset, len(contexts[0]))
+		return nil, nil, fmt.Errorf("params.dimensions: %d, but %s have %d", p.Dimensions, source, len(contexts[0]))
 	}
 	if f.cache != nil {
 		f.cache.sets[k] = [2][][]float64{contexts, rewards}
 	}
 	return contexts, rewards, nil
+}
+
+// loadTable reads the table of dataset "csv": params.steps contexts, each
+// label a class in 0..params.arms−1.
+func loadTable(s simulation, p Params) (contexts, rewards [][]float64, err error) {
+	b, err := dataset.LoadCSV(s.CSV, dataset.TableOptions{Label: s.Label, Arms: p.Arms, PCA: s.PCA, Normalize: s.Normalize}, int(p.Steps))
+	if err != nil {
+		var ne *dataset.NormError
+		var re *dataset.RangeError
+		switch {
+		case errors.As(err, &ne):
+			return nil, nil, fmt.Errorf("simulation.csv: %w: set simulation.normalize = true to scale every context to unit norm", err)
+		case errors.As(err, &re):
+			return nil, nil, err // load names params.steps or params.arms
+		}
+		return nil, nil, fmt.Errorf("simulation.csv: %w", err)
+	}
+	return b.Contexts, b.Rewards, nil
 }
 
 // PrepareSimulation implements protocol.Family; the simulator calls

@@ -2,8 +2,12 @@ package cli
 
 import (
 	"context"
+	"errors"
+	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/bandit-node/bandit-node/dataset"
@@ -11,11 +15,19 @@ import (
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
 )
 
+// stageProgressAfter is how long preparing data may take before its stage
+// is shown on stderr; stageProgressEvery how often it is refreshed then.
+const (
+	stageProgressAfter = time.Second
+	stageProgressEvery = time.Second
+)
+
 // runData prepares the per-organisation data files of a protocol's session.
 func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, "Usage: bandit-node data NAME [flags]\n\nData sets:\n  mpccb  the private contextual bandit's feature-party and reward files (Fashion-MNIST or synthetic)")
-		fmt.Fprintln(stdout, "\nExample:\n  bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000")
+		fmt.Fprintln(stdout, "Usage: bandit-node data NAME [flags]\n\nData sets:\n  mpccb  the private contextual bandit's feature-party and reward files (Fashion-MNIST, synthetic, or your own CSV table)")
+		fmt.Fprintln(stdout, "\nExamples:\n  bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000")
+		fmt.Fprintln(stdout, "  bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --normalize --out iris-data")
 		if len(args) == 0 {
 			return usageError{"data: name a data set"}
 		}
@@ -24,20 +36,29 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if args[0] != "mpccb" {
 		return usageError{fmt.Sprintf("data: unknown data set %q (known: mpccb)", args[0])}
 	}
-	fs := newFlags("data mpccb", "data mpccb --out DIR [--parties P] [--dataset fashion-mnist|synthetic] [--arms N] [--steps N] [--seed N] [--source DIR]", `
+	fs := newFlags("data mpccb", "data mpccb --out DIR [--parties P] [--csv FILE --label COLUMN [--pca D] [--normalize] | --dataset fashion-mnist|synthetic [--seed N] [--source DIR]] [--arms N] [--steps N]", `
 bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000
   then give party0.csv to the first feature party's organisation, party1.csv
-  to the second, rewards.csv to the reward receiver's.`, stderr)
+  to the second, rewards.csv to the reward receiver's.
+bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --normalize --out iris-data
+  the same from your own table: every column but the label is a feature, the
+  label is the class (0, 1, …), the arm that pays 1.`, stderr)
 	out := fs.String("out", "", "directory to write party0.csv … and rewards.csv into (required)")
-	parties := fs.Int("parties", 2, fmt.Sprintf("number of feature parties, 2..%d; each gets a contiguous block of the 20 columns", mpccb.MaxParties))
+	parties := fs.Int("parties", 2, fmt.Sprintf("number of feature parties, 2..%d; each gets a contiguous block of the columns", mpccb.MaxParties))
 	set := fs.String("dataset", dataset.FashionMNIST, "fashion-mnist (10 arms, reward 1 for the right class) or synthetic (k-means arms, Bernoulli rewards)")
-	arms := fs.Int("arms", 10, "arms (synthetic only; Fashion-MNIST has 10 classes)")
-	steps := fs.Int("steps", 0, "contexts to write (0: all 60,000)")
+	arms := fs.Int("arms", 10, "arms (synthetic; with --csv the default is the largest label + 1; Fashion-MNIST has 10 classes)")
+	steps := fs.Int("steps", 0, "contexts to write (0: all of them, 60,000 for Fashion-MNIST, every row of a --csv table)")
 	seed := fs.Uint64("seed", 1, "seed of the synthetic clustering and reward draws")
 	source := fs.String("source", dataset.FashionMNISTDir, "directory of the Fashion-MNIST IDX files")
+	csvPath := fs.String("csv", "", "your own table: a CSV file with a header, numeric feature columns and a label column")
+	label := fs.String("label", "", "with --csv: the column holding each row's class, an integer in 0..arms-1, the arm that pays 1")
+	pca := fs.Int("pca", 0, "with --csv: project the feature columns onto their first D principal components (0: keep the columns)")
+	normalize := fs.Bool("normalize", false, "with --csv: scale every context (after --pca) to unit norm, as Fashion-MNIST's are; without it every row's norm must be at most 1")
 	if _, err := parseArgs(fs, args[1:], 0, 0); err != nil {
 		return err
 	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if *out == "" {
 		fs.Usage()
 		return usageError{"data mpccb: --out is required"}
@@ -53,6 +74,24 @@ bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000
 	if *steps < 0 {
 		return usageError{fmt.Sprintf("data mpccb: --steps %d: must be 0 (all contexts) or more", *steps)}
 	}
+	if *csvPath != "" {
+		for _, name := range []string{"dataset", "seed", "source"} {
+			if given[name] {
+				return usageError{fmt.Sprintf("data mpccb: --%s is not for a --csv table", name)}
+			}
+		}
+		a := 0 // the largest label + 1
+		if given["arms"] {
+			a = *arms
+		}
+		return dataCSV(stdout, stderr, csvOptions{path: *csvPath, out: *out, parties: *parties, steps: *steps,
+			opts: dataset.TableOptions{Label: *label, Arms: a, PCA: *pca, Normalize: *normalize}})
+	}
+	for _, name := range []string{"label", "pca", "normalize"} {
+		if given[name] {
+			return usageError{fmt.Sprintf("data mpccb: --%s is for a --csv table only", name)}
+		}
+	}
 	if *set == dataset.FashionMNIST && *arms != 10 {
 		return usageError{fmt.Sprintf("data mpccb: --arms %d: Fashion-MNIST has 10 classes", *arms)}
 	}
@@ -62,4 +101,132 @@ bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000
 	}
 	fmt.Fprintf(stdout, "wrote %d feature-party files and %s into %s (%.1fs)\n", *parties, dataset.RewardsFile, *out, time.Since(start).Seconds())
 	return nil
+}
+
+// csvOptions are data mpccb's arguments for a --csv table.
+type csvOptions struct {
+	path, out      string
+	parties, steps int
+	opts           dataset.TableOptions
+}
+
+// dataCSV writes the session files of an organisation's own table: checks
+// the arguments that need no reading, reads and projects the table (showing
+// the stage on stderr if that takes more than a second), checks that a
+// session can take the contexts and writes them.
+func dataCSV(stdout, stderr io.Writer, c csvOptions) error {
+	o := c.opts
+	switch {
+	case o.Label == "":
+		return usageError{"data mpccb: --csv needs --label COLUMN, the column holding each row's class"}
+	case o.Arms != 0 && (o.Arms < 2 || o.Arms > mpccb.MaxArms):
+		return usageError{fmt.Sprintf("data mpccb: --arms %d: a session has 2..%d arms", o.Arms, mpccb.MaxArms)}
+	case o.PCA < 0 || o.PCA > mpccb.MaxDimensions:
+		return usageError{fmt.Sprintf("data mpccb: --pca %d: want 1..%d components (a session's dimensions), or 0 to keep the columns", o.PCA, mpccb.MaxDimensions)}
+	case o.PCA > 0 && c.parties > o.PCA:
+		return usageError{fmt.Sprintf("data mpccb: --parties %d for --pca %d: every feature party must hold one column at least", c.parties, o.PCA)}
+	}
+	start := time.Now()
+	progress := startStageProgress(stderr, "data mpccb", stageProgressAfter, stageProgressEvery)
+	o.Progress = progress.set
+	b, err := func() (*dataset.TableBandit, error) {
+		b, err := dataset.LoadCSV(c.path, o, c.steps)
+		if err != nil {
+			var ne *dataset.NormError
+			var re *dataset.RangeError
+			switch {
+			case errors.As(err, &ne):
+				return nil, fmt.Errorf("%w: pass --normalize to scale every context to unit norm", err)
+			case errors.As(err, &re) && re.Arg == "steps":
+				return nil, fmt.Errorf("--steps %d: %w", c.steps, err)
+			case errors.As(err, &re) && re.Arg == "arms":
+				return nil, fmt.Errorf("--arms: %w", err)
+			}
+			return nil, err
+		}
+		d := len(b.Contexts[0])
+		switch {
+		case d > mpccb.MaxDimensions:
+			return nil, fmt.Errorf("CSV table %s: %d feature columns, but a session takes at most %d dimensions: pass --pca D with D ≤ %d", c.path, d, mpccb.MaxDimensions, mpccb.MaxDimensions)
+		case b.Arms*d*d > mpccb.MaxMatrixWords:
+			return nil, fmt.Errorf("CSV table %s: %d arms × %d² dimensions = %d words of W⁻¹ each step, more than the %d a session opens: pass a smaller --pca", c.path, b.Arms, d, b.Arms*d*d, mpccb.MaxMatrixWords)
+		case c.parties > d:
+			return nil, fmt.Errorf("CSV table %s: %d feature parties for %d feature columns: every feature party must hold one column at least", c.path, c.parties, d)
+		}
+		progress.set(fmt.Sprintf("writing %d contexts into %s", len(b.Contexts), c.out))
+		return b, dataset.WriteSession(c.out, c.parties, b.Contexts, b.Rewards)
+	}()
+	progress.finish()
+	if err != nil {
+		return err
+	}
+	d := len(b.Contexts[0])
+	how := fmt.Sprintf("%d feature columns", d)
+	if o.PCA > 0 {
+		how = fmt.Sprintf("PCA to %d components (%.1f %% of the variance)", d, 100*b.Explained)
+	}
+	if o.Normalize {
+		how += ", unit norm"
+	}
+	fmt.Fprintf(stdout, "wrote %d feature-party files and %s into %s: %d contexts of %s, %d arms (%.1fs)\n",
+		c.parties, dataset.RewardsFile, c.out, len(b.Contexts), how, b.Arms, time.Since(start).Seconds())
+	fmt.Fprintf(stdout, "a session on them: [params] arms = %d, dimensions = %d, steps = %d or fewer; [local.mpccb.feature_party] features = %q … on each feature party, [local.mpccb.reward_receiver] rewards = %q\n",
+		b.Arms, d, len(b.Contexts), filepath.Join(c.out, dataset.PartyFile(0)), filepath.Join(c.out, dataset.RewardsFile))
+	return nil
+}
+
+// stageProgress shows what a long preparation is doing: once it has run for
+// a while, a line on stderr with its current stage and the time so far,
+// refreshed until finish (redrawn on a terminal, see progressLine).
+type stageProgress struct {
+	mu    sync.Mutex // guards stage
+	stage string
+	stop  chan struct{} // closed by finish
+	done  chan struct{} // closed when the showing goroutine has returned
+}
+
+// startStageProgress starts showing stages on w, prefixed with name, after
+// the given delay and every period after that.
+func startStageProgress(w io.Writer, name string, after, every time.Duration) *stageProgress {
+	s := &stageProgress{stop: make(chan struct{}), done: make(chan struct{})}
+	start := time.Now()
+	go func() {
+		defer close(s.done)
+		line := newProgressLine(w)
+		defer line.done()
+		timer := time.NewTimer(after)
+		defer timer.Stop()
+		select {
+		case <-s.stop:
+			return
+		case <-timer.C:
+		}
+		tick := time.NewTicker(every)
+		defer tick.Stop()
+		for {
+			s.mu.Lock()
+			stage := s.stage
+			s.mu.Unlock()
+			line.show(fmt.Sprintf("%s: %s (%.0fs)", name, stage, time.Since(start).Seconds()), false)
+			select {
+			case <-s.stop:
+				return
+			case <-tick.C:
+			}
+		}
+	}()
+	return s
+}
+
+// set records the current stage.
+func (s *stageProgress) set(stage string) {
+	s.mu.Lock()
+	s.stage = stage
+	s.mu.Unlock()
+}
+
+// finish stops showing stages and ends the line, if one was shown.
+func (s *stageProgress) finish() {
+	close(s.stop)
+	<-s.done
 }
