@@ -253,7 +253,9 @@ func (e *Exec) Close() error {
 	if p != nil {
 		err = p.stop(e.cfg.StopGrace)
 	}
-	e.reqMu.Lock() // an Answer in flight has returned
+	// An Answer in flight holds reqMu: taking it waits for it to return.
+	//lint:ignore SA2001 the empty critical section is that wait.
+	e.reqMu.Lock()
 	e.reqMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("%s: stopping %s: %w", e.cfg.Label, e.program(), err)
