@@ -254,8 +254,8 @@ func (e *Exec) Close() error {
 		err = p.stop(e.cfg.StopGrace)
 	}
 	// An Answer in flight holds reqMu: taking it waits for it to return.
-	//lint:ignore SA2001 the empty critical section is that wait.
 	e.reqMu.Lock()
+	//lint:ignore SA2001 the empty critical section is that wait.
 	e.reqMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("%s: stopping %s: %w", e.cfg.Label, e.program(), err)
