@@ -132,6 +132,9 @@ func TestEnvironmentAdmission(t *testing.T) {
 					t.Errorf("%s: session %s, want aborted", tn.cfg.Node.Name, got.State)
 					continue
 				}
+				if tn == nodes[0] {
+					t.Logf("aborted: %s", got.Reason)
+				}
 				for _, want := range append([]string{c.owner + " declined", c.owner + " cannot play data_owner of samba"}, c.contains...) {
 					if !strings.Contains(got.Reason, want) {
 						t.Errorf("%s: the reason %q does not say %q", tn.cfg.Node.Name, got.Reason, want)
@@ -226,6 +229,9 @@ func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 				if got.State != stateAborted {
 					t.Errorf("%s: the session with a faulty program %s, want aborted", tn.cfg.Node.Name, got.State)
 					continue
+				}
+				if tn == nodes[0] {
+					t.Logf("aborted: %s", got.Reason)
 				}
 				for _, want := range append([]string{"data_owner[1] (node5)", "step "}, c.contains...) {
 					if !strings.Contains(got.Reason, want) {
