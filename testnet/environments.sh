@@ -166,13 +166,18 @@ if [ "$state" != completed ]; then
   echo "environments.sh: the SAMBA session $id ended $state" >&2
   exit 1
 fi
-# Every data owner's program said which item it answers from (its stderr
-# goes to the daemon's log only when the program fails; the pulls it
-# answered are in the data owner's record).
+# The pulls each data owner's program answered, from its record: one a
+# step in all.
+total=0
 for i in $(seq 4 $((k + 3))); do
   pulls=$("$dir/bin/bandit-node" session result --config "$dir/node$i/config.toml" "$id" --json 2>/dev/null |
     awk -F': ' '/"pulls"/ { gsub(/,/, "", $2); print $2; exit }')
   echo "data owner node$i: its program answered ${pulls:-?} pulls"
+  total=$((total + ${pulls:-0}))
 done
+if [ "$total" -ne "$budget" ]; then
+  echo "environments.sh: the data owners' programs answered $total pulls; the budget is $budget" >&2
+  exit 1
+fi
 
 echo "== BAI: not run — BAI's agents ask their environment after issue 23's BAI conversion; then a session whose agents run examples/environments/bai_agent.sh joins here ==" >&2
