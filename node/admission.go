@@ -115,6 +115,11 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 	if err != nil {
 		return nil, err
 	}
+	// A replay file too short or an exec program missing fails the session
+	// here, before it starts, not at its first query.
+	if err := n.cfg.checkEnvironments(f, params, spec.Roles, distinctRoles(mine)); err != nil {
+		return nil, err
+	}
 	s, err := n.newSession(id, f, params, specText, spec.Roles, from, local)
 	if err != nil {
 		return nil, err

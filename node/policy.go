@@ -101,3 +101,31 @@ func (p PolicyConfig) limitTables() []limitTable {
 		{"min", p.Min, func(v, limit float64) bool { return v >= limit }, "is under", "minimum"},
 	}
 }
+
+// checkEnvironments checks, at admission, the environment of each role in
+// roles that this node plays in a session of family f with parsed params
+// and assignment a, when it is not the family's simulated one: an exec
+// program must exist and be executable, a replay file must be readable,
+// well formed, as wide as the family's answers and, replayed in order, as
+// long as the session's steps (protocol.EnvironmentShaper; a family that
+// does not implement it asks for any width and length). A session that
+// would fail at its first query, or when its file runs out, is declined
+// before it starts, with a reason naming the organization, the key and
+// the file or program.
+func (c *Config) checkEnvironments(f protocol.Family, params any, a protocol.Assignment, roles []string) error {
+	for _, r := range roles {
+		env := c.Environments[f.Name()][r]
+		if env.Simulated() {
+			continue
+		}
+		var columns int
+		var steps int64
+		if sh, ok := f.(protocol.EnvironmentShaper); ok {
+			columns, steps = sh.EnvironmentShape(r, params, a)
+		}
+		if err := env.Check(columns, steps); err != nil {
+			return fmt.Errorf("%s cannot play %s of %s: %s (source = %q): %w", c.Node.Name, r, f.Name(), protocol.LocalKey(f.Name(), r), env.Source, err)
+		}
+	}
+	return nil
+}

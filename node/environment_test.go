@@ -1,0 +1,263 @@
+package node
+
+import (
+	"bufio"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/environment"
+	"github.com/bandit-node/bandit-node/protocol/samba"
+)
+
+// ownerProgram is the data owner program of these tests
+// (testdata/env/owner.sh: its comment says what it does).
+func ownerProgram(t testing.TB) string {
+	t.Helper()
+	p, err := filepath.Abs(filepath.Join("testdata", "env", "owner.sh"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// execOwner is the environment of a data owner answered by owner.sh,
+// whose mode file and logs are in dir.
+func execOwner(t testing.TB, dir string, requestTimeout time.Duration) environment.Config {
+	c := environment.Config{Source: environment.SourceExec, Exec: environment.DefaultExecConfig()}
+	c.Exec.Command = []string{ownerProgram(t), dir}
+	c.Exec.Dir = dir
+	c.Exec.RequestTimeout = requestTimeout
+	c.Exec.StopGrace = 500 * time.Millisecond
+	return c
+}
+
+// setEnvironment gives cfg's SAMBA data owner the environment env (no
+// simulated arm: its local data is nil, as DecodeLocal leaves it).
+func setEnvironment(cfg *Config, env environment.Config) {
+	cfg.LocalData["samba"] = map[string]any{"data_owner": nil}
+	cfg.Environments = map[string]map[string]environment.Config{"samba": {"data_owner": env}}
+}
+
+// sambaOwnersSpec is a SAMBA spec with node1 the data customer, node2 the
+// controller, node3 comp and owners the data owners.
+func sambaOwnersSpec(budget int, owners ...string) []byte {
+	return []byte("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"" +
+		strings.Join(owners, "\", \"") + "\"]\n[params]\nbudget = " + strconv.Itoa(budget) + "\npaillier_bits = 512\n")
+}
+
+// writeMode sets what owner.sh does in dir (its comment lists the modes).
+func writeMode(t testing.TB, dir, mode string, after int) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(dir, "mode"), []byte(mode+" "+strconv.Itoa(after)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// loggedRewards reads what owner.sh in dir handed out in session id: the
+// number of answers and their sum.
+func loggedRewards(t testing.TB, dir, id string) (n int, sum float64) {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "log-"+id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		_, r, ok := strings.Cut(sc.Text(), " ")
+		v, err := strconv.ParseFloat(r, 64)
+		if !ok || err != nil {
+			t.Fatalf("%s: line %q", f.Name(), sc.Text())
+		}
+		n++
+		sum += v
+	}
+	return n, sum
+}
+
+// TestEnvironmentAdmission: on real daemons, a data owner whose replay
+// file is too short, empty or missing, or whose exec program does not
+// exist, declines the proposal, and the session aborts at the initiator
+// and at every participant that had accepted, before it starts, with a
+// reason naming the organization, the key and the file or program.
+func TestEnvironmentAdmission(t *testing.T) {
+	dir := t.TempDir()
+	replay := filepath.Join(dir, "rewards.csv")
+	missing := filepath.Join(dir, "no-such-owner")
+	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
+		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		switch i {
+		case 3: // node4
+			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: 0.5}}
+		case 4: // node5
+			setEnvironment(cfg, environment.Config{Source: environment.SourceReplay,
+				Replay: environment.ReplayConfig{File: replay, Order: environment.OrderSequential}})
+		case 5: // node6
+			c := environment.Config{Source: environment.SourceExec, Exec: environment.DefaultExecConfig()}
+			c.Exec.Command = []string{missing}
+			setEnvironment(cfg, c)
+		}
+	})
+	const budget = 200
+	for _, c := range []struct {
+		name     string
+		file     string // node5's replay file; "" removes it
+		owner    string // the data owner that declines
+		contains []string
+	}{
+		{"too short", "reward\n1\n0\n1\n", "node5", []string{"local.samba.data_owner", replay, "has 3 rows", "needs 200"}},
+		{"empty", "", "node5", []string{"local.samba.data_owner", replay, "empty"}},
+		{"missing", "-", "node5", []string{"local.samba.data_owner", replay, "no such file"}},
+		{"no program", "", "node6", []string{"local.samba.data_owner", missing, "command"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			os.Remove(replay)
+			if c.file != "-" {
+				if err := os.WriteFile(replay, []byte(c.file), 0o600); err != nil {
+					t.Fatal(err)
+				}
+			}
+			id, err := nodes[0].StartSession(sambaOwnersSpec(budget, "node4", c.owner))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tn := range nodes[:4] {
+				got := waitEnded(t, tn, id, 30*time.Second)
+				if got.State != stateAborted {
+					t.Errorf("%s: session %s, want aborted", tn.cfg.Node.Name, got.State)
+					continue
+				}
+				if tn == nodes[0] {
+					t.Logf("aborted: %s", got.Reason)
+				}
+				for _, want := range append([]string{c.owner + " declined", c.owner + " cannot play data_owner of samba"}, c.contains...) {
+					if !strings.Contains(got.Reason, want) {
+						t.Errorf("%s: the reason %q does not say %q", tn.cfg.Node.Name, got.Reason, want)
+					}
+				}
+				if got.Progress.Step != 0 {
+					t.Errorf("%s: the session made %d steps before it aborted", tn.cfg.Node.Name, got.Progress.Step)
+				}
+			}
+			// The data owner that declined never registered the session.
+			decliner := nodes[map[string]int{"node5": 4, "node6": 5}[c.owner]]
+			if _, err := decliner.sessionRecord(id); err == nil {
+				t.Errorf("%s keeps a record of the session it declined", c.owner)
+			}
+		})
+	}
+}
+
+// TestEnvironmentProgramsOnTheNetwork runs SAMBA sessions on six daemons
+// whose data owners' environments are programs (testdata/env/owner.sh):
+// first all three answering well, and the session completes with the
+// cumulative reward the programs handed out (what a simulated run of the
+// same pulls would give); then, for each fault of a program — garbage, an
+// answer too late, exiting at every start, a reward out of range — a
+// session with node5's program at fault aborts on every daemon with a
+// reason naming the organization, the role, the step and (a program's
+// fault) its last stderr line, while a session started at the same time
+// on the same data customer, controller and comp completes; after each, a
+// ping session over all six daemons completes. Every wait is bounded.
+func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
+	root := t.TempDir()
+	dirs := make([]string, 6)
+	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
+		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		if i < 3 {
+			return
+		}
+		dirs[i] = filepath.Join(root, cfg.Node.Name)
+		if err := os.MkdirAll(dirs[i], 0o700); err != nil {
+			t.Fatal(err)
+		}
+		timeout := 5 * time.Second
+		if i == 4 { // node5, the one at fault
+			timeout = 300 * time.Millisecond
+		}
+		setEnvironment(cfg, execOwner(t, dirs[i], timeout))
+	})
+	for _, d := range dirs[3:] {
+		writeMode(t, d, "ok", 0)
+	}
+
+	t.Run("all programs", func(t *testing.T) {
+		const budget = 300
+		got, res := completedSession[samba.Result](t, nodes[0], string(sambaOwnersSpec(budget, "node4", "node5", "node6")), 60*time.Second)
+		var pulls int
+		var sum float64
+		for _, d := range dirs[3:] {
+			n, s := loggedRewards(t, d, got.ID)
+			pulls += n
+			sum += s
+		}
+		if pulls != budget {
+			t.Errorf("the programs answered %d pulls, want the budget, %d", pulls, budget)
+		}
+		if float64(res.CumulativeReward) != sum {
+			t.Errorf("the data customer's cumulative reward is %d; the programs handed out %v", res.CumulativeReward, sum)
+		}
+	})
+
+	ping := pingSpec(5, "node1", "node2", "node3", "node4", "node5", "node6")
+	for _, c := range []struct {
+		mode     string
+		contains []string
+	}{
+		{"garbage", []string{"pull at step", `answered "this is not JSON"`, "owner.sh: printing garbage at step"}},
+		{"slow", []string{"pull at step", "did not send its answer within 300ms", "owner.sh: too slow at step"}},
+		{"exits", []string{"pull at step", "again after a restart", "owner.sh: exiting at step"}},
+		{"half", []string{"rejected what its environment answered", "reward 0.5 is not 0 or 1"}},
+	} {
+		t.Run(c.mode, func(t *testing.T) {
+			writeMode(t, dirs[4], c.mode, 20)
+			faulty, err := nodes[0].StartSession(sambaOwnersSpec(400, "node4", "node5"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			other, err := nodes[0].StartSession(sambaOwnersSpec(400, "node4", "node6"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tn := range nodes[:5] {
+				got := waitEnded(t, tn, faulty, 60*time.Second)
+				if got.State != stateAborted {
+					t.Errorf("%s: the session with a faulty program %s, want aborted", tn.cfg.Node.Name, got.State)
+					continue
+				}
+				if tn == nodes[0] {
+					t.Logf("aborted: %s", got.Reason)
+				}
+				for _, want := range append([]string{"data_owner[1] (node5)", "step "}, c.contains...) {
+					if !strings.Contains(got.Reason, want) {
+						t.Errorf("%s: the reason %q does not say %q", tn.cfg.Node.Name, got.Reason, want)
+					}
+				}
+			}
+			for _, tn := range []*testNode{nodes[0], nodes[1], nodes[2], nodes[3], nodes[5]} {
+				if got := waitEnded(t, tn, other, 60*time.Second); got.State != stateCompleted {
+					t.Errorf("%s: the session started beside it %s (%s), want completed", tn.cfg.Node.Name, got.State, got.Reason)
+				}
+			}
+			// Every daemon goes on: a ping over all six completes.
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			s, err := nodes[4].api.StartSession(ctx, ping)
+			if err != nil {
+				t.Fatal(err)
+			}
+			final, err := nodes[4].api.Wait(ctx, s.ID, 50*time.Millisecond, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if final.State != stateCompleted {
+				t.Errorf("a ping after the fault %s: %s", final.State, final.Reason)
+			}
+		})
+	}
+}
