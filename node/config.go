@@ -236,12 +236,19 @@ func ParseConfig(path string, data []byte, reg *protocol.Registry) (*Config, err
 	if err := cfg.decodeLocal(md, reg, base); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if und := md.Undecoded(); len(und) > 0 {
-		keys := make([]string, len(und))
-		for i, k := range und {
-			keys[i] = k.String()
+	var unknown []string
+	for _, k := range md.Undecoded() {
+		// A [local.<family>.<role>] table was decoded whole, strictly, by
+		// the environment and the family (decodeLocal); the TOML decoder
+		// still lists the keys of an inline table in it (an exec
+		// program's env = { … }).
+		if len(k) > 3 && k[0] == "local" {
+			continue
 		}
-		return nil, fmt.Errorf("%s: unknown key %s", path, strings.Join(keys, ", "))
+		unknown = append(unknown, k.String())
+	}
+	if len(unknown) > 0 {
+		return nil, fmt.Errorf("%s: unknown key %s", path, strings.Join(unknown, ", "))
 	}
 	if err := cfg.validate(reg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)

@@ -363,3 +363,16 @@ func TestEnvironmentMissingAtStart(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalEnvironmentInlineTable: an inline table in a [local] table (an
+// exec program's env) is the environment's key, not an unknown one.
+func TestLocalEnvironmentInlineTable(t *testing.T) {
+	local := "[local.samba.data_owner]\nsource = \"exec\"\ncommand = [\"/bin/cat\"]\nenv = { DB_USER = \"bandit\" }\n"
+	cfg, err := ParseConfig(filepath.Join(t.TempDir(), "config.toml"), []byte("[node]\nname = \"a\"\n"+local), testRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Environments["samba"]["data_owner"].Exec.Env; len(got) != 1 {
+		t.Errorf("env = %v, want DB_USER's", got)
+	}
+}

@@ -97,8 +97,14 @@ func (n *Node) StartSession(specText []byte) (string, error) {
 		}
 	}
 	self := n.host.ID()
-	local, err := n.cfg.admit(f, params, n.cfg.Node.Name, true, distinctRoles(byID.PartiesOf(self.String())))
+	myRoles := distinctRoles(byID.PartiesOf(self.String()))
+	local, err := n.cfg.admit(f, params, n.cfg.Node.Name, true, myRoles)
 	if err != nil {
+		return "", err
+	}
+	// The initiator's own environments are checked as a participant's
+	// are: nothing is proposed that this node could not play.
+	if err := n.cfg.checkEnvironments(f, params, byID, myRoles); err != nil {
 		return "", err
 	}
 	proposed := &protocol.Spec{Protocol: spec.Protocol, Roles: byID, Params: spec.Params}

@@ -23,9 +23,14 @@
 # session's ms per step is the controller's clock over the steps alone (the
 # result's ms_per_step); it prints them and the ratio of the medians.
 #
-# A BAI session whose agents run examples/environments/bai_agent.sh joins
-# once BAI's agents ask their environment (issue 23's BAI conversion); until
-# then the script says so and runs SAMBA only.
+# Then, on the same testnet, a BAI session whose agents (the data owner
+# daemons) each run examples/environments/bai_agent.sh, a POSIX-sh program
+# answering every pull from a CSV log of observed rewards
+# (examples/environments/bai_log.csv, replayed in order and started over when
+# an arm's rewards run out): DP-MASE with K = 10 agents, the CENTRAL
+# baseline (raw rewards to the coordinator) with the 3 agents of --short
+# (DP-MASE's vote threshold needs more agents than 3). It must complete and
+# name arm 0, the log's best.
 #
 # Needs python3 with its sqlite3 module (Debian: apt-get install -y python3),
 # checked before anything is built. Ports: BANDIT_TESTNET_BASE_PORT
@@ -81,6 +86,10 @@ owners_locals() {
       sqlite)
         echo 'source = "exec"'
         echo "command = [\"python3\", \"$envdir/samba_owner_sqlite.py\", \"--db\", \"$dir/ratings.db\"]"
+        echo "[local.bai.agent]"
+        echo 'source = "exec"'
+        echo "command = [\"sh\", \"$envdir/bai_agent.sh\", \"$envdir/bai_log.csv\", \"--wrap\"]"
+        echo "rate = 2000"
         ;;
       go)
         echo 'source = "exec"'
@@ -180,4 +189,25 @@ if [ "$total" -ne "$budget" ]; then
   exit 1
 fi
 
-echo "== BAI: not run — BAI's agents ask their environment after issue 23's BAI conversion; then a session whose agents run examples/environments/bai_agent.sh joins here ==" >&2
+alg=dp_mase
+[ "$mode" = short ] && alg=central
+agents=$(seq -f '"node%g"' 4 $((k + 3)) | paste -sd, -)
+cat >"$dir/bai.toml" <<SPEC
+protocol = "bai"
+[roles]
+coordinator = "node1"
+agent = [$agents]
+[params]
+algorithm = "$alg"
+arms = 10
+delta = 0.05
+beta = 0.5
+epsilon = 0.1
+SPEC
+echo "== BAI ($alg): $k agents, each a shell program answering from a CSV log of observed rewards ==" >&2
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai.toml" --wait --json >"$dir/bai.json" 2>"$dir/bai.err" || true
+grep -E '"(state|reason|best_arm|sample_complexity)"' "$dir/bai.json" | sed 's/^ */  /'
+if ! grep -q '"state": "completed"' "$dir/bai.json" || ! grep -q '"best_arm": 0,' "$dir/bai.json"; then
+  echo "environments.sh: the BAI session did not complete naming arm 0 (see $dir/bai.json, $dir/bai.err)" >&2
+  exit 1
+fi
