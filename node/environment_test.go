@@ -84,11 +84,18 @@ func loggedRewards(t testing.TB, dir, id string) (n int, sum float64) {
 // file is too short, empty or missing, or whose exec program does not
 // exist, declines the proposal, and the session aborts at the initiator
 // and at every participant that had accepted, before it starts, with a
-// reason naming the organization, the key and the file or program.
+// reason naming the organization, the key and the file or program. The
+// file and the program exist when the daemons start (a daemon does not
+// start without them: TestEnvironmentMissingAtStart) and go afterwards.
 func TestEnvironmentAdmission(t *testing.T) {
 	dir := t.TempDir()
 	replay := filepath.Join(dir, "rewards.csv")
 	missing := filepath.Join(dir, "no-such-owner")
+	for _, f := range []string{replay, missing} {
+		if err := os.WriteFile(f, []byte("1\n"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
 	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
 		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		switch i {
@@ -116,6 +123,9 @@ func TestEnvironmentAdmission(t *testing.T) {
 		{"no program", "", "node6", []string{"local.samba.data_owner", missing, "command"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			if c.owner == "node6" {
+				os.Remove(missing)
+			}
 			os.Remove(replay)
 			if c.file != "-" {
 				if err := os.WriteFile(replay, []byte(c.file), 0o600); err != nil {
