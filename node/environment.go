@@ -24,7 +24,6 @@ const maxQueriesQueued = 64
 // envAnswer is an environment's answer to a query of local party mine[i].
 type envAnswer struct {
 	i   int
-	q   protocol.Query
 	o   protocol.Outcome
 	err error
 }
@@ -107,7 +106,7 @@ func (s *session) answerQueries(i int, slot *envSlot) {
 		select {
 		case q := <-slot.queue:
 			o, err := slot.env.Answer(s.envCtx, q)
-			if !post(envAnswer{i: i, q: q, o: o, err: err}) || err != nil {
+			if !post(envAnswer{i: i, o: o, err: err}) || err != nil {
 				return
 			}
 		case <-s.envCtx.Done():
@@ -138,7 +137,7 @@ func (s *session) ask(i int, qs []protocol.Query) (answered bool, err *abortErro
 	}
 	for _, q := range qs {
 		o, err := slot.env.Answer(s.envCtx, q)
-		if err := s.takeAnswer(envAnswer{i: i, q: q, o: o, err: err}); err != nil {
+		if err := s.takeAnswer(envAnswer{i: i, o: o, err: err}); err != nil {
 			return false, err
 		}
 	}
