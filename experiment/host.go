@@ -2,8 +2,9 @@ package experiment
 
 import (
 	"os"
-	"runtime/debug"
 	"strings"
+
+	"github.com/bandit-node/bandit-node/internal/buildinfo"
 )
 
 // loadAverage reads the load averages on Linux, or returns "".
@@ -19,28 +20,13 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-// buildRevision is the VCS revision the binary was built from, if stamped.
+// buildRevision is the VCS revision the binary was built from, if stamped,
+// such as "3f69a06, with uncommitted changes".
 func buildRevision() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return ""
+	info := buildinfo.Read("")
+	rev := info.ShortRevision()
+	if info.Modified {
+		rev = strings.TrimSuffix(rev, "+modified") + ", with uncommitted changes"
 	}
-	var rev, dirty string
-	for _, s := range bi.Settings {
-		switch s.Key {
-		case "vcs.revision":
-			rev = s.Value
-		case "vcs.modified":
-			if s.Value == "true" {
-				dirty = ", with uncommitted changes"
-			}
-		}
-	}
-	if len(rev) > 7 {
-		rev = rev[:7]
-	}
-	if rev == "" {
-		return ""
-	}
-	return rev + dirty
+	return rev
 }
