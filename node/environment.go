@@ -86,19 +86,12 @@ func (s *session) buildEnvironment(i int, cfg protocol.RoleConfig) *abortError {
 
 // answerQueries is the goroutine of a local party's environment that is
 // not Immediate: it starts it (an exec program says hello), then answers
-// the party's queries in order until the session's roles stop.
+// the party's queries in order until the session's roles stop, handing
+// the role each answer itself (answerInPlace).
 func (s *session) answerQueries(i int, slot *envSlot) {
-	post := func(a envAnswer) bool {
-		select {
-		case s.answers <- a:
-			return true
-		case <-s.envCtx.Done():
-			return false
-		}
-	}
 	if st, ok := slot.env.(interface{ Start(context.Context) error }); ok {
 		if err := st.Start(s.envCtx); err != nil {
-			post(envAnswer{i: i, err: err})
+			s.answerInPlace(envAnswer{i: i, err: err})
 			return
 		}
 	}
@@ -106,7 +99,7 @@ func (s *session) answerQueries(i int, slot *envSlot) {
 		select {
 		case q := <-slot.queue:
 			o, err := slot.env.Answer(s.envCtx, q)
-			if !post(envAnswer{i: i, o: o, err: err}) || err != nil {
+			if !s.answerInPlace(envAnswer{i: i, o: o, err: err}) || err != nil {
 				return
 			}
 		case <-s.envCtx.Done():
@@ -157,21 +150,40 @@ func (s *session) takeAnswer(a envAnswer) *abortError {
 	return nil
 }
 
-// answered hands the loop's party the answer of its environment's
-// goroutine and carries out what the role does then.
-func (s *session) answered(a envAnswer) {
+// answerInPlace hands local party mine[a.i] its environment's answer and
+// carries out what the role does then, on the environment's goroutine, as
+// stepInPlace does a message on a stream's reader: handing the answer to
+// the session's loop instead would cost every answer a goroutine switch
+// on the step's critical path (a SAMBA data owner asks once a step;
+// docs/performance.md). A failure, or a panic in the node's code, is
+// handed to the loop. It reports whether the roles still run: once they
+// have stopped (closeEnvironments cancels envCtx, run held), the answer
+// is dropped.
+func (s *session) answerInPlace(a envAnswer) bool {
 	s.run.Lock()
 	defer s.run.Unlock()
+	if s.envCtx.Err() != nil {
+		return false
+	}
 	if s.roleErr != nil || s.finished[a.i] {
-		return
+		return true
 	}
-	if s.roleErr = s.takeAnswer(a); s.roleErr != nil {
-		return
+	defer func() {
+		if v := recover(); v != nil {
+			s.failInPlace(s.internalError(v))
+		}
+	}()
+	err := s.takeAnswer(a)
+	if err == nil {
+		err = s.flush(a.i)
 	}
-	if s.roleErr = s.flush(a.i); s.roleErr != nil {
-		return
+	if err == nil {
+		err = s.drainLocal()
 	}
-	s.roleErr = s.drainLocal()
+	if err != nil {
+		s.failInPlace(err)
+	}
+	return true
 }
 
 // closeEnvironments stops the environments' goroutines and releases what

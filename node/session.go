@@ -146,9 +146,8 @@ type session struct {
 
 	ctrl  chan ctrlEvent
 	inbox chan protocol.Message
-	// answers carry the outcomes of environments that are not Immediate
-	// to the loop; envCtx bounds their calls and ends with the roles.
-	answers   chan envAnswer
+	// envCtx bounds the calls of environments that are not Immediate and
+	// ends with the roles.
 	envCtx    context.Context
 	envCancel context.CancelFunc
 	done      chan struct{}
@@ -255,7 +254,7 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		s.mine[i].Role = s.roleNames[roleIndex(s.roleNames, p.Role)]
 	}
 	s.roles, s.finished, s.told = make([]protocol.Role, len(s.mine)), make([]bool, len(s.mine)), make([]bool, len(s.mine))
-	s.envs, s.answers = make([]*envSlot, len(s.mine)), make(chan envAnswer, 1)
+	s.envs = make([]*envSlot, len(s.mine))
 	s.envCtx, s.envCancel = context.WithCancel(context.Background())
 	for _, id := range s.members {
 		if id != self {

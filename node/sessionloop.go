@@ -104,8 +104,6 @@ func (s *session) loop() {
 			lastTick = now
 		case <-roleTick:
 			s.tickRoles(pace)
-		case a := <-s.answers:
-			s.answered(a)
 		case <-topicC:
 		}
 		if s.checkPause(idle, tickLen) {
