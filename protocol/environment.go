@@ -46,7 +46,10 @@ func (k QueryKind) String() string {
 	return fmt.Sprintf("QueryKind(%d)", uint8(k))
 }
 
-// Query is what a role asks its environment.
+// Query is what a role asks its environment. Its slices are lent: the
+// driver and the environment read them only until the query is answered
+// (Asker.Answer is called) and never keep them, so a role may reuse their
+// storage for its next query rather than allocate at every step.
 type Query struct {
 	// ID numbers the role's queries from 1; the outcome carries it back.
 	ID uint64

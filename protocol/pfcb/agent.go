@@ -221,9 +221,11 @@ func (a *agent) round() error {
 	}
 	a.queries++
 	a.asking = true
-	// The query's steps count from 0: round t is step t−1.
+	// The query's steps count from 0: round t is step t−1. Its slices are
+	// the agent's own (lent, protocol.Query): they change only in the next
+	// round, after this query is answered.
 	a.Ask(protocol.Query{ID: a.queries, Kind: protocol.QueryProcure, Step: t - 1,
-		Producers: append([]int(nil), a.asked...), Quantities: append([]float64(nil), a.units...)})
+		Producers: a.asked, Quantities: a.units})
 	return nil
 }
 

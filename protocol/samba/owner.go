@@ -27,6 +27,7 @@ type dataOwner struct {
 	// none; queries counts the queries asked.
 	asked   uint64
 	queries uint64
+	arm     [1]int // the pull's arms, the query's lent storage: [i]
 	sc      ScoreContext
 	coin    bool // the algorithm reads sc.Coin
 
@@ -63,7 +64,7 @@ func newDataOwner(cfg protocol.RoleConfig) (*dataOwner, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dataOwner{base: b, i: cfg.Self.Index, plain: make([]byte, 0, 16), nonces: bufio.NewReaderSize(cfg.Rand, nonceBuffer)}
+	d := &dataOwner{base: b, i: cfg.Self.Index, arm: [1]int{cfg.Self.Index}, plain: make([]byte, 0, 16), nonces: bufio.NewReaderSize(cfg.Rand, nonceBuffer)}
 	s, err := stream(cfg.Rand)
 	if err != nil {
 		return nil, err
@@ -86,7 +87,7 @@ func (d *dataOwner) pull(t uint64) {
 	d.asked = t
 	d.queries++
 	// The query's steps count from 0: SAMBA's step t is step t−1.
-	d.Ask(protocol.Query{ID: d.queries, Kind: protocol.QueryPull, Step: int64(t) - 1, Arms: []int{d.i}})
+	d.Ask(protocol.Query{ID: d.queries, Kind: protocol.QueryPull, Step: int64(t) - 1, Arms: d.arm[:]})
 }
 
 // Answer implements protocol.Asker: the reward of the pull asked. After the
