@@ -108,7 +108,7 @@ func writeError(w http.ResponseWriter, code int, err error) {
 }
 
 func (n *Node) serveNode(w http.ResponseWriter, r *http.Request) {
-	info := apitype.NodeInfo{Name: n.cfg.Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names()}
+	info := apitype.NodeInfo{Name: n.config().Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names()}
 	for _, a := range n.host.Addrs() {
 		info.Addrs = append(info.Addrs, a.String())
 	}
@@ -179,7 +179,7 @@ func (n *Node) sessionOr404(w http.ResponseWriter, id string) *record {
 	rec, err := n.sessionRecord(id)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotSessionID) {
-			writeError(w, http.StatusNotFound, errors.New("no session "+id+" on "+n.cfg.Node.Name))
+			writeError(w, http.StatusNotFound, errors.New("no session "+id+" on "+n.config().Node.Name))
 			return nil
 		}
 		writeError(w, http.StatusInternalServerError, err)
