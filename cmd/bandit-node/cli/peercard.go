@@ -31,7 +31,11 @@ func peerCard(name, id string, listen []string, ifaces []multiaddr.Multiaddr) (s
 			addrs = append(addrs, ma.String())
 			continue
 		}
-		resolved, err := manet.ResolveUnspecifiedAddresses([]multiaddr.Multiaddr{ma}, reachable(ifaces))
+		var resolved []multiaddr.Multiaddr
+		if ri := reachable(ifaces); len(ri) > 0 {
+			// (Given no interface, the resolver would list them itself.)
+			resolved, err = manet.ResolveUnspecifiedAddresses([]multiaddr.Multiaddr{ma}, ri)
+		}
 		if err != nil || len(resolved) == 0 {
 			notes = append(notes, fmt.Sprintf("# %s listens on every interface, but none was found: write this machine's address here", ma))
 			continue
