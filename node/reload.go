@@ -55,6 +55,13 @@ func (n *Node) applyConfig(ctx context.Context, next *Config) (apitype.ConfigCha
 	if err != nil {
 		return refused(err)
 	}
+	// A peer that stays keeps the book's copy of its ID, which the
+	// running sessions hold: comparing the two stays a pointer compare.
+	for i, p := range book {
+		if old, ok := prev.ids[p.Name]; ok && old == p.ID {
+			book[i].ID = old
+		}
+	}
 	if len(ch.PeersAdded)+len(ch.PeersRemoved)+len(ch.PeersReaddressed) > 0 {
 		// The host validates the book and swaps it whole, or not at all.
 		if _, err := n.host.SetBook(book); err != nil {

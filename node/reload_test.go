@@ -187,7 +187,15 @@ func TestReloadMembership(t *testing.T) {
 			t.Errorf("%s: reload answered %v, want 400 refusing it with %q", tc.name, err, tc.want)
 		}
 	}
-	completedSession[map[string]any](t, n1, string(pingSpec(5, "node1", "node2", "node4")), 30*time.Second)
+	last, _ := completedSession[map[string]any](t, n1, string(pingSpec(5, "node1", "node2", "node4")), 30*time.Second)
+	waitEnded(t, n2, last.ID, 20*time.Second)
+	// A participant ends a moment after the initiator: node2 is idle
+	// before node4 leaves its book (or its sessions with node4 abort).
+	testutil.WaitFor(t, 20*time.Second, "node2 to end its sessions", func() bool {
+		n2.mu.Lock()
+		defer n2.mu.Unlock()
+		return len(n2.sessions) == 0
+	})
 
 	// node2 removes node4: disconnected at once and refused at its
 	// next dial.
