@@ -214,3 +214,44 @@ func TestReloadMembership(t *testing.T) {
 		t.Error("node4 is connected to node2 again")
 	}
 }
+
+// TestReloadAbortsSessionsOfARemovedPeer: a session running with a peer
+// that a reload removes from the address book aborts at once, saying why,
+// on both sides; the reload names it.
+func TestReloadAbortsSessionsOfARemovedPeer(t *testing.T) {
+	release := make(chan struct{})
+	var releaseOnce sync.Once
+	unblock := func() { releaseOnce.Do(func() { close(release) }) }
+	t.Cleanup(unblock)
+	nodes := startNetworkWith(t, 2, func(_ int, cfg *Config) {
+		cfg.Policy["stall"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Session.PeerTimeout = Duration{20 * time.Second}
+		writeConfig(t, cfg.Path, configText(cfg))
+	}, func(int) []protocol.Family { return []protocol.Family{ping.Family{}, stall{release: release}} })
+	n1, n2 := nodes[0], nodes[1]
+	id, err := n1.StartSession([]byte("protocol = \"stall\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "the session to run on node2", func() bool { return n2.lookup(id) != nil })
+	cfg := *n1.cfg
+	cfg.Peers = nil
+	writeConfig(t, cfg.Path, configText(&cfg))
+	ch, err := n1.api.Reload(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(ch.PeersRemoved, []string{"node2"}) || !slices.Equal(ch.Aborted, []string{id}) {
+		t.Errorf("reload change = %+v, want node2 removed and session %s aborted", ch, id)
+	}
+	got := waitEnded(t, n1, id, 20*time.Second)
+	if got.State != stateAborted || !strings.Contains(got.Reason, "[node2] removed from the address book of node1 by a config reload") {
+		t.Errorf("node1: %s: %q, want aborted because node2 was removed", got.State, got.Reason)
+	}
+	// node2's stalled role holds its session until it is released; then
+	// the session finds node1 gone (it refuses node2 now).
+	unblock()
+	if got := waitEnded(t, n2, id, 20*time.Second); got.State != stateAborted {
+		t.Errorf("node2: %s: %s, want aborted", got.State, got.Reason)
+	}
+}
