@@ -56,6 +56,10 @@ var sessionKeys = []struct {
 	{"session.max_peer_buffered_bytes", func(c *Config) any { return c.Session.MaxPeerBufferedBytes }},
 }
 
+// liveTables are the config's tables that diffConfig compares on their own
+// and a reload applies live: the address book, the policies, the local data.
+var liveTables = []string{"peers", "policy", "local"}
+
 // RestartError is a reload refused because the new config changes keys that
 // take effect only when the daemon starts.
 type RestartError struct {

@@ -3,6 +3,7 @@ package node
 import (
 	"errors"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -83,5 +84,41 @@ func TestDiffConfig(t *testing.T) {
 				t.Errorf("change = %q, want %q", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestEveryConfigKeyIsClassified: each key of Config is either read only at
+// start (restartKeys: a reload refuses its change), taken live by new
+// sessions (sessionKeys) or in a table a reload applies live (liveTables).
+// A key added to Config without deciding which fails here, since a reload
+// would otherwise take its change silently and do nothing with it.
+func TestEveryConfigKeyIsClassified(t *testing.T) {
+	known := map[string]bool{}
+	for _, k := range restartKeys {
+		known[k.key] = true
+	}
+	for _, k := range sessionKeys {
+		known[k.key] = true
+	}
+	for _, k := range liveTables {
+		known[k] = true
+	}
+	ct := reflect.TypeFor[Config]()
+	for i := range ct.NumField() {
+		f := ct.Field(i)
+		table := strings.Split(f.Tag.Get("toml"), ",")[0]
+		if table == "" || table == "-" || known[table] {
+			continue
+		}
+		if f.Type.Kind() != reflect.Struct {
+			t.Errorf("config key %s: not classified for reloads (restartKeys, sessionKeys or liveTables in config_diff.go)", table)
+			continue
+		}
+		for j := range f.Type.NumField() {
+			key := table + "." + strings.Split(f.Type.Field(j).Tag.Get("toml"), ",")[0]
+			if !known[key] {
+				t.Errorf("config key %s: not classified for reloads (restartKeys, sessionKeys or liveTables in config_diff.go)", key)
+			}
+		}
 	}
 }
