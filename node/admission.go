@@ -23,7 +23,7 @@ func (n *Node) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
 				// Examining a proposal runs the family's checks on the
 				// peer's spec: a panic in them declines it.
 				if n.recoverHandler(recover(), "examining a proposal", from) {
-					n.decline(from, c.SessionId, "internal error in "+n.cfg.Node.Name+" examining the proposal")
+					n.decline(from, c.SessionId, "internal error in "+n.config().Node.Name+" examining the proposal")
 				}
 			}()
 			n.handlePropose(from, c.SessionId, p)
@@ -31,7 +31,7 @@ func (n *Node) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
 	default:
 		n.metrics.fail("rejected")
 		n.log.Warn("too many proposals being examined; declining one", "peer", n.nameOf(from), "session", c.SessionId)
-		n.decline(from, c.SessionId, n.cfg.Node.Name+" is busy examining other proposals; try again")
+		n.decline(from, c.SessionId, n.config().Node.Name+" is busy examining other proposals; try again")
 	}
 }
 
@@ -72,6 +72,9 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 	if err != nil {
 		return nil, err
 	}
+	// One view of the config and the address book, which a reload may
+	// replace meanwhile, serves the whole proposal and the session.
+	live := n.live.Load()
 	// Organizations are compared as strings (Registry.Check's one
 	// organization per party of a role, its separations; the parties this
 	// node plays), so each must be its peer ID's one canonical spelling:
@@ -86,8 +89,8 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 			if pid.String() != org {
 				return nil, fmt.Errorf("roles.%s[%d]: %q is not written as a peer ID is in a proposal (%s)", role, i, org, pid)
 			}
-			if _, known := n.names[pid]; !known {
-				return nil, fmt.Errorf("roles.%s[%d]: peer %s is not in %s's address book", role, i, org, n.cfg.Node.Name)
+			if _, known := live.names[pid]; !known {
+				return nil, fmt.Errorf("roles.%s[%d]: peer %s is not in %s's address book", role, i, org, live.cfg.Node.Name)
 			}
 		}
 	}
@@ -109,18 +112,18 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 	self := n.host.ID().String()
 	mine := spec.Roles.PartiesOf(self)
 	if len(mine) == 0 {
-		return nil, fmt.Errorf("%s plays no role in this session", n.cfg.Node.Name)
+		return nil, fmt.Errorf("%s plays no role in this session", live.cfg.Node.Name)
 	}
-	local, err := n.cfg.admit(f, params, n.nameOf(from), false, distinctRoles(mine))
+	local, err := live.cfg.admit(f, params, live.nameOf(from), false, distinctRoles(mine))
 	if err != nil {
 		return nil, err
 	}
 	// A replay file too short or an exec program missing fails the session
 	// here, before it starts, not at its first query.
-	if err := n.cfg.checkEnvironments(f, params, spec.Roles, distinctRoles(mine)); err != nil {
+	if err := live.cfg.checkEnvironments(f, params, spec.Roles, distinctRoles(mine)); err != nil {
 		return nil, err
 	}
-	s, err := n.newSession(id, f, params, specText, spec.Roles, from, local)
+	s, err := n.newSession(live, id, f, params, specText, spec.Roles, from, local)
 	if err != nil {
 		return nil, err
 	}

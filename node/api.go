@@ -30,6 +30,7 @@ func (n *Node) apiHandler() http.Handler {
 	mux.HandleFunc("GET /v0/sessions/{id}", n.serveSession)
 	mux.HandleFunc("GET /v0/sessions/{id}/result", n.serveResult)
 	mux.HandleFunc("POST /v0/sessions/{id}/cancel", n.serveCancel)
+	mux.HandleFunc("POST /v0/config/reload", n.serveReload)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
 	// Go's profiles, for an operator chasing CPU or memory: e.g.
 	// curl -H "Authorization: Bearer $(cat api.token)" ADDR/debug/pprof/profile?seconds=30 >cpu.pprof
@@ -108,7 +109,7 @@ func writeError(w http.ResponseWriter, code int, err error) {
 }
 
 func (n *Node) serveNode(w http.ResponseWriter, r *http.Request) {
-	info := apitype.NodeInfo{Name: n.cfg.Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names()}
+	info := apitype.NodeInfo{Name: n.config().Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names()}
 	for _, a := range n.host.Addrs() {
 		info.Addrs = append(info.Addrs, a.String())
 	}
@@ -179,7 +180,7 @@ func (n *Node) sessionOr404(w http.ResponseWriter, id string) *record {
 	rec, err := n.sessionRecord(id)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotSessionID) {
-			writeError(w, http.StatusNotFound, errors.New("no session "+id+" on "+n.cfg.Node.Name))
+			writeError(w, http.StatusNotFound, errors.New("no session "+id+" on "+n.config().Node.Name))
 			return nil
 		}
 		writeError(w, http.StatusInternalServerError, err)
@@ -210,4 +211,16 @@ func (n *Node) serveCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "cancelling"})
+}
+
+// serveReload re-reads the config file: 200 with what changed, or 400 with
+// why the new config is refused (the running one stays in force).
+func (n *Node) serveReload(w http.ResponseWriter, r *http.Request) {
+	ch, err := n.Reload(r.Context())
+	if err != nil {
+		n.log.Error("config reload refused", "err", err)
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ch)
 }

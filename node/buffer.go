@@ -76,24 +76,24 @@ type sessionBuffer struct {
 // that a cap refused it; reason, the first time, is what the session aborts
 // for. A session that has ended queues nothing (ok and over false).
 func (s *session) reserve(from peer.ID, size int) (ok, over bool, reason string) {
-	n := s.n
+	cfg := s.cfg
 	b := &s.buf
 	sz := int64(size) + queuedOverhead
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	pb := n.peerBuf[from]
+	pb := s.live.peerBuf[from]
 	if b.closed || pb == nil {
 		// pb is nil for a peer outside the address book, which the
 		// messenger refuses already.
 		return false, false, ""
 	}
-	if limit := int64(n.cfg.Session.MaxBufferedBytes); b.bytes+sz > limit {
+	if limit := int64(cfg.Session.MaxBufferedBytes); b.bytes+sz > limit {
 		return false, true, b.overflow(fmt.Sprintf("%s sent more than session.max_buffered_bytes = %d bytes that %s had not yet processed in this session",
-			n.nameOf(from), limit, n.cfg.Node.Name))
+			s.nameOf(from), limit, cfg.Node.Name))
 	}
-	if limit := int64(n.cfg.Session.MaxPeerBufferedBytes); !pb.reserve(sz, limit) {
+	if limit := int64(cfg.Session.MaxPeerBufferedBytes); !pb.reserve(sz, limit) {
 		return false, true, b.overflow(fmt.Sprintf("%s sent more than session.max_peer_buffered_bytes = %d bytes that %s had not yet processed, over all its sessions",
-			n.nameOf(from), limit, n.cfg.Node.Name))
+			s.nameOf(from), limit, cfg.Node.Name))
 	}
 	b.bytes += sz
 	b.peak = max(b.peak, b.bytes)
@@ -126,7 +126,7 @@ func (s *session) release(from peer.ID, size int) {
 	}
 	b.bytes -= sz
 	b.from[from] -= sz
-	s.n.peerBuf[from].bytes.Add(-sz)
+	s.live.peerBuf[from].bytes.Add(-sz)
 }
 
 // closeBuffer ends the counting when the session ends: each peer gets back
@@ -137,7 +137,7 @@ func (s *session) closeBuffer() {
 	defer b.mu.Unlock()
 	b.closed = true
 	for p, sz := range b.from {
-		s.n.peerBuf[p].bytes.Add(-sz)
+		s.live.peerBuf[p].bytes.Add(-sz)
 	}
 	b.from, b.bytes = nil, 0
 }
@@ -145,7 +145,7 @@ func (s *session) closeBuffer() {
 // queuedBytes is the bytes queued from all peers (bandit_queued_bytes).
 func (n *Node) queuedBytes() float64 {
 	var sum int64
-	for _, b := range n.peerBuf {
+	for _, b := range n.live.Load().peerBuf {
 		sum += b.bytes.Load()
 	}
 	return float64(sum)
@@ -159,6 +159,6 @@ func (s *session) dropOverflow(from peer.ID, reason string) {
 	if reason == "" {
 		return
 	}
-	s.n.log.Warn("dropped a frame over a buffer cap; aborting the session", "session", s.id, "peer", s.n.nameOf(from), "reason", reason)
+	s.n.log.Warn("dropped a frame over a buffer cap; aborting the session", "session", s.id, "peer", s.nameOf(from), "reason", reason)
 	go s.requestAbort(reason)
 }

@@ -172,7 +172,7 @@ func TestFloodIsBounded(t *testing.T) {
 				return victim.roles["stall"].Stats().FramesReceived >= uint64(sent)
 			})
 			grown := int64(heapInUse()) - int64(before)
-			pb := victim.peerBuf[attacker.ID()]
+			pb := victim.live.Load().peerBuf[attacker.ID()]
 			if q := queuedMetric(t, victim); q <= 0 || q > floodPeerCap {
 				t.Errorf("node2's bandit_queued_bytes during the flood = %v, want some and at most %d", q, floodPeerCap)
 			}

@@ -52,13 +52,13 @@ func (s *session) buildEnvironment(i int, cfg protocol.RoleConfig) *abortError {
 	if _, ok := s.roles[i].(protocol.Asker); !ok {
 		return nil
 	}
-	econf := s.n.cfg.Environments[s.family][p.Role]
+	econf := s.cfg.Environments[s.family][p.Role]
 	var env protocol.Environment
 	var err error
 	if econf.Simulated() {
 		ef, ok := s.fam.(protocol.Environmental)
 		if !ok {
-			return abortf("%s (%s): the role asks an environment, but %s builds none", p, s.n.cfg.Node.Name, s.family)
+			return abortf("%s (%s): the role asks an environment, but %s builds none", p, s.cfg.Node.Name, s.family)
 		}
 		cfg.Rand = s.environmentRand(p)
 		env, err = ef.SimulatedEnvironment(cfg)
@@ -68,10 +68,10 @@ func (s *session) buildEnvironment(i int, cfg protocol.RoleConfig) *abortError {
 	} else {
 		econf.Exec.Logger = s.n.log.With("session", s.id, "party", p.String())
 		env, err = econf.New(environment.Session{ID: s.id, Protocol: s.family, Role: p.Role, Index: p.Index,
-			Org: s.n.cfg.Node.Name}, s.environmentRand(p))
+			Org: s.cfg.Node.Name}, s.environmentRand(p))
 	}
 	if err != nil {
-		return abortf("%s (%s): its environment: %v", p, s.n.cfg.Node.Name, err)
+		return abortf("%s (%s): its environment: %v", p, s.cfg.Node.Name, err)
 	}
 	slot := &envSlot{env: env}
 	if im, ok := env.(protocol.Immediate); ok && im.Immediate() {
@@ -116,14 +116,14 @@ func (s *session) ask(i int, qs []protocol.Query) (answered bool, err *abortErro
 	p := s.mine[i]
 	slot := s.envs[i]
 	if slot == nil {
-		return false, abortf("%s (%s) asked its environment, but has none", p, s.n.cfg.Node.Name)
+		return false, abortf("%s (%s) asked its environment, but has none", p, s.cfg.Node.Name)
 	}
 	if !slot.inline {
 		for _, q := range qs {
 			select {
 			case slot.queue <- q:
 			default:
-				return false, abortf("%s (%s) asked its environment more than %d queries at once", p, s.n.cfg.Node.Name, maxQueriesQueued)
+				return false, abortf("%s (%s) asked its environment more than %d queries at once", p, s.cfg.Node.Name, maxQueriesQueued)
 			}
 		}
 		return false, nil
@@ -142,7 +142,7 @@ func (s *session) ask(i int, qs []protocol.Query) (answered bool, err *abortErro
 func (s *session) takeAnswer(a envAnswer) *abortError {
 	p := s.mine[a.i]
 	if a.err != nil {
-		return abortf("%s (%s): %v", p, s.n.cfg.Node.Name, a.err)
+		return abortf("%s (%s): %v", p, s.cfg.Node.Name, a.err)
 	}
 	if err := s.answerRole(a.i, a.o); err != nil {
 		return err

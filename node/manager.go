@@ -53,13 +53,13 @@ func (n *Node) register(s *session) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closing {
-		return fmt.Errorf("%s is shutting down", n.cfg.Node.Name)
+		return fmt.Errorf("%s is shutting down", n.config().Node.Name)
 	}
 	if _, dup := n.sessions[s.id]; dup || n.store.exists(s.id) {
-		return fmt.Errorf("session ID %s is already used on %s", s.id, n.cfg.Node.Name)
+		return fmt.Errorf("session ID %s is already used on %s", s.id, n.config().Node.Name)
 	}
-	if len(n.sessions) >= n.cfg.Session.MaxActive {
-		return fmt.Errorf("%s already runs %d sessions (session.max_active)", n.cfg.Node.Name, len(n.sessions))
+	if len(n.sessions) >= s.cfg.Session.MaxActive {
+		return fmt.Errorf("%s already runs %d sessions (session.max_active)", s.cfg.Node.Name, len(n.sessions))
 	}
 	if err := n.store.put(&record{Session: s.rec.Session}); err != nil {
 		return err
@@ -86,25 +86,28 @@ func (n *Node) StartSession(specText []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	// One view of the config and the address book, which a reload may
+	// replace meanwhile, serves the whole proposal and the session.
+	live := n.live.Load()
 	byID := protocol.Assignment{Roles: map[string][]string{}}
 	for _, role := range slices.Sorted(maps.Keys(spec.Roles.Roles)) {
 		for i, name := range spec.Roles.Roles[role] {
-			id, ok := n.ids[name]
+			id, ok := live.ids[name]
 			if !ok {
-				return "", fmt.Errorf("roles.%s[%d]: %q is neither this node (%s) nor in its address book", role, i, name, n.cfg.Node.Name)
+				return "", fmt.Errorf("roles.%s[%d]: %q is neither this node (%s) nor in its address book", role, i, name, n.config().Node.Name)
 			}
 			byID.Roles[role] = append(byID.Roles[role], id.String())
 		}
 	}
 	self := n.host.ID()
 	myRoles := distinctRoles(byID.PartiesOf(self.String()))
-	local, err := n.cfg.admit(f, params, n.cfg.Node.Name, true, myRoles)
+	local, err := live.cfg.admit(f, params, live.cfg.Node.Name, true, myRoles)
 	if err != nil {
 		return "", err
 	}
 	// The initiator's own environments are checked as a participant's
 	// are: nothing is proposed that this node could not play.
-	if err := n.cfg.checkEnvironments(f, params, byID, myRoles); err != nil {
+	if err := live.cfg.checkEnvironments(f, params, byID, myRoles); err != nil {
 		return "", err
 	}
 	proposed := &protocol.Spec{Protocol: spec.Protocol, Roles: byID, Params: spec.Params}
@@ -117,7 +120,7 @@ func (n *Node) StartSession(specText []byte) (string, error) {
 		return "", fmt.Errorf("drawing a session ID: %w", err)
 	}
 	id := hex.EncodeToString(b[:])
-	s, err := n.newSession(id, f, params, text, byID, self, local)
+	s, err := n.newSession(live, id, f, params, text, byID, self, local)
 	if err != nil {
 		return "", err
 	}
@@ -139,10 +142,10 @@ func (n *Node) CancelSession(id string) error {
 	s := n.lookup(id)
 	if s == nil {
 		if _, err := n.store.get(id); err != nil {
-			return fmt.Errorf("no session %s on %s", id, n.cfg.Node.Name)
+			return fmt.Errorf("no session %s on %s", id, n.config().Node.Name)
 		}
 		return errors.New("the session has already ended")
 	}
-	s.requestAbort(fmt.Sprintf("cancelled by the operator of %s", n.cfg.Node.Name))
+	s.requestAbort(fmt.Sprintf("cancelled by the operator of %s", n.config().Node.Name))
 	return nil
 }

@@ -72,24 +72,22 @@ func WithVersion(v string) Option {
 
 // Node is one organization's daemon.
 type Node struct {
-	cfg     *Config
-	reg     *protocol.Registry
-	log     *slog.Logger
-	version string
-	token   string
+	// live is the config in force and the address book built from it,
+	// swapped whole by a reload (reload.go); a session keeps the one it
+	// started under. Read it with config() or live.Load().
+	live     atomic.Pointer[liveConfig]
+	reloadMu sync.Mutex // serializes reloads
+	reg      *protocol.Registry
+	log      *slog.Logger
+	version  string
+	token    string
 
 	host    *p2p.Host
 	gossip  *p2p.Gossip
 	control *p2p.Messenger
 	roles   map[string]*p2p.Messenger // by family
-	names   map[peer.ID]string        // address-book names, and our own
-	ids     map[string]peer.ID        // the reverse
 	store   *store
 	metrics *metrics
-	// peerBuf counts, for every address-book peer, the bytes of its
-	// frames queued in this node's sessions (buffer.go). Built in New,
-	// read-only after.
-	peerBuf map[peer.ID]*peerBuffer
 	// proposals bounds the proposals examined at once; examining tracks
 	// the goroutines that examine them, which shutdown waits for.
 	proposals chan struct{}
@@ -124,9 +122,8 @@ type Node struct {
 // opens the result store (marking sessions left running by a previous run as
 // aborted), and creates the libp2p host. Run starts it.
 func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
-	n := &Node{cfg: cfg, reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
-		progressSave: progressSaveEvery, roles: map[string]*p2p.Messenger{}, names: map[peer.ID]string{}, ids: map[string]peer.ID{},
-		peerBuf:  map[peer.ID]*peerBuffer{},
+	n := &Node{reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
+		progressSave: progressSaveEvery, roles: map[string]*p2p.Messenger{},
 		sessions: map[string]*session{}, metrics: newMetrics(), proposals: make(chan struct{}, 8)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
@@ -136,6 +133,9 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if err := cfg.CheckLocalData(); err != nil {
 		return nil, err
 	}
+	// The config is in force from here; the address book joins it once
+	// the host, and so this node's own peer ID, exists.
+	n.live.Store(newLiveConfig(cfg, "", nil, nil))
 	key, err := p2p.LoadIdentity(cfg.Node.Identity)
 	if err != nil {
 		return nil, fmt.Errorf("node.identity: %w", err)
@@ -169,24 +169,9 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		}
 		listen = append(listen, ma)
 	}
-	var book []p2p.Peer
-	for i, pc := range cfg.Peers {
-		id, err := peer.Decode(pc.PeerID)
-		if err != nil {
-			return nil, fmt.Errorf("peers[%d] (%s).peer_id: %w", i, pc.Name, err)
-		}
-		var addrs []multiaddr.Multiaddr
-		for j, a := range pc.Addrs {
-			ma, err := multiaddr.NewMultiaddr(a)
-			if err != nil {
-				return nil, fmt.Errorf("peers[%d] (%s).addrs[%d]: %q: %w", i, pc.Name, j, a, err)
-			}
-			addrs = append(addrs, ma)
-		}
-		book = append(book, p2p.Peer{Name: pc.Name, ID: id, Addrs: addrs})
-		n.names[id] = pc.Name
-		n.ids[pc.Name] = id
-		n.peerBuf[id] = &peerBuffer{}
+	book, err := addressBook(cfg)
+	if err != nil {
+		return nil, err
 	}
 	n.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 		Name: "bandit_queued_bytes",
@@ -201,8 +186,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the libp2p host: %w", err)
 	}
-	n.names[n.host.ID()] = cfg.Node.Name
-	n.ids[cfg.Node.Name] = n.host.ID()
+	n.live.Store(newLiveConfig(cfg, n.host.ID(), book, nil))
 	// Gossip and the stream handlers exist before anything can reach them:
 	// the host listens only once they are registered.
 	n.hostCtx, n.stop = context.WithCancel(context.Background())
@@ -259,7 +243,7 @@ func (n *Node) APIAddr() string {
 func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	defer n.stop()
 	n.host.Start(n.hostCtx)
-	ln, err := net.Listen("tcp", n.cfg.API.Listen)
+	ln, err := net.Listen("tcp", n.config().API.Listen)
 	if err != nil {
 		n.shutdown()
 		return fmt.Errorf("api.listen: %w", err)
@@ -274,8 +258,8 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	} else {
 		go func() { apiErr <- n.api.Serve(ln) }()
 	}
-	n.log.Info("node started", "name", n.cfg.Node.Name, "peer_id", n.host.ID().String(),
-		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "api_tls", n.apiTLS != nil, "peers", len(n.cfg.Peers))
+	n.log.Info("node started", "name", n.config().Node.Name, "peer_id", n.host.ID().String(),
+		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "api_tls", n.apiTLS != nil, "peers", len(n.config().Peers))
 	if ready != nil {
 		close(ready)
 	}
@@ -290,7 +274,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 
 // shutdown aborts every session, stops the API and closes the host.
 func (n *Node) shutdown() {
-	n.log.Info("shutting down", "name", n.cfg.Node.Name)
+	n.log.Info("shutting down", "name", n.config().Node.Name)
 	n.mu.Lock()
 	n.closing = true
 	active := make([]*session, 0, len(n.sessions))
@@ -299,7 +283,7 @@ func (n *Node) shutdown() {
 	}
 	n.mu.Unlock()
 	for _, s := range active {
-		s.requestAbort(fmt.Sprintf("%s is shutting down", n.cfg.Node.Name))
+		s.requestAbort(fmt.Sprintf("%s is shutting down", n.config().Node.Name))
 	}
 	waited := make(chan struct{})
 	go func() { n.wg.Wait(); close(waited) }()
@@ -332,7 +316,7 @@ func (n *Node) shutdown() {
 	n.stop()
 	n.host.Close()
 	n.store.close()
-	n.log.Info("stopped", "name", n.cfg.Node.Name)
+	n.log.Info("stopped", "name", n.config().Node.Name)
 }
 
 // recoverSessions marks the sessions a previous run left open as aborted.
@@ -355,7 +339,7 @@ func (n *Node) recoverSessions() error {
 		if st == stateCompleted || st == stateAborted {
 			continue
 		}
-		rec.Session.Reason = crashReason(n.cfg.Node.Name, rec.Session)
+		rec.Session.Reason = crashReason(n.config().Node.Name, rec.Session)
 		rec.Session.State = stateAborted
 		// The session ended at the crash, not now: its last stored
 		// record is the latest moment it is known to have run, so that
@@ -390,13 +374,9 @@ func crashReason(node string, s apitype.Session) string {
 	return fmt.Sprintf("%s; its record was last stored at %s", reason, at)
 }
 
-// nameOf returns the address-book name of id, or its string form.
-func (n *Node) nameOf(id peer.ID) string {
-	if name, ok := n.names[id]; ok {
-		return name
-	}
-	return id.String()
-}
+// nameOf returns the address-book name of id in the book in force, or its
+// string form.
+func (n *Node) nameOf(id peer.ID) string { return n.live.Load().nameOf(id) }
 
 func readToken(path string) (string, error) {
 	st, err := os.Stat(path)

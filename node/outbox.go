@@ -48,7 +48,7 @@ func (s *session) sendControl(m lifecycle.Msg) {
 	default:
 		s.n.metrics.fail("send")
 		s.n.log.Warn("too many control frames waiting for a peer; dropped one (it is repeated if it matters)",
-			"session", s.id, "peer", s.n.nameOf(to), "kind", m.Kind.String())
+			"session", s.id, "peer", s.nameOf(to), "kind", m.Kind.String())
 	}
 }
 
@@ -64,7 +64,7 @@ func (s *session) sendLoop(to peer.ID, ob *outbox) {
 		}
 		switch f.kind {
 		case lifecycle.Heartbeat, lifecycle.Progress:
-			s.n.log.Debug("control frame not delivered", "session", s.id, "peer", s.n.nameOf(to), "kind", f.kind.String(), "err", err)
+			s.n.log.Debug("control frame not delivered", "session", s.id, "peer", s.nameOf(to), "kind", f.kind.String(), "err", err)
 		default:
 			select {
 			case s.ctrl <- ctrlEvent{lost: to, reason: err.Error()}: // it names the peer (Node.sendControl)
@@ -86,7 +86,7 @@ func (s *session) closeOutboxes() {
 		select {
 		case <-ob.done:
 		case <-deadline:
-			s.n.log.Warn("control frames still on their way when the session ended", "session", s.id, "peer", s.n.nameOf(to))
+			s.n.log.Warn("control frames still on their way when the session ended", "session", s.id, "peer", s.nameOf(to))
 			return
 		}
 	}

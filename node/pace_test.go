@@ -79,7 +79,7 @@ func TestPacedRoleActivatedAtItsRate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &pacedRole{rate: tt.rate, active: tt.active}
-			s := &session{n: &Node{cfg: &Config{}}, mine: []protocol.Party{{Role: "agent"}}, roles: []protocol.Role{r},
+			s := &session{n: &Node{}, cfg: &Config{}, mine: []protocol.Party{{Role: "agent"}}, roles: []protocol.Role{r},
 				finished: []bool{false}, envs: []*envSlot{{env: zeroEnvironment{}, inline: true}},
 				myProgress: map[protocol.Party]protocol.Progress{}, envCtx: context.Background()}
 			var owed float64
@@ -94,7 +94,7 @@ func TestPacedRoleActivatedAtItsRate(t *testing.T) {
 		})
 	}
 	// A role that is not Paced is not activated by the driver.
-	s := &session{n: &Node{cfg: &Config{}}, mine: []protocol.Party{{Role: "x"}}, roles: []protocol.Role{&notPaced{}}, finished: []bool{false}}
+	s := &session{n: &Node{}, cfg: &Config{}, mine: []protocol.Party{{Role: "x"}}, roles: []protocol.Role{&notPaced{}}, finished: []bool{false}}
 	var owed float64
 	if err := s.paceRole(0, &owed); err != nil || owed != 0 {
 		t.Errorf("a role that is not Paced: err %v, owed %v", err, owed)

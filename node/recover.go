@@ -87,14 +87,14 @@ func (s *session) internalError(v any) *abortError {
 	s.n.metrics.fail("panic")
 	s.n.log.Error("internal error running a session; aborting it (the daemon and its other sessions go on)",
 		"session", s.id, "protocol", s.family, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	return abortf("internal error in %s running the session: %s", s.n.cfg.Node.Name, panicText(v))
+	return abortf("internal error in %s running the session: %s", s.cfg.Node.Name, panicText(v))
 }
 
 // startRole starts the role of local party mine[i].
 func (s *session) startRole(i int) (err *abortError) {
 	defer s.guardRole(i, &err)
 	if e := s.roles[i].Start(); e != nil {
-		return abortf("%s (%s) failed to start: %v", s.mine[i], s.n.cfg.Node.Name, e)
+		return abortf("%s (%s) failed to start: %v", s.mine[i], s.cfg.Node.Name, e)
 	}
 	return nil
 }
@@ -105,7 +105,7 @@ func (s *session) stepRole(i int, m protocol.Message) (err *abortError) {
 	if e := s.roles[i].Step(m); e != nil {
 		s.n.metrics.fail("role")
 		from, _ := s.orgOf(m.From)
-		return abortf("%s (%s) rejected a message from %s (%s): %v", m.To, s.n.cfg.Node.Name, m.From, s.n.nameOf(from), e)
+		return abortf("%s (%s) rejected a message from %s (%s): %v", m.To, s.cfg.Node.Name, m.From, s.nameOf(from), e)
 	}
 	return nil
 }
@@ -114,7 +114,7 @@ func (s *session) stepRole(i int, m protocol.Message) (err *abortError) {
 func (s *session) tickRole(i int) (err *abortError) {
 	defer s.guardRole(i, &err)
 	if e := s.roles[i].Tick(); e != nil {
-		return abortf("%s (%s): %v", s.mine[i], s.n.cfg.Node.Name, e)
+		return abortf("%s (%s): %v", s.mine[i], s.cfg.Node.Name, e)
 	}
 	return nil
 }
@@ -124,7 +124,7 @@ func (s *session) tickRole(i int) (err *abortError) {
 func (s *session) answerRole(i int, o protocol.Outcome) (err *abortError) {
 	defer s.guardRole(i, &err)
 	if e := s.roles[i].(protocol.Asker).Answer(o); e != nil {
-		return abortf("%s (%s) rejected what its environment answered: %v", s.mine[i], s.n.cfg.Node.Name, e)
+		return abortf("%s (%s) rejected what its environment answered: %v", s.mine[i], s.cfg.Node.Name, e)
 	}
 	return nil
 }
@@ -140,7 +140,7 @@ func (s *session) buildRole(i int, cfg protocol.RoleConfig) (err *abortError) {
 	defer s.guardRole(i, &err)
 	r, e := s.fam.NewRole(cfg)
 	if e != nil {
-		return abortf("%s could not build %s: %v", s.n.cfg.Node.Name, s.mine[i], e)
+		return abortf("%s could not build %s: %v", s.cfg.Node.Name, s.mine[i], e)
 	}
 	s.roles[i] = r
 	return nil

@@ -25,9 +25,9 @@ func TestRoleStreamRemembersHeads(t *testing.T) {
 		roleNames: []string{"controller", "data_owner"},
 		orgs:      [][]peer.ID{{self}, {owner, other}},
 		inbox:     make(chan protocol.Message, 16)}
-	n := &Node{cfg: DefaultConfig(), log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s},
-		peerBuf: map[peer.ID]*peerBuffer{owner: {}, other: {}}}
-	s.n = n
+	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s}}
+	n.live.Store(&liveConfig{cfg: DefaultConfig(), peerBuf: map[peer.ID]*peerBuffer{owner: {}, other: {}}})
+	s.n, s.live, s.cfg = n, n.live.Load(), n.config()
 	handle := n.newRoleStream("samba", owner)
 	frame := func(fromIndex uint32, body string) []byte {
 		return appendRoleFrame(nil, &nodepb.RoleFrame{SessionId: id, FromRole: "data_owner", FromIndex: fromIndex, ToRole: "controller", Body: []byte(body)})
@@ -94,9 +94,9 @@ func TestRoleStreamPanicAbortsTheSession(t *testing.T) {
 		inbox:     make(chan protocol.Message, 16),
 		ctrl:      make(chan ctrlEvent, 1),
 		done:      make(chan struct{})}
-	n := &Node{cfg: DefaultConfig(), log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s},
-		peerBuf: map[peer.ID]*peerBuffer{owner: {}}}
-	s.n = n
+	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s}}
+	n.live.Store(&liveConfig{cfg: DefaultConfig(), peerBuf: map[peer.ID]*peerBuffer{owner: {}}})
+	s.n, s.live, s.cfg = n, n.live.Load(), n.config()
 	handle := n.newRoleStream("samba", owner)
 	frame := appendRoleFrame(nil, &nodepb.RoleFrame{SessionId: id, FromRole: "data_owner", ToRole: "controller", Body: []byte("x")})
 	func() {

@@ -154,7 +154,7 @@ func (s *session) deliver(m protocol.Message, borrowed bool) {
 	case <-t.C:
 		s.queued.Add(-1)
 		s.release(from, len(m.Body))
-		go s.requestAbort(fmt.Sprintf("%s could not keep up with the messages of %s", s.n.cfg.Node.Name, m.From))
+		go s.requestAbort(fmt.Sprintf("%s could not keep up with the messages of %s", s.cfg.Node.Name, m.From))
 	}
 }
 

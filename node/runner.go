@@ -132,7 +132,7 @@ func (s *session) sendBatch(p protocol.Party, msgs []protocol.Message) *abortErr
 	for _, m := range msgs {
 		m.From = p
 		if err := s.transport.Send(ctx, m); err != nil {
-			e := abortf("%s (%s): %v", p, s.n.cfg.Node.Name, err)
+			e := abortf("%s (%s): %v", p, s.cfg.Node.Name, err)
 			if org, ok := s.orgOf(m.To); ok && org != s.self && !m.Topic {
 				e.unreachable = org
 			}

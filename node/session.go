@@ -90,9 +90,14 @@ func (s *session) took(ev ctrlEvent) {
 // The fields every message touches come first, so that they share a few
 // cache lines.
 type session struct {
-	n   *Node
-	id  string
-	fam protocol.Family
+	n *Node
+	// live is the node's config and address book as they were when the
+	// session was proposed or accepted, and cfg its config: the session
+	// keeps them to its end, whatever a reload changes (reload.go).
+	live *liveConfig
+	cfg  *Config
+	id   string
+	fam  protocol.Family
 	// family is fam.Name(), which every frame's stream is checked
 	// against without an interface call.
 	family string
@@ -194,13 +199,13 @@ func abortf(format string, args ...any) *abortError {
 	return &abortError{reason: fmt.Sprintf(format, args...)}
 }
 
-// newSession builds the session of a proposal that this node accepted or
+// newSession builds, under the config and address book live, the session of a proposal that this node accepted or
 // made. The assignment is resolved here, once, into peer IDs (the address
 // book's copies) and the lifecycle's organizations.
-func (n *Node) newSession(id string, fam protocol.Family, params any, specText []byte, assign protocol.Assignment,
+func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, params any, specText []byte, assign protocol.Assignment,
 	initiator peer.ID, local map[string]any) (*session, error) {
 	self := n.host.ID()
-	s := &session{n: n, id: id, fam: fam, family: fam.Name(), params: params, specText: specText, assign: assign,
+	s := &session{n: n, live: live, cfg: live.cfg, id: id, fam: fam, family: fam.Name(), params: params, specText: specText, assign: assign,
 		initiator: initiator, initiated: initiator == self, self: self,
 		mine: assign.PartiesOf(self.String()), local: local,
 		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
@@ -216,7 +221,7 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 		if id == self {
 			return self
 		}
-		if book, ok := n.ids[n.names[id]]; ok && book == id {
+		if book, ok := live.ids[live.names[id]]; ok && book == id {
 			return book
 		}
 		return id
@@ -264,7 +269,7 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 	names := map[string][]string{}
 	for r, role := range s.roleNames {
 		for _, id := range s.orgs[r] {
-			names[role] = append(names[role], n.nameOf(id))
+			names[role] = append(names[role], live.nameOf(id))
 		}
 	}
 	var parties []string
@@ -275,7 +280,7 @@ func (n *Node) newSession(id string, fam protocol.Family, params any, specText [
 	for _, p := range s.remotes {
 		peers = append(peers, p.String())
 	}
-	s.rec = &record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Initiator: n.nameOf(initiator),
+	s.rec = &record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Initiator: live.nameOf(initiator),
 		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
 		Created: time.Now().UTC(), Spec: string(specText)}}
 	lc, err := lifecycle.New(s.lifecycleConfig())
@@ -296,13 +301,13 @@ func lifecycleTick(cfg SessionConfig) time.Duration {
 
 // lifecycleConfig is the configuration of the session's lifecycle.
 func (s *session) lifecycleConfig() lifecycle.Config {
-	cfg := s.n.cfg.Session
+	cfg := s.cfg.Session
 	c := lifecycle.Config{Self: s.orgIndex[s.self], Initiator: s.orgIndex[s.initiator], Owners: map[protocol.Party]lifecycle.Org{},
 		Combine: s.combine, Tick: lifecycleTick(cfg), ProposeTimeout: cfg.ProposeTimeout.Duration,
 		PeerTimeout: cfg.PeerTimeout.Duration, HeartbeatInterval: cfg.HeartbeatInterval.Duration,
 		StallTimeout: cfg.StallTimeout.Duration, Resend: proposeResend, ProgressInterval: progressEvery, CauseGrace: causeGrace}
 	for _, id := range s.members {
-		c.Names = append(c.Names, s.n.nameOf(id))
+		c.Names = append(c.Names, s.nameOf(id))
 		if id != s.initiator {
 			c.Participants = append(c.Participants, s.orgIndex[id])
 		}

@@ -89,7 +89,8 @@ func TestSessionSharesItsStrings(t *testing.T) {
 		for i, org := range s.orgs[r] {
 			want := s.self
 			if org != s.self {
-				want = nodes[1].ids[nodes[1].names[org]]
+				live := nodes[1].live.Load()
+				want = live.ids[live.names[org]]
 			}
 			if unsafe.StringData(string(org)) != unsafe.StringData(string(want)) {
 				t.Errorf("%s[%d] (%s) is a copy of the node's or the address book's ID", name, i, nodes[1].nameOf(org))

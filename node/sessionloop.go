@@ -62,7 +62,7 @@ func (s *session) main() {
 // loop drives the session until its lifecycle has ended.
 func (s *session) loop() {
 	s.apply(s.lc.Ready())
-	tickLen := lifecycleTick(s.n.cfg.Session)
+	tickLen := lifecycleTick(s.cfg.Session)
 	tick := time.NewTicker(tickLen)
 	defer tick.Stop()
 	var (
@@ -131,7 +131,7 @@ func (s *session) loop() {
 		if s.lc.Phase() == lifecycle.Running && !s.started && topicC == nil {
 			// The machine asked for the roles (Ready.StartRoles); they
 			// start once everybody listens on the session topic.
-			topicEnd = time.Now().Add(s.n.cfg.Session.ProposeTimeout.Duration)
+			topicEnd = time.Now().Add(s.cfg.Session.ProposeTimeout.Duration)
 			topicC = time.Tick(topicPoll)
 		}
 		if topicC != nil && !s.started && s.lc.Phase() == lifecycle.Running {
@@ -149,7 +149,7 @@ func (s *session) loop() {
 			} else if time.Now().After(topicEnd) {
 				topicC = nil
 				s.lc.Fail(fmt.Sprintf("%s did not subscribe to the session topic within %v", strings.Join(missing, ", "),
-					s.n.cfg.Session.ProposeTimeout.Duration))
+					s.cfg.Session.ProposeTimeout.Duration))
 			}
 		}
 		if s.started {
@@ -288,7 +288,7 @@ func (s *session) missingFromTopic() []string {
 		// Only the organizations that play a party join the topic (an
 		// initiator without one does not).
 		if !have[id] && s.playsParty(id) {
-			missing = append(missing, s.n.nameOf(id))
+			missing = append(missing, s.nameOf(id))
 		}
 	}
 	return missing
@@ -436,7 +436,7 @@ func (s *session) activateRole(i int, r protocol.Paced) (active bool, err *abort
 		return false, nil
 	}
 	if e := r.Activate(); e != nil {
-		return true, abortf("%s (%s): activation: %v", s.mine[i], s.n.cfg.Node.Name, e)
+		return true, abortf("%s (%s): activation: %v", s.mine[i], s.cfg.Node.Name, e)
 	}
 	return true, nil
 }

@@ -41,7 +41,7 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	rt, err := t.route(r, m.To.Index, org)
 	if err != nil {
 		s.n.metrics.fail("send")
-		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
+		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.nameOf(org), err)
 	}
 	if rt.sender == nil {
 		t.local = append(t.local, m)
@@ -56,7 +56,7 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	t.frame = frame
 	if err := rt.sender.Send(ctx, frame); err != nil {
 		s.n.metrics.fail("send")
-		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.n.nameOf(org), err)
+		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.nameOf(org), err)
 	}
 	if s.n.traceOut != nil {
 		s.n.traceOut(s.id, m)

@@ -38,12 +38,10 @@ func (h *Host) Start(ctx context.Context) {
 	}
 	h.started = true
 	ctx, h.cancel = context.WithCancel(ctx)
-	for _, p := range h.book {
-		h.wg.Add(1)
-		go func() {
-			defer h.wg.Done()
-			h.keepConnected(ctx, p)
-		}()
+	h.runCtx = ctx
+	b := h.book.Load()
+	for _, p := range b.peers {
+		h.startDialer(p, b.states[p.ID])
 	}
 	if h.mdns {
 		svc, err := startMDNS(h)
@@ -55,9 +53,24 @@ func (h *Host) Start(ctx context.Context) {
 	}
 }
 
-// keepConnected is the dialer of one address-book peer.
-func (h *Host) keepConnected(ctx context.Context, p Peer) {
-	st := h.states[p.ID]
+// startDialer starts the dialer of address-book peer p, whose state is st,
+// in the context Start was given; SetBook stops it when p leaves the book.
+// h.mu is held, and the host is started and not closed.
+func (h *Host) startDialer(p Peer, st *peerState) {
+	ctx, cancel := context.WithCancel(h.runCtx)
+	if h.dialers == nil {
+		h.dialers = map[peer.ID]context.CancelFunc{}
+	}
+	h.dialers[p.ID] = cancel
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.keepConnected(ctx, p, st)
+	}()
+}
+
+// keepConnected is the dialer of one address-book peer, whose state is st.
+func (h *Host) keepConnected(ctx context.Context, p Peer, st *peerState) {
 	bo := newBackoff(h.boMin, h.boMax)
 	failures := 0
 	var firstFailure time.Time

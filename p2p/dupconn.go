@@ -101,7 +101,7 @@ func expendable(s network.Stream) bool {
 // watchDuplicates schedules a look at id's connections dupGrace from now, if
 // it has more than one and no look is pending.
 func (h *Host) watchDuplicates(id peer.ID) {
-	st, ok := h.states[id]
+	st, ok := h.book.Load().states[id]
 	if !ok || len(h.h.Network().ConnsToPeer(id)) < 2 {
 		return
 	}

@@ -20,9 +20,12 @@ const maxRememberedRefusals = 1024
 // Gater is a connmgr.ConnectionGater that admits only the peers of the address
 // book. Dials to, and secured connections from, any other peer ID are refused.
 // Each refused peer ID is logged once (within a bounded memory), and every
-// refusal is counted.
+// refusal is counted. The allowed set can be replaced while libp2p calls the
+// gater (SetAllowed): each call sees either the old set or the new one.
 type Gater struct {
-	allowed map[peer.ID]struct{} // immutable after NewGater
+	// allowed is the set of admitted peers; the map is never modified,
+	// only replaced whole.
+	allowed atomic.Pointer[map[peer.ID]struct{}]
 	logger  *slog.Logger
 	refused atomic.Uint64
 	// dialAddr, if set (by the Host, before use), decides which addresses
@@ -42,19 +45,33 @@ func NewGater(allowed []peer.ID, logger *slog.Logger) *Gater {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	g := &Gater{
-		allowed: make(map[peer.ID]struct{}, len(allowed)),
-		logger:  logger,
-		logged:  make(map[peer.ID]struct{}),
+		logger: logger,
+		logged: make(map[peer.ID]struct{}),
 	}
-	for _, id := range allowed {
-		g.allowed[id] = struct{}{}
-	}
+	g.SetAllowed(allowed)
 	return g
+}
+
+// SetAllowed replaces the set of admitted peers. It is safe to call while
+// libp2p runs the gater's callbacks; it does not close the connections of
+// peers it no longer admits (Host.SetBook does).
+func (g *Gater) SetAllowed(allowed []peer.ID) {
+	m := make(map[peer.ID]struct{}, len(allowed))
+	for _, id := range allowed {
+		m[id] = struct{}{}
+	}
+	g.allowed.Store(&m)
+	// A peer admitted again is logged again if it is refused later.
+	g.mu.Lock()
+	for _, id := range allowed {
+		delete(g.logged, id)
+	}
+	g.mu.Unlock()
 }
 
 // Allowed reports whether id is in the gater's address book.
 func (g *Gater) Allowed(id peer.ID) bool {
-	_, ok := g.allowed[id]
+	_, ok := (*g.allowed.Load())[id]
 	return ok
 }
 

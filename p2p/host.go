@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p"
@@ -115,12 +116,13 @@ type PeerStatus struct {
 
 // Host is bandit-node's libp2p host, restricted to an address book.
 type Host struct {
-	h        host.Host
-	gater    *Gater
-	logger   *slog.Logger
-	book     []Peer                 // immutable after NewHost
-	byID     map[peer.ID]int        // index into book; immutable after NewHost
-	states   map[peer.ID]*peerState // one per book entry; the map is immutable
+	h      host.Host
+	gater  *Gater
+	logger *slog.Logger
+	// book is the address book, replaced whole by SetBook; a reader
+	// loads it once and uses that one view.
+	book     atomic.Pointer[addressBook]
+	bookMu   sync.Mutex // serializes SetBook
 	mdns     bool
 	boMin    time.Duration
 	boMax    time.Duration
@@ -136,10 +138,12 @@ type Host struct {
 	onConnect    func(peer.ID) // guarded by notifyMu
 	onDisconnect func(peer.ID) // guarded by notifyMu
 
-	mu      sync.Mutex // guards started, closed, cancel, mdnsSvc
+	mu      sync.Mutex // guards started, closed, cancel, mdnsSvc, runCtx, dialers
 	started bool
 	closed  bool
 	cancel  context.CancelFunc
+	runCtx  context.Context                // the context Start runs the dialers in
+	dialers map[peer.ID]context.CancelFunc // stops one address-book peer's dialer
 	mdnsSvc interface{ Close() error }
 	wg      sync.WaitGroup // background goroutines started by Start
 
@@ -321,9 +325,6 @@ func NewHost(cfg Config) (*Host, error) {
 		h:         lh,
 		gater:     gater,
 		logger:    logger,
-		book:      book,
-		byID:      make(map[peer.ID]int, len(book)),
-		states:    make(map[peer.ID]*peerState, len(book)),
 		mdns:      cfg.MDNS,
 		boMin:     boMin,
 		boMax:     boMax,
@@ -332,14 +333,19 @@ func NewHost(cfg Config) (*Host, error) {
 		warnAfter: unreachablePeerWarning,
 	}
 	h.dialCtx, h.dialStop = context.WithCancel(context.Background())
-	for i, p := range book {
-		h.byID[p.ID] = i
-		h.states[p.ID] = &peerState{wake: make(chan struct{}, 1)}
+	h.book.Store(newAddressBook(book, nil))
+	for _, p := range book {
 		lh.Peerstore().AddAddrs(p.ID, p.Addrs, peerstore.PermanentAddrTTL)
 		lh.ConnManager().Protect(p.ID, protectTag)
 	}
 	lh.Network().Notify(&network.NotifyBundle{
 		ConnectedF: func(_ network.Network, c network.Conn) {
+			// A connection that passed the gater just before SetBook
+			// removed its peer, and that SetBook's ClosePeer missed.
+			if !gater.Allowed(c.RemotePeer()) {
+				c.Close()
+				return
+			}
 			h.connChanged(c.RemotePeer())
 			h.watchDuplicates(c.RemotePeer())
 		},
@@ -363,7 +369,7 @@ func (h *Host) Listen() error {
 	if err := h.h.Network().Listen(h.listen...); err != nil {
 		return fmt.Errorf("starting the libp2p host on %v: %w", h.listen, err)
 	}
-	h.logger.Info("p2p host listening", "peer", h.h.ID().String(), "addrs", fmt.Sprint(h.Addrs()), "address_book", len(h.book))
+	h.logger.Info("p2p host listening", "peer", h.h.ID().String(), "addrs", fmt.Sprint(h.Addrs()), "address_book", len(h.book.Load().peers))
 	return nil
 }
 
@@ -415,7 +421,7 @@ func validateBook(self peer.ID, peers []Peer) ([]Peer, error) {
 // the swarm's state rather than counting notifications, so a notification
 // missed or duplicated around NewHost cannot skew it.
 func (h *Host) connChanged(id peer.ID) {
-	st, ok := h.states[id]
+	st, ok := h.book.Load().states[id]
 	if !ok {
 		return
 	}
@@ -475,7 +481,7 @@ func (h *Host) Gater() *Gater { return h.gater }
 
 // Known reports whether id is in the address book.
 func (h *Host) Known(id peer.ID) bool {
-	_, ok := h.byID[id]
+	_, ok := h.book.Load().byID[id]
 	return ok
 }
 
@@ -483,17 +489,19 @@ func (h *Host) Known(id peer.ID) bool {
 // passed to NewHost holds), and whether id is in the book. A caller that
 // hands that copy on lets its users compare it with theirs by pointer.
 func (h *Host) bookID(id peer.ID) (peer.ID, bool) {
-	i, ok := h.byID[id]
+	b := h.book.Load()
+	i, ok := b.byID[id]
 	if !ok {
 		return id, false
 	}
-	return h.book[i].ID, true
+	return b.peers[i].ID, true
 }
 
 // Book returns a copy of the address book, in configuration order.
 func (h *Host) Book() []Peer {
-	out := make([]Peer, len(h.book))
-	for i, p := range h.book {
+	b := h.book.Load()
+	out := make([]Peer, len(b.peers))
+	for i, p := range b.peers {
 		out[i] = Peer{Name: p.Name, ID: p.ID, Addrs: slices.Clone(p.Addrs)}
 	}
 	return out
@@ -502,9 +510,10 @@ func (h *Host) Book() []Peer {
 // Peers returns the status of every address-book peer, in address-book order.
 func (h *Host) Peers() []PeerStatus {
 	ps := h.h.Peerstore()
-	out := make([]PeerStatus, len(h.book))
-	for i, p := range h.book {
-		st := h.states[p.ID]
+	b := h.book.Load()
+	out := make([]PeerStatus, len(b.peers))
+	for i, p := range b.peers {
+		st := b.states[p.ID]
 		st.mu.Lock()
 		lastErr := st.lastErr
 		st.mu.Unlock()
@@ -543,16 +552,20 @@ func (h *Host) Notify(onConnect, onDisconnect func(peer.ID)) {
 // PeerName returns the address-book name of id, or a short form of the ID for
 // a peer that is not in the book.
 func (h *Host) PeerName(id peer.ID) string {
-	if i, ok := h.byID[id]; ok {
-		return h.book[i].Name
+	if b := h.book.Load(); b != nil {
+		if i, ok := b.byID[id]; ok {
+			return b.peers[i].Name
+		}
 	}
 	return shortID(id)
 }
 
 // describe names a peer for log lines and errors: "node3 (12D3Ko…x7YtQa)".
 func (h *Host) describe(id peer.ID) string {
-	if i, ok := h.byID[id]; ok {
-		return fmt.Sprintf("%s (%s)", h.book[i].Name, shortID(id))
+	if b := h.book.Load(); b != nil {
+		if i, ok := b.byID[id]; ok {
+			return fmt.Sprintf("%s (%s)", b.peers[i].Name, shortID(id))
+		}
 	}
 	return fmt.Sprintf("unknown peer %s", id)
 }

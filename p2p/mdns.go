@@ -33,7 +33,7 @@ func (n mdnsNotifee) HandlePeerFound(ai peer.AddrInfo) {
 	if ai.ID == h.ID() {
 		return
 	}
-	st, ok := h.states[ai.ID]
+	st, ok := h.book.Load().states[ai.ID]
 	if !ok {
 		h.logger.Debug("mDNS: ignoring a peer that is not in the address book", "peer", ai.ID.String())
 		return

@@ -19,7 +19,7 @@ func TestMDNSNotifeeUsesOnlyAddressBookPeers(t *testing.T) {
 		t.Errorf("addresses recorded for a stranger: %v", got)
 	}
 
-	st := h.states[tn.ids[1]]
+	st := h.book.Load().states[tn.ids[1]]
 	select { // drain any earlier nudge
 	case <-st.wake:
 	default:

@@ -73,7 +73,7 @@ func (h *Host) dialAddrAllowed(id peer.ID, a multiaddr.Multiaddr) bool {
 	if isTCP(a) {
 		return true
 	}
-	if st := h.states[id]; st != nil && st.tcpBlocked(time.Now()) {
+	if st := h.book.Load().states[id]; st != nil && st.tcpBlocked(time.Now()) {
 		return true
 	}
 	for _, b := range h.h.Peerstore().Addrs(id) {

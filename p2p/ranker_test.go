@@ -67,7 +67,7 @@ func TestDialAddrAllowed(t *testing.T) {
 	if !h.Gater().InterceptAddrDial(q, quic) {
 		t.Error("the QUIC address of a peer without a TCP address was refused")
 	}
-	st := h.states[b]
+	st := h.book.Load().states[b]
 	start := time.Now()
 	for range quicAfterFailures {
 		st.dialFailed(start)

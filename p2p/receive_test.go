@@ -87,7 +87,8 @@ func TestMessengerHandsOverTheBooksPeerID(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("no frame")
 	}
-	book := b.book[b.byID[a.ID()]].ID
+	bb := b.book.Load()
+	book := bb.peers[bb.byID[a.ID()]].ID
 	if from != a.ID() {
 		t.Fatalf("from = %s, want %s", from, a.ID())
 	}

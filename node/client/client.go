@@ -162,6 +162,14 @@ func (c *Client) Cancel(ctx context.Context, id string) error {
 	return c.do(ctx, http.MethodPost, "/v0/sessions/"+url.PathEscape(id)+"/cancel", nil, nil)
 }
 
+// Reload has the daemon re-read its config file and returns what changed. A
+// refused config is an *Error (status 400) saying why; the daemon keeps the
+// config it runs.
+func (c *Client) Reload(ctx context.Context) (apitype.ConfigChange, error) {
+	var v apitype.ConfigChange
+	return v, c.do(ctx, http.MethodPost, "/v0/config/reload", nil, &v)
+}
+
 // Wait polls a session until it has ended or ctx ends, calling onUpdate (if
 // set) with each state seen.
 func (c *Client) Wait(ctx context.Context, id string, every time.Duration, onUpdate func(apitype.Session)) (apitype.Session, error) {

@@ -23,13 +23,16 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, res
 	if err != nil {
 		return err
 	}
+	// The flags override the logger's settings, not the config's: a reload
+	// compares the file with the config, and log.* did not change there.
+	logCfg := cfg.Log
 	if *logFormat != "" {
-		cfg.Log.Format = *logFormat
+		logCfg.Format = *logFormat
 	}
 	if *logLevel != "" {
-		cfg.Log.Level = *logLevel
+		logCfg.Level = *logLevel
 	}
-	logger, err := newLogger(stderr, cfg.Log)
+	logger, err := newLogger(stderr, logCfg)
 	if err != nil {
 		return err
 	}
@@ -44,6 +47,7 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, res
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
+	reloadOnSIGHUP(ctx, n, logger)
 	return n.Run(ctx, nil)
 }
 

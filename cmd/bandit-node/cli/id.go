@@ -9,11 +9,14 @@ import (
 
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	manet "github.com/multiformats/go-multiaddr/net"
 )
 
 func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newConfigFlags("id", "id --config FILE [--json]", "bandit-node id --config /var/lib/bandit/acme/config.toml --json", stderr)
+	fs := newConfigFlags("id", "id --config FILE [--json | --peer-card]", "bandit-node id --config /var/lib/bandit/acme/config.toml --json\n"+
+		"bandit-node id --config /var/lib/bandit/acme/config.toml --peer-card >acme.card", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
+	card := fs.Bool("peer-card", false, "print this node's [[peers]] block for the peers' configs (bandit-node peers add)")
 	_, c, cfg, err := fs.dial(args, 0, 0)
 	if err != nil {
 		return err
@@ -29,6 +32,18 @@ func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		}
 		info = apitype.NodeInfo{Name: cfg.Node.Name, PeerID: id, Addrs: cfg.Node.Listen, Version: Version}
 		fmt.Fprintln(stderr, "note: the daemon is not running; addresses are the configured ones")
+	}
+	if *card {
+		ifaces, err := manet.InterfaceMultiaddrs()
+		if err != nil {
+			fmt.Fprintf(stderr, "note: listing this machine's interfaces: %v\n", err)
+		}
+		text, err := peerCard(info.Name, info.PeerID, info.Addrs, ifaces)
+		if err != nil {
+			return err
+		}
+		_, err = io.WriteString(stdout, text)
+		return err
 	}
 	if *asJSON {
 		return printJSON(stdout, info)

@@ -8,6 +8,9 @@ import (
 )
 
 func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "add" {
+		return runPeersAdd(ctx, args[1:], stdout, stderr)
+	}
 	fs := newConfigFlags("peers", "peers --config FILE [--json]", "bandit-node peers --config /var/lib/bandit/acme/config.toml", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")
 	_, c, _, err := fs.dial(args, 0, 0)

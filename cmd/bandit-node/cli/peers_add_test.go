@@ -1,0 +1,177 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/multiformats/go-multiaddr"
+)
+
+func TestPeerCard(t *testing.T) {
+	const id = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
+	ifaces := []multiaddr.Multiaddr{multiaddr.StringCast("/ip4/127.0.0.1"), multiaddr.StringCast("/ip4/192.168.1.5"),
+		multiaddr.StringCast("/ip6/::1"), multiaddr.StringCast("/ip6/fe80::1"), multiaddr.StringCast("/ip6/2001:db8::5")}
+	tests := []struct {
+		name      string
+		listen    []string
+		ifaces    []multiaddr.Multiaddr
+		wantAddrs []string
+		wantNote  string
+	}{
+		{"specific addresses", []string{"/ip4/10.0.0.2/tcp/4001", "/ip4/10.0.0.2/udp/4001/quic-v1"}, ifaces,
+			[]string{"/ip4/10.0.0.2/tcp/4001/p2p/" + id, "/ip4/10.0.0.2/udp/4001/quic-v1/p2p/" + id}, ""},
+		{"every IPv4 interface", []string{"/ip4/0.0.0.0/tcp/4001"}, ifaces,
+			[]string{"/ip4/192.168.1.5/tcp/4001/p2p/" + id}, "# /ip4/0.0.0.0/tcp/4001 listens on every interface"},
+		{"every IPv6 interface", []string{"/ip6/::/tcp/4001"}, ifaces,
+			[]string{"/ip6/2001:db8::5/tcp/4001/p2p/" + id}, "listens on every interface"},
+		{"loopback only", []string{"/ip4/0.0.0.0/tcp/4001"}, ifaces[:1],
+			[]string{"/ip4/127.0.0.1/tcp/4001/p2p/" + id}, "Check that the peers can reach these addresses"},
+		{"no interface", []string{"/ip4/0.0.0.0/tcp/4001"}, nil, nil, "none was found"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			text, err := peerCard("acme", id, tc.listen, tc.ifaces)
+			if err != nil {
+				t.Fatal(err)
+			}
+			card, err := parsePeerCard([]byte(text))
+			if err != nil {
+				t.Fatalf("the card does not parse: %v\n%s", err, text)
+			}
+			if card.Name != "acme" || card.PeerID != id || fmt.Sprint(card.Addrs) != fmt.Sprint(tc.wantAddrs) {
+				t.Errorf("card = %+v, want addrs %v\n%s", card, tc.wantAddrs, text)
+			}
+			if !strings.Contains(text, tc.wantNote) {
+				t.Errorf("card lacks %q:\n%s", tc.wantNote, text)
+			}
+		})
+	}
+}
+
+func TestParsePeerCardRefuses(t *testing.T) {
+	const id = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
+	tests := []struct{ name, text, want string }{
+		{"empty", "", "exactly one [[peers]] block, this one holds 0"},
+		{"two", "[[peers]]\nname = \"a\"\npeer_id = \"" + id + "\"\n[[peers]]\nname = \"b\"\npeer_id = \"" + id + "\"\n", "holds 2"},
+		{"unknown key", "[[peers]]\nname = \"a\"\npeer_id = \"" + id + "\"\ncolour = 1\n", "unknown key peers.colour"},
+		{"other table", "[node]\nname = \"a\"\n[[peers]]\nname = \"a\"\npeer_id = \"" + id + "\"\n", "unknown key node"},
+		{"no name", "[[peers]]\npeer_id = \"" + id + "\"\n", "peers.name"},
+		{"bad id", "[[peers]]\nname = \"a\"\npeer_id = \"nope\"\n", "peers.peer_id"},
+		{"not TOML", "[[peers]\n", "toml"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if _, err := parsePeerCard([]byte(tc.text)); err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("parsePeerCard: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+// TestPeersAddJoinsRunningDaemons: two running daemons that do not know
+// each other exchange peer cards (id --peer-card, peers add), reload without
+// a restart and run a session together. peers add refuses a duplicate and
+// a node's own card, and saves a card for a daemon that is not running.
+func TestPeersAddJoinsRunningDaemons(t *testing.T) {
+	root := t.TempDir()
+	used := map[int]bool{}
+	distinctPort := func() int {
+		p := testutil.FreePort(t)
+		for used[p] {
+			p = testutil.FreePort(t)
+		}
+		used[p] = true
+		return p
+	}
+	cfgs := make([]string, 3)
+	for i := range cfgs {
+		dir := filepath.Join(root, fmt.Sprintf("node%d", i+1))
+		if _, _, err := run(t, "init", "--dir", dir, "--name", fmt.Sprintf("node%d", i+1), "--policy-open",
+			"--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", distinctPort()), "--api", fmt.Sprintf("127.0.0.1:%d", distinctPort())); err != nil {
+			t.Fatal(err)
+		}
+		cfgs[i] = filepath.Join(dir, "config.toml")
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 2)
+	for _, c := range cfgs[:2] { // node3's daemon never runs
+		go func() {
+			done <- Run(ctx, []string{"run", "--config", c, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{})
+		}()
+	}
+	defer func() {
+		cancel()
+		for range 2 {
+			if err := <-done; err != nil {
+				t.Errorf("daemon: %v", err)
+			}
+		}
+	}()
+	cards := make([]string, 3)
+	for i, c := range cfgs {
+		testutil.WaitFor(t, 20*time.Second, "the peer card of "+c, func() bool {
+			out, _, err := run(t, "id", "--config", c, "--peer-card")
+			cards[i] = filepath.Join(root, fmt.Sprintf("node%d.card", i+1))
+			return err == nil && os.WriteFile(cards[i], []byte(out), 0o644) == nil
+		})
+	}
+	before, err := os.ReadFile(cfgs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ cfg, card, want string }{
+		{cfgs[0], cards[1], "the daemon reloaded its config: peers added: node2"},
+		{cfgs[1], cards[0], "the daemon reloaded its config: peers added: node1"},
+		{cfgs[2], cards[0], "the daemon is not running"},
+	} {
+		out, stderr, err := run(t, "peers", "add", "--config", tc.cfg, tc.card)
+		if err != nil || !strings.Contains(out, tc.want) {
+			t.Fatalf("peers add %s: %v\n%s%s", tc.card, err, out, stderr)
+		}
+	}
+	after, err := os.ReadFile(cfgs[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.HasPrefix(after, before) || !bytes.Contains(after, []byte("# Peer card of node2")) {
+		t.Errorf("node1's config was not appended to, comments and all:\n%s", after)
+	}
+	if st, err := os.Stat(cfgs[0]); err != nil || st.Mode().Perm() != 0o600 {
+		t.Errorf("node1's config: %v, mode %v, want 0600 kept", err, st.Mode().Perm())
+	}
+	if saved, err := os.ReadFile(cfgs[2]); err != nil || !bytes.Contains(saved, []byte("name = \"node1\"")) {
+		t.Errorf("the card for the stopped node3 was not saved: %v", err)
+	}
+
+	testutil.WaitFor(t, 20*time.Second, "node1 to connect to node2", func() bool {
+		out, _, err := run(t, "peers", "--config", cfgs[0], "--json")
+		var peers []apitype.Peer
+		return err == nil && json.Unmarshal([]byte(out), &peers) == nil && len(peers) == 1 && peers[0].Connected
+	})
+	spec := writeSpec(t, root, "ping.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 5\n")
+	if out, stderr, err := run(t, "session", "start", "--config", cfgs[1], spec, "--wait", "--json"); err != nil {
+		t.Fatalf("a session between the daemons that met by peers add: %v\n%s%s", err, out, stderr)
+	}
+
+	for _, tc := range []struct{ name, cfg, card, want string }{
+		{"duplicate", cfgs[0], cards[1], "already has a peer named \"node2\""},
+		{"own card", cfgs[0], cards[0], "this node's own name"},
+	} {
+		if _, _, err := run(t, "peers", "add", "--config", tc.cfg, tc.card); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: peers add: %v, want an error containing %q", tc.name, err, tc.want)
+		}
+	}
+	if again, _ := os.ReadFile(cfgs[0]); !bytes.Equal(again, after) {
+		t.Error("a refused card changed the config")
+	}
+}
