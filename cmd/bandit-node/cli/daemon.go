@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/bandit-node/bandit-node/internal/buildinfo"
 	"github.com/bandit-node/bandit-node/node"
 )
 
@@ -38,7 +39,7 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, res
 	if err != nil {
 		return err
 	}
-	n, err := node.New(cfg, reg, node.WithLogger(logger), node.WithVersion(Version))
+	n, err := node.New(cfg, reg, node.WithLogger(logger), node.WithBuild(buildinfo.Read(Version)))
 	if err != nil {
 		return err
 	}
