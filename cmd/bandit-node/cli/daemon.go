@@ -45,7 +45,9 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, res
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
-	return n.Run(ctx, nil)
+	ready, notified := notifyService(ctx, logger, cfg.Node.Name)
+	defer notified()
+	return n.Run(ctx, ready)
 }
 
 func newLogger(w io.Writer, c node.LogConfig) (*slog.Logger, error) {
