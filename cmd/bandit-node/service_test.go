@@ -16,11 +16,12 @@ import (
 )
 
 // buildBinary builds the program into dir with the environment's Go
-// settings plus env (such as CGO_ENABLED=0) and returns its path.
-func buildBinary(t *testing.T, dir string, env ...string) string {
+// settings plus env (such as CGO_ENABLED=0) and flags, and returns its
+// path.
+func buildBinary(t *testing.T, dir string, env []string, flags ...string) string {
 	t.Helper()
 	bin := filepath.Join(dir, "bandit-node")
-	cmd := exec.Command("go", "build", "-o", bin, ".")
+	cmd := exec.Command("go", append(append([]string{"build", "-o", bin}, flags...), ".")...)
 	cmd.Env = append(os.Environ(), env...)
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
@@ -127,7 +128,7 @@ func TestNotifySocket(t *testing.T) {
 		t.Skip("builds the binary and starts a daemon")
 	}
 	dir := t.TempDir()
-	bin := buildBinary(t, dir)
+	bin := buildBinary(t, dir, nil)
 	nodeDir := filepath.Join(dir, "acme")
 	if out, err := exec.Command(bin, "init", "--dir", nodeDir, "--listen", "/ip4/127.0.0.1/tcp/0",
 		"--api", "127.0.0.1:0").CombinedOutput(); err != nil {
