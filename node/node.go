@@ -80,6 +80,7 @@ type Node struct {
 	reg      *protocol.Registry
 	log      *slog.Logger
 	version  string
+	agent    string // the libp2p agent string (WithBuild); empty: p2p's default
 	token    string
 
 	host    *p2p.Host
@@ -182,7 +183,8 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("session.max_frame_size: %w", err)
 	}
 	n.host, err = p2p.NewHost(p2p.Config{Key: key, ListenAddrs: listen, DeferListen: true, Peers: book, MDNS: cfg.Discovery.MDNS,
-		Logger: n.log, DialBackoffMin: cfg.Discovery.DialBackoffMin.Duration, DialBackoffMax: cfg.Discovery.DialBackoffMax.Duration})
+		Logger: n.log, DialBackoffMin: cfg.Discovery.DialBackoffMin.Duration, DialBackoffMax: cfg.Discovery.DialBackoffMax.Duration,
+		UserAgent: n.agent})
 	if err != nil {
 		return nil, fmt.Errorf("starting the libp2p host: %w", err)
 	}

@@ -50,8 +50,8 @@ const (
 	connMgrGrace = time.Minute
 	// protectTag marks address-book peers in the connection manager.
 	protectTag = "bandit-address-book"
-	// userAgent is announced by identify.
-	userAgent = "bandit-node"
+	// DefaultUserAgent is announced by identify when Config.UserAgent is empty.
+	DefaultUserAgent = "bandit-node"
 )
 
 // Peer is an address-book entry: an organization's daemon that may connect to
@@ -95,6 +95,10 @@ type Config struct {
 	// PingInterval is how often connected address-book peers are pinged to
 	// measure latency; zero means DefaultPingInterval.
 	PingInterval time.Duration
+	// UserAgent is the agent string identify announces to peers, such as
+	// "bandit-node/0.2.0 (3f69a06)"; empty means DefaultUserAgent. Peers
+	// read it as PeerStatus.Agent.
+	UserAgent string
 }
 
 // PeerStatus describes one address-book peer.
@@ -112,6 +116,9 @@ type PeerStatus struct {
 	Latency time.Duration
 	// LastError is the last dial error, empty after a successful connection.
 	LastError string
+	// Agent is the agent string the peer announced through identify (its
+	// Config.UserAgent), empty until identify has run on a connection.
+	Agent string
 }
 
 // Host is bandit-node's libp2p host, restricted to an address book.
@@ -272,6 +279,10 @@ func NewHost(cfg Config) (*Host, error) {
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
+	}
+	userAgent := cfg.UserAgent
+	if userAgent == "" {
+		userAgent = DefaultUserAgent
 	}
 
 	allowed := make([]peer.ID, len(book))
@@ -530,9 +541,20 @@ func (h *Host) Peers() []PeerStatus {
 			Connected: connected,
 			Latency:   ps.LatencyEWMA(p.ID),
 			LastError: lastErr,
+			Agent:     agentOf(ps, p.ID),
 		}
 	}
 	return out
+}
+
+// agentOf returns the agent string id announced through identify, or "".
+func agentOf(ps peerstore.Peerstore, id peer.ID) string {
+	v, err := ps.Get(id, "AgentVersion")
+	if err != nil {
+		return ""
+	}
+	s, _ := v.(string)
+	return s
 }
 
 // Connected reports whether the host has an open connection to id.

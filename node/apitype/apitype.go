@@ -24,6 +24,10 @@ type Peer struct {
 	Connected     bool     `json:"connected"`
 	LatencyMicros float64  `json:"latency_us,omitempty"`
 	LastError     string   `json:"last_error,omitempty"`
+	// Agent is the agent string the peer announced on connecting, such as
+	// "bandit-node/0.2.0 (3f69a06)": its program, version and revision.
+	// Empty if it never connected since this daemon started.
+	Agent string `json:"agent,omitempty"`
 }
 
 // Session states.

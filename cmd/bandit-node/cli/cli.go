@@ -58,7 +58,7 @@ func commands(restart Restarter) []command {
 		{"bench", "measure the bare SAMBA message pattern over libp2p (the network baseline)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runBench(ctx, args, stdout, stderr, restart)
 		}},
-		{"version", "print the version", runVersion},
+		{"version", "print the build: version, VCS revision and time, Go version", runVersion},
 	}
 }
 
@@ -214,12 +214,3 @@ type multiFlag []string
 
 func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
 func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
-
-func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("version", "version", "bandit-node version", stderr)
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
-		return err
-	}
-	fmt.Fprintln(stdout, "bandit-node", Version)
-	return nil
-}

@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/bandit-node/bandit-node/internal/buildinfo"
 	"github.com/bandit-node/bandit-node/node"
 )
 
@@ -41,14 +42,16 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, res
 	if err != nil {
 		return err
 	}
-	n, err := node.New(cfg, reg, node.WithLogger(logger), node.WithVersion(Version))
+	n, err := node.New(cfg, reg, node.WithLogger(logger), node.WithBuild(buildinfo.Read(Version)))
 	if err != nil {
 		return err
 	}
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGINT, syscall.SIGTERM)
 	defer stop()
 	reloadOnSIGHUP(ctx, n, logger)
-	return n.Run(ctx, nil)
+	ready, notified := notifyService(ctx, logger, cfg.Node.Name)
+	defer notified()
+	return n.Run(ctx, ready)
 }
 
 func newLogger(w io.Writer, c node.LogConfig) (*slog.Logger, error) {

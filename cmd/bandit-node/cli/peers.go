@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 )
 
@@ -27,7 +28,7 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return printJSON(stdout, peers)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tLATENCY\tPEER ID\tLAST ERROR")
+	fmt.Fprintln(tw, "NAME\tSTATE\tLATENCY\tVERSION\tPEER ID\tLAST ERROR")
 	for _, p := range peers {
 		state, lat := "disconnected", "-"
 		if p.Connected {
@@ -36,7 +37,20 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		if p.LatencyMicros > 0 {
 			lat = fmt.Sprintf("%.2f ms", p.LatencyMicros/1e3)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n", p.Name, state, lat, p.PeerID, p.LastError)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, state, lat, peerVersion(p.Agent), p.PeerID, p.LastError)
 	}
 	return tw.Flush()
+}
+
+// peerVersion is the VERSION column for a peer's agent string: the version
+// and revision of a bandit-node ("0.2.0 (3f69a06)"), any other agent in
+// full, "-" when unknown.
+func peerVersion(agent string) string {
+	if agent == "" {
+		return "-"
+	}
+	if v, ok := strings.CutPrefix(agent, "bandit-node/"); ok {
+		return v
+	}
+	return agent
 }
