@@ -26,7 +26,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/multiformats/go-multiaddr"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ControlProtocol is the protocol ID of session-control streams. 1.1.0:
@@ -116,6 +115,10 @@ type Node struct {
 	api     *http.Server
 	apiTLS  *tls.Config // nil for plain HTTP
 	apiLn   net.Listener
+	// metricsSrv and metricsLn are the metrics listener's (metrics.listen),
+	// nil when it is off; guarded by mu.
+	metricsSrv *http.Server
+	metricsLn  net.Listener
 	hostCtx context.Context
 	stop    context.CancelFunc
 }
@@ -127,7 +130,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{cfg: cfg, reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
 		progressSave: progressSaveEvery, roles: map[string]*p2p.Messenger{}, names: map[peer.ID]string{}, ids: map[string]peer.ID{},
 		peerBuf:  map[peer.ID]*peerBuffer{},
-		sessions: map[string]*session{}, metrics: newMetrics(), proposals: make(chan struct{}, 8)}
+		sessions: map[string]*session{}, metrics: newMetrics(reg.Names()...), proposals: make(chan struct{}, 8)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
 			return nil, err
@@ -188,10 +191,6 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		n.ids[pc.Name] = id
 		n.peerBuf[id] = &peerBuffer{}
 	}
-	n.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "bandit_queued_bytes",
-		Help: "Bytes of received frames queued in this node's sessions, not yet taken by their roles (capped by session.max_buffered_bytes and session.max_peer_buffered_bytes).",
-	}, n.queuedBytes))
 	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, WriteTimeout: sendTimeout, Logger: n.log}
 	if err := mopts.Validate(); err != nil {
 		return nil, fmt.Errorf("session.max_frame_size: %w", err)
@@ -201,6 +200,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if err != nil {
 		return nil, fmt.Errorf("starting the libp2p host: %w", err)
 	}
+	n.registerCollectors()
 	n.names[n.host.ID()] = cfg.Node.Name
 	n.ids[cfg.Node.Name] = n.host.ID()
 	// Gossip and the stream handlers exist before anything can reach them:
@@ -212,7 +212,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("starting gossipsub: %w", err)
 	}
 	n.control = p2p.NewMessenger(n.host, ControlProtocol, n.handleControl, mopts)
-	n.metrics.traffic.carry(kindControl, n.control)
+	n.metrics.traffic.carry(kindControl, controlProtocol, n.control)
 	// Role frames are lent to their stream's roleStream, which copies what
 	// it queues: one allocation a message fewer on the busiest path.
 	ropts := mopts
@@ -224,7 +224,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 			return nil, err
 		}
 		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(f), nil, ropts)
-		n.metrics.traffic.carry(kindRole, n.roles[fam])
+		n.metrics.traffic.carry(kindRole, fam, n.roles[fam])
 	}
 	n.host.Notify(nil, n.peerDisconnected)
 	if err := n.host.Listen(); err != nil {
@@ -274,6 +274,11 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	} else {
 		go func() { apiErr <- n.api.Serve(ln) }()
 	}
+	metricsErr := make(chan error, 1)
+	if err := n.startMetrics(metricsErr); err != nil {
+		n.shutdown()
+		return err
+	}
 	n.log.Info("node started", "name", n.cfg.Node.Name, "peer_id", n.host.ID().String(),
 		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "api_tls", n.apiTLS != nil, "peers", len(n.cfg.Peers))
 	if ready != nil {
@@ -283,6 +288,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	case <-ctx.Done():
 	case err = <-apiErr:
 		err = fmt.Errorf("control API: %w", err)
+	case err = <-metricsErr:
 	}
 	n.shutdown()
 	return err
@@ -322,6 +328,7 @@ func (n *Node) shutdown() {
 	if n.api != nil {
 		n.api.Shutdown(ctx)
 	}
+	n.stopMetrics(ctx)
 	n.control.Close()
 	for _, m := range n.roles {
 		m.Close()

@@ -261,6 +261,7 @@ func (s *session) recordEnd(st lifecycle.Status) {
 	} else {
 		s.n.log.Info("session completed", "session", s.id, "protocol", s.family)
 	}
+	var created time.Time
 	s.update(true, func(r *record) {
 		r.Session.State = state
 		r.Session.Reason = st.Reason
@@ -268,8 +269,9 @@ func (s *session) recordEnd(st lifecycle.Status) {
 		if st.Result != nil {
 			r.Result = json.RawMessage(st.Result)
 		}
+		created = r.Session.Created
 	})
-	s.n.metrics.sessions.WithLabelValues(state).Inc()
+	s.n.metrics.sessionEnded(s.family, state, st.Reason, now.Sub(created))
 }
 
 // missingFromTopic names the organizations playing a party that have not
