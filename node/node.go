@@ -112,15 +112,16 @@ type Node struct {
 	closing  bool
 	wg       sync.WaitGroup // session goroutines
 
-	api    *http.Server
-	apiTLS *tls.Config // nil for plain HTTP
-	apiLn  net.Listener
+	api     *http.Server
+	apiTLS  *tls.Config // nil for plain HTTP
+	apiLn   net.Listener
+	hostCtx context.Context
+	stop    context.CancelFunc
+
 	// metricsSrv and metricsLn are the metrics listener's (metrics.listen),
 	// nil when it is off; guarded by mu.
 	metricsSrv *http.Server
 	metricsLn  net.Listener
-	hostCtx    context.Context
-	stop       context.CancelFunc
 }
 
 // New builds a node from its config: it loads the identity and the API token,
