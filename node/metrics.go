@@ -44,6 +44,9 @@ func newMetrics(families ...string) *metrics {
 			Name: "bandit_role_panics_total", Help: "Panics in a role's code, by protocol; each aborted its session and nothing else.",
 		}, []string{"protocol"}),
 	}
+	for _, f := range families {
+		m.rolePanics.WithLabelValues(f) // at 0, so that a rate is defined before the first
+	}
 	m.durations, m.aborts = newSessionMetrics(families)
 	m.registry.MustRegister(m.sessions, m.active, m.traffic, m.errors, m.rolePanics, m.durations, m.aborts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

@@ -7,7 +7,7 @@ import (
 
 // registerCollectors registers the metrics that read the node when
 // scraped — so that there is no state to keep in sync with it — and the
-// build's: bandit_queued_bytes, bandit_peer_connected,
+// build's: bandit_queued_bytes, bandit_ready, bandit_peer_connected,
 // bandit_sessions_by_state and bandit_build_info. New calls it once the
 // host exists.
 func (n *Node) registerCollectors() {
@@ -16,6 +16,15 @@ func (n *Node) registerCollectors() {
 			Name: "bandit_queued_bytes",
 			Help: "Bytes of received frames queued in this node's sessions, not yet taken by their roles (capped by session.max_buffered_bytes and session.max_peer_buffered_bytes).",
 		}, n.queuedBytes),
+		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
+			Name: "bandit_ready",
+			Help: "1 when this node is ready (its libp2p host listens and at least metrics.min_peers address-book peers are connected), 0 otherwise: what /readyz answers, for alerting rules.",
+		}, func() float64 {
+			if _, ok := n.ready(); ok {
+				return 1
+			}
+			return 0
+		}),
 		newPeerCollector(n),
 		newSessionStates(n),
 		newBuildInfo(buildinfo.Read(n.version)),

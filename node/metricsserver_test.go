@@ -134,7 +134,8 @@ func TestMetricsListener(t *testing.T) {
 
 // TestReadyzFlipsAsPeersConnect: /readyz answers 503 with the reason while
 // fewer than metrics.min_peers address-book peers are connected, 200 once
-// they are, and 503 again when one goes; bandit_peer_connected follows.
+// they are, and 503 again when one goes; bandit_peer_connected and
+// bandit_ready follow.
 func TestReadyzFlipsAsPeersConnect(t *testing.T) {
 	cfgs := testConfigs(t, 2)
 	cfgs[0].Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
@@ -146,8 +147,8 @@ func TestReadyzFlipsAsPeersConnect(t *testing.T) {
 	if code, body := httpDo(t, http.MethodGet, "http://"+n1.MetricsAddr()+"/healthz", ""); code != http.StatusOK {
 		t.Errorf("/healthz alone: %d %q, want 200: the process is alive", code, body)
 	}
-	if v := scrape(t, n1)[`bandit_peer_connected{peer="node2"}`]; v != 0 {
-		t.Errorf("node2 connected = %v before it started", v)
+	if got := scrape(t, n1); got[`bandit_peer_connected{peer="node2"}`] != 0 || got["bandit_ready"] != 0 {
+		t.Errorf("before node2 started: node2 connected = %v, ready = %v, want 0 and 0", got[`bandit_peer_connected{peer="node2"}`], got["bandit_ready"])
 	}
 
 	n2 := startNode(t, cfgs[1])
@@ -155,8 +156,8 @@ func TestReadyzFlipsAsPeersConnect(t *testing.T) {
 		code, _ := readyz(t, n1)
 		return code == http.StatusOK
 	})
-	if v := scrape(t, n1)[`bandit_peer_connected{peer="node2"}`]; v != 1 {
-		t.Errorf("node2 connected = %v while /readyz says ready", v)
+	if got := scrape(t, n1); got[`bandit_peer_connected{peer="node2"}`] != 1 || got["bandit_ready"] != 1 {
+		t.Errorf("while /readyz says ready: node2 connected = %v, ready = %v, want 1 and 1", got[`bandit_peer_connected{peer="node2"}`], got["bandit_ready"])
 	}
 
 	n2.stop()
@@ -164,8 +165,8 @@ func TestReadyzFlipsAsPeersConnect(t *testing.T) {
 		code, _ := readyz(t, n1)
 		return code == http.StatusServiceUnavailable
 	})
-	if v := scrape(t, n1)[`bandit_peer_connected{peer="node2"}`]; v != 0 {
-		t.Errorf("node2 connected = %v after it stopped", v)
+	if got := scrape(t, n1); got[`bandit_peer_connected{peer="node2"}`] != 0 || got["bandit_ready"] != 0 {
+		t.Errorf("after node2 stopped: node2 connected = %v, ready = %v, want 0 and 0", got[`bandit_peer_connected{peer="node2"}`], got["bandit_ready"])
 	}
 }
 
