@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -95,7 +96,7 @@ func (n *Node) startMetrics(errc chan<- error) error {
 	n.metricsLn, n.metricsSrv = ln, srv
 	n.mu.Unlock()
 	go func() {
-		if err := srv.Serve(ln); err != http.ErrServerClosed {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
 			errc <- fmt.Errorf("metrics listener: %w", err)
 		}
 	}()
