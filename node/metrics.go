@@ -1,6 +1,8 @@
 package node
 
 import (
+	"strings"
+
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -38,14 +40,22 @@ func newMetrics(families ...string) *metrics {
 		}),
 		traffic: newTraffic(families),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "bandit_errors_total", Help: "Errors, by kind (decode, send, rejected, unknown_session, role, panic, overflow).",
+			Name: "bandit_errors_total", Help: "Errors, by kind (" + strings.Join(errorKinds, ", ") + ").",
 		}, []string{"kind"}),
 		rolePanics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bandit_role_panics_total", Help: "Panics in a role's code, by protocol; each aborted its session and nothing else.",
 		}, []string{"protocol"}),
 	}
+	// Every series with labels from a fixed set starts at 0, so that a
+	// rate is defined before the first event.
 	for _, f := range families {
-		m.rolePanics.WithLabelValues(f) // at 0, so that a rate is defined before the first
+		m.rolePanics.WithLabelValues(f)
+	}
+	for _, st := range []string{stateCompleted, stateAborted} {
+		m.sessions.WithLabelValues(st)
+	}
+	for _, k := range errorKinds {
+		m.errors.WithLabelValues(k)
 	}
 	m.durations, m.aborts = newSessionMetrics(families)
 	m.registry.MustRegister(m.sessions, m.active, m.traffic, m.errors, m.rolePanics, m.durations, m.aborts,
@@ -58,4 +68,8 @@ func newMetrics(families ...string) *metrics {
 // (traffic.streams).
 func (m *metrics) countTopic(family string, in bool, size int) { m.traffic.addTopic(family, in, size) }
 
+// errorKinds are the kinds of bandit_errors_total: what fail is given.
+var errorKinds = []string{"decode", "send", "rejected", "unknown_session", "role", "panic", "overflow"}
+
+// fail counts an error of kind, one of errorKinds.
 func (m *metrics) fail(kind string) { m.errors.WithLabelValues(kind).Inc() }
