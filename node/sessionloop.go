@@ -261,7 +261,12 @@ func (s *session) recordEnd(st lifecycle.Status) {
 	} else {
 		s.n.log.Info("session completed", "session", s.id, "protocol", s.family)
 	}
-	var created time.Time
+	// Counted before the record says so: whoever sees the session ended
+	// sees it in the metrics.
+	s.mu.Lock()
+	created := s.rec.Session.Created
+	s.mu.Unlock()
+	s.n.metrics.sessionEnded(s.family, state, st.Reason, now.Sub(created))
 	s.update(true, func(r *record) {
 		r.Session.State = state
 		r.Session.Reason = st.Reason
@@ -269,9 +274,7 @@ func (s *session) recordEnd(st lifecycle.Status) {
 		if st.Result != nil {
 			r.Result = json.RawMessage(st.Result)
 		}
-		created = r.Session.Created
 	})
-	s.n.metrics.sessionEnded(s.family, state, st.Reason, now.Sub(created))
 }
 
 // missingFromTopic names the organizations playing a party that have not
