@@ -34,6 +34,7 @@ type Config struct {
 	Discovery DiscoveryConfig `toml:"discovery"`
 	Session   SessionConfig   `toml:"session"`
 	Runtime   RuntimeConfig   `toml:"runtime"`
+	Metrics   MetricsConfig   `toml:"metrics"`
 	Peers     []PeerConfig    `toml:"peers"`
 	// Policy maps a protocol family to what this node accepts of it. A family
 	// with no entry is not enabled here.
@@ -186,7 +187,7 @@ func DefaultConfig() *Config {
 	return &Config{
 		Node: NodeConfig{Name: "node", DataDir: ".", Identity: "identity.key",
 			Listen: []string{"/ip4/0.0.0.0/tcp/4001", "/ip4/0.0.0.0/udp/4001/quic-v1"}},
-		API: APIConfig{Listen: DefaultAPIListen, TokenFile: "api.token"},
+		API: APIConfig{Listen: DefaultAPIListen, TokenFile: "api.token"}, Metrics: DefaultMetricsConfig(),
 		Log: LogConfig{Level: "info", Format: "text"},
 		Discovery: DiscoveryConfig{DialBackoffMin: Duration{time.Second},
 			DialBackoffMax: Duration{time.Minute}},
@@ -461,6 +462,9 @@ func (c *Config) validate(reg *protocol.Registry) error {
 				return fmt.Errorf("%s.addrs[%d]: %q: %w", where, j, a, err)
 			}
 		}
+	}
+	if err := c.Metrics.validate(len(c.Peers)); err != nil {
+		return err
 	}
 	for _, fam := range slices.Sorted(maps.Keys(c.Policy)) {
 		f, err := reg.Lookup(fam)

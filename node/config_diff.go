@@ -37,13 +37,16 @@ var restartKeys = []struct {
 	{"discovery.dial_backoff_min", func(c *Config) any { return c.Discovery.DialBackoffMin }},
 	{"discovery.dial_backoff_max", func(c *Config) any { return c.Discovery.DialBackoffMax }},
 	{"runtime.schedtrace", func(c *Config) any { return c.Runtime.Schedtrace }},
+	// The metrics listener is opened when the daemon starts.
+	{"metrics.listen", func(c *Config) any { return c.Metrics.Listen }},
 	// The role streams' frame limit is set when they are registered.
 	{"session.max_frame_size", func(c *Config) any { return c.Session.MaxFrameSize }},
 }
 
-// sessionKeys are the [session] keys a reload changes live: a session takes
-// them when it is proposed or accepted, and keeps them to its end.
-var sessionKeys = []struct {
+// liveKeys are the keys a reload changes live: a session takes the
+// [session] keys when it is proposed or accepted, and keeps them to its
+// end; metrics.min_peers is read at every /readyz.
+var liveKeys = []struct {
 	key string
 	get func(*Config) any
 }{
@@ -54,6 +57,7 @@ var sessionKeys = []struct {
 	{"session.max_active", func(c *Config) any { return c.Session.MaxActive }},
 	{"session.max_buffered_bytes", func(c *Config) any { return c.Session.MaxBufferedBytes }},
 	{"session.max_peer_buffered_bytes", func(c *Config) any { return c.Session.MaxPeerBufferedBytes }},
+	{"metrics.min_peers", func(c *Config) any { return c.Metrics.MinPeers }},
 }
 
 // liveTables are the config's tables that diffConfig compares on their own
@@ -86,9 +90,9 @@ func diffConfig(old, next *Config) (apitype.ConfigChange, error) {
 	if len(restart) > 0 {
 		return ch, &RestartError{Keys: restart}
 	}
-	for _, k := range sessionKeys {
+	for _, k := range liveKeys {
 		if !reflect.DeepEqual(k.get(old), k.get(next)) {
-			ch.Session = append(ch.Session, k.key)
+			ch.Settings = append(ch.Settings, k.key)
 		}
 	}
 	oldPeers := map[string]PeerConfig{}

@@ -44,7 +44,7 @@ func TestDiffConfig(t *testing.T) {
 		{"policy removed", head + local + b2 + b3, "policy changed: policy.ping", nil},
 		{"local data changed", head + policy + "[local.samba.data_owner]\nbernoulli = 0.6\n" + b2 + b3, "local data changed: local.samba.data_owner", nil},
 		{"local data removed", head + policy + b2 + b3, "local data changed: local.samba.data_owner", nil},
-		{"session timeout", base + "[session]\npeer_timeout = \"45s\"\n", "session settings changed: session.peer_timeout", nil},
+		{"session timeout", base + "[session]\npeer_timeout = \"45s\"\n", "settings changed: session.peer_timeout", nil},
 		{"listen", strings.Replace(base, "tcp/4001", "tcp/4009", 1), "", []string{"node.listen"}},
 		{"name", strings.Replace(base, "name = \"a\"", "name = \"z\"", 1), "", []string{"node.name"}},
 		{"several", strings.Replace(base, "tcp/4001", "tcp/4009", 1) + "[api]\nlisten = \"127.0.0.1:5609\"\n[runtime]\nschedtrace = false\n[log]\nlevel = \"debug\"\n",
@@ -89,7 +89,7 @@ func TestDiffConfig(t *testing.T) {
 
 // TestEveryConfigKeyIsClassified: each key of Config is either read only at
 // start (restartKeys: a reload refuses its change), taken live by new
-// sessions (sessionKeys) or in a table a reload applies live (liveTables).
+// sessions (liveKeys) or in a table a reload applies live (liveTables).
 // A key added to Config without deciding which fails here, since a reload
 // would otherwise take its change silently and do nothing with it.
 func TestEveryConfigKeyIsClassified(t *testing.T) {
@@ -97,7 +97,7 @@ func TestEveryConfigKeyIsClassified(t *testing.T) {
 	for _, k := range restartKeys {
 		known[k.key] = true
 	}
-	for _, k := range sessionKeys {
+	for _, k := range liveKeys {
 		known[k.key] = true
 	}
 	for _, k := range liveTables {
@@ -111,13 +111,13 @@ func TestEveryConfigKeyIsClassified(t *testing.T) {
 			continue
 		}
 		if f.Type.Kind() != reflect.Struct {
-			t.Errorf("config key %s: not classified for reloads (restartKeys, sessionKeys or liveTables in config_diff.go)", table)
+			t.Errorf("config key %s: not classified for reloads (restartKeys, liveKeys or liveTables in config_diff.go)", table)
 			continue
 		}
 		for j := range f.Type.NumField() {
 			key := table + "." + strings.Split(f.Type.Field(j).Tag.Get("toml"), ",")[0]
 			if !known[key] {
-				t.Errorf("config key %s: not classified for reloads (restartKeys, sessionKeys or liveTables in config_diff.go)", key)
+				t.Errorf("config key %s: not classified for reloads (restartKeys, liveKeys or liveTables in config_diff.go)", key)
 			}
 		}
 	}

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/bandit-node/bandit-node/p2p"
@@ -13,14 +14,16 @@ type fixedCounter p2p.MessengerStats
 func (c fixedCounter) Stats() p2p.MessengerStats { return p2p.MessengerStats(c) }
 
 func TestTrafficMetrics(t *testing.T) {
-	m := newMetrics()
-	// Two role messengers (two families), one control messenger; topic
-	// messages are counted by traffic itself.
-	m.traffic.carry(kindRole, fixedCounter{FramesReceived: 1, BytesReceived: 100, FramesSent: 1, BytesSent: 7})
-	m.traffic.carry(kindRole, fixedCounter{FramesReceived: 1, BytesReceived: 20})
-	m.traffic.carry(kindControl, fixedCounter{FramesSent: 1, BytesSent: 3, Errors: 5})
-	m.countTopic(true, 11)
-	m.countTopic(true, 1)
+	m := newMetrics("ping", "samba")
+	// A role messenger for each family, one control messenger; topic
+	// messages are counted by traffic itself, by family.
+	m.traffic.carry(kindRole, "ping", fixedCounter{FramesReceived: 1, BytesReceived: 100, FramesSent: 1, BytesSent: 7})
+	m.traffic.carry(kindRole, "samba", fixedCounter{FramesReceived: 1, BytesReceived: 20})
+	m.traffic.carry(kindControl, controlProtocol, fixedCounter{FramesSent: 1, BytesSent: 3, Errors: 5})
+	m.countTopic("samba", true, 11)
+	m.countTopic("samba", true, 1)
+	m.countTopic("ping", false, 5)
+	m.countTopic("unknown", false, 5) // no session of a family the node lacks: not counted
 
 	got := trafficSeries(t, m.registry)
 	tests := []struct {
@@ -28,15 +31,21 @@ func TestTrafficMetrics(t *testing.T) {
 		want float64
 	}{
 		{"bandit_messages_total in role", 2},
+		{"bandit_messages_total in role ping", 1},
+		{"bandit_messages_total in role samba", 1},
 		{"bandit_bytes_total in role", 120},
+		{"bandit_bytes_total in role samba", 20},
 		{"bandit_messages_total out role", 1},
-		{"bandit_bytes_total out role", 7},
-		{"bandit_messages_total out control", 1},
-		{"bandit_bytes_total out control", 3},
-		{"bandit_messages_total in control", 0},
-		{"bandit_messages_total in topic", 2},
-		{"bandit_bytes_total in topic", 12},
-		{"bandit_messages_total out topic", 0},
+		{"bandit_bytes_total out role ping", 7},
+		{"bandit_bytes_total out role samba", 0},
+		{"bandit_messages_total out control session", 1},
+		{"bandit_bytes_total out control session", 3},
+		{"bandit_messages_total in control session", 0},
+		{"bandit_messages_total in topic samba", 2},
+		{"bandit_bytes_total in topic samba", 12},
+		{"bandit_messages_total in topic ping", 0},
+		{"bandit_messages_total out topic ping", 1},
+		{"bandit_bytes_total out topic", 5},
 	}
 	for _, tc := range tests {
 		v, ok := got[tc.key]
@@ -48,13 +57,21 @@ func TestTrafficMetrics(t *testing.T) {
 			t.Errorf("%s = %v, want %v", tc.key, v, tc.want)
 		}
 	}
-	if len(got) != 12 {
-		t.Errorf("%d series exported, want 12 (2 metrics × 2 directions × 3 kinds): %v", len(got), got)
+	series := 0
+	for k := range got {
+		if strings.Count(k, " ") == 3 {
+			series++
+		}
+	}
+	// 2 metrics × 2 directions × (control + 2 families × (role, topic)).
+	if series != 20 {
+		t.Errorf("%d series exported, want 20: %v", series, got)
 	}
 }
 
 // trafficSeries gathers bandit_messages_total and bandit_bytes_total from
-// reg, keyed "NAME DIRECTION KIND".
+// reg, keyed "NAME DIRECTION KIND PROTOCOL", and their sums over the
+// protocols, keyed "NAME DIRECTION KIND".
 func trafficSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
 	families, err := reg.Gather()
@@ -71,7 +88,9 @@ func trafficSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 			for _, l := range mt.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}
-			got[f.GetName()+" "+labels["direction"]+" "+labels["kind"]] = mt.GetCounter().GetValue()
+			key := f.GetName() + " " + labels["direction"] + " " + labels["kind"]
+			got[key+" "+labels["protocol"]] = mt.GetCounter().GetValue()
+			got[key] += mt.GetCounter().GetValue()
 		}
 	}
 	return got

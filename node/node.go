@@ -26,7 +26,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/multiformats/go-multiaddr"
-	"github.com/prometheus/client_golang/prometheus"
 )
 
 // ControlProtocol is the protocol ID of session-control streams. 1.1.0:
@@ -117,6 +116,11 @@ type Node struct {
 	apiLn   net.Listener
 	hostCtx context.Context
 	stop    context.CancelFunc
+
+	// metricsSrv and metricsLn are the metrics listener's (metrics.listen),
+	// nil when it is off; guarded by mu.
+	metricsSrv *http.Server
+	metricsLn  net.Listener
 }
 
 // New builds a node from its config: it loads the identity and the API token,
@@ -125,7 +129,7 @@ type Node struct {
 func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
 		progressSave: progressSaveEvery, roles: map[string]*p2p.Messenger{},
-		sessions: map[string]*session{}, metrics: newMetrics(), proposals: make(chan struct{}, 8)}
+		sessions: map[string]*session{}, metrics: newMetrics(reg.Names()...), proposals: make(chan struct{}, 8)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
 			return nil, err
@@ -174,10 +178,6 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	n.metrics.registry.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{
-		Name: "bandit_queued_bytes",
-		Help: "Bytes of received frames queued in this node's sessions, not yet taken by their roles (capped by session.max_buffered_bytes and session.max_peer_buffered_bytes).",
-	}, n.queuedBytes))
 	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, WriteTimeout: sendTimeout, Logger: n.log}
 	if err := mopts.Validate(); err != nil {
 		return nil, fmt.Errorf("session.max_frame_size: %w", err)
@@ -189,6 +189,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("starting the libp2p host: %w", err)
 	}
 	n.live.Store(newLiveConfig(cfg, n.host.ID(), book, nil))
+	n.registerCollectors()
 	// Gossip and the stream handlers exist before anything can reach them:
 	// the host listens only once they are registered.
 	n.hostCtx, n.stop = context.WithCancel(context.Background())
@@ -198,7 +199,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		return nil, fmt.Errorf("starting gossipsub: %w", err)
 	}
 	n.control = p2p.NewMessenger(n.host, ControlProtocol, n.handleControl, mopts)
-	n.metrics.traffic.carry(kindControl, n.control)
+	n.metrics.traffic.carry(kindControl, controlProtocol, n.control)
 	// Role frames are lent to their stream's roleStream, which copies what
 	// it queues: one allocation a message fewer on the busiest path.
 	ropts := mopts
@@ -210,7 +211,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 			return nil, err
 		}
 		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(f), nil, ropts)
-		n.metrics.traffic.carry(kindRole, n.roles[fam])
+		n.metrics.traffic.carry(kindRole, fam, n.roles[fam])
 	}
 	n.host.Notify(nil, n.peerDisconnected)
 	if err := n.host.Listen(); err != nil {
@@ -260,6 +261,11 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	} else {
 		go func() { apiErr <- n.api.Serve(ln) }()
 	}
+	metricsErr := make(chan error, 1)
+	if err := n.startMetrics(metricsErr); err != nil {
+		n.shutdown()
+		return err
+	}
 	n.log.Info("node started", "name", n.config().Node.Name, "peer_id", n.host.ID().String(),
 		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "api_tls", n.apiTLS != nil, "peers", len(n.config().Peers))
 	if ready != nil {
@@ -269,6 +275,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	case <-ctx.Done():
 	case err = <-apiErr:
 		err = fmt.Errorf("control API: %w", err)
+	case err = <-metricsErr:
 	}
 	n.shutdown()
 	return err
@@ -308,6 +315,7 @@ func (n *Node) shutdown() {
 	if n.api != nil {
 		n.api.Shutdown(ctx)
 	}
+	n.stopMetrics(ctx)
 	n.control.Close()
 	for _, m := range n.roles {
 		m.Close()

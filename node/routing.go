@@ -39,7 +39,7 @@ func (n *Node) joinTopic(s *session) error {
 	}
 	handler := func(from peer.ID, data []byte) {
 		defer func() { n.recoverHandler(recover(), "a topic message", from) }()
-		n.metrics.countTopic(true, len(data))
+		n.metrics.countTopic(s.family, true, len(data))
 		m, err := s.decodeTopicFrame(from, data)
 		if err != nil {
 			return

@@ -259,6 +259,12 @@ func (s *session) recordEnd(st lifecycle.Status) {
 	} else {
 		s.n.log.Info("session completed", "session", s.id, "protocol", s.family)
 	}
+	// Counted before the record says so: whoever sees the session ended
+	// sees it in the metrics.
+	s.mu.Lock()
+	created := s.rec.Session.Created
+	s.mu.Unlock()
+	s.n.metrics.sessionEnded(s.family, state, st.Reason, now.Sub(created))
 	s.update(true, func(r *record) {
 		r.Session.State = state
 		r.Session.Reason = st.Reason
@@ -267,7 +273,6 @@ func (s *session) recordEnd(st lifecycle.Status) {
 			r.Result = json.RawMessage(st.Result)
 		}
 	})
-	s.n.metrics.sessions.WithLabelValues(state).Inc()
 }
 
 // missingFromTopic names the organizations playing a party that have not

@@ -122,7 +122,7 @@ func (t *sessionTransport) publish(ctx context.Context, m protocol.Message) erro
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not publish on the session topic: %w", err)
 	}
-	s.n.metrics.countTopic(false, len(frame))
+	s.n.metrics.countTopic(s.family, false, len(frame))
 	if s.n.traceOut != nil {
 		s.n.traceOut(s.id, m)
 	}

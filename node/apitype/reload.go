@@ -20,15 +20,16 @@ type ConfigChange struct {
 	// Local are the [local.<family>.<role>] tables added, removed or
 	// changed (their data, their environment).
 	Local []string `json:"local,omitempty"`
-	// Session are the [session] keys changed; new sessions take them.
-	Session []string `json:"session,omitempty"`
+	// Settings are the keys changed live ([session] keys, which new
+	// sessions take, and metrics.min_peers).
+	Settings []string `json:"settings,omitempty"`
 	// Aborted are the sessions that ran with a removed peer, aborted.
 	Aborted []string `json:"aborted_sessions,omitempty"`
 }
 
 // Empty reports whether the reload changed nothing.
 func (c ConfigChange) Empty() bool {
-	return len(c.PeersAdded)+len(c.PeersRemoved)+len(c.PeersReaddressed)+len(c.Policy)+len(c.Local)+len(c.Session)+len(c.Aborted) == 0
+	return len(c.PeersAdded)+len(c.PeersRemoved)+len(c.PeersReaddressed)+len(c.Policy)+len(c.Local)+len(c.Settings)+len(c.Aborted) == 0
 }
 
 // String is the change in one line: "peers added: node4; policy changed:
@@ -45,7 +46,7 @@ func (c ConfigChange) String() string {
 	add("peers with new addresses", c.PeersReaddressed)
 	add("policy changed", c.Policy)
 	add("local data changed", c.Local)
-	add("session settings changed", c.Session)
+	add("settings changed", c.Settings)
 	add("sessions aborted (they ran with a removed peer)", c.Aborted)
 	if len(parts) == 0 {
 		return "nothing changed"

@@ -191,6 +191,10 @@ max_frame_size = 4194304      # largest message on a stream, in bytes
 [runtime]
 schedtrace = true             # restart once with GODEBUG=schedtrace=2147483647: saves a wake-up per message
 
+[metrics]
+listen = ""                   # e.g. "0.0.0.0:9601": /metrics, /healthz, /readyz with no token, read-only
+min_peers = 1                 # /readyz needs this many address-book peers connected (at most [[peers]])
+
 # The address book: the only organizations that may connect to this node.
 # [[peers]]
 # name = "node2"

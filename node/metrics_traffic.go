@@ -1,0 +1,150 @@
+package node
+
+import (
+	"sync/atomic"
+
+	"github.com/bandit-node/bandit-node/p2p"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// The kinds of session messages traffic counts.
+const (
+	kindControl = iota
+	kindRole
+	kindTopic
+	numKinds
+)
+
+var kindNames = [numKinds]string{"control", "role", "topic"}
+
+// controlProtocol is the protocol label of control messages: they belong
+// to the session-control protocol (ControlProtocol), whatever the family
+// of their session.
+const controlProtocol = "session"
+
+// frameCounter is what traffic reads of a messenger: p2p.Messenger.Stats.
+type frameCounter interface{ Stats() p2p.MessengerStats }
+
+// topicCounter counts the topic messages of one family, out (0) and in (1).
+type topicCounter [2]struct{ messages, bytes atomic.Uint64 }
+
+// carried is a messenger whose frames traffic reports as messages of a
+// kind and protocol.
+type carried struct {
+	kind     int
+	protocol string
+	c        frameCounter
+}
+
+// traffic is the Prometheus collector of bandit_messages_total and
+// bandit_bytes_total, by direction, kind and protocol. Control and role
+// messages travel in the frames of p2p messengers, which count them (frames
+// and payload bytes, in and out) anyway, so traffic reads their counters
+// when scraped rather than counting every message a second time: on a
+// 103-daemon testnet every cache line a message touches is a miss, and the
+// daemon's own counters were one more per message. Topic messages, which
+// go through gossipsub, are counted here, by family. Every series —
+// control of protocol "session", role and topic of every family — is
+// exported from the start, at 0 until used.
+type traffic struct {
+	families []string
+	// topic has a counter for every family, made by newTraffic: the map
+	// is read-only after, so counting needs no lock.
+	topic    map[string]*topicCounter
+	streams  []carried // control and role: the messengers carrying them
+	msgDesc  *prometheus.Desc
+	byteDesc *prometheus.Desc
+}
+
+func newTraffic(families []string) *traffic {
+	labels := []string{"direction", "kind", "protocol"}
+	t := &traffic{
+		families: families,
+		topic:    make(map[string]*topicCounter, len(families)),
+		msgDesc: prometheus.NewDesc("bandit_messages_total",
+			"Session messages sent and received, by direction (in, out), kind (control, role, topic) and protocol "+
+				"(the family, or \"session\" for control messages).", labels, nil),
+		byteDesc: prometheus.NewDesc("bandit_bytes_total",
+			"Bytes of session messages sent and received, by direction, kind and protocol.", labels, nil),
+	}
+	for _, f := range families {
+		t.topic[f] = &topicCounter{}
+	}
+	return t
+}
+
+// carry makes traffic report the frames of c as messages of kind
+// (kindControl or kindRole) and protocol (controlProtocol, or the family
+// of a role messenger). Call it before the metrics are served.
+func (t *traffic) carry(kind int, protocol string, c frameCounter) {
+	t.streams = append(t.streams, carried{kind: kind, protocol: protocol, c: c})
+}
+
+// addTopic counts a topic message of family. Sessions exist only of the
+// families the node was built with, which all have a counter.
+func (t *traffic) addTopic(family string, in bool, size int) {
+	tc := t.topic[family]
+	if tc == nil {
+		return // a Node built without New, in a test
+	}
+	d := 0
+	if in {
+		d = 1
+	}
+	c := &tc[d]
+	c.messages.Add(1)
+	c.bytes.Add(uint64(size))
+}
+
+// Describe implements prometheus.Collector.
+func (t *traffic) Describe(ch chan<- *prometheus.Desc) {
+	ch <- t.msgDesc
+	ch <- t.byteDesc
+}
+
+// trafficKey is one series of traffic, but for its direction.
+type trafficKey struct {
+	kind     int
+	protocol string
+}
+
+// Collect implements prometheus.Collector.
+func (t *traffic) Collect(ch chan<- prometheus.Metric) {
+	type counts [2]struct{ messages, bytes uint64 } // out (0) / in (1)
+	sums := map[trafficKey]*counts{{kindControl, controlProtocol}: {}}
+	order := []trafficKey{{kindControl, controlProtocol}}
+	for _, f := range t.families {
+		for _, k := range []int{kindRole, kindTopic} {
+			key := trafficKey{k, f}
+			sums[key] = &counts{}
+			order = append(order, key)
+		}
+	}
+	for f, tc := range t.topic {
+		n := sums[trafficKey{kindTopic, f}]
+		for d := range n {
+			n[d].messages, n[d].bytes = tc[d].messages.Load(), tc[d].bytes.Load()
+		}
+	}
+	for _, s := range t.streams {
+		key := trafficKey{s.kind, s.protocol}
+		n := sums[key]
+		if n == nil {
+			n = &counts{}
+			sums[key] = n
+			order = append(order, key)
+		}
+		st := s.c.Stats()
+		n[0].messages += st.FramesSent
+		n[0].bytes += st.BytesSent
+		n[1].messages += st.FramesReceived
+		n[1].bytes += st.BytesReceived
+	}
+	for _, key := range order {
+		n := sums[key]
+		for d, dir := range [2]string{"out", "in"} {
+			ch <- prometheus.MustNewConstMetric(t.msgDesc, prometheus.CounterValue, float64(n[d].messages), dir, kindNames[key.kind], key.protocol)
+			ch <- prometheus.MustNewConstMetric(t.byteDesc, prometheus.CounterValue, float64(n[d].bytes), dir, kindNames[key.kind], key.protocol)
+		}
+	}
+}
