@@ -20,6 +20,10 @@ import (
 // standingFile is the scheduler's state, under the data directory.
 const standingFile = "standing.json"
 
+// connectPoll is how often a due run whose organizations are not all
+// connected yet looks again (see step).
+const connectPoll = 250 * time.Millisecond
+
 // maxStandingWait bounds the scheduler's sleep: a clock stepped forward
 // (or a suspended machine) is noticed within it.
 const maxStandingWait = time.Minute
@@ -48,6 +52,26 @@ type standingItem struct {
 	cfg   StandingConfig
 	sched schedule
 	st    standingState
+	// orgs are the address-book names of the spec's organizations.
+	orgs []string
+	// waiting is when a due run of it started to wait for its
+	// organizations to be connected; zero when it does not.
+	waiting time.Time
+}
+
+// newStandingItem returns the item of sc, with its state to be set.
+func newStandingItem(sc StandingConfig) (*standingItem, error) {
+	sched, err := sc.schedule()
+	if err != nil {
+		return nil, err
+	}
+	it := &standingItem{cfg: sc, sched: sched}
+	if spec, err := protocol.ParseSpec(sc.Spec, sc.SpecText); err == nil {
+		for _, names := range spec.Roles.Roles {
+			it.orgs = append(it.orgs, names...)
+		}
+	}
+	return it, nil
 }
 
 // newStanding builds the scheduler of sessions, resuming the state that a
@@ -62,13 +86,12 @@ func newStanding(n *Node, sessions []StandingConfig, now time.Time) *standing {
 		n.log.Warn("the standing sessions' schedule could not be read; starting afresh", "err", err)
 	}
 	for _, sc := range sessions {
-		sched, err := sc.schedule()
+		it, err := newStandingItem(sc)
 		if err != nil {
 			continue // checked at load
 		}
-		it := &standingItem{cfg: sc, sched: sched}
 		if old, ok := stored[sc.Name]; ok {
-			it.st = old.boot(sched, now)
+			it.st = old.boot(it.sched, now)
 			if it.st.Active != "" {
 				state, reason := apitype.StateAborted, fmt.Sprintf("%s stopped while the run was open", n.cfg.Node.Name)
 				if rec, err := n.store.get(it.st.Active); err == nil {
@@ -77,7 +100,7 @@ func newStanding(n *Node, sessions []StandingConfig, now time.Time) *standing {
 				it.st = it.st.ended(it.st.Active, state, reason, sc.Retry, now)
 			}
 		} else {
-			it.st = freshState(sched, now)
+			it.st = freshState(it.sched, now)
 		}
 		st.items[sc.Name] = it
 	}
@@ -173,6 +196,19 @@ func (st *standing) step(now time.Time) time.Duration {
 		if !due {
 			continue
 		}
+		// A run due when the daemon has just started, or when a peer is
+		// away for a moment, waits for its organizations to be
+		// connected, at most session.propose_timeout: proposed at once,
+		// it would abort on a peer that is still being dialed.
+		if !st.connected(it) {
+			if it.waiting.IsZero() {
+				it.waiting = now
+			}
+			if now.Sub(it.waiting) < st.n.cfg.Session.ProposeTimeout.Duration {
+				continue
+			}
+		}
+		it.waiting = time.Time{}
 		st.launch(name, it, retry, now)
 		changed = true
 	}
@@ -181,11 +217,30 @@ func (st *standing) step(now time.Time) time.Duration {
 	}
 	wait := maxStandingWait
 	for _, it := range st.items {
+		if !it.waiting.IsZero() {
+			wait = min(wait, connectPoll) // its due time has passed
+			continue
+		}
 		if w := it.st.wake(); !w.IsZero() {
 			wait = min(wait, max(w.Sub(now), 0))
 		}
 	}
 	return wait
+}
+
+// connected reports whether every organization of it's spec other than
+// this node is connected.
+func (st *standing) connected(it *standingItem) bool {
+	for _, name := range it.orgs {
+		if name == st.n.cfg.Node.Name {
+			continue
+		}
+		id, ok := st.n.ids[name]
+		if !ok || !st.n.host.Connected(id) {
+			return false
+		}
+	}
+	return true
 }
 
 // launch proposes a run of it. mu is held.
@@ -244,12 +299,12 @@ func (st *standing) update(sessions []StandingConfig) {
 	defer st.mu.Unlock()
 	items := map[string]*standingItem{}
 	for _, sc := range sessions {
-		sched, err := sc.schedule()
+		it, err := newStandingItem(sc)
 		if err != nil {
 			st.n.log.Error("ignoring a standing session with an invalid schedule", "name", sc.Name, "err", err)
 			continue
 		}
-		it := &standingItem{cfg: sc, sched: sched}
+		sched := it.sched
 		if old, ok := st.items[sc.Name]; ok {
 			it.st = old.st
 			if old.sched.String() != sched.String() {
