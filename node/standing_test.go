@@ -171,7 +171,11 @@ func TestStandingSessionResumesAfterRestart(t *testing.T) {
 	testutil.WaitFor(t, 30*time.Second, "the first run of hourly", func() bool {
 		return countState(namedRuns(t, nodes[0], "hourly"), stateCompleted) == 1
 	})
-	before := standingOf(t, nodes[0], "hourly")
+	var before apitype.Standing
+	testutil.WaitFor(t, 10*time.Second, "the scheduler to record the first run's end", func() bool {
+		before = standingOf(t, nodes[0], "hourly")
+		return before.Active == "" && before.Last != nil
+	})
 	if before.NextDue == nil || before.Last == nil || time.Until(*before.NextDue) < 50*time.Minute {
 		t.Fatalf("after the first run: %+v", before)
 	}
@@ -207,7 +211,11 @@ func TestStandingSessionResumesAfterRestart(t *testing.T) {
 	testutil.WaitFor(t, 30*time.Second, "the catch-up run", func() bool {
 		return countState(namedRuns(t, third, "hourly"), stateCompleted) == 2
 	})
-	s := standingOf(t, third, "hourly")
+	var s apitype.Standing
+	testutil.WaitFor(t, 10*time.Second, "the scheduler to record the catch-up run's end", func() bool {
+		s = standingOf(t, third, "hourly")
+		return s.Active == ""
+	})
 	if want := st.Due.Add(4 * time.Hour); s.NextDue == nil || !s.NextDue.Equal(want) || s.Active != "" {
 		t.Fatalf("after the catch-up run: %+v; want next due %v", s, want)
 	}
