@@ -112,3 +112,22 @@ func TestAdmitName(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigExampleStandingSession: the example config's standing session
+// loads, with its spec from the examples.
+func TestConfigExampleStandingSession(t *testing.T) {
+	cfg, err := LoadConfig(filepath.Join("..", "config.example.toml"), testRegistry(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cfg.Sessions) != 1 || cfg.Sessions[0].Name != "weekly-ping" || cfg.Sessions[0].Retry.Attempts != 3 ||
+		!strings.Contains(string(cfg.Sessions[0].SpecText), "initech") {
+		t.Fatalf("sessions = %+v", cfg.Sessions)
+	}
+	if s, err := cfg.Sessions[0].schedule(); err != nil || s.String() != "at = Mon 02:00" {
+		t.Errorf("schedule %v, %v", s, err)
+	}
+	if got := cfg.Policy["ping"].Sessions; len(got) != 1 || got[0] != "*" {
+		t.Errorf("policy.ping.sessions = %q", got)
+	}
+}
