@@ -104,7 +104,9 @@ func newStanding(n *Node, sessions []StandingConfig, now time.Time) *standing {
 		}
 		st.items[sc.Name] = it
 	}
-	st.save()
+	if len(st.items) > 0 || len(stored) > 0 {
+		st.save()
+	}
 	return st
 }
 
