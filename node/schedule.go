@@ -27,11 +27,24 @@ func (s schedule) String() string {
 	case s.onBoot:
 		return "start = " + startOnBoot
 	case s.every > 0:
-		return "every = " + s.every.String()
+		return "every = " + shortDuration(s.every)
 	case s.daily:
 		return fmt.Sprintf("at = %02d:%02d", s.hour, s.minute)
 	}
 	return fmt.Sprintf("at = %s %02d:%02d", s.weekday.String()[:3], s.hour, s.minute)
+}
+
+// shortDuration writes d as time.Duration does, without its zero minutes
+// and seconds: "168h", "1h30m", "90s".
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = s[:len(s)-2]
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = s[:len(s)-2]
+	}
+	return s
 }
 
 // parseAt parses at = "Mon 02:00" (weekly) or "02:00" (daily).

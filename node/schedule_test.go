@@ -44,6 +44,17 @@ func TestParseAt(t *testing.T) {
 	}
 }
 
+func TestScheduleString(t *testing.T) {
+	for every, want := range map[time.Duration]string{
+		168 * time.Hour: "every = 168h", 90 * time.Minute: "every = 1h30m", 2 * time.Second: "every = 2s",
+		time.Hour + time.Second: "every = 1h0m1s", 1500 * time.Millisecond: "every = 1.5s", 10 * time.Minute: "every = 10m",
+	} {
+		if got := (schedule{every: every}).String(); got != want {
+			t.Errorf("every %v: %q, want %q", every, got, want)
+		}
+	}
+}
+
 func TestScheduleFirstAndNext(t *testing.T) {
 	weekly, _ := parseAt("Mon 02:00")
 	weekly.loc = utc3

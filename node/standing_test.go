@@ -304,7 +304,7 @@ func TestStandingUpdate(t *testing.T) {
 	testutil.WaitFor(t, 30*time.Second, "kept's run under its new schedule", func() bool {
 		return countState(namedRuns(t, n, "kept"), stateCompleted) == 2
 	})
-	if s := standingOf(t, n, "kept"); s.Schedule != "every = 2h0m0s" {
+	if s := standingOf(t, n, "kept"); s.Schedule != "every = 2h" {
 		t.Errorf("kept after its schedule changed: %+v", s)
 	}
 	// The stored state follows: a restart knows added, and not dropped.
