@@ -41,6 +41,8 @@ type standing struct {
 	start func(spec []byte, name string) (string, error)
 	wake  chan struct{}
 	wg    sync.WaitGroup // the goroutines that wait for runs to end
+	// metrics are the scheduler's Prometheus metrics.
+	metrics *standingMetrics
 
 	mu    sync.Mutex // guards items and ctx
 	items map[string]*standingItem
@@ -81,6 +83,8 @@ func newStandingItem(sc StandingConfig) (*standingItem, error) {
 func newStanding(n *Node, sessions []StandingConfig, now time.Time) *standing {
 	st := &standing{n: n, path: filepath.Join(n.cfg.Node.DataDir, standingFile), start: n.startSession,
 		wake: make(chan struct{}, 1), items: map[string]*standingItem{}, ctx: context.Background()}
+	st.metrics = newStandingMetrics(st)
+	n.metrics.registry.MustRegister(st.metrics)
 	stored, err := readStandingState(st.path)
 	if err != nil {
 		n.log.Warn("the standing sessions' schedule could not be read; starting afresh", "err", err)
@@ -251,6 +255,7 @@ func (st *standing) launch(name string, it *standingItem, retry bool, now time.T
 	it.st = it.st.launched(it.sched, id, retry, now)
 	if err != nil {
 		it.st = it.st.ended("", apitype.StateAborted, "could not be proposed: "+err.Error(), it.cfg.Retry, now)
+		st.metrics.ended(name, apitype.StateAborted)
 		st.n.log.Error("could not propose a standing session", "name", name, "retry", retry, "err", err,
 			"retry_at", fmtTime(it.st.RetryAt), "next_due", fmtTime(it.st.Due))
 		return
@@ -282,6 +287,7 @@ func (st *standing) finish(name, id, state, reason string, now time.Time) {
 		return // the session was removed or changed meanwhile
 	}
 	it.st = it.st.ended(id, state, reason, it.cfg.Retry, now)
+	st.metrics.ended(name, state)
 	st.n.log.Info("a standing session's run ended", "name", name, "session", id, "state", state,
 		"retry_at", fmtTime(it.st.RetryAt), "next_due", fmtTime(it.st.Due))
 	st.save()

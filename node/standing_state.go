@@ -43,7 +43,7 @@ func freshState(sched schedule, now time.Time) standingState {
 func (st standingState) boot(sched schedule, now time.Time) standingState {
 	if st.Schedule != sched.String() {
 		fresh := freshState(sched, now)
-		fresh.Last = st.Last
+		fresh.Active, fresh.Proposed, fresh.Last = st.Active, st.Proposed, st.Last
 		return fresh
 	}
 	if sched.onBoot {

@@ -106,6 +106,20 @@ func TestStandingSessionRunsUnattended(t *testing.T) {
 	if s.Schedule != "every = 2s" || s.Protocol != "ping" || s.NextDue == nil {
 		t.Errorf("standing list: %+v", s)
 	}
+	// The scheduler's metrics.
+	testutil.WaitFor(t, 10*time.Second, "three completed runs counted", func() bool {
+		return standingSeries(t, nodes[0])[`bandit_standing_runs_total{name="pinger",state="completed"}`] >= 3
+	})
+	m := standingSeries(t, nodes[0])
+	if due := m[`bandit_standing_next_due_timestamp_seconds{name="pinger"}`]; due < float64(time.Now().Add(-time.Minute).Unix()) {
+		t.Errorf("next due in the metrics: %v", due)
+	}
+	if _, ok := m[`bandit_standing_active{name="pinger"}`]; !ok {
+		t.Errorf("no bandit_standing_active: %v", m)
+	}
+	if m[`bandit_standing_last_run_completed{name="pinger"}`] != 1 {
+		t.Errorf("last run not completed in the metrics: %v", m)
+	}
 	all, err := nodes[0].api.Sessions(context.Background())
 	if err != nil {
 		t.Fatal(err)
@@ -222,6 +236,34 @@ func TestStandingSessionResumesAfterRestart(t *testing.T) {
 	if runs := namedRuns(t, third, "hourly"); len(runs) != 2 {
 		t.Errorf("%d runs after the catch-up, want 2: %+v", len(runs), runs)
 	}
+}
+
+// standingSeries gathers tn's bandit_standing_* series, keyed
+// NAME{name="…"[,state="…"]}.
+func standingSeries(t *testing.T, tn *testNode) map[string]float64 {
+	t.Helper()
+	families, err := tn.metrics.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range families {
+		if !strings.HasPrefix(f.GetName(), "bandit_standing_") {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			var labels []string
+			for _, l := range mt.GetLabel() {
+				labels = append(labels, l.GetName()+"=\""+l.GetValue()+"\"")
+			}
+			v := mt.GetGauge().GetValue()
+			if mt.Counter != nil {
+				v = mt.GetCounter().GetValue()
+			}
+			out[f.GetName()+"{"+strings.Join(labels, ",")+"}"] = v
+		}
+	}
+	return out
 }
 
 func must[T any](v T, err error) T {
