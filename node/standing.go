@@ -339,9 +339,14 @@ func (st *standing) update(sessions []StandingConfig) {
 func (st *standing) list() []apitype.Standing {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	out := make([]apitype.Standing, 0, len(st.items))
-	for _, name := range slices.Sorted(maps.Keys(st.items)) {
-		it := st.items[name]
+	return listStanding(st.items)
+}
+
+// listStanding describes items, by name.
+func listStanding(items map[string]*standingItem) []apitype.Standing {
+	out := make([]apitype.Standing, 0, len(items))
+	for _, name := range slices.Sorted(maps.Keys(items)) {
+		it := items[name]
 		s := apitype.Standing{Name: name, Schedule: it.sched.String(), Retries: it.st.Retries, Active: it.st.Active,
 			NextDue: timePtr(it.st.Due), RetryAt: timePtr(it.st.RetryAt), Last: it.st.Last}
 		if spec, err := protocol.ParseSpec(it.cfg.Spec, it.cfg.SpecText); err == nil {
@@ -350,6 +355,26 @@ func (st *standing) list() []apitype.Standing {
 		out = append(out, s)
 	}
 	return out
+}
+
+// StoredStanding lists the standing sessions of cfg as the daemon last
+// stored their schedule in its data directory, for a command run while the
+// daemon is down. A session the daemon has not run yet has no next due
+// time.
+func StoredStanding(cfg *Config) ([]apitype.Standing, error) {
+	stored, err := readStandingState(filepath.Join(cfg.Node.DataDir, standingFile))
+	items := map[string]*standingItem{}
+	for _, sc := range cfg.Sessions {
+		it, ierr := newStandingItem(sc)
+		if ierr != nil {
+			continue
+		}
+		if old, ok := stored[sc.Name]; ok && old.Schedule == it.sched.String() {
+			it.st = old
+		}
+		items[sc.Name] = it
+	}
+	return listStanding(items), err
 }
 
 func timePtr(t time.Time) *time.Time {

@@ -295,7 +295,11 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 		if *name != "" {
 			list = slices.DeleteFunc(list, func(s apitype.Session) bool { return s.Name != *name })
 		}
-		standing, err = nil, nil
+		standing, err = node.StoredStanding(cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "bandit-node: the standing sessions' schedule: %v\n", err)
+			err = nil
+		}
 	}
 	if err != nil {
 		return err

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -68,14 +69,18 @@ func TestCLIStandingSessions(t *testing.T) {
 			done <- Run(ctx, []string{"run", "--config", n.cfg, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{})
 		}()
 	}
-	defer func() {
-		cancel()
-		for range nodes {
-			if err := <-done; err != nil {
-				t.Errorf("daemon: %v", err)
+	var stopOnce sync.Once
+	stop := func() {
+		stopOnce.Do(func() {
+			cancel()
+			for range nodes {
+				if err := <-done; err != nil {
+					t.Errorf("daemon: %v", err)
+				}
 			}
-		}
-	}()
+		})
+	}
+	defer stop()
 	type listing struct {
 		Standing []apitype.Standing `json:"standing"`
 		Sessions []apitype.Session  `json:"sessions"`
@@ -114,7 +119,6 @@ func TestCLIStandingSessions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Log("\n" + text)
 	lines := strings.Split(text, "\n")
 	if !strings.HasPrefix(lines[0], "STANDING") || !strings.HasPrefix(lines[1], "pinger") || !strings.Contains(lines[1], "every = 2s") {
 		t.Errorf("session list does not begin with the standing sessions:\n%s", text)
@@ -130,5 +134,13 @@ func TestCLIStandingSessions(t *testing.T) {
 	status, _, err := run(t, "session", "status", "--config", nodes[1].cfg, l.Sessions[0].ID)
 	if err != nil || !strings.Contains(status, "name      pinger\n") {
 		t.Errorf("session status on node2: %v\n%s", err, status)
+	}
+	// With the daemon down, the list comes from its data directory: the
+	// schedule it stored and its records.
+	stop()
+	down, stderr, err := run(t, "session", "list", "--config", nodes[0].cfg, "--name", "pinger")
+	if err != nil || !strings.Contains(stderr, "the daemon is not running") || !strings.Contains(down, l.Sessions[0].ID) ||
+		strings.Contains(down, adhoc) || !strings.Contains(down, "pinger    ping      every = 2s  20") {
+		t.Errorf("session list --name pinger, daemon down: %v\n%s\n%s", err, down, stderr)
 	}
 }
