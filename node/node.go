@@ -294,7 +294,11 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 		err = fmt.Errorf("control API: %w", err)
 	}
 	stopSched()
-	<-schedDone
+	select {
+	case <-schedDone:
+	case <-time.After(shutdownGrace):
+		n.log.Warn("the standing sessions' scheduler did not stop in time")
+	}
 	n.shutdown()
 	return err
 }
