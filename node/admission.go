@@ -54,20 +54,21 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 		n.answerEnded(from, &nodepb.Control{SessionId: id, Body: &nodepb.Control_Propose{Propose: p}})
 		return
 	}
-	s, err := n.admitProposal(from, id, p.Spec)
+	s, err := n.admitProposal(from, id, p.Spec, p.Name)
 	if err != nil {
-		n.log.Info("declined a session", "session", id, "initiator", n.nameOf(from), "reason", err)
+		n.log.Info("declined a session", "session", id, "name", p.Name, "initiator", n.nameOf(from), "reason", err)
 		n.decline(from, id, err.Error())
 		return
 	}
 	// The session's lifecycle sends the Accept, and repeats it until the
 	// session starts.
-	n.log.Info("accepted a session", "session", id, "protocol", s.fam.Name(), "initiator", n.nameOf(from), "parties", fmt.Sprint(s.mine))
+	n.log.Info("accepted a session", "session", id, "name", p.Name, "protocol", s.fam.Name(), "initiator", n.nameOf(from), "parties", fmt.Sprint(s.mine))
 }
 
-// admitProposal validates a proposal and, when this node takes part, registers
-// the session.
-func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session, error) {
+// admitProposal validates a proposal of the standing session name ("" for
+// one started by hand) and, when this node takes part, registers the
+// session.
+func (n *Node) admitProposal(from peer.ID, id string, specText []byte, name string) (*session, error) {
 	spec, err := parseProposedSpec(specText)
 	if err != nil {
 		return nil, err
@@ -118,6 +119,9 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 	if err != nil {
 		return nil, err
 	}
+	if err := live.cfg.admitName(f, live.nameOf(from), name); err != nil {
+		return nil, err
+	}
 	// A replay file too short or an exec program missing fails the session
 	// here, before it starts, not at its first query.
 	if err := live.cfg.checkEnvironments(f, params, spec.Roles, distinctRoles(mine)); err != nil {
@@ -127,6 +131,7 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte) (*session
 	if err != nil {
 		return nil, err
 	}
+	s.setName(name)
 	if err := n.joinTopic(s); err != nil {
 		return nil, err
 	}

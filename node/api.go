@@ -26,6 +26,7 @@ func (n *Node) apiHandler() http.Handler {
 	mux.HandleFunc("GET /v0/node", n.serveNode)
 	mux.HandleFunc("GET /v0/peers", n.servePeers)
 	mux.HandleFunc("GET /v0/sessions", n.serveSessions)
+	mux.HandleFunc("GET /v0/standing", n.serveStanding)
 	mux.HandleFunc("POST /v0/sessions", n.serveStartSession)
 	mux.HandleFunc("GET /v0/sessions/{id}", n.serveSession)
 	mux.HandleFunc("GET /v0/sessions/{id}/result", n.serveResult)
@@ -157,13 +158,19 @@ func (n *Node) sessionRecord(id string) (*record, error) {
 	return n.store.get(id)
 }
 
+// serveSessions lists the sessions, newest first; ?name=NAME only the runs
+// of the standing session NAME.
 func (n *Node) serveSessions(w http.ResponseWriter, r *http.Request) {
 	recs, errs := n.store.list()
 	for _, err := range errs {
 		n.log.Warn("skipping an unreadable session record", "err", err)
 	}
+	name, byName := r.URL.Query().Get("name"), r.URL.Query().Has("name")
 	out := make([]apitype.Session, 0, len(recs))
 	for _, rec := range recs {
+		if byName && rec.Session.Name != name {
+			continue
+		}
 		if s := n.lookup(rec.Session.ID); s != nil {
 			out = append(out, s.snapshot().Session)
 			continue
@@ -174,6 +181,12 @@ func (n *Node) serveSessions(w http.ResponseWriter, r *http.Request) {
 		out[i].Spec = ""
 	}
 	writeJSON(w, http.StatusOK, out)
+}
+
+// serveStanding lists the standing sessions with their next due time and
+// last run.
+func (n *Node) serveStanding(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, n.standing.list())
 }
 
 func (n *Node) sessionOr404(w http.ResponseWriter, id string) *record {

@@ -36,6 +36,8 @@ type Config struct {
 	Runtime   RuntimeConfig   `toml:"runtime"`
 	Metrics   MetricsConfig   `toml:"metrics"`
 	Peers     []PeerConfig    `toml:"peers"`
+	// Sessions are the standing sessions (config_sessions.go).
+	Sessions []StandingConfig `toml:"sessions"`
 	// Policy maps a protocol family to what this node accepts of it. A family
 	// with no entry is not enabled here.
 	Policy map[string]PolicyConfig `toml:"policy"`
@@ -150,6 +152,9 @@ type PolicyConfig struct {
 	// Min[key] is declined (e.g. [policy.samba.min] paillier_bits = 2048,
 	// so that no session encrypts this node's data under a test-sized key).
 	Min map[string]float64 `toml:"min"`
+	// Sessions are the names of the standing sessions accepted
+	// (policy.go: admitName).
+	Sessions []string `toml:"sessions"`
 }
 
 // Duration is a time.Duration written as a string ("30s") in TOML.
@@ -252,6 +257,9 @@ func ParseConfig(path string, data []byte, reg *protocol.Registry) (*Config, err
 		return nil, fmt.Errorf("%s: unknown key %s", path, strings.Join(unknown, ", "))
 	}
 	if err := cfg.validate(reg); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if err := cfg.loadSessions(reg, base); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if !filepath.IsAbs(cfg.Node.DataDir) {
@@ -498,6 +506,9 @@ func (c *Config) validate(reg *protocol.Registry) error {
 			if hi, ok := pol.Max[key]; ok && pol.Min[key] > hi {
 				return fmt.Errorf("policy.%s: min.%s = %v is above max.%s = %v, which would decline every proposal", fam, key, pol.Min[key], key, hi)
 			}
+		}
+		if err := checkPolicySessions(fam, pol.Sessions); err != nil {
+			return err
 		}
 		for _, in := range pol.Initiators {
 			if in != "*" && !names[in] {

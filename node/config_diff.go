@@ -61,8 +61,9 @@ var liveKeys = []struct {
 }
 
 // liveTables are the config's tables that diffConfig compares on their own
-// and a reload applies live: the address book, the policies, the local data.
-var liveTables = []string{"peers", "policy", "local"}
+// and a reload applies live: the address book, the policies, the local data,
+// the standing sessions.
+var liveTables = []string{"peers", "policy", "local", "sessions"}
 
 // RestartError is a reload refused because the new config changes keys that
 // take effect only when the daemon starts.
@@ -132,7 +133,30 @@ func diffConfig(old, next *Config) (apitype.ConfigChange, error) {
 			}
 		}
 	}
+	ch.Standing = diffStanding(old.Sessions, next.Sessions)
 	return ch, nil
+}
+
+// diffStanding names the standing sessions added, removed or changed (in
+// their schedule, retry, spec file or the spec's text), sorted.
+func diffStanding(old, next []StandingConfig) []string {
+	byName := func(ss []StandingConfig) map[string]StandingConfig {
+		m := make(map[string]StandingConfig, len(ss))
+		for _, s := range ss {
+			m[s.Name] = s
+		}
+		return m
+	}
+	o, n := byName(old), byName(next)
+	var changed []string
+	for _, name := range sortedUnion(o, n) {
+		a, inOld := o[name]
+		b, inNext := n[name]
+		if inOld != inNext || !reflect.DeepEqual(a, b) {
+			changed = append(changed, "sessions."+name)
+		}
+	}
+	return changed
 }
 
 // sortedUnion returns the keys of a and b, sorted, each once.

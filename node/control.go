@@ -161,5 +161,8 @@ func decodeControl(frame []byte) (*nodepb.Control, error) {
 	if p, ok := c.Body.(*nodepb.Control_Propose); ok && (p.Propose == nil || len(p.Propose.Spec) > protocol.MaxSpecSize) {
 		return nil, fmt.Errorf("proposal of session %s has no spec or one over %d bytes", c.SessionId, protocol.MaxSpecSize)
 	}
+	if p, ok := c.Body.(*nodepb.Control_Propose); ok && p.Propose.Name != "" && !ValidSessionName(p.Propose.Name) {
+		return nil, fmt.Errorf("proposal of session %s has a malformed name %.80q", c.SessionId, p.Propose.Name)
+	}
 	return &c, nil
 }

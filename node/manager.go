@@ -75,6 +75,13 @@ func (n *Node) register(s *session) error {
 // address-book names and proposes it. It returns the new session's ID. Errors
 // name the spec key at fault; nothing is sent when the spec is bad.
 func (n *Node) StartSession(specText []byte) (string, error) {
+	return n.startSession(specText, "")
+}
+
+// startSession is StartSession for a run of the standing session name
+// ("" for a session started by hand): the proposal and the records carry
+// the name.
+func (n *Node) startSession(specText []byte, name string) (string, error) {
 	spec, err := protocol.ParseSpec("spec", specText)
 	if err != nil {
 		return "", err
@@ -124,6 +131,7 @@ func (n *Node) StartSession(specText []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
+	s.setName(name)
 	if err := n.joinTopic(s); err != nil {
 		return "", err
 	}
@@ -133,7 +141,7 @@ func (n *Node) StartSession(specText []byte) (string, error) {
 		}
 		return "", err
 	}
-	n.log.Info("proposed a session", "session", id, "protocol", f.Name(), "organizations", len(byID.Orgs()))
+	n.log.Info("proposed a session", "session", id, "name", name, "protocol", f.Name(), "organizations", len(byID.Orgs()))
 	return id, nil
 }
 

@@ -111,6 +111,9 @@ type Node struct {
 	closing  bool
 	wg       sync.WaitGroup // session goroutines
 
+	// standing schedules the standing sessions (standing.go).
+	standing *standing
+
 	api     *http.Server
 	apiTLS  *tls.Config // nil for plain HTTP
 	apiLn   net.Listener
@@ -166,6 +169,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if err := n.recoverSessions(); err != nil {
 		return nil, err
 	}
+	n.standing = newStanding(n, cfg, time.Now())
 	var listen []multiaddr.Multiaddr
 	for i, a := range cfg.Node.Listen {
 		ma, err := multiaddr.NewMultiaddr(a)
@@ -271,11 +275,22 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	if ready != nil {
 		close(ready)
 	}
+	// The standing sessions are proposed from now on, and no more once
+	// the node starts to shut down.
+	schedCtx, stopSched := context.WithCancel(ctx)
+	schedDone := make(chan struct{})
+	go func() { defer close(schedDone); n.standing.run(schedCtx) }()
 	select {
 	case <-ctx.Done():
 	case err = <-apiErr:
 		err = fmt.Errorf("control API: %w", err)
 	case err = <-metricsErr:
+	}
+	stopSched()
+	select {
+	case <-schedDone:
+	case <-time.After(shutdownGrace):
+		n.log.Warn("the standing sessions' scheduler did not stop in time")
 	}
 	n.shutdown()
 	return err

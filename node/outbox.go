@@ -97,7 +97,7 @@ func (s *session) toControl(m lifecycle.Msg) *nodepb.Control {
 	c := &nodepb.Control{SessionId: s.id}
 	switch m.Kind {
 	case lifecycle.Propose:
-		c.Body = &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: s.specText}}
+		c.Body = &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: s.specText, Name: s.name}}
 	case lifecycle.Accept:
 		c.Body = &nodepb.Control_Accept{Accept: &nodepb.Accept{}}
 	case lifecycle.Decline:

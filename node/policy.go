@@ -53,6 +53,22 @@ func (c *Config) admit(f protocol.Family, params any, initiator string, self boo
 	return local, nil
 }
 
+// admitName decides whether this node takes part in a run of the standing
+// session name ("" for a session started by hand) of family f, proposed by
+// initiator: policy.<family>.sessions lists the names it accepts ("*" for
+// any, "" for sessions started by hand); without it, any is accepted.
+func (c *Config) admitName(f protocol.Family, initiator, name string) error {
+	pol := c.Policy[f.Name()]
+	if pol.Sessions == nil || slices.Contains(pol.Sessions, "*") || slices.Contains(pol.Sessions, name) {
+		return nil
+	}
+	if name == "" {
+		return fmt.Errorf("%s accepts only the standing %s sessions it lists, and this one was started by hand on %s (policy.%s.sessions)",
+			c.Node.Name, f.Name(), initiator, f.Name())
+	}
+	return fmt.Errorf("%s does not accept the standing session %q of %s (policy.%s.sessions)", c.Node.Name, name, initiator, f.Name())
+}
+
 // numericParam finds the field of a params struct whose toml tag is key and
 // returns its value as a float64, so a policy limit applies to the value in
 // effect, defaults included.

@@ -104,8 +104,11 @@ func (n *Node) applyConfig(ctx context.Context, next *Config) (apitype.ConfigCha
 		}
 	}
 
-	// Standing sessions ([[sessions]]) are rescheduled here, from next,
-	// once their scheduler exists: tell it the new config.
+	// Standing sessions ([[sessions]]) are rescheduled from next; a run
+	// in progress goes on (standing.update).
+	if len(ch.Standing) > 0 {
+		n.standing.update(next.Sessions)
+	}
 
 	if ch.Empty() {
 		n.log.Info("config reloaded: nothing changed", "path", next.Path)

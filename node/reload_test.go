@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -253,5 +255,33 @@ func TestReloadAbortsSessionsOfARemovedPeer(t *testing.T) {
 	unblock()
 	if got := waitEnded(t, n2, id, 20*time.Second); got.State != stateAborted {
 		t.Errorf("node2: %s: %s, want aborted", got.State, got.Reason)
+	}
+}
+
+// TestReloadSchedulesStandingSessions: a standing session added to the
+// config by a reload runs without a restart, and one removed by a reload
+// is no longer scheduled.
+func TestReloadSchedulesStandingSessions(t *testing.T) {
+	nodes := startNetwork(t, 2, func(i int, cfg *Config) { writeConfig(t, cfg.Path, configText(cfg)) })
+	n1 := nodes[0]
+	spec := filepath.Join(filepath.Dir(n1.cfg.Path), "pinger.toml")
+	if err := os.WriteFile(spec, pingSpec(2, "node1", "node2"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	base := configText(n1.cfg)
+	writeConfig(t, n1.cfg.Path, base+"\n[[sessions]]\nname = \"pinger\"\nspec = \"pinger.toml\"\nevery = \"1s\"\n")
+	if got, want := reload(t, n1), "standing sessions changed: sessions.pinger"; got != want {
+		t.Errorf("reload changed %q, want %q", got, want)
+	}
+	testutil.WaitFor(t, 30*time.Second, "a completed run of the standing session added by the reload", func() bool {
+		return countState(namedRuns(t, n1, "pinger"), apitype.StateCompleted) >= 1
+	})
+	writeConfig(t, n1.cfg.Path, base)
+	if got, want := reload(t, n1), "standing sessions changed: sessions.pinger"; got != want {
+		t.Errorf("reload changed %q, want %q", got, want)
+	}
+	list, err := n1.api.Standing(context.Background())
+	if err != nil || len(list) != 0 {
+		t.Errorf("standing sessions after their removal: %+v, %v; want none", list, err)
 	}
 }

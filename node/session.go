@@ -142,6 +142,9 @@ type session struct {
 	assign    protocol.Assignment // organizations by peer ID
 	initiator peer.ID
 	initiated bool
+	// name is the standing session this is a run of, "" for one
+	// started by hand (setName).
+	name string
 	// members are the session's organizations, resolved once: the
 	// lifecycle's Org o is members[o], and orgIndex the reverse.
 	members  []peer.ID
@@ -289,6 +292,13 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 	}
 	s.lc = lc
 	return s, nil
+}
+
+// setName makes s a run of the standing session name, before it is
+// registered: its proposal and its record carry the name.
+func (s *session) setName(name string) {
+	s.name = name
+	s.rec.Session.Name = name
 }
 
 // lifecycleTick is the length of a tick of the lifecycle of a session

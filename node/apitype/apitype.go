@@ -48,8 +48,11 @@ type Progress struct {
 
 // Session describes a session as this node knows it (GET /v0/sessions/{id}).
 type Session struct {
-	ID        string `json:"id"`
-	Protocol  string `json:"protocol"`
+	ID       string `json:"id"`
+	Protocol string `json:"protocol"`
+	// Name is the standing session this is a run of (the initiator's
+	// [[sessions]] name), empty for a session started by hand.
+	Name      string `json:"name,omitempty"`
 	Initiator string `json:"initiator"`
 	// Local is true when this node initiated the session.
 	Local bool `json:"initiated_here"`
@@ -72,6 +75,37 @@ type Session struct {
 	Progress Progress   `json:"progress"`
 	// Spec is the spec as proposed (organizations by peer ID).
 	Spec string `json:"spec,omitempty"`
+}
+
+// Standing is one of the node's standing sessions (its [[sessions]]), as
+// GET /v0/standing lists them.
+type Standing struct {
+	Name     string `json:"name"`
+	Protocol string `json:"protocol"`
+	// Schedule is as the config writes it: "every = 168h",
+	// "at = Mon 02:00", "start = on-boot".
+	Schedule string `json:"schedule"`
+	// NextDue is when the next regular run is due; none for an on-boot
+	// session that has run since the daemon started.
+	NextDue *time.Time `json:"next_due,omitempty"`
+	// RetryAt is when a run that aborted is tried again, and Retries how
+	// many retries were made since the last regular run.
+	RetryAt *time.Time `json:"retry_at,omitempty"`
+	Retries int        `json:"retries,omitempty"`
+	// Active is the ID of the run in progress.
+	Active string `json:"active,omitempty"`
+	// Last is the last run that ended.
+	Last *StandingRun `json:"last,omitempty"`
+}
+
+// StandingRun is one run of a standing session, as its scheduler saw it.
+type StandingRun struct {
+	// ID is the session's ID; empty for a run that could not be proposed.
+	ID       string    `json:"id,omitempty"`
+	State    string    `json:"state"`
+	Reason   string    `json:"reason,omitempty"`
+	Proposed time.Time `json:"proposed"`
+	Finished time.Time `json:"finished"`
 }
 
 // Result answers GET /v0/sessions/{id}/result: the combined result (on the

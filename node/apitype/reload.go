@@ -23,13 +23,16 @@ type ConfigChange struct {
 	// Settings are the keys changed live ([session] keys, which new
 	// sessions take, and metrics.min_peers).
 	Settings []string `json:"settings,omitempty"`
+	// Standing are the standing sessions ([[sessions]]) added, removed or
+	// changed, as sessions.NAME; a run in progress goes on.
+	Standing []string `json:"standing,omitempty"`
 	// Aborted are the sessions that ran with a removed peer, aborted.
 	Aborted []string `json:"aborted_sessions,omitempty"`
 }
 
 // Empty reports whether the reload changed nothing.
 func (c ConfigChange) Empty() bool {
-	return len(c.PeersAdded)+len(c.PeersRemoved)+len(c.PeersReaddressed)+len(c.Policy)+len(c.Local)+len(c.Settings)+len(c.Aborted) == 0
+	return len(c.PeersAdded)+len(c.PeersRemoved)+len(c.PeersReaddressed)+len(c.Policy)+len(c.Local)+len(c.Settings)+len(c.Standing)+len(c.Aborted) == 0
 }
 
 // String is the change in one line: "peers added: node4; policy changed:
@@ -47,6 +50,7 @@ func (c ConfigChange) String() string {
 	add("policy changed", c.Policy)
 	add("local data changed", c.Local)
 	add("settings changed", c.Settings)
+	add("standing sessions changed", c.Standing)
 	add("sessions aborted (they ran with a removed peer)", c.Aborted)
 	if len(parts) == 0 {
 		return "nothing changed"

@@ -145,7 +145,21 @@ func (c *Client) Sessions(ctx context.Context) ([]apitype.Session, error) {
 	return v, c.do(ctx, http.MethodGet, "/v0/sessions", nil, &v)
 }
 
+// SessionsNamed lists the runs of the standing session name, newest first.
+func (c *Client) SessionsNamed(ctx context.Context, name string) ([]apitype.Session, error) {
+	var v []apitype.Session
+	return v, c.do(ctx, http.MethodGet, "/v0/sessions?name="+url.QueryEscape(name), nil, &v)
+}
+
+// Standing lists the node's standing sessions with their next due time and
+// last run.
+func (c *Client) Standing(ctx context.Context) ([]apitype.Standing, error) {
+	var v []apitype.Standing
+	return v, c.do(ctx, http.MethodGet, "/v0/standing", nil, &v)
+}
+
 // Session returns one session's state and progress.
+
 func (c *Client) Session(ctx context.Context, id string) (apitype.Session, error) {
 	var v apitype.Session
 	return v, c.do(ctx, http.MethodGet, "/v0/sessions/"+url.PathEscape(id), nil, &v)

@@ -231,8 +231,13 @@ func (*Control_Heartbeat) isControl_Body() {}
 // Propose asks a participant to take part. The spec names organizations by
 // peer ID; the participant checks it against its own policy and data.
 type Propose struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Spec          []byte                 `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Spec  []byte                 `protobuf:"bytes,1,opt,name=spec,proto3" json:"spec,omitempty"`
+	// name is the standing session this run belongs to (the initiator's
+	// [[sessions]] name), empty for a session started by hand. A label:
+	// [a-z0-9._-], at most 64 characters. Participants show it and their
+	// policy may accept or refuse it (policy.<family>.sessions).
+	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -272,6 +277,13 @@ func (x *Propose) GetSpec() []byte {
 		return x.Spec
 	}
 	return nil
+}
+
+func (x *Propose) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
 }
 
 // Accept answers a Propose: the participant will play its roles.
@@ -783,9 +795,10 @@ const file_session_proto_rawDesc = "" +
 	"\bcomplete\x18\t \x01(\v2\x1b.bandit.session.v1.CompleteH\x00R\bcomplete\x12<\n" +
 	"\theartbeat\x18\n" +
 	" \x01(\v2\x1c.bandit.session.v1.HeartbeatH\x00R\theartbeatB\x06\n" +
-	"\x04body\"\x1d\n" +
+	"\x04body\"1\n" +
 	"\aPropose\x12\x12\n" +
-	"\x04spec\x18\x01 \x01(\fR\x04spec\"\b\n" +
+	"\x04spec\x18\x01 \x01(\fR\x04spec\x12\x12\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\"\b\n" +
 	"\x06Accept\"!\n" +
 	"\aDecline\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\a\n" +

@@ -170,7 +170,11 @@ func runSessionStatus(ctx context.Context, args []string, stdout, stderr io.Writ
 }
 
 func printSession(w io.Writer, s apitype.Session) {
-	fmt.Fprintf(w, "session   %s\nprotocol  %s\ninitiator %s\nstate     %s\n", s.ID, s.Protocol, s.Initiator, s.State)
+	fmt.Fprintf(w, "session   %s\n", s.ID)
+	if s.Name != "" {
+		fmt.Fprintf(w, "name      %s\n", s.Name)
+	}
+	fmt.Fprintf(w, "protocol  %s\ninitiator %s\nstate     %s\n", s.Protocol, s.Initiator, s.State)
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason    %s\n", s.Reason)
 	}
@@ -262,15 +266,25 @@ func printIndented(w io.Writer, raw []byte) {
 }
 
 func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newConfigFlags("session list", "session list --config FILE [--json]", "bandit-node session list --config node1/config.toml", stderr)
-	asJSON := fs.Bool("json", false, "print JSON")
+	fs := newConfigFlags("session list", "session list --config FILE [--name NAME] [--json]", "bandit-node session list --config node1/config.toml --name weekly-promo", stderr)
+	asJSON := fs.Bool("json", false, "print JSON: {standing, sessions}")
+	name := fs.String("name", "", "only the standing session `NAME` and its runs")
 	_, c, cfg, err := fs.dial(args, 0, 0)
 	if err != nil {
 		return err
 	}
 	rctx, cancel := withTimeout(ctx)
 	defer cancel()
-	list, err := c.Sessions(rctx)
+	var list []apitype.Session
+	if *name != "" {
+		list, err = c.SessionsNamed(rctx, *name)
+	} else {
+		list, err = c.Sessions(rctx)
+	}
+	var standing []apitype.Standing
+	if err == nil {
+		standing, err = c.Standing(rctx)
+	}
 	if daemonDown(err) {
 		fmt.Fprintf(stderr, "bandit-node: the daemon is not running (%v); these are the records in %s\n", err, cfg.Node.DataDir)
 		var errs []error
@@ -278,25 +292,64 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 		for _, e := range errs {
 			fmt.Fprintf(stderr, "bandit-node: skipping an unreadable record: %v\n", e)
 		}
-		err = nil
+		if *name != "" {
+			list = slices.DeleteFunc(list, func(s apitype.Session) bool { return s.Name != *name })
+		}
+		standing, err = node.StoredStanding(cfg)
+		if err != nil {
+			fmt.Fprintf(stderr, "bandit-node: the standing sessions' schedule: %v\n", err)
+			err = nil
+		}
 	}
 	if err != nil {
 		return err
 	}
+	if *name != "" {
+		standing = slices.DeleteFunc(standing, func(s apitype.Standing) bool { return s.Name != *name })
+	}
 	if *asJSON {
-		return printJSON(stdout, list)
+		return printJSON(stdout, struct {
+			Standing []apitype.Standing `json:"standing"`
+			Sessions []apitype.Session  `json:"sessions"`
+		}{standing, list})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tPROTOCOL\tINITIATOR\tSTATE\tPROGRESS\tCREATED\tREASON")
+	if len(standing) > 0 {
+		fmt.Fprintln(tw, "STANDING\tPROTOCOL\tSCHEDULE\tNEXT DUE\tACTIVE\tLAST RUN\tLAST STATE\tREASON")
+		for _, s := range standing {
+			next := "-"
+			if s.NextDue != nil {
+				next = s.NextDue.Local().Format("2006-01-02 15:04:05")
+			}
+			if s.RetryAt != nil && (s.NextDue == nil || s.RetryAt.Before(*s.NextDue)) {
+				next = s.RetryAt.Local().Format("2006-01-02 15:04:05") + " (retry)"
+			}
+			active, lastID, lastState, reason := orDash(s.Active), "-", "-", ""
+			if s.Last != nil {
+				lastID, lastState, reason = orDash(s.Last.ID), s.Last.State, s.Last.Reason
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Protocol, s.Schedule, next, active, lastID, lastState, reason)
+		}
+		fmt.Fprintln(tw)
+	}
+	fmt.Fprintln(tw, "ID\tNAME\tPROTOCOL\tINITIATOR\tSTATE\tPROGRESS\tCREATED\tREASON")
 	for _, s := range list {
 		prog := "-"
 		if s.Progress.Total > 0 {
 			prog = fmt.Sprintf("%d/%d", s.Progress.Step, s.Progress.Total)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, s.Protocol, s.Initiator, s.State, prog,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.ID, orDash(s.Name), s.Protocol, s.Initiator, s.State, prog,
 			s.Created.Local().Format("2006-01-02 15:04:05"), s.Reason)
 	}
 	return tw.Flush()
+}
+
+// orDash returns s, or "-" for nothing.
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }
 
 func runSessionCancel(ctx context.Context, args []string, stdout, stderr io.Writer) error {

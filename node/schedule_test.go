@@ -1,0 +1,194 @@
+package node
+
+import (
+	"strings"
+	"testing"
+	"time"
+)
+
+// utc3 is a fixed local time for the schedule tests, free of DST.
+var utc3 = time.FixedZone("UTC+3", 3*3600)
+
+func at3(s string) time.Time {
+	t, err := time.ParseInLocation("2006-01-02 15:04:05", s, utc3)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+func TestParseAt(t *testing.T) {
+	tests := []struct {
+		in   string
+		want string // schedule.String, or a part of the error
+	}{
+		{"Mon 02:00", "at = Mon 02:00"},
+		{"monday 23:59", "at = Mon 23:59"},
+		{"SUN 00:00", "at = Sun 00:00"},
+		{"02:00", "at = 02:00"},
+		{" 7:05 ", "at = 07:05"},
+		{"Mon 24:00", "is not a time such as"},
+		{"Mon 2am", "is not a time such as"},
+		{"Mo 02:00", "the day is not one of"},
+		{"", "is not a time such as"},
+		{"Mon Tue 02:00", "is not a time such as"},
+	}
+	for _, tt := range tests {
+		s, err := parseAt(tt.in)
+		switch {
+		case err != nil && strings.Contains(err.Error(), tt.want):
+		case err == nil && s.String() == tt.want:
+		default:
+			t.Errorf("parseAt(%q) = %v, %v; want %q", tt.in, s, err, tt.want)
+		}
+	}
+}
+
+func TestScheduleString(t *testing.T) {
+	for every, want := range map[time.Duration]string{
+		168 * time.Hour: "every = 168h", 90 * time.Minute: "every = 1h30m", 2 * time.Second: "every = 2s",
+		time.Hour + time.Second: "every = 1h0m1s", 1500 * time.Millisecond: "every = 1.5s", 10 * time.Minute: "every = 10m",
+	} {
+		if got := (schedule{every: every}).String(); got != want {
+			t.Errorf("every %v: %q, want %q", every, got, want)
+		}
+	}
+}
+
+func TestScheduleFirstAndNext(t *testing.T) {
+	weekly, _ := parseAt("Mon 02:00")
+	weekly.loc = utc3
+	daily, _ := parseAt("02:00")
+	daily.loc = utc3
+	every := schedule{every: time.Hour}
+	boot := schedule{onBoot: true}
+	// 2026-11-23 is a Monday.
+	tests := []struct {
+		name     string
+		s        schedule
+		due, now string // due "" for first(now)
+		want     string // "" for none
+	}{
+		{"every: first at once", every, "", "2026-11-23 10:17:00", "2026-11-23 10:17:00"},
+		{"every: on time", every, "2026-11-23 10:00:00", "2026-11-23 10:00:00", "2026-11-23 11:00:00"},
+		{"every: late by less than a period keeps the cadence", every, "2026-11-23 10:00:00", "2026-11-23 10:40:00", "2026-11-23 11:00:00"},
+		{"every: missed periods collapse into one", every, "2026-11-23 10:00:00", "2026-11-23 15:30:00", "2026-11-23 16:00:00"},
+		{"every: exactly on a later period", every, "2026-11-23 10:00:00", "2026-11-23 12:00:00", "2026-11-23 13:00:00"},
+		{"on-boot: first at once", boot, "", "2026-11-23 10:17:00", "2026-11-23 10:17:00"},
+		{"on-boot: never again", boot, "2026-11-23 10:17:00", "2026-11-23 10:17:00", ""},
+		{"weekly: first later the same day", weekly, "", "2026-11-23 01:00:00", "2026-11-23 02:00:00"},
+		{"weekly: first right on time", weekly, "", "2026-11-23 02:00:00", "2026-11-23 02:00:00"},
+		{"weekly: first next week", weekly, "", "2026-11-23 02:00:01", "2026-11-30 02:00:00"},
+		{"weekly: first from a Thursday", weekly, "", "2026-11-26 12:00:00", "2026-11-30 02:00:00"},
+		{"weekly: on time", weekly, "2026-11-23 02:00:00", "2026-11-23 02:00:00", "2026-11-30 02:00:00"},
+		{"weekly: three weeks missed collapse", weekly, "2026-11-02 02:00:00", "2026-11-24 09:00:00", "2026-11-30 02:00:00"},
+		{"daily: first tomorrow", daily, "", "2026-11-23 03:00:00", "2026-11-24 02:00:00"},
+		{"daily: on time", daily, "2026-11-23 02:00:00", "2026-11-23 02:00:00", "2026-11-24 02:00:00"},
+		{"daily: across a month", daily, "2026-11-30 02:00:00", "2026-11-30 02:00:05", "2026-12-01 02:00:00"},
+		{"daily: days missed collapse", daily, "2026-11-20 02:00:00", "2026-11-23 01:59:00", "2026-11-23 02:00:00"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			now := at3(tt.now)
+			var got time.Time
+			if tt.due == "" {
+				got = tt.s.first(now)
+			} else {
+				got = tt.s.next(at3(tt.due), now)
+			}
+			var want time.Time
+			if tt.want != "" {
+				want = at3(tt.want)
+			}
+			if !got.Equal(want) {
+				t.Errorf("got %v, want %v", got, want)
+			}
+		})
+	}
+}
+
+// TestStandingStateTransitions follows a session's state through runs,
+// skips, aborts with retries and a daemon that was down.
+func TestStandingStateTransitions(t *testing.T) {
+	every := schedule{every: time.Hour}
+	retry := RetryConfig{Attempts: 2, Backoff: Duration{10 * time.Minute}}
+	t0 := at3("2026-11-23 10:00:00")
+	after := func(d time.Duration) time.Time { return t0.Add(d) }
+
+	st := freshState(every, t0)
+	if due, r := st.due(t0); !due || r {
+		t.Fatalf("fresh: due %v retry %v; want due now", due, r)
+	}
+	st = st.launched(every, "a1", false, t0)
+	if st.Active != "a1" || !st.Due.Equal(after(time.Hour)) {
+		t.Fatalf("launched: %+v", st)
+	}
+	if due, _ := st.due(after(2 * time.Hour)); due {
+		t.Fatal("due while a run is active")
+	}
+	// Due passes while a1 runs: skipped, not queued.
+	st = st.skip(every, after(time.Hour+time.Minute))
+	if !st.Due.Equal(after(2 * time.Hour)) {
+		t.Fatalf("skip: due %v", st.Due)
+	}
+	st = st.ended("a1", "aborted", "node2 is shutting down", retry, after(time.Hour+2*time.Minute))
+	if st.Active != "" || !st.RetryAt.Equal(after(time.Hour+12*time.Minute)) || st.Last.ID != "a1" || !st.Last.Proposed.Equal(t0) {
+		t.Fatalf("ended aborted: %+v, last %+v", st, st.Last)
+	}
+	if !st.wake().Equal(st.RetryAt) {
+		t.Errorf("wake %v, want the retry %v", st.wake(), st.RetryAt)
+	}
+	// Two retries, both aborting; then no more until the next due time.
+	now := st.RetryAt
+	for i := 1; i <= 2; i++ {
+		due, r := st.due(now)
+		if !due || !r {
+			t.Fatalf("retry %d: due %v retry %v", i, due, r)
+		}
+		st = st.launched(every, "r", true, now)
+		if st.Retries != i || !st.Due.Equal(after(2*time.Hour)) {
+			t.Fatalf("retry %d launched: %+v", i, st)
+		}
+		now = now.Add(time.Minute)
+		st = st.ended("r", "aborted", "x", retry, now)
+		now = now.Add(10 * time.Minute)
+	}
+	if !st.RetryAt.IsZero() {
+		t.Fatalf("a third retry scheduled: %+v", st)
+	}
+	if due, _ := st.due(now); due {
+		t.Fatalf("due at %v after the retries ran out: %+v", now, st)
+	}
+	// The daemon is down from now until 5h30: the due time of 12:00 and
+	// the four after it collapse into one run, and the retries start over.
+	st = st.boot(every, after(5*time.Hour+30*time.Minute))
+	now = after(5*time.Hour + 30*time.Minute)
+	if due, r := st.due(now); !due || r {
+		t.Fatalf("after a restart: due %v retry %v; want a regular run", due, r)
+	}
+	st = st.launched(every, "c", false, now)
+	if !st.Due.Equal(after(6*time.Hour)) || st.Retries != 0 {
+		t.Fatalf("after the catch-up run: %+v", st)
+	}
+	st = st.ended("c", "completed", "", retry, now.Add(time.Minute))
+	if !st.RetryAt.IsZero() || st.Last.State != "completed" {
+		t.Fatalf("completed: %+v", st)
+	}
+	if due, _ := st.due(now.Add(2 * time.Minute)); due {
+		t.Fatal("due again right after the catch-up run")
+	}
+	// A changed schedule starts afresh, keeping the last run.
+	st = st.boot(schedule{every: 2 * time.Hour}, now)
+	if !st.Due.Equal(now) || st.Last == nil {
+		t.Fatalf("changed schedule: %+v", st)
+	}
+	// On-boot: due at every boot, once.
+	boot := schedule{onBoot: true}
+	ob := freshState(boot, t0).launched(boot, "b", false, t0).ended("b", "completed", "", retry, t0)
+	if due, _ := ob.due(after(48 * time.Hour)); due {
+		t.Fatal("on-boot session due again without a boot")
+	}
+	if due, _ := ob.boot(boot, after(48*time.Hour)).due(after(48 * time.Hour)); !due {
+		t.Fatal("on-boot session not due at a boot")
+	}
+}
