@@ -125,6 +125,12 @@ func TestPeersAddJoinsRunningDaemons(t *testing.T) {
 			return err == nil && os.WriteFile(cards[i], []byte(out), 0o644) == nil
 		})
 	}
+	for _, c := range cfgs[:2] {
+		testutil.WaitFor(t, 20*time.Second, "the daemon of "+c+" to serve its control API", func() bool {
+			_, _, err := run(t, "peers", "--config", c)
+			return err == nil
+		})
+	}
 	before, err := os.ReadFile(cfgs[0])
 	if err != nil {
 		t.Fatal(err)
