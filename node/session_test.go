@@ -116,7 +116,9 @@ func TestRecordRenewedWithoutProgress(t *testing.T) {
 	}
 	defer st.close()
 	const id = "0123456789abcdef"
-	s := &session{n: &Node{store: st, progressSave: 20 * time.Millisecond}, id: id,
+	// progressSave is an hour for the first check, so that no stall of a
+	// loaded machine can make it due; then a millisecond.
+	s := &session{n: &Node{store: st, progressSave: time.Hour}, id: id,
 		rec: &record{Session: apitype.Session{ID: id, State: stateRunning, Created: time.Now().UTC()}}}
 	s.update(true, func(*record) {})
 	first, err := st.get(id)
@@ -128,7 +130,8 @@ func TestRecordRenewedWithoutProgress(t *testing.T) {
 	if rec, _ := st.get(id); !rec.Session.Updated.Equal(*first.Session.Updated) {
 		t.Fatalf("stored again before progressSave passed: %v, first %v", rec.Session.Updated, first.Session.Updated)
 	}
-	time.Sleep(30 * time.Millisecond)
+	s.n.progressSave = time.Millisecond
+	time.Sleep(5 * time.Millisecond)
 	s.saveDue()
 	s.saving.Wait()
 	if rec, _ := st.get(id); !rec.Session.Updated.After(*first.Session.Updated) {
