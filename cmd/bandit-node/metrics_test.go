@@ -25,10 +25,7 @@ func TestMetricsListenerOfTheBinary(t *testing.T) {
 		t.Skip("builds the binary and starts a daemon")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bandit-node")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir, nil)
 	nodeDir := filepath.Join(dir, "node")
 	if out, err := exec.Command(bin, "init", "--dir", nodeDir, "--listen", "/ip4/127.0.0.1/tcp/0",
 		"--api", "127.0.0.1:0").CombinedOutput(); err != nil {

@@ -25,10 +25,7 @@ func TestSIGHUPReloadsTheConfig(t *testing.T) {
 		t.Skip("builds the binary and starts a daemon")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bandit-node")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir, nil)
 	cfgs := make([]string, 3)
 	for i := range cfgs {
 		nodeDir := filepath.Join(dir, fmt.Sprintf("node%d", i+1))

@@ -21,10 +21,7 @@ func TestRunAppliesSchedtrace(t *testing.T) {
 		t.Skip("builds the binary and starts a daemon")
 	}
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "bandit-node")
-	if out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := buildBinary(t, dir, nil)
 	var env []string // the test's environment without GODEBUG
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GODEBUG=") {
