@@ -113,6 +113,8 @@ type Node struct {
 
 	// standing schedules the standing sessions (standing.go).
 	standing *standing
+	// retentionKick asks runRetention for a pass (retention.go).
+	retentionKick chan struct{}
 
 	api     *http.Server
 	apiTLS  *tls.Config // nil for plain HTTP
@@ -131,7 +133,7 @@ type Node struct {
 // aborted), and creates the libp2p host. Run starts it.
 func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
-		progressSave: progressSaveEvery, roles: map[libp2pprotocol.ID]*p2p.Messenger{},
+		progressSave: progressSaveEvery, retentionKick: make(chan struct{}, 1), roles: map[libp2pprotocol.ID]*p2p.Messenger{},
 		sessions: map[string]*session{}, metrics: newMetrics(reg.Names()...), proposals: make(chan struct{}, 8)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
@@ -289,6 +291,9 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan struct{})
 	go func() { defer close(schedDone); n.standing.run(schedCtx) }()
+	// The records of ended sessions are removed by the retention policy.
+	retentionDone := make(chan struct{})
+	go func() { defer close(retentionDone); n.runRetention(schedCtx) }()
 	select {
 	case <-ctx.Done():
 	case err = <-apiErr:
@@ -301,6 +306,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	case <-time.After(shutdownGrace):
 		n.log.Warn("the standing sessions' scheduler did not stop in time")
 	}
+	<-retentionDone
 	n.shutdown()
 	return err
 }

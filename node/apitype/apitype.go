@@ -96,6 +96,24 @@ type Standing struct {
 	Active string `json:"active,omitempty"`
 	// Last is the last run that ended.
 	Last *StandingRun `json:"last,omitempty"`
+	// Removed summarizes the runs whose records the retention policy
+	// ([session] keep, keep_count) removed.
+	Removed *RunSummary `json:"removed,omitempty"`
+}
+
+// RunSummary summarizes the removed records of one standing session's runs.
+type RunSummary struct {
+	Runs      int `json:"runs"`
+	Completed int `json:"completed"`
+	Aborted   int `json:"aborted"`
+	// First and Last are when the first and the last of them ended.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+	// LastID is the last one's session ID.
+	LastID string `json:"last_id"`
+	// LastResult is the SHA-256 (hex) of the combined result of the last
+	// of them that had one, as the record stored it; empty if none had.
+	LastResult string `json:"last_result_sha256,omitempty"`
 }
 
 // StandingRun is one run of a standing session, as its scheduler saw it.

@@ -330,6 +330,13 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Protocol, s.Schedule, next, active, lastID, lastState, reason)
 		}
+		for _, s := range standing {
+			if r := s.Removed; r != nil {
+				fmt.Fprintf(tw, "%s: %d earlier runs removed by the retention policy (%d completed, %d aborted, %s to %s; last %s, result sha256 %s)\n",
+					s.Name, r.Runs, r.Completed, r.Aborted, r.First.Local().Format("2006-01-02 15:04:05"),
+					r.Last.Local().Format("2006-01-02 15:04:05"), r.LastID, orDash(r.LastResult))
+			}
+		}
 		fmt.Fprintln(tw)
 	}
 	fmt.Fprintln(tw, "ID\tNAME\tPROTOCOL\tINITIATOR\tSTATE\tPROGRESS\tCREATED\tREASON")
