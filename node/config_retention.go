@@ -52,8 +52,8 @@ func (s *SessionConfig) validateRetention() error {
 	if s.Keep.Duration < 0 {
 		return fmt.Errorf("session.keep = %q: must not be negative (\"0\" keeps records forever)", s.Keep.Duration)
 	}
-	if s.Keep.Duration > 0 && s.Keep.Duration < time.Minute {
-		return fmt.Errorf("session.keep = %q: keep records at least a minute (a late answer to an ended session reads its record)", s.Keep.Duration)
+	if s.Keep.Duration > 0 && s.Keep.Duration < time.Hour {
+		return fmt.Errorf("session.keep = %q: keep records at least an hour (\"0\" keeps them forever)", s.Keep.Duration)
 	}
 	if s.KeepCount < 0 {
 		return fmt.Errorf("session.keep_count = %d: must not be negative (0 keeps every record)", s.KeepCount)

@@ -26,10 +26,12 @@ const summariesFile = "session-summaries.json"
 
 // retentionPolicy says which records of ended sessions are kept: those that
 // ended within keep (0: any age) and are among the newest keepCount (0: any
-// number).
+// number), and whatever those say, those that ended within grace, while
+// peers may still ask about the session (answerEnded reads its record).
 type retentionPolicy struct {
 	keep      time.Duration
 	keepCount int
+	grace     time.Duration
 }
 
 // keepsAll reports whether the policy removes nothing.
@@ -59,7 +61,7 @@ func endTime(rec *record) time.Time {
 // now: records of ended sessions (completed or aborted, and not active)
 // that ended before now - keep or are beyond the newest keepCount of them,
 // ordered oldest first. The records of sessions that are proposed or
-// running are never among them.
+// running, or that ended within grace, are never among them.
 func (p retentionPolicy) expired(recs []*record, now time.Time, active func(id string) bool) []*record {
 	var ended []*record
 	for _, rec := range recs {
@@ -77,6 +79,9 @@ func (p retentionPolicy) expired(recs []*record, now time.Time, active func(id s
 	})
 	var out []*record
 	for i, rec := range ended {
+		if endTime(rec).After(now.Add(-p.grace)) {
+			continue
+		}
 		if (p.keepCount > 0 && i >= p.keepCount) || (p.keep > 0 && endTime(rec).Before(now.Add(-p.keep))) {
 			out = append(out, rec)
 		}
@@ -207,9 +212,12 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// retentionOf is the retention policy of the [session] table c.
+// retentionOf is the retention policy of the [session] table c. Its
+// grace is twice the longest a peer waits for this node before it gives a
+// session up: until then a peer may still send frames of a session that
+// ended here, which its record answers.
 func retentionOf(c SessionConfig) retentionPolicy {
-	return retentionPolicy{keep: c.Keep.Duration, keepCount: c.KeepCount}
+	return retentionPolicy{keep: c.Keep.Duration, keepCount: c.KeepCount, grace: 2 * max(c.ProposeTimeout.Duration, c.PeerTimeout.Duration)}
 }
 
 // applyRetention applies the retention policy in force to the store at
@@ -226,11 +234,20 @@ func (n *Node) applyRetention(now time.Time) {
 	}
 }
 
-// kickRetention asks the retention loop for a pass (a session ended).
+// kickRetention asks the retention loop for a pass.
 func (n *Node) kickRetention() {
 	select {
 	case n.retentionKick <- struct{}{}:
 	default:
+	}
+}
+
+// sessionEndedRetention asks the retention loop for a pass now that a
+// session ended, and another once its record is past the grace.
+func (n *Node) sessionEndedRetention() {
+	n.kickRetention()
+	if p := retentionOf(n.config().Session); !p.keepsAll() {
+		time.AfterFunc(p.grace+time.Second, n.kickRetention)
 	}
 }
 

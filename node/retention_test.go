@@ -120,7 +120,7 @@ func TestRetentionKeepByAge(t *testing.T) {
 
 // Active sessions are never removed: neither a record still proposed or
 // running, however old, nor an ended record of a session still in progress
-// here.
+// here; nor are sessions that ended within the grace, beyond keep_count.
 func TestRetentionKeepsActiveSessions(t *testing.T) {
 	s := retentionStore(t)
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
@@ -129,11 +129,15 @@ func TestRetentionKeepsActiveSessions(t *testing.T) {
 	proposed := putEnded(t, s, 2, stateProposed, "", old, "")
 	ending := putEnded(t, s, 3, stateCompleted, "", old, "")
 	gone := putEnded(t, s, 4, stateAborted, "", old, "")
-	if _, err := s.prune(retentionPolicy{keep: time.Hour, keepCount: 1}, now, func(id string) bool { return id == ending }); err != nil {
+	// Ended within the grace: peers may still ask about them.
+	recent := putEnded(t, s, 5, stateCompleted, "", now.Add(-time.Minute), "")
+	recent2 := putEnded(t, s, 6, stateAborted, "", now.Add(-30*time.Second), "")
+	p := retentionPolicy{keep: time.Hour, keepCount: 1, grace: 2 * time.Minute}
+	if _, err := s.prune(p, now, func(id string) bool { return id == ending }); err != nil {
 		t.Fatal(err)
 	}
 	got := storedIDs(t, s)
-	for id, want := range map[string]bool{running: true, proposed: true, ending: true, gone: false} {
+	for id, want := range map[string]bool{running: true, proposed: true, ending: true, gone: false, recent: true, recent2: true} {
 		if got[id] != want {
 			t.Errorf("record %s kept = %v, want %v", id, got[id], want)
 		}
@@ -220,7 +224,7 @@ func TestRetentionConfig(t *testing.T) {
 		{"keep = \"ninety days\"\n", 0, 0, "not a duration such as \"90d\""},
 		{"keep = \"-3d\"\n", 0, 0, "not a number of days"},
 		{"keep = \"-1h\"\n", 0, 0, "session.keep"},
-		{"keep = \"10s\"\n", 0, 0, "session.keep"},
+		{"keep = \"10m\"\n", 0, 0, "session.keep"},
 		{"keep_count = -1\n", 0, 0, "session.keep_count"},
 	} {
 		cfg, err := ParseConfig("config.toml", []byte(base+c.text), testRegistry(t))
@@ -240,11 +244,15 @@ func TestRetentionConfig(t *testing.T) {
 	}
 }
 
-// A daemon applies session.keep_count after each session that ends: of
-// three sessions run one after another, each node keeps the last one's
-// record only.
+// A daemon applies session.keep_count after each session that ends, once
+// the records are past the grace (2 s here): of three sessions run one
+// after another, each node keeps the last one's record only.
 func TestDaemonRemovesRecordsBeyondKeepCount(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) { cfg.Session.KeepCount = 1 })
+	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+		cfg.Session.KeepCount = 1
+		cfg.Session.ProposeTimeout = Duration{time.Second}
+		cfg.Session.PeerTimeout = Duration{time.Second}
+	})
 	var last string
 	for range 3 {
 		id, err := nodes[0].StartSession(pingSpec(2, "node1", "node2"))
