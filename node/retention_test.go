@@ -273,3 +273,32 @@ func TestDaemonRemovesRecordsBeyondKeepCount(t *testing.T) {
 		})
 	}
 }
+
+// A daemon applies the policy when it starts: records older than keep
+// that it finds are removed, a run of a standing session summarized, and
+// a recent one kept.
+func TestDaemonAppliesRetentionAtStart(t *testing.T) {
+	cfg := testConfigs(t, 1)[0]
+	cfg.Session.Keep = RetentionAge{48 * time.Hour}
+	s, err := openStore(cfg.Node.DataDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	old := putEnded(t, s, 1, stateCompleted, "weekly", now.Add(-72*time.Hour), `{"x":1}`)
+	recent := putEnded(t, s, 2, stateCompleted, "weekly", now.Add(-24*time.Hour), `{"x":2}`)
+	s.close()
+	tn, err := tryStartNode(t, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tn.stop)
+	testutil.WaitFor(t, 20*time.Second, "the old record removed", func() bool { return !tn.store.exists(old) })
+	if !tn.store.exists(recent) {
+		t.Errorf("the record of a session that ended a day ago was removed (keep = 48h)")
+	}
+	sums, err := tn.store.summaries()
+	if err != nil || sums["weekly"].Runs != 1 || sums["weekly"].LastID != old {
+		t.Errorf("summaries %+v (%v), want weekly's run %s", sums, err, old)
+	}
+}
