@@ -65,6 +65,8 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 		// declines, in effect, with both named (wireversion.go).
 		if reason := acceptVersionsMismatch(s, n.nameOf(from), a.Accept.GetVersions()); reason != "" {
 			c.Body = &nodepb.Control_Decline{Decline: &nodepb.Decline{Reason: reason}}
+		} else if v := a.Accept.GetVersions(); v != nil {
+			n.log.Debug("a participant accepted", "session", s.id, "peer", n.nameOf(from), "bandit_node", v.GetNode(), "wire", v.GetFamily())
 		}
 	}
 	ok, over, reason := s.reserve(from, len(frame))

@@ -283,7 +283,7 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 	for _, p := range s.remotes {
 		peers = append(peers, p.String())
 	}
-	s.rec = &record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Initiator: live.nameOf(initiator),
+	s.rec = &record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Wire: protocol.WireVersion(fam), Initiator: live.nameOf(initiator),
 		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
 		Created: time.Now().UTC(), Spec: string(specText)}}
 	lc, err := lifecycle.New(s.lifecycleConfig())

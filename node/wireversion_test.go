@@ -125,8 +125,12 @@ func TestSessionsRunOnTheWireVersionBothSpeak(t *testing.T) {
 				t.Fatal(err)
 			}
 			for _, tn := range nodes {
-				if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
+				got := waitEnded(t, tn, id, 30*time.Second)
+				if got.State != stateCompleted {
 					t.Fatalf("%s: %s: %q, want completed", tn.cfg.Node.Name, got.State, got.Reason)
+				}
+				if want := strings.TrimPrefix(c.want, "/bandit/ping/"); got.Wire != want {
+					t.Errorf("%s: the record says wire %q, want %q", tn.cfg.Node.Name, got.Wire, want)
 				}
 			}
 			for _, tn := range nodes {

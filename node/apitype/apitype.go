@@ -50,6 +50,10 @@ type Progress struct {
 type Session struct {
 	ID       string `json:"id"`
 	Protocol string `json:"protocol"`
+	// Wire is the version of the protocol's role messages the session
+	// runs on (/bandit/<protocol>/<wire>): the newest that all its
+	// organizations speak.
+	Wire string `json:"wire,omitempty"`
 	// Name is the standing session this is a run of (the initiator's
 	// [[sessions]] name), empty for a session started by hand.
 	Name      string `json:"name,omitempty"`

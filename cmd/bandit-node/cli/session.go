@@ -174,7 +174,11 @@ func printSession(w io.Writer, s apitype.Session) {
 	if s.Name != "" {
 		fmt.Fprintf(w, "name      %s\n", s.Name)
 	}
-	fmt.Fprintf(w, "protocol  %s\ninitiator %s\nstate     %s\n", s.Protocol, s.Initiator, s.State)
+	proto := s.Protocol
+	if s.Wire != "" {
+		proto += " (wire " + s.Wire + ")"
+	}
+	fmt.Fprintf(w, "protocol  %s\ninitiator %s\nstate     %s\n", proto, s.Initiator, s.State)
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason    %s\n", s.Reason)
 	}
