@@ -246,7 +246,11 @@ func (n *Node) kickRetention() {
 // session ended, and another once its record is past the grace.
 func (n *Node) sessionEndedRetention() {
 	n.kickRetention()
-	if p := retentionOf(n.config().Session); !p.keepsAll() {
+	live := n.live.Load()
+	if live == nil {
+		return // a Node built without New, in a test
+	}
+	if p := retentionOf(live.cfg.Session); !p.keepsAll() {
 		time.AfterFunc(p.grace+time.Second, n.kickRetention)
 	}
 }
