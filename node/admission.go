@@ -54,7 +54,7 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 		n.answerEnded(from, &nodepb.Control{SessionId: id, Body: &nodepb.Control_Propose{Propose: p}})
 		return
 	}
-	s, err := n.admitProposal(from, id, p.Spec, p.Name)
+	s, err := n.admitProposal(from, id, p.Spec, p.Name, p.Versions)
 	if err != nil {
 		n.log.Info("declined a session", "session", id, "name", p.Name, "initiator", n.nameOf(from), "reason", err)
 		n.decline(from, id, err.Error())
@@ -66,9 +66,9 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 }
 
 // admitProposal validates a proposal of the standing session name ("" for
-// one started by hand) and, when this node takes part, registers the
-// session.
-func (n *Node) admitProposal(from peer.ID, id string, specText []byte, name string) (*session, error) {
+// one started by hand) that needs versions, and, when this node takes
+// part, registers the session at those versions.
+func (n *Node) admitProposal(from peer.ID, id string, specText []byte, name string, versions *nodepb.Versions) (*session, error) {
 	spec, err := parseProposedSpec(specText)
 	if err != nil {
 		return nil, err
@@ -108,6 +108,11 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte, name stri
 				sep.Org = n.nameOf(pid)
 			}
 		}
+		return nil, err
+	}
+	// The versions are checked once the spec names a family this node
+	// has: the decline then names the family's versions.
+	if f, err = n.admitVersions(live.cfg.Node.Name, live.nameOf(from), f, versions); err != nil {
 		return nil, err
 	}
 	self := n.host.ID().String()

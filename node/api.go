@@ -186,7 +186,7 @@ func (n *Node) serveSessions(w http.ResponseWriter, r *http.Request) {
 // serveStanding lists the standing sessions with their next due time and
 // last run.
 func (n *Node) serveStanding(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, n.standing.list())
+	writeJSON(w, http.StatusOK, n.store.withSummaries(n.standing.list()))
 }
 
 func (n *Node) sessionOr404(w http.ResponseWriter, id string) *record {

@@ -117,6 +117,11 @@ type SessionConfig struct {
 	// MaxPeerBufferedBytes caps the bytes of frames queued from one peer,
 	// over all its sessions on this node.
 	MaxPeerBufferedBytes int64 `toml:"max_peer_buffered_bytes"`
+	// Keep and KeepCount are the retention of ended sessions' records
+	// (config_retention.go, retention.go): older than Keep, or beyond the
+	// newest KeepCount, they are removed; zero keeps them.
+	Keep      RetentionAge `toml:"keep"`
+	KeepCount int          `toml:"keep_count"`
 }
 
 // RuntimeConfig is the [runtime] table: how the Go runtime under the daemon
@@ -470,6 +475,9 @@ func (c *Config) validate(reg *protocol.Registry) error {
 				return fmt.Errorf("%s.addrs[%d]: %q: %w", where, j, a, err)
 			}
 		}
+	}
+	if err := c.Session.validateRetention(); err != nil {
+		return err
 	}
 	if err := c.Metrics.validate(len(c.Peers)); err != nil {
 		return err

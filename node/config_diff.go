@@ -57,6 +57,9 @@ var liveKeys = []struct {
 	{"session.max_active", func(c *Config) any { return c.Session.MaxActive }},
 	{"session.max_buffered_bytes", func(c *Config) any { return c.Session.MaxBufferedBytes }},
 	{"session.max_peer_buffered_bytes", func(c *Config) any { return c.Session.MaxPeerBufferedBytes }},
+	// The record retention is read at every pass of the pruner.
+	{"session.keep", func(c *Config) any { return c.Session.Keep }},
+	{"session.keep_count", func(c *Config) any { return c.Session.KeepCount }},
 	{"metrics.min_peers", func(c *Config) any { return c.Metrics.MinPeers }},
 }
 

@@ -60,6 +60,15 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 	if d, ok := c.Body.(*nodepb.Control_Decline); ok {
 		d.Decline.Reason = sanitizeReason(d.Decline.Reason)
 	}
+	if a, ok := c.Body.(*nodepb.Control_Accept); ok && s.initiated {
+		// A participant that would run other versions than the session's
+		// declines, in effect, with both named (wireversion.go).
+		if reason := acceptVersionsMismatch(s, n.nameOf(from), a.Accept.GetVersions()); reason != "" {
+			c.Body = &nodepb.Control_Decline{Decline: &nodepb.Decline{Reason: reason}}
+		} else if v := a.Accept.GetVersions(); v != nil {
+			n.log.Debug("a participant accepted", "session", s.id, "peer", n.nameOf(from), "bandit_node", v.GetNode(), "wire", v.GetFamily())
+		}
+	}
 	ok, over, reason := s.reserve(from, len(frame))
 	if !ok {
 		if over {

@@ -9,6 +9,7 @@ import (
 	"slices"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 // lookup returns the active session id, or nil.
@@ -127,6 +128,15 @@ func (n *Node) startSession(specText []byte, name string) (string, error) {
 		return "", fmt.Errorf("drawing a session ID: %w", err)
 	}
 	id := hex.EncodeToString(b[:])
+	// The session runs on the newest version of the family's messages
+	// that every organization speaks.
+	var others []peer.ID
+	for _, o := range byID.Orgs() {
+		if pid, err := peer.Decode(o); err == nil && pid != self {
+			others = append(others, pid)
+		}
+	}
+	f = n.chooseWireVersion(f, others)
 	s, err := n.newSession(live, id, f, params, text, byID, self, local)
 	if err != nil {
 		return "", err

@@ -34,7 +34,7 @@ import (
 // records — a 1.0.0 initiator would abort on a repeated Done, so the two
 // do not talk ("protocols not supported" at the proposal) rather than fail
 // now and then.
-const ControlProtocol = libp2pprotocol.ID("/bandit/session/1.1.0")
+const ControlProtocol = libp2pprotocol.ID("/bandit/session/" + controlWireVersion)
 
 // RoleProtocol is the protocol ID of the role streams of a family:
 // /bandit/<name>/<protocol.WireVersion>.
@@ -85,7 +85,7 @@ type Node struct {
 	host    *p2p.Host
 	gossip  *p2p.Gossip
 	control *p2p.Messenger
-	roles   map[string]*p2p.Messenger // by family
+	roles   map[libp2pprotocol.ID]*p2p.Messenger // by role protocol: a family's, per wire version it speaks
 	store   *store
 	metrics *metrics
 	// proposals bounds the proposals examined at once; examining tracks
@@ -113,6 +113,8 @@ type Node struct {
 
 	// standing schedules the standing sessions (standing.go).
 	standing *standing
+	// retentionKick asks runRetention for a pass (retention.go).
+	retentionKick chan struct{}
 
 	api     *http.Server
 	apiTLS  *tls.Config // nil for plain HTTP
@@ -131,7 +133,7 @@ type Node struct {
 // aborted), and creates the libp2p host. Run starts it.
 func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
-		progressSave: progressSaveEvery, roles: map[string]*p2p.Messenger{},
+		progressSave: progressSaveEvery, retentionKick: make(chan struct{}, 1), roles: map[libp2pprotocol.ID]*p2p.Messenger{},
 		sessions: map[string]*session{}, metrics: newMetrics(reg.Names()...), proposals: make(chan struct{}, 8)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
@@ -214,8 +216,17 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 		if err != nil {
 			return nil, err
 		}
-		n.roles[fam] = p2p.NewMessenger(n.host, RoleProtocol(f), nil, ropts)
-		n.metrics.traffic.carry(kindRole, fam, n.roles[fam])
+		// A role stream per version of the family's messages this
+		// build speaks (protocol.MultiWireVersioned).
+		for _, v := range protocol.WireVersions(f) {
+			fv, ok := protocol.AtWireVersion(f, v)
+			if !ok {
+				return nil, fmt.Errorf("family %s lists wire version %s but does not speak it", fam, v)
+			}
+			id := RoleProtocol(fv)
+			n.roles[id] = p2p.NewMessenger(n.host, id, nil, ropts)
+			n.metrics.traffic.carry(kindRole, fam, n.roles[id])
+		}
 	}
 	n.host.Notify(nil, n.peerDisconnected)
 	if err := n.host.Listen(); err != nil {
@@ -280,6 +291,9 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan struct{})
 	go func() { defer close(schedDone); n.standing.run(schedCtx) }()
+	// The records of ended sessions are removed by the retention policy.
+	retentionDone := make(chan struct{})
+	go func() { defer close(retentionDone); n.runRetention(schedCtx) }()
 	select {
 	case <-ctx.Done():
 	case err = <-apiErr:
@@ -292,6 +306,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	case <-time.After(shutdownGrace):
 		n.log.Warn("the standing sessions' scheduler did not stop in time")
 	}
+	<-retentionDone
 	n.shutdown()
 	return err
 }

@@ -97,9 +97,9 @@ func (s *session) toControl(m lifecycle.Msg) *nodepb.Control {
 	c := &nodepb.Control{SessionId: s.id}
 	switch m.Kind {
 	case lifecycle.Propose:
-		c.Body = &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: s.specText, Name: s.name}}
+		c.Body = &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: s.specText, Name: s.name, Versions: s.n.versionsOf(s.fam)}}
 	case lifecycle.Accept:
-		c.Body = &nodepb.Control_Accept{Accept: &nodepb.Accept{}}
+		c.Body = &nodepb.Control_Accept{Accept: &nodepb.Accept{Versions: s.n.versionsOf(s.fam)}}
 	case lifecycle.Decline:
 		c.Body = &nodepb.Control_Decline{Decline: &nodepb.Decline{Reason: m.Reason}}
 	case lifecycle.Start:

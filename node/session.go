@@ -215,7 +215,7 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 		kick:    make(chan struct{}, 1),
 		reports: map[protocol.Party][]byte{}, myProgress: map[protocol.Party]protocol.Progress{},
 		orgIndex: map[peer.ID]lifecycle.Org{}, outbox: map[peer.ID]*outbox{}}
-	s.transport = &sessionTransport{s: s, messenger: n.roles[fam.Name()]}
+	s.transport = &sessionTransport{s: s, messenger: n.roles[RoleProtocol(fam)]}
 	// bookCopy returns the node's copy of id: its own, or the address
 	// book's, which the messenger also hands over with every frame, so
 	// that comparing the two (every frame's sender, every message's
@@ -283,7 +283,7 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 	for _, p := range s.remotes {
 		peers = append(peers, p.String())
 	}
-	s.rec = &record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Initiator: live.nameOf(initiator),
+	s.rec = &record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Wire: protocol.WireVersion(fam), Initiator: live.nameOf(initiator),
 		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
 		Created: time.Now().UTC(), Spec: string(specText)}}
 	lc, err := lifecycle.New(s.lifecycleConfig())

@@ -38,6 +38,7 @@ func (s *session) main() {
 		}
 		s.closeOutboxes()
 		s.saving.Wait()
+		s.n.sessionEndedRetention()
 		s.n.wg.Done()
 	}()
 	defer func() {

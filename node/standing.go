@@ -376,7 +376,7 @@ func StoredStanding(cfg *Config) ([]apitype.Standing, error) {
 		}
 		items[sc.Name] = it
 	}
-	return listStanding(items), err
+	return storeAt(cfg).withSummaries(listStanding(items)), err
 }
 
 func timePtr(t time.Time) *time.Time {

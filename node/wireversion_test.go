@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -35,24 +37,161 @@ type pingAt struct {
 
 func (f pingAt) WireVersion() string { return f.version }
 
-// Two daemons whose role messages differ in version do not run a session
-// on messages the other cannot read: the session aborts on both, and the
-// reason names the protocol that one of them does not speak.
-func TestMismatchedWireVersionsAbortWithTheReason(t *testing.T) {
-	nodes := startNetworkWith(t, 2, nil, func(i int) []protocol.Family {
-		if i == 1 {
-			return []protocol.Family{pingAt{ping.Family{}, "2.0.0"}}
-		}
-		return nil
-	})
-	id, err := nodes[0].StartSession(pingSpec(3, "node1", "node2"))
-	if err != nil {
-		t.Fatal(err)
+// pingBumped is ping as a later build speaks it: its messages are at
+// version current, and it still speaks previous (the messages of ping
+// itself).
+type pingBumped struct {
+	ping.Family
+	current, previous string
+}
+
+func (f pingBumped) WireVersion() string    { return f.current }
+func (f pingBumped) WireVersions() []string { return []string{f.current, f.previous} }
+func (f pingBumped) AtWireVersion(v string) protocol.Family {
+	if v == f.previous {
+		return pingAt{ping.Family{}, f.previous}
 	}
-	for _, tn := range nodes {
-		got := waitEnded(t, tn, id, 30*time.Second)
-		if got.State != stateAborted || !strings.Contains(got.Reason, "/bandit/ping/") {
-			t.Errorf("%s: %s: %q, want aborted naming the role protocol", tn.cfg.Node.Name, got.State, got.Reason)
+	return f
+}
+
+var _ protocol.MultiWireVersioned = pingBumped{}
+
+// Two daemons that share no version of a family's messages do not start a
+// session: the participant declines, and the initiator's reason names both
+// versions and who must upgrade.
+func TestMismatchedWireVersionsAreDeclinedNamingBoth(t *testing.T) {
+	for _, c := range []struct {
+		name        string
+		initiator   protocol.Family
+		participant protocol.Family
+		want        string
+	}{
+		{"participant older", pingAt{ping.Family{}, "2.0.0"}, nil,
+			"node2 speaks ping wire 1.0.0, this proposal needs 2.0.0: upgrade node2"},
+		{"participant newer", nil, pingAt{ping.Family{}, "2.0.0"},
+			"node2 speaks ping wire 2.0.0, this proposal needs 1.0.0: upgrade node1"},
+		{"participant two versions newer", nil, pingBumped{ping.Family{}, "3.0.0", "2.0.0"},
+			"node2 speaks ping wire 3.0.0 and 2.0.0, this proposal needs 1.0.0: upgrade node1"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			nodes := startNetworkWith(t, 2, nil, func(i int) []protocol.Family {
+				if f := []protocol.Family{c.initiator, c.participant}[i]; f != nil {
+					return []protocol.Family{f}
+				}
+				return nil
+			})
+			id, err := nodes[0].StartSession(pingSpec(3, "node1", "node2"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := waitEnded(t, nodes[0], id, 30*time.Second)
+			if got.State != stateAborted || !strings.Contains(got.Reason, c.want) {
+				t.Errorf("%s: %q, want aborted with %q", got.State, got.Reason, c.want)
+			}
+		})
+	}
+}
+
+// A build whose family's wire version is bumped still runs sessions with a
+// build of the previous version, in both directions, on the version both
+// speak; two bumped builds run on the new one.
+func TestSessionsRunOnTheWireVersionBothSpeak(t *testing.T) {
+	bumped := pingBumped{ping.Family{}, "2.0.0", "1.0.0"}
+	for _, c := range []struct {
+		name                   string
+		initiator, participant protocol.Family
+		want                   string // the role protocol the session runs on
+	}{
+		{"bumped participant", nil, bumped, "/bandit/ping/1.0.0"},
+		{"bumped initiator", bumped, nil, "/bandit/ping/1.0.0"},
+		{"both bumped", bumped, bumped, "/bandit/ping/2.0.0"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			nodes := startNetworkWith(t, 2, nil, func(i int) []protocol.Family {
+				if f := []protocol.Family{c.initiator, c.participant}[i]; f != nil {
+					return []protocol.Family{f}
+				}
+				return nil
+			})
+			// The initiator learns the versions its peer speaks from
+			// libp2p identify, which follows the connection.
+			ps := nodes[0].host.LibP2P().Peerstore()
+			testutil.WaitFor(t, 20*time.Second, "node2's protocols identified", func() bool {
+				protos, err := ps.GetProtocols(nodes[1].ID())
+				return err == nil && len(protos) > 0
+			})
+			id, err := nodes[0].StartSession(pingSpec(3, "node1", "node2"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tn := range nodes {
+				got := waitEnded(t, tn, id, 30*time.Second)
+				if got.State != stateCompleted {
+					t.Fatalf("%s: %s: %q, want completed", tn.cfg.Node.Name, got.State, got.Reason)
+				}
+				if want := strings.TrimPrefix(c.want, "/bandit/ping/"); got.Wire != want {
+					t.Errorf("%s: the record says wire %q, want %q", tn.cfg.Node.Name, got.Wire, want)
+				}
+			}
+			for _, tn := range nodes {
+				for proto, m := range tn.roles {
+					sent := m.Stats().FramesSent
+					if string(proto) == c.want && sent == 0 {
+						t.Errorf("%s sent no role frames on %s", tn.cfg.Node.Name, proto)
+					}
+					if string(proto) != c.want && sent != 0 {
+						t.Errorf("%s sent %d role frames on %s, want all on %s", tn.cfg.Node.Name, sent, proto, c.want)
+					}
+				}
+			}
+		})
+	}
+}
+
+// The checks of a proposal's and an accept's versions, one case each.
+func TestVersionChecks(t *testing.T) {
+	n := &Node{version: "v0.4.0"}
+	bumped := pingBumped{ping.Family{}, "2.0.0", "1.0.0"}
+	for _, c := range []struct {
+		name string
+		base protocol.Family
+		v    *nodepb.Versions
+		want string // the version the session runs on, or the error
+	}{
+		{"older daemon, no versions", ping.Family{}, nil, "1.0.0"},
+		{"no family version", ping.Family{}, &nodepb.Versions{Node: "v0.3.0", Session: "1.1.0"}, "1.0.0"},
+		{"current", bumped, &nodepb.Versions{Session: "1.1.0", Family: "2.0.0"}, "2.0.0"},
+		{"previous", bumped, &nodepb.Versions{Session: "1.1.0", Family: "1.0.0"}, "1.0.0"},
+		{"newer session protocol", ping.Family{}, &nodepb.Versions{Node: "v0.9.0", Session: "1.2.0", Family: "1.0.0"},
+			"node2 speaks session wire 1.1.0, this proposal needs 1.2.0: upgrade node2 (node2 runs bandit-node v0.4.0, node1 runs v0.9.0)"},
+		{"older session protocol", ping.Family{}, &nodepb.Versions{Node: "v0.1.0", Session: "1.0.0", Family: "1.0.0"},
+			"node2 speaks session wire 1.1.0, this proposal needs 1.0.0: upgrade node1"},
+		{"newer family", bumped, &nodepb.Versions{Session: "1.1.0", Family: "3.0.0"},
+			"node2 speaks ping wire 2.0.0 and 1.0.0, this proposal needs 3.0.0: upgrade node2"},
+	} {
+		f, err := n.admitVersions("node2", "node1", c.base, c.v)
+		got := ""
+		if err != nil {
+			got = err.Error()
+		} else {
+			got = protocol.WireVersion(f)
+		}
+		if !strings.HasPrefix(got, c.want) {
+			t.Errorf("%s: %q, want %q", c.name, got, c.want)
+		}
+	}
+	s := &session{fam: pingAt{ping.Family{}, "2.0.0"}, cfg: &Config{Node: NodeConfig{Name: "node1"}}}
+	for _, c := range []struct {
+		v    *nodepb.Versions
+		want string
+	}{
+		{nil, ""},
+		{&nodepb.Versions{Node: "v0.3.0"}, ""},
+		{&nodepb.Versions{Family: "2.0.0"}, ""},
+		{&nodepb.Versions{Family: "1.0.0"}, "node2 would run ping wire 1.0.0, this session runs 2.0.0"},
+	} {
+		if got := acceptVersionsMismatch(s, "node2", c.v); !strings.HasPrefix(got, c.want) || (c.want == "") != (got == "") {
+			t.Errorf("accept %v: %q, want %q", c.v, got, c.want)
 		}
 	}
 }

@@ -50,6 +50,10 @@ type Progress struct {
 type Session struct {
 	ID       string `json:"id"`
 	Protocol string `json:"protocol"`
+	// Wire is the version of the protocol's role messages the session
+	// runs on (/bandit/<protocol>/<wire>): the newest that all its
+	// organizations speak.
+	Wire string `json:"wire,omitempty"`
 	// Name is the standing session this is a run of (the initiator's
 	// [[sessions]] name), empty for a session started by hand.
 	Name      string `json:"name,omitempty"`
@@ -96,6 +100,24 @@ type Standing struct {
 	Active string `json:"active,omitempty"`
 	// Last is the last run that ended.
 	Last *StandingRun `json:"last,omitempty"`
+	// Removed summarizes the runs whose records the retention policy
+	// ([session] keep, keep_count) removed.
+	Removed *RunSummary `json:"removed,omitempty"`
+}
+
+// RunSummary summarizes the removed records of one standing session's runs.
+type RunSummary struct {
+	Runs      int `json:"runs"`
+	Completed int `json:"completed"`
+	Aborted   int `json:"aborted"`
+	// First and Last are when the first and the last of them ended.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+	// LastID is the last one's session ID.
+	LastID string `json:"last_id"`
+	// LastResult is the SHA-256 (hex) of the combined result of the last
+	// of them that had one, as the record stored it; empty if none had.
+	LastResult string `json:"last_result_sha256,omitempty"`
 }
 
 // StandingRun is one run of a standing session, as its scheduler saw it.

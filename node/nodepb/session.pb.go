@@ -237,7 +237,12 @@ type Propose struct {
 	// [[sessions]] name), empty for a session started by hand. A label:
 	// [a-z0-9._-], at most 64 characters. Participants show it and their
 	// policy may accept or refuse it (policy.<family>.sessions).
-	Name          string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
+	// versions are the initiator's: its build and the wire versions the
+	// session runs on. A participant that does not speak them declines,
+	// naming both (node/wireversion.go). Empty from a daemon older than
+	// these fields.
+	Versions      *Versions `protobuf:"bytes,3,opt,name=versions,proto3" json:"versions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -286,16 +291,104 @@ func (x *Propose) GetName() string {
 	return ""
 }
 
+func (x *Propose) GetVersions() *Versions {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
+}
+
+// Versions says which build of bandit-node sent a message and which wire
+// versions its session runs on.
+type Versions struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// node is the sender's bandit-node version (buildinfo.Info.Version).
+	Node string `protobuf:"bytes,1,opt,name=node,proto3" json:"node,omitempty"`
+	// session is the version of the session-control protocol
+	// (/bandit/session/<session>).
+	Session string `protobuf:"bytes,2,opt,name=session,proto3" json:"session,omitempty"`
+	// family is the version of the family's role messages the session runs
+	// on (/bandit/<family>/<family>).
+	Family string `protobuf:"bytes,3,opt,name=family,proto3" json:"family,omitempty"`
+	// family_speaks lists every version of the family's role messages the
+	// sender reads and writes, newest first.
+	FamilySpeaks  []string `protobuf:"bytes,4,rep,name=family_speaks,json=familySpeaks,proto3" json:"family_speaks,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Versions) Reset() {
+	*x = Versions{}
+	mi := &file_session_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Versions) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Versions) ProtoMessage() {}
+
+func (x *Versions) ProtoReflect() protoreflect.Message {
+	mi := &file_session_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Versions.ProtoReflect.Descriptor instead.
+func (*Versions) Descriptor() ([]byte, []int) {
+	return file_session_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Versions) GetNode() string {
+	if x != nil {
+		return x.Node
+	}
+	return ""
+}
+
+func (x *Versions) GetSession() string {
+	if x != nil {
+		return x.Session
+	}
+	return ""
+}
+
+func (x *Versions) GetFamily() string {
+	if x != nil {
+		return x.Family
+	}
+	return ""
+}
+
+func (x *Versions) GetFamilySpeaks() []string {
+	if x != nil {
+		return x.FamilySpeaks
+	}
+	return nil
+}
+
 // Accept answers a Propose: the participant will play its roles.
 type Accept struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// versions are the participant's: its build, and the wire versions it
+	// will run the session on (the proposal's). Empty from a daemon older
+	// than this field.
+	Versions      *Versions `protobuf:"bytes,1,opt,name=versions,proto3" json:"versions,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *Accept) Reset() {
 	*x = Accept{}
-	mi := &file_session_proto_msgTypes[2]
+	mi := &file_session_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -307,7 +400,7 @@ func (x *Accept) String() string {
 func (*Accept) ProtoMessage() {}
 
 func (x *Accept) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[2]
+	mi := &file_session_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -320,7 +413,14 @@ func (x *Accept) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Accept.ProtoReflect.Descriptor instead.
 func (*Accept) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{2}
+	return file_session_proto_rawDescGZIP(), []int{3}
+}
+
+func (x *Accept) GetVersions() *Versions {
+	if x != nil {
+		return x.Versions
+	}
+	return nil
 }
 
 // Decline answers a Propose: the participant will not take part, and why.
@@ -333,7 +433,7 @@ type Decline struct {
 
 func (x *Decline) Reset() {
 	*x = Decline{}
-	mi := &file_session_proto_msgTypes[3]
+	mi := &file_session_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -345,7 +445,7 @@ func (x *Decline) String() string {
 func (*Decline) ProtoMessage() {}
 
 func (x *Decline) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[3]
+	mi := &file_session_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -358,7 +458,7 @@ func (x *Decline) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Decline.ProtoReflect.Descriptor instead.
 func (*Decline) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{3}
+	return file_session_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *Decline) GetReason() string {
@@ -377,7 +477,7 @@ type Start struct {
 
 func (x *Start) Reset() {
 	*x = Start{}
-	mi := &file_session_proto_msgTypes[4]
+	mi := &file_session_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -389,7 +489,7 @@ func (x *Start) String() string {
 func (*Start) ProtoMessage() {}
 
 func (x *Start) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[4]
+	mi := &file_session_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -402,7 +502,7 @@ func (x *Start) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Start.ProtoReflect.Descriptor instead.
 func (*Start) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{4}
+	return file_session_proto_rawDescGZIP(), []int{5}
 }
 
 // Abort ends the session everywhere with one reason. A participant sends it to
@@ -416,7 +516,7 @@ type Abort struct {
 
 func (x *Abort) Reset() {
 	*x = Abort{}
-	mi := &file_session_proto_msgTypes[5]
+	mi := &file_session_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -428,7 +528,7 @@ func (x *Abort) String() string {
 func (*Abort) ProtoMessage() {}
 
 func (x *Abort) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[5]
+	mi := &file_session_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -441,7 +541,7 @@ func (x *Abort) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Abort.ProtoReflect.Descriptor instead.
 func (*Abort) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{5}
+	return file_session_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *Abort) GetReason() string {
@@ -463,7 +563,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_session_proto_msgTypes[6]
+	mi := &file_session_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -475,7 +575,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[6]
+	mi := &file_session_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -488,7 +588,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{6}
+	return file_session_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *Progress) GetStep() int64 {
@@ -522,7 +622,7 @@ type Done struct {
 
 func (x *Done) Reset() {
 	*x = Done{}
-	mi := &file_session_proto_msgTypes[7]
+	mi := &file_session_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -534,7 +634,7 @@ func (x *Done) String() string {
 func (*Done) ProtoMessage() {}
 
 func (x *Done) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[7]
+	mi := &file_session_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -547,7 +647,7 @@ func (x *Done) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Done.ProtoReflect.Descriptor instead.
 func (*Done) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{7}
+	return file_session_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Done) GetReports() []*PartyReport {
@@ -569,7 +669,7 @@ type PartyReport struct {
 
 func (x *PartyReport) Reset() {
 	*x = PartyReport{}
-	mi := &file_session_proto_msgTypes[8]
+	mi := &file_session_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -581,7 +681,7 @@ func (x *PartyReport) String() string {
 func (*PartyReport) ProtoMessage() {}
 
 func (x *PartyReport) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[8]
+	mi := &file_session_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -594,7 +694,7 @@ func (x *PartyReport) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PartyReport.ProtoReflect.Descriptor instead.
 func (*PartyReport) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{8}
+	return file_session_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *PartyReport) GetRole() string {
@@ -627,7 +727,7 @@ type Complete struct {
 
 func (x *Complete) Reset() {
 	*x = Complete{}
-	mi := &file_session_proto_msgTypes[9]
+	mi := &file_session_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -639,7 +739,7 @@ func (x *Complete) String() string {
 func (*Complete) ProtoMessage() {}
 
 func (x *Complete) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[9]
+	mi := &file_session_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -652,7 +752,7 @@ func (x *Complete) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Complete.ProtoReflect.Descriptor instead.
 func (*Complete) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{9}
+	return file_session_proto_rawDescGZIP(), []int{10}
 }
 
 // Heartbeat keeps a session alive while nothing else is sent.
@@ -664,7 +764,7 @@ type Heartbeat struct {
 
 func (x *Heartbeat) Reset() {
 	*x = Heartbeat{}
-	mi := &file_session_proto_msgTypes[10]
+	mi := &file_session_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -676,7 +776,7 @@ func (x *Heartbeat) String() string {
 func (*Heartbeat) ProtoMessage() {}
 
 func (x *Heartbeat) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[10]
+	mi := &file_session_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -689,7 +789,7 @@ func (x *Heartbeat) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Heartbeat.ProtoReflect.Descriptor instead.
 func (*Heartbeat) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{10}
+	return file_session_proto_rawDescGZIP(), []int{11}
 }
 
 // RoleFrame carries one protocol message between parties of a session.
@@ -707,7 +807,7 @@ type RoleFrame struct {
 
 func (x *RoleFrame) Reset() {
 	*x = RoleFrame{}
-	mi := &file_session_proto_msgTypes[11]
+	mi := &file_session_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -719,7 +819,7 @@ func (x *RoleFrame) String() string {
 func (*RoleFrame) ProtoMessage() {}
 
 func (x *RoleFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_session_proto_msgTypes[11]
+	mi := &file_session_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -732,7 +832,7 @@ func (x *RoleFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use RoleFrame.ProtoReflect.Descriptor instead.
 func (*RoleFrame) Descriptor() ([]byte, []int) {
-	return file_session_proto_rawDescGZIP(), []int{11}
+	return file_session_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *RoleFrame) GetSessionId() string {
@@ -795,11 +895,18 @@ const file_session_proto_rawDesc = "" +
 	"\bcomplete\x18\t \x01(\v2\x1b.bandit.session.v1.CompleteH\x00R\bcomplete\x12<\n" +
 	"\theartbeat\x18\n" +
 	" \x01(\v2\x1c.bandit.session.v1.HeartbeatH\x00R\theartbeatB\x06\n" +
-	"\x04body\"1\n" +
+	"\x04body\"j\n" +
 	"\aPropose\x12\x12\n" +
 	"\x04spec\x18\x01 \x01(\fR\x04spec\x12\x12\n" +
-	"\x04name\x18\x02 \x01(\tR\x04name\"\b\n" +
-	"\x06Accept\"!\n" +
+	"\x04name\x18\x02 \x01(\tR\x04name\x127\n" +
+	"\bversions\x18\x03 \x01(\v2\x1b.bandit.session.v1.VersionsR\bversions\"u\n" +
+	"\bVersions\x12\x12\n" +
+	"\x04node\x18\x01 \x01(\tR\x04node\x12\x18\n" +
+	"\asession\x18\x02 \x01(\tR\asession\x12\x16\n" +
+	"\x06family\x18\x03 \x01(\tR\x06family\x12#\n" +
+	"\rfamily_speaks\x18\x04 \x03(\tR\ffamilySpeaks\"A\n" +
+	"\x06Accept\x127\n" +
+	"\bversions\x18\x01 \x01(\v2\x1b.bandit.session.v1.VersionsR\bversions\"!\n" +
 	"\aDecline\x12\x16\n" +
 	"\x06reason\x18\x01 \x01(\tR\x06reason\"\a\n" +
 	"\x05Start\"\x1f\n" +
@@ -840,37 +947,40 @@ func file_session_proto_rawDescGZIP() []byte {
 	return file_session_proto_rawDescData
 }
 
-var file_session_proto_msgTypes = make([]protoimpl.MessageInfo, 12)
+var file_session_proto_msgTypes = make([]protoimpl.MessageInfo, 13)
 var file_session_proto_goTypes = []any{
 	(*Control)(nil),     // 0: bandit.session.v1.Control
 	(*Propose)(nil),     // 1: bandit.session.v1.Propose
-	(*Accept)(nil),      // 2: bandit.session.v1.Accept
-	(*Decline)(nil),     // 3: bandit.session.v1.Decline
-	(*Start)(nil),       // 4: bandit.session.v1.Start
-	(*Abort)(nil),       // 5: bandit.session.v1.Abort
-	(*Progress)(nil),    // 6: bandit.session.v1.Progress
-	(*Done)(nil),        // 7: bandit.session.v1.Done
-	(*PartyReport)(nil), // 8: bandit.session.v1.PartyReport
-	(*Complete)(nil),    // 9: bandit.session.v1.Complete
-	(*Heartbeat)(nil),   // 10: bandit.session.v1.Heartbeat
-	(*RoleFrame)(nil),   // 11: bandit.session.v1.RoleFrame
+	(*Versions)(nil),    // 2: bandit.session.v1.Versions
+	(*Accept)(nil),      // 3: bandit.session.v1.Accept
+	(*Decline)(nil),     // 4: bandit.session.v1.Decline
+	(*Start)(nil),       // 5: bandit.session.v1.Start
+	(*Abort)(nil),       // 6: bandit.session.v1.Abort
+	(*Progress)(nil),    // 7: bandit.session.v1.Progress
+	(*Done)(nil),        // 8: bandit.session.v1.Done
+	(*PartyReport)(nil), // 9: bandit.session.v1.PartyReport
+	(*Complete)(nil),    // 10: bandit.session.v1.Complete
+	(*Heartbeat)(nil),   // 11: bandit.session.v1.Heartbeat
+	(*RoleFrame)(nil),   // 12: bandit.session.v1.RoleFrame
 }
 var file_session_proto_depIdxs = []int32{
 	1,  // 0: bandit.session.v1.Control.propose:type_name -> bandit.session.v1.Propose
-	2,  // 1: bandit.session.v1.Control.accept:type_name -> bandit.session.v1.Accept
-	3,  // 2: bandit.session.v1.Control.decline:type_name -> bandit.session.v1.Decline
-	4,  // 3: bandit.session.v1.Control.start:type_name -> bandit.session.v1.Start
-	5,  // 4: bandit.session.v1.Control.abort:type_name -> bandit.session.v1.Abort
-	6,  // 5: bandit.session.v1.Control.progress:type_name -> bandit.session.v1.Progress
-	7,  // 6: bandit.session.v1.Control.done:type_name -> bandit.session.v1.Done
-	9,  // 7: bandit.session.v1.Control.complete:type_name -> bandit.session.v1.Complete
-	10, // 8: bandit.session.v1.Control.heartbeat:type_name -> bandit.session.v1.Heartbeat
-	8,  // 9: bandit.session.v1.Done.reports:type_name -> bandit.session.v1.PartyReport
-	10, // [10:10] is the sub-list for method output_type
-	10, // [10:10] is the sub-list for method input_type
-	10, // [10:10] is the sub-list for extension type_name
-	10, // [10:10] is the sub-list for extension extendee
-	0,  // [0:10] is the sub-list for field type_name
+	3,  // 1: bandit.session.v1.Control.accept:type_name -> bandit.session.v1.Accept
+	4,  // 2: bandit.session.v1.Control.decline:type_name -> bandit.session.v1.Decline
+	5,  // 3: bandit.session.v1.Control.start:type_name -> bandit.session.v1.Start
+	6,  // 4: bandit.session.v1.Control.abort:type_name -> bandit.session.v1.Abort
+	7,  // 5: bandit.session.v1.Control.progress:type_name -> bandit.session.v1.Progress
+	8,  // 6: bandit.session.v1.Control.done:type_name -> bandit.session.v1.Done
+	10, // 7: bandit.session.v1.Control.complete:type_name -> bandit.session.v1.Complete
+	11, // 8: bandit.session.v1.Control.heartbeat:type_name -> bandit.session.v1.Heartbeat
+	2,  // 9: bandit.session.v1.Propose.versions:type_name -> bandit.session.v1.Versions
+	2,  // 10: bandit.session.v1.Accept.versions:type_name -> bandit.session.v1.Versions
+	9,  // 11: bandit.session.v1.Done.reports:type_name -> bandit.session.v1.PartyReport
+	12, // [12:12] is the sub-list for method output_type
+	12, // [12:12] is the sub-list for method input_type
+	12, // [12:12] is the sub-list for extension type_name
+	12, // [12:12] is the sub-list for extension extendee
+	0,  // [0:12] is the sub-list for field type_name
 }
 
 func init() { file_session_proto_init() }
@@ -895,7 +1005,7 @@ func file_session_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_session_proto_rawDesc), len(file_session_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   12,
+			NumMessages:   13,
 			NumExtensions: 0,
 			NumServices:   0,
 		},

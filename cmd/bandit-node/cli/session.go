@@ -174,7 +174,11 @@ func printSession(w io.Writer, s apitype.Session) {
 	if s.Name != "" {
 		fmt.Fprintf(w, "name      %s\n", s.Name)
 	}
-	fmt.Fprintf(w, "protocol  %s\ninitiator %s\nstate     %s\n", s.Protocol, s.Initiator, s.State)
+	proto := s.Protocol
+	if s.Wire != "" {
+		proto += " (wire " + s.Wire + ")"
+	}
+	fmt.Fprintf(w, "protocol  %s\ninitiator %s\nstate     %s\n", proto, s.Initiator, s.State)
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason    %s\n", s.Reason)
 	}
@@ -329,6 +333,13 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 				lastID, lastState, reason = orDash(s.Last.ID), s.Last.State, s.Last.Reason
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Protocol, s.Schedule, next, active, lastID, lastState, reason)
+		}
+		for _, s := range standing {
+			if r := s.Removed; r != nil {
+				fmt.Fprintf(tw, "%s: %d earlier runs removed by the retention policy (%d completed, %d aborted, %s to %s; last %s, result sha256 %s)\n",
+					s.Name, r.Runs, r.Completed, r.Aborted, r.First.Local().Format("2006-01-02 15:04:05"),
+					r.Last.Local().Format("2006-01-02 15:04:05"), r.LastID, orDash(r.LastResult))
+			}
 		}
 		fmt.Fprintln(tw)
 	}

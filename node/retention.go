@@ -1,0 +1,288 @@
+package node
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+)
+
+// retentionInterval is how often the daemon applies the record retention
+// policy besides at start and after each session that ends.
+const retentionInterval = time.Hour
+
+// summariesFile is the file, in the data directory, of the summaries of the
+// standing sessions' runs whose records were removed, by name.
+const summariesFile = "session-summaries.json"
+
+// retentionPolicy says which records of ended sessions are kept: those that
+// ended within keep (0: any age) and are among the newest keepCount (0: any
+// number), and whatever those say, those that ended within grace, while
+// peers may still ask about the session (answerEnded reads its record).
+type retentionPolicy struct {
+	keep      time.Duration
+	keepCount int
+	grace     time.Duration
+}
+
+// keepsAll reports whether the policy removes nothing.
+func (p retentionPolicy) keepsAll() bool { return p.keep <= 0 && p.keepCount <= 0 }
+
+// pruned is what one pass of the retention policy did.
+type pruned struct {
+	// Removed counts the records removed; Summarized the standing
+	// sessions whose summary they went into.
+	Removed    int
+	Summarized []string
+}
+
+// endTime is when the session of an ended record ended: its Finished time,
+// else the last time it was stored, else its creation.
+func endTime(rec *record) time.Time {
+	switch {
+	case rec.Session.Finished != nil:
+		return *rec.Session.Finished
+	case rec.Session.Updated != nil:
+		return *rec.Session.Updated
+	}
+	return rec.Session.Created
+}
+
+// expired returns the records of recs (any order) that policy p removes at
+// now: records of ended sessions (completed or aborted, and not active)
+// that ended before now - keep or are beyond the newest keepCount of them,
+// ordered oldest first. The records of sessions that are proposed or
+// running, or that ended within grace, are never among them.
+func (p retentionPolicy) expired(recs []*record, now time.Time, active func(id string) bool) []*record {
+	var ended []*record
+	for _, rec := range recs {
+		st := rec.Session.State
+		if (st == stateCompleted || st == stateAborted) && !active(rec.Session.ID) {
+			ended = append(ended, rec)
+		}
+	}
+	// Newest first, ties by ID so that every pass agrees.
+	slices.SortStableFunc(ended, func(a, b *record) int {
+		if c := endTime(b).Compare(endTime(a)); c != 0 {
+			return c
+		}
+		return compareStrings(a.Session.ID, b.Session.ID)
+	})
+	var out []*record
+	for i, rec := range ended {
+		if endTime(rec).After(now.Add(-p.grace)) {
+			continue
+		}
+		if (p.keepCount > 0 && i >= p.keepCount) || (p.keep > 0 && endTime(rec).Before(now.Add(-p.keep))) {
+			out = append(out, rec)
+		}
+	}
+	slices.Reverse(out)
+	return out
+}
+
+func compareStrings(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+// summarize adds the runs of standing sessions among expired (oldest
+// first) to sums, and returns the names it changed. A run that ended no
+// later than the last one a summary holds is in it already: the daemon
+// stopped between storing the summary and removing the records.
+func summarize(sums map[string]apitype.RunSummary, expired []*record) []string {
+	var changed []string
+	for _, rec := range expired {
+		name := rec.Session.Name
+		if name == "" {
+			continue
+		}
+		end := endTime(rec)
+		sum := sums[name]
+		if sum.Runs > 0 && !end.After(sum.Last) {
+			continue
+		}
+		sum.Runs++
+		if rec.Session.State == stateCompleted {
+			sum.Completed++
+		} else {
+			sum.Aborted++
+		}
+		if sum.First.IsZero() || end.Before(sum.First) {
+			sum.First = end
+		}
+		sum.Last, sum.LastID = end, rec.Session.ID
+		if len(rec.Result) > 0 {
+			h := sha256.Sum256(rec.Result)
+			sum.LastResult = hex.EncodeToString(h[:])
+		}
+		sums[name] = sum
+		if !slices.Contains(changed, name) {
+			changed = append(changed, name)
+		}
+	}
+	return changed
+}
+
+// summariesPath is the path of the summaries of the store's data directory.
+func (s *store) summariesPath() string { return filepath.Join(filepath.Dir(s.dir), summariesFile) }
+
+// summaries reads the summaries of removed standing-session runs, by name;
+// none stored is an empty map.
+func (s *store) summaries() (map[string]apitype.RunSummary, error) {
+	sums := map[string]apitype.RunSummary{}
+	data, err := os.ReadFile(s.summariesPath())
+	if errors.Is(err, fs.ErrNotExist) {
+		return sums, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(data, &sums); err != nil {
+		return nil, fmt.Errorf("reading %s: %w", s.summariesPath(), err)
+	}
+	return sums, nil
+}
+
+// prune applies policy p at now to the store: the records it expires are
+// removed, after the runs of standing sessions among them have been added
+// durably to the summaries (so a crash in between loses no run, nor counts
+// one twice). active reports the sessions in progress, which are kept
+// whatever their record says.
+func (s *store) prune(p retentionPolicy, now time.Time, active func(id string) bool) (pruned, error) {
+	var res pruned
+	if p.keepsAll() || s.frozen.Load() {
+		return res, nil
+	}
+	recs, _ := s.list() // unreadable records are tidy's to move aside
+	expired := p.expired(recs, now, active)
+	if len(expired) == 0 {
+		return res, nil
+	}
+	sums, err := s.summaries()
+	if err != nil {
+		return res, fmt.Errorf("not removing expired records: %w", err)
+	}
+	if res.Summarized = summarize(sums, expired); len(res.Summarized) > 0 {
+		data, err := json.MarshalIndent(sums, "", "  ")
+		if err != nil {
+			return res, err
+		}
+		if err := writeFileAtomic(s.summariesPath(), data, 0o600); err != nil {
+			return res, fmt.Errorf("storing the summaries of standing sessions (no record removed): %w", err)
+		}
+	}
+	for _, rec := range expired {
+		p, err := s.path(rec.Session.ID)
+		if err != nil {
+			continue
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return res, fmt.Errorf("removing the record of session %s: %w", rec.Session.ID, err)
+		}
+		res.Removed++
+	}
+	return res, syncDir(s.dir)
+}
+
+// syncDir makes the removals in directory dir durable.
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
+		return err
+	}
+	return nil
+}
+
+// retentionOf is the retention policy of the [session] table c. Its
+// grace is twice the longest a peer waits for this node before it gives a
+// session up: until then a peer may still send frames of a session that
+// ended here, which its record answers.
+func retentionOf(c SessionConfig) retentionPolicy {
+	return retentionPolicy{keep: c.Keep.Duration, keepCount: c.KeepCount, grace: 2 * max(c.ProposeTimeout.Duration, c.PeerTimeout.Duration)}
+}
+
+// applyRetention applies the retention policy in force to the store at
+// now, keeping the records of active sessions.
+func (n *Node) applyRetention(now time.Time) {
+	p := retentionOf(n.config().Session)
+	res, err := n.store.prune(p, now, func(id string) bool { return n.lookup(id) != nil })
+	if err != nil {
+		n.log.Warn("applying the record retention policy", "err", err)
+	}
+	if res.Removed > 0 {
+		n.log.Info("removed the records of ended sessions by the retention policy", "removed", res.Removed,
+			"keep", p.keep.String(), "keep_count", p.keepCount, "standing_summarized", fmt.Sprint(res.Summarized))
+	}
+}
+
+// kickRetention asks the retention loop for a pass.
+func (n *Node) kickRetention() {
+	select {
+	case n.retentionKick <- struct{}{}:
+	default:
+	}
+}
+
+// sessionEndedRetention asks the retention loop for a pass now that a
+// session ended, and another once its record is past the grace.
+func (n *Node) sessionEndedRetention() {
+	n.kickRetention()
+	live := n.live.Load()
+	if live == nil {
+		return // a Node built without New, in a test
+	}
+	if p := retentionOf(live.cfg.Session); !p.keepsAll() {
+		time.AfterFunc(p.grace+time.Second, n.kickRetention)
+	}
+}
+
+// runRetention applies the retention policy now, every retentionInterval
+// and after each session that ends, until ctx ends.
+func (n *Node) runRetention(ctx context.Context) {
+	t := time.NewTicker(retentionInterval)
+	defer t.Stop()
+	n.applyRetention(time.Now())
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		case <-n.retentionKick:
+		}
+		n.applyRetention(time.Now())
+	}
+}
+
+// withSummaries adds to list the summaries of the standing sessions' runs
+// removed from the store.
+func (s *store) withSummaries(list []apitype.Standing) []apitype.Standing {
+	sums, err := s.summaries()
+	if err != nil || len(sums) == 0 {
+		return list
+	}
+	for i := range list {
+		if sum, ok := sums[list[i].Name]; ok {
+			list[i].Removed = &sum
+		}
+	}
+	return list
+}
