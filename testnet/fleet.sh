@@ -241,9 +241,11 @@ pids_after=$(cat "$dir"/node[123]/pid | sort | paste -sd' ')
 alive=0
 for p in $pids_after; do kill -0 "$p" 2>/dev/null && alive=$((alive + 1)); done
 sed -i 's|^participant = .*|participant = ["node1", "node2", "node3", "node4"]|' "$dir/fleet-ping.toml"
-t_reload=$(date +%s.%N)
 reload=$(curl -s --max-time 10 -X POST -H "Authorization: Bearer $(cat "$dir/node1/api.token")" \
   "http://127.0.0.1:$((base + 501))/v0/config/reload" || true)
+# Runs proposed from now on have the new spec (the reload answers once the
+# scheduler has it).
+t_reload=$(date +%s.%N)
 echo "node1 reload: $reload" >&2
 # The first run proposed after the reload.
 first_after() { runs 1 | awk -v t="$t_reload" '$3 > t { print; exit }'; }
