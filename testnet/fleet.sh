@@ -220,6 +220,17 @@ margin=$(awk -v d="$due2" -v r="$t_restart" 'BEGIN { printf "%.1f", d - r }')
 ok_times=$(awk -v d="$due2" -v p="$period" 'NR == 2 { r2 = $3 } NR == 3 { r3 = $3 }
   END { print (r2 >= d - 0.01 && r3 - r2 >= p / 2) ? 1 : 0 }' "$dir/runs1.txt")
 late2=$(awk -v d="$due2" 'NR == 2 { printf "%+.2f", $3 - d }' "$dir/runs1.txt")
+# What Prometheus sees on node1's metrics listener: the runs ended since the
+# restart (2), the last one completed. (The scheduler counts a run just
+# after its record says it ended.)
+prom_read() {
+  local prom
+  prom=$(curl -s --max-time 5 "http://127.0.0.1:$((base + 601))/metrics" || true)
+  prom_runs=$(echo "$prom" | awk '/^bandit_standing_runs_total\{/ && /name="fleet-ping"/ && /state="completed"/ { print $2 }')
+  prom_last=$(echo "$prom" | awk '/^bandit_standing_last_run_completed\{/ && /name="fleet-ping"/ { print $2 }')
+  [ "$prom_runs" = 2 ] && [ "$prom_last" = 1 ]
+}
+wait_for 10 "fleet-ping's runs in node1's metrics" prom_read || true
 part=""
 ok_part=1
 for i in 2 3; do
@@ -229,8 +240,9 @@ for i in 2 3; do
   part="$part node$i $pn of them;"
   [ "$pn" = 3 ] || ok_part=0
 done
-check standing "$([ "$runs_at_stop" = 1 ] && [ "$n_runs" = 3 ] && [ "$n_done" = 3 ] && [ "$ok_times" = 1 ] && [ "$ok_part" = 1 ] && echo 1)" \
-  "every ${period}s: $n_done of $n_runs runs completed in $((SECONDS - t_std))s; node1 stopped after run $runs_at_stop and started ${margin}s before run 2 was due, which it proposed at ${late2:-?}s from that time; proposals ${gaps}s apart; participants:$part"
+check standing "$([ "$runs_at_stop" = 1 ] && [ "$n_runs" = 3 ] && [ "$n_done" = 3 ] && [ "$ok_times" = 1 ] && [ "$ok_part" = 1 ] &&
+  [ "$prom_runs" = 2 ] && [ "$prom_last" = 1 ] && echo 1)" \
+  "every ${period}s: $n_done of $n_runs runs completed in $((SECONDS - t_std))s; node1 stopped after run $runs_at_stop and started ${margin}s before run 2 was due, which it proposed at ${late2:-?}s from that time; proposals ${gaps}s apart; participants:$part /metrics: ${prom_runs:-no} completed runs since the restart, last completed ${prom_last:-?}"
 cli session list --config "$(cfg 1)" --name fleet-ping >"$dir/list-node1.txt" 2>&1 || true
 
 # --- 4. node4 joins the running network ---------------------------------------
