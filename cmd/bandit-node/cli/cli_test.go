@@ -54,7 +54,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, "unknown command \"frobnicate\""},
 		{[]string{"session", "restart"}, "unknown subcommand \"restart\""},
 		{[]string{"init"}, "--dir is required"},
-		{[]string{"peers"}, "--config is required"},
+		{[]string{"peers"}, "no config file: pass --config FILE, set BANDIT_NODE_CONFIG=FILE, or run in the directory holding config.toml"},
 		{[]string{"simulate"}, "wrong number of arguments"},
 		{[]string{"bench"}, "no benchmark given"},
 		{[]string{"bench", "frobnicate"}, "unknown benchmark \"frobnicate\""},
