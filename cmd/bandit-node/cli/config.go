@@ -25,7 +25,7 @@ type configFlags struct {
 // newConfigFlags returns newFlags's flag set with the --config flag.
 func newConfigFlags(name, synopsis, example string, out io.Writer) configFlags {
 	fs := newFlags(name, synopsis, example, out)
-	return configFlags{fs, fs.String("config", "", "the node's config.toml `FILE` (default: $"+configEnv+", else ./"+defaultConfig+" if it exists)")}
+	return configFlags{fs, fs.String("config", "", "the node's config.toml `FILE` (default: $"+configEnv+", else "+defaultConfig+" in the working directory if it exists)")}
 }
 
 // configEnv names the environment variable that stands for --config when
