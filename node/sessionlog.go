@@ -335,12 +335,15 @@ func newSessionLogHandler(next slog.Handler, logs *sessionLogs) *sessionLogHandl
 	return &sessionLogHandler{next: next, logs: logs}
 }
 
-// Enabled reports whether next handles records of level.
+// Enabled reports whether next handles records of level, or level is info
+// or above: a session's log keeps those whatever log.level says, so that
+// a daemon logging only warnings still shows how each session went.
 func (h *sessionLogHandler) Enabled(ctx context.Context, level slog.Level) bool {
-	return h.next.Enabled(ctx, level)
+	return level >= slog.LevelInfo || h.next.Enabled(ctx, level)
 }
 
-// Handle keeps r if it is about a session, then passes it on.
+// Handle keeps r if it is about a session, then passes it on if next
+// handles its level.
 func (h *sessionLogHandler) Handle(ctx context.Context, r slog.Record) error {
 	id := h.session
 	if id == "" && h.group == "" {
@@ -352,8 +355,12 @@ func (h *sessionLogHandler) Handle(ctx context.Context, r slog.Record) error {
 			return true
 		})
 	}
-	if id != "" {
+	passOn := h.next.Enabled(ctx, r.Level)
+	if id != "" && (passOn || r.Level >= slog.LevelInfo) {
 		h.logs.add(id, h.format(r))
+	}
+	if !passOn {
+		return nil
 	}
 	return h.next.Handle(ctx, r)
 }

@@ -107,6 +107,27 @@ func TestSessionLogHandler(t *testing.T) {
 	}
 }
 
+// TestSessionLogKeepsInfoBelowTheLevel checks that a session's log keeps
+// its info lines when the daemon logs only warnings, which the wrapped
+// handler then does not get.
+func TestSessionLogKeepsInfoBelowTheLevel(t *testing.T) {
+	logs := newTestSessionLogs(t, "", defaultSessionLogLimits())
+	logs.track(logIDA)
+	var out bytes.Buffer
+	log := slog.New(newSessionLogHandler(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}), logs))
+	log.Info("proposed a session", "session", logIDA)
+	log.Debug("too fine", "session", logIDA)
+	log.Warn("peer slow", "session", logIDA)
+	log.Info("unrelated")
+	got, _ := logs.read(logIDA, 0)
+	if !slices.Equal(messages(got.Lines), []string{"proposed a session", "peer slow"}) {
+		t.Errorf("kept %q", got.Lines)
+	}
+	if strings.Contains(out.String(), "proposed") || strings.Contains(out.String(), "unrelated") || !strings.Contains(out.String(), "peer slow") {
+		t.Errorf("the wrapped handler at warn got:\n%s", out.String())
+	}
+}
+
 // TestSessionLogBounds checks the bounds: lines and bytes per session
 // (oldest dropped, counted), sessions in memory (least recently written
 // forgotten), the size of a file and the number of files.

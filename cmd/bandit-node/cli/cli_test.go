@@ -230,6 +230,7 @@ func TestCLIAgainstDaemons(t *testing.T) {
 	if err != nil || !strings.Contains(text, "Round-trip time, median of 50") {
 		t.Errorf("session result: %v\n%s", err, text)
 	}
+	checkSessionLogs(t, nodes[0].cfg, nodes[1].cfg, res.Session.ID)
 
 	bad := filepath.Join(root, "bad.toml")
 	os.WriteFile(bad, []byte("protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node7\"]\n"), 0o644)
