@@ -63,46 +63,49 @@ type flagProbe struct {
 // Write discards p.
 func (*flagProbe) Write(p []byte) (int, error) { return len(p), nil }
 
-// completionTree returns every command in the order of the command table:
-// the program, then depth first.
+// completionTree returns every command, the program first, then depth
+// first in the order of the command table.
 func completionTree(ctx context.Context) ([]compCommand, error) {
-	var all []compCommand
-	var walk func(path string, cmds []command) ([]compCommand, error)
-	walk = func(path string, cmds []command) ([]compCommand, error) {
-		var level []compCommand
-		for _, c := range cmds {
-			cc := compCommand{path: strings.TrimSpace(path + " " + c.name), summary: c.summary}
-			// Running a command with -h defines its flags, then stops
-			// (flag.ErrHelp); the usage goes to the probe.
-			probe := &flagProbe{}
-			if err := c.run(ctx, []string{"-h"}, io.Discard, probe); err != nil && !errors.Is(err, flag.ErrHelp) {
-				return nil, fmt.Errorf("reading the flags of %q: %w", cc.path, err)
-			}
-			if probe.fs != nil {
-				probe.fs.VisitAll(func(f *flag.Flag) {
-					cc.flags = append(cc.flags, newCompFlag(f))
-				})
-				cc.files = filesArgs(probe.synopsis)
-			}
-			all = append(all, cc)
-			i := len(all) - 1
-			subs, err := walk(cc.path, c.subs)
-			if err != nil {
-				return nil, err
-			}
-			all[i].subs = subs
-			cc.subs = subs
-			level = append(level, cc)
-		}
-		return level, nil
-	}
-	all = append(all, compCommand{})
-	top, err := walk("", commands(nil))
+	root, err := compOf(ctx, "", command{subs: commands(nil)})
 	if err != nil {
 		return nil, err
 	}
-	all[0].subs = top
+	var all []compCommand
+	var flatten func(c compCommand)
+	flatten = func(c compCommand) {
+		all = append(all, c)
+		for _, s := range c.subs {
+			flatten(s)
+		}
+	}
+	flatten(root)
 	return all, nil
+}
+
+// compOf returns command c, at path, and its subcommands as completion
+// sees them. Running a command with -h defines its flags, then stops
+// (flag.ErrHelp) before it does anything; newFlags hands the flag set to
+// the probe.
+func compOf(ctx context.Context, path string, c command) (compCommand, error) {
+	cc := compCommand{path: path, summary: c.summary}
+	if c.run != nil {
+		probe := &flagProbe{}
+		if err := c.run(ctx, []string{"-h"}, io.Discard, probe); err != nil && !errors.Is(err, flag.ErrHelp) {
+			return cc, fmt.Errorf("reading the flags of %q: %w", path, err)
+		}
+		if probe.fs != nil {
+			probe.fs.VisitAll(func(f *flag.Flag) { cc.flags = append(cc.flags, newCompFlag(f)) })
+			cc.files = filesArgs(probe.synopsis)
+		}
+	}
+	for _, sub := range c.subs {
+		s, err := compOf(ctx, strings.TrimSpace(path+" "+sub.name), sub)
+		if err != nil {
+			return cc, err
+		}
+		cc.subs = append(cc.subs, s)
+	}
+	return cc, nil
 }
 
 func newCompFlag(f *flag.Flag) compFlag {

@@ -212,50 +212,28 @@ func fishWords(line string) (words []string, ok bool) {
 	return words, quote == 0
 }
 
-// TestBashCompletion runs the bash script's completion function on
-// command lines, as bash would on a tab, and checks what it offers.
+// TestBashCompletion runs the bash script's completion function on the
+// cases, as bash would on a tab, and checks what it offers.
 func TestBashCompletion(t *testing.T) {
-	script, _, err := run(t, "completion", "bash")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	file := filepath.Join(dir, "completion.bash")
-	if err := os.WriteFile(file, []byte(script), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, name := range []string{"node1.toml", "spec.toml"} {
-		if err := os.WriteFile(filepath.Join(dir, name), nil, 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tests := []struct {
-		line string // the words before the cursor, then the word being completed
+	dir, script := completionDir(t, "bash")
+	cases := append(slices.Clip(completionCases), []struct {
+		line string
 		want []string
 	}{
-		{"bandit-node se", []string{"session"}},
-		{"bandit-node session ", []string{"cancel", "list", "logs", "result", "start", "status"}},
-		{"bandit-node session lo", []string{"logs"}},
-		{"bandit-node session logs --f", []string{"--follow"}},
-		{"bandit-node session logs --config node", []string{"node1.toml"}},
-		{"bandit-node --config node1.toml session st", []string{"start", "status"}},
-		{"bandit-node session start --config node1.toml sp", []string{"spec.toml"}},
-		{"bandit-node session list --name ", nil},
-		{"bandit-node peers a", []string{"add"}},
 		{"bandit-node peers add --", []string{"--config"}},
 		{"bandit-node experiment bai --q", []string{"--quiet"}},
 		{"bandit-node completion --", nil},
-	}
-	for _, tt := range tests {
+	}...)
+	for _, tt := range cases {
 		t.Run(tt.line, func(t *testing.T) {
 			words := strings.Split(tt.line, " ")
 			var q []string
 			for _, w := range words {
 				q = append(q, "'"+w+"'")
 			}
-			prog := "source " + file + "\nCOMP_WORDS=(" + strings.Join(q, " ") + ")\nCOMP_CWORD=" +
+			prog := "source " + script + "\nCOMP_WORDS=(" + strings.Join(q, " ") + ")\nCOMP_CWORD=" +
 				strconv.Itoa(len(words)-1) + "\n_bandit_node\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-			cmd := exec.Command("bash", "-c", prog)
+			cmd := exec.Command("bash", "--norc", "-c", prog)
 			cmd.Dir = dir
 			out, err := cmd.CombinedOutput()
 			if err != nil {
@@ -265,6 +243,109 @@ func TestBashCompletion(t *testing.T) {
 			slices.Sort(got)
 			if !slices.Equal(got, tt.want) {
 				t.Errorf("offers %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// completionCases are command lines (the words before the cursor, then the
+// word being completed) and what completing them offers; "FILES" stands
+// for the file names spec.toml and node1.toml of the working directory.
+var completionCases = []struct {
+	line string
+	want []string
+}{
+	{"bandit-node se", []string{"session"}},
+	{"bandit-node session ", []string{"cancel", "list", "logs", "result", "start", "status"}},
+	{"bandit-node session logs --f", []string{"--follow"}},
+	{"bandit-node session logs --config node", []string{"node1.toml"}},
+	{"bandit-node --config node1.toml session st", []string{"start", "status"}},
+	{"bandit-node session start --config node1.toml sp", []string{"spec.toml"}},
+	{"bandit-node session list --name ", nil},
+	{"bandit-node peers a", []string{"add"}},
+}
+
+// completionDir returns a working directory holding the files the cases
+// complete and the script for shell.
+func completionDir(t *testing.T, shell string) (dir, script string) {
+	t.Helper()
+	if _, err := exec.LookPath(shell); err != nil {
+		t.Skipf("%s is not installed", shell)
+	}
+	text, _, err := run(t, "completion", shell)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir = t.TempDir()
+	script = filepath.Join(dir, "completion."+shell)
+	for name, data := range map[string]string{script: text, filepath.Join(dir, "node1.toml"): "", filepath.Join(dir, "spec.toml"): ""} {
+		if err := os.WriteFile(name, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, script
+}
+
+// TestFishCompletion asks fish itself (complete -C) what it offers.
+func TestFishCompletion(t *testing.T) {
+	dir, script := completionDir(t, "fish")
+	for _, tt := range completionCases {
+		t.Run(tt.line, func(t *testing.T) {
+			cmd := exec.Command("fish", "--no-config", "-c", "source "+script+"; complete -C '"+tt.line+"'")
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("fish: %v\n%s", err, out)
+			}
+			var got []string
+			for _, l := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+				if w, _, _ := strings.Cut(l, "\t"); w != "" {
+					got = append(got, w)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("offers %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestZshCompletion runs the zsh script's completion function with zsh's
+// completion builtins replaced by stand-ins that print what they are given.
+func TestZshCompletion(t *testing.T) {
+	dir, script := completionDir(t, "zsh")
+	for _, tt := range completionCases {
+		t.Run(tt.line, func(t *testing.T) {
+			words := strings.Split(tt.line, " ")
+			var q []string
+			for _, w := range words {
+				q = append(q, "'"+w+"'")
+			}
+			prog := `compdef() { :; }
+compadd() { shift; print -l -- "$@"; }
+_files() { print -l -- ${words[CURRENT]}*(N); }
+_message() { :; }
+source ` + script + `
+words=(` + strings.Join(q, " ") + `)
+CURRENT=` + strconv.Itoa(len(words)) + `
+_bandit_node
+`
+			cmd := exec.Command("zsh", "-f", "-c", prog)
+			cmd.Dir = dir
+			out, err := cmd.CombinedOutput()
+			if err != nil {
+				t.Fatalf("zsh: %v\n%s", err, out)
+			}
+			var got []string
+			for _, w := range strings.Fields(string(out)) {
+				if strings.HasPrefix(w, words[len(words)-1]) {
+					got = append(got, w)
+				}
+			}
+			slices.Sort(got)
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("offers %q (all: %q), want %q", got, out, tt.want)
 			}
 		})
 	}
