@@ -122,12 +122,19 @@ func (l *sessionLogs) track(id string) {
 
 // add appends one line to the log of session id, if it is tracked.
 func (l *sessionLogs) add(id, line string) {
+	l.addFunc(id, func() string { return line })
+}
+
+// addFunc is add with the line made by line, called only if id is
+// tracked (a record about an unknown session is not formatted).
+func (l *sessionLogs) addFunc(id string, makeLine func() string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	sl, ok := l.byID[id]
 	if !ok {
 		return
 	}
+	line := makeLine()
 	l.seq++
 	sl.used = l.seq
 	l.pushLocked(sl, line)
@@ -357,7 +364,7 @@ func (h *sessionLogHandler) Handle(ctx context.Context, r slog.Record) error {
 	}
 	passOn := h.next.Enabled(ctx, r.Level)
 	if id != "" && (passOn || r.Level >= slog.LevelInfo) {
-		h.logs.add(id, h.format(r))
+		h.logs.addFunc(id, func() string { return h.format(r) })
 	}
 	if !passOn {
 		return nil

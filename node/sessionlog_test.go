@@ -33,8 +33,8 @@ func newTestSessionLogs(t *testing.T, dir string, limits sessionLogLimits) *sess
 	return l
 }
 
-// messages returns the message of each line ("time level msg k=v ...").
-func messages(lines []string) []string {
+// logMessages returns the message of each line ("time level msg k=v ...").
+func logMessages(lines []string) []string {
 	var out []string
 	for _, line := range lines {
 		f := strings.SplitN(line, " ", 3)
@@ -89,7 +89,7 @@ func TestSessionLogHandler(t *testing.T) {
 			t.Errorf("line %d does not start with a time: %v", i, err)
 		}
 	}
-	if b, _ := logs.read(logIDB, 0); !slices.Equal(messages(b.Lines), []string{"the other one"}) {
+	if b, _ := logs.read(logIDB, 0); !slices.Equal(logMessages(b.Lines), []string{"the other one"}) {
 		t.Errorf("session B's lines: %q", b.Lines)
 	}
 	if _, ok := logs.read("00000000deadbeef", 0); ok {
@@ -120,7 +120,7 @@ func TestSessionLogKeepsInfoBelowTheLevel(t *testing.T) {
 	log.Warn("peer slow", "session", logIDA)
 	log.Info("unrelated")
 	got, _ := logs.read(logIDA, 0)
-	if !slices.Equal(messages(got.Lines), []string{"proposed a session", "peer slow"}) {
+	if !slices.Equal(logMessages(got.Lines), []string{"proposed a session", "peer slow"}) {
 		t.Errorf("kept %q", got.Lines)
 	}
 	if strings.Contains(out.String(), "proposed") || strings.Contains(out.String(), "unrelated") || !strings.Contains(out.String(), "peer slow") {
@@ -268,7 +268,7 @@ func TestSessionLogsThroughAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			lines = got.Lines
-			return slices.Contains(messages(lines), "session completed")
+			return slices.Contains(logMessages(lines), "session completed")
 		})
 		return lines
 	}
@@ -282,7 +282,7 @@ func TestSessionLogsThroughAPI(t *testing.T) {
 		{nodes[1], b, a, []string{"proposed a session", "session completed"}},
 	} {
 		lines := readLogs(c.tn.api, c.id)
-		got := messages(lines)
+		got := logMessages(lines)
 		for _, w := range c.want {
 			if !slices.Contains(got, w) {
 				t.Errorf("%s's log of %s lacks %q:\n%s", c.tn.cfg.Node.Name, c.id, w, strings.Join(lines, "\n"))

@@ -161,7 +161,7 @@ func writeHelpers(w io.Writer, tree []compCommand) {
 	fmt.Fprintln(w, "_bandit_node_subs() {\n\tcase \"$1\" in")
 	for _, c := range tree {
 		if len(c.subs) > 0 {
-			fmt.Fprintf(w, "\t%q) echo %q ;;\n", c.path, names(c.subs))
+			fmt.Fprintf(w, "\t%q) echo %q ;;\n", c.path, subNames(c.subs))
 		}
 	}
 	fmt.Fprintln(w, "\tesac\n}")
@@ -197,7 +197,7 @@ func writeHelpers(w io.Writer, tree []compCommand) {
 	fmt.Fprintln(w, "\tesac\n\treturn 1\n}")
 }
 
-func names(cmds []compCommand) string {
+func subNames(cmds []compCommand) string {
 	var out []string
 	for _, c := range cmds {
 		out = append(out, c.path[strings.LastIndex(c.path, " ")+1:])
@@ -322,7 +322,7 @@ func writeFish(w io.Writer, tree []compCommand) {
 	fmt.Fprintln(w, "function __bandit_node_subs\n\tswitch \"$argv[1]\"")
 	for _, c := range tree {
 		if len(c.subs) > 0 {
-			fmt.Fprintf(w, "\tcase %s\n\t\tprintf '%%s\\n' %s\n", fishQuote(c.path), names(c.subs))
+			fmt.Fprintf(w, "\tcase %s\n\t\tprintf '%%s\\n' %s\n", fishQuote(c.path), subNames(c.subs))
 		}
 	}
 	fmt.Fprintln(w, "\tend\nend")
@@ -373,7 +373,7 @@ complete -c bandit-node -f
 	for _, c := range tree {
 		cond := fishQuote("__bandit_node_at " + fishQuote(c.path))
 		for _, s := range c.subs {
-			fmt.Fprintf(w, "complete -c bandit-node -n %s -a %s -d %s\n", cond, names([]compCommand{s}), fishQuote(s.summary))
+			fmt.Fprintf(w, "complete -c bandit-node -n %s -a %s -d %s\n", cond, subNames([]compCommand{s}), fishQuote(s.summary))
 		}
 		for _, f := range c.flags {
 			opts := ""
@@ -383,7 +383,7 @@ complete -c bandit-node -f
 			case f.value:
 				opts = " -x"
 			}
-			fmt.Fprintf(w, "complete -c bandit-node -n %s -l %s%s -d %s\n", cond, f.name, opts, fishQuote(firstLine(f.usage)))
+			fmt.Fprintf(w, "complete -c bandit-node -n %s -l %s%s -d %s\n", cond, f.name, opts, fishQuote(usageFirstLine(f.usage)))
 		}
 		if c.files && len(c.subs) == 0 {
 			fmt.Fprintf(w, "complete -c bandit-node -n %s -F\n", cond)
@@ -391,7 +391,7 @@ complete -c bandit-node -f
 	}
 }
 
-func firstLine(s string) string {
+func usageFirstLine(s string) string {
 	s, _, _ = strings.Cut(s, "\n")
 	return s
 }
