@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"net/http/pprof"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -31,6 +32,7 @@ func (n *Node) apiHandler() http.Handler {
 	mux.HandleFunc("GET /v0/sessions/{id}", n.serveSession)
 	mux.HandleFunc("GET /v0/sessions/{id}/result", n.serveResult)
 	mux.HandleFunc("POST /v0/sessions/{id}/cancel", n.serveCancel)
+	mux.HandleFunc("GET /v0/sessions/{id}/logs", n.serveSessionLogs)
 	mux.HandleFunc("POST /v0/config/reload", n.serveReload)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
 	// Go's profiles, for an operator chasing CPU or memory: e.g.
@@ -212,6 +214,28 @@ func (n *Node) serveResult(w http.ResponseWriter, r *http.Request) {
 	if rec := n.sessionOr404(w, r.PathValue("id")); rec != nil {
 		writeJSON(w, http.StatusOK, apitype.Result{Session: rec.Session, Result: rec.Result, Local: rec.Local})
 	}
+}
+
+// serveSessionLogs answers the log lines kept of a session
+// (sessionlog.go), those numbered ?since= and later (default all).
+func (n *Node) serveSessionLogs(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var since int64
+	if v := r.URL.Query().Get("since"); v != "" {
+		var err error
+		if since, err = strconv.ParseInt(v, 10, 64); err != nil || since < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("since=%q: want a line number, 0 or more", v))
+			return
+		}
+	}
+	if rec := n.sessionOr404(w, id); rec == nil {
+		return
+	}
+	logs, _ := n.slogs.read(id, since)
+	if logs.Lines == nil {
+		logs.Lines = []string{}
+	}
+	writeJSON(w, http.StatusOK, logs)
 }
 
 func (n *Node) serveCancel(w http.ResponseWriter, r *http.Request) {

@@ -15,6 +15,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -88,6 +89,9 @@ type Node struct {
 	roles   map[libp2pprotocol.ID]*p2p.Messenger // by role protocol: a family's, per wire version it speaks
 	store   *store
 	metrics *metrics
+	// slogs keeps each session's log lines (sessionlog.go); n.log writes
+	// to it.
+	slogs *sessionLogs
 	// proposals bounds the proposals examined at once; examining tracks
 	// the goroutines that examine them, which shutdown waits for.
 	proposals chan struct{}
@@ -162,10 +166,16 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	} else if err != nil {
 		return nil, err
 	}
+	if n.slogs, err = newSessionLogs(filepath.Join(cfg.Node.DataDir, "logs"), defaultSessionLogLimits()); err != nil {
+		n.store.close()
+		return nil, err
+	}
+	n.log = slog.New(newSessionLogHandler(n.log.Handler(), n.slogs))
 	built := false
 	defer func() {
 		if !built {
 			n.store.close()
+			n.slogs.close()
 		}
 	}()
 	if err := n.recoverSessions(); err != nil {
@@ -356,6 +366,7 @@ func (n *Node) shutdown() {
 	n.stop()
 	n.host.Close()
 	n.store.close()
+	n.slogs.close()
 	n.log.Info("stopped", "name", n.config().Node.Name)
 }
 

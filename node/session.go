@@ -208,6 +208,7 @@ func abortf(format string, args ...any) *abortError {
 func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, params any, specText []byte, assign protocol.Assignment,
 	initiator peer.ID, local map[string]any) (*session, error) {
 	self := n.host.ID()
+	n.slogs.track(id)
 	s := &session{n: n, live: live, cfg: live.cfg, id: id, fam: fam, family: fam.Name(), params: params, specText: specText, assign: assign,
 		initiator: initiator, initiated: initiator == self, self: self,
 		mine: assign.PartiesOf(self.String()), local: local,

@@ -16,6 +16,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -169,6 +170,13 @@ func (c *Client) Session(ctx context.Context, id string) (apitype.Session, error
 func (c *Client) Result(ctx context.Context, id string) (apitype.Result, error) {
 	var v apitype.Result
 	return v, c.do(ctx, http.MethodGet, "/v0/sessions/"+url.PathEscape(id)+"/result", nil, &v)
+}
+
+// SessionLogs returns the log lines the daemon keeps of a session, those
+// numbered since and later (0: all it keeps).
+func (c *Client) SessionLogs(ctx context.Context, id string, since int64) (apitype.SessionLogs, error) {
+	var v apitype.SessionLogs
+	return v, c.do(ctx, http.MethodGet, "/v0/sessions/"+url.PathEscape(id)+"/logs?since="+strconv.FormatInt(since, 10), nil, &v)
 }
 
 // Cancel aborts a session everywhere.

@@ -11,6 +11,14 @@ import (
 	"github.com/bandit-node/bandit-node/bench/pattern"
 )
 
+// benchCommands are the benchmarks of bench (not its internal
+// pattern-party, the child process of pattern --processes).
+func benchCommands(restart Restarter) []command {
+	return []command{{"pattern", "the bare message pattern of one SAMBA step over libp2p", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		return runBenchPattern(ctx, args, stdout, stderr, restart)
+	}, nil}}
+}
+
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stderr, `Usage: bandit-node bench pattern [flags]
@@ -23,9 +31,12 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer, rest
 		}
 		return nil
 	}
+	for _, c := range benchCommands(restart) {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
+	}
 	switch args[0] {
-	case "pattern":
-		return runBenchPattern(ctx, args[1:], stdout, stderr, restart)
 	case "pattern-party":
 		// A child process of `bench pattern --processes`.
 		return pattern.ServeChild(ctx, os.Stdin, stdout)

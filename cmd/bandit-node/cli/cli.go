@@ -34,6 +34,9 @@ type command struct {
 	name    string
 	summary string
 	run     func(ctx context.Context, args []string, stdout, stderr io.Writer) error
+	// subs are its own subcommands (session start, peers add, ...), which
+	// run dispatches to and completion offers.
+	subs []command
 }
 
 // Restarter replaces the running process with a new run of the same
@@ -45,20 +48,21 @@ type Restarter func(env []string) error
 // apply the schedtrace setting (schedtrace.go).
 func commands(restart Restarter) []command {
 	return []command{
-		{"init", "create a node directory: identity, API token, commented config", runInit},
+		{"init", "create a node directory: identity, API token, commented config", runInit, nil},
 		{"run", "run the daemon", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runDaemon(ctx, args, stdout, stderr, restart)
-		}},
-		{"id", "print this node's name, peer ID and addresses", runID},
-		{"peers", "list the address book with connection state and latency", runPeers},
-		{"session", "start, watch, list, cancel sessions and read results", runSession},
-		{"simulate", "run a whole session in this process, deterministically", runSimulate},
-		{"experiment", "reproduce a paper's experiments (CSV, figures, written results)", runExperiment},
-		{"data", "prepare per-organisation data files for a session (mpccb)", runData},
-		{"bench", "measure the bare SAMBA message pattern over libp2p (the network baseline)", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+		}, nil},
+		{"id", "print this node's name, peer ID and addresses", runID, nil},
+		{name: "peers", summary: "list the address book with connection state and latency; add a peer", run: runPeers, subs: peersCommands()},
+		{name: "session", summary: "start, watch, list, cancel sessions, read results and logs", run: runSession, subs: sessionCommands()},
+		{"simulate", "run a whole session in this process, deterministically", runSimulate, nil},
+		{name: "experiment", summary: "reproduce a paper's experiments (CSV, figures, written results)", run: runExperiment, subs: experimentCommands()},
+		{name: "data", summary: "prepare per-organisation data files for a session (mpccb)", run: runData, subs: dataCommands()},
+		{name: "bench", summary: "measure the bare SAMBA message pattern over libp2p (the network baseline)", run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runBench(ctx, args, stdout, stderr, restart)
-		}},
-		{"version", "print the build: version, VCS revision and time, Go version", runVersion},
+		}, subs: benchCommands(restart)},
+		{"version", "print the build: version, VCS revision and time, Go version", runVersion, nil},
+		{"completion", "print a shell completion script: bash, zsh or fish", runCompletion, nil},
 	}
 }
 
@@ -133,6 +137,10 @@ func printUsage(w io.Writer) {
 func newFlags(name, synopsis, example string, out io.Writer) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
+	if p, ok := out.(*flagProbe); ok {
+		// completion is reading the command's flags (completion.go).
+		p.fs, p.synopsis = fs, synopsis
+	}
 	fs.Usage = func() {
 		fmt.Fprintf(out, "Usage: bandit-node %s\n", synopsis)
 		hasFlags := false

@@ -54,7 +54,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"frobnicate"}, "unknown command \"frobnicate\""},
 		{[]string{"session", "restart"}, "unknown subcommand \"restart\""},
 		{[]string{"init"}, "--dir is required"},
-		{[]string{"peers"}, "--config is required"},
+		{[]string{"peers"}, "no config file: pass --config FILE, set BANDIT_NODE_CONFIG=FILE, or run in the directory holding config.toml"},
 		{[]string{"simulate"}, "wrong number of arguments"},
 		{[]string{"bench"}, "no benchmark given"},
 		{[]string{"bench", "frobnicate"}, "unknown benchmark \"frobnicate\""},
@@ -230,6 +230,7 @@ func TestCLIAgainstDaemons(t *testing.T) {
 	if err != nil || !strings.Contains(text, "Round-trip time, median of 50") {
 		t.Errorf("session result: %v\n%s", err, text)
 	}
+	checkSessionLogs(t, nodes[0].cfg, nodes[1].cfg, res.Session.ID)
 
 	bad := filepath.Join(root, "bad.toml")
 	os.WriteFile(bad, []byte("protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node7\"]\n"), 0o644)

@@ -33,9 +33,21 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		}
 		return nil
 	}
-	if args[0] != "mpccb" {
-		return usageError{fmt.Sprintf("data: unknown data set %q (known: mpccb)", args[0])}
+	for _, c := range dataCommands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
 	}
+	return usageError{fmt.Sprintf("data: unknown data set %q (known: mpccb)", args[0])}
+}
+
+// dataCommands are the data sets of data.
+func dataCommands() []command {
+	return []command{{"mpccb", "the private contextual bandit's feature-party and reward files", runDataMPCCB, nil}}
+}
+
+// runDataMPCCB prepares the files of an mpccb session.
+func runDataMPCCB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("data mpccb", "data mpccb --out DIR [--parties P] [--csv FILE --label COLUMN [--pca D] [--normalize] | --dataset fashion-mnist|synthetic [--seed N] [--source DIR]] [--arms N] [--steps N]", `
 bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000
   then give party0.csv to the first feature party's organisation, party1.csv
@@ -54,7 +66,7 @@ bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --no
 	label := fs.String("label", "", "with --csv: the column holding each row's class, an integer in 0..arms-1, the arm that pays 1")
 	pca := fs.Int("pca", 0, "with --csv: project the feature columns onto their first D principal components (0: keep the columns)")
 	normalize := fs.Bool("normalize", false, "with --csv: scale every context (after --pca) to unit norm, as Fashion-MNIST's are; without it every row's norm must be at most 1")
-	if _, err := parseArgs(fs, args[1:], 0, 0); err != nil {
+	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	given := map[string]bool{}

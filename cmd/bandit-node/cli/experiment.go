@@ -11,6 +11,15 @@ import (
 	"github.com/bandit-node/bandit-node/experiment"
 )
 
+// experimentCommands are the experiments of experiment.
+func experimentCommands() []command {
+	return []command{
+		{"bai", "multi-agent best-arm identification (Rio et al.)", runExperimentBAI, nil},
+		{"pfcb", "P-FCB (Solanki et al.)", runExperimentPFCB, nil},
+		{"mpccb", "privacy-preserving contextual bandits (Hannun et al.)", runExperimentMPCCB, nil},
+	}
+}
+
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stdout, "Usage: bandit-node experiment NAME [flags]\n\nExperiments:\n  bai    multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb   P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)\n  mpccb  privacy-preserving contextual bandits: Figures 1–4 and Table 1 of Hannun et al.")
@@ -20,13 +29,10 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 		return nil
 	}
-	switch args[0] {
-	case "bai":
-		return runExperimentBAI(ctx, args[1:], stdout, stderr)
-	case "pfcb":
-		return runExperimentPFCB(ctx, args[1:], stdout, stderr)
-	case "mpccb":
-		return runExperimentMPCCB(ctx, args[1:], stdout, stderr)
+	for _, c := range experimentCommands() {
+		if c.name == args[0] {
+			return c.run(ctx, args[1:], stdout, stderr)
+		}
 	}
 	return usageError{fmt.Sprintf("experiment: unknown experiment %q (known: bai, pfcb, mpccb)", args[0])}
 }

@@ -8,9 +8,18 @@ import (
 	"text/tabwriter"
 )
 
+// peersCommands are the subcommands of peers (which alone lists the peers).
+func peersCommands() []command {
+	return []command{{"add", "add an organization's peer card to the address book", runPeersAdd, nil}}
+}
+
 func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	if len(args) > 0 && args[0] == "add" {
-		return runPeersAdd(ctx, args[1:], stdout, stderr)
+	if len(args) > 0 {
+		for _, c := range peersCommands() {
+			if c.name == args[0] {
+				return c.run(ctx, args[1:], stdout, stderr)
+			}
+		}
 	}
 	fs := newConfigFlags("peers", "peers --config FILE [--json]", "bandit-node peers --config /var/lib/bandit/acme/config.toml", stderr)
 	asJSON := fs.Bool("json", false, "print JSON")

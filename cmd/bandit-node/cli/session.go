@@ -23,17 +23,20 @@ import (
 // pollEvery is how often --wait and --watch ask the daemon for progress.
 const pollEvery = 500 * time.Millisecond
 
-func runSession(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	subs := []struct {
-		name, summary string
-		run           func(context.Context, []string, io.Writer, io.Writer) error
-	}{
-		{"start", "propose a session from a spec file", runSessionStart},
-		{"status", "show a session's state and progress", runSessionStatus},
-		{"result", "show a session's result", runSessionResult},
-		{"list", "list sessions", runSessionList},
-		{"cancel", "abort a session everywhere", runSessionCancel},
+// sessionCommands are the subcommands of session.
+func sessionCommands() []command {
+	return []command{
+		{"start", "propose a session from a spec file", runSessionStart, nil},
+		{"status", "show a session's state and progress", runSessionStatus, nil},
+		{"result", "show a session's result", runSessionResult, nil},
+		{"list", "list sessions", runSessionList, nil},
+		{"cancel", "abort a session everywhere", runSessionCancel, nil},
+		{"logs", "show the log lines this daemon wrote about a session", runSessionLogs, nil},
 	}
+}
+
+func runSession(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	subs := sessionCommands()
 	usage := func(w io.Writer) {
 		fmt.Fprintln(w, "Usage: bandit-node session SUBCOMMAND [flags] [args]\n\nSubcommands:")
 		for _, s := range subs {
