@@ -29,7 +29,7 @@ func TestForgedAndMalformedFramesAreRejected(t *testing.T) {
 		t.Helper()
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		m := from.roles["ping"]
+		m := from.roleMessenger(t, "ping")
 		if control {
 			m = from.control
 		}

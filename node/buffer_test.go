@@ -156,20 +156,21 @@ func TestFloodIsBounded(t *testing.T) {
 				t.Fatal(err)
 			}
 
+			flood, read := attacker.roleMessenger(t, "stall"), victim.roleMessenger(t, "stall")
 			before := heapInUse()
 			sent := 0
 			for i, id := range ids {
 				frame := appendRoleFrame(nil, &nodepb.RoleFrame{SessionId: id, FromRole: "participant", FromIndex: 0,
 					ToRole: "participant", ToIndex: 1, Body: make([]byte, floodFrame)})
 				for range tt.frames[i] {
-					if err := attacker.roles["stall"].Send(context.Background(), victim.ID(), frame); err != nil {
+					if err := flood.Send(context.Background(), victim.ID(), frame); err != nil {
 						t.Fatal(err)
 					}
 					sent++
 				}
 			}
 			testutil.WaitFor(t, 30*time.Second, "node2 to read the flood", func() bool {
-				return victim.roles["stall"].Stats().FramesReceived >= uint64(sent)
+				return read.Stats().FramesReceived >= uint64(sent)
 			})
 			grown := int64(heapInUse()) - int64(before)
 			pb := victim.live.Load().peerBuf[attacker.ID()]

@@ -243,3 +243,18 @@ func (tn *testNode) crash() {
 	tn.host.Close()
 	tn.store.close() // the kernel releases a dead process's lock
 }
+
+// roleMessenger returns tn's messenger of family's role streams at its
+// current wire version.
+func (tn *testNode) roleMessenger(t testing.TB, family string) *p2p.Messenger {
+	t.Helper()
+	f, err := tn.reg.Lookup(family)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := tn.roles[RoleProtocol(f)]
+	if m == nil {
+		t.Fatalf("%s has no role messenger for %s", tn.cfg.Node.Name, RoleProtocol(f))
+	}
+	return m
+}

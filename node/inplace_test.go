@@ -124,7 +124,7 @@ func TestLargeSymmetricExchangeCompletes(t *testing.T) {
 	for _, tn := range runPairSession(t, bigSwap{}, 60*time.Second) {
 		// A write that blocked until its deadline is retried on a new
 		// stream, so a deadlock shows as a failed write, not as an abort.
-		if st := tn.roles["bigswap"].Stats(); st.Errors != 0 {
+		if st := tn.roleMessenger(t, "bigswap").Stats(); st.Errors != 0 {
 			t.Errorf("%s: %d failed writes or streams on the bigswap stream (%d frames sent)", tn.cfg.Node.Name, st.Errors, st.FramesSent)
 		}
 	}
