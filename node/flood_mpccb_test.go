@@ -111,7 +111,7 @@ func TestMPCCBRoundFlood(t *testing.T) {
 		words[i] = uint64(i) * 0x9e3779b97f4a7c15
 	}
 	step := uint64(pauseAt + 1) // the step the victim waits in
-	received := victim.roles[mpccb.Name].Stats().FramesReceived
+	received := victim.roleMessenger(t, mpccb.Name).Stats().FramesReceived
 	for k := range floodFrames {
 		body, err := proto.Marshal(&mpccbpb.Message{Kind: &mpccbpb.Message_Round{Round: &mpccbpb.Round{
 			Step: step + uint64(k%2), Round: 1000 + uint32(k), Arith: words}}})
@@ -121,7 +121,7 @@ func TestMPCCBRoundFlood(t *testing.T) {
 		frame := marshal(t, &nodepb.RoleFrame{SessionId: attacked, FromRole: mpccb.RoleFeature, FromIndex: 0,
 			ToRole: mpccb.RoleFeature, ToIndex: 1, Body: body})
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		err = nodes[0].roles[mpccb.Name].Send(ctx, victim.ID(), frame)
+		err = nodes[0].roleMessenger(t, mpccb.Name).Send(ctx, victim.ID(), frame)
 		cancel()
 		if err != nil {
 			t.Fatalf("flood frame %d: %v", k, err)
@@ -131,7 +131,7 @@ func TestMPCCBRoundFlood(t *testing.T) {
 	// The heap is measured once the victim has read the flood, or has
 	// ended the session (and then drops what comes after).
 	testutil.WaitFor(t, 30*time.Second, "the victim to read the flood", func() bool {
-		if victim.roles[mpccb.Name].Stats().FramesReceived >= received+floodFrames {
+		if victim.roleMessenger(t, mpccb.Name).Stats().FramesReceived >= received+floodFrames {
 			return true
 		}
 		rec, err := victim.sessionRecord(attacked)
