@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+)
+
+// profile is one kind of wide-area link, applied to each direction of every
+// proxy.
+type profile struct {
+	// OneWayMicros is the latency added to each direction, in µs.
+	OneWayMicros int64
+	// JitterMicros spreads the latency uniformly by ± this much, in µs.
+	JitterMicros int64
+	// RateKBps caps each direction at this many kB (1,000 bytes) a second;
+	// 0 is no cap.
+	RateKBps int64
+	// ResetToxicity is the share of connection directions that Toxiproxy
+	// resets (TCP RST) ResetAfterMillis after they open; 0 is none.
+	ResetToxicity    float64
+	ResetAfterMillis int64
+	// SliceToxicity is the share of connection directions whose data is cut
+	// into small slices (about 64 bytes, 100 µs apart); 0 is none.
+	SliceToxicity float64
+}
+
+// profiles returns the testnet's link profiles by name, as docs/operations.md
+// lists them.
+func profiles() map[string]profile {
+	return map[string]profile{
+		"lan":         {OneWayMicros: 500},
+		"metro":       {OneWayMicros: 5_000, RateKBps: 6_250},
+		"continental": {OneWayMicros: 25_000, JitterMicros: 3_000, RateKBps: 2_500},
+		"lossy":       {OneWayMicros: 5_000, RateKBps: 6_250, ResetToxicity: 0.02, ResetAfterMillis: 20_000, SliceToxicity: 0.1},
+	}
+}
+
+func profileNames() []string {
+	names := []string{}
+	for n := range profiles() {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// toxicSpec is one toxic as Toxiproxy's JSON takes it.
+type toxicSpec struct {
+	name, kind string
+	toxicity   float64
+	attributes string
+}
+
+// toxics lists the profile's toxics in the order data passes them.
+func (p profile) toxics() []toxicSpec {
+	ts := []toxicSpec{{"latency", latencyMicrosType, 1,
+		fmt.Sprintf(`{"latency_us":%d,"jitter_us":%d}`, p.OneWayMicros, p.JitterMicros)}}
+	if p.RateKBps > 0 {
+		ts = append(ts, toxicSpec{"bandwidth", "bandwidth", 1, fmt.Sprintf(`{"rate":%d}`, p.RateKBps)})
+	}
+	if p.SliceToxicity > 0 {
+		ts = append(ts, toxicSpec{"slicer", "slicer", p.SliceToxicity, `{"average_size":64,"size_variation":32,"delay":100}`})
+	}
+	if p.ResetToxicity > 0 {
+		ts = append(ts, toxicSpec{"reset", "reset_peer", p.ResetToxicity, fmt.Sprintf(`{"timeout":%d}`, p.ResetAfterMillis)})
+	}
+	return ts
+}
+
+// describe says what the profile does, for the log.
+func (p profile) describe() string {
+	parts := []string{fmt.Sprintf("%.1f ms one-way", float64(p.OneWayMicros)/1e3)}
+	if p.JitterMicros > 0 {
+		parts = append(parts, fmt.Sprintf("± %.1f ms jitter", float64(p.JitterMicros)/1e3))
+	}
+	if p.RateKBps > 0 {
+		parts = append(parts, fmt.Sprintf("%d Mbit/s", p.RateKBps*8/1000))
+	}
+	if p.SliceToxicity > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f %% of directions sliced", p.SliceToxicity*100))
+	}
+	if p.ResetToxicity > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f %% of directions reset after %d s", p.ResetToxicity*100, p.ResetAfterMillis/1000))
+	}
+	return strings.Join(parts, ", ")
+}
