@@ -63,27 +63,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
-	toxics.Register(latencyMicrosType, new(latencyMicros))
 	level := zerolog.WarnLevel
 	if *verbose {
 		level = zerolog.InfoLevel
 	}
-	logger := zerolog.New(stderr).Level(level).With().Timestamp().Logger()
-	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), logger)
-	for _, l := range links {
-		p := toxiproxy.NewProxy(server, l.name, l.listen, l.upstream)
-		if err := server.Collection.Add(p, true); err != nil {
-			return fmt.Errorf("starting proxy %s on %s: %w", l.name, l.listen, err)
-		}
-		for _, t := range prof.toxics() {
-			for _, dir := range []string{"upstream", "downstream"} {
-				body := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":%g,"attributes":%s}`,
-					t.name+"_"+dir, t.kind, dir, t.toxicity, t.attributes)
-				if _, err := p.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
-					return fmt.Errorf("adding toxic %s to proxy %s: %w", t.name, l.name, err)
-				}
-			}
-		}
+	server, err := startProxies(links, prof, zerolog.New(stderr).Level(level).With().Timestamp().Logger())
+	if err != nil {
+		return err
 	}
 	fmt.Fprintf(stdout, "wanlink: %d proxies up, profile %s (%s)\n", len(links), *profileName, prof.describe())
 	if *readyPath != "" {
@@ -130,4 +116,30 @@ func readLinks(path string) ([]link, error) {
 		return nil, fmt.Errorf("%s lists no proxies", path)
 	}
 	return links, nil
+}
+
+// startProxies starts one proxy per link, each with the profile's toxics on
+// both directions, and returns the server that holds them; its
+// Collection.Clear stops them.
+func startProxies(links []link, prof profile, logger zerolog.Logger) (*toxiproxy.ApiServer, error) {
+	toxics.Register(latencyMicrosType, new(latencyMicros))
+	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), logger)
+	for _, l := range links {
+		p := toxiproxy.NewProxy(server, l.name, l.listen, l.upstream)
+		if err := server.Collection.Add(p, true); err != nil {
+			server.Collection.Clear()
+			return nil, fmt.Errorf("starting proxy %s on %s: %w", l.name, l.listen, err)
+		}
+		for _, t := range prof.toxics() {
+			for _, dir := range []string{"upstream", "downstream"} {
+				body := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":%g,"attributes":%s}`,
+					t.name+"_"+dir, t.kind, dir, t.toxicity, t.attributes)
+				if _, err := p.Toxics.AddToxicJson(strings.NewReader(body)); err != nil {
+					server.Collection.Clear()
+					return nil, fmt.Errorf("adding toxic %s to proxy %s: %w", t.name, l.name, err)
+				}
+			}
+		}
+	}
+	return server, nil
 }
