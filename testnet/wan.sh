@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# wan.sh DIR [--short] [--profile lan|metro|continental|lossy]... [--no-partition]
+# wan.sh DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition]
 #
 # The wide-area testnet: bandit-node daemons each in its own network
 # namespace, their links emulated by Toxiproxy (testnet/wanlink) with a
 # profile's latency, jitter, bandwidth and faults, their address books holding
 # the emulated addresses (layout: testnet/wan-net.sh). For each profile (all
-# four unless --profile is given, repeatable) it measures
+# five unless --profile is given, repeatable; "none" is the proxies without
+# toxics, the emulation's own cost) it measures
 #   1. a ping session's round trip between two organizations (median, p99),
 #      which must be about 2 × the profile's one-way latency;
-#   2. SAMBA K = 10, UCB, N = 2,000 (lan), 1,000 (metro, lossy) or 300
+#   2. SAMBA K = 10, UCB, N = 2,000 (none, lan), 1,000 (metro, lossy) or 300
 #      (continental): the session's ms per step beside its floor, 4 one-way
 #      latencies a step;
 # prints the table profile | floor | measured | ratio, then runs the partition
@@ -29,7 +30,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
-usage() { echo "usage: $0 DIR [--short] [--profile lan|metro|continental|lossy]... [--no-partition]" >&2; exit 2; }
+usage() { echo "usage: $0 DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 out=$1
 shift
@@ -40,7 +41,7 @@ while [ $# -gt 0 ]; do
   --no-partition) partition=0 ;;
   --profile)
     [ $# -ge 2 ] || usage
-    case $2 in lan | metro | continental | lossy) chosen+=("$2") ;; *) echo "wan.sh: unknown profile '$2'" >&2; usage ;; esac
+    case $2 in none | lan | metro | continental | lossy) chosen+=("$2") ;; *) echo "wan.sh: unknown profile '$2'" >&2; usage ;; esac
     shift
     ;;
   *) usage ;;
@@ -74,7 +75,7 @@ echo "building bandit-node and wanlink into $out/bin ..." >&2
 
 # one_way_ms PROFILE: the profile's one-way latency (testnet/wanlink/profile.go).
 one_way_ms() {
-  case $1 in lan) echo 0.5 ;; metro | lossy) echo 5 ;; continental) echo 25 ;; esac
+  case $1 in none) echo 0 ;; lan) echo 0.5 ;; metro | lossy) echo 5 ;; continental) echo 25 ;; esac
 }
 
 # json FILE PYTHON-EXPR: a value of a session's JSON result (as r).
@@ -125,7 +126,7 @@ measure() {
   floor=$(awk -v l="$(one_way_ms "$profile")" 'BEGIN { printf "%.1f", 4 * l }')
   if [ "$state" = completed ]; then
     ms=$(json "$d/samba.json" '"%.2f" % r["result"]["ms_per_step"]')
-    samba_rows+=("$(printf '| %s | %s | %s | %s | %s |' "$profile" "$k" "$floor" "$ms" "$(awk -v m="$ms" -v f="$floor" 'BEGIN { printf "%.2f", m / f }')")")
+    samba_rows+=("$(printf '| %s | %s | %s | %s | %s |' "$profile" "$k" "$floor" "$ms" "$(awk -v m="$ms" -v f="$floor" 'BEGIN { if (f > 0) printf "%.2f", m / f; else print "-" }')")")
     echo "   $ms ms per step (floor $floor)" >&2
   else
     local reason
@@ -179,9 +180,10 @@ ping_rows=() samba_rows=() partition_outcome=""
 if [ $short = 1 ]; then
   measure lan 3 200 200
 else
-  [ ${#chosen[@]} -gt 0 ] || chosen=(lan metro continental lossy)
+  [ ${#chosen[@]} -gt 0 ] || chosen=(none lan metro continental lossy)
   for p in "${chosen[@]}"; do
     case $p in
+    none) measure none 10 2000 500 ;;
     lan) measure lan 10 2000 500 ;;
     metro) measure metro 10 1000 200 ;;
     continental) measure continental 10 300 100 ;;

@@ -29,6 +29,9 @@ type profile struct {
 // lists them.
 func profiles() map[string]profile {
 	return map[string]profile{
+		// none: the proxies without toxics, to measure what the namespaces
+		// and the proxies themselves cost.
+		"none":        {},
 		"lan":         {OneWayMicros: 500},
 		"metro":       {OneWayMicros: 5_000, RateKBps: 6_250},
 		"continental": {OneWayMicros: 25_000, JitterMicros: 3_000, RateKBps: 2_500},
@@ -54,8 +57,11 @@ type toxicSpec struct {
 
 // toxics lists the profile's toxics in the order data passes them.
 func (p profile) toxics() []toxicSpec {
-	ts := []toxicSpec{{"latency", latencyMicrosType, 1,
-		fmt.Sprintf(`{"latency_us":%d,"jitter_us":%d}`, p.OneWayMicros, p.JitterMicros)}}
+	var ts []toxicSpec
+	if p.OneWayMicros > 0 || p.JitterMicros > 0 {
+		ts = append(ts, toxicSpec{"latency", latencyMicrosType, 1,
+			fmt.Sprintf(`{"latency_us":%d,"jitter_us":%d}`, p.OneWayMicros, p.JitterMicros)})
+	}
 	if p.RateKBps > 0 {
 		ts = append(ts, toxicSpec{"bandwidth", "bandwidth", 1, fmt.Sprintf(`{"rate":%d}`, p.RateKBps)})
 	}
