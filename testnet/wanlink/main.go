@@ -123,6 +123,7 @@ func readLinks(path string) ([]link, error) {
 // Collection.Clear stops them.
 func startProxies(links []link, prof profile, logger zerolog.Logger) (*toxiproxy.ApiServer, error) {
 	toxics.Register(latencyMicrosType, new(latencyMicros))
+	toxics.Register(closeAfterType, new(closeAfter))
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), logger)
 	for _, l := range links {
 		p := toxiproxy.NewProxy(server, l.name, l.listen, l.upstream)

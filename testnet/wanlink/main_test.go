@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"net"
 	"os"
@@ -141,5 +142,40 @@ func TestRunRejectsBadFlags(t *testing.T) {
 				t.Fatalf("run(%q): error %v, want one containing %q", tt.args, err, tt.wantErr)
 			}
 		})
+	}
+}
+
+// TestCloseAfterClosesAnOpenConnection checks the lossy profile's fault: with
+// close_after on every direction, a connection first carries data (the echo
+// comes back) and is then closed, which the client sees rather than a hang.
+func TestCloseAfterClosesAnOpenConnection(t *testing.T) {
+	prof := profile{CloseToxicity: 1, CloseAfterMillis: 50}
+	server, err := startProxies([]link{{"a-b", "127.0.0.1:0", echoServer(t)}}, prof, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Collection.Clear() })
+	p, err := server.Collection.Get("a-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.DialTimeout("tcp", p.Listen, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Write([]byte("hello")); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("the connection was still open after 20 s; close_after did not fire")
+	}
+	if string(got) != "hello" {
+		t.Errorf("before the close the connection carried %q, want %q", got, "hello")
 	}
 }

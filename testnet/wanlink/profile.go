@@ -16,10 +16,10 @@ type profile struct {
 	// RateKBps caps each direction at this many kB (1,000 bytes) a second;
 	// 0 is no cap.
 	RateKBps int64
-	// ResetToxicity is the share of connection directions that Toxiproxy
-	// resets (TCP RST) ResetAfterMillis after they open; 0 is none.
-	ResetToxicity    float64
-	ResetAfterMillis int64
+	// CloseToxicity is the share of connection directions that are closed
+	// CloseAfterMillis after their first byte (toxic close_after); 0 is none.
+	CloseToxicity    float64
+	CloseAfterMillis int64
 	// SliceToxicity is the share of connection directions whose data is cut
 	// into small slices (about 64 bytes, 100 µs apart); 0 is none.
 	SliceToxicity float64
@@ -35,7 +35,7 @@ func profiles() map[string]profile {
 		"lan":         {OneWayMicros: 500},
 		"metro":       {OneWayMicros: 5_000, RateKBps: 6_250},
 		"continental": {OneWayMicros: 25_000, JitterMicros: 3_000, RateKBps: 2_500},
-		"lossy":       {OneWayMicros: 5_000, RateKBps: 6_250, ResetToxicity: 0.02, ResetAfterMillis: 20_000, SliceToxicity: 0.1},
+		"lossy":       {OneWayMicros: 5_000, RateKBps: 6_250, CloseToxicity: 0.02, CloseAfterMillis: 10_000, SliceToxicity: 0.1},
 	}
 }
 
@@ -68,8 +68,8 @@ func (p profile) toxics() []toxicSpec {
 	if p.SliceToxicity > 0 {
 		ts = append(ts, toxicSpec{"slicer", "slicer", p.SliceToxicity, `{"average_size":64,"size_variation":32,"delay":100}`})
 	}
-	if p.ResetToxicity > 0 {
-		ts = append(ts, toxicSpec{"reset", "reset_peer", p.ResetToxicity, fmt.Sprintf(`{"timeout":%d}`, p.ResetAfterMillis)})
+	if p.CloseToxicity > 0 {
+		ts = append(ts, toxicSpec{"close", closeAfterType, p.CloseToxicity, fmt.Sprintf(`{"after_ms":%d}`, p.CloseAfterMillis)})
 	}
 	return ts
 }
@@ -86,8 +86,8 @@ func (p profile) describe() string {
 	if p.SliceToxicity > 0 {
 		parts = append(parts, fmt.Sprintf("%.0f %% of directions sliced", p.SliceToxicity*100))
 	}
-	if p.ResetToxicity > 0 {
-		parts = append(parts, fmt.Sprintf("%.0f %% of directions reset after %d s", p.ResetToxicity*100, p.ResetAfterMillis/1000))
+	if p.CloseToxicity > 0 {
+		parts = append(parts, fmt.Sprintf("%.0f %% of directions closed %d s after their first byte", p.CloseToxicity*100, p.CloseAfterMillis/1000))
 	}
 	return strings.Join(parts, ", ")
 }
