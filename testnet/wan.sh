@@ -120,19 +120,21 @@ measure() {
 
   samba_spec "$d/samba.toml" "$k" "$n" ucb
   echo "== $profile: SAMBA K = $k UCB N = $n ==" >&2
-  local state ms floor
+  local state ms floor drops
   run_session 1 "$d/samba.toml" "$d/samba.json" || true
+  # Connections lost while the daemons ran (the lossy profile closes some).
+  drops=$(cat "$d"/node*/daemon.log | grep -c 'address-book peer disconnected' || true)
   state=$(json "$d/samba.json" 'r["session"]["state"]' 2>/dev/null || echo "no result")
   floor=$(awk -v l="$(one_way_ms "$profile")" 'BEGIN { printf "%.1f", 4 * l }')
   if [ "$state" = completed ]; then
     ms=$(json "$d/samba.json" '"%.2f" % r["result"]["ms_per_step"]')
-    samba_rows+=("$(printf '| %s | %s | %s | %s | %s |' "$profile" "$k" "$floor" "$ms" "$(awk -v m="$ms" -v f="$floor" 'BEGIN { if (f > 0) printf "%.2f", m / f; else print "-" }')")")
-    echo "   $ms ms per step (floor $floor)" >&2
+    samba_rows+=("$(printf '| %s | %s | %s | %s | %s | %s |' "$profile" "$k" "$floor" "$ms" "$(awk -v m="$ms" -v f="$floor" 'BEGIN { if (f > 0) printf "%.2f", m / f; else print "-" }')" "$drops")")
+    echo "   $ms ms per step (floor $floor); $drops peer disconnections logged" >&2
   else
     local reason
     reason=$(json "$d/samba.json" 'r["session"].get("reason", "")' 2>/dev/null || true)
-    samba_rows+=("| $profile | $k | $floor | $state: $reason | - |")
-    echo "   SAMBA on $profile ended $state: $reason" >&2
+    samba_rows+=("| $profile | $k | $floor | $state: $reason | - | $drops |")
+    echo "   SAMBA on $profile ended $state: $reason ($drops peer disconnections logged)" >&2
     status=1
   fi
   wan_down
@@ -201,8 +203,8 @@ fi
   printf '%s\n' "${ping_rows[@]}"
   echo
   echo "SAMBA UCB ms per step (floor: 4 one-way latencies a step)"
-  echo "| profile | K | floor ms/step | measured ms/step | ratio |"
-  echo "| --- | --- | --- | --- | --- |"
+  echo "| profile | K | floor ms/step | measured ms/step | ratio | peer disconnections |"
+  echo "| --- | --- | --- | --- | --- | --- |"
   printf '%s\n' "${samba_rows[@]}"
   [ -z "$partition_outcome" ] || { echo; echo "Partition: $partition_outcome"; }
 } | tee "$out/summary.md"
