@@ -87,8 +87,11 @@ json() {
 # run_session I SPEC RESULT: start SPEC from node I and wait for it (10 min at
 # most); the JSON result goes to RESULT. Returns the CLI's status.
 run_session() {
+  # In the background and waited for, so that a SIGTERM to this script runs
+  # its trap at once instead of after the session.
   timeout 600 ip netns exec "$(wan_ns "$1")" "$wan_dir/bin/bandit-node" session start \
-    --config "$wan_dir/node$1/config.toml" "$2" --wait --json >"$3"
+    --config "$wan_dir/node$1/config.toml" "$2" --wait --json >"$3" &
+  wait $!
 }
 
 # ping_spec FILE COUNT: a ping session between node1 and node2.
