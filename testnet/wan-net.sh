@@ -34,6 +34,12 @@ wan_cli() {
   ip netns exec "$(wan_ns "$i")" "$wan_dir/bin/bandit-node" "$sub" "$@"
 }
 
+# wan_peers I, wan_alive I, wan_log I: node I's peers, whether its daemon
+# runs, its log (for mesh_wait).
+wan_peers() { wan_cli "$1" peers --config "$wan_dir/node$1/config.toml" --json; }
+wan_alive() { kill -0 "$(cat "$wan_dir/node$1/pid")" 2>/dev/null; }
+wan_log() { echo "$wan_dir/node$1/daemon.log"; }
+
 # wan_down: remove every namespace, veth and bridge this testnet makes, and
 # end every process inside those namespaces (only ours live there); also a
 # leftover of a run that was killed. Idempotent.
@@ -124,22 +130,11 @@ PEER
     done
   done
   for i in $(seq 1 "$n"); do
+    # ip netns exec execs the daemon, so $! is the daemon's PID.
     ip netns exec "$(wan_ns "$i")" "$wan_dir/bin/bandit-node" run --config "$wan_dir/node$i/config.toml" \
       >"$wan_dir/node$i/daemon.log" 2>&1 &
+    echo $! >"$wan_dir/node$i/pid"
   done
-  local wait_s=$((60 + 4 * n)) connected
-  deadline=$((SECONDS + wait_s))
-  for i in $(seq 1 "$n"); do
-    while :; do
-      connected=$(wan_cli "$i" peers --config "$wan_dir/node$i/config.toml" --json 2>/dev/null | grep -c '"connected": true' || true)
-      [ "$connected" -ge $((n - 1)) ] && break
-      if [ $SECONDS -ge $deadline ]; then
-        echo "wan.sh: node$i has $connected of $((n - 1)) peers connected after ${wait_s}s; its log:" >&2
-        tail -20 "$wan_dir/node$i/daemon.log" >&2
-        return 1
-      fi
-      sleep 0.2
-    done
-  done
+  mesh_wait wan.sh "$n" $((60 + 4 * n)) wan_peers wan_alive wan_log
   echo "wan.sh: $n daemons up on the $profile profile" >&2
 }

@@ -61,6 +61,8 @@ command -v python3 >/dev/null || { echo "wan.sh: needs python3 to read the sessi
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 mkdir -p "$out/bin"
+# shellcheck source=testnet/mesh-lib.sh
+. "$here/mesh-lib.sh"
 # shellcheck source=testnet/wan-net.sh
 . "$here/wan-net.sh"
 # shellcheck source=testnet/samba-lib.sh
