@@ -108,7 +108,7 @@ measure() {
   mkdir -p "$d"
   wan_dir=$d
   mkdir -p "$d/bin"
-  cp "$out/bin/bandit-node" "$out/bin/wanlink" "$d/bin/"
+  ln -sf "$out/bin/bandit-node" "$out/bin/wanlink" "$d/bin/"
   samba_locals "$d" "$k"
   wan_up $((k + 3)) "$profile" "$d/locals"
   ping_spec "$d/ping.toml" "$pings"
@@ -157,7 +157,7 @@ measure() {
 partition() {
   local secs=$1 d=$out/partition pings=3000 pid state cut
   mkdir -p "$d/bin"
-  cp "$out/bin/bandit-node" "$out/bin/wanlink" "$d/bin/"
+  ln -sf "$out/bin/bandit-node" "$out/bin/wanlink" "$d/bin/"
   wan_dir=$d
   wan_up 2 metro
   ping_spec "$d/ping.toml" "$pings"
