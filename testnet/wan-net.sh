@@ -116,7 +116,7 @@ PEER
   fi
   for i in $(seq 1 "$n"); do
     ip netns exec "$(wan_ns "$i")" "$wan_dir/bin/wanlink" -profile "$profile" -links "$wan_dir/node$i/links" \
-      -ready "$wan_dir/node$i/wanlink.ready" >"$wan_dir/node$i/wanlink.log" 2>&1 &
+      -ready "$wan_dir/node$i/wanlink.ready" >"$wan_dir/node$i/wanlink.log" 2>&1 9>&- &
   done
   local deadline=$((SECONDS + 30))
   for i in $(seq 1 "$n"); do
@@ -132,7 +132,7 @@ PEER
   for i in $(seq 1 "$n"); do
     # ip netns exec execs the daemon, so $! is the daemon's PID.
     ip netns exec "$(wan_ns "$i")" "$wan_dir/bin/bandit-node" run --config "$wan_dir/node$i/config.toml" \
-      >"$wan_dir/node$i/daemon.log" 2>&1 &
+      >"$wan_dir/node$i/daemon.log" 2>&1 9>&- &
     echo $! >"$wan_dir/node$i/pid"
   done
   mesh_wait wan.sh "$n" $((60 + 4 * n)) wan_peers wan_alive wan_log

@@ -68,6 +68,11 @@ mkdir -p "$out/bin"
 # shellcheck source=testnet/samba-lib.sh
 . "$here/samba-lib.sh"
 wan_dir=$out
+# One run at a time: a second one would remove the first one's namespaces.
+# The daemons and proxies do not inherit the lock (9>&- where they start), so
+# a run killed with SIGKILL leaves none held and the next run cleans up.
+exec 9>/run/lock/bnwan.lock
+flock -n 9 || { echo "wan.sh: another wan.sh run is using the bnwan-* namespaces (it holds /run/lock/bnwan.lock); wait for it to end" >&2; exit 1; }
 trap 'wan_down' EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
@@ -92,7 +97,7 @@ run_session() {
   # In the background and waited for, so that a SIGTERM to this script runs
   # its trap at once instead of after the session.
   timeout 600 ip netns exec "$(wan_ns "$1")" "$wan_dir/bin/bandit-node" session start \
-    --config "$wan_dir/node$1/config.toml" "$2" --wait --json >"$3" &
+    --config "$wan_dir/node$1/config.toml" "$2" --wait --json >"$3" 9>&- &
   wait $!
 }
 
