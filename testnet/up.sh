@@ -89,24 +89,14 @@ done
 
 # Wait until every daemon reports all n-1 peers connected.
 # A full mesh of n daemons is n(n-1)/2 handshakes on this machine's cores.
-wait_s=$((60 + 2 * n))
-deadline=$((SECONDS + wait_s))
-for i in $(seq 1 "$n"); do
-  while :; do
-    if ! kill -0 "$(cat "$dir/node$i/pid")" 2>/dev/null; then
-      echo "up.sh: node$i exited; its log:" >&2
-      tail -20 "$dir/node$i/daemon.log" >&2
-      "$root/testnet/down.sh" "$dir" >/dev/null 2>&1 || true
-      exit 1
-    fi
-    connected=$("$bin" peers --config "$dir/node$i/config.toml" --json 2>/dev/null | grep -c '"connected": true' || true)
-    [ "$connected" -ge $((n - 1)) ] && break
-    if [ $SECONDS -ge $deadline ]; then
-      echo "up.sh: node$i has $connected of $((n - 1)) peers connected after ${wait_s}s; logs are in $dir/node*/daemon.log; stopping the testnet" >&2
-      "$root/testnet/down.sh" "$dir" >/dev/null 2>&1 || true
-      exit 1
-    fi
-    sleep 0.2
-  done
-done
+# shellcheck source=testnet/mesh-lib.sh
+. "$root/testnet/mesh-lib.sh"
+up_peers() { "$bin" peers --config "$dir/node$1/config.toml" --json; }
+up_alive() { kill -0 "$(cat "$dir/node$1/pid")" 2>/dev/null; }
+up_log() { echo "$dir/node$1/daemon.log"; }
+if ! mesh_wait up.sh "$n" $((60 + 2 * n)) up_peers up_alive up_log; then
+  echo "up.sh: logs are in $dir/node*/daemon.log; stopping the testnet" >&2
+  "$root/testnet/down.sh" "$dir" >/dev/null 2>&1 || true
+  exit 1
+fi
 echo "testnet of $n nodes up in $dir (configs: $dir/node*/config.toml; stop with testnet/down.sh $dir)" >&2
