@@ -43,6 +43,13 @@ func (h *Host) Start(ctx context.Context) {
 	for _, p := range b.peers {
 		h.startDialer(p, b.states[p.ID])
 	}
+	if h.relayVia != "" {
+		h.wg.Add(1)
+		go func() {
+			defer h.wg.Done()
+			h.keepReservation(ctx, h.relayVia)
+		}()
+	}
 	if h.mdns {
 		svc, err := startMDNS(h)
 		if err != nil {

@@ -65,6 +65,11 @@ type Peer struct {
 	// peer that only dials in, or that is found by mDNS. A trailing /p2p/ID
 	// component must name ID and is stripped.
 	Addrs []multiaddr.Multiaddr
+	// Relay, if set, is the address-book peer through whose circuit-relay
+	// service this peer is reachable (it is behind a NAT): the book adds
+	// the address /p2p/RELAY/p2p-circuit, and relayed connections to the
+	// peer are upgraded to direct ones by hole punching when possible.
+	Relay peer.ID
 }
 
 // Config configures a Host.
@@ -99,6 +104,14 @@ type Config struct {
 	// "bandit-node/0.2.0 (3f69a06)"; empty means DefaultUserAgent. Peers
 	// read it as PeerStatus.Agent.
 	UserAgent string
+	// RelayService runs a circuit-relay v2 service that serves the
+	// address-book peers only: reservations from them and relayed
+	// connections between two of them, with no duration or data limit.
+	RelayService bool
+	// RelayVia, if set, is the address-book peer whose relay service this
+	// host keeps a reservation at, so that peers can reach it through that
+	// relay although it accepts no inbound connection (it is behind a NAT).
+	RelayVia peer.ID
 }
 
 // PeerStatus describes one address-book peer.
@@ -119,6 +132,9 @@ type PeerStatus struct {
 	// Agent is the agent string the peer announced through identify (its
 	// Config.UserAgent), empty until identify has run on a connection.
 	Agent string
+	// Conn is ConnDirect or ConnRelayed while the peer is connected (direct
+	// if any connection is), empty otherwise.
+	Conn string
 }
 
 // Host is bandit-node's libp2p host, restricted to an address book.
@@ -164,6 +180,10 @@ type Host struct {
 	dialClosed bool // guarded by dialMu
 	dialCtx    context.Context
 	dialStop   context.CancelFunc
+
+	relaySvc interface{ Close() error } // the relay service, if RelayService
+	relayVia peer.ID                    // Config.RelayVia
+	relayUp  chan struct{}              // buffered(1): the host connected to relayVia
 }
 
 // errHostClosed is returned by dials attempted after Close.
@@ -276,6 +296,14 @@ func NewHost(cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.RelayVia != "" {
+		if cfg.RelayVia == self {
+			return nil, errors.New("p2p host config: this node cannot reserve at its own relay")
+		}
+		if !slices.ContainsFunc(book, func(p Peer) bool { return p.ID == cfg.RelayVia }) {
+			return nil, fmt.Errorf("p2p host config: the relay %s this node reserves at is not in the address book", cfg.RelayVia)
+		}
+	}
 	logger := cfg.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -305,19 +333,19 @@ func NewHost(cfg Config) (*Host, error) {
 	if cfg.DeferListen {
 		listenOpt = libp2p.NoListenAddrs
 	}
-	lh, err := libp2p.New(
+	opts := []libp2p.Option{
 		libp2p.Identity(cfg.Key),
 		listenOpt,
 		// Without reuseport, two hosts dialing each other at the same moment
 		// get two TCP connections instead of one simultaneous-open
 		// connection on which both sides act as handshake initiator and
-		// fail. Reuseport only helps NAT hole punching, which is not used.
+		// fail. Reuseport only helps TCP hole punching; hole punching (on
+		// when a relay is configured: relayOptions) succeeds over QUIC.
 		libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport()),
 		libp2p.Transport(quic.NewTransport),
 		libp2p.Security(noise.ID, noise.New),
 		libp2p.Security(libp2ptls.ID, libp2ptls.New),
 		libp2p.Muxer(yamux.ID, NewYamuxTransport()),
-		libp2p.DisableRelay(),
 		libp2p.SwarmOpts(swarm.WithDialRanker(tcpFirstRanker)),
 		libp2p.ResourceManager(rm),
 		libp2p.ConnectionManager(cm),
@@ -325,7 +353,9 @@ func NewHost(cfg Config) (*Host, error) {
 		libp2p.Ping(true),
 		libp2p.DisableMetrics(),
 		libp2p.UserAgent(userAgent),
-	)
+	}
+	opts = append(opts, relayOptions(cfg, book)...)
+	lh, err := libp2p.New(opts...)
 	if err != nil {
 		cm.Close()
 		rm.Close()
@@ -342,6 +372,14 @@ func NewHost(cfg Config) (*Host, error) {
 		pingEach:  pingEach,
 		dupGrace:  dupGrace,
 		warnAfter: unreachablePeerWarning,
+		relayVia:  cfg.RelayVia,
+		relayUp:   make(chan struct{}, 1),
+	}
+	if cfg.RelayService {
+		if err := h.startRelayService(); err != nil {
+			lh.Close()
+			return nil, err
+		}
 	}
 	h.dialCtx, h.dialStop = context.WithCancel(context.Background())
 	h.book.Store(newAddressBook(book, nil))
@@ -359,6 +397,7 @@ func NewHost(cfg Config) (*Host, error) {
 			}
 			h.connChanged(c.RemotePeer())
 			h.watchDuplicates(c.RemotePeer())
+			h.relayConnected(c.RemotePeer())
 		},
 		DisconnectedF: func(_ network.Network, c network.Conn) { h.connChanged(c.RemotePeer()) },
 	})
@@ -390,6 +429,10 @@ func validateBook(self peer.ID, peers []Peer) ([]Peer, error) {
 	book := make([]Peer, 0, len(peers))
 	names := make(map[string]int, len(peers))
 	ids := make(map[peer.ID]int, len(peers))
+	inBook := make(map[peer.ID]bool, len(peers))
+	for _, p := range peers {
+		inBook[p.ID] = true
+	}
 	for i, p := range peers {
 		if p.Name == "" {
 			return nil, fmt.Errorf("address book entry %d (%s): empty name", i+1, p.ID)
@@ -422,7 +465,20 @@ func validateBook(self peer.ID, peers []Peer) ([]Peer, error) {
 			}
 			addrs = append(addrs, transport)
 		}
-		book = append(book, Peer{Name: p.Name, ID: p.ID, Addrs: addrs})
+		if p.Relay != "" {
+			switch {
+			case p.Relay == p.ID:
+				return nil, fmt.Errorf("address book peer %s names itself as its relay", p.Name)
+			case p.Relay == self:
+				// This node is the relay: it reaches the peer over the
+				// peer's own connection to it, not through a circuit.
+			case !inBook[p.Relay]:
+				return nil, fmt.Errorf("address book peer %s: its relay %s is not in the address book", p.Name, p.Relay)
+			default:
+				addrs = append(addrs, circuitAddr(p.Relay))
+			}
+		}
+		book = append(book, Peer{Name: p.Name, ID: p.ID, Addrs: addrs, Relay: p.Relay})
 	}
 	return book, nil
 }
@@ -542,6 +598,7 @@ func (h *Host) Peers() []PeerStatus {
 			Latency:   ps.LatencyEWMA(p.ID),
 			LastError: lastErr,
 			Agent:     agentOf(ps, p.ID),
+			Conn:      h.ConnKind(p.ID),
 		}
 	}
 	return out
@@ -626,6 +683,11 @@ func (h *Host) Close() error {
 		}
 	}
 	h.wg.Wait()
+	if h.relaySvc != nil {
+		if err := h.relaySvc.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("stopping the relay service: %w", err))
+		}
+	}
 	if err := h.h.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("closing the libp2p host: %w", err))
 	}

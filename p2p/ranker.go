@@ -70,7 +70,7 @@ func isTCP(a multiaddr.Multiaddr) bool {
 // and that handshake completes as soon as the peer comes up — leaving the
 // pair on QUIC for good.
 func (h *Host) dialAddrAllowed(id peer.ID, a multiaddr.Multiaddr) bool {
-	if isTCP(a) {
+	if isTCP(a) || isCircuit(a) {
 		return true
 	}
 	if st := h.book.Load().states[id]; st != nil && st.tcpBlocked(time.Now()) {
