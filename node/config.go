@@ -35,6 +35,7 @@ type Config struct {
 	Session   SessionConfig   `toml:"session"`
 	Runtime   RuntimeConfig   `toml:"runtime"`
 	Metrics   MetricsConfig   `toml:"metrics"`
+	Relay     RelayConfig     `toml:"relay"`
 	Peers     []PeerConfig    `toml:"peers"`
 	// Sessions are the standing sessions (config_sessions.go).
 	Sessions []StandingConfig `toml:"sessions"`
@@ -140,6 +141,9 @@ type PeerConfig struct {
 	Name   string   `toml:"name"`
 	PeerID string   `toml:"peer_id"`
 	Addrs  []string `toml:"addrs"`
+	// Relay is the name of the [[peers]] entry through whose relay
+	// service this peer is reachable (it is behind a NAT); "" for none.
+	Relay string `toml:"relay"`
 }
 
 // PolicyConfig is a [policy.<family>] table.
@@ -480,6 +484,9 @@ func (c *Config) validate(reg *protocol.Registry) error {
 		return err
 	}
 	if err := c.Metrics.validate(len(c.Peers)); err != nil {
+		return err
+	}
+	if err := c.Relay.validate(c.Peers); err != nil {
 		return err
 	}
 	for _, fam := range slices.Sorted(maps.Keys(c.Policy)) {

@@ -39,6 +39,11 @@ var restartKeys = []struct {
 	{"runtime.schedtrace", func(c *Config) any { return c.Runtime.Schedtrace }},
 	// The metrics listener is opened when the daemon starts.
 	{"metrics.listen", func(c *Config) any { return c.Metrics.Listen }},
+	// The relay transport, the relay service and the reservation are
+	// set up when the host starts.
+	{"relay.service", func(c *Config) any { return c.Relay.Service }},
+	{"relay.via", func(c *Config) any { return c.Relay.Via }},
+	{"peers.relay", func(c *Config) any { return peerRelays(c) }},
 	// The role streams' frame limit is set when they are registered.
 	{"session.max_frame_size", func(c *Config) any { return c.Session.MaxFrameSize }},
 }

@@ -74,7 +74,26 @@ func addressBook(cfg *Config) ([]p2p.Peer, error) {
 			}
 			addrs = append(addrs, ma)
 		}
-		book = append(book, p2p.Peer{Name: pc.Name, ID: id, Addrs: addrs})
+		var relay peer.ID
+		if pc.Relay != "" {
+			if relay, err = relayID(cfg, pc.Relay); err != nil {
+				return nil, fmt.Errorf("peers[%d] (%s).relay: %w", i, pc.Name, err)
+			}
+		}
+		book = append(book, p2p.Peer{Name: pc.Name, ID: id, Addrs: addrs, Relay: relay})
 	}
 	return book, nil
+}
+
+// relayID returns the peer ID of the [[peers]] entry named name, a relay.
+func relayID(cfg *Config, name string) (peer.ID, error) {
+	rc, ok := cfg.PeerByName(name)
+	if !ok {
+		return "", fmt.Errorf("%q is not the name of a [[peers]] entry", name)
+	}
+	id, err := peer.Decode(rc.PeerID)
+	if err != nil {
+		return "", fmt.Errorf("the peer ID of relay %s: %w", name, err)
+	}
+	return id, nil
 }

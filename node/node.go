@@ -198,9 +198,15 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if err := mopts.Validate(); err != nil {
 		return nil, fmt.Errorf("session.max_frame_size: %w", err)
 	}
+	var relayVia peer.ID
+	if cfg.Relay.Via != "" {
+		if relayVia, err = relayID(cfg, cfg.Relay.Via); err != nil {
+			return nil, fmt.Errorf("relay.via: %w", err)
+		}
+	}
 	n.host, err = p2p.NewHost(p2p.Config{Key: key, ListenAddrs: listen, DeferListen: true, Peers: book, MDNS: cfg.Discovery.MDNS,
 		Logger: n.log, DialBackoffMin: cfg.Discovery.DialBackoffMin.Duration, DialBackoffMax: cfg.Discovery.DialBackoffMax.Duration,
-		UserAgent: n.agent})
+		UserAgent: n.agent, RelayService: cfg.Relay.Service, RelayVia: relayVia})
 	if err != nil {
 		return nil, fmt.Errorf("starting the libp2p host: %w", err)
 	}

@@ -28,6 +28,9 @@ type Peer struct {
 	// "bandit-node/0.2.0 (3f69a06)": its program, version and revision.
 	// Empty if it never connected since this daemon started.
 	Agent string `json:"agent,omitempty"`
+	// Conn is how the peer is connected: "direct", or "relayed" when every
+	// connection goes through a circuit relay; empty while disconnected.
+	Conn string `json:"conn,omitempty"`
 }
 
 // Session states.

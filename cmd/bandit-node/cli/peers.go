@@ -37,16 +37,19 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return printJSON(stdout, peers)
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "NAME\tSTATE\tLATENCY\tVERSION\tPEER ID\tLAST ERROR")
+	fmt.Fprintln(tw, "NAME\tSTATE\tCONN\tLATENCY\tVERSION\tPEER ID\tLAST ERROR")
 	for _, p := range peers {
-		state, lat := "disconnected", "-"
+		state, lat, conn := "disconnected", "-", "-"
 		if p.Connected {
 			state = "connected"
+		}
+		if p.Conn != "" {
+			conn = p.Conn // direct, or relayed through a circuit relay
 		}
 		if p.LatencyMicros > 0 {
 			lat = fmt.Sprintf("%.2f ms", p.LatencyMicros/1e3)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, state, lat, peerVersion(p.Agent), p.PeerID, p.LastError)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, state, conn, lat, peerVersion(p.Agent), p.PeerID, p.LastError)
 	}
 	return tw.Flush()
 }
