@@ -504,7 +504,7 @@ func (h *Host) connChanged(id peer.ID) {
 	st.mu.Unlock()
 	switch {
 	case !was && now:
-		h.logger.Info("address-book peer connected", "peer", h.describe(id))
+		h.logger.Info("address-book peer connected", "peer", h.describe(id), "conn", h.ConnKind(id))
 		if h.onConnect != nil {
 			h.onConnect(id)
 		}
