@@ -1,7 +1,10 @@
 package p2p
 
 import (
+	"github.com/libp2p/go-libp2p/core/protocol"
 	rcmgr "github.com/libp2p/go-libp2p/p2p/host/resource-manager"
+	circuitproto "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/proto"
+	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
 )
 
 // Resource limits. A bandit-node network is a private network of a few dozen
@@ -111,5 +114,25 @@ func limitConfig() rcmgr.PartialLimitConfig {
 // per-protocol entries that libp2p itself defines (for its own services) keep
 // their defaults; every scope above is taken from limitConfig.
 func newLimiter() rcmgr.Limiter {
-	return rcmgr.NewFixedLimiter(limitConfig().Build(rcmgr.DefaultLimits.AutoScale()))
+	scaling := rcmgr.DefaultLimits
+	addRelayLimits(&scaling)
+	return rcmgr.NewFixedLimiter(limitConfig().Build(scaling.AutoScale()))
+}
+
+// addRelayLimits sets the circuit relay's scopes in cfg. A relayed
+// connection holds a hop stream from its source and a stop stream to its
+// destination at the relay, and the stop stream at the destination, for
+// its whole life: a node behind a NAT that every other address-book peer
+// reaches through one relay needs one of each per peer, which the
+// per-peer default of a service (limitStreamsPerPeerProtocol) would cap
+// at 8.
+func addRelayLimits(cfg *rcmgr.ScalingLimitConfig) {
+	perPeer := rcmgr.BaseLimit{Streams: limitBookPeers, StreamsInbound: limitBookPeers, StreamsOutbound: limitBookPeers, Memory: limitPeerMemory}
+	all := rcmgr.BaseLimit{Streams: 2 * limitBookPeers, StreamsInbound: 2 * limitBookPeers, StreamsOutbound: 2 * limitBookPeers, Memory: limitProtocolMemory}
+	cfg.AddServiceLimit(relayv2.ServiceName, all, rcmgr.BaseLimitIncrease{})
+	cfg.AddServicePeerLimit(relayv2.ServiceName, perPeer, rcmgr.BaseLimitIncrease{})
+	for _, p := range []protocol.ID{circuitproto.ProtoIDv2Hop, circuitproto.ProtoIDv2Stop} {
+		cfg.AddProtocolLimit(p, all, rcmgr.BaseLimitIncrease{})
+		cfg.AddProtocolPeerLimit(p, perPeer, rcmgr.BaseLimitIncrease{})
+	}
 }

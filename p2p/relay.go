@@ -57,7 +57,7 @@ func relayResources() relayv2.Resources {
 	rc := relayv2.DefaultResources()
 	rc.Limit = nil
 	rc.MaxReservations = limitBookPeers
-	rc.MaxCircuits = limitStreamsPerPeerProtocol
+	rc.MaxCircuits = limitBookPeers // per peer: addRelayLimits
 	// Organizations behind one NAT share an address; the book bounds them.
 	rc.MaxReservationsPerIP = limitBookPeers
 	rc.MaxReservationsPerASN = limitBookPeers

@@ -12,6 +12,8 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/client"
+	circuitproto "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/proto"
+	relayv2 "github.com/libp2p/go-libp2p/p2p/protocol/circuitv2/relay"
 )
 
 // newRelayHost starts a host named name with the given book and options.
@@ -173,5 +175,25 @@ func TestRelayConfigValidation(t *testing.T) {
 				t.Errorf("error %q does not mention %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestRelayLimits: the relay's scopes admit a relayed connection from
+// every address-book peer, not the 8 streams a peer of any other service.
+func TestRelayLimits(t *testing.T) {
+	l := newLimiter()
+	if got := l.GetServicePeerLimits(relayv2.ServiceName).GetStreamTotalLimit(); got != limitBookPeers {
+		t.Errorf("relay service streams per peer = %d, want %d", got, limitBookPeers)
+	}
+	for _, p := range []protocol.ID{circuitproto.ProtoIDv2Hop, circuitproto.ProtoIDv2Stop} {
+		if got := l.GetProtocolPeerLimits(p).GetStreamTotalLimit(); got != limitBookPeers {
+			t.Errorf("%s streams per peer = %d, want %d", p, got, limitBookPeers)
+		}
+	}
+	if got := l.GetServicePeerLimits("some.other.service").GetStreamTotalLimit(); got != limitStreamsPerPeerProtocol {
+		t.Errorf("another service's streams per peer = %d, want %d", got, limitStreamsPerPeerProtocol)
+	}
+	if rc := relayResources(); rc.Limit != nil || rc.MaxCircuits != limitBookPeers {
+		t.Errorf("relay resources: limit %+v, %d circuits a peer; want no limit and %d", rc.Limit, rc.MaxCircuits, limitBookPeers)
 	}
 }
