@@ -2,11 +2,15 @@ package node
 
 import (
 	"context"
+	"fmt"
+	"io"
 	"testing"
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/p2p"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/samba"
 )
 
 // TestSessionThroughRelay runs a ping session between node2 and node3,
@@ -78,4 +82,62 @@ func TestSessionThroughRelay(t *testing.T) {
 	testutil.WaitFor(t, 10*time.Second, "node2's log to say node3 connected relayed", func() bool {
 		return len(nodes[1].logs.find("address-book peer connected", "conn", p2p.ConnRelayed)) > 0
 	})
+}
+
+// TestSAMBAThroughRelay runs SAMBA with K = 2 where the controller, node2,
+// and a data owner, node4, are behind NATs: they reserve at node1's relay,
+// and every peer but node1 reaches them only through it, so the owner's
+// messages to and from the controller cross the relay (the two NATed nodes
+// reach each other only through it; the others' connections to them are
+// the NATed nodes' own outbound dials or relayed). The data customer's
+// reward equals the standard algorithm's from the same seed.
+func TestSAMBAThroughRelay(t *testing.T) {
+	means := []float64{0.6, 0.3}
+	const budget, seed = 60, 7
+	nated := map[string]bool{"node2": true, "node4": true}
+	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
+		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		if i == 0 {
+			cfg.Relay.Service = true
+		}
+		if nated[cfg.Node.Name] {
+			cfg.Relay.Via = "node1"
+		}
+		if i >= 3 {
+			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
+		}
+		for j, p := range cfg.Peers {
+			if !nated[p.Name] {
+				continue
+			}
+			cfg.Peers[j].Addrs = nil // behind a NAT: nobody can dial it
+			if i != 0 {
+				cfg.Peers[j].Relay = "node1"
+			}
+		}
+	})
+	for _, tn := range nodes {
+		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
+		tn.envRand = func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed, p) }
+	}
+	if k := nodes[1].host.ConnKind(nodes[3].host.ID()); k != p2p.ConnRelayed {
+		t.Fatalf("node2's connection to node4 is %q, want relayed", k)
+	}
+	spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\"]\n[params]\nbudget = %d\npaillier_bits = 512\n", budget)
+	_, res := completedSession[samba.Result](t, nodes[0], spec, 60*time.Second)
+	p, err := samba.Family{}.ParseParams(map[string]any{"budget": int64(budget), "paillier_bits": int64(512)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := samba.Reference(p.(samba.Params), means, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CumulativeReward != want {
+		t.Errorf("the data customer got %d with the controller and an owner behind NATs, the standard algorithm %d", res.CumulativeReward, want)
+	}
+	if k := nodes[1].host.ConnKind(nodes[3].host.ID()); k != p2p.ConnRelayed {
+		t.Errorf("node2's connection to node4 is %q after the session, want relayed", k)
+	}
+	t.Logf("%.3f ms a step (N = %d, K = 2), controller-owner4 relayed", res.MsPerStep, budget)
 }
