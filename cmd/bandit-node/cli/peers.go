@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
 )
 
 // peersCommands are the subcommands of peers (which alone lists the peers).
@@ -36,6 +38,12 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if *asJSON {
 		return printJSON(stdout, peers)
 	}
+	return printPeers(stdout, peers)
+}
+
+// printPeers writes the peers table: one line a peer, with its state,
+// its connection kind (direct or relayed), latency, version and last error.
+func printPeers(stdout io.Writer, peers []apitype.Peer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tCONN\tLATENCY\tVERSION\tPEER ID\tLAST ERROR")
 	for _, p := range peers {
