@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# nat.sh DIR
+#
+# Organizations behind NAT, in network namespaces: node1 (public, runs the
+# relay service: [relay] service = true) and node2, node3, each behind its
+# own router namespace that masquerades its traffic (iptables MASQUERADE) and
+# forwards no inbound connection. node2 and node3 reserve at node1's relay
+# ([relay] via = "node1") and reach each other only through it ([[peers]]
+# relay = "node1", no address). The script checks that
+#   1. node2 cannot open a TCP connection to node3's address (the NAT holds);
+#   2. all three connect, node2 and node3 to each other through the relay
+#      (`peers --json` says conn = relayed, or direct if hole punching won);
+#   3. a ping session between node2 and node3 completes, and prints its
+#      round trips beside those of a ping session node1–node2 (direct).
+#
+# Layout: namespace bnnat-wan routes 10.88.0.0/16 (node1 10.88.0.2, router
+# of node2 10.88.1.2, router of node3 10.88.2.2); bnnat-r2 / bnnat-r3 are the
+# routers, node2 at 192.168.2.2 and node3 at 192.168.3.2 behind them.
+# Needs root, iproute2 and iptables (installed with apt-get if missing).
+# Everything it makes (namespaces bnnat-*, their processes) is removed on
+# exit, failure or Ctrl-C, and a leftover of a killed run at start. Logs and
+# results stay in DIR.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/.." && pwd)
+[ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }
+out=$(mkdir -p "$1" && cd "$1" && pwd)
+if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
+  echo "nat.sh: needs root and iproute2's 'ip netns'" >&2
+  exit 1
+fi
+command -v iptables >/dev/null || apt-get install -y -q iptables >/dev/null
+command -v python3 >/dev/null || { echo "nat.sh: needs python3 to read JSON" >&2; exit 1; }
+
+nss=(bnnat-wan bnnat-n1 bnnat-r2 bnnat-n2 bnnat-r3 bnnat-n3)
+nat_down() {
+  local ns pids
+  for ns in "${nss[@]}"; do
+    ip netns list 2>/dev/null | grep -qw "^$ns" || continue
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    # shellcheck disable=SC2086
+    [ -z "$pids" ] || kill $pids 2>/dev/null || true
+  done
+  sleep 0.5
+  for ns in "${nss[@]}"; do
+    pids=$(ip netns pids "$ns" 2>/dev/null || true)
+    # shellcheck disable=SC2086
+    [ -z "$pids" ] || kill -9 $pids 2>/dev/null || true
+    ip netns del "$ns" 2>/dev/null || true
+  done
+}
+nat_down
+trap nat_down EXIT
+
+(cd "$root" && go build -o "$out/bin/bandit-node" ./cmd/bandit-node)
+bin=$out/bin/bandit-node
+
+# link NS1 IF1 ADDR1 NS2 IF2 ADDR2: a veth pair between two namespaces.
+link() {
+  ip link add "$2" netns "$1" type veth peer name "$5" netns "$4"
+  ip -n "$1" addr add "$3" dev "$2"
+  ip -n "$4" addr add "$6" dev "$5"
+  ip -n "$1" link set "$2" up
+  ip -n "$4" link set "$5" up
+}
+for ns in "${nss[@]}"; do
+  ip netns add "$ns"
+  ip -n "$ns" link set lo up
+done
+link bnnat-wan w1 10.88.0.1/24 bnnat-n1 eth0 10.88.0.2/24
+ip -n bnnat-n1 route add default via 10.88.0.1
+for k in 2 3; do
+  r=bnnat-r$k n=bnnat-n$k
+  link bnnat-wan "w$k" "10.88.$((k - 1)).1/24" "$r" wan "10.88.$((k - 1)).2/24"
+  link "$r" lan "192.168.$k.1/24" "$n" eth0 "192.168.$k.2/24"
+  ip -n "$r" route add default via "10.88.$((k - 1)).1"
+  ip -n "$n" route add default via "192.168.$k.1"
+  ip netns exec "$r" sysctl -qw net.ipv4.ip_forward=1
+  # The NAT: outbound masqueraded, inbound only for connections made from inside.
+  ip netns exec "$r" iptables -t nat -A POSTROUTING -o wan -j MASQUERADE
+  ip netns exec "$r" iptables -A FORWARD -i wan -m conntrack --ctstate ESTABLISHED,RELATED -j ACCEPT
+  ip netns exec "$r" iptables -A FORWARD -i wan -j DROP
+done
+ip netns exec bnnat-wan sysctl -qw net.ipv4.ip_forward=1
+
+declare -a ids
+for i in 1 2 3; do
+  ids[$i]=$("$bin" init --dir "$out/node$i" --name "node$i" --policy-open \
+    --listen /ip4/0.0.0.0/tcp/4001 --api 127.0.0.1:4100 2>/dev/null)
+done
+peer() { printf '\n[[peers]]\nname = "%s"\npeer_id = "%s"\n%s\n' "$1" "$2" "$3"; }
+{
+  peer node2 "${ids[2]}" ""
+  peer node3 "${ids[3]}" ""
+  printf '\n[relay]\nservice = true\n'
+} >>"$out/node1/config.toml"
+for k in 2 3; do
+  o=$((5 - k))
+  {
+    peer node1 "${ids[1]}" 'addrs = ["/ip4/10.88.0.2/tcp/4001"]'
+    peer "node$o" "${ids[$o]}" 'relay = "node1"'
+    printf '\n[relay]\nvia = "node1"\n'
+  } >>"$out/node$k/config.toml"
+done
+for i in 1 2 3; do
+  ip netns exec "bnnat-n$i" "$bin" run --config "$out/node$i/config.toml" >"$out/node$i/daemon.log" 2>&1 &
+  echo $! >"$out/node$i/pid"
+done
+cli() { local i=$1; shift; ip netns exec "bnnat-n$i" "$bin" "$@"; }
+
+if ip netns exec bnnat-n2 timeout 3 bash -c 'exec 3<>/dev/tcp/192.168.3.2/4001' 2>/dev/null; then
+  echo "nat.sh: FAIL: node2 opened a TCP connection to node3's private address: the NAT does not hold" >&2
+  exit 1
+fi
+echo "nat.sh: node2 cannot reach node3's address 192.168.3.2 directly (NAT holds)"
+
+conn() { cli "$1" peers --config "$out/node$1/config.toml" --json 2>/dev/null |
+  python3 -c 'import json,sys; print(" ".join(f"{p["name"]}={p.get("conn") or "-"}" for p in json.load(sys.stdin)))'; }
+deadline=$((SECONDS + 60))
+until [ "$(conn 2 2>/dev/null | grep -o 'node[13]=[a-z]*' | grep -vc '=-$')" = 2 ] &&
+  [ "$(conn 3 2>/dev/null | grep -o 'node[12]=[a-z]*' | grep -vc '=-$')" = 2 ]; do
+  if [ $SECONDS -ge $deadline ]; then
+    echo "nat.sh: FAIL: the three daemons did not all connect in 60 s" >&2
+    for i in 1 2 3; do echo "--- node$i" >&2; tail -15 "$out/node$i/daemon.log" >&2; done
+    exit 1
+  fi
+  sleep 0.5
+done
+echo "nat.sh: connected: node2 [$(conn 2)], node3 [$(conn 3)]"
+
+printf 'protocol = "ping"\n[roles]\nparticipant = ["node2", "node3"]\n[params]\ncount = 50\n' >"$out/ping23.toml"
+printf 'protocol = "ping"\n[roles]\nparticipant = ["node2", "node1"]\n[params]\ncount = 50\n' >"$out/ping21.toml"
+for s in 23 21; do
+  if ! cli 2 session start --config "$out/node2/config.toml" "$out/ping$s.toml" --wait --json >"$out/ping$s.json" 2>"$out/ping$s.err"; then
+    echo "nat.sh: FAIL: the ping session $s did not complete:" >&2
+    cat "$out/ping$s.err" >&2
+    exit 1
+  fi
+done
+echo "nat.sh: ping node2-node3 (through the relay) and node2-node1 (direct) completed"
+python3 - "$out" <<'PY'
+import json, sys
+for s, how in (("23", "node2-node3, relayed"), ("21", "node2-node1, direct")):
+    d = json.load(open(f"{sys.argv[1]}/ping{s}.json"))
+    print(f"nat.sh: {how}: state {d.get('state')}, result {json.dumps(d.get('result'))[:300]}")
+PY
+echo "nat.sh: node3 after the session: [$(conn 3)]"
+echo "nat.sh: PASS"
