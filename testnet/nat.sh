@@ -11,7 +11,9 @@
 #   2. all three connect, node2 and node3 to each other through the relay
 #      (`peers --json` says conn = relayed, or direct if hole punching won);
 #   3. a ping session between node2 and node3 completes, and prints its
-#      round trips beside those of a ping session node1–node2 (direct).
+#      round trips beside those of a ping session node1–node2 (direct);
+#   4. a stranger, node4 (public, in nobody's book), is refused by the relay
+#      and reaches neither node1 nor node3.
 #
 # Layout: namespace bnnat-wan routes 10.88.0.0/16 (node1 10.88.0.2, router
 # of node2 10.88.1.2, router of node3 10.88.2.2); bnnat-r2 / bnnat-r3 are the
@@ -32,7 +34,7 @@ fi
 command -v iptables >/dev/null || apt-get install -y -q iptables >/dev/null
 command -v python3 >/dev/null || { echo "nat.sh: needs python3 to read JSON" >&2; exit 1; }
 
-nss=(bnnat-wan bnnat-n1 bnnat-r2 bnnat-n2 bnnat-r3 bnnat-n3)
+nss=(bnnat-wan bnnat-n1 bnnat-r2 bnnat-n2 bnnat-r3 bnnat-n3 bnnat-n4)
 nat_down() {
   local ns pids
   for ns in "${nss[@]}"; do
@@ -69,6 +71,8 @@ for ns in "${nss[@]}"; do
 done
 link bnnat-wan w1 10.88.0.1/24 bnnat-n1 eth0 10.88.0.2/24
 ip -n bnnat-n1 route add default via 10.88.0.1
+link bnnat-wan w4 10.88.3.1/24 bnnat-n4 eth0 10.88.3.2/24
+ip -n bnnat-n4 route add default via 10.88.3.1
 for k in 2 3; do
   r=bnnat-r$k n=bnnat-n$k
   link bnnat-wan "w$k" "10.88.$((k - 1)).1/24" "$r" wan "10.88.$((k - 1)).2/24"
@@ -84,7 +88,8 @@ done
 ip netns exec bnnat-wan sysctl -qw net.ipv4.ip_forward=1
 
 declare -a ids
-for i in 1 2 3; do
+rm -rf "$out/node1" "$out/node2" "$out/node3" "$out/node4"
+for i in 1 2 3 4; do
   ids[$i]=$("$bin" init --dir "$out/node$i" --name "node$i" --policy-open \
     --listen /ip4/0.0.0.0/tcp/4001 --api 127.0.0.1:4100 2>/dev/null)
 done
@@ -102,7 +107,13 @@ for k in 2 3; do
     printf '\n[relay]\nvia = "node1"\n'
   } >>"$out/node$k/config.toml"
 done
-for i in 1 2 3; do
+# node4, public, is a stranger: in nobody's address book, it knows node1's
+# address and that node3 is behind node1's relay.
+{
+  peer node1 "${ids[1]}" 'addrs = ["/ip4/10.88.0.2/tcp/4001"]'
+  peer node3 "${ids[3]}" 'relay = "node1"'
+} >>"$out/node4/config.toml"
+for i in 1 2 3 4; do
   ip netns exec "bnnat-n$i" "$bin" run --config "$out/node$i/config.toml" >"$out/node$i/daemon.log" 2>&1 &
   echo $! >"$out/node$i/pid"
 done
@@ -115,10 +126,11 @@ fi
 echo "nat.sh: node2 cannot reach node3's address 192.168.3.2 directly (NAT holds)"
 
 conn() { cli "$1" peers --config "$out/node$1/config.toml" --json 2>/dev/null |
-  python3 -c 'import json,sys; print(" ".join(f"{p["name"]}={p.get("conn") or "-"}" for p in json.load(sys.stdin)))'; }
+  python3 -c 'import json,sys; print(" ".join(p["name"] + "=" + (p.get("conn") or "-") for p in json.load(sys.stdin)))'; }
 deadline=$((SECONDS + 60))
-until [ "$(conn 2 2>/dev/null | grep -o 'node[13]=[a-z]*' | grep -vc '=-$')" = 2 ] &&
-  [ "$(conn 3 2>/dev/null | grep -o 'node[12]=[a-z]*' | grep -vc '=-$')" = 2 ]; do
+# connected I: how many of node I's peers are connected.
+connected() { conn "$1" | tr ' ' '\n' | grep -vc -- '=-$' || true; }
+until [ "$(connected 2)" = 2 ] && [ "$(connected 3)" = 2 ]; do
   if [ $SECONDS -ge $deadline ]; then
     echo "nat.sh: FAIL: the three daemons did not all connect in 60 s" >&2
     for i in 1 2 3; do echo "--- node$i" >&2; tail -15 "$out/node$i/daemon.log" >&2; done
@@ -142,7 +154,19 @@ python3 - "$out" <<'PY'
 import json, sys
 for s, how in (("23", "node2-node3, relayed"), ("21", "node2-node1, direct")):
     d = json.load(open(f"{sys.argv[1]}/ping{s}.json"))
-    print(f"nat.sh: {how}: state {d.get('state')}, result {json.dumps(d.get('result'))[:300]}")
+    r = d.get("result") or d
+    print(f"nat.sh: ping {how}: median round trip {r['median_us'][0][1] / 1e3:.3f} ms, p99 {r['p99_us'][0][1] / 1e3:.3f} ms ({r['count']} pings)")
 PY
-echo "nat.sh: node3 after the session: [$(conn 3)]"
+echo "nat.sh: node3 after the sessions: [$(conn 3)]"
+# The stranger has been dialing node1 and node3 (through the relay) since
+# the start, with backoff: neither may have admitted it.
+if [ "$(connected 4)" != 0 ]; then
+  echo "nat.sh: FAIL: the stranger node4 is connected: [$(conn 4)]" >&2
+  exit 1
+fi
+if ! grep -q "refused inbound connection from a peer that is not in the address book.*${ids[4]}" "$out/node1/daemon.log"; then
+  echo "nat.sh: FAIL: the relay node1 logged no refusal of the stranger node4" >&2
+  exit 1
+fi
+echo "nat.sh: the stranger node4 was refused by the relay and reached nobody: [$(conn 4)]"
 echo "nat.sh: PASS"
