@@ -31,7 +31,9 @@ const dupGrace = 3 * time.Second
 const dupRetry = time.Minute
 
 // preferredConn returns the connection of conns (all to one peer) that both
-// ends of the pair choose for new streams: open and unlimited; TCP before
+// ends of the pair choose for new streams: open and unlimited; direct
+// before relayed (a relayed connection that hole punching upgraded becomes
+// the duplicate, closed once idle); TCP before
 // anything else (see tcpFirstRanker); dialed by the peer whose ID sorts
 // first — the rule both ends can evaluate the same way —; and of those the
 // oldest. selfLower reports whether this host's ID sorts before the peer's.
@@ -53,6 +55,7 @@ func preferredConn(selfLower bool, conns []network.Conn) network.Conn {
 
 // connRank is what preferredConn orders connections by.
 type connRank struct {
+	direct    bool // not through a circuit relay
 	tcp       bool
 	lowerDial bool // dialed by the peer whose ID sorts first
 	opened    time.Time
@@ -60,14 +63,19 @@ type connRank struct {
 
 func rankConn(selfLower bool, c network.Conn) connRank {
 	st := c.Stat()
+	direct := !isCircuit(c.RemoteMultiaddr())
 	return connRank{
-		tcp:       isTCP(c.RemoteMultiaddr()),
+		direct:    direct,
+		tcp:       direct && isTCP(c.RemoteMultiaddr()),
 		lowerDial: st.Direction != network.DirUnknown && (st.Direction == network.DirOutbound) == selfLower,
 		opened:    st.Opened,
 	}
 }
 
 func (r connRank) before(o connRank) bool {
+	if r.direct != o.direct {
+		return r.direct
+	}
 	if r.tcp != o.tcp {
 		return r.tcp
 	}

@@ -27,6 +27,7 @@ func TestPreferredConn(t *testing.T) {
 	t0 := time.Now()
 	tcp := multiaddr.StringCast("/ip4/127.0.0.1/tcp/1")
 	quic := multiaddr.StringCast("/ip4/127.0.0.1/udp/1/quic-v1")
+	relayed := multiaddr.StringCast("/ip4/127.0.0.1/tcp/2/p2p/12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx/p2p-circuit")
 	type c struct {
 		name    string
 		age     time.Duration
@@ -49,6 +50,8 @@ func TestPreferredConn(t *testing.T) {
 		{"tcp before the lower peer's quic", true, []c{{"q", 2 * time.Second, quic, true, false, false}, {"t", time.Second, tcp, false, false, false}}, "t"},
 		{"closed tcp", true, []c{{"t", 2 * time.Second, tcp, true, true, false}, {"q", time.Second, quic, true, false, false}}, "q"},
 		{"limited tcp", true, []c{{"t", 2 * time.Second, tcp, true, false, true}, {"q", time.Second, quic, true, false, false}}, "q"},
+		{"direct quic before older relayed (over tcp), the lower peer's", true, []c{{"r", 2 * time.Second, relayed, true, false, false}, {"q", time.Second, quic, false, false, false}}, "q"},
+		{"relayed when alone", true, []c{{"r", time.Second, relayed, false, false, false}}, "r"},
 		{"two quic", true, []c{{"q1", time.Second, quic, true, false, false}, {"q2", 3 * time.Second, quic, true, false, false}}, "q2"},
 	}
 	for _, tc := range tests {
