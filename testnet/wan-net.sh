@@ -75,7 +75,8 @@ wan_down() {
 # wan_up N PROFILE [LOCALS]: build the network of N nodes with PROFILE's links
 # under $wan_dir, start the proxies and daemons (LOCALS: a directory of
 # nodeI.toml appended to node I's config) and return once every daemon has
-# all the others connected.
+# all the others connected. Extra wanlink flags (e.g. -close-links) come from
+# the array wan_link_args, if set.
 wan_up() {
   local n=$1 profile=$2 locals=${3:-} i j
   wan_down
@@ -116,7 +117,7 @@ PEER
   fi
   for i in $(seq 1 "$n"); do
     ip netns exec "$(wan_ns "$i")" "$wan_dir/bin/wanlink" -profile "$profile" -links "$wan_dir/node$i/links" \
-      -ready "$wan_dir/node$i/wanlink.ready" >"$wan_dir/node$i/wanlink.log" 2>&1 9>&- &
+      -ready "$wan_dir/node$i/wanlink.ready" ${wan_link_args[@]+"${wan_link_args[@]}"} >"$wan_dir/node$i/wanlink.log" 2>&1 9>&- &
   done
   local deadline=$((SECONDS + 30))
   for i in $(seq 1 "$n"); do

@@ -67,6 +67,8 @@ mkdir -p "$out/bin"
 . "$here/wan-net.sh"
 # shellcheck source=testnet/samba-lib.sh
 . "$here/samba-lib.sh"
+# shellcheck source=testnet/protocols-lib.sh
+. "$here/protocols-lib.sh"
 wan_dir=$out
 # One run at a time: a second one would remove the first one's namespaces.
 # The daemons and proxies do not inherit the lock (9>&- where they start), so
@@ -85,6 +87,28 @@ echo "building bandit-node and wanlink into $out/bin ..." >&2
 one_way_ms() {
   case $1 in none) echo 0 ;; lan) echo 0.5 ;; metro | lossy) echo 5 ;; continental) echo 25 ;; esac
 }
+
+# bytes_per_ms PROFILE: the profile's bandwidth in bytes a millisecond, 0
+# for unlimited (testnet/wanlink/profile.go's RateKBps).
+bytes_per_ms() {
+  case $1 in metro | lossy) echo 6250 ;; continental) echo 2500 ;; *) echo 0 ;; esac
+}
+
+# wall_ms FILE: a session result's wall time, started to finished, in ms.
+wall_ms() {
+  python3 -c '
+import json, sys
+from datetime import datetime
+def t(v):
+    v = v.rstrip("Z")
+    head, _, frac = v.partition(".")
+    return datetime.fromisoformat(head).timestamp() + float("0." + (frac or "0"))
+s = json.load(open(sys.argv[1]))["session"]
+print("%.0f" % ((t(s["finished"]) - t(s["started"])) * 1e3))' "$1"
+}
+
+# ratio A B: A / B to 2 decimals, "-" when B is 0.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 # json FILE PYTHON-EXPR: a value of a session's JSON result (as r).
 json() {
@@ -106,15 +130,25 @@ ping_spec() {
   printf 'protocol = "ping"\n[roles]\nparticipant = ["node1", "node2"]\n[params]\ncount = %s\n' "$2" >"$1"
 }
 
-# measure PROFILE K N PINGS: the profile's ping and SAMBA rows.
+# measure PROFILE K N PINGS [MPCCB-STEPS BAI-AGENTS PFCB-AGENTS PFCB-ROUNDS]:
+# the profile's ping and SAMBA rows and, when MPCCB-STEPS is given, the
+# private contextual bandit's (P = 2, nodes 1–5), BAI's (DP-MASE,
+# coordinator node1, agents node2 … node(BAI-AGENTS+1)) and P-FCB's
+# (agents node1 … node(PFCB-AGENTS)) rows, all on one network of K + 3
+# daemons whose configs carry every protocol's local data.
 measure() {
-  local profile=$1 k=$2 n=$3 pings=$4 d
+  local profile=$1 k=$2 n=$3 pings=$4 msteps=${5:-} bagents=${6:-} pagents=${7:-} prounds=${8:-} d i
   d=$out/$profile
   mkdir -p "$d"
   wan_dir=$d
   mkdir -p "$d/bin"
   ln -sf "$out/bin/bandit-node" "$out/bin/wanlink" "$d/bin/"
   samba_locals "$d" "$k"
+  if [ -n "$msteps" ]; then
+    mpccb_locals "$d/locals" "$out/mpccb-data" 2
+    for i in $(seq 2 $((bagents + 1))); do cat "$here/problem1-agent.toml" >>"$d/locals/node$i.toml"; done
+    "$here/pfcb-locals.sh" "$d/locals" "$pagents" 10
+  fi
   wan_up $((k + 3)) "$profile" "$d/locals"
   ping_spec "$d/ping.toml" "$pings"
   echo "== $profile: ping node1 <-> node2, $pings round trips ==" >&2
@@ -153,9 +187,100 @@ measure() {
     echo "   SAMBA on $profile ended $state: $reason ($drops peer disconnections logged)" >&2
     status=1
   fi
+  if [ -n "$msteps" ]; then
+    measure_mpccb "$profile" "$d" "$msteps" "$med"
+    measure_bai "$profile" "$d" "$bagents"
+    measure_pfcb "$profile" "$d" "$pagents" "$prounds" "$med"
+  fi
   wan_down
   wan_dir=$out
 }
+
+# failed NAME PROFILE FILE: report a session that did not complete.
+failed() {
+  local reason
+  reason=$(json "$3" 'r["session"]["state"] + ": " + r["session"].get("reason", "")' 2>/dev/null || echo "no result")
+  echo "   $1 on $2: $reason" >&2
+  status=1
+  echo "$reason"
+}
+
+# measure_mpccb PROFILE DIR STEPS PING-MEDIAN: the private contextual bandit,
+# P = 2, Fashion-MNIST. Its floor a step: rounds_per_step one-way latencies
+# (the feature parties' exchanges, each a message both ways at once) plus
+# bytes_per_step over the bandwidth (all the bytes the parties send each
+# other, as if one link carried them: an upper bound of that term, since the
+# two directions are separate links).
+measure_mpccb() {
+  local profile=$1 d=$2 steps=$3 med=$4 rounds bytes ms floor efloor bw
+  mpccb_spec "$d/mpccb.toml" 2 "$steps" 10
+  echo "== $profile: mpccb P = 2, $steps steps ==" >&2
+  run_session 1 "$d/mpccb.toml" "$d/mpccb.json" || true
+  if [ "$(json "$d/mpccb.json" 'r["session"]["state"]' 2>/dev/null)" != completed ]; then
+    mpccb_rows+=("| $profile | $steps | - | - | - | $(failed mpccb "$profile" "$d/mpccb.json") | - | - | - |")
+    return
+  fi
+  rounds=$(json "$d/mpccb.json" 'r["result"]["rounds_per_step"]')
+  bytes=$(json "$d/mpccb.json" '"%.0f" % r["result"]["bytes_per_step"]')
+  ms=$(json "$d/mpccb.json" '"%.2f" % r["result"]["session_ms_per_step"]')
+  bw=$(bytes_per_ms "$profile")
+  floor=$(awk -v r="$rounds" -v l="$(one_way_ms "$profile")" -v b="$bytes" -v w="$bw" 'BEGIN { printf "%.1f", r * l + (w > 0 ? b / w : 0) }')
+  efloor=$(awk -v r="$rounds" -v m="$med" -v b="$bytes" -v w="$bw" 'BEGIN { printf "%.1f", r * m / 2 + (w > 0 ? b / w : 0) }')
+  mpccb_rows+=("| $profile | $steps | $rounds | $bytes | $floor | $ms | $(ratio "$ms" "$floor") | $efloor | $(ratio "$ms" "$efloor") |")
+  echo "   $ms ms per step (floor $floor, from the ping $efloor; $rounds rounds, $bytes bytes a step)" >&2
+}
+
+# measure_bai PROFILE DIR AGENTS: DP-MASE on Problem 1. Its agents never wait
+# for the coordinator (votes and eliminations travel beside their local
+# pulls), so latency is on its critical path only at the end: the last vote
+# to the coordinator and the decision back, 2 one-way latencies a session.
+# Reported: the wall time, the global eliminations (its communication
+# rounds, each a broadcast), ms per elimination, and the wall time's excess
+# over the none profile's against those 2 one-way latencies.
+measure_bai() {
+  local profile=$1 d=$2 agents=$3 wall elim
+  bai_spec "$d/bai.toml" dp_mase 1 2 $((agents + 1))
+  echo "== $profile: BAI DP-MASE, $agents agents ==" >&2
+  run_session 1 "$d/bai.toml" "$d/bai.json" || true
+  if [ "$(json "$d/bai.json" 'r["session"]["state"]' 2>/dev/null)" != completed ]; then
+    bai_rows+=("| $profile | $agents | $(failed BAI "$profile" "$d/bai.json") | - | - | - | - | - | - |")
+    return
+  fi
+  wall=$(wall_ms "$d/bai.json")
+  elim=$(json "$d/bai.json" 'len(r["result"]["elimination_order"])')
+  [ "$profile" = none ] && bai_none_ms=$wall
+  bai_rows+=("| $profile | $agents | $(json "$d/bai.json" 'r["result"]["best_arm"]') | $(json "$d/bai.json" 'r["result"]["votes"]') | $elim | $wall | $(ratio "$wall" "$elim") | $(excess "$wall" "${bai_none_ms:-}") | $(awk -v l="$(one_way_ms "$profile")" 'BEGIN { print 2 * l }') |")
+  echo "   $wall ms, $elim eliminations, best arm $(json "$d/bai.json" 'r["result"]["best_arm"]')" >&2
+}
+
+# measure_pfcb PROFILE DIR AGENTS ROUNDS PING-MEDIAN: P-FCB, m = 10
+# producers. At each communication round every agent publishes its share
+# and waits at a barrier for every other agent's: 1 one-way latency a
+# communication round on the critical path (all publish at once). The agents
+# act on the daemon's 100 ms ticks, so a barrier is released on a tick.
+# Reported: wall time, communication rounds, ms per communication round,
+# the excess over the none profile per communication round against 1 one-way.
+measure_pfcb() {
+  local profile=$1 d=$2 agents=$3 rounds=$4 med=$5 wall comm
+  pfcb_spec "$d/pfcb.toml" "$agents" "$rounds"
+  echo "== $profile: P-FCB, $agents agents, $rounds rounds ==" >&2
+  run_session 1 "$d/pfcb.toml" "$d/pfcb.json" || true
+  if [ "$(json "$d/pfcb.json" 'r["session"]["state"]' 2>/dev/null)" != completed ]; then
+    pfcb_rows+=("| $profile | $agents | $rounds | $(failed P-FCB "$profile" "$d/pfcb.json") | - | - | - | - | - |")
+    return
+  fi
+  wall=$(wall_ms "$d/pfcb.json")
+  comm=$(json "$d/pfcb.json" 'len(r["result"]["communication_rounds"])')
+  [ "$profile" = none ] && pfcb_none_ms=$wall
+  local per excess_per=-
+  per=$(ratio "$wall" "$comm")
+  [ -n "${pfcb_none_ms:-}" ] && excess_per=$(awk -v w="$wall" -v n="$pfcb_none_ms" -v c="$comm" 'BEGIN { printf "%.1f", (w - n) / c }')
+  pfcb_rows+=("| $profile | $agents | $rounds | $comm | $wall | $per | $excess_per | $(one_way_ms "$profile") | $(awk -v m="$med" 'BEGIN { printf "%.2f", m / 2 }') |")
+  echo "   $wall ms, $comm communication rounds" >&2
+}
+
+# excess WALL NONE: WALL − NONE, or "-" without a none measurement.
+excess() { if [ -n "$2" ]; then echo $(($1 - $2)); else echo -; fi; }
 
 # partition SECONDS: a long ping session on metro between node1 and node2
 # while node2's link (its veth's bridge end) is down for SECONDS.
@@ -195,18 +320,20 @@ partition() {
 }
 
 status=0
-ping_rows=() samba_rows=() partition_outcome=""
+ping_rows=() samba_rows=() mpccb_rows=() bai_rows=() pfcb_rows=() partition_outcome="" bai_none_ms="" pfcb_none_ms=""
 if [ $short = 1 ]; then
   measure lan 3 200 200
 else
   [ ${#chosen[@]} -gt 0 ] || chosen=(none lan metro continental lossy)
+  echo "preparing the private contextual bandit's data (Fashion-MNIST, 2 feature parties) ..." >&2
+  "$out/bin/bandit-node" data mpccb --out "$out/mpccb-data" --parties 2 --dataset fashion-mnist --arms 10 --steps 300 >&2
   for p in "${chosen[@]}"; do
     case $p in
-    none) measure none 10 2000 500 ;;
-    lan) measure lan 10 2000 500 ;;
-    metro) measure metro 10 1000 200 ;;
-    continental) measure continental 10 300 100 ;;
-    lossy) measure lossy 10 1000 200 ;;
+    none) measure none 10 2000 500 300 8 4 5000 ;;
+    lan) measure lan 10 2000 500 300 8 4 5000 ;;
+    metro) measure metro 10 1000 200 100 8 4 5000 ;;
+    continental) measure continental 10 300 100 30 8 4 5000 ;;
+    lossy) measure lossy 10 1000 200 100 8 4 5000 ;;
     esac
   done
   [ $partition = 1 ] && partition "${WAN_PARTITION_S:-10}"
@@ -223,6 +350,23 @@ fi
   echo "| profile | K | floor ms/step | measured ms/step | ratio | floor from measured RTT | ratio to it | peer disconnections |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
   printf '%s\n' "${samba_rows[@]}"
+  if [ ${#mpccb_rows[@]} -gt 0 ]; then
+    echo
+    echo "mpccb P = 2 ms per step (floor: rounds x one-way + bytes / bandwidth; from measured RTT: rounds x ping median / 2 + bytes / bandwidth)"
+    echo "| profile | steps | rounds/step | bytes/step | floor ms/step | measured ms/step | ratio | floor from measured RTT | ratio to it |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${mpccb_rows[@]}"
+    echo
+    echo "BAI DP-MASE (asynchronous: floor 2 one-way a session, the last vote and the decision)"
+    echo "| profile | agents | best arm | votes | eliminations | wall ms | wall ms / elimination | wall ms over none | floor: 2 x one-way |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${bai_rows[@]}"
+    echo
+    echo "P-FCB (a barrier each communication round: floor 1 one-way a communication round)"
+    echo "| profile | agents | rounds | communication rounds | wall ms | wall ms / comm. round | over none, ms / comm. round | floor: one-way ms | floor from measured RTT |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${pfcb_rows[@]}"
+  fi
   [ -z "$partition_outcome" ] || { echo; echo "Partition: $partition_outcome"; }
 } | tee "$out/summary.md"
 exit $status
