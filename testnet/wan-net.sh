@@ -7,7 +7,8 @@
 # only on 127.0.0.1:4001 (TCP only: QUIC is left out of the listen addresses,
 # since Toxiproxy proxies TCP), and a wanlink process (testnet/wanlink)
 # listens on 10.77.0.(10+I):(20000+J) for each other node J, forwarding to
-# 127.0.0.1:4001 through the profile's toxics. Node J's address book lists
+# 127.0.0.1:4001 through the profile's toxics (and on port 21000+J to
+# 127.0.0.1:4101, for a bench pattern party). Node J's address book lists
 # node I at /ip4/10.77.0.(10+I)/tcp/(20000+J): the emulated address that leads
 # to node I, as a real deployment's would list a public address. Whichever
 # side dials (libp2p may dial, be dialed, or both), the connection crosses
@@ -108,6 +109,9 @@ peer_id = "${wan_ids[$i]}"
 addrs = ["/ip4/10.77.0.$((10 + i))/tcp/$((20000 + j))"]
 PEER
       echo "node$j-node$i 10.77.0.$((10 + i)):$((20000 + j)) 127.0.0.1:4001" >>"$wan_dir/node$i/links"
+      # The same link for `bench pattern`'s party in node i's namespace
+      # (wan.sh's pattern rows), which listens on 127.0.0.1:4101.
+      echo "pattern-node$j-node$i 10.77.0.$((10 + i)):$((21000 + j)) 127.0.0.1:4101" >>"$wan_dir/node$i/links"
     done
   done
   if [ -n "$locals" ]; then
