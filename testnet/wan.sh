@@ -391,7 +391,23 @@ close_used() {
     fi
     wan_up 6 metro "$d/locals"
     echo "== used-link loss: SAMBA K = 3 N = $n on metro, $run ==" >&2
-    run_session 1 "$d/samba.toml" "$d/samba-$run.json" || true
+    # A session that neither completes nor aborts within WAN_CLOSE_WAIT_S
+    # (default 120) is cancelled from node1, and reported as hung.
+    run_session 1 "$d/samba.toml" "$d/samba-$run.json" &
+    local pid=$! waited=0 hung=0
+    while kill -0 "$pid" 2>/dev/null; do
+      if [ $waited -ge $((${WAN_CLOSE_WAIT_S:-120} * 10)) ]; then
+        hung=1
+        local id
+        id=$(wan_cli 1 session list --config "$d/node1/config.toml" | awk '$3 == "samba" && $5 == "running" { print $1; exit }')
+        echo "   no completion or abort in ${WAN_CLOSE_WAIT_S:-120} s: cancelling session $id" >&2
+        [ -n "$id" ] && wan_cli 1 session cancel --config "$d/node1/config.toml" "$id" >&2 || true
+        break
+      fi
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    wait "$pid" || true
     state=$(json "$d/samba-$run.json" 'r["session"]["state"]' 2>/dev/null || echo "no result")
     local secs drops
     drops=$(cat "$d"/node2/daemon.log "$d"/node3/daemon.log | grep 'address-book peer disconnected' | grep -c 'node[23] ' || true)
@@ -404,7 +420,12 @@ close_used() {
       close_rows+=("| $run | $state: $(json "$d/samba-$run.json" 'r["session"].get("reason", "")' 2>/dev/null || true) | - | - | - | $(wall_ms "$d/samba-$run.json" 2>/dev/null || echo -) ms | - | $drops |")
       # An abort under the closes is an outcome to report, not a failure
       # of the run; the plain run must complete.
-      if [ $run = closed ]; then close_outcome="the session ended $state"; else status=1; fi
+      if [ $run = closed ]; then
+        close_outcome="the session ended $state"
+        [ $hung = 1 ] && close_outcome="the session hung: neither completed nor aborted in ${WAN_CLOSE_WAIT_S:-120} s, then cancelled"
+      else
+        status=1
+      fi
     fi
     echo "   $run: ${close_rows[-1]}" >&2
     echo "   what node2 and node3 logged about each other:" >&2
