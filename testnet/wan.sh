@@ -417,7 +417,7 @@ close_used() {
       [ $run = plain ] && base=$secs
       [ $run = closed ] && [ -n "$base" ] && close_outcome="the session completed; stall (its time beyond the plain run's): $(awk -v a="$secs" -v b="$base" 'BEGIN { printf "%.2f", a - b }') s"
     else
-      close_rows+=("| $run | $state: $(json "$d/samba-$run.json" 'r["session"].get("reason", "")' 2>/dev/null || true) | - | - | - | $(wall_ms "$d/samba-$run.json" 2>/dev/null || echo -) ms | - | $drops |")
+      close_rows+=("| $run | $state: $(json "$d/samba-$run.json" 'r["session"].get("reason", "")' 2>/dev/null || true) | stopped at $(json "$d/samba-$run.json" 'r["session"].get("progress", {}).get("step", 0)' 2>/dev/null || echo "?") of $n | - | - | $(wall_ms "$d/samba-$run.json" 2>/dev/null || echo -) ms | - | $drops |")
       # An abort under the closes is an outcome to report, not a failure
       # of the run; the plain run must complete.
       if [ $run = closed ]; then
