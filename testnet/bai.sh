@@ -8,6 +8,8 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d -t bandit-bai.XXXXXX)}
 agents=${2:-16}
+# shellcheck source=testnet/protocols-lib.sh
+. "$here/protocols-lib.sh"
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
 
@@ -15,28 +17,9 @@ BANDIT_TESTNET_LOCAL="$here/problem1-agent.toml" BANDIT_TESTNET_BASE_PORT=${BAND
   "$here/up.sh" $((agents + 1)) "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
-names=$(seq -f '"node%g"' 2 $((agents + 1)) | paste -sd, -)
 status=0
 for algo in dp_mase corrupted_elimination; do
-  # M must stay well below the number of agents: DP-MASE δ = 0.05, β = 0.5
-  # gives M = 5; Corrupted Elimination η = 0.9, ξ = 0.15 gives η_ξ = 0.568,
-  # M = 6. (With ξ = 0.1, M = 11 of 16 agents, every agent can stop before an
-  # arm gathers 12 uncorrupted votes, and the session then ends without an
-  # answer: "every agent stopped before the global set held one arm".)
-  cat >"$dir/bai-$algo.toml" <<SPEC
-protocol = "bai"
-[roles]
-coordinator = "node1"
-agent = [$names]
-[params]
-algorithm = "$algo"
-arms = 10
-delta = 0.05
-beta = 0.5
-epsilon = 0.1
-eta = 0.9
-xi = 0.15
-SPEC
+  bai_spec "$dir/bai-$algo.toml" "$algo" 1 2 $((agents + 1))
   echo "== $algo: 1 coordinator, $agents agents ==" >&2
   start=$(date +%s.%N)
   "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai-$algo.toml" --wait --json >"$dir/result-$algo.json" || true

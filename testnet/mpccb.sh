@@ -21,28 +21,14 @@ set_name=fashion-mnist
 mkdir -p "$dir/bin"
 (cd "$here/.." && go build -o "$dir/bin/bandit-node" ./cmd/bandit-node)
 "$dir/bin/bandit-node" data mpccb --out "$dir/data" --parties "$p" --dataset "$set_name" --arms "$arms" --steps "$steps"
+# shellcheck source=testnet/protocols-lib.sh
+. "$here/protocols-lib.sh"
 rm -rf "$dir/locals"
-mkdir -p "$dir/locals"
-for i in $(seq 1 "$p"); do
-  printf '[local.mpccb.feature_party]\nfeatures = "%s"\n' "$dir/data/party$((i - 1)).csv" >"$dir/locals/node$i.toml"
-done
-printf '[local.mpccb.reward_receiver]\nrewards = "%s"\n' "$dir/data/rewards.csv" >"$dir/locals/node$((p + 2)).toml"
+mpccb_locals "$dir/locals" "$dir/data" "$p"
 BANDIT_TESTNET_LOCAL="$dir/locals" BANDIT_TESTNET_BASE_PORT=${BANDIT_TESTNET_BASE_PORT:-29000} "$here/up.sh" "$n" "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
-features=$(seq -f '"node%g"' 1 "$p" | paste -sd, -)
-cat >"$dir/mpccb.toml" <<SPEC
-protocol = "mpccb"
-[roles]
-feature_party = [$features]
-arm_puller = "node$((p + 1))"
-reward_receiver = "node$((p + 2))"
-dealer = "node$((p + 3))"
-[params]
-steps = $steps
-arms = $arms
-epsilon = 0.1
-SPEC
+mpccb_spec "$dir/mpccb.toml" "$p" "$steps" "$arms"
 echo "== private contextual bandit: $p feature parties, $arms arms, $steps steps ($set_name) ==" >&2
 "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/mpccb.toml" --wait --json >"$dir/result.json"
 grep -q '"state": "completed"' "$dir/result.json" || { echo "mpccb.sh: the session did not complete:" >&2; cat "$dir/result.json" >&2; exit 1; }

@@ -11,6 +11,8 @@ here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d -t bandit-pfcb.XXXXXX)}
 n=${2:-5}
 m=10
+# shellcheck source=testnet/protocols-lib.sh
+. "$here/protocols-lib.sh"
 mkdir -p "$dir/locals"
 dir=$(cd "$dir" && pwd)
 
@@ -19,15 +21,7 @@ rm -rf "$dir/locals"
 BANDIT_TESTNET_LOCAL="$dir/locals" BANDIT_TESTNET_BASE_PORT=${BANDIT_TESTNET_BASE_PORT:-27000} "$here/up.sh" "$n" "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
-names=$(seq -f '"node%g"' 1 "$n" | paste -sd, -)
-cat >"$dir/pfcb.toml" <<SPEC
-protocol = "pfcb"
-[roles]
-agent = [$names]
-[params]
-algorithm = "pfcb"
-rounds = 20000
-SPEC
+pfcb_spec "$dir/pfcb.toml" "$n" 20000
 echo "== P-FCB: $n agents, $m producers, 20,000 rounds ==" >&2
 "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/pfcb.toml" --wait --json >"$dir/result.json" || true
 grep -E '"(state|reason|regret_per_agent|total_regret|constraint_violations|epsilon_total|delta_total)"' "$dir/result.json" | sed 's/^ */  /'

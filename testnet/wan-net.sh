@@ -7,7 +7,8 @@
 # only on 127.0.0.1:4001 (TCP only: QUIC is left out of the listen addresses,
 # since Toxiproxy proxies TCP), and a wanlink process (testnet/wanlink)
 # listens on 10.77.0.(10+I):(20000+J) for each other node J, forwarding to
-# 127.0.0.1:4001 through the profile's toxics. Node J's address book lists
+# 127.0.0.1:4001 through the profile's toxics (and on port 21000+J to
+# 127.0.0.1:4101, for a bench pattern party). Node J's address book lists
 # node I at /ip4/10.77.0.(10+I)/tcp/(20000+J): the emulated address that leads
 # to node I, as a real deployment's would list a public address. Whichever
 # side dials (libp2p may dial, be dialed, or both), the connection crosses
@@ -75,7 +76,8 @@ wan_down() {
 # wan_up N PROFILE [LOCALS]: build the network of N nodes with PROFILE's links
 # under $wan_dir, start the proxies and daemons (LOCALS: a directory of
 # nodeI.toml appended to node I's config) and return once every daemon has
-# all the others connected.
+# all the others connected. Extra wanlink flags (e.g. -close-links) come from
+# the array wan_link_args, if set.
 wan_up() {
   local n=$1 profile=$2 locals=${3:-} i j
   wan_down
@@ -107,6 +109,9 @@ peer_id = "${wan_ids[$i]}"
 addrs = ["/ip4/10.77.0.$((10 + i))/tcp/$((20000 + j))"]
 PEER
       echo "node$j-node$i 10.77.0.$((10 + i)):$((20000 + j)) 127.0.0.1:4001" >>"$wan_dir/node$i/links"
+      # The same link for `bench pattern`'s party in node i's namespace
+      # (wan.sh's pattern rows), which listens on 127.0.0.1:4101.
+      echo "pattern-node$j-node$i 10.77.0.$((10 + i)):$((21000 + j)) 127.0.0.1:4101" >>"$wan_dir/node$i/links"
     done
   done
   if [ -n "$locals" ]; then
@@ -116,7 +121,7 @@ PEER
   fi
   for i in $(seq 1 "$n"); do
     ip netns exec "$(wan_ns "$i")" "$wan_dir/bin/wanlink" -profile "$profile" -links "$wan_dir/node$i/links" \
-      -ready "$wan_dir/node$i/wanlink.ready" >"$wan_dir/node$i/wanlink.log" 2>&1 9>&- &
+      -ready "$wan_dir/node$i/wanlink.ready" ${wan_link_args[@]+"${wan_link_args[@]}"} >"$wan_dir/node$i/wanlink.log" 2>&1 9>&- &
   done
   local deadline=$((SECONDS + 30))
   for i in $(seq 1 "$n"); do

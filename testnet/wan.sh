@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# wan.sh DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition]
+# wan.sh DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only]
 #
 # The wide-area testnet: bandit-node daemons each in its own network
 # namespace, their links emulated by Toxiproxy (testnet/wanlink) with a
@@ -12,12 +12,25 @@
 #   2. SAMBA K = 10, UCB, N = 2,000 (none, lan), 1,000 (metro, lossy) or 300
 #      (continental): the session's ms per step beside its floor, 4 one-way
 #      latencies a step;
-# prints the table profile | floor | measured | ratio (also against the floor
+#   3. the bare SAMBA message pattern (bench pattern --processes) with its
+#      parties in the same namespaces and over the same links, beside SAMBA;
+#   4. the private contextual bandit (mpccb, P = 2, Fashion-MNIST: 300, 100
+#      or 30 steps), its ms per step beside rounds × one-way + bytes / 2 /
+#      bandwidth; BAI (DP-MASE, 8 agents) and P-FCB (4 agents, 5,000
+#      rounds), their wall time per communication round beside the latency
+#      on their critical path (the floors are defined at measure_bai and
+#      measure_pfcb);
+# prints the tables profile | floor | measured | ratio (also against the floor
 # that the links really give, 2 ping medians a step), then runs the partition
 # scenario (unless --no-partition): a long ping session on metro during which
 # node2's link is cut for $WAN_PARTITION_S seconds (default 10, shorter than
 # session.peer_timeout's 30 s), and reports whether the session completed,
-# with the daemons' log lines about it.
+# with the daemons' log lines about it, and then the used-link loss
+# scenario (unless --no-close; --close-only runs it alone): SAMBA K = 3 on
+# metro while every connection between the controller (node2) and comp
+# (node3), a link every step crosses, is closed $WAN_CLOSE_MS ms (default
+# 5,000) after its first byte, and reports whether the session completed with
+# every step, and how much longer it took than without the closes.
 #
 # --short (for CI): the lan profile only, a ping session and SAMBA K = 3,
 # N = 200, no partition; it exits 0 with "wan.sh: skipped: …" when it cannot
@@ -31,15 +44,17 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
-usage() { echo "usage: $0 DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition]" >&2; exit 2; }
+usage() { echo "usage: $0 DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 out=$1
 shift
-short=0 partition=1 chosen=()
+short=0 partition=1 closing=1 close_only=0 chosen=()
 while [ $# -gt 0 ]; do
   case $1 in
   --short) short=1 ;;
   --no-partition) partition=0 ;;
+  --no-close) closing=0 ;;
+  --close-only) close_only=1 ;;
   --profile)
     [ $# -ge 2 ] || usage
     case $2 in none | lan | metro | continental | lossy) chosen+=("$2") ;; *) echo "wan.sh: unknown profile '$2'" >&2; usage ;; esac
@@ -67,6 +82,8 @@ mkdir -p "$out/bin"
 . "$here/wan-net.sh"
 # shellcheck source=testnet/samba-lib.sh
 . "$here/samba-lib.sh"
+# shellcheck source=testnet/protocols-lib.sh
+. "$here/protocols-lib.sh"
 wan_dir=$out
 # One run at a time: a second one would remove the first one's namespaces.
 # The daemons and proxies do not inherit the lock (9>&- where they start), so
@@ -85,6 +102,28 @@ echo "building bandit-node and wanlink into $out/bin ..." >&2
 one_way_ms() {
   case $1 in none) echo 0 ;; lan) echo 0.5 ;; metro | lossy) echo 5 ;; continental) echo 25 ;; esac
 }
+
+# bytes_per_ms PROFILE: the profile's bandwidth in bytes a millisecond, 0
+# for unlimited (testnet/wanlink/profile.go's RateKBps).
+bytes_per_ms() {
+  case $1 in metro | lossy) echo 6250 ;; continental) echo 2500 ;; *) echo 0 ;; esac
+}
+
+# wall_ms FILE: a session result's wall time, started to finished, in ms.
+wall_ms() {
+  python3 -c '
+import json, sys
+from datetime import datetime
+def t(v):
+    v = v.rstrip("Z")
+    head, _, frac = v.partition(".")
+    return datetime.fromisoformat(head).timestamp() + float("0." + (frac or "0"))
+s = json.load(open(sys.argv[1]))["session"]
+print("%.0f" % ((t(s["finished"]) - t(s["started"])) * 1e3))' "$1"
+}
+
+# ratio A B: A / B to 2 decimals, "-" when B is 0.
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b > 0) printf "%.2f", a / b; else print "-" }'; }
 
 # json FILE PYTHON-EXPR: a value of a session's JSON result (as r).
 json() {
@@ -106,15 +145,26 @@ ping_spec() {
   printf 'protocol = "ping"\n[roles]\nparticipant = ["node1", "node2"]\n[params]\ncount = %s\n' "$2" >"$1"
 }
 
-# measure PROFILE K N PINGS: the profile's ping and SAMBA rows.
+# measure PROFILE K N PINGS [MPCCB-STEPS BAI-AGENTS PFCB-AGENTS PFCB-ROUNDS PATTERN-STEPS]:
+# the profile's ping and SAMBA rows, the bare SAMBA pattern's (when
+# PATTERN-STEPS is given) and, when MPCCB-STEPS is given, the
+# private contextual bandit's (P = 2, nodes 1–5), BAI's (DP-MASE,
+# coordinator node1, agents node2 … node(BAI-AGENTS+1)) and P-FCB's
+# (agents node1 … node(PFCB-AGENTS)) rows, all on one network of K + 3
+# daemons whose configs carry every protocol's local data.
 measure() {
-  local profile=$1 k=$2 n=$3 pings=$4 d
+  local profile=$1 k=$2 n=$3 pings=$4 msteps=${5:-} bagents=${6:-} pagents=${7:-} prounds=${8:-} psteps=${9:-} d i
   d=$out/$profile
   mkdir -p "$d"
   wan_dir=$d
   mkdir -p "$d/bin"
   ln -sf "$out/bin/bandit-node" "$out/bin/wanlink" "$d/bin/"
   samba_locals "$d" "$k"
+  if [ -n "$msteps" ]; then
+    mpccb_locals "$d/locals" "$out/mpccb-data" 2
+    for i in $(seq 2 $((bagents + 1))); do cat "$here/problem1-agent.toml" >>"$d/locals/node$i.toml"; done
+    "$here/pfcb-locals.sh" "$d/locals" "$pagents" 10
+  fi
   wan_up $((k + 3)) "$profile" "$d/locals"
   ping_spec "$d/ping.toml" "$pings"
   echo "== $profile: ping node1 <-> node2, $pings round trips ==" >&2
@@ -131,7 +181,7 @@ measure() {
 
   samba_spec "$d/samba.toml" "$k" "$n" ucb
   echo "== $profile: SAMBA K = $k UCB N = $n ==" >&2
-  local state ms floor drops efloor
+  local state ms="" floor drops efloor
   run_session 1 "$d/samba.toml" "$d/samba.json" || true
   # Connections lost while the daemons ran (the lossy profile closes some).
   drops=$(cat "$d"/node*/daemon.log | grep -c 'address-book peer disconnected' || true)
@@ -153,9 +203,135 @@ measure() {
     echo "   SAMBA on $profile ended $state: $reason ($drops peer disconnections logged)" >&2
     status=1
   fi
+  if [ -n "$psteps" ]; then
+    measure_pattern "$profile" "$k" "$psteps" "$ms"
+  fi
+  if [ -n "$msteps" ]; then
+    measure_mpccb "$profile" "$d" "$msteps" "$med"
+    measure_bai "$profile" "$d" "$bagents"
+    measure_pfcb "$profile" "$d" "$pagents" "$prounds" "$med"
+  fi
   wan_down
   wan_dir=$out
 }
+
+# measure_pattern PROFILE K STEPS SAMBA-MS: `bench pattern --processes` with
+# its parties where SAMBA's are (controller node2, comp node3, owners
+# node4 …), each in its namespace (a --party-wrapper), reaching each other
+# through the same links (--routes to the pattern proxies, --listen on the
+# namespace's 127.0.0.1:4101): the bare message pattern's ms per step on
+# these links, and SAMBA's ratio to it.
+measure_pattern() {
+  local profile=$1 k=$2 steps=$3 samba=$4 a b pms
+  printf '#!/bin/sh\nexec ip netns exec "bnwan-$((%s + 2))" "$@"\n' '$BANDIT_PATTERN_PARTY' >"$out/bin/pattern-wrap"
+  chmod +x "$out/bin/pattern-wrap"
+  : >"$wan_dir/pattern-routes"
+  for a in $(seq 0 $((k + 1))); do
+    for b in $(seq 0 $((k + 1))); do
+      [ "$a" = "$b" ] && continue
+      echo "$a $b /ip4/10.77.0.$((12 + b))/tcp/$((21002 + a))" >>"$wan_dir/pattern-routes"
+    done
+  done
+  echo "== $profile: bench pattern K = $k, $steps steps, parties in the namespaces ==" >&2
+  if ! timeout 600 "$out/bin/bandit-node" bench pattern --processes --k "$k" --steps "$steps" --warmup 20 \
+    --listen /ip4/127.0.0.1/tcp/4101 --routes "$wan_dir/pattern-routes" --party-wrapper "$out/bin/pattern-wrap" \
+    --json >"$wan_dir/pattern.json" 2>"$wan_dir/pattern.log" 9>&-; then
+    echo "   bench pattern on $profile failed:" >&2
+    tail -5 "$wan_dir/pattern.log" >&2
+    pattern_rows+=("| $profile | $k | $steps | failed | - | - |")
+    status=1
+    return
+  fi
+  pms=$(json "$wan_dir/pattern.json" '"%.2f" % r["ms_per_step"]')
+  pattern_rows+=("| $profile | $k | $steps | $pms | ${samba:--} | $(ratio "${samba:-0}" "$pms") |")
+  echo "   $pms ms per step (SAMBA ${samba:--})" >&2
+}
+
+# failed NAME PROFILE FILE: report a session that did not complete.
+failed() {
+  local reason
+  reason=$(json "$3" 'r["session"]["state"] + ": " + r["session"].get("reason", "")' 2>/dev/null || echo "no result")
+  echo "   $1 on $2: $reason" >&2
+  status=1
+  echo "$reason"
+}
+
+# measure_mpccb PROFILE DIR STEPS PING-MEDIAN: the private contextual bandit,
+# P = 2, Fashion-MNIST. Its floor a step: rounds_per_step one-way latencies
+# (the feature parties' exchanges, each a message both ways at once) plus
+# bytes_per_step / 2 over the bandwidth: the bytes the two parties send
+# each other cross two directions, each its own proxy with its own
+# bandwidth, and an even split is the least the busier one can carry.
+measure_mpccb() {
+  local profile=$1 d=$2 steps=$3 med=$4 rounds bytes ms floor efloor bw
+  mpccb_spec "$d/mpccb.toml" 2 "$steps" 10
+  echo "== $profile: mpccb P = 2, $steps steps ==" >&2
+  run_session 1 "$d/mpccb.toml" "$d/mpccb.json" || true
+  if [ "$(json "$d/mpccb.json" 'r["session"]["state"]' 2>/dev/null)" != completed ]; then
+    mpccb_rows+=("| $profile | $steps | - | - | - | $(failed mpccb "$profile" "$d/mpccb.json") | - | - | - |")
+    return
+  fi
+  rounds=$(json "$d/mpccb.json" 'r["result"]["rounds_per_step"]')
+  bytes=$(json "$d/mpccb.json" '"%.0f" % r["result"]["bytes_per_step"]')
+  ms=$(json "$d/mpccb.json" '"%.2f" % r["result"]["session_ms_per_step"]')
+  bw=$(bytes_per_ms "$profile")
+  floor=$(awk -v r="$rounds" -v l="$(one_way_ms "$profile")" -v b="$bytes" -v w="$bw" 'BEGIN { printf "%.1f", r * l + (w > 0 ? b / 2 / w : 0) }')
+  efloor=$(awk -v r="$rounds" -v m="$med" -v b="$bytes" -v w="$bw" 'BEGIN { printf "%.1f", r * m / 2 + (w > 0 ? b / 2 / w : 0) }')
+  mpccb_rows+=("| $profile | $steps | $rounds | $bytes | $floor | $ms | $(ratio "$ms" "$floor") | $efloor | $(ratio "$ms" "$efloor") |")
+  echo "   $ms ms per step (floor $floor, from the ping $efloor; $rounds rounds, $bytes bytes a step)" >&2
+}
+
+# measure_bai PROFILE DIR AGENTS: DP-MASE on Problem 1. Its agents never wait
+# for the coordinator (votes and eliminations travel beside their local
+# pulls), so latency is on its critical path only at the end: the last vote
+# to the coordinator and the decision back, 2 one-way latencies a session.
+# Reported: the wall time, the global eliminations (its communication
+# rounds, each a broadcast), ms per elimination, and the wall time's excess
+# over the none profile's against those 2 one-way latencies.
+measure_bai() {
+  local profile=$1 d=$2 agents=$3 wall elim
+  bai_spec "$d/bai.toml" dp_mase 1 2 $((agents + 1))
+  echo "== $profile: BAI DP-MASE, $agents agents ==" >&2
+  run_session 1 "$d/bai.toml" "$d/bai.json" || true
+  if [ "$(json "$d/bai.json" 'r["session"]["state"]' 2>/dev/null)" != completed ]; then
+    bai_rows+=("| $profile | $agents | $(failed BAI "$profile" "$d/bai.json") | - | - | - | - | - | - |")
+    return
+  fi
+  wall=$(wall_ms "$d/bai.json")
+  elim=$(json "$d/bai.json" 'len(r["result"]["elimination_order"])')
+  [ "$profile" = none ] && bai_none_ms=$wall
+  bai_rows+=("| $profile | $agents | $(json "$d/bai.json" 'r["result"]["best_arm"]') | $(json "$d/bai.json" 'r["result"]["votes"]') | $elim | $wall | $(ratio "$wall" "$elim") | $(excess "$wall" "${bai_none_ms:-}") | $(awk -v l="$(one_way_ms "$profile")" 'BEGIN { print 2 * l }') |")
+  echo "   $wall ms, $elim eliminations, best arm $(json "$d/bai.json" 'r["result"]["best_arm"]')" >&2
+}
+
+# measure_pfcb PROFILE DIR AGENTS ROUNDS PING-MEDIAN: P-FCB, m = 10
+# producers. At each communication round every agent publishes its share
+# and waits at a barrier for every other agent's: 1 one-way latency a
+# communication round on the critical path (all publish at once). The agents
+# act on the daemon's 100 ms ticks, so a barrier is released on a tick.
+# Reported: wall time, communication rounds, ms per communication round,
+# the excess over the none profile per communication round against 1 one-way.
+measure_pfcb() {
+  local profile=$1 d=$2 agents=$3 rounds=$4 med=$5 wall comm
+  pfcb_spec "$d/pfcb.toml" "$agents" "$rounds"
+  echo "== $profile: P-FCB, $agents agents, $rounds rounds ==" >&2
+  run_session 1 "$d/pfcb.toml" "$d/pfcb.json" || true
+  if [ "$(json "$d/pfcb.json" 'r["session"]["state"]' 2>/dev/null)" != completed ]; then
+    pfcb_rows+=("| $profile | $agents | $rounds | $(failed P-FCB "$profile" "$d/pfcb.json") | - | - | - | - | - |")
+    return
+  fi
+  wall=$(wall_ms "$d/pfcb.json")
+  comm=$(json "$d/pfcb.json" 'len(r["result"]["communication_rounds"])')
+  [ "$profile" = none ] && pfcb_none_ms=$wall
+  local per excess_per=-
+  per=$(ratio "$wall" "$comm")
+  [ -n "${pfcb_none_ms:-}" ] && excess_per=$(awk -v w="$wall" -v n="$pfcb_none_ms" -v c="$comm" 'BEGIN { printf "%.1f", (w - n) / c }')
+  pfcb_rows+=("| $profile | $agents | $rounds | $comm | $wall | $per | $excess_per | $(one_way_ms "$profile") | $(awk -v m="$med" 'BEGIN { printf "%.2f", m / 2 }') |")
+  echo "   $wall ms, $comm communication rounds" >&2
+}
+
+# excess WALL NONE: WALL − NONE, or "-" without a none measurement.
+excess() { if [ -n "$2" ]; then echo $(($1 - $2)); else echo -; fi; }
 
 # partition SECONDS: a long ping session on metro between node1 and node2
 # while node2's link (its veth's bridge end) is down for SECONDS.
@@ -194,25 +370,103 @@ partition() {
   wan_dir=$out
 }
 
+# close_used MS: SAMBA K = 3, N = 1,000 on metro, twice: once as is, then
+# with every connection between the controller (node2) and comp (node3) —
+# a link each step crosses twice — closed MS ms after its first byte (the
+# redialed connection too, so it repeats). Reports each run's outcome, the
+# closes the daemons logged, and the stall: the second run's time beyond the
+# first's.
+close_used() {
+  local ms=$1 d=$out/close n=1000 state base=""
+  mkdir -p "$d/bin"
+  ln -sf "$out/bin/bandit-node" "$out/bin/wanlink" "$d/bin/"
+  wan_dir=$d
+  samba_locals "$d" 3
+  samba_spec "$d/samba.toml" 3 "$n" ucb
+  for run in plain closed; do
+    if [ $run = closed ]; then
+      wan_link_args=(-close-links node2-node3,node3-node2 -close-after-ms "$ms")
+    else
+      wan_link_args=()
+    fi
+    wan_up 6 metro "$d/locals"
+    echo "== used-link loss: SAMBA K = 3 N = $n on metro, $run ==" >&2
+    # A session that neither completes nor aborts within WAN_CLOSE_WAIT_S
+    # (default 120) is cancelled from node1, and reported as hung.
+    run_session 1 "$d/samba.toml" "$d/samba-$run.json" &
+    local pid=$! waited=0 hung=0
+    while kill -0 "$pid" 2>/dev/null; do
+      if [ $waited -ge $((${WAN_CLOSE_WAIT_S:-120} * 10)) ]; then
+        hung=1
+        local id
+        id=$(wan_cli 1 session list --config "$d/node1/config.toml" | awk '$3 == "samba" && $5 == "running" { print $1; exit }')
+        echo "   no completion or abort in ${WAN_CLOSE_WAIT_S:-120} s: cancelling session $id" >&2
+        [ -n "$id" ] && wan_cli 1 session cancel --config "$d/node1/config.toml" "$id" >&2 || true
+        break
+      fi
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    wait "$pid" || true
+    state=$(json "$d/samba-$run.json" 'r["session"]["state"]' 2>/dev/null || echo "no result")
+    local secs drops
+    drops=$(cat "$d"/node2/daemon.log "$d"/node3/daemon.log | grep 'address-book peer disconnected' | grep -c 'node[23] ' || true)
+    if [ "$state" = completed ]; then
+      secs=$(json "$d/samba-$run.json" '"%.2f" % r["result"]["steps_seconds"]')
+      close_rows+=("| $run | completed | $(json "$d/samba-$run.json" 'r["session"]["progress"]["step"]') of $n | $(json "$d/samba-$run.json" 'r["result"]["cumulative_reward"]') | $(json "$d/samba-$run.json" 'r["result"]["messages_per_step_iteration"]') | $secs | $(json "$d/samba-$run.json" '"%.2f" % r["result"]["ms_per_step"]') | $drops |")
+      [ $run = plain ] && base=$secs
+      [ $run = closed ] && [ -n "$base" ] && close_outcome="the session completed; stall (its time beyond the plain run's): $(awk -v a="$secs" -v b="$base" 'BEGIN { printf "%.2f", a - b }') s"
+    else
+      close_rows+=("| $run | $state: $(json "$d/samba-$run.json" 'r["session"].get("reason", "")' 2>/dev/null || true) | stopped at $(json "$d/samba-$run.json" 'r["session"].get("progress", {}).get("step", 0)' 2>/dev/null || echo "?") of $n | - | - | $(wall_ms "$d/samba-$run.json" 2>/dev/null || echo -) ms | - | $drops |")
+      # An abort under the closes is an outcome to report, not a failure
+      # of the run; the plain run must complete.
+      if [ $run = closed ]; then
+        close_outcome="the session ended $state"
+        [ $hung = 1 ] && close_outcome="the session hung: neither completed nor aborted in ${WAN_CLOSE_WAIT_S:-120} s, then cancelled"
+      else
+        status=1
+      fi
+    fi
+    echo "   $run: ${close_rows[-1]}" >&2
+    echo "   what node2 and node3 logged about each other:" >&2
+    for i in 2 3; do
+      grep -E 'peer (dis)?connected|session (aborted|completed)|party (finished|failed)' "$d/node$i/daemon.log" | grep -vE 'peer="node([14-9]|1[0-9]) ' |
+        cut -c1-200 | sed "s/^/   node$i: /" >&2 || true
+    done
+    cp "$d/node2/daemon.log" "$d/node2-$run.log"
+    cp "$d/node3/daemon.log" "$d/node3-$run.log"
+    wan_down
+  done
+  wan_link_args=()
+  wan_dir=$out
+}
+
 status=0
-ping_rows=() samba_rows=() partition_outcome=""
-if [ $short = 1 ]; then
+close_rows=() close_outcome=""
+ping_rows=() samba_rows=() pattern_rows=() mpccb_rows=() bai_rows=() pfcb_rows=() partition_outcome="" bai_none_ms="" pfcb_none_ms=""
+if [ $close_only = 1 ]; then
+  close_used "${WAN_CLOSE_MS:-5000}"
+elif [ $short = 1 ]; then
   measure lan 3 200 200
 else
   [ ${#chosen[@]} -gt 0 ] || chosen=(none lan metro continental lossy)
+  echo "preparing the private contextual bandit's data (Fashion-MNIST, 2 feature parties) ..." >&2
+  "$out/bin/bandit-node" data mpccb --out "$out/mpccb-data" --parties 2 --dataset fashion-mnist --arms 10 --steps 300 >&2
   for p in "${chosen[@]}"; do
     case $p in
-    none) measure none 10 2000 500 ;;
-    lan) measure lan 10 2000 500 ;;
-    metro) measure metro 10 1000 200 ;;
-    continental) measure continental 10 300 100 ;;
-    lossy) measure lossy 10 1000 200 ;;
+    none) measure none 10 2000 500 300 8 4 5000 2000 ;;
+    lan) measure lan 10 2000 500 300 8 4 5000 2000 ;;
+    metro) measure metro 10 1000 200 100 8 4 5000 500 ;;
+    continental) measure continental 10 300 100 30 8 4 5000 100 ;;
+    lossy) measure lossy 10 1000 200 100 8 4 5000 500 ;;
     esac
   done
   [ $partition = 1 ] && partition "${WAN_PARTITION_S:-10}"
+  [ $closing = 1 ] && close_used "${WAN_CLOSE_MS:-5000}"
 fi
 
 {
+  [ ${#ping_rows[@]} -gt 0 ] && {
   echo
   echo "Ping round trip, node1 -> node2 (ms)"
   echo "| profile | 2 x one-way | median | p99 | round trips |"
@@ -223,6 +477,38 @@ fi
   echo "| profile | K | floor ms/step | measured ms/step | ratio | floor from measured RTT | ratio to it | peer disconnections |"
   echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
   printf '%s\n' "${samba_rows[@]}"
+  }
+  if [ ${#pattern_rows[@]} -gt 0 ]; then
+    echo
+    echo "Bare SAMBA message pattern (bench pattern --processes, parties in the namespaces) against SAMBA, ms per step"
+    echo "| profile | K | steps | pattern ms/step | SAMBA ms/step | daemon / bare |"
+    echo "| --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${pattern_rows[@]}"
+  fi
+  if [ ${#mpccb_rows[@]} -gt 0 ]; then
+    echo
+    echo "mpccb P = 2 ms per step (floor: rounds x one-way + bytes / 2 / bandwidth; from measured RTT: rounds x ping median / 2 + bytes / 2 / bandwidth)"
+    echo "| profile | steps | rounds/step | bytes/step | floor ms/step | measured ms/step | ratio | floor from measured RTT | ratio to it |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${mpccb_rows[@]}"
+    echo
+    echo "BAI DP-MASE (asynchronous: floor 2 one-way a session, the last vote and the decision)"
+    echo "| profile | agents | best arm | votes | eliminations | wall ms | wall ms / elimination | wall ms over none | floor: 2 x one-way |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${bai_rows[@]}"
+    echo
+    echo "P-FCB (a barrier each communication round: floor 1 one-way a communication round)"
+    echo "| profile | agents | rounds | communication rounds | wall ms | wall ms / comm. round | over none, ms / comm. round | floor: one-way ms | floor from measured RTT |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${pfcb_rows[@]}"
+  fi
   [ -z "$partition_outcome" ] || { echo; echo "Partition: $partition_outcome"; }
+  if [ ${#close_rows[@]} -gt 0 ]; then
+    echo
+    echo "Used-link loss: SAMBA K = 3 on metro, controller <-> comp connections closed ${WAN_CLOSE_MS:-5000} ms after their first byte: $close_outcome"
+    echo "| run | outcome | steps | cumulative reward | messages per step | steps seconds | ms/step | node2<->node3 disconnections |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${close_rows[@]}"
+  fi
 } | tee "$out/summary.md"
 exit $status

@@ -189,15 +189,23 @@ type Party struct {
 // NewParty starts a host for role (index for a data owner) listening on
 // loopback over transport, with identity key.
 func NewParty(role string, index int, key crypto.PrivKey, transport string) (*Party, error) {
-	var listen string
+	return newParty(role, index, key, transport, "")
+}
+
+// newParty is NewParty listening on listen instead, if it is not empty.
+func newParty(role string, index int, key crypto.PrivKey, transport, listen string) (*Party, error) {
+	var loopback string
 	var tpt libp2p.Option
 	switch transport {
 	case TransportTCP, "":
-		listen, tpt = "/ip4/127.0.0.1/tcp/0", libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport())
+		loopback, tpt = "/ip4/127.0.0.1/tcp/0", libp2p.Transport(tcp.NewTCPTransport, tcp.DisableReuseport())
 	case TransportQUIC:
-		listen, tpt = "/ip4/127.0.0.1/udp/0/quic-v1", libp2p.Transport(quic.NewTransport)
+		loopback, tpt = "/ip4/127.0.0.1/udp/0/quic-v1", libp2p.Transport(quic.NewTransport)
 	default:
 		return nil, fmt.Errorf("pattern: unknown transport %q", transport)
+	}
+	if listen == "" {
+		listen = loopback
 	}
 	switch role {
 	case RoleController, RoleComp, RoleOwner:

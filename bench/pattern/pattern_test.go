@@ -3,8 +3,11 @@ package pattern
 import (
 	"context"
 	"fmt"
+	"net"
 	"os"
+	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -107,4 +110,61 @@ func BenchmarkInProcess(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ReportMetric(res.MsPerStep, "ms/step")
+}
+
+// TestRunProcessesDialsTheRoutes checks ProcessOptions.Routes: with every
+// party reaching every other at a listener that accepts and hangs up (a
+// link that is down), the run fails, and the listener saw the dials, so the
+// parties used the routes rather than the addresses they reported.
+func TestRunProcessesDialsTheRoutes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts 3 processes")
+	}
+	t.Setenv(childEnv, "1")
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	var dials atomic.Int64
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			dials.Add(1)
+			c.Close()
+		}
+	}()
+	routes := map[Route]string{}
+	for from := range 3 {
+		for to := range 3 {
+			if from != to {
+				routes[Route{from, to}] = "/ip4/127.0.0.1/tcp/" + strconv.Itoa(l.Addr().(*net.TCPAddr).Port)
+			}
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err = RunProcesses(ctx, Config{K: 1, Steps: 10, Warmup: 1}, ProcessOptions{Command: []string{os.Args[0]}, Routes: routes})
+	if err == nil {
+		t.Fatal("the run succeeded though every route leads to a listener that hangs up")
+	}
+	if dials.Load() == 0 {
+		t.Fatalf("the run failed (%v) without dialing a route", err)
+	}
+	t.Logf("failed as it must: %v (%d dials)", err, dials.Load())
+}
+
+// TestRunProcessesRejectsABadRoute checks that a route names existing parties.
+func TestRunProcessesRejectsABadRoute(t *testing.T) {
+	t.Setenv(childEnv, "1")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	_, err := RunProcesses(ctx, Config{K: 1, Steps: 1}, ProcessOptions{Command: []string{os.Args[0]},
+		Routes: map[Route]string{{0, 3}: "/ip4/127.0.0.1/tcp/1"}})
+	if err == nil || !strings.Contains(err.Error(), "parties are 0 … 2") {
+		t.Fatalf("error %v, want one naming the parties", err)
+	}
 }

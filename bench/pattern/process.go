@@ -27,6 +27,7 @@ type childHello struct {
 	Role      string `json:"role"`
 	Index     int    `json:"index"`
 	Transport string `json:"transport"`
+	Listen    string `json:"listen,omitempty"` // a multiaddr; "" is loopback, a free port
 }
 
 type childAddr struct {
@@ -61,7 +62,25 @@ type ProcessOptions struct {
 	OwnerProcs int
 	// Stderr receives the children's standard error; nil discards it.
 	Stderr io.Writer
+	// Listen, if set, is the multiaddr every party process listens on, in
+	// place of a free loopback port: with each party in a network namespace
+	// of its own (testnet/wan.sh), the same address serves them all.
+	Listen string
+	// Routes replace the addresses the parties report: Routes[Route{From,
+	// To}] is the multiaddr (without /p2p) at which party From reaches party
+	// To, e.g. through a link emulator's proxy. Parties are numbered in the
+	// order they start: 0 the controller, 1 comp, 2 … K+1 the data owners;
+	// each process gets its number in the environment variable PartyEnv.
+	Routes map[Route]string
 }
+
+// Route is an ordered pair of parties (see ProcessOptions.Routes).
+type Route struct{ From, To int }
+
+// PartyEnv is the environment variable that gives each party process its
+// number (0 the controller, 1 comp, 2 … the data owners), for a
+// --party-wrapper that places it, say in a network namespace.
+const PartyEnv = "BANDIT_PATTERN_PARTY"
 
 // RunProcesses runs the pattern with every party in its own process and
 // returns the controller's measurement.
@@ -91,7 +110,7 @@ func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result,
 	}()
 	for i, role := range roles {
 		cmd := exec.CommandContext(ctx, opts.Command[0], opts.Command[1:]...)
-		cmd.Env = os.Environ()
+		cmd.Env = append(os.Environ(), PartyEnv+"="+strconv.Itoa(i))
 		procs := opts.Procs
 		if role == RoleOwner && opts.OwnerProcs > 0 {
 			procs = opts.OwnerProcs
@@ -115,7 +134,7 @@ func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result,
 		sc.Buffer(make([]byte, 64<<10), 1<<20)
 		c := &child{cmd: cmd, in: in, out: sc}
 		children = append(children, c)
-		if err := json.NewEncoder(in).Encode(childHello{Role: role, Index: max(i-2, 0), Transport: cfg.Transport}); err != nil {
+		if err := json.NewEncoder(in).Encode(childHello{Role: role, Index: max(i-2, 0), Transport: cfg.Transport, Listen: opts.Listen}); err != nil {
 			return Result{}, fmt.Errorf("pattern: talking to the %s process: %w", role, err)
 		}
 	}
@@ -132,19 +151,29 @@ func RunProcesses(ctx context.Context, cfg Config, opts ProcessOptions) (Result,
 		}
 		return nil
 	}
-	var run childRun
-	run.Config = cfg
-	for _, c := range children {
-		var a childAddr
-		if err := readLine(c, &a, "its address"); err != nil {
+	for r := range opts.Routes {
+		if r.From < 0 || r.To < 0 || r.From >= len(roles) || r.To >= len(roles) {
+			return Result{}, fmt.Errorf("pattern: a route from party %d to party %d, but the parties are 0 … %d", r.From, r.To, len(roles)-1)
+		}
+	}
+	addrs := make([]childAddr, len(children))
+	for i, c := range children {
+		if err := readLine(c, &addrs[i], "its address"); err != nil {
 			return Result{}, err
 		}
-		if len(a.Addrs) == 0 {
+		if len(addrs[i].Addrs) == 0 {
 			return Result{}, errors.New("pattern: a party process listens on no address")
 		}
-		run.Peers = append(run.Peers, a.Addrs[0]+"/p2p/"+a.ID)
 	}
-	for _, c := range children {
+	for i, c := range children {
+		run := childRun{Config: cfg}
+		for j, a := range addrs {
+			addr := a.Addrs[0]
+			if r, ok := opts.Routes[Route{i, j}]; ok {
+				addr = r
+			}
+			run.Peers = append(run.Peers, addr+"/p2p/"+a.ID)
+		}
 		if err := json.NewEncoder(c.in).Encode(run); err != nil {
 			return Result{}, fmt.Errorf("pattern: talking to a party process: %w", err)
 		}
@@ -214,7 +243,7 @@ func ServeChild(ctx context.Context, r io.Reader, w io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("pattern: generating a key: %w", err)
 	}
-	p, err := NewParty(hello.Role, hello.Index, key, hello.Transport)
+	p, err := newParty(hello.Role, hello.Index, key, hello.Transport, hello.Listen)
 	if err != nil {
 		return err
 	}

@@ -45,6 +45,8 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	linksPath := fs.String("links", "", "file of proxies, one \"NAME LISTEN UPSTREAM\" a line (required)")
 	readyPath := fs.String("ready", "", "file to create once every proxy listens (optional)")
 	verbose := fs.Bool("v", false, "log every connection Toxiproxy opens and closes")
+	closeLinks := fs.String("close-links", "", "comma-separated proxy names whose every connection is closed -close-after-ms after its first byte, on top of the profile (names this process does not run are ignored)")
+	closeAfterMs := fs.Int64("close-after-ms", 5000, "with -close-links: how long after its first byte a connection is closed")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -54,6 +56,9 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	prof, ok := profiles()[*profileName]
 	if !ok {
 		return fmt.Errorf("unknown profile %q; the profiles are %s", *profileName, strings.Join(profileNames(), ", "))
+	}
+	if *closeAfterMs <= 0 {
+		return fmt.Errorf("-close-after-ms must be positive, not %d", *closeAfterMs)
 	}
 	if *linksPath == "" {
 		return errors.New("-links is required")
@@ -67,7 +72,13 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if *verbose {
 		level = zerolog.InfoLevel
 	}
-	server, err := startProxies(links, prof, zerolog.New(stderr).Level(level).With().Timestamp().Logger())
+	closing := map[string]bool{}
+	for _, name := range strings.Split(*closeLinks, ",") {
+		if name = strings.TrimSpace(name); name != "" {
+			closing[name] = true
+		}
+	}
+	server, err := startProxies(links, prof, closing, *closeAfterMs, zerolog.New(stderr).Level(level).With().Timestamp().Logger())
 	if err != nil {
 		return err
 	}
@@ -119,9 +130,10 @@ func readLinks(path string) ([]link, error) {
 }
 
 // startProxies starts one proxy per link, each with the profile's toxics on
-// both directions, and returns the server that holds them; its
-// Collection.Clear stops them.
-func startProxies(links []link, prof profile, logger zerolog.Logger) (*toxiproxy.ApiServer, error) {
+// both directions (and, on the links named in closing, a close_after toxic
+// of closeAfterMs on every connection), and returns the server that holds
+// them; its Collection.Clear stops them.
+func startProxies(links []link, prof profile, closing map[string]bool, closeAfterMs int64, logger zerolog.Logger) (*toxiproxy.ApiServer, error) {
 	toxics.Register(latencyMicrosType, new(latencyMicros))
 	toxics.Register(closeAfterType, new(closeAfter))
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), logger)
@@ -131,7 +143,11 @@ func startProxies(links []link, prof profile, logger zerolog.Logger) (*toxiproxy
 			server.Collection.Clear()
 			return nil, fmt.Errorf("starting proxy %s on %s: %w", l.name, l.listen, err)
 		}
-		for _, t := range prof.toxics() {
+		ts := prof.toxics()
+		if closing[l.name] {
+			ts = append(ts, toxicSpec{"targeted_close", closeAfterType, 1, fmt.Sprintf(`{"after_ms":%d}`, closeAfterMs)})
+		}
+		for _, t := range ts {
 			for _, dir := range []string{"upstream", "downstream"} {
 				body := fmt.Sprintf(`{"name":%q,"type":%q,"stream":%q,"toxicity":%g,"attributes":%s}`,
 					t.name+"_"+dir, t.kind, dir, t.toxicity, t.attributes)

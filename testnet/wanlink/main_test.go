@@ -44,7 +44,7 @@ func TestProxyAddsTheProfileLatency(t *testing.T) {
 	for _, name := range []string{"lan", "metro", "continental"} {
 		t.Run(name, func(t *testing.T) {
 			prof := profiles()[name]
-			server, err := startProxies([]link{{"a-b", "127.0.0.1:0", echoServer(t)}}, prof, zerolog.Nop())
+			server, err := startProxies([]link{{"a-b", "127.0.0.1:0", echoServer(t)}}, prof, nil, 0, zerolog.Nop())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -87,7 +87,7 @@ func TestProxyAddsTheProfileLatency(t *testing.T) {
 func TestEveryProfileStarts(t *testing.T) {
 	for _, name := range profileNames() {
 		t.Run(name, func(t *testing.T) {
-			server, err := startProxies([]link{{"a-b", "127.0.0.1:0", "127.0.0.1:1"}}, profiles()[name], zerolog.Nop())
+			server, err := startProxies([]link{{"a-b", "127.0.0.1:0", "127.0.0.1:1"}}, profiles()[name], nil, 0, zerolog.Nop())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -150,7 +150,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 // comes back) and is then closed, which the client sees rather than a hang.
 func TestCloseAfterClosesAnOpenConnection(t *testing.T) {
 	prof := profile{CloseToxicity: 1, CloseAfterMillis: 50}
-	server, err := startProxies([]link{{"a-b", "127.0.0.1:0", echoServer(t)}}, prof, zerolog.Nop())
+	server, err := startProxies([]link{{"a-b", "127.0.0.1:0", echoServer(t)}}, prof, nil, 0, zerolog.Nop())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,5 +177,61 @@ func TestCloseAfterClosesAnOpenConnection(t *testing.T) {
 	}
 	if string(got) != "hello" {
 		t.Errorf("before the close the connection carried %q, want %q", got, "hello")
+	}
+}
+
+// TestCloseLinksTargetsOnlyTheNamedLink checks -close-links: the named
+// proxy's connection is closed after its delay, while another proxy of the
+// same process, with a profile that closes nothing, keeps its connection.
+func TestCloseLinksTargetsOnlyTheNamedLink(t *testing.T) {
+	echo := echoServer(t)
+	server, err := startProxies([]link{{"a-b", "127.0.0.1:0", echo}, {"a-c", "127.0.0.1:0", echo}},
+		profiles()["none"], map[string]bool{"a-b": true}, 50, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Collection.Clear() })
+	dial := func(name string) net.Conn {
+		t.Helper()
+		p, err := server.Collection.Get(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := net.DialTimeout("tcp", p.Listen, 10*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		if _, err := c.Write([]byte("hello")); err != nil {
+			t.Fatal(err)
+		}
+		return c
+	}
+	closed, kept := dial("a-b"), dial("a-c")
+	if err := closed.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(closed)
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		t.Fatalf("a-b was still open after 20 s; -close-links did not close it")
+	}
+	if string(got) != "hello" {
+		t.Errorf("a-b carried %q before its close, want %q", got, "hello")
+	}
+	// a-b has been closed, 50 ms after its first byte; a-c, opened at the
+	// same time, must still echo.
+	if err := kept.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 10)
+	if _, err := io.ReadFull(kept, buf[:5]); err != nil {
+		t.Fatalf("a-c: %v", err)
+	}
+	if _, err := kept.Write([]byte("again")); err != nil {
+		t.Fatalf("a-c was closed, though only a-b is targeted: %v", err)
+	}
+	if _, err := io.ReadFull(kept, buf[5:]); err != nil {
+		t.Fatalf("a-c was closed, though only a-b is targeted: %v", err)
 	}
 }

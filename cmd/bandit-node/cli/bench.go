@@ -7,8 +7,11 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"strconv"
+	"strings"
 
 	"github.com/bandit-node/bandit-node/bench/pattern"
+	"github.com/multiformats/go-multiaddr"
 )
 
 // benchCommands are the benchmarks of bench (not its internal
@@ -60,6 +63,8 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	scoreItem := fs.Int("score-item-bytes", pattern.DefaultScoreItemSize, "bytes of each item of the controller's batch to comp")
 	bitItem := fs.Int("bit-item-bytes", pattern.DefaultBitItemSize, "bytes of each item of comp's batch to the controller")
 	wrapper := fs.String("party-wrapper", "", "with --processes, a program that starts each party's process (it gets the party's command as its arguments; a profiler, say)")
+	listen := fs.String("listen", "", "with --processes, the multiaddr every party process listens on (default: a free loopback port; with each party in a network namespace of its own, the same address serves all)")
+	routesPath := fs.String("routes", "", "with --processes, a file of \"FROM TO MULTIADDR\" lines: party FROM reaches party TO at MULTIADDR (0 the controller, 1 comp, 2 … the data owners; each party process gets its number in $"+pattern.PartyEnv+")")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	schedtrace := fs.Bool("schedtrace", true, "restart with GODEBUG=schedtrace=2147483647 to keep the Go runtime's monitor thread awake, as the daemon's [runtime] schedtrace does (the party processes inherit it)")
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
@@ -76,6 +81,16 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	if *wrapper != "" && !*processes {
 		return usageError{"bench pattern: --party-wrapper starts party processes, so it needs --processes"}
 	}
+	if (*listen != "" || *routesPath != "") && !*processes {
+		return usageError{"bench pattern: --listen and --routes place party processes, so they need --processes"}
+	}
+	var routes map[pattern.Route]string
+	if *routesPath != "" {
+		var err error
+		if routes, err = readRoutes(*routesPath); err != nil {
+			return err
+		}
+	}
 	applySchedtrace(*schedtrace, "--schedtrace", slog.New(slog.NewTextHandler(stderr, nil)), restart)
 	var res pattern.Result
 	var err error
@@ -90,7 +105,8 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 		if *wrapper != "" {
 			command = append([]string{*wrapper}, command...)
 		}
-		res, err = pattern.RunProcesses(ctx, cfg, pattern.ProcessOptions{Command: command, Procs: *procs, OwnerProcs: *ownerProcs, Stderr: stderr})
+		res, err = pattern.RunProcesses(ctx, cfg, pattern.ProcessOptions{Command: command, Procs: *procs, OwnerProcs: *ownerProcs, Stderr: stderr,
+			Listen: *listen, Routes: routes})
 	} else {
 		res, err = pattern.RunInProcess(ctx, cfg)
 	}
@@ -118,4 +134,35 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 			1000*res.StepsCPUSeconds[pattern.RoleComp]/float64(res.Steps), 1000*res.StepsCPUSeconds[pattern.RoleOwner]/float64(res.Steps))
 	}
 	return nil
+}
+
+// readRoutes reads a --routes file: "FROM TO MULTIADDR" a line, blank lines
+// and lines starting with # skipped.
+func readRoutes(path string) (map[pattern.Route]string, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("bench pattern: reading the routes: %w", err)
+	}
+	routes := map[pattern.Route]string{}
+	for n, line := range strings.Split(string(data), "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" || strings.HasPrefix(line, "#") {
+			continue
+		}
+		f := strings.Fields(line)
+		var from, to int
+		var ferr, terr error
+		if len(f) == 3 {
+			from, ferr = strconv.Atoi(f[0])
+			to, terr = strconv.Atoi(f[1])
+		}
+		if len(f) != 3 || ferr != nil || terr != nil {
+			return nil, fmt.Errorf("bench pattern: %s:%d: want \"FROM TO MULTIADDR\" (party numbers and an address), got %q", path, n+1, line)
+		}
+		if _, err := multiaddr.NewMultiaddr(f[2]); err != nil {
+			return nil, fmt.Errorf("bench pattern: %s:%d: address %q: %w", path, n+1, f[2], err)
+		}
+		routes[pattern.Route{From: from, To: to}] = f[2]
+	}
+	return routes, nil
 }
