@@ -44,23 +44,7 @@ func TestProxyAddsTheProfileLatency(t *testing.T) {
 	for _, name := range []string{"lan", "metro", "continental"} {
 		t.Run(name, func(t *testing.T) {
 			prof := profiles()[name]
-			server, err := startProxies([]link{{"a-b", "127.0.0.1:0", echoServer(t)}}, prof, nil, 0, zerolog.Nop())
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { server.Collection.Clear() })
-			p, err := server.Collection.Get("a-b")
-			if err != nil {
-				t.Fatal(err)
-			}
-			c, err := net.DialTimeout("tcp", p.Listen, 10*time.Second)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer c.Close()
-			if err := c.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
-				t.Fatal(err)
-			}
+			c := dialEcho(t, prof, 30*time.Second)
 			min := 2 * time.Duration(prof.OneWayMicros-prof.JitterMicros) * time.Microsecond
 			for i := 0; i < 5; i++ {
 				msg := []byte(strings.Repeat("x", 100) + string(rune('a'+i)))
@@ -150,23 +134,7 @@ func TestRunRejectsBadFlags(t *testing.T) {
 // comes back) and is then closed, which the client sees rather than a hang.
 func TestCloseAfterClosesAnOpenConnection(t *testing.T) {
 	prof := profile{CloseToxicity: 1, CloseAfterMillis: 50}
-	server, err := startProxies([]link{{"a-b", "127.0.0.1:0", echoServer(t)}}, prof, nil, 0, zerolog.Nop())
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { server.Collection.Clear() })
-	p, err := server.Collection.Get("a-b")
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := net.DialTimeout("tcp", p.Listen, 10*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	if err := c.SetDeadline(time.Now().Add(20 * time.Second)); err != nil {
-		t.Fatal(err)
-	}
+	c := dialEcho(t, prof, 20*time.Second)
 	if _, err := c.Write([]byte("hello")); err != nil {
 		t.Fatal(err)
 	}
@@ -234,4 +202,29 @@ func TestCloseLinksTargetsOnlyTheNamedLink(t *testing.T) {
 	if _, err := io.ReadFull(kept, buf[5:]); err != nil {
 		t.Fatalf("a-c was closed, though only a-b is targeted: %v", err)
 	}
+}
+
+// dialEcho starts a proxy "a-b" of prof in front of an echo server and
+// returns a connection to it, closed with the test, whose reads and writes
+// fail after deadline.
+func dialEcho(t *testing.T, prof profile, deadline time.Duration) net.Conn {
+	t.Helper()
+	server, err := startProxies([]link{{"a-b", "127.0.0.1:0", echoServer(t)}}, prof, nil, 0, zerolog.Nop())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { server.Collection.Clear() })
+	p, err := server.Collection.Get("a-b")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := net.DialTimeout("tcp", p.Listen, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	if err := c.SetDeadline(time.Now().Add(deadline)); err != nil {
+		t.Fatal(err)
+	}
+	return c
 }

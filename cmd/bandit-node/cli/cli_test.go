@@ -149,41 +149,7 @@ func TestSimulateJSON(t *testing.T) {
 // --wait --json, list, result, and a bad spec.
 func TestCLIAgainstDaemons(t *testing.T) {
 	root := t.TempDir()
-	type nodeDir struct {
-		cfg, id string
-		port    int
-	}
-	nodes := make([]nodeDir, 2)
-	// Four draws from 12,000 ports repeat one about once in 2,000 runs; a
-	// daemon could not listen then.
-	used := map[int]bool{}
-	distinctPort := func() int {
-		p := testutil.FreePort(t)
-		for used[p] {
-			p = testutil.FreePort(t)
-		}
-		used[p] = true
-		return p
-	}
-	for i := range nodes {
-		dir := filepath.Join(root, fmt.Sprintf("node%d", i+1))
-		port, api := distinctPort(), distinctPort()
-		out, _, err := run(t, "init", "--dir", dir, "--name", fmt.Sprintf("node%d", i+1), "--policy-open",
-			"--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port), "--api", fmt.Sprintf("127.0.0.1:%d", api))
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[i] = nodeDir{cfg: filepath.Join(dir, "config.toml"), id: strings.TrimSpace(out), port: port}
-	}
-	for i := range nodes {
-		j := 1 - i
-		f, err := os.OpenFile(nodes[i].cfg, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(f, "\n[[peers]]\nname = \"node%d\"\npeer_id = %q\naddrs = [\"/ip4/127.0.0.1/tcp/%d\"]\n", j+1, nodes[j].id, nodes[j].port)
-		f.Close()
-	}
+	nodes := initPair(t, root)
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, len(nodes))
@@ -314,5 +280,59 @@ func TestSimulateSAMBAJSON(t *testing.T) {
 		t.Errorf("messages = %d, want 2K+2 a step and the setup's", res.Messages)
 	case res.ElapsedSeconds <= 0:
 		t.Errorf("elapsed_seconds = %v", res.ElapsedSeconds)
+	}
+}
+
+// testDaemon is a node directory made by `init` for a CLI test.
+type testDaemon struct {
+	dir, cfg, id string
+	port         int
+}
+
+// initPair runs `init` for node1 and node2 under root, on distinct
+// loopback ports (four draws from 12,000 ports repeat one about once in
+// 2,000 runs; a daemon could not listen then), and puts each in the
+// other's address book. Their daemons are not started.
+func initPair(t *testing.T, root string) []testDaemon {
+	t.Helper()
+	nodes := make([]testDaemon, 2)
+	used := map[int]bool{}
+	distinctPort := func() int {
+		p := testutil.FreePort(t)
+		for used[p] {
+			p = testutil.FreePort(t)
+		}
+		used[p] = true
+		return p
+	}
+	for i := range nodes {
+		dir := filepath.Join(root, fmt.Sprintf("node%d", i+1))
+		port, api := distinctPort(), distinctPort()
+		out, _, err := run(t, "init", "--dir", dir, "--name", fmt.Sprintf("node%d", i+1), "--policy-open",
+			"--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port), "--api", fmt.Sprintf("127.0.0.1:%d", api))
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes[i] = testDaemon{dir: dir, cfg: filepath.Join(dir, "config.toml"), id: strings.TrimSpace(out), port: port}
+	}
+	for i := range nodes {
+		j := 1 - i
+		appendConfig(t, nodes[i].cfg, fmt.Sprintf("\n[[peers]]\nname = \"node%d\"\npeer_id = %q\naddrs = [\"/ip4/127.0.0.1/tcp/%d\"]\n", j+1, nodes[j].id, nodes[j].port))
+	}
+	return nodes
+}
+
+// appendConfig appends text to the config file cfg.
+func appendConfig(t *testing.T, cfg, text string) {
+	t.Helper()
+	f, err := os.OpenFile(cfg, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(text); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,46 +20,12 @@ import (
 // list (--name) and session status.
 func TestCLIStandingSessions(t *testing.T) {
 	root := t.TempDir()
-	type nodeDir struct {
-		dir, cfg, id string
-		port         int
-	}
-	nodes := make([]nodeDir, 2)
-	used := map[int]bool{}
-	distinctPort := func() int {
-		p := testutil.FreePort(t)
-		for used[p] {
-			p = testutil.FreePort(t)
-		}
-		used[p] = true
-		return p
-	}
-	for i := range nodes {
-		dir := filepath.Join(root, fmt.Sprintf("node%d", i+1))
-		port, api := distinctPort(), distinctPort()
-		out, _, err := run(t, "init", "--dir", dir, "--name", fmt.Sprintf("node%d", i+1), "--policy-open",
-			"--listen", fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", port), "--api", fmt.Sprintf("127.0.0.1:%d", api))
-		if err != nil {
-			t.Fatal(err)
-		}
-		nodes[i] = nodeDir{dir: dir, cfg: filepath.Join(dir, "config.toml"), id: strings.TrimSpace(out), port: port}
-	}
+	nodes := initPair(t, root)
 	if err := os.MkdirAll(filepath.Join(nodes[0].dir, "specs"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	writeSpec(t, filepath.Join(nodes[0].dir, "specs"), "ping.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 5\n")
-	for i := range nodes {
-		j := 1 - i
-		f, err := os.OpenFile(nodes[i].cfg, os.O_APPEND|os.O_WRONLY, 0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		fmt.Fprintf(f, "\n[[peers]]\nname = \"node%d\"\npeer_id = %q\naddrs = [\"/ip4/127.0.0.1/tcp/%d\"]\n", j+1, nodes[j].id, nodes[j].port)
-		if i == 0 {
-			fmt.Fprintf(f, "\n[[sessions]]\nname = \"pinger\"\nspec = \"specs/ping.toml\"\nevery = \"2s\"\nretry = { attempts = 2, backoff = \"1s\" }\n")
-		}
-		f.Close()
-	}
+	appendConfig(t, nodes[0].cfg, "\n[[sessions]]\nname = \"pinger\"\nspec = \"specs/ping.toml\"\nevery = \"2s\"\nretry = { attempts = 2, backoff = \"1s\" }\n")
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	done := make(chan error, len(nodes))
