@@ -44,21 +44,7 @@ func TestNewHostValidation(t *testing.T) {
 				Peers:       []Peer{{Name: "alpha", ID: a}, {Name: "beta", ID: b}},
 			}
 			tc.mod(&cfg)
-			h, err := NewHost(cfg)
-			if tc.want == "" {
-				if err != nil {
-					t.Fatal(err)
-				}
-				h.Close()
-				return
-			}
-			if err == nil {
-				h.Close()
-				t.Fatalf("NewHost succeeded, want an error mentioning %q", tc.want)
-			}
-			if !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("error %q does not mention %q", err, tc.want)
-			}
+			checkNewHost(t, cfg, tc.want)
 		})
 	}
 }
@@ -150,5 +136,26 @@ func TestHostPeersAndNotify(t *testing.T) {
 	}
 	if got := strings.Join(events[tn.ids[1]], ","); got != "up" {
 		t.Errorf("node1 events = %s, want up", got)
+	}
+}
+
+// checkNewHost builds a host of cfg: it must succeed when want is "", or
+// fail with an error mentioning want.
+func checkNewHost(t *testing.T, cfg Config, want string) {
+	t.Helper()
+	h, err := NewHost(cfg)
+	if want == "" {
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Close()
+		return
+	}
+	if err == nil {
+		h.Close()
+		t.Fatalf("NewHost succeeded, want an error mentioning %q", want)
+	}
+	if !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not mention %q", err, want)
 	}
 }
