@@ -34,7 +34,11 @@ import (
 // and Done until answered and whose ended sessions answer from their
 // records — a 1.0.0 initiator would abort on a repeated Done, so the two
 // do not talk ("protocols not supported" at the proposal) rather than fail
-// now and then.
+// now and then. 2.0.0: every stream of the daemon, control and role,
+// carries a link (p2p link.go: a header, numbered frames, acknowledgements
+// and resends across reconnections), which a 1.x daemon cannot read; its
+// role streams keep their IDs, since a session never reaches them without
+// a proposal on this one.
 const ControlProtocol = libp2pprotocol.ID("/bandit/session/" + controlWireVersion)
 
 // RoleProtocol is the protocol ID of the role streams of a family:

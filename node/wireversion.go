@@ -14,7 +14,7 @@ import (
 // build speaks (ControlProtocol). When it changes in a way an earlier
 // daemon cannot follow, the previous version joins controlWireVersions
 // for as long as this build still speaks it.
-const controlWireVersion = "1.1.0"
+const controlWireVersion = "2.0.0"
 
 // controlWireVersions are the versions of the session-control protocol
 // this build accepts in a proposal, the current one first.

@@ -159,14 +159,14 @@ func TestVersionChecks(t *testing.T) {
 		want string // the version the session runs on, or the error
 	}{
 		{"older daemon, no versions", ping.Family{}, nil, "1.0.0"},
-		{"no family version", ping.Family{}, &nodepb.Versions{Node: "v0.3.0", Session: "1.1.0"}, "1.0.0"},
-		{"current", bumped, &nodepb.Versions{Session: "1.1.0", Family: "2.0.0"}, "2.0.0"},
-		{"previous", bumped, &nodepb.Versions{Session: "1.1.0", Family: "1.0.0"}, "1.0.0"},
-		{"newer session protocol", ping.Family{}, &nodepb.Versions{Node: "v0.9.0", Session: "1.2.0", Family: "1.0.0"},
-			"node2 speaks session wire 1.1.0, this proposal needs 1.2.0: upgrade node2 (node2 runs bandit-node v0.4.0, node1 runs v0.9.0)"},
-		{"older session protocol", ping.Family{}, &nodepb.Versions{Node: "v0.1.0", Session: "1.0.0", Family: "1.0.0"},
-			"node2 speaks session wire 1.1.0, this proposal needs 1.0.0: upgrade node1"},
-		{"newer family", bumped, &nodepb.Versions{Session: "1.1.0", Family: "3.0.0"},
+		{"no family version", ping.Family{}, &nodepb.Versions{Node: "v0.3.0", Session: "2.0.0"}, "1.0.0"},
+		{"current", bumped, &nodepb.Versions{Session: "2.0.0", Family: "2.0.0"}, "2.0.0"},
+		{"previous", bumped, &nodepb.Versions{Session: "2.0.0", Family: "1.0.0"}, "1.0.0"},
+		{"newer session protocol", ping.Family{}, &nodepb.Versions{Node: "v0.9.0", Session: "2.1.0", Family: "1.0.0"},
+			"node2 speaks session wire 2.0.0, this proposal needs 2.1.0: upgrade node2 (node2 runs bandit-node v0.4.0, node1 runs v0.9.0)"},
+		{"older session protocol", ping.Family{}, &nodepb.Versions{Node: "v0.1.0", Session: "1.1.0", Family: "1.0.0"},
+			"node2 speaks session wire 2.0.0, this proposal needs 1.1.0: upgrade node1"},
+		{"newer family", bumped, &nodepb.Versions{Session: "2.0.0", Family: "3.0.0"},
 			"node2 speaks ping wire 2.0.0 and 1.0.0, this proposal needs 3.0.0: upgrade node2"},
 	} {
 		f, err := n.admitVersions("node2", "node1", c.base, c.v)

@@ -44,7 +44,9 @@ func (m *Messenger) handleStream(s network.Stream) {
 }
 
 // readLoop reads frames from s and hands them to the handler until the stream
-// ends or misbehaves.
+// ends or misbehaves: first the link header (link.go), then frames, each
+// numbered one more than the last, of which those the handler already got
+// through another stream of the link are dropped.
 func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 	handle := func(frame []byte) { m.handler(from, frame) }
 	if m.opts.NewStreamHandler != nil {
@@ -52,6 +54,28 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 	}
 	br := bufio.NewReaderSize(s, streamBufferSize)
 	idle, readTimeout := m.opts.IdleTimeout, m.opts.ReadTimeout
+	if err := s.SetReadDeadline(time.Now().Add(readTimeout)); err != nil {
+		s.Reset()
+		return
+	}
+	hdr, err := ReadFrame(br, maxHeaderSize)
+	var linkID, seq uint64
+	if err == nil {
+		linkID, seq, err = parseHeader(hdr)
+	} else if errors.Is(err, ErrFrameTooLarge) {
+		err = errBadHeader
+	}
+	l := m.linkFrom(from)
+	if err == nil {
+		err = l.join(linkID, seq)
+	}
+	if err != nil {
+		m.endStream(from, s, err, errors.Is(err, io.EOF))
+		return
+	}
+	ack := newAcker(m, s, l)
+	defer ack.stop()
+	ack.flush() // tell a resending sender at once where the link stands
 	// The idle deadline is set for IdleTimeout and left alone while frames
 	// come (moving it would read the clock for every frame): when it
 	// passes, the stream is idle only if no frame came since it was set,
@@ -99,9 +123,16 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 			m.endStream(from, s, err, false)
 			return
 		}
-		m.framesReceived.Add(1)
-		m.bytesReceived.Add(uint64(len(frame)))
-		if !m.handleFrame(handle, from, frame) {
+		heard = true
+		ok, err := m.deliverFrame(handle, from, l, linkID, seq, frame)
+		if borrowed {
+			br.Discard(len(frame))
+		}
+		if err != nil {
+			m.endStream(from, s, err, false)
+			return
+		}
+		if !ok {
 			// The handler's state for this stream (what it remembers
 			// of the last frame) cannot be trusted after a panic, nor
 			// the reader's: the stream is reset, and the peer's next
@@ -109,11 +140,35 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 			s.Reset()
 			return
 		}
-		if borrowed {
-			br.Discard(len(frame))
-		}
-		heard = true
+		seq++
+		ack.received(len(frame))
 	}
+}
+
+// errLinkSuperseded ends a stream of a link the sender has replaced.
+var errLinkSuperseded = errors.New("the sender started a new link; this stream belongs to the old one")
+
+// deliverFrame hands frame, number seq of link linkID, to the handler
+// unless the handler had it already, and reports whether the handler
+// returned (see handleFrame). The frame counts as handed over before the
+// handler runs, so that one that makes it panic is not sent again.
+func (m *Messenger) deliverFrame(handle func([]byte), from peer.ID, l *inLink, linkID, seq uint64, frame []byte) (bool, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	switch {
+	case l.id != linkID:
+		return true, errLinkSuperseded
+	case seq < l.next:
+		m.dups.Add(1)
+		return true, nil
+	case seq > l.next:
+		return true, fmt.Errorf("%w: frame %d came before frame %d", ErrFrameMalformed, seq, l.next)
+	}
+	l.next++
+	l.acked.Store(l.next)
+	m.framesReceived.Add(1)
+	m.bytesReceived.Add(uint64(len(frame)))
+	return m.handleFrame(handle, from, frame), nil
 }
 
 // handleFrame calls handle on one frame and reports whether it returned.
@@ -156,6 +211,9 @@ func (m *Messenger) endStream(from peer.ID, s network.Stream, err error, boundar
 		s.Close()
 	case boundary && timeout:
 		m.logger.Debug("closing an idle stream", "peer", who, "idle_timeout", m.opts.IdleTimeout)
+		s.Reset()
+	case errors.Is(err, errLinkSuperseded):
+		m.logger.Debug("closing a stream of a superseded link", "peer", who)
 		s.Reset()
 	case errors.Is(err, network.ErrReset) || m.isClosed():
 		m.logger.Debug("stream was reset", "peer", who, "err", err)

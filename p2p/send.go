@@ -1,7 +1,6 @@
 package p2p
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -71,10 +70,27 @@ func (m *Messenger) tooLarge(to peer.ID, frame []byte) error {
 	return fmt.Errorf("sending to %s on %s: a %d-byte frame: %w (limit %d bytes)", m.h.describe(to), m.id, len(frame), ErrFrameTooLarge, m.opts.MaxFrameSize)
 }
 
-// send writes frame to peer to through its outbound state o.
+// send queues frame on the link to peer to and writes it. Once the frame
+// has been written, or tried, the link owns it: should its stream end
+// before the peer acknowledges it, resendLoop sends it again on a new
+// stream, and send reports success. Send fails only for a frame the link
+// did not take: the send window stayed full, or the peer could not be
+// reached with nothing else on its way to it (the frame is then dropped).
 func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	m.trim(o)
+	if err := m.waitWindow(ctx, to, o, len(frame)); err != nil {
+		m.errs.Add(1)
+		return err
+	}
+	off := o.q.push(frame)
+	o.pushed.Store(o.q.next)
+	if o.resending {
+		// The link is being reopened: the frame goes with the others.
+		m.accepted(frame)
+		return nil
+	}
 	var writeErr error
 	moved := false // a stream was replaced because its connection had closed
 	for attempt := 0; attempt < 2; attempt++ {
@@ -87,14 +103,18 @@ func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []
 			o.s = nil
 		}
 		if o.s == nil {
+			// open writes every frame not acknowledged, this one too.
 			if err := m.open(ctx, to, o); err != nil {
 				m.errs.Add(1)
 				if writeErr != nil {
-					return fmt.Errorf("sending to %s on %s: writing failed (%v), then reopening the stream failed: %w", m.h.describe(to), m.id, writeErr, err)
+					err = fmt.Errorf("writing failed (%v), then reopening the stream failed: %w", writeErr, err)
 				}
-				return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
+				return m.sendFailed(to, o, off, frame, err)
 			}
-			now = time.Now()
+			writeErr = nil
+		} else {
+			o.written = o.q.next
+			writeErr = o.write(ctx, now, o.q.buf[off:], m.opts)
 		}
 		// A stream whose connection is gone or going (closed by either
 		// side, e.g. one of two connections formed by a simultaneous
@@ -102,7 +122,6 @@ func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []
 		// succeeds into a buffer that will not leave, and either way the
 		// frame goes again on a new stream on a live connection. One look
 		// at the connection, after the write, covers both cases.
-		writeErr = o.write(ctx, now, frame, m.opts)
 		if o.s.Conn().IsClosed() {
 			m.dropConnLost(to, o)
 			if !moved {
@@ -122,8 +141,7 @@ func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []
 			continue
 		}
 		if writeErr == nil {
-			m.framesSent.Add(1)
-			m.bytesSent.Add(uint64(len(frame)))
+			m.accepted(frame)
 			return nil
 		}
 		m.errs.Add(1)
@@ -134,8 +152,62 @@ func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []
 			break
 		}
 	}
-	return fmt.Errorf("sending a %d-byte frame to %s on %s: %w", len(frame), m.h.describe(to), m.id, writeErr)
+	return m.sendFailed(to, o, off, frame, writeErr)
 }
+
+// accepted counts a frame the link took.
+func (m *Messenger) accepted(frame []byte) {
+	m.framesSent.Add(1)
+	m.bytesSent.Add(uint64(len(frame)))
+}
+
+// sendFailed ends a Send whose frame, pushed at off, could not be written
+// because of err. A frame alone on the link and never written is taken
+// back, and Send fails: the peer cannot be reached now. Otherwise the
+// frame goes with those before it, which the peer has yet to
+// acknowledge, when resendLoop reopens the link. o.mu is held.
+func (m *Messenger) sendFailed(to peer.ID, o *outStream, off int, frame []byte, err error) error {
+	if o.q.frames() == 1 && o.written < o.q.next {
+		o.q.next--
+		o.q.buf = o.q.buf[:off]
+		o.pushed.Store(o.q.next)
+		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
+	}
+	m.accepted(frame)
+	m.logger.Info("could not write to a peer; resending what it has not acknowledged once it is back",
+		"peer", m.h.describe(to), "frames", o.q.frames(), "err", err)
+	m.startResend(to, o)
+	return nil
+}
+
+// waitWindow waits, within ctx and the write timeout, until a frame of
+// size bytes fits in the send window. o.mu is held; acknowledgements come
+// without it.
+func (m *Messenger) waitWindow(ctx context.Context, to peer.ID, o *outStream, size int) error {
+	if o.q.size()+size <= m.opts.SendWindow || o.q.frames() == 0 {
+		return nil
+	}
+	t := time.NewTimer(m.opts.WriteTimeout)
+	defer t.Stop()
+	for o.q.size()+size > m.opts.SendWindow && o.q.frames() > 0 {
+		select {
+		case <-o.ackc:
+			m.trim(o)
+		case <-t.C:
+			return fmt.Errorf("sending to %s on %s: %w (%d bytes in %d frames unacknowledged for %v; send window %d bytes)",
+				m.h.describe(to), m.id, ErrSendWindowFull, o.q.size(), o.q.frames(), m.opts.WriteTimeout, m.opts.SendWindow)
+		case <-ctx.Done():
+			return fmt.Errorf("sending to %s on %s: waiting for room in the send window: %w", m.h.describe(to), m.id, ctx.Err())
+		case <-m.done:
+			return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, ErrMessengerClosed)
+		}
+	}
+	return nil
+}
+
+// ErrSendWindowFull is returned (wrapped) by Send when the peer has not
+// acknowledged enough of what it was sent to make room for the frame.
+var ErrSendWindowFull = errors.New("the peer acknowledges too slowly: the send window is full")
 
 // outFor returns the outbound state for address-book peer to, creating it.
 func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
@@ -149,14 +221,16 @@ func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
 		if !m.h.Known(to) {
 			return nil, ErrUnknownPeer
 		}
-		o = &outStream{}
+		o = &outStream{link: newLinkID(), q: newSendQueue(), written: 1, ackc: make(chan struct{}, 1)}
+		o.pushed.Store(1)
 		m.out[to] = o
 	}
 	return o, nil
 }
 
-// open opens a new outbound stream into o, within ctx and WriteTimeout.
-// o.mu is held.
+// open opens a new outbound stream into o, within ctx and WriteTimeout,
+// and writes on it the link's header and every frame the peer has not
+// acknowledged. o.mu is held.
 func (m *Messenger) open(ctx context.Context, to peer.ID, o *outStream) error {
 	if d, ok := ctx.Deadline(); !ok || time.Until(d) > m.opts.WriteTimeout {
 		var cancel context.CancelFunc
@@ -175,16 +249,28 @@ func (m *Messenger) open(ctx context.Context, to peer.ID, o *outStream) error {
 	}
 	m.streams[s] = struct{}{}
 	m.mu.Unlock()
-	// This side never reads from an outbound stream.
-	s.CloseRead()
-	if o.w == nil {
-		o.w = bufio.NewWriterSize(s, streamBufferSize)
-	} else {
-		o.w.Reset(s)
-	}
 	o.s = s
 	o.deadline = time.Time{}
 	o.lastWrite = time.Now()
+	m.trim(o)
+	o.ackedAtOpen = o.acked.Load()
+	// Acknowledgements come back on the stream.
+	go m.ackLoop(to, o, s)
+	if again := min(o.written, o.q.next) - o.q.first; again > 0 {
+		m.resent.Add(again)
+	}
+	o.written = o.q.next
+	o.hdr = appendHeader(o.hdr[:0], o.link, o.q.first)
+	err = o.write(ctx, o.lastWrite, o.hdr, m.opts)
+	if err == nil && o.q.frames() > 0 {
+		err = o.write(ctx, o.lastWrite, o.q.pending(), m.opts)
+	}
+	if err != nil {
+		m.forget(s)
+		s.Reset()
+		o.s = nil
+		return fmt.Errorf("writing on a new stream: %w", err)
+	}
 	return nil
 }
 
@@ -272,8 +358,9 @@ func (m *Messenger) dropConnLost(to peer.ID, o *outStream) {
 // errConnClosed reports a frame written while its stream's connection closed.
 var errConnClosed = errors.New("the stream's connection closed")
 
-// write writes and flushes one frame. o.mu is held.
-func (o *outStream) write(ctx context.Context, now time.Time, frame []byte, opts MessengerOptions) error {
+// write writes b, one or more encoded frames (or a header), on o's stream.
+// o.mu is held.
+func (o *outStream) write(ctx context.Context, now time.Time, b []byte, opts MessengerOptions) error {
 	deadline := o.deadline
 	if left := deadline.Sub(now); left < opts.WriteTimeout-opts.WriteTimeout/deadlineSlack || left > opts.WriteTimeout {
 		deadline = now.Add(opts.WriteTimeout)
@@ -288,13 +375,6 @@ func (o *outStream) write(ctx context.Context, now time.Time, frame []byte, opts
 		o.deadline = deadline
 	}
 	o.lastWrite = now
-	if err := WriteFrame(o.w, frame, len(frame)); err != nil {
-		o.w.Reset(o.s)
-		return err
-	}
-	if err := o.w.Flush(); err != nil {
-		o.w.Reset(o.s)
-		return err
-	}
-	return nil
+	_, err := o.s.Write(b)
+	return err
 }

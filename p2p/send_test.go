@@ -26,18 +26,25 @@ func TestMessengerSendRecoversFromReset(t *testing.T) {
 	mb := NewMessenger(b, testProto, cb.handle, MessengerOptions{MaxFrameSize: 16})
 	t.Cleanup(func() { ma.Close(); mb.Close() })
 
-	// b resets a's stream for an oversized frame; a's later Sends go through
-	// on a new stream (a Send racing the reset may be lost, never reordered).
+	// b resets a's stream for an oversized frame, and every stream that
+	// resends it; a gives up on it (and on what it queued behind it) after
+	// maxFruitless streams, and its later Sends go through on a new link.
 	if err := ma.Send(t.Context(), b.ID(), make([]byte, 17)); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "b to reset the stream", func() bool { return mb.Stats().Errors == 1 })
+	waitFor(t, "b to reset the stream", func() bool { return mb.Stats().Errors >= 1 })
 	i := 0
 	waitFor(t, "a good frame after the reset", func() bool {
 		i++
 		ma.Send(t.Context(), b.ID(), []byte(fmt.Sprint(i)))
 		return cb.count(a.ID()) > 0
 	})
+	if st := ma.Stats(); st.FramesDropped == 0 {
+		t.Errorf("a dropped no frame: %+v", st)
+	}
+	if n := mb.Stats().Errors; n < maxFruitless {
+		t.Errorf("b reset %d streams, want the first and %d resends at least", n, maxFruitless-1)
+	}
 }
 
 func TestMessengerSendErrors(t *testing.T) {

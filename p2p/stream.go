@@ -1,7 +1,6 @@
 package p2p
 
 import (
-	"bufio"
 	"cmp"
 	"errors"
 	"fmt"
@@ -27,6 +26,12 @@ const (
 	// DefaultIdleTimeout is the default time after which (up to twice
 	// which) an inbound stream without frames is closed.
 	DefaultIdleTimeout = 10 * time.Minute
+	// DefaultResendTimeout is the default time a sender keeps trying to
+	// resend the frames a lost connection left unacknowledged.
+	DefaultResendTimeout = 2 * time.Minute
+	// DefaultSendWindow is the default bound on the unacknowledged bytes
+	// to one peer.
+	DefaultSendWindow = 16 << 20
 )
 
 const (
@@ -75,6 +80,16 @@ type MessengerOptions struct {
 	// state from one frame to the next, such as what the last frame's
 	// header decoded to, needs no lock: one goroutine reads a stream.
 	NewStreamHandler func(from peer.ID) func(frame []byte)
+	// ResendTimeout is how long, after a stream to a peer ends with frames
+	// it has not acknowledged, the messenger keeps reopening streams to
+	// resend them; then it drops them (logging how many) and the next Send
+	// starts a new link. Default DefaultResendTimeout.
+	ResendTimeout time.Duration
+	// SendWindow bounds the bytes sent to one peer and not yet
+	// acknowledged: a Send over it waits up to WriteTimeout for
+	// acknowledgements, then fails. It is raised to twice MaxFrameSize if
+	// below. Default DefaultSendWindow.
+	SendWindow int
 	// Logger receives log output; nil means the host's logger.
 	Logger *slog.Logger
 }
@@ -90,16 +105,31 @@ func (o MessengerOptions) Validate() error {
 		return fmt.Errorf("messenger options: negative ReadTimeout %v", o.ReadTimeout)
 	case o.IdleTimeout < 0:
 		return fmt.Errorf("messenger options: negative IdleTimeout %v", o.IdleTimeout)
+	case o.ResendTimeout < 0:
+		return fmt.Errorf("messenger options: negative ResendTimeout %v", o.ResendTimeout)
+	case o.SendWindow < 0:
+		return fmt.Errorf("messenger options: negative SendWindow %d", o.SendWindow)
 	}
 	return nil
 }
 
 // MessengerStats are a Messenger's counters since it was created.
 type MessengerStats struct {
-	// FramesSent counts frames written by Send.
+	// FramesSent counts frames Send accepted, each once however often it
+	// was written.
 	FramesSent uint64
-	// FramesReceived counts well-formed frames handed to the handler.
+	// FramesReceived counts well-formed frames handed to the handler, each
+	// once.
 	FramesReceived uint64
+	// FramesResent counts frames written again, on a new stream, because
+	// the stream that carried them ended before they were acknowledged.
+	FramesResent uint64
+	// Duplicates counts frames received again after a resend and dropped.
+	Duplicates uint64
+	// FramesDropped counts frames given up on: still unacknowledged when
+	// ResendTimeout passed, or when the peer kept resetting the streams
+	// that resent them.
+	FramesDropped uint64
 	// BytesSent counts frame payload bytes sent, without length prefixes.
 	BytesSent uint64
 	// BytesReceived counts frame payload bytes received, without length prefixes.
@@ -113,7 +143,11 @@ type MessengerStats struct {
 
 // Messenger exchanges frames with address-book peers over long-lived direct
 // streams of one protocol: one outbound stream per remote peer, opened on the
-// first Send and reused, and one inbound stream per remote sender.
+// first Send and reused, and one inbound stream per remote sender. The
+// frames to a peer form a link (link.go): numbered, acknowledged, and sent
+// again on a new stream when a connection is lost under them, so that the
+// peer's handler gets each frame Send accepted once and in order for as
+// long as the peer's messenger lives and is back within ResendTimeout.
 type Messenger struct {
 	h       *Host
 	id      protocol.ID
@@ -124,21 +158,44 @@ type Messenger struct {
 	framesSent, framesReceived atomic.Uint64
 	bytesSent, bytesReceived   atomic.Uint64
 	errs                       atomic.Uint64
+	resent, dups, dropped      atomic.Uint64
 
-	mu      sync.Mutex  // guards out and streams, and writes of closed
+	mu      sync.Mutex  // guards out, links and streams, and writes of closed
 	closed  atomic.Bool // set under mu; read without it by Sender.Send
+	done    chan struct{}
 	out     map[peer.ID]*outStream
+	links   map[peer.ID]*inLink         // the senders' links, by peer
 	streams map[network.Stream]struct{} // every open stream, inbound and outbound, for Close
 	loops   sync.WaitGroup              // inbound read loops
 }
 
-// outStream is the outbound stream to one peer.
+// outStream is the outbound side of the link to one peer: its stream, if
+// one is open, and the frames the peer has not acknowledged.
 type outStream struct {
 	mu        sync.Mutex // serializes Sends to the peer; guards the fields below
 	s         network.Stream
-	w         *bufio.Writer
 	deadline  time.Time // write deadline currently set on s
 	lastWrite time.Time
+
+	link    uint64    // the link's ID
+	q       sendQueue // the frames the peer has not acknowledged
+	written uint64    // the frames numbered below have been written (or tried) on some stream
+	// resending says that a goroutine (resendLoop) reopens the link; Send
+	// then only queues.
+	resending bool
+	// brokenAt is when the link lost its stream with frames
+	// unacknowledged; zero while it has one.
+	brokenAt time.Time
+	// ackedAtOpen is what was acknowledged when s was opened, and
+	// fruitless counts the streams in a row that ended without moving it
+	// (the peer resets a frame it refuses, say).
+	ackedAtOpen uint64
+	fruitless   int
+	hdr         []byte // the header being written, reused
+
+	acked  atomic.Uint64 // the highest acknowledgement received
+	pushed atomic.Uint64 // q.next, for checking acknowledgements
+	ackc   chan struct{} // a token on every acknowledgement
 }
 
 // NewMessenger registers a stream handler for protocol id (versioned, e.g.
@@ -164,6 +221,8 @@ func NewMessenger(h *Host, id protocol.ID, handler func(from peer.ID, frame []by
 	opts.WriteTimeout = cmp.Or(opts.WriteTimeout, DefaultWriteTimeout)
 	opts.ReadTimeout = cmp.Or(opts.ReadTimeout, DefaultReadTimeout)
 	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
+	opts.ResendTimeout = cmp.Or(opts.ResendTimeout, DefaultResendTimeout)
+	opts.SendWindow = max(cmp.Or(opts.SendWindow, DefaultSendWindow), 2*opts.MaxFrameSize)
 	logger := opts.Logger
 	if logger == nil {
 		logger = h.logger
@@ -174,7 +233,9 @@ func NewMessenger(h *Host, id protocol.ID, handler func(from peer.ID, frame []by
 		handler: handler,
 		opts:    opts,
 		logger:  logger.With("protocol", string(id)),
+		done:    make(chan struct{}),
 		out:     make(map[peer.ID]*outStream),
+		links:   make(map[peer.ID]*inLink),
 		streams: make(map[network.Stream]struct{}),
 	}
 	h.h.SetStreamHandler(id, m.handleStream)
@@ -189,6 +250,9 @@ func (m *Messenger) Stats() MessengerStats {
 		BytesSent:      m.bytesSent.Load(),
 		BytesReceived:  m.bytesReceived.Load(),
 		Errors:         m.errs.Load(),
+		FramesResent:   m.resent.Load(),
+		Duplicates:     m.dups.Load(),
+		FramesDropped:  m.dropped.Load(),
 	}
 }
 
@@ -204,6 +268,7 @@ func (m *Messenger) Close() error {
 		return nil
 	}
 	m.closed.Store(true)
+	close(m.done)
 	streams := make([]network.Stream, 0, len(m.streams))
 	for s := range m.streams {
 		streams = append(streams, s)

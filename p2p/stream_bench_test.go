@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"io"
+	"sync/atomic"
 	"testing"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -94,4 +95,39 @@ func BenchmarkRawStreamRequestResponse(b *testing.B) {
 	for range b.N {
 		roundTrip()
 	}
+}
+
+// BenchmarkOneWay measures frames of 64 bytes sent one way as fast as
+// Send takes them, until the receiver has them all: the link's numbering,
+// copies kept until acknowledged and acknowledgements are on this path.
+func BenchmarkOneWay(b *testing.B) {
+	ha, hb := benchPair(b)
+	var got atomic.Int64
+	done := make(chan struct{}, 1)
+	var want atomic.Int64
+	mb := NewMessenger(hb, testProto, func(peer.ID, []byte) {
+		if got.Add(1) == want.Load() {
+			done <- struct{}{}
+		}
+	}, MessengerOptions{BorrowedFrames: true})
+	ma := NewMessenger(ha, testProto, func(peer.ID, []byte) {}, MessengerOptions{})
+	b.Cleanup(func() { ma.Close(); mb.Close() })
+	frame := bytes.Repeat([]byte{'f'}, 64)
+	ctx := context.Background()
+	want.Store(1)
+	if err := ma.Send(ctx, hb.ID(), frame); err != nil {
+		b.Fatal(err)
+	}
+	<-done
+	got.Store(0)
+	want.Store(int64(b.N))
+	b.ReportAllocs()
+	b.SetBytes(int64(len(frame)))
+	b.ResetTimer()
+	for range b.N {
+		if err := ma.Send(ctx, hb.ID(), frame); err != nil {
+			b.Fatal(err)
+		}
+	}
+	<-done
 }

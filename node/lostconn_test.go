@@ -1,0 +1,137 @@
+package node
+
+import (
+	"fmt"
+	"io"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/samba"
+)
+
+// Connections between daemons close under running sessions: a peer's
+// daemon restarts its network, a NAT forgets a mapping, a duplicate
+// connection is pruned. The frames a closed connection held are resent on
+// the next one (p2p link.go), and the roles' own checks — ping's sequence
+// numbers, SAMBA's per-step bookkeeping and its result against the
+// standard algorithm — prove that none was lost or handed over twice.
+
+// TestSessionSurvivesLostConnections closes the connections of a ping
+// session again and again, from either side, while it runs.
+func TestSessionSurvivesLostConnections(t *testing.T) {
+	nodes := startNetwork(t, 3, func(i int, cfg *Config) { cfg.Log.Level = "warn" })
+	const count = 10000
+	id, err := nodes[0].StartSession(pingSpec(count, "node1", "node2", "node3"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	pairs := [][2]int{{0, 1}, {1, 0}, {1, 2}, {2, 1}, {0, 2}, {2, 0}}
+	for i, p := range pairs {
+		at := int64((i + 1) * 2 * count / 8) // ping counts a step per round trip, both ways
+		waitProgress(t, nodes[0], id, at)
+		nodes[p[0]].host.LibP2P().Network().ClosePeer(nodes[p[1]].ID())
+	}
+	got := waitEnded(t, nodes[0], id, 60*time.Second)
+	if got.State != stateCompleted {
+		t.Fatalf("session ended %s: %s", got.State, got.Reason)
+	}
+	var resent uint64
+	for _, tn := range nodes {
+		st := tn.roleMessenger(t, "ping").Stats()
+		resent += st.FramesResent
+		if st.FramesDropped != 0 {
+			t.Errorf("%s dropped %d frames", tn.cfg.Node.Name, st.FramesDropped)
+		}
+	}
+	t.Logf("%d frames resent", resent)
+}
+
+// waitProgress waits until session id on tn has made at least step steps,
+// and fails the test if it ends first.
+func waitProgress(t *testing.T, tn *testNode, id string, step int64) {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		rec, err := tn.sessionRecord(id)
+		if err == nil {
+			if rec.Session.Progress.Step >= step {
+				return
+			}
+			if rec.Session.State == stateCompleted || rec.Session.State == stateAborted {
+				t.Fatalf("session ended %s before step %d: %s", rec.Session.State, step, rec.Session.Reason)
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s did not reach step %d within 30 s (at %+v)", id, step, rec.Session.Progress)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// TestSAMBASurvivesLostConnections runs SAMBA while one connection after
+// another between its six daemons is closed: the data customer's reward is
+// still exactly the standard algorithm's.
+func TestSAMBASurvivesLostConnections(t *testing.T) {
+	means := []float64{0.6, 0.45, 0.3}
+	const budget, seed = 3000, 21
+	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
+		cfg.Log.Level = "warn"
+		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		if i >= 3 {
+			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
+		}
+	})
+	for _, tn := range nodes {
+		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
+		tn.envRand = func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed, p) }
+	}
+	alg := samba.Algorithms()[0].Name()
+	spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = %d\npaillier_bits = 512\n", alg, budget)
+	id, err := nodes[0].StartSession([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The controller (node2) talks to everybody: close its connections,
+	// and the comp's to the data owners, from either end, in turn.
+	pairs := [][2]int{{1, 2}, {3, 1}, {1, 4}, {2, 5}, {5, 1}, {2, 3}, {1, 0}, {4, 2}}
+	var closes atomic.Int64
+	stop := make(chan struct{})
+	go func() {
+		for i := 0; ; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(40 * time.Millisecond):
+			}
+			p := pairs[i%len(pairs)]
+			nodes[p[0]].host.LibP2P().Network().ClosePeer(nodes[p[1]].ID())
+			closes.Add(1)
+		}
+	}()
+	got := waitEnded(t, nodes[0], id, 120*time.Second)
+	close(stop)
+	if got.State != stateCompleted {
+		t.Fatalf("session ended %s after %d closed connections: %s", got.State, closes.Load(), got.Reason)
+	}
+	rec, err := nodes[0].sessionRecord(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	res := testutil.DecodeJSON[samba.Result](t, rec.Result)
+	p, _ := samba.Family{}.ParseParams(map[string]any{"algorithm": alg, "budget": int64(budget), "paillier_bits": int64(512)})
+	want, _, err := samba.Reference(p.(samba.Params), means, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CumulativeReward != want {
+		t.Errorf("cumulative reward %d with connections closing, %d in the standard algorithm", res.CumulativeReward, want)
+	}
+	var resent uint64
+	for _, tn := range nodes {
+		resent += tn.roleMessenger(t, "samba").Stats().FramesResent
+	}
+	t.Logf("%d connections closed, %d frames resent", closes.Load(), resent)
+}
