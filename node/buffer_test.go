@@ -172,6 +172,11 @@ func TestFloodIsBounded(t *testing.T) {
 			testutil.WaitFor(t, 30*time.Second, "node2 to read the flood", func() bool {
 				return read.Stats().FramesReceived >= uint64(sent)
 			})
+			// node1's own copies of the frames, kept until node2
+			// acknowledges them (p2p's send window), are not node2's.
+			testutil.WaitFor(t, 10*time.Second, "node2 to acknowledge the flood", func() bool {
+				return flood.Stats().Unacknowledged == 0
+			})
 			grown := int64(heapInUse()) - int64(before)
 			pb := victim.live.Load().peerBuf[attacker.ID()]
 			if q := queuedMetric(t, victim); q <= 0 || q > floodPeerCap {

@@ -95,3 +95,37 @@ func trafficSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 	}
 	return got
 }
+
+// TestLinkMetrics: the messengers' link counters are summed over the
+// control and role messengers.
+func TestLinkMetrics(t *testing.T) {
+	m := newMetrics("ping")
+	m.traffic.carry(kindRole, "ping", fixedCounter{FramesResent: 3, Duplicates: 2, Unacknowledged: 4})
+	m.traffic.carry(kindControl, controlProtocol, fixedCounter{FramesResent: 1, FramesDropped: 7, Unacknowledged: 1})
+	families, err := m.registry.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		for _, mt := range f.GetMetric() {
+			switch f.GetName() {
+			case "bandit_link_frames_total":
+				got[f.GetName()+" "+mt.GetLabel()[0].GetValue()] = mt.GetCounter().GetValue()
+			case "bandit_link_unacknowledged_frames":
+				got[f.GetName()] = mt.GetGauge().GetValue()
+			}
+		}
+	}
+	want := map[string]float64{
+		"bandit_link_frames_total resent":    4,
+		"bandit_link_frames_total duplicate": 2,
+		"bandit_link_frames_total dropped":   7,
+		"bandit_link_unacknowledged_frames":  5,
+	}
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s = %v, want %v", k, got[k], v)
+		}
+	}
+}

@@ -54,6 +54,11 @@ type traffic struct {
 	streams  []carried // control and role: the messengers carrying them
 	msgDesc  *prometheus.Desc
 	byteDesc *prometheus.Desc
+	// linkDesc and unackedDesc report the messengers' links (p2p link.go):
+	// frames resent across a lost connection, copies dropped at the
+	// receiver, frames given up on; frames awaiting acknowledgement.
+	linkDesc    *prometheus.Desc
+	unackedDesc *prometheus.Desc
 }
 
 func newTraffic(families []string) *traffic {
@@ -66,6 +71,12 @@ func newTraffic(families []string) *traffic {
 				"(the family, or \"session\" for control messages).", labels, nil),
 		byteDesc: prometheus.NewDesc("bandit_bytes_total",
 			"Bytes of session messages sent and received, by direction, kind and protocol.", labels, nil),
+		linkDesc: prometheus.NewDesc("bandit_link_frames_total",
+			"Control and role frames by what a lost connection made of them: resent on a new stream (resent), "+
+				"received again and dropped (duplicate), given up on after resend_timeout or a peer that refuses them (dropped).",
+			[]string{"event"}, nil),
+		unackedDesc: prometheus.NewDesc("bandit_link_unacknowledged_frames",
+			"Control and role frames sent and not yet acknowledged by their peers.", nil, nil),
 	}
 	for _, f := range families {
 		t.topic[f] = &topicCounter{}
@@ -100,6 +111,8 @@ func (t *traffic) addTopic(family string, in bool, size int) {
 func (t *traffic) Describe(ch chan<- *prometheus.Desc) {
 	ch <- t.msgDesc
 	ch <- t.byteDesc
+	ch <- t.linkDesc
+	ch <- t.unackedDesc
 }
 
 // trafficKey is one series of traffic, but for its direction.
@@ -126,6 +139,7 @@ func (t *traffic) Collect(ch chan<- prometheus.Metric) {
 			n[d].messages, n[d].bytes = tc[d].messages.Load(), tc[d].bytes.Load()
 		}
 	}
+	var resent, dups, dropped, unacked uint64
 	for _, s := range t.streams {
 		key := trafficKey{s.kind, s.protocol}
 		n := sums[key]
@@ -135,6 +149,10 @@ func (t *traffic) Collect(ch chan<- prometheus.Metric) {
 			order = append(order, key)
 		}
 		st := s.c.Stats()
+		resent += st.FramesResent
+		dups += st.Duplicates
+		dropped += st.FramesDropped
+		unacked += st.Unacknowledged
 		n[0].messages += st.FramesSent
 		n[0].bytes += st.BytesSent
 		n[1].messages += st.FramesReceived
@@ -147,4 +165,11 @@ func (t *traffic) Collect(ch chan<- prometheus.Metric) {
 			ch <- prometheus.MustNewConstMetric(t.byteDesc, prometheus.CounterValue, float64(n[d].bytes), dir, kindNames[key.kind], key.protocol)
 		}
 	}
+	for _, e := range []struct {
+		event string
+		n     uint64
+	}{{"resent", resent}, {"duplicate", dups}, {"dropped", dropped}} {
+		ch <- prometheus.MustNewConstMetric(t.linkDesc, prometheus.CounterValue, float64(e.n), e.event)
+	}
+	ch <- prometheus.MustNewConstMetric(t.unackedDesc, prometheus.GaugeValue, float64(unacked))
 }

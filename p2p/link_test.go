@@ -186,6 +186,7 @@ func TestMessengerResendsAcrossLostConnections(t *testing.T) {
 	if sa.FramesSent != total || sb.FramesReceived != total || sa.FramesDropped != 0 {
 		t.Errorf("sent %d, received %d, dropped %d; want %d, %d, 0", sa.FramesSent, sb.FramesReceived, sa.FramesDropped, total, total)
 	}
+	waitFor(t, "b to acknowledge every frame", func() bool { return ma.Stats().Unacknowledged == 0 })
 }
 
 // TestMessengerReplyAfterLostConnection is the exchange that used to stall

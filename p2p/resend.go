@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
@@ -54,15 +55,16 @@ func (m *Messenger) ackLoop(to peer.ID, o *outStream, s network.Stream) {
 			m.streamEnded(to, o, s)
 			return
 		}
-		for {
-			old := o.acked.Load()
-			if v <= old || o.acked.CompareAndSwap(old, v) {
-				break
-			}
-		}
+		raise(&o.acked, v)
 		select {
 		case o.ackc <- struct{}{}:
 		default:
+		}
+		// Give back the acknowledged frames' memory now, unless a Send
+		// holds the link: it trims when it is done.
+		if o.mu.TryLock() {
+			m.trim(o)
+			o.mu.Unlock()
 		}
 	}
 }
@@ -146,6 +148,16 @@ func (m *Messenger) resendLoop(to peer.ID, o *outStream) {
 				m.logger.Debug("reopened the link; resent the frames not acknowledged", "peer", m.h.describe(to))
 				return
 			}
+			// The peer was reached but took no stream: it refuses us
+			// (its address book no longer lists us, say), or does not
+			// speak the protocol. That, unlike a network that does not
+			// answer, is not waited out for ResendTimeout.
+			if o.fruitless++; o.fruitless >= maxFruitless {
+				o.resending = false
+				m.giveUp(to, o, fmt.Sprintf("the peer was reached %d times in a row but took no stream: %v", o.fruitless, err))
+				o.mu.Unlock()
+				return
+			}
 		}
 		o.mu.Unlock()
 		m.logger.Debug("could not reopen the link yet", "peer", m.h.describe(to), "err", err, "retry_in", wait)
@@ -168,7 +180,18 @@ func (m *Messenger) giveUp(to peer.ID, o *outStream, why string) {
 	m.dropped.Add(n)
 	o.q.dropAll()
 	o.written = o.q.next
+	raise(&o.acked, o.q.next) // nothing is awaited of the old link
 	o.link = newLinkID()
 	o.fruitless, o.brokenAt = 0, time.Time{}
 	m.logger.Warn("dropped frames a peer never acknowledged", "peer", m.h.describe(to), "frames", n, "reason", why)
+}
+
+// raise sets a to v unless it holds more already.
+func raise(a *atomic.Uint64, v uint64) {
+	for {
+		old := a.Load()
+		if v <= old || a.CompareAndSwap(old, v) {
+			return
+		}
+	}
 }

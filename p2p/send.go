@@ -142,6 +142,7 @@ func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []
 		}
 		if writeErr == nil {
 			m.accepted(frame)
+			m.trim(o) // what was acknowledged meanwhile (ackLoop could not take o.mu)
 			return nil
 		}
 		m.errs.Add(1)
@@ -223,6 +224,7 @@ func (m *Messenger) outFor(to peer.ID) (*outStream, error) {
 		}
 		o = &outStream{link: newLinkID(), q: newSendQueue(), written: 1, ackc: make(chan struct{}, 1)}
 		o.pushed.Store(1)
+		o.acked.Store(1)
 		m.out[to] = o
 	}
 	return o, nil

@@ -130,6 +130,9 @@ type MessengerStats struct {
 	// ResendTimeout passed, or when the peer kept resetting the streams
 	// that resent them.
 	FramesDropped uint64
+	// Unacknowledged is the frames sent and not yet acknowledged, over
+	// all peers, now: what the send queues hold.
+	Unacknowledged uint64
 	// BytesSent counts frame payload bytes sent, without length prefixes.
 	BytesSent uint64
 	// BytesReceived counts frame payload bytes received, without length prefixes.
@@ -193,7 +196,7 @@ type outStream struct {
 	fruitless   int
 	hdr         []byte // the header being written, reused
 
-	acked  atomic.Uint64 // the highest acknowledgement received
+	acked  atomic.Uint64 // the highest acknowledgement received (or frame given up on)
 	pushed atomic.Uint64 // q.next, for checking acknowledgements
 	ackc   chan struct{} // a token on every acknowledgement
 }
@@ -253,7 +256,21 @@ func (m *Messenger) Stats() MessengerStats {
 		FramesResent:   m.resent.Load(),
 		Duplicates:     m.dups.Load(),
 		FramesDropped:  m.dropped.Load(),
+		Unacknowledged: m.unacknowledged(),
 	}
+}
+
+// unacknowledged counts the frames in every peer's send queue.
+func (m *Messenger) unacknowledged() uint64 {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var n uint64
+	for _, o := range m.out {
+		if p, a := o.pushed.Load(), o.acked.Load(); p > a {
+			n += p - a
+		}
+	}
+	return n
 }
 
 func (m *Messenger) isClosed() bool { return m.closed.Load() }
