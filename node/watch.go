@@ -2,7 +2,10 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"net"
+	"syscall"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -14,11 +17,17 @@ import (
 const redialTimeout = 2 * time.Second
 
 // peerDisconnected is called when this node loses its last connection to
-// address-book peer id. If a session runs with id and a redial fails, each
-// such session is told that id cannot be reached, and why: it aborts
-// within seconds, naming id, instead of waiting out the heartbeat timeout
+// address-book peer id. If a session runs with id and a redial is refused
+// (or fails otherwise, but for want of an answer), each such session is
+// told that id cannot be reached, and why: it aborts within seconds, naming
+// id, instead of waiting out the heartbeat timeout
 // (lifecycle.Machine.Unreachable). A redial that succeeds changes nothing:
 // a peer that restarted answers the session's next frame from its record.
+// A redial that gets no answer within redialTimeout also changes nothing:
+// that is what a network cut looks like, as much as a machine that is down,
+// and a cut shorter than session.peer_timeout must not end the session —
+// the frames in flight are resent once the connection is back (p2p
+// link.go), and the heartbeat timeout judges a peer that stays away.
 func (n *Node) peerDisconnected(id peer.ID) {
 	n.mu.Lock()
 	var affected []*session
@@ -40,10 +49,27 @@ func (n *Node) peerDisconnected(id peer.ID) {
 		if err == nil || n.hostCtx.Err() != nil {
 			return
 		}
+		if noAnswer(ctx, err) {
+			n.log.Warn("lost the connection to a peer of running sessions, which does not answer a redial (a network cut?); "+
+				"the sessions wait for it up to session.peer_timeout", "peer", n.nameOf(id), "sessions", len(affected), "err", err)
+			return
+		}
 		reason := fmt.Sprintf("connection to %s closed; redial failed: %v", n.nameOf(id), err)
 		n.log.Warn("a peer of running sessions is unreachable", "peer", n.nameOf(id), "sessions", len(affected), "err", err)
 		for _, s := range affected {
 			s.post(ctrlEvent{lost: id, reason: reason})
 		}
 	}()
+}
+
+// noAnswer reports whether a redial within ctx failed for want of an
+// answer at one of the peer's addresses at least — it timed out, or the
+// network has no route to it — rather than being refused: a network cut,
+// or a machine that is down, which session.peer_timeout judges. A daemon
+// that is gone from a machine that is up refuses at once.
+func noAnswer(ctx context.Context, err error) bool {
+	var ne net.Error
+	return ctx.Err() == context.DeadlineExceeded ||
+		errors.Is(err, syscall.EHOSTUNREACH) || errors.Is(err, syscall.ENETUNREACH) || errors.Is(err, syscall.ETIMEDOUT) ||
+		errors.As(err, &ne) && ne.Timeout()
 }

@@ -145,9 +145,7 @@ func (h *Host) wait(ctx context.Context, st *peerState, d time.Duration) {
 func (h *Host) dial(ctx context.Context, p Peer) error {
 	ctx, cancel := context.WithTimeout(ctx, dialAttemptTimeout)
 	defer cancel()
-	if sw, ok := h.h.Network().(*swarm.Swarm); ok {
-		sw.Backoff().Clear(p.ID)
-	}
+	h.clearBackoff(p.ID)
 	addrs := h.h.Peerstore().Addrs(p.ID)
 	if len(addrs) == 0 {
 		return fmt.Errorf("dialing address-book peer %s: no known addresses (none configured, none discovered yet)", h.describe(p.ID))
@@ -196,6 +194,21 @@ type explainedError struct {
 
 func (e *explainedError) Error() string { return e.msg }
 func (e *explainedError) Unwrap() error { return e.err }
+
+// clearBackoff forgets the swarm's dial backoff for id: our dialers keep
+// their own.
+func (h *Host) clearBackoff(id peer.ID) {
+	if sw, ok := h.h.Network().(*swarm.Swarm); ok {
+		sw.Backoff().Clear(id)
+	}
+}
+
+// redialNow dials address-book peer id within ctx, whatever the swarm's
+// backoff: for a messenger's link that lost its connection (resendLoop).
+func (h *Host) redialNow(ctx context.Context, id peer.ID) error {
+	h.clearBackoff(id)
+	return h.connect(ctx, id)
+}
 
 // measureLatency pings id once; the ping service records the round trip in
 // the peerstore's latency average.

@@ -529,7 +529,7 @@ func (h *Host) Redial(ctx context.Context, id peer.ID) error {
 	if h.Connected(id) {
 		return nil
 	}
-	return h.connect(ctx, id)
+	return h.redialNow(ctx, id)
 }
 
 // ID returns the host's peer ID.

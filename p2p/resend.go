@@ -20,6 +20,11 @@ const (
 	// attempts to reopen a link.
 	resendBackoffMin = 50 * time.Millisecond
 	resendBackoffMax = time.Second
+	// resendDialTimeout bounds one dial of resendLoop: a dial into a
+	// network that does not answer waits on TCP's SYN retries, which back
+	// off, so a fresh dial after a short wait gets through sooner once
+	// the network is back.
+	resendDialTimeout = 3 * time.Second
 	// maxFruitless is how many streams in a row may end without a frame
 	// acknowledged before the sender gives up on the frames it holds: a
 	// peer that resets a stream on a frame it refuses (one over its
@@ -56,6 +61,7 @@ func (m *Messenger) ackLoop(to peer.ID, o *outStream, s network.Stream) {
 			return
 		}
 		raise(&o.acked, v)
+		o.waiting.Store(0)
 		select {
 		case o.ackc <- struct{}{}:
 		default:
@@ -120,8 +126,8 @@ func (m *Messenger) resendLoop(to peer.ID, o *outStream) {
 		// Dial, if need be, without o's lock: Sends meanwhile only queue.
 		var dialErr error
 		if !m.h.Connected(to) {
-			ctx, cancel := context.WithTimeout(context.Background(), m.opts.WriteTimeout)
-			dialErr = m.h.connect(ctx, to)
+			ctx, cancel := context.WithTimeout(context.Background(), min(m.opts.WriteTimeout, resendDialTimeout))
+			dialErr = m.h.redialNow(ctx, to)
 			cancel()
 		}
 		o.mu.Lock()

@@ -32,6 +32,9 @@ const (
 	// DefaultSendWindow is the default bound on the unacknowledged bytes
 	// to one peer.
 	DefaultSendWindow = 16 << 20
+	// DefaultStallTimeout is the default time frames may go
+	// unacknowledged before the watchdog pings their peer.
+	DefaultStallTimeout = 5 * time.Second
 )
 
 const (
@@ -90,6 +93,10 @@ type MessengerOptions struct {
 	// acknowledgements, then fails. It is raised to twice MaxFrameSize if
 	// below. Default DefaultSendWindow.
 	SendWindow int
+	// StallTimeout is how long frames to a peer may go unacknowledged
+	// before the watchdog (watchdog.go) pings the peer, and closes the
+	// connection if it does not answer. Default DefaultStallTimeout.
+	StallTimeout time.Duration
 	// Logger receives log output; nil means the host's logger.
 	Logger *slog.Logger
 }
@@ -109,6 +116,8 @@ func (o MessengerOptions) Validate() error {
 		return fmt.Errorf("messenger options: negative ResendTimeout %v", o.ResendTimeout)
 	case o.SendWindow < 0:
 		return fmt.Errorf("messenger options: negative SendWindow %d", o.SendWindow)
+	case o.StallTimeout < 0:
+		return fmt.Errorf("messenger options: negative StallTimeout %v", o.StallTimeout)
 	}
 	return nil
 }
@@ -196,9 +205,13 @@ type outStream struct {
 	fruitless   int
 	hdr         []byte // the header being written, reused
 
-	acked  atomic.Uint64 // the highest acknowledgement received (or frame given up on)
-	pushed atomic.Uint64 // q.next, for checking acknowledgements
-	ackc   chan struct{} // a token on every acknowledgement
+	acked atomic.Uint64 // the highest acknowledgement received (or frame given up on)
+	// waiting is when the watchdog found frames unacknowledged, in Unix
+	// nanoseconds; an acknowledgement clears it.
+	waiting atomic.Int64
+	probing atomic.Bool   // a probe of the peer runs
+	pushed  atomic.Uint64 // q.next, for checking acknowledgements
+	ackc    chan struct{} // a token on every acknowledgement
 }
 
 // NewMessenger registers a stream handler for protocol id (versioned, e.g.
@@ -226,6 +239,7 @@ func NewMessenger(h *Host, id protocol.ID, handler func(from peer.ID, frame []by
 	opts.IdleTimeout = cmp.Or(opts.IdleTimeout, DefaultIdleTimeout)
 	opts.ResendTimeout = cmp.Or(opts.ResendTimeout, DefaultResendTimeout)
 	opts.SendWindow = max(cmp.Or(opts.SendWindow, DefaultSendWindow), 2*opts.MaxFrameSize)
+	opts.StallTimeout = cmp.Or(opts.StallTimeout, DefaultStallTimeout)
 	logger := opts.Logger
 	if logger == nil {
 		logger = h.logger
@@ -242,6 +256,7 @@ func NewMessenger(h *Host, id protocol.ID, handler func(from peer.ID, frame []by
 		streams: make(map[network.Stream]struct{}),
 	}
 	h.h.SetStreamHandler(id, m.handleStream)
+	go m.watchdog()
 	return m
 }
 

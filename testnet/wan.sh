@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# wan.sh DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only]
+# wan.sh DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only] [--partition-only]
 #
 # The wide-area testnet: bandit-node daemons each in its own network
 # namespace, their links emulated by Toxiproxy (testnet/wanlink) with a
@@ -26,7 +26,8 @@
 # node2's link is cut for $WAN_PARTITION_S seconds (default 10, shorter than
 # session.peer_timeout's 30 s), and reports whether the session completed,
 # with the daemons' log lines about it, and then the used-link loss
-# scenario (unless --no-close; --close-only runs it alone): SAMBA K = 3 on
+# scenario (unless --no-close; --close-only runs it alone, as --partition-only
+# does the partition scenario): SAMBA K = 3 on
 # metro while every connection between the controller (node2) and comp
 # (node3), a link every step crosses, is closed $WAN_CLOSE_MS ms (default
 # 5,000) after its first byte, and reports whether the session completed with
@@ -44,17 +45,18 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
-usage() { echo "usage: $0 DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only]" >&2; exit 2; }
+usage() { echo "usage: $0 DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only] [--partition-only]" >&2; exit 2; }
 [ $# -ge 1 ] || usage
 out=$1
 shift
-short=0 partition=1 closing=1 close_only=0 chosen=()
+short=0 partition=1 closing=1 close_only=0 partition_only=0 chosen=()
 while [ $# -gt 0 ]; do
   case $1 in
   --short) short=1 ;;
   --no-partition) partition=0 ;;
   --no-close) closing=0 ;;
   --close-only) close_only=1 ;;
+  --partition-only) partition_only=1 ;;
   --profile)
     [ $# -ge 2 ] || usage
     case $2 in none | lan | metro | continental | lossy) chosen+=("$2") ;; *) echo "wan.sh: unknown profile '$2'" >&2; usage ;; esac
@@ -446,6 +448,8 @@ close_rows=() close_outcome=""
 ping_rows=() samba_rows=() pattern_rows=() mpccb_rows=() bai_rows=() pfcb_rows=() partition_outcome="" bai_none_ms="" pfcb_none_ms=""
 if [ $close_only = 1 ]; then
   close_used "${WAN_CLOSE_MS:-5000}"
+elif [ $partition_only = 1 ]; then
+  partition "${WAN_PARTITION_S:-10}"
 elif [ $short = 1 ]; then
   measure lan 3 200 200
 else

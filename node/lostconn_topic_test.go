@@ -1,0 +1,100 @@
+package node
+
+import (
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol/bai"
+	"github.com/bandit-node/bandit-node/protocol/pfcb"
+)
+
+// TestBAISurvivesLostConnections runs BAI, whose coordinator and agents
+// also talk on the session's gossipsub topic, while the coordinator's
+// connections to the agents are closed one after another, 24 times.
+func TestBAISurvivesLostConnections(t *testing.T) {
+	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
+		cfg.Log.Level = "warn"
+		cfg.Policy["bai"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		if i > 0 {
+			cfg.LocalData["bai"] = map[string]any{"agent": &bai.AgentLocal{
+				Env: bai.Environment{Reward: bai.RewardBernoulli, Arms: problem1}, Rate: 4000}}
+		}
+	})
+	spec := "protocol = \"bai\"\n[roles]\ncoordinator = \"node1\"\nagent = [\"node2\", \"node3\", \"node4\", \"node5\"]\n[params]\nalgorithm = \"dp_mase\"\narms = 10\ndelta = 0.25\nbeta = 0.5\nepsilon = 0.5\n"
+	id, err := nodes[0].StartSession([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var closes atomic.Int64
+	stop := make(chan struct{})
+	go func() {
+		for i := 0; i < 24; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(150 * time.Millisecond):
+			}
+			a, b := 0, 1+i%4
+			if i%2 == 1 {
+				a, b = b, a
+			}
+			nodes[a].host.LibP2P().Network().ClosePeer(nodes[b].ID())
+			closes.Add(1)
+		}
+	}()
+	got := waitEnded(t, nodes[0], id, 120*time.Second)
+	close(stop)
+	if got.State != stateCompleted {
+		t.Fatalf("session ended %s after %d closed connections: %s", got.State, closes.Load(), got.Reason)
+	}
+	t.Logf("completed through %d closed connections (%+v)", closes.Load(), got.Progress)
+}
+
+// TestPFCBSurvivesLostConnections runs P-FCB, whose agents share only on
+// the session's topic, while eight of their connections are closed, 300 ms
+// apart. Gossipsub resends nothing itself: a share published while a
+// connection is down reaches that peer only through the gossip of the
+// messages of the last 3 s that peers offer each other, or through another
+// peer; so the closes are spread out, as connections are lost in practice,
+// rather than back to back (see docs/operations.md, "Frames across lost
+// connections").
+func TestPFCBSurvivesLostConnections(t *testing.T) {
+	const n, m = 3, 5
+	in, err := pfcb.NewInstance("uniform", n, m, 0.4, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes := startNetwork(t, n, func(i int, cfg *Config) {
+		cfg.Log.Level = "warn"
+		cfg.Policy["pfcb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.LocalData["pfcb"] = map[string]any{"agent": &pfcb.AgentLocal{
+			Qualities: in.Qualities, Costs: in.Costs[i], Capacities: in.Capacities[i], Rate: 5000}}
+	})
+	spec := "protocol = \"pfcb\"\n[roles]\nagent = [\"node1\", \"node2\", \"node3\"]\n[params]\nalgorithm = \"pfcb\"\nrounds = 5000\n"
+	id, err := nodes[0].StartSession([]byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var closes atomic.Int64
+	stop := make(chan struct{})
+	go func() {
+		pairs := [][2]int{{0, 1}, {2, 0}, {1, 2}, {0, 2}}
+		for i := 0; i < 8; i++ {
+			select {
+			case <-stop:
+				return
+			case <-time.After(300 * time.Millisecond):
+			}
+			p := pairs[i%len(pairs)]
+			nodes[p[0]].host.LibP2P().Network().ClosePeer(nodes[p[1]].ID())
+			closes.Add(1)
+		}
+	}()
+	got := waitEnded(t, nodes[0], id, 120*time.Second)
+	close(stop)
+	if got.State != stateCompleted {
+		t.Fatalf("session ended %s after %d closed connections: %s", got.State, closes.Load(), got.Reason)
+	}
+	t.Logf("completed through %d closed connections", closes.Load())
+}
