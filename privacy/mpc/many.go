@@ -1,0 +1,117 @@
+package mpc
+
+// Products of many factors in one round. Each factor x_i is opened once
+// under a fresh mask m_i, and the product of a group G of factors is
+//
+//	∏_{i∈G} x_i = Σ_{S⊆G} (∏_{i∈G∖S} a_i)·(∏_{i∈S} b_i)·M_S,  M_S = ∏_{i∈S} m_i,
+//
+// with public a_i, b_i — for arithmetic factors x_i = δ_i + m_i (a_i = δ_i,
+// b_i = 1); for bits opened under a binary mask, x_i = c_i ⊕ m_i = c_i +
+// (1 − 2c_i)·m_i (a_i = c_i, b_i = 1 − 2c_i). The dealer supplies arithmetic
+// shares of every M_S (2^|G| words a group), times a factor of its own
+// choosing if asked (ManyResult). This is Beaver's trick with products of
+// masks of any arity: one round for a product of any number of factors, the
+// dealer's words growing as 2^|G|. The openings are uniform as for Mask.
+
+// Many is a batch of products of groups of factors in progress.
+type Many struct {
+	o      *Open
+	groups [][]int
+	bin    bool
+}
+
+// AndManyStart queues the openings of the bits (bit 0 of the binary shares
+// bits; the other bits must be zero) for the ANDs of groups, each a list of
+// indices into bits; the result is arithmetic (ManyResult).
+func (e *Engine) AndManyStart(bits []uint64, groups [][]int) *Many {
+	b := make([]uint64, len(bits))
+	for i, v := range bits {
+		b[i] = v & 1
+	}
+	// The opened words' higher bits are the mask's: uniform, independent of
+	// everything, and unused.
+	return &Many{o: e.MaskBinary(b), groups: groups, bin: true}
+}
+
+// MulManyStart queues the openings of the arithmetic shares x for the
+// products of groups, each a list of indices into x.
+func (e *Engine) MulManyStart(x []uint64, groups [][]int) *Many {
+	return &Many{o: e.Mask(x), groups: groups}
+}
+
+// ManyWords returns the dealer's words for products of groups of these
+// sizes.
+func ManyWords(sizes []int) int {
+	n := 0
+	for _, s := range sizes {
+		n += 1 << s
+	}
+	return n
+}
+
+// ManyResult returns arithmetic shares of f_g·∏ group g for every group,
+// once the round is complete. factor, called on the dealer only, fills the
+// f_g the dealer chooses (nil: every f_g is 1).
+func (e *Engine) ManyResult(g *Many, factor func(f []uint64)) []uint64 {
+	o := g.o
+	sizes := make([]int, len(g.groups))
+	for i, grp := range g.groups {
+		sizes[i] = len(grp)
+	}
+	mask := func(i int) uint64 {
+		if g.bin {
+			return o.mask[i] & 1
+		}
+		return o.mask[i]
+	}
+	d := e.dealt(ManyWords(sizes), false, func(dst []uint64) {
+		f := make([]uint64, len(g.groups))
+		for i := range f {
+			f[i] = 1
+		}
+		if factor != nil {
+			factor(f)
+		}
+		pos := 0
+		for gi, grp := range g.groups {
+			for S := range 1 << len(grp) {
+				v := f[gi]
+				for b, idx := range grp {
+					if S>>b&1 == 1 {
+						v *= mask(idx)
+					}
+				}
+				dst[pos] = v
+				pos++
+			}
+		}
+	})
+	out := make([]uint64, len(g.groups))
+	if e.party == Dealer {
+		return out
+	}
+	pos := 0
+	for gi, grp := range g.groups {
+		var s uint64
+		for S := range 1 << len(grp) {
+			coef := uint64(1)
+			for b, idx := range grp {
+				c := o.Value[idx]
+				if g.bin {
+					c &= 1
+					if S>>b&1 == 1 {
+						coef *= 1 - 2*c
+					} else {
+						coef *= c
+					}
+				} else if S>>b&1 == 0 {
+					coef *= c
+				}
+			}
+			s += coef * d[pos]
+			pos++
+		}
+		out[gi] = s
+	}
+	return out
+}
