@@ -3,7 +3,11 @@ package mpc
 // maxTreeWords bounds the dealer's words of ArgMaxOr's AND tree: it takes
 // the fewest rounds whose products of many factors (many.go) stay within
 // it.
-const maxTreeWords = 1 << 18
+const maxTreeWords = 1 << 20
+
+// maxFanIn bounds the factors of one product in ArgMaxOr's tree: the dealer
+// deals 2^f words for each.
+const maxFanIn = 16
 
 // treeFanIns returns the fan-in of each level of an AND tree reducing rows
 // of width bits each to one: the fewest levels L whose fan-in f (the
@@ -17,6 +21,9 @@ func treeFanIns(rows, width int) []int {
 		f := 2
 		for pow(f, L) < width {
 			f++
+		}
+		if f > maxFanIn {
+			continue
 		}
 		words, w := 0, width
 		var fs []int

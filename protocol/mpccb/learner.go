@@ -53,8 +53,10 @@ type stepOutputs struct {
 //	R4–R11   argmax of s̃ = s + y(v − s) with γ: 7 (sign) +
 //	         1 (the AND of each row's comparisons, arithmetic,
 //	         with the dealer's exploration folded in)          lines 12–15
-//	 R4–R10  beside it: 1/d_a, d_a = 1 + x·u_a (5 rounds),
-//	         v′_a = u_a/d_a, M_a = v′_a u_aᵀ (fused)
+//	R3       beside them: open u_a (for the update's products)
+//	 R4–R11  beside it: 1/d_a, d_a = 1 + x·u_a (R4–R8),
+//	         v′_a = u_a/d_a (R9), open v′_a (R10),
+//	         M_a = v′_a u_aᵀ (R11, fused)
 //	R12      open o = onehot (sent to p′ before); then
 //	         W_a⁻¹ −= o_a M_a (Eq. 1), b_a += o_a (r_a x),
 //	         r_t = Σ o_a r_a to p″                            lines 16–23
@@ -97,6 +99,7 @@ func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
 		oW, oX, oB, oRR *mpc.Open
 		tu, trx, ts, tq *mpc.Trunc
 		u, rx, m, oO    *mpc.Open
+		oU              *mpc.Open
 		onehot          []uint64
 	)
 	main := e.NewProc(func() bool {
@@ -114,9 +117,10 @@ func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
 		u, rx = tu.Open(), trx.Open()
 		ts = e.TruncStart(e.Dot(u, oB, D))
 		tq = e.TruncStart(e.Dot(u, oX, D))
+		oU = e.Mask(tu.Result()) // a plain opening for the update's products
 		return true
 	}, func() bool {
-		g.Go(l.scale(tq.Open().Plus([]uint64{fx.One()}), u, &m))
+		g.Go(l.scale(tq.Open().Plus([]uint64{fx.One()}), oU, &m))
 		return true
 	}, mpc.Later(func() *mpc.Proc {
 		return e.ArgMaxOr(ts.Result(), gamma, func(z []uint64) uint64 {
@@ -152,10 +156,12 @@ func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
 // scale returns the Proc of the Sherman–Morrison term M_a = v′_a u_aᵀ,
 // v′_a = u_a / d_a, into *m as a fused opening: the reciprocal of d_a ∈
 // [1, 2] (‖x‖ ≤ 1 and W_a ⪰ I put x·W_a⁻¹x in [0, 1]), then two products
-// with u_a, opened already (fused).
+// with u_a, opened already. v′_a is opened again (R10) rather than fused:
+// the round is free (M_a is due at R12), and a fused operand would double
+// the dealer's words of the D² products of every arm.
 func (l *learner) scale(d, u *mpc.Open, m **mpc.Open) *mpc.Proc {
 	e := l.e
-	var recip *mpc.Open
+	var recip, ov *mpc.Open
 	var tv, tm *mpc.Trunc
 	p := e.NewProc()
 	p.Then(mpc.Later(func() *mpc.Proc { return e.ReciprocalOpen(d, 1, 2, l.iters, &recip) }),
@@ -163,7 +169,10 @@ func (l *learner) scale(d, u *mpc.Open, m **mpc.Open) *mpc.Proc {
 			tv = e.TruncStart(e.MulRows(recip, u, l.dim))
 			return true
 		}, func() bool {
-			tm = e.TruncStart(e.Outer(tv.Open(), u, l.dim))
+			ov = e.Mask(tv.Result())
+			return true
+		}, func() bool {
+			tm = e.TruncStart(e.Outer(ov, u, l.dim))
 			return true
 		}, func() bool {
 			*m = tm.Open()

@@ -1,0 +1,39 @@
+package mpccb
+
+import "testing"
+
+// TestStepRounds pins the rounds of one step (the session result's
+// rounds_per_step) and checks the dealer's corrections still fit the
+// largest window at the defaults: 12 rounds at P = 2 for 10 arms, the
+// target of issue 25 (20 before the fused truncations, the one-round AND
+// and the folded exploration; learner.step has the schedule).
+func TestStepRounds(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		arms, P    int
+		wantRounds int
+	}{
+		{"A10 P2", 10, 2, 12}, // 3 + 7 (sign) + 1 (AND) + 1 (o)
+		{"A2 P2", 2, 2, 12},
+		{"A10 P3", 10, 3, 13}, // one carry-save level
+		{"A10 P5", 10, 5, 15},
+		{"A50 P2", 50, 2, 13},   // the AND in two levels
+		{"A100 P2", 100, 2, 14}, // three
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := DefaultParams()
+			p.Arms = c.arms
+			s, err := measureStep(p, c.P)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("%d rounds, %d words in the largest round, %d correction words", s.rounds, s.maxRound, s.corrections)
+			if s.rounds != c.wantRounds {
+				t.Errorf("%d rounds a step, want %d", s.rounds, c.wantRounds)
+			}
+			if c.arms == 10 && c.P == 2 && s.corrections*MaxWindow > maxBufferedCorrections {
+				t.Errorf("%d correction words a step: the largest window no longer fits at the defaults", s.corrections)
+			}
+		})
+	}
+}
