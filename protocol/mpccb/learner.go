@@ -18,10 +18,12 @@ type learner struct {
 	eps   float64
 	winv  []uint64 // arms × dim × dim, row-major
 	b     []uint64 // arms × dim
+	v110  bool     // run wire 1.1.0's step (learner_v110.go)
 }
 
 func newLearner(e *mpc.Engine, p Params) *learner {
-	l := &learner{e: e, arms: p.Arms, dim: p.Dimensions, iters: p.ReciprocalIterations, eps: p.Epsilon}
+	l := &learner{e: e, arms: p.Arms, dim: p.Dimensions, iters: p.ReciprocalIterations, eps: p.Epsilon,
+		v110: p.wire == wireV110}
 	id := make([]uint64, p.Arms*p.Dimensions*p.Dimensions)
 	one := e.Fixed().One()
 	for a := range p.Arms {
@@ -41,7 +43,16 @@ type stepOutputs struct {
 	reward func(share uint64)
 }
 
-// step returns the Program of one step of Algorithm 1 on the shares x of
+// step returns the Program of one step of Algorithm 1 at the session's wire
+// version: stepFused, or stepV110 for wire 1.1.0.
+func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
+	if l.v110 {
+		return l.stepV110(x, rr, out)
+	}
+	return l.stepFused(x, rr, out)
+}
+
+// stepFused returns the Program of one step of Algorithm 1 on the shares x of
 // the context and rr of the reward row (the realised reward of every arm,
 // shared by p″). Rounds with two parties, by the chains running side by
 // side (R = a round of openings; "fused": a truncated result enters the
@@ -88,7 +99,7 @@ type stepOutputs struct {
 // Lines 16–18 of the paper have p′ open a_t and share o back. The parties
 // already hold the one-hot as shares, so they use it directly and only send
 // p′ their shares: p′ learns the same a_t, one round trip sooner.
-func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
+func (l *learner) stepFused(x, rr []uint64, out stepOutputs) *mpc.Program {
 	e := l.e
 	A, D := l.arms, l.dim
 	fx := e.Fixed()

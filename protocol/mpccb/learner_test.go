@@ -57,16 +57,20 @@ func TestLearnerMatchesReference(t *testing.T) {
 		P, arms   int
 		eps       float64
 		wantAgree int // in percent
+		wire      string
 	}{
-		{"P=2", 2, 4, 0.1, 99},
-		{"P=3", 3, 4, 0.1, 99},
-		{"P=2 A=10", 2, 10, 0.1, 99},
-		{"P=2 explore always", 2, 10, 1, 100},
+		{"P=2", 2, 4, 0.1, 99, ""},
+		{"P=3", 3, 4, 0.1, 99, ""},
+		{"P=2 A=10", 2, 10, 0.1, 99, ""},
+		{"P=2 explore always", 2, 10, 1, 100, ""},
+		{"P=2 wire 1.1.0", 2, 4, 0.1, 99, wireV110},
+		{"P=2 wire 1.1.0 explore always", 2, 10, 1, 100, wireV110},
 	} {
 		P := c.P
 		t.Run(c.name, func(t *testing.T) {
 			p := DefaultParams()
 			p.Arms, p.Dimensions, p.Epsilon, p.PrecisionBits = c.arms, 6, c.eps, 16
+			p.wire = c.wire
 			const steps = 150
 			xs, rs := toyData(steps, p.Arms, p.Dimensions, 3)
 			var seeds []mpc.Seed

@@ -12,17 +12,20 @@ func TestStepRounds(t *testing.T) {
 		name       string
 		arms, P    int
 		wantRounds int
+		wire       string
 	}{
-		{"A10 P2", 10, 2, 12}, // 3 + 7 (sign) + 1 (AND) + 1 (o)
-		{"A2 P2", 2, 2, 12},
-		{"A10 P3", 10, 3, 13}, // one carry-save level
-		{"A10 P5", 10, 5, 15},
-		{"A50 P2", 50, 2, 13},   // the AND in two levels
-		{"A100 P2", 100, 2, 14}, // three
+		{"A10 P2", 10, 2, 12, ""}, // 3 + 7 (sign) + 1 (AND) + 1 (o)
+		{"A2 P2", 2, 2, 12, ""},
+		{"A10 P3", 10, 3, 13, ""}, // one carry-save level
+		{"A10 P5", 10, 5, 15, ""},
+		{"A50 P2", 50, 2, 13, ""},   // the AND in two levels
+		{"A100 P2", 100, 2, 14, ""}, // three
+		{"A10 P2 wire 1.1.0", 10, 2, 20, wireV110},
+		{"A100 P2 wire 1.1.0", 100, 2, 23, wireV110},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			p := DefaultParams()
-			p.Arms = c.arms
+			p.Arms, p.wire = c.arms, c.wire
 			s, err := measureStep(p, c.P)
 			if err != nil {
 				t.Fatal(err)
@@ -31,7 +34,7 @@ func TestStepRounds(t *testing.T) {
 			if s.rounds != c.wantRounds {
 				t.Errorf("%d rounds a step, want %d", s.rounds, c.wantRounds)
 			}
-			if c.arms == 10 && c.P == 2 && s.corrections*MaxWindow > maxBufferedCorrections {
+			if c.arms == 10 && c.P == 2 && c.wire == "" && s.corrections*MaxWindow > maxBufferedCorrections {
 				t.Errorf("%d correction words a step: the largest window no longer fits at the defaults", s.corrections)
 			}
 		})
