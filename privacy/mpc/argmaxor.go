@@ -53,14 +53,15 @@ func pow(b, n int) int {
 //
 // where y ∈ {0, 1} and the one-hot z are the dealer's: alt, called on the
 // dealer only, fills z and returns y. It is ArgMax (the same keys x·2^b +
-// γ, the same pairwise comparisons in one batch) with the AND of each row's
+// γ, the same pairwise comparisons in one batch, their signs by MSBMerged,
+// a round shorter than MSB) with the AND of each row's
 // n − 1 comparison bits computed by products of many factors (many.go)
 // instead of a tree of two-input ANDs: ⌈log_f(n−1)⌉ rounds for the fan-in f
 // that treeFanIns picks (one round for n ≤ 10 or so), the last level
 // arithmetic, so no B2A follows; the dealer folds 1 − y into the last
-// level's products and deals y·z. Rounds for two parties: 7 + 1 for n ≤ 10
-// arms (ArgMax: 7 + ⌈log₂(n−1)⌉ + 1, and one more for an ε-greedy choice
-// on its input).
+// level's products and deals y·z. Rounds for two parties: 6 + 1 for up to
+// 12 arms (ArgMax: 7 + ⌈log₂(n−1)⌉ + 1, and one more for an ε-greedy
+// choice on its input).
 //
 // ε-greedy uses it with y the exploration coin and z the one-hot of the
 // argmax of the exploration scores, which the dealer, who draws them,
@@ -86,7 +87,7 @@ func (e *Engine) ArgMaxOr(x, gamma []uint64, alt func(z []uint64) uint64, out *[
 	}
 	var lt []uint64
 	p := e.NewProc()
-	p.Then(Run(e.MSB(diffs, &lt)))
+	p.Then(Run(e.MSBMerged(diffs, &lt)))
 	fanins := treeFanIns(n, n-1)
 	var (
 		level int

@@ -1,5 +1,7 @@
 package mpc
 
+import "math"
+
 // Fused truncations. A truncation (Trunc) opens c = x + r and leaves each
 // party with shares of its result t = P(c) + m, where P(c) is public and
 // the shares of m are affine in the dealer's shares of r′ and r₆₃ with
@@ -157,38 +159,61 @@ func (e *Engine) mulTerms(a, b *Open, n int, terms []term) []uint64 {
 	return out
 }
 
+// guessBits is the fractional bits of ReciprocalOpen's initial guess's
+// coefficients: the guess 2^k·x₀ = a − b·d has integer coefficients, so
+// it costs no truncation, and d·(a − b·d) stays far below the ring's limit.
+const guessBits = 5
+
+// ReciprocalGuessBits returns Reciprocal's minimax guess x₀ = α − β·d on
+// [lo, hi] with both coefficients rounded to k fractional bits — the
+// integers a = round(α·2^k), b = round(β·2^k) — and the guess's largest
+// relative error |1 − d·x₀| on [lo, hi] (at the ends or the vertex).
+func ReciprocalGuessBits(lo, hi float64, k uint) (a, b uint64, err0 float64) {
+	alpha, beta, _ := ReciprocalGuess(lo, hi)
+	s := math.Ldexp(1, int(k))
+	a, b = uint64(math.Round(alpha*s)), uint64(math.Round(beta*s))
+	af, bf := float64(a)/s, float64(b)/s
+	e := func(d float64) float64 { return math.Abs(1 - d*(af-bf*d)) }
+	err0 = max(e(lo), e(hi))
+	if v := af / (2 * bf); v > lo && v < hi {
+		err0 = max(err0, e(v))
+	}
+	return a, b, err0
+}
+
 // ReciprocalOpen is Reciprocal on an opening d (plain or fused) with every
 // truncated product taken fused (Trunc.Open) into the next product instead
-// of being opened again: the same products, truncations and Newton–Raphson
-// iterations in 2 + iters rounds instead of 3 + 2·iters. *out is the
-// result, as a fused opening.
+// of being opened again, and the initial guess's coefficients rounded to
+// guessBits fractional bits (ReciprocalGuessBits: relative error 1/16
+// instead of 1/17 on [1, 2]) so that the guess is local: e = 1 − d·x₀ is
+// one truncated product, and the iterations follow, one round each — 1 +
+// iters rounds instead of 3 + 2·iters. *out is the result, as a fused
+// opening. d·(a − b·d)·2^(2L+guessBits) must stay below 2^62: on [1, 2],
+// L ≤ 27.
 func (e *Engine) ReciprocalOpen(d *Open, lo, hi float64, iters int, out **Open) *Proc {
 	fx := e.fx
-	alpha, beta, _ := ReciprocalGuess(lo, hi)
-	encA, encB := fx.Encode(alpha), fx.Encode(beta)
+	a, b, _ := ReciprocalGuessBits(lo, hi, guessBits)
 	one := []uint64{fx.One()}
-	var tr, tbd, tad, tbd2 *Trunc
+	// g = 2^k·x₀ = a − b·d, in fixed point: local.
+	g := d.Times(-b).Plus([]uint64{a << fx.Frac})
+	var te0 *Trunc
 	var acc, ee *Open
 	p := e.NewProc(func() bool {
-		ds := e.SharesOf(d)
-		tr = e.TruncStart(e.MulElem(d, d))
-		tbd = e.TruncStart(Scale(ds, encB))
-		tad = e.TruncStart(Scale(ds, encA))
+		te0 = e.ShiftStart(e.MulElem(d, g), fx.Frac+guessBits) // d·x₀
 		return true
 	}, func() bool {
-		tbd2 = e.TruncStart(Scale(tr.Result(), encB))
-		return true
-	}, func() bool {
-		// x₀ = α − β·d; e = 1 − α·d + β·d².
-		acc = tbd.Open().Times(^uint64(0)).Plus([]uint64{encA})
-		ee = AddOpen(tad.Open().Times(^uint64(0)), tbd2.Open()).Plus(one)
+		ee = te0.Open().Times(^uint64(0)).Plus(one) // e = 1 − d·x₀
 		return true
 	})
 	for k := range iters {
 		last := k == iters-1
 		var ta, te *Trunc
 		p.Then(func() bool {
-			ta = e.TruncStart(e.MulElem(acc, ee.Plus(one)))
+			if k == 0 {
+				ta = e.ShiftStart(e.MulElem(g, ee.Plus(one)), fx.Frac+guessBits) // x₀(1 + e)
+			} else {
+				ta = e.TruncStart(e.MulElem(acc, ee.Plus(one)))
+			}
 			if !last {
 				te = e.TruncStart(e.MulElem(ee, ee))
 			}

@@ -91,7 +91,7 @@ func TestFusedProducts(t *testing.T) {
 }
 
 // TestReciprocalOpen checks the fused reciprocal's values and its rounds,
-// 2 + iters.
+// 1 + iters.
 func TestReciprocalOpen(t *testing.T) {
 	fx := Fixed{20}
 	ds := []float64{1, 1.1, 1.5, 1.99, 2, 1.333}
@@ -108,15 +108,18 @@ func TestReciprocalOpen(t *testing.T) {
 					return []*Proc{p}, func() []uint64 { return e.SharesOf(out) }
 				})
 				got := fx.DecodeAll(reconstruct(shares))
-				_, _, e0 := ReciprocalGuess(1, 2)
+				_, _, e0 := ReciprocalGuessBits(1, 2, guessBits)
+				if e0 > 1.0/16 {
+					t.Fatalf("the rounded guess's error is %g, above 1/16", e0)
+				}
 				tol := math.Pow(e0, math.Pow(2, float64(iters))) + 1e-5
 				for i, d := range ds {
 					if math.Abs(got[i]*d-1) > tol {
 						t.Errorf("%d iterations: 1/%g = %g, want %g", iters, d, got[i], 1/d)
 					}
 				}
-				if r, want := engines[0].Stats().Rounds, 1+2+iters; r != want {
-					t.Errorf("%d rounds, want %d (the opening of d, 2 + %d)", r, want, iters)
+				if r, want := engines[0].Stats().Rounds, 1+1+iters; r != want {
+					t.Errorf("%d rounds, want %d (the opening of d, 1 + %d)", r, want, iters)
 				}
 			})
 		}
@@ -189,7 +192,7 @@ func TestMany(t *testing.T) {
 }
 
 // TestArgMaxOr checks the one-round-AND argmax: the argmax when the dealer's
-// y is 0, its alternative when y is 1, and 7 + the tree's levels rounds for
+// y is 0, its alternative when y is 1, and 6 + the tree's levels rounds for
 // two parties.
 func TestArgMaxOr(t *testing.T) {
 	fx := Fixed{16}
@@ -230,7 +233,7 @@ func TestArgMaxOr(t *testing.T) {
 						t.Errorf("n = %d, y = 0: arm %d scores %g, the best %g", n, at, scores[at], best)
 					}
 					if P == 2 {
-						want := 7 + len(treeFanIns(n, n-1))
+						want := 6 + len(treeFanIns(n, n-1))
 						if r := engines[0].Stats().Rounds; r != want {
 							t.Errorf("n = %d: %d rounds, want %d", n, r, want)
 						}
@@ -260,5 +263,85 @@ func TestTreeFanIns(t *testing.T) {
 		if w != 1 || (words > maxTreeWords && fs[0] > 2) {
 			t.Errorf("%d arms: fan-ins %v leave %d inputs, %d words", c.n, fs, w, words)
 		}
+	}
+}
+
+// TestMSBMerged checks the merged sign against the values' top bits, with
+// as many words as TestMSBAndLTZ, and its rounds: one fewer than MSB's.
+func TestMSBMerged(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	for _, P := range partyCounts {
+		t.Run(partiesName(P), func(t *testing.T) {
+			xs := signValues(rng)
+			engines, dealer := testEngines(t, P, 16, uint64(950*P))
+			shares := runComputation(t, engines, dealer, func(e *Engine) ([]*Proc, func() []uint64) {
+				var out []uint64
+				return []*Proc{e.MSBMerged(shareOf(e, xs), &out)}, func() []uint64 { return out }
+			})
+			got := xorAll(shares)
+			for i, x := range xs {
+				if want := x >> 63; got[i] != want {
+					t.Errorf("MSBMerged(%d) = %#x, want %d", int64(x), got[i], want)
+				}
+			}
+			if r, want := engines[0].Stats().Rounds, 6+csaRounds(P); r != want {
+				t.Errorf("%d rounds, want %d", r, want)
+			}
+		})
+	}
+}
+
+// TestAndN checks ANDs of two to five words against their plain values.
+func TestAndN(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	const n = 16
+	var groups [][][]uint64
+	for k := 2; k <= 5; k++ {
+		var fs [][]uint64
+		for range k {
+			f := make([]uint64, n)
+			for i := range f {
+				f[i] = rng.Uint64() | rng.Uint64() // denser, so ANDs keep bits
+			}
+			fs = append(fs, f)
+		}
+		groups = append(groups, fs)
+	}
+	for _, P := range partyCounts {
+		t.Run(partiesName(P), func(t *testing.T) {
+			engines, dealer := testEngines(t, P, 16, uint64(960*P))
+			shares := runComputation(t, engines, dealer, func(e *Engine) ([]*Proc, func() []uint64) {
+				var g *AndN
+				var out []uint64
+				p := e.NewProc(func() bool {
+					var shared [][][]uint64
+					for _, fs := range groups {
+						var s [][]uint64
+						for _, f := range fs {
+							s = append(s, e.PublicBinary(f))
+						}
+						shared = append(shared, s)
+					}
+					g = e.AndNStart(shared)
+					return true
+				}, func() bool {
+					out = slices.Concat(e.AndNResult(g)...)
+					return true
+				})
+				return []*Proc{p}, func() []uint64 { return out }
+			})
+			got := xorAll(shares)
+			for gi, fs := range groups {
+				for i := range n {
+					want := ^uint64(0)
+					for _, f := range fs {
+						want &= f[i]
+					}
+					if got[gi*n+i] != want {
+						t.Fatalf("group of %d, word %d: %#x, want %#x", len(fs), i, got[gi*n+i], want)
+					}
+				}
+			}
+		})
 	}
 }

@@ -1,5 +1,7 @@
 package mpc
 
+import "math/bits"
+
 // Products of many factors in one round. Each factor x_i is opened once
 // under a fresh mask m_i, and the product of a group G of factors is
 //
@@ -112,6 +114,82 @@ func (e *Engine) ManyResult(g *Many, factor func(f []uint64)) []uint64 {
 			pos++
 		}
 		out[gi] = s
+	}
+	return out
+}
+
+// AndN is a batch of ANDs of several binary words each in progress
+// (AndNStart).
+type AndN struct {
+	groups [][]*Open
+}
+
+// AndNStart queues the openings of the factors of every group: groups[g]
+// lists the vectors (of one length) whose element-wise AND is the group's
+// result. Each factor is opened once under a fresh binary mask; the result
+// (AndNResult) needs the dealer's shares of the AND of every two or more
+// of a group's masks: 2^k − k − 1 words an element for k factors.
+func (e *Engine) AndNStart(groups [][][]uint64) *AndN {
+	g := &AndN{}
+	for _, fs := range groups {
+		var os []*Open
+		for _, f := range fs {
+			os = append(os, e.MaskBinary(f))
+		}
+		g.groups = append(g.groups, os)
+	}
+	return g
+}
+
+// AndNResult returns the binary shares of each group's AND once the round
+// is complete: ∧_i (c_i ⊕ m_i) = ⊕_S (∧_{i∉S} c_i) ∧ (∧_{i∈S} m_i) over the
+// subsets S of the factors, with the opened c_i public, a party's own share
+// of m_i for |S| = 1 and the dealer's shares for |S| ≥ 2.
+func (e *Engine) AndNResult(g *AndN) [][]uint64 {
+	out := make([][]uint64, len(g.groups))
+	for gi, os := range g.groups {
+		k, n := len(os), os[0].n
+		res := make([]uint64, n)
+		for S := 1; S < 1<<k; S++ {
+			var ms []uint64 // shares of ∧_{i∈S} m_i
+			if bits.OnesCount(uint(S)) == 1 {
+				ms = os[bits.TrailingZeros(uint(S))].mask
+			} else {
+				ms = e.dealt(n, true, func(dst []uint64) {
+					for j := range dst {
+						v := ^uint64(0)
+						for i, o := range os {
+							if S>>i&1 == 1 {
+								v &= o.mask[j]
+							}
+						}
+						dst[j] = v
+					}
+				})
+			}
+			if e.party == Dealer {
+				continue
+			}
+			for j := range res {
+				c := ^uint64(0)
+				for i, o := range os {
+					if S>>i&1 == 0 {
+						c &= o.Value[j]
+					}
+				}
+				res[j] ^= c & ms[j]
+			}
+		}
+		if e.party == 0 {
+			for j := range res {
+				c := ^uint64(0)
+				for _, o := range os {
+					c &= o.Value[j]
+				}
+				res[j] ^= c
+			}
+		}
+		out[gi] = res
 	}
 	return out
 }

@@ -156,7 +156,8 @@ func TestSessionProgress(t *testing.T) {
 }
 
 // TestWireVersions checks that the family speaks 1.2.0 and still 1.1.0,
-// and that a role at 1.1.0 runs the previous step (20 rounds at P = 2).
+// and that a role at 1.1.0 runs the previous step (20 rounds at P = 2,
+// against 11).
 func TestWireVersions(t *testing.T) {
 	f := Family{}
 	if got := protocol.WireVersions(f); !slices.Equal(got, []string{"1.2.0", "1.1.0"}) {
@@ -165,7 +166,7 @@ func TestWireVersions(t *testing.T) {
 	for _, c := range []struct {
 		v      string
 		rounds int
-	}{{"1.2.0", 12}, {"1.1.0", 20}} {
+	}{{"1.2.0", 11}, {"1.1.0", 20}} {
 		g, ok := protocol.AtWireVersion(f, c.v)
 		if !ok || protocol.WireVersion(g) != c.v {
 			t.Fatalf("at %s: %v, version %q", c.v, ok, protocol.WireVersion(g))
