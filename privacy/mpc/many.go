@@ -1,6 +1,9 @@
 package mpc
 
-import "math/bits"
+import (
+	"math/bits"
+	"slices"
+)
 
 // Products of many factors in one round. Each factor x_i is opened once
 // under a fresh mask m_i, and the product of a group G of factors is
@@ -76,16 +79,16 @@ func (e *Engine) ManyResult(g *Many, factor func(f []uint64)) []uint64 {
 		}
 		pos := 0
 		for gi, grp := range g.groups {
-			for S := range 1 << len(grp) {
-				v := f[gi]
-				for b, idx := range grp {
-					if S>>b&1 == 1 {
-						v *= mask(idx)
-					}
+			// M_S for every subset S, by doubling: bit b of S is factor b.
+			m := dst[pos : pos+1<<len(grp)]
+			m[0] = f[gi]
+			for b, idx := range grp {
+				mi := mask(idx)
+				for S := range 1 << b {
+					m[S|1<<b] = m[S] * mi
 				}
-				dst[pos] = v
-				pos++
 			}
+			pos += len(m)
 		}
 	})
 	out := make([]uint64, len(g.groups))
@@ -93,26 +96,28 @@ func (e *Engine) ManyResult(g *Many, factor func(f []uint64)) []uint64 {
 		return out
 	}
 	pos := 0
+	coef := make([]uint64, 1)
 	for gi, grp := range g.groups {
-		var s uint64
-		for S := range 1 << len(grp) {
-			coef := uint64(1)
-			for b, idx := range grp {
-				c := o.Value[idx]
-				if g.bin {
-					c &= 1
-					if S>>b&1 == 1 {
-						coef *= 1 - 2*c
-					} else {
-						coef *= c
-					}
-				} else if S>>b&1 == 0 {
-					coef *= c
-				}
+		// The public coefficient of every M_S, by doubling likewise:
+		// a_i where i ∉ S, b_i where i ∈ S.
+		coef = slices.Grow(coef[:0], 1<<len(grp))[:1<<len(grp)]
+		coef[0] = 1
+		for b, idx := range grp {
+			a, bb := o.Value[idx], uint64(1)
+			if g.bin {
+				a &= 1
+				bb = 1 - 2*a
 			}
-			s += coef * d[pos]
-			pos++
+			for S := range 1 << b {
+				coef[S|1<<b] = coef[S] * bb
+				coef[S] *= a
+			}
 		}
+		var s uint64
+		for S, c := range coef {
+			s += c * d[pos+S]
+		}
+		pos += len(coef)
 		out[gi] = s
 	}
 	return out
