@@ -1,18 +1,20 @@
 package mpc
 
-// maxTreeWords bounds the dealer's words of ArgMaxOr's AND tree: it takes
-// the fewest rounds whose products of many factors (many.go) stay within
-// it.
-const maxTreeWords = 1 << 20
+// maxTreeWordsPerRow bounds the dealer's words of ArgMaxOr's AND tree, per
+// row (arm): it takes the fewest rounds whose products of many factors
+// (many.go) stay within it. 2^10 words (8 KiB) a row keeps one round for up
+// to 11 arms and the dealer's words of the tree below the rest of an mpccb
+// step's; a round saved is not worth megabytes from the dealer.
+const maxTreeWordsPerRow = 1 << 10
 
 // maxFanIn bounds the factors of one product in ArgMaxOr's tree: the dealer
 // deals 2^f words for each.
-const maxFanIn = 16
+const maxFanIn = 10
 
 // treeFanIns returns the fan-in of each level of an AND tree reducing rows
 // of width bits each to one: the fewest levels L whose fan-in f (the
 // smallest with f^L ≥ width) keeps the dealer's words (rows · groups ·
-// 2^f, summed over the levels) within maxTreeWords.
+// 2^f, summed over the levels) within rows · maxTreeWordsPerRow.
 func treeFanIns(rows, width int) []int {
 	if width <= 1 {
 		return []int{1}
@@ -33,7 +35,7 @@ func treeFanIns(rows, width int) []int {
 			fs = append(fs, f)
 			w = groups
 		}
-		if words <= maxTreeWords || f == 2 {
+		if words <= rows*maxTreeWordsPerRow || f == 2 {
 			return fs
 		}
 	}
@@ -57,10 +59,10 @@ func pow(b, n int) int {
 // a round shorter than MSB) with the AND of each row's
 // n − 1 comparison bits computed by products of many factors (many.go)
 // instead of a tree of two-input ANDs: ⌈log_f(n−1)⌉ rounds for the fan-in f
-// that treeFanIns picks (one round for n ≤ 10 or so), the last level
+// that treeFanIns picks (one round for n ≤ 11), the last level
 // arithmetic, so no B2A follows; the dealer folds 1 − y into the last
 // level's products and deals y·z. Rounds for two parties: 6 + 1 for up to
-// 12 arms (ArgMax: 7 + ⌈log₂(n−1)⌉ + 1, and one more for an ε-greedy
+// 11 arms (ArgMax: 7 + ⌈log₂(n−1)⌉ + 1, and one more for an ε-greedy
 // choice on its input).
 //
 // ε-greedy uses it with y the exploration coin and z the one-hot of the

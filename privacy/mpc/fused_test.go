@@ -244,9 +244,11 @@ func TestArgMaxOr(t *testing.T) {
 	}
 }
 
-// TestTreeFanIns pins the AND tree's levels: one for up to ten arms or so.
+// TestTreeFanIns pins the AND tree's levels: one for up to 11 arms, and
+// the two-input tree's (8 for 256 arms) when the dealer's words allow no
+// more.
 func TestTreeFanIns(t *testing.T) {
-	for _, c := range []struct{ n, levels int }{{2, 1}, {3, 1}, {10, 1}, {11, 1}, {20, 2}, {50, 2}, {100, 3}, {256, 4}} {
+	for _, c := range []struct{ n, levels int }{{2, 1}, {3, 1}, {10, 1}, {11, 1}, {12, 2}, {20, 2}, {50, 2}, {100, 3}, {256, 8}} {
 		fs := treeFanIns(c.n, c.n-1)
 		if len(fs) != c.levels {
 			t.Errorf("%d arms: fan-ins %v, want %d levels", c.n, fs, c.levels)
@@ -260,7 +262,7 @@ func TestTreeFanIns(t *testing.T) {
 			words += c.n * g << f
 			w = g
 		}
-		if w != 1 || (words > maxTreeWords && fs[0] > 2) {
+		if w != 1 || (words > c.n*maxTreeWordsPerRow && fs[0] > 2) {
 			t.Errorf("%d arms: fan-ins %v leave %d inputs, %d words", c.n, fs, w, words)
 		}
 	}

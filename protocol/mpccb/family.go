@@ -202,8 +202,9 @@ func checkDataFile(key, path string) error {
 // wireCurrent is the family's wire version. 1.1.0 truncates with a
 // dealer-shared mask and its top bit (trunc.go in privacy/mpc), so the
 // dealer's corrections and the rounds of a step differ from 1.0.0's; 1.2.0
-// takes a step in 12 rounds instead of 20 at P = 2 (fused truncations, a
-// one-round AND in the argmax, the exploration dealt: learner.step), so
+// takes a step in 11 rounds instead of 20 at P = 2 (fused truncations, a
+// shorter sign and a one-round AND in the argmax, the exploration dealt:
+// learner.stepFused), so
 // again the rounds, the words of each and the corrections differ. The
 // messages' schema is the same.
 const wireCurrent = "1.2.0"

@@ -60,23 +60,24 @@ func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
 //
 //	R1       open W_a⁻¹ (all arms), x, b_a, r_row              lines 10–11
 //	R2       truncate u_a = W_a⁻¹x (fused), (r_row)_a x (fused)
-//	R3       truncate s_a = u_a·b_a and x·u_a (fused)          line 11
-//	R4–R11   argmax of s̃ = s + y(v − s) with γ: 7 (sign) +
-//	         1 (the AND of each row's comparisons, arithmetic,
+//	R3       truncate s_a = u_a·b_a and x·u_a (fused);          line 11
+//	         open u_a again, plainly, for the update's products
+//	R4–R10   argmax of s̃ = s + y(v − s) with γ: 6 (sign, the
+//	         generate bits merged into the first level) + 1
+//	         (the AND of each row's comparisons, arithmetic,
 //	         with the dealer's exploration folded in)          lines 12–15
-//	R3       beside them: open u_a (for the update's products)
-//	 R4–R11  beside it: 1/d_a, d_a = 1 + x·u_a (R4–R8),
-//	         v′_a = u_a/d_a (R9), open v′_a (R10),
-//	         M_a = v′_a u_aᵀ (R11, fused)
-//	R12      open o = onehot (sent to p′ before); then
+//	 R4–R10  beside it: 1/d_a, d_a = 1 + x·u_a (R4–R7),
+//	         v′_a = u_a/d_a (R8), open v′_a (R9),
+//	         M_a = v′_a u_aᵀ (R10, fused)
+//	R11      open o = onehot (sent to p′ before); then
 //	         W_a⁻¹ −= o_a M_a (Eq. 1), b_a += o_a (r_a x),
 //	         r_t = Σ o_a r_a to p″                            lines 16–23
 //
-// 12 rounds for up to about 10 arms (20 before the fused truncations, the
-// dealer's exploration and the one-round AND; 17 with the former local
-// truncation, which could fail); more than two parties add one round per
-// carry-save level of the sign, more arms a round per further level of
-// the AND (mpc.ArgMaxOr).
+// 11 rounds for up to 11 arms (20 at wire 1.1.0, stepV110; 17 with the
+// former local truncation, which could fail); more than two parties add
+// one round per carry-save level of the sign, more arms a round per
+// further level of the AND (mpc.ArgMaxOr: 12 rounds for 50 arms, 13 for
+// 100).
 //
 // The dealer draws y, v and γ as the paper does (samples.go) and deals γ;
 // as it knows y and v it computes the exploring arm argmax_a v_a itself and
@@ -167,8 +168,8 @@ func (l *learner) stepFused(x, rr []uint64, out stepOutputs) *mpc.Program {
 // scale returns the Proc of the Sherman–Morrison term M_a = v′_a u_aᵀ,
 // v′_a = u_a / d_a, into *m as a fused opening: the reciprocal of d_a ∈
 // [1, 2] (‖x‖ ≤ 1 and W_a ⪰ I put x·W_a⁻¹x in [0, 1]), then two products
-// with u_a, opened already. v′_a is opened again (R10) rather than fused:
-// the round is free (M_a is due at R12), and a fused operand would double
+// with u_a, opened already. v′_a is opened again (R9) rather than fused:
+// the round is free (M_a is due at R11), and a fused operand would double
 // the dealer's words of the D² products of every arm.
 func (l *learner) scale(d, u *mpc.Open, m **mpc.Open) *mpc.Proc {
 	e := l.e

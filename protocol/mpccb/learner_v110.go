@@ -7,7 +7,7 @@ import "github.com/bandit-node/bandit-node/privacy/mpc"
 // WireVersions): its step opens every truncated value again, computes
 // y·(v − s) on shares before a two-input AND tree and a B2A, and opens
 // o·v′ before the update — 20 rounds at P = 2 and 10 arms, where
-// wire 1.2.0 (learner.step) takes 12. Both compute the same arms.
+// wire 1.2.0 (learner.stepFused) takes 11. Both compute the same arms.
 const wireV110 = "1.1.0"
 
 // stepV110 is learner.step as wire 1.1.0 runs it. Rounds with two
