@@ -15,11 +15,13 @@ package mpc
 func (e *Engine) MulElem(a, b *Open) []uint64 {
 	n := a.n
 	if a.fused() || b.fused() {
-		terms := make([]term, n)
-		for i := range terms {
-			terms[i] = term{i, i, i}
-		}
-		return e.mulTerms(a, b, n, terms)
+		return e.mulTerms(a, b, n, e.terms(termKey{kind: 'e', n: n}, func() []term {
+			terms := make([]term, n)
+			for i := range terms {
+				terms[i] = term{i, i, i}
+			}
+			return terms
+		}))
 	}
 	c := e.dealt(n, false, func(dst []uint64) {
 		for i := range dst {
@@ -40,11 +42,13 @@ func (e *Engine) MulElem(a, b *Open) []uint64 {
 func (e *Engine) MulScalar(s, v *Open) []uint64 {
 	n := v.n
 	if s.fused() || v.fused() {
-		terms := make([]term, n)
-		for i := range terms {
-			terms[i] = term{i, 0, i}
-		}
-		return e.mulTerms(s, v, n, terms)
+		return e.mulTerms(s, v, n, e.terms(termKey{kind: 's', n: n}, func() []term {
+			terms := make([]term, n)
+			for i := range terms {
+				terms[i] = term{i, 0, i}
+			}
+			return terms
+		}))
 	}
 	c := e.dealt(n, false, func(dst []uint64) {
 		for i := range dst {
@@ -73,13 +77,15 @@ func (e *Engine) Dot(a, b *Open, dim int) []uint64 {
 		return k * dim
 	}
 	if a.fused() || b.fused() {
-		terms := make([]term, 0, a.n)
-		for k := range blocks {
-			for i := range dim {
-				terms = append(terms, term{k, k*dim + i, bo(k) + i})
+		return e.mulTerms(a, b, blocks, e.terms(termKey{kind: 'd', n: a.n, m: b.n, dim: dim}, func() []term {
+			terms := make([]term, 0, a.n)
+			for k := range blocks {
+				for i := range dim {
+					terms = append(terms, term{k, k*dim + i, bo(k) + i})
+				}
 			}
-		}
-		return e.mulTerms(a, b, blocks, terms)
+			return terms
+		}))
 	}
 	c := e.dealt(blocks, false, func(dst []uint64) {
 		for k := range dst {
@@ -111,15 +117,17 @@ func (e *Engine) Dot(a, b *Open, dim int) []uint64 {
 func (e *Engine) MatVec(m, v *Open, dim int) []uint64 {
 	mats := m.n / (dim * dim)
 	if m.fused() || v.fused() {
-		terms := make([]term, 0, m.n)
-		for k := range mats {
-			for r := range dim {
-				for i := range dim {
-					terms = append(terms, term{k*dim + r, (k*dim+r)*dim + i, i})
+		return e.mulTerms(m, v, mats*dim, e.terms(termKey{kind: 'm', n: m.n, dim: dim}, func() []term {
+			terms := make([]term, 0, m.n)
+			for k := range mats {
+				for r := range dim {
+					for i := range dim {
+						terms = append(terms, term{k*dim + r, (k*dim+r)*dim + i, i})
+					}
 				}
 			}
-		}
-		return e.mulTerms(m, v, mats*dim, terms)
+			return terms
+		}))
 	}
 	c := e.dealt(mats*dim, false, func(dst []uint64) {
 		for k := range mats {
@@ -155,15 +163,17 @@ func (e *Engine) MatVec(m, v *Open, dim int) []uint64 {
 func (e *Engine) Outer(a, b *Open, dim int) []uint64 {
 	blocks := a.n / dim
 	if a.fused() || b.fused() {
-		terms := make([]term, 0, blocks*dim*dim)
-		for k := range blocks {
-			for i := range dim {
-				for j := range dim {
-					terms = append(terms, term{(k*dim+i)*dim + j, k*dim + i, k*dim + j})
+		return e.mulTerms(a, b, blocks*dim*dim, e.terms(termKey{kind: 'o', n: a.n, dim: dim}, func() []term {
+			terms := make([]term, 0, blocks*dim*dim)
+			for k := range blocks {
+				for i := range dim {
+					for j := range dim {
+						terms = append(terms, term{(k*dim+i)*dim + j, k*dim + i, k*dim + j})
+					}
 				}
 			}
-		}
-		return e.mulTerms(a, b, blocks*dim*dim, terms)
+			return terms
+		}))
 	}
 	c := e.dealt(blocks*dim*dim, false, func(dst []uint64) {
 		for k := range blocks {
@@ -258,13 +268,15 @@ func (e *Engine) MulRows(s, v *Open, dim int) []uint64 {
 		return k * dim
 	}
 	if s.fused() || v.fused() {
-		terms := make([]term, 0, blocks*dim)
-		for k := range blocks {
-			for i := range dim {
-				terms = append(terms, term{k*dim + i, k, vo(k) + i})
+		return e.mulTerms(s, v, blocks*dim, e.terms(termKey{kind: 'r', n: s.n, m: v.n, dim: dim}, func() []term {
+			terms := make([]term, 0, blocks*dim)
+			for k := range blocks {
+				for i := range dim {
+					terms = append(terms, term{k*dim + i, k, vo(k) + i})
+				}
 			}
-		}
-		return e.mulTerms(s, v, blocks*dim, terms)
+			return terms
+		}))
 	}
 	c := e.dealt(blocks*dim, false, func(dst []uint64) {
 		for k := range blocks {

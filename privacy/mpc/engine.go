@@ -49,6 +49,8 @@ type Engine struct {
 	stats      Stats
 	err        error // the first failure of an operation
 	sampler    *PRG  // the dealer's private samples
+
+	termCache map[termKey][]term // fused products' terms by shape (fused.go)
 }
 
 // Err returns the first failure of an operation, if any: a party 0 whose

@@ -116,6 +116,27 @@ func (e *Engine) SharesOf(o *Open) []uint64 {
 // term is one product a[i]·b[j] added to output k.
 type term struct{ k, i, j int }
 
+// termKey names the terms of one product's shape: its kind and the
+// operands' lengths.
+type termKey struct {
+	kind      byte
+	n, m, dim int
+}
+
+// terms returns the terms of a product's shape, built once per engine: a
+// protocol repeats the same shapes every step.
+func (e *Engine) terms(k termKey, build func() []term) []term {
+	if t, ok := e.termCache[k]; ok {
+		return t
+	}
+	if e.termCache == nil {
+		e.termCache = map[termKey][]term{}
+	}
+	t := build()
+	e.termCache[k] = t
+	return t
+}
+
 // mulTerms returns shares of out[k] = Σ a[i]·b[j] over the terms of k, for
 // openings of which at least one is fused. Per pair of mask components the
 // dealer supplies the products summed per output when both coefficients
