@@ -44,9 +44,9 @@ func (e *Engine) MulManyStart(x []uint64, groups [][]int) *Many {
 	return &Many{o: e.Mask(x), groups: groups}
 }
 
-// ManyWords returns the dealer's words for products of groups of these
+// manyWords returns the dealer's words for products of groups of these
 // sizes.
-func ManyWords(sizes []int) int {
+func manyWords(sizes []int) int {
 	n := 0
 	for _, s := range sizes {
 		n += 1 << s
@@ -69,7 +69,7 @@ func (e *Engine) ManyResult(g *Many, factor func(f []uint64)) []uint64 {
 		}
 		return o.mask[i]
 	}
-	d := e.dealt(ManyWords(sizes), false, func(dst []uint64) {
+	d := e.dealt(manyWords(sizes), false, func(dst []uint64) {
 		f := make([]uint64, len(g.groups))
 		for i := range f {
 			f[i] = 1
