@@ -12,6 +12,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/environment"
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
@@ -38,15 +39,34 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 		name          string
 		steps, window int
 		locals        func(t *testing.T, contexts, rewards [][]float64) func(i int, cfg *Config)
+		families      func(i int) []protocol.Family // nil: every node's default
+		wire          string                        // the session's wire version
+		rounds        float64                       // a step's, at P = 2
 	}{
-		{"files", 60, 8, mpccbLocals},
-		{"replay", 300, 100, mpccbReplays},
+		{"files", 60, 8, mpccbLocals, nil, "1.2.0", 11},
+		{"replay", 300, 100, mpccbReplays, nil, "1.2.0", 11},
+		// A dealer not yet upgraded: everybody runs 1.1.0's step with it.
+		{"files, the dealer at wire 1.1.0", 60, 8, mpccbLocals, func(i int) []protocol.Family {
+			if i == 4 {
+				return []protocol.Family{mpccbV110{mpccb.NewFamily()}}
+			}
+			return nil
+		}, "1.1.0", 18}, // 20 for 10 arms: its AND tree has log₂(|A|−1) levels
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			steps := c.steps
 			contexts, rewards := linearProblem(steps, arms, dims, 9)
-			nodes := startNetwork(t, 5, c.locals(t, contexts, rewards))
+			nodes := startNetworkWith(t, 5, c.locals(t, contexts, rewards), c.families)
+			if c.families != nil {
+				// The initiator learns the versions its peers speak from
+				// libp2p identify, which follows the connection.
+				ps := nodes[0].host.LibP2P().Peerstore()
+				testutil.WaitFor(t, 20*time.Second, "node5's protocols identified", func() bool {
+					protos, err := ps.GetProtocols(nodes[4].ID())
+					return err == nil && len(protos) > 0
+				})
+			}
 			for _, tn := range nodes {
 				tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
 			}
@@ -91,8 +111,11 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 					break
 				}
 			}
-			if res.RoundsPerStep < 10 || res.RoundsPerStep > 20 {
-				t.Errorf("%g rounds per step", res.RoundsPerStep)
+			if res.RoundsPerStep != c.rounds {
+				t.Errorf("%g rounds per step at wire %s, want %g (issue 25: at most 12 at 1.2.0)", res.RoundsPerStep, session.Wire, c.rounds)
+			}
+			if session.Wire != c.wire {
+				t.Errorf("the session ran on wire %q, want %q", session.Wire, c.wire)
 			}
 		})
 	}
@@ -205,4 +228,20 @@ func mpccbReplays(t *testing.T, contexts [][]float64, rewards [][]float64) func(
 			replay(cfg, mpccb.RoleReceiver, path)
 		}
 	}
+}
+
+// mpccbV110 is mpccb as a daemon built before wire 1.2.0 speaks it: 1.1.0
+// only.
+type mpccbV110 struct{ mpccb.Family }
+
+func (mpccbV110) WireVersion() string                    { return "1.1.0" }
+func (mpccbV110) WireVersions() []string                 { return []string{"1.1.0"} }
+func (f mpccbV110) AtWireVersion(string) protocol.Family { return f }
+
+func (f mpccbV110) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+	old, ok := protocol.AtWireVersion(f.Family, "1.1.0")
+	if !ok {
+		return nil, fmt.Errorf("mpccb no longer speaks 1.1.0")
+	}
+	return old.NewRole(cfg)
 }

@@ -20,7 +20,7 @@ func TestRoleProtocolCarriesTheWireVersion(t *testing.T) {
 	}{
 		{ping.Family{}, "/bandit/ping/1.0.0"},
 		{samba.Family{}, "/bandit/samba/1.1.0"},
-		{mpccb.Family{}, "/bandit/mpccb/1.1.0"},
+		{mpccb.Family{}, "/bandit/mpccb/1.2.0"},
 		{pingAt{ping.Family{}, "2.0.0"}, "/bandit/ping/2.0.0"},
 	} {
 		if got := string(RoleProtocol(c.f)); got != c.want {

@@ -16,8 +16,8 @@ import (
 // listing it here and returning, for it, a family whose roles write and
 // read the previous messages (typically the same roles with a version
 // field in their Config that selects the old encoding); it drops a version
-// only once every organization is known to have upgraded past it. No
-// family has a previous version today.
+// only once every organization is known to have upgraded past it. mpccb
+// does (1.2.0, and 1.1.0 for daemons not yet upgraded).
 type MultiWireVersioned interface {
 	WireVersioned
 	// WireVersions lists the versions of role messages the family reads

@@ -14,6 +14,15 @@ package mpc
 // MulElem returns shares of the element-wise product a ⊙ b (no rescaling).
 func (e *Engine) MulElem(a, b *Open) []uint64 {
 	n := a.n
+	if a.fused() || b.fused() {
+		return e.mulTerms(a, b, n, e.terms(termKey{kind: 'e', n: n}, func() []term {
+			terms := make([]term, n)
+			for i := range terms {
+				terms[i] = term{i, i, i}
+			}
+			return terms
+		}))
+	}
 	c := e.dealt(n, false, func(dst []uint64) {
 		for i := range dst {
 			dst[i] = a.mask[i] * b.mask[i]
@@ -32,6 +41,15 @@ func (e *Engine) MulElem(a, b *Open) []uint64 {
 // vector v.
 func (e *Engine) MulScalar(s, v *Open) []uint64 {
 	n := v.n
+	if s.fused() || v.fused() {
+		return e.mulTerms(s, v, n, e.terms(termKey{kind: 's', n: n}, func() []term {
+			terms := make([]term, n)
+			for i := range terms {
+				terms[i] = term{i, 0, i}
+			}
+			return terms
+		}))
+	}
 	c := e.dealt(n, false, func(dst []uint64) {
 		for i := range dst {
 			dst[i] = s.mask[0] * v.mask[i]
@@ -57,6 +75,17 @@ func (e *Engine) Dot(a, b *Open, dim int) []uint64 {
 			return 0
 		}
 		return k * dim
+	}
+	if a.fused() || b.fused() {
+		return e.mulTerms(a, b, blocks, e.terms(termKey{kind: 'd', n: a.n, m: b.n, dim: dim}, func() []term {
+			terms := make([]term, 0, a.n)
+			for k := range blocks {
+				for i := range dim {
+					terms = append(terms, term{k, k*dim + i, bo(k) + i})
+				}
+			}
+			return terms
+		}))
 	}
 	c := e.dealt(blocks, false, func(dst []uint64) {
 		for k := range dst {
@@ -87,6 +116,19 @@ func (e *Engine) Dot(a, b *Open, dim int) []uint64 {
 // products opened in one round.
 func (e *Engine) MatVec(m, v *Open, dim int) []uint64 {
 	mats := m.n / (dim * dim)
+	if m.fused() || v.fused() {
+		return e.mulTerms(m, v, mats*dim, e.terms(termKey{kind: 'm', n: m.n, dim: dim}, func() []term {
+			terms := make([]term, 0, m.n)
+			for k := range mats {
+				for r := range dim {
+					for i := range dim {
+						terms = append(terms, term{k*dim + r, (k*dim+r)*dim + i, i})
+					}
+				}
+			}
+			return terms
+		}))
+	}
 	c := e.dealt(mats*dim, false, func(dst []uint64) {
 		for k := range mats {
 			for r := range dim {
@@ -120,6 +162,19 @@ func (e *Engine) MatVec(m, v *Open, dim int) []uint64 {
 // of length dim of a and b, each a row-major dim×dim matrix.
 func (e *Engine) Outer(a, b *Open, dim int) []uint64 {
 	blocks := a.n / dim
+	if a.fused() || b.fused() {
+		return e.mulTerms(a, b, blocks*dim*dim, e.terms(termKey{kind: 'o', n: a.n, dim: dim}, func() []term {
+			terms := make([]term, 0, blocks*dim*dim)
+			for k := range blocks {
+				for i := range dim {
+					for j := range dim {
+						terms = append(terms, term{(k*dim+i)*dim + j, k*dim + i, k*dim + j})
+					}
+				}
+			}
+			return terms
+		}))
+	}
 	c := e.dealt(blocks*dim*dim, false, func(dst []uint64) {
 		for k := range blocks {
 			for i := range dim {
@@ -211,6 +266,17 @@ func (e *Engine) MulRows(s, v *Open, dim int) []uint64 {
 			return 0
 		}
 		return k * dim
+	}
+	if s.fused() || v.fused() {
+		return e.mulTerms(s, v, blocks*dim, e.terms(termKey{kind: 'r', n: s.n, m: v.n, dim: dim}, func() []term {
+			terms := make([]term, 0, blocks*dim)
+			for k := range blocks {
+				for i := range dim {
+					terms = append(terms, term{k*dim + i, k, vo(k) + i})
+				}
+			}
+			return terms
+		}))
 	}
 	c := e.dealt(blocks*dim, false, func(dst []uint64) {
 		for k := range blocks {

@@ -7,7 +7,11 @@
 // truncation with a dealer pair (exact up to one unit, no failure
 // probability, for |x| < 2^62; see Trunc), Newton–Raphson reciprocal,
 // exponential by repeated squaring, and a one-hot argmax with uniformly
-// random tie-breaking.
+// random tie-breaking. For fewer rounds: a truncation's result used as an
+// opened operand without opening it again (Trunc.Open, fused.go), products
+// of many factors in one round with the dealer's products of masks
+// (many.go), a sign with its first two adder levels merged (MSBMerged) and
+// an argmax whose rows' ANDs take one round (ArgMaxOr).
 //
 // A computation is a Program of Procs — chains of steps. Every opening the
 // Procs queue before the next exchange goes into the same round, so
@@ -21,5 +25,8 @@
 // its shares — uniform in the ring — and opened values x − m with m a fresh
 // uniform mask, so each opening is uniform and independent of x. The dealer
 // sees no data: it knows every mask and no opened value. A truncation opens
-// x + r with r uniform in the ring, which is uniform too.
+// x + r with r uniform in the ring, which is uniform too. The round-saving
+// operations open nothing else: fused operands reuse the truncation's
+// opening, and products of many factors open each factor once under a fresh
+// mask.
 package mpc

@@ -49,6 +49,8 @@ type Engine struct {
 	stats      Stats
 	err        error // the first failure of an operation
 	sampler    *PRG  // the dealer's private samples
+
+	termCache map[termKey][]term // fused products' terms by shape (fused.go)
 }
 
 // Err returns the first failure of an operation, if any: a party 0 whose
@@ -226,6 +228,11 @@ type Open struct {
 	Shares [][]uint64
 	reveal bool
 	done   bool
+	// comps, when not nil, writes the mask as Σ coefficient·component
+	// (fused.go): an opening whose mask the dealer knows only up to public
+	// coefficients, such as a truncation's result (Trunc.Open). Nil is a
+	// plain opening: one component, mask, with coefficient 1.
+	comps []component
 }
 
 // Mask queues x − m for opening, with m a fresh mask from the dealer

@@ -38,6 +38,7 @@ type Trunc struct {
 	top  []uint64 // shares of r₆₃
 	done []uint64
 	l    uint
+	r    []uint64 // the dealer's masks r (nil on a party): Open needs them
 }
 
 // truncOffset is added to x before masking, so that x′ = x + truncOffset is
@@ -59,6 +60,9 @@ func (e *Engine) ShiftStart(x []uint64, l uint) *Trunc {
 	r := make([]uint64, n)
 	e.draw(r, false) // a party's share of r; on the dealer, r itself
 	t := &Trunc{e: e, l: l}
+	if e.party == Dealer {
+		t.r = r
+	}
 	t.low = e.dealt(n, false, func(dst []uint64) {
 		for i, v := range r {
 			dst[i] = (v &^ (1 << 63)) >> l

@@ -102,10 +102,12 @@ func BenchmarkPrivateStep(b *testing.B) {
 	for _, c := range []struct {
 		name       string
 		arms, pars int
-	}{{"A10_P2", 10, 2}, {"A10_P3", 10, 3}, {"A50_P2", 50, 2}, {"A100_P2", 100, 2}} {
+		wire       string
+	}{{"A10_P2", 10, 2, ""}, {"A10_P3", 10, 3, ""}, {"A50_P2", 50, 2, ""}, {"A100_P2", 100, 2, ""},
+		{"A10_P2_wire1.1.0", 10, 2, wireV110}, {"A100_P2_wire1.1.0", 100, 2, wireV110}} {
 		b.Run(c.name, func(b *testing.B) {
 			p := DefaultParams()
-			p.Arms = c.arms
+			p.Arms, p.wire = c.arms, c.wire
 			xs, rs := toyData(256, p.Arms, p.Dimensions, 1)
 			dl, ls := benchLearners(b, p, c.pars)
 			b.ResetTimer()
@@ -113,6 +115,7 @@ func BenchmarkPrivateStep(b *testing.B) {
 				privateStep(b, dl, ls, sharedByParty0(xs[i%len(xs)], rs[i%len(rs)]), stepOutputs{})
 			}
 			b.ReportMetric(float64(ls[0].e.Stats().Rounds)/float64(b.N), "rounds/step")
+			b.ReportMetric(float64(ls[0].e.Stats().WordsSent)/float64(b.N), "words/step")
 		})
 	}
 }

@@ -26,6 +26,7 @@ const MaxParties = 16
 // to use; NewFamily returns one that caches the simulator's data sets.
 type Family struct {
 	cache *dataCache
+	wire  string // the wire version its roles speak; "" is wireCurrent
 }
 
 var _ protocol.Family = Family{}
@@ -124,10 +125,13 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 }
 
 // NewRole implements protocol.Family.
-func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+func (f Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	p, ok := cfg.Params.(Params)
 	if !ok {
 		return nil, fmt.Errorf("mpccb: parameters of type %T", cfg.Params)
+	}
+	if f.wire == wireV110 {
+		p.wire = wireV110
 	}
 	switch cfg.Self.Role {
 	case RoleFeature:
@@ -195,9 +199,34 @@ func checkDataFile(key, path string) error {
 	return nil
 }
 
-// WireVersion implements protocol.WireVersioned: 1.1.0 truncates with a
+// wireCurrent is the family's wire version. 1.1.0 truncates with a
 // dealer-shared mask and its top bit (trunc.go in privacy/mpc), so the
-// dealer's corrections and the rounds of a step differ from 1.0.0's.
-func (Family) WireVersion() string { return "1.1.0" }
+// dealer's corrections and the rounds of a step differ from 1.0.0's; 1.2.0
+// takes a step in 11 rounds instead of 20 at P = 2 (fused truncations, a
+// shorter sign and a one-round AND in the argmax, the exploration dealt:
+// learner.stepFused), so
+// again the rounds, the words of each and the corrections differ. The
+// messages' schema is the same.
+const wireCurrent = "1.2.0"
 
-var _ protocol.WireVersioned = Family{}
+// WireVersion implements protocol.WireVersioned.
+func (f Family) WireVersion() string {
+	if f.wire != "" {
+		return f.wire
+	}
+	return wireCurrent
+}
+
+// WireVersions implements protocol.MultiWireVersioned: 1.2.0, and 1.1.0 for
+// daemons not yet upgraded (learner_v110.go).
+func (Family) WireVersions() []string { return []string{wireCurrent, wireV110} }
+
+// AtWireVersion implements protocol.MultiWireVersioned.
+func (f Family) AtWireVersion(v string) protocol.Family {
+	if v == wireCurrent {
+		v = ""
+	}
+	return Family{cache: f.cache, wire: v}
+}
+
+var _ protocol.MultiWireVersioned = Family{}

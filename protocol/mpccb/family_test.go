@@ -3,6 +3,7 @@ package mpccb
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,4 +153,37 @@ func TestSessionProgress(t *testing.T) {
 			t.Errorf("the session's progress ends at %d of %d after %d reports; want %d of %d", last.Step, last.Total, reports, steps, steps)
 		}
 	})
+}
+
+// TestWireVersions checks that the family speaks 1.2.0 and still 1.1.0,
+// and that a role at 1.1.0 runs the previous step (20 rounds at P = 2,
+// against 11).
+func TestWireVersions(t *testing.T) {
+	f := Family{}
+	if got := protocol.WireVersions(f); !slices.Equal(got, []string{"1.2.0", "1.1.0"}) {
+		t.Fatalf("versions %v", got)
+	}
+	for _, c := range []struct {
+		v      string
+		rounds int
+	}{{"1.2.0", 11}, {"1.1.0", 20}} {
+		g, ok := protocol.AtWireVersion(f, c.v)
+		if !ok || protocol.WireVersion(g) != c.v {
+			t.Fatalf("at %s: %v, version %q", c.v, ok, protocol.WireVersion(g))
+		}
+		p := DefaultParams()
+		if g.(Family).wire == wireV110 {
+			p.wire = wireV110
+		}
+		s, err := measureStep(p, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.rounds != c.rounds {
+			t.Errorf("at %s: %d rounds a step, want %d", c.v, s.rounds, c.rounds)
+		}
+	}
+	if _, ok := protocol.AtWireVersion(f, "1.0.0"); ok {
+		t.Error("1.0.0 is spoken")
+	}
 }

@@ -18,10 +18,12 @@ type learner struct {
 	eps   float64
 	winv  []uint64 // arms × dim × dim, row-major
 	b     []uint64 // arms × dim
+	v110  bool     // run wire 1.1.0's step (learner_v110.go)
 }
 
 func newLearner(e *mpc.Engine, p Params) *learner {
-	l := &learner{e: e, arms: p.Arms, dim: p.Dimensions, iters: p.ReciprocalIterations, eps: p.Epsilon}
+	l := &learner{e: e, arms: p.Arms, dim: p.Dimensions, iters: p.ReciprocalIterations, eps: p.Epsilon,
+		v110: p.wire == wireV110}
 	id := make([]uint64, p.Arms*p.Dimensions*p.Dimensions)
 	one := e.Fixed().One()
 	for a := range p.Arms {
@@ -41,34 +43,55 @@ type stepOutputs struct {
 	reward func(share uint64)
 }
 
-// step returns the Program of one step of Algorithm 1 on the shares x of
+// step returns the Program of one step of Algorithm 1 at the session's wire
+// version: stepFused, or stepV110 for wire 1.1.0.
+func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
+	if l.v110 {
+		return l.stepV110(x, rr, out)
+	}
+	return l.stepFused(x, rr, out)
+}
+
+// stepFused returns the Program of one step of Algorithm 1 on the shares x of
 // the context and rr of the reward row (the realised reward of every arm,
 // shared by p″). Rounds with two parties, by the chains running side by
-// side (R = a round of openings):
+// side (R = a round of openings; "fused": a truncated result enters the
+// next product without being opened again, mpc.Trunc.Open):
 //
-//	R1       open W_a⁻¹ (all arms) and x                    lines 10–11
-//	R2       truncate W_a⁻¹x = u_a
-//	R3       open u_a and b_a
-//	R4       truncate s_a = u_a·b_a and x·u_a
-//	R5       d_a = 1 + x·u_a; open y, v − s, d              lines 11–13
-//	R6–R17   s̃ = s + y(v − s); argmax of s̃ with γ: 7 (sign) +
-//	         ⌈log₂(|A|−1)⌉ (AND tree) + 1 (B2A)                line 15
-//	 R5–R15  beside it: 1/d_a (Newton–Raphson, 9 rounds), v′_a = u_a/d_a
-//	R18      open o = onehot (sent to p′), r_row, v′       lines 16–19
-//	R19      v_a = o_a v′_a, (o r)_a; open both; r_t = Σ (o r)_a to p″
-//	R20      truncate v_a u_aᵀ and (o r)_a x;
-//	         W_a⁻¹ −= v_a u_aᵀ (Eq. 1), b_a += (o r)_a x      lines 20–23
+//	R1       open W_a⁻¹ (all arms), x, b_a, r_row              lines 10–11
+//	R2       truncate u_a = W_a⁻¹x (fused), (r_row)_a x (fused)
+//	R3       truncate s_a = u_a·b_a and x·u_a (fused);          line 11
+//	         open u_a again, plainly, for the update's products
+//	R4–R10   argmax of s̃ = s + y(v − s) with γ: 6 (sign, the
+//	         generate bits merged into the first level) + 1
+//	         (the AND of each row's comparisons, arithmetic,
+//	         with the dealer's exploration folded in)          lines 12–15
+//	 R4–R10  beside it: 1/d_a, d_a = 1 + x·u_a (R4–R7),
+//	         v′_a = u_a/d_a (R8), open v′_a (R9),
+//	         M_a = v′_a u_aᵀ (R10, fused)
+//	R11      open o = onehot (sent to p′ before); then
+//	         W_a⁻¹ −= o_a M_a (Eq. 1), b_a += o_a (r_a x),
+//	         r_t = Σ o_a r_a to p″                            lines 16–23
 //
-// 20 rounds for 10 arms (17 with the former local truncation, which could
-// fail); more than two parties add one round per carry-save level of the
-// sign. u_a is opened once and serves the three products it enters, as
-// does x.
+// 11 rounds for up to 11 arms (20 at wire 1.1.0, stepV110; 17 with the
+// former local truncation, which could fail); more than two parties add
+// one round per carry-save level of the sign, more arms a round per
+// further level of the AND (mpc.ArgMaxOr: 12 rounds for 50 arms, 13 for
+// 100).
+//
+// The dealer draws y, v and γ as the paper does (samples.go) and deals γ;
+// as it knows y and v it computes the exploring arm argmax_a v_a itself and
+// the argmax returns (1 − y)·onehot(argmax s) + y·onehot(argmax v), which
+// is the one-hot of argmax s̃ — the paper's arm, one round sooner (no
+// product y·(v − s)). The update multiplies o_a last: o_a·trunc(v′_a u_aᵀ)
+// is trunc(o_a v′_a u_aᵀ) for the chosen arm and an exact 0 for the others,
+// as before, but needs no round after the argmax but o's.
 //
 // Every truncated product must stay below 2^62 in the ring (mpc.Trunc),
 // that is below 2^(62−2L) as a real. The largest is the score
 // s_a = xᵀW_a⁻¹b_a = xᵀθ_a, with θ_a the ridge estimate: ‖θ_a‖ ≤ R·√n_a/2
 // after n_a pulls with rewards in [−R, R], and ‖x‖ ≤ 1. The others are at
-// most R ((o r)_a x) or 4 (d², with d ∈ [1, 2]). The feature parties refuse
+// most R (r_a x) or 4 (d², with d ∈ [1, 2]). The feature parties refuse
 // contexts of norm above 1 (each its part, then the whole context jointly:
 // normcheck.go) and p″ refuses rewards above maxReward, which
 // keeps every product below 2^61: a factor two of room for fixed-point
@@ -77,100 +100,94 @@ type stepOutputs struct {
 // Lines 16–18 of the paper have p′ open a_t and share o back. The parties
 // already hold the one-hot as shares, so they use it directly and only send
 // p′ their shares: p′ learns the same a_t, one round trip sooner.
-func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
+func (l *learner) stepFused(x, rr []uint64, out stepOutputs) *mpc.Program {
 	e := l.e
 	A, D := l.arms, l.dim
 	fx := e.Fixed()
 	g := e.NewProgram()
 	var (
-		y, v, gamma    []uint64
-		oW, oX, oU, oB *mpc.Open
-		tu, ts, tq     *mpc.Trunc
-		s, den         []uint64
-		oY, oVS        *mpc.Open
-		onehot         []uint64
-		recip, vp      []uint64
-		oO, oRR, oVP   *mpc.Open
-		oV, oOR        *mpc.Open
-		tw, tb         *mpc.Trunc
+		smp             samples // the dealer's, in the clear; empty on a party
+		gamma           []uint64
+		oW, oX, oB, oRR *mpc.Open
+		tu, trx, ts, tq *mpc.Trunc
+		u, rx, m, oO    *mpc.Open
+		oU              *mpc.Open
+		onehot          []uint64
 	)
 	main := e.NewProc(func() bool {
-		smp := e.Dealt(1+2*A, func(dst []uint64) {
-			copy(dst, drawSamples(e.Sampler(), A, l.eps, fx.Frac).pack())
+		gamma = e.Dealt(A, func(dst []uint64) {
+			smp = drawSamples(e.Sampler(), A, l.eps, fx.Frac)
+			copy(dst, smp.gamma)
 		})
-		y, v, gamma = smp[:1], smp[1:1+A], smp[1+A:]
-		oW, oX = e.Mask(l.winv), e.Mask(x)
+		oW, oX, oB, oRR = e.Mask(l.winv), e.Mask(x), e.Mask(l.b), e.Mask(rr)
 		return true
 	}, func() bool {
 		tu = e.TruncStart(e.MatVec(oW, oX, D))
+		trx = e.TruncStart(e.MulRows(oRR, oX, D))
 		return true
 	}, func() bool {
-		oU, oB = e.Mask(tu.Result()), e.Mask(l.b)
+		u, rx = tu.Open(), trx.Open()
+		ts = e.TruncStart(e.Dot(u, oB, D))
+		tq = e.TruncStart(e.Dot(u, oX, D))
+		oU = e.Mask(tu.Result()) // a plain opening for the update's products
 		return true
 	}, func() bool {
-		ts = e.TruncStart(e.Dot(oU, oB, D))
-		tq = e.TruncStart(e.Dot(oU, oX, D))
-		return true
-	}, func() bool {
-		s = ts.Result()
-		den = e.AddConst(tq.Result(), fx.One())
-		g.Go(l.scale(den, &recip, &vp, func() *mpc.Open { return oU }))
-		oY, oVS = e.Mask(y), e.Mask(mpc.Sub(v, s))
+		g.Go(l.scale(tq.Open().Plus([]uint64{fx.One()}), oU, &m))
 		return true
 	}, mpc.Later(func() *mpc.Proc {
-		st := mpc.Add(s, e.MulScalar(oY, oVS))
-		return e.ArgMax(st, gamma, &onehot)
+		return e.ArgMaxOr(ts.Result(), gamma, func(z []uint64) uint64 {
+			smp.explore(z)
+			return smp.y
+		}, &onehot)
 	}), func() bool {
-		if vp == nil {
-			return false // u_a/d_a is not ready yet
+		if m == nil {
+			return false // M_a = v′_a u_aᵀ is not ready yet
 		}
 		if out.arm != nil {
 			out.arm(onehot)
 		}
-		oO, oRR, oVP = e.Mask(onehot), e.Mask(rr), e.Mask(vp)
+		oO = e.Mask(onehot)
 		return true
 	}, func() bool {
-		vv := e.MulRows(oO, oVP, D) // o_a is an integer: no rescaling
-		or := e.MulElem(oO, oRR)
+		// o_a is an integer: no rescaling.
+		l.winv = mpc.Sub(l.winv, e.MulRows(oO, m, D*D))
+		l.b = mpc.Add(l.b, e.MulRows(oO, rx, D))
 		var rt uint64
-		for _, w := range or {
+		for _, w := range e.MulElem(oO, oRR) {
 			rt += w
 		}
 		if out.reward != nil {
 			out.reward(rt)
 		}
-		oV, oOR = e.Mask(vv), e.Mask(or)
-		return true
-	}, func() bool {
-		tw = e.TruncStart(e.Outer(oV, oU, D))
-		tb = e.TruncStart(e.MulRows(oOR, oX, D))
-		return true
-	}, func() bool {
-		l.winv = mpc.Sub(l.winv, tw.Result())
-		l.b = mpc.Add(l.b, tb.Result())
 		return true
 	})
 	g.Go(main)
 	return g
 }
 
-// scale returns the Proc of the Sherman–Morrison factor v′_a = u_a / d_a:
-// the reciprocal of d_a ∈ [1, 2] (‖x‖ ≤ 1 and W_a ⪰ I put x·W_a⁻¹x in
-// [0, 1]), then one product with u_a, opened already.
-func (l *learner) scale(den []uint64, recip, vp *[]uint64, u func() *mpc.Open) *mpc.Proc {
+// scale returns the Proc of the Sherman–Morrison term M_a = v′_a u_aᵀ,
+// v′_a = u_a / d_a, into *m as a fused opening: the reciprocal of d_a ∈
+// [1, 2] (‖x‖ ≤ 1 and W_a ⪰ I put x·W_a⁻¹x in [0, 1]), then two products
+// with u_a, opened already. v′_a is opened again (R9) rather than fused:
+// the round is free (M_a is due at R11), and a fused operand would double
+// the dealer's words of the D² products of every arm.
+func (l *learner) scale(d, u *mpc.Open, m **mpc.Open) *mpc.Proc {
 	e := l.e
-	var oR *mpc.Open
-	var t *mpc.Trunc
+	var recip, ov *mpc.Open
+	var tv, tm *mpc.Trunc
 	p := e.NewProc()
-	p.Then(mpc.Later(func() *mpc.Proc { return e.Reciprocal(den, 1, 2, l.iters, recip) }),
+	p.Then(mpc.Later(func() *mpc.Proc { return e.ReciprocalOpen(d, 1, 2, l.iters, &recip) }),
 		func() bool {
-			oR = e.Mask(*recip)
+			tv = e.TruncStart(e.MulRows(recip, u, l.dim))
 			return true
 		}, func() bool {
-			t = e.TruncStart(e.MulRows(oR, u(), l.dim))
+			ov = e.Mask(tv.Result())
 			return true
 		}, func() bool {
-			*vp = t.Result()
+			tm = e.TruncStart(e.Outer(ov, u, l.dim))
+			return true
+		}, func() bool {
+			*m = tm.Open()
 			return true
 		})
 	return p

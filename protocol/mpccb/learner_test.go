@@ -49,11 +49,28 @@ func toyData(n, arms, dim int, seed uint64) ([][]float64, [][]float64) {
 
 // TestLearnerMatchesReference runs the private learner in memory (dealer
 // first, then the parties in lock step) against the plaintext reference.
+// With ε = 1 every step explores: the dealer's exploring arm (ArgMaxOr's
+// alternative) must be the reference's in every step.
 func TestLearnerMatchesReference(t *testing.T) {
-	for _, P := range []int{2, 3} {
-		t.Run(map[int]string{2: "P=2", 3: "P=3"}[P], func(t *testing.T) {
+	for _, c := range []struct {
+		name      string
+		P, arms   int
+		eps       float64
+		wantAgree int // in percent
+		wire      string
+	}{
+		{"P=2", 2, 4, 0.1, 99, ""},
+		{"P=3", 3, 4, 0.1, 99, ""},
+		{"P=2 A=10", 2, 10, 0.1, 99, ""},
+		{"P=2 explore always", 2, 10, 1, 100, ""},
+		{"P=2 wire 1.1.0", 2, 4, 0.1, 99, wireV110},
+		{"P=2 wire 1.1.0 explore always", 2, 10, 1, 100, wireV110},
+	} {
+		P := c.P
+		t.Run(c.name, func(t *testing.T) {
 			p := DefaultParams()
-			p.Arms, p.Dimensions, p.Epsilon, p.PrecisionBits = 4, 6, 0.1, 16
+			p.Arms, p.Dimensions, p.Epsilon, p.PrecisionBits = c.arms, 6, c.eps, 16
+			p.wire = c.wire
 			const steps = 150
 			xs, rs := toyData(steps, p.Arms, p.Dimensions, 3)
 			var seeds []mpc.Seed
@@ -128,7 +145,7 @@ func TestLearnerMatchesReference(t *testing.T) {
 			// The truncation keeps an exact zero exact with any number of
 			// parties, so the learners break the first steps' ties (every
 			// score is 0) the same way, by γ, and then follow the same path.
-			if agree < steps*99/100 {
+			if agree < steps*c.wantAgree/100 {
 				t.Errorf("the private learner chose the reference's arm in %d of %d steps", agree, steps)
 			}
 			if math.Abs(privReward-refReward) > 0.1*refReward {

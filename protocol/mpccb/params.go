@@ -24,6 +24,10 @@ type Params struct {
 	// Window is how many steps ahead the dealer and the reward receiver may
 	// send their shares.
 	Window int `toml:"window"`
+
+	// wire is the wire version the session runs on, set by Family.NewRole:
+	// "" for the family's current one, or wireV110, whose step differs.
+	wire string
 }
 
 // DefaultParams: ε = 0.1, 10 arms, 20 dimensions, three reciprocal

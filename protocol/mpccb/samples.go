@@ -86,3 +86,19 @@ func isFinite(xs []float64) bool {
 	}
 	return true
 }
+
+// explore fills z with the one-hot of the arm ε-greedy explores when y = 1:
+// the largest v_a, ties broken by the largest γ_a — the argmax of the keys
+// v_a·2^b + γ_a that the private argmax would compare, and the reference's
+// rule. The dealer computes it in the clear (it drew the samples) and deals
+// it to the private argmax (mpc.ArgMaxOr).
+func (s samples) explore(z []uint64) {
+	best := 0
+	for a := range s.v {
+		if s.v[a] > s.v[best] || (s.v[a] == s.v[best] && s.gamma[a] > s.gamma[best]) {
+			best = a
+		}
+	}
+	clear(z)
+	z[best] = 1
+}
