@@ -303,7 +303,8 @@ func TestAndN(t *testing.T) {
 		for range k {
 			f := make([]uint64, n)
 			for i := range f {
-				f[i] = rng.Uint64() | rng.Uint64() // denser, so ANDs keep bits
+				a, b := rng.Uint64(), rng.Uint64()
+				f[i] = a | b // denser, so ANDs keep bits
 			}
 			fs = append(fs, f)
 		}
