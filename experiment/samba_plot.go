@@ -105,6 +105,8 @@ func plotSAMBA(o SAMBAOptions, dataset string, pts map[sambaKey]sambaPoint) ([]s
 			return nil, err
 		}
 	}
+	p.Y.Min = 0
+	p.Y.Max *= 1.3 // room for the legend
 	if err := save(p, "samba_reward.png"); err != nil {
 		return nil, err
 	}
@@ -133,6 +135,8 @@ func plotSAMBA(o SAMBAOptions, dataset string, pts map[sambaKey]sambaPoint) ([]s
 				return nil, err
 			}
 		}
+		// Room above the lines for the legend: 1.5 decades.
+		p.Y.Max *= 30
 		if err := save(p, fig.file); err != nil {
 			return nil, err
 		}
@@ -167,6 +171,8 @@ func plotSAMBA(o SAMBAOptions, dataset string, pts map[sambaKey]sambaPoint) ([]s
 	}
 	p.Legend.Top = true
 	p.NominalX(labels...)
+	p.Y.Min = 0
+	p.Y.Max *= 1.2 // room for the legend
 	if err := save(p, "samba_roles.png"); err != nil {
 		return nil, err
 	}
