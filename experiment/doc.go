@@ -17,6 +17,13 @@
 //     secret shares on an in-process rig of MPC engines.
 //   - mpccb_output.go: its CSV files and mpccb_results.md; mpccb_plot.go
 //     draws its figures.
+//   - samba.go: SAMBA's Figure 8 — options, the grid (every algorithm,
+//     K and budget), one run: the roles in the simulator on one thread
+//     against samba.Reference, timed by the thread's CPU clock
+//     (samba_cpu_*.go); samba_data.go: the embedded MovieLens means and
+//     files of arm means; samba_summary.go and samba_claims.go: the
+//     points and the paper's claims; samba_output.go and samba_plot.go:
+//     its CSV files, samba_results.md and figures.
 //   - output.go: what every experiment writes the same way: claims, CSV
 //     files, Markdown table heads and cells.
 //   - host.go: the machine and build a results file names (load averages,

@@ -17,12 +17,13 @@ func experimentCommands() []command {
 		{"bai", "multi-agent best-arm identification (Rio et al.)", runExperimentBAI, nil},
 		{"pfcb", "P-FCB (Solanki et al.)", runExperimentPFCB, nil},
 		{"mpccb", "privacy-preserving contextual bandits (Hannun et al.)", runExperimentMPCCB, nil},
+		{"samba", "SAMBA, secure federated bandits (Ciucanu et al.)", runExperimentSAMBA, nil},
 	}
 }
 
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
-		fmt.Fprintln(stdout, "Usage: bandit-node experiment NAME [flags]\n\nExperiments:\n  bai    multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb   P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)\n  mpccb  privacy-preserving contextual bandits: Figures 1–4 and Table 1 of Hannun et al.")
+		fmt.Fprintln(stdout, "Usage: bandit-node experiment NAME [flags]\n\nExperiments:\n  bai    multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb   P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)\n  mpccb  privacy-preserving contextual bandits: Figures 1–4 and Table 1 of Hannun et al.\n  samba  SAMBA: Figure 8 of Ciucanu et al. (secure against standard: reward, time, per-role costs)")
 		fmt.Fprintln(stdout, "\nExample:\n  bandit-node experiment bai --out results/bai --runs 10")
 		if len(args) == 0 {
 			return usageError{"experiment: name an experiment"}
@@ -34,7 +35,7 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 			return c.run(ctx, args[1:], stdout, stderr)
 		}
 	}
-	return usageError{fmt.Sprintf("experiment: unknown experiment %q (known: bai, pfcb, mpccb)", args[0])}
+	return usageError{fmt.Sprintf("experiment: unknown experiment %q (known: bai, pfcb, mpccb, samba)", args[0])}
 }
 
 func runExperimentBAI(ctx context.Context, args []string, stdout, stderr io.Writer) error {

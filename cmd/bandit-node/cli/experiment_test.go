@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -36,6 +37,12 @@ func TestExperimentFlagRanges(t *testing.T) {
 		{[]string{"mpccb", "--timing-steps", "0"}, "--timing-steps 0: must be at least 1"},
 		{[]string{"mpccb", "--timing-repeats", "-1"}, "--timing-repeats -1: must be at least 1"},
 		{[]string{"mpccb", "--workers", "0", "--quick"}, "--workers 0: must be at least 1"},
+		{[]string{"samba", "--runs", "0"}, "--runs 0: must be at least 1"},
+		{[]string{"samba", "--budget", "0"}, "--budget 0: must be at least 1"},
+		{[]string{"samba", "--workers", "-1"}, "--workers -1: must be at least 1"},
+		{[]string{"samba", "--paillier-bits", "0"}, "--paillier-bits 0: must be at least 1"},
+		{[]string{"samba", "--k", "1"}, `--k "1": "1" is not a number of arms (at least 2)`},
+		{[]string{"samba", "--k", "10,x"}, `--k "10,x": "x" is not a number of arms`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -59,6 +66,7 @@ func TestExperimentFlagsAccepted(t *testing.T) {
 		{"bai"},
 		{"pfcb", "--rounds", "1000", "--instances", "1", "--runs", "1", "--workers", "1"},
 		{"pfcb"},
+		{"samba", "--runs", "1", "--budget", "500", "--k", "3,5", "--workers", "1", "--paillier-bits", "512"},
 	} {
 		t.Run(strings.Join(args, " "), func(t *testing.T) {
 			ctx, cancel := context.WithCancel(context.Background())
@@ -68,5 +76,32 @@ func TestExperimentFlagsAccepted(t *testing.T) {
 				t.Errorf("err = %v, want context.Canceled (the flags accepted)", err)
 			}
 		})
+	}
+}
+
+// TestExperimentSAMBA runs a small SAMBA experiment through the command: the
+// claims printed, every session exact, the files written; and a dataset
+// file with a bad line is refused naming the line.
+func TestExperimentSAMBA(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "samba")
+	var stdout, stderr bytes.Buffer
+	err := Run(context.Background(), []string{"experiment", "samba", "--out", out, "--runs", "1", "--budget", "40", "--k", "3",
+		"--paillier-bits", "512", "--workers", "1"}, &stdout, &stderr)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stdout.String(), "holds         Theorem 2: SAMBA returns exactly") || !strings.Contains(stdout.String(), "samba_results.md") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+	if !strings.Contains(stderr.String(), "[18/18] ") || strings.Contains(stderr.String(), "NOT EXACT") {
+		t.Errorf("progress:\n%s", stderr.String())
+	}
+	bad := filepath.Join(t.TempDir(), "arms.txt")
+	if err := os.WriteFile(bad, []byte("0.5\n0.2\n0,3\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	err = Run(context.Background(), []string{"experiment", "samba", "--out", out, "--dataset", bad, "--k", "2", "--quiet"}, &stdout, &stderr)
+	if err == nil || !strings.Contains(err.Error(), `line 3: "0,3" is not a number`) {
+		t.Errorf("err = %v, want the bad line named", err)
 	}
 }

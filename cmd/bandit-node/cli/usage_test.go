@@ -15,7 +15,7 @@ const repoRoot = "../../.."
 // helpCommands are every command and subcommand with a flag set.
 var helpCommands = [][]string{{"init"}, {"run"}, {"id"}, {"peers"}, {"simulate"}, {"version"},
 	{"session", "start"}, {"session", "status"}, {"session", "result"}, {"session", "list"}, {"session", "cancel"},
-	{"experiment", "bai"}, {"experiment", "pfcb"}, {"experiment", "mpccb"}, {"data", "mpccb"}, {"bench", "pattern"}}
+	{"experiment", "bai"}, {"experiment", "pfcb"}, {"experiment", "mpccb"}, {"experiment", "samba"}, {"data", "mpccb"}, {"bench", "pattern"}}
 
 // TestHelpExamplesExist checks that every spec file a help text uses as an
 // example exists in the repository. Node configs (after --config) are the
