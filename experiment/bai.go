@@ -411,6 +411,7 @@ func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[
 		}
 		b.WriteString("\n")
 	}
+	writeBAIFigures(&b, o, grid, runs)
 	if err := os.WriteFile(mdPath, []byte(b.String()), 0o644); err != nil {
 		return nil, err
 	}
