@@ -43,7 +43,7 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 		for k, t := range c.Steps {
 			mean[k] = plotter.XY{X: float64(t), Y: c.Private[k].Mean}
 			ref[k] = plotter.XY{X: float64(t), Y: c.Reference[k].Mean}
-			lo[k], hi[k] = c.Private[k].Low, c.Private[k].High
+			lo[k], hi[k] = rewardBounds(c.Private[k])
 		}
 		thumbs, err := addSeries(p, mean, lo, hi, c.Runs > 1, col, nil)
 		if err != nil {
@@ -99,7 +99,7 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 		banded := false
 		for k, pt := range at {
 			pts[k] = plotter.XY{X: etaOf(pt.Epsilon), Y: pt.Private.Mean}
-			bandLo[k], bandHi[k] = pt.Private.Low, pt.Private.High
+			bandLo[k], bandHi[k] = rewardBounds(pt.Private)
 			banded = banded || pt.Private.N > 1
 			runs = max(runs, pt.Private.N)
 		}
@@ -185,6 +185,12 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 		}
 	}
 	return files, nil
+}
+
+// rewardBounds is s's 95% interval cut to [0, 1], where an average reward
+// lies: with few runs Student's t makes it far wider than that.
+func rewardBounds(s Summary) (lo, hi float64) {
+	return max(s.Low, 0), min(s.High, 1)
 }
 
 func cmpFloat(a, b float64) int {
