@@ -334,7 +334,7 @@ func plotPFCB(o PFCBOptions, runs []PFCBRun, eps []float64, frr, perN map[string
 
 	p := plot.New()
 	p.Title.Text = "EXP2: FRR of P-FCB against ε (n = 10, m = 30)"
-	p.X.Label.Text = "privacy budget ε (per agent, whole session)"
+	p.X.Label.Text = "privacy budget ε (total over the session)"
 	p.Y.Label.Text = "FRR = regret(P-FCB) / regret(Non-federated)"
 	for i, fam := range []string{"uniform", "normal"} {
 		pts := make(plotter.XYs, len(eps))
