@@ -77,8 +77,9 @@ func meanOf(xs []float64) float64 {
 }
 
 // writeBAIFigures writes the results file's figures section: each figure with
-// its caption, and, under the DP-MASE figures, what makes their curves jump —
-// DP-MASE's epochs — with the points whose runs ended in two epochs.
+// its caption; when some DP-MASE point's runs ended in two epochs, what makes
+// the curves jump — DP-MASE's epochs — once, and under each DP-MASE figure
+// its points whose runs split.
 func writeBAIFigures(b *strings.Builder, o BAIOptions, grid []baiSeries, runs []BAIRun) {
 	splits := epochSplits(grid, runs, o.Agents)
 	b.WriteString("\n## Figures\n\n")
@@ -86,6 +87,9 @@ func writeBAIFigures(b *strings.Builder, o BAIOptions, grid []baiSeries, runs []
 	b.WriteString("The sample complexity counts global steps — interactions of all agents together — until one arm is left; ")
 	b.WriteString("both axes are logarithmic; each line joins the means over the runs, and the shaded band around it is the ")
 	b.WriteString("mean's 95% Student-t interval (cut at a tenth of the mean where it would reach 0, which a log axis cannot show).\n")
+	if len(splits) > 0 {
+		b.WriteString("\n" + epochExplanation + "\n")
+	}
 	for _, fig := range baiFigures() {
 		var names []string
 		dpmase := false
@@ -105,8 +109,25 @@ func writeBAIFigures(b *strings.Builder, o BAIOptions, grid []baiSeries, runs []
 	}
 }
 
-// writeEpochCaption explains DP-MASE's jumps under figure fig and lists the
-// figure's points whose runs ended in two epochs.
+// epochExplanation says why DP-MASE's curves jump; the results file gives it
+// once, above the figures, when some point's runs ended in two epochs.
+const epochExplanation = "**Why DP-MASE's curves jump.** A DP-MASE agent eliminates arms only at the end of an epoch, and epoch e " +
+	"lasts R(e) = max(32 log(8|K|e²/β)·4^e, 8 log(4|K|e²/β)·2^e/ε) rounds: each epoch is 2–4 times as long as the one before " +
+	"(×4 where the first term rules, ×2 where ε's does). A run therefore ends at one of a few levels of sample complexity — " +
+	"the end of the epoch in which more than M = ⌈log δ / log β⌉ agents have voted each arm but the best out — and needs " +
+	"about 2–4 times the samples when it needs one epoch more. Where a gap between arms sits near the elimination threshold " +
+	"2(h(e) + c(e)) of one epoch (Problem 2's closest gap is 0.16 after clamping), some runs' noise lets enough agents eliminate " +
+	"in that epoch and the others' does not: those runs end one epoch later. The mean then lies between the two levels, " +
+	"its interval is wide, and the curve jumps between neighbouring N — with more agents it gets likelier that more than M " +
+	"of them eliminate early, since M does not grow with N, so a curve can even fall as N grows. Each ε and β has its own " +
+	"epoch boundaries, and which boundary a run reaches is up to the noise, so at one N a series can end above or below " +
+	"another whatever their ε or β: where the claims on the orderings in ε and β or on the growth with N fail at some N, " +
+	"this is why, not scatter around one level. Under each DP-MASE figure: its points whose runs ended in two epochs, " +
+	"with the steps per agent (sample complexity / N; under the uniform distribution one epoch ends at about the same " +
+	"steps per agent at every N)."
+
+// writeEpochCaption ends the caption of DP-MASE figure fig: its points whose
+// runs ended in two epochs, or that it has none.
 func writeEpochCaption(b *strings.Builder, fig string, splits []epochSplit) {
 	var here []epochSplit
 	for _, sp := range splits {
@@ -118,19 +139,7 @@ func writeEpochCaption(b *strings.Builder, fig string, splits []epochSplit) {
 		b.WriteString("\nAt every point of this figure, all of DP-MASE's runs ended in the same epoch: its curves have no jumps here.\n")
 		return
 	}
-	b.WriteString("\n**Why DP-MASE's curves jump.** A DP-MASE agent eliminates arms only at the end of an epoch, and epoch e lasts " +
-		"R(e) = max(32 log(8|K|e²/β)·4^e, 8 log(4|K|e²/β)·2^e/ε) rounds: each epoch is 2–4 times as long as the one before " +
-		"(×4 where the first term rules, ×2 where ε's does). A run therefore ends at one of a few levels of sample complexity — " +
-		"the end of the epoch in which more than M = ⌈log δ / log β⌉ agents have voted each arm but the best out — and needs " +
-		"about 2–4 times the samples when it needs one epoch more. Where a gap between arms sits near the elimination threshold " +
-		"2(h(e) + c(e)) of one epoch (Problem 2's closest gap is 0.16 after clamping), some runs' noise lets enough agents eliminate " +
-		"in that epoch and the others' does not: those runs end one epoch later. The mean then lies between the two levels, " +
-		"its interval is wide, and the curve jumps between neighbouring N — with more agents it gets likelier that more than M " +
-		"of them eliminate early, since M does not grow with N, so a curve can even fall as N grows. Each ε and β has its own " +
-		"epoch boundaries, and which boundary a run reaches is up to the noise, so at one N a series can end above or below " +
-		"another whatever their ε or β: this, not scatter around one level, is why the orderings in ε and β fail at some N. The points of this figure whose runs ended in two " +
-		"epochs (steps per agent = sample complexity / N: the same epoch ends at about the same steps per agent at every N " +
-		"under the uniform distribution):\n\n")
+	b.WriteString("\nDP-MASE's jumps here are its epochs (see *Why DP-MASE's curves jump* above); these points' runs ended an epoch apart:\n\n")
 	for _, sp := range here {
 		fmt.Fprintf(b, "- %s, N = %d: %s at ≈ %.0f steps (%.0f per agent), %s at ≈ %.0f (%.0f per agent), ×%.1f",
 			sp.Series, sp.Agents, plural(len(sp.Early), "run"), meanOf(sp.Early), sp.EarlyPerAgent,

@@ -50,8 +50,9 @@ func TestEpochSplits(t *testing.T) {
 }
 
 // TestBAIFiguresCaption checks the results file's figures section: every
-// figure with its three files, the epoch explanation under a DP-MASE figure
-// whose runs split (naming the point), and none under Corrupted Elimination.
+// figure with its three files, the epoch explanation once above them, the
+// split points under the DP-MASE figure they belong to, and no epochs under
+// Corrupted Elimination.
 func TestBAIFiguresCaption(t *testing.T) {
 	o := BAIOptions{Runs: 2, Agents: []int{256}, Problem: 2}
 	grid := baiGrid()
@@ -72,8 +73,11 @@ func TestBAIFiguresCaption(t *testing.T) {
 		}
 	}
 	sections := strings.Split(out, "\n### ")
+	if n := strings.Count(sections[0], "**Why DP-MASE's curves jump.**"); n != 1 {
+		t.Errorf("the explanation of the jumps appears %d times above the figures, want once", n)
+	}
 	for _, sec := range sections[1:] {
-		jumps := strings.Contains(sec, "Why DP-MASE's curves jump")
+		jumps := strings.Contains(sec, "ended an epoch apart")
 		switch {
 		case strings.HasPrefix(sec, "Figure 1 (left)"):
 			if !jumps || !strings.Contains(sec, "DP-MASE ε=0.05, N = 256: 1 run at ≈ 170000 steps (664 per agent), 1 run at ≈ 760000 (2969 per agent), ×4.5") {
@@ -88,5 +92,22 @@ func TestBAIFiguresCaption(t *testing.T) {
 				t.Errorf("a Corrupted Elimination figure speaks of epochs:\n%s", sec)
 			}
 		}
+	}
+}
+
+// TestBAIFiguresNoSplit checks that without a point split across epochs the
+// explanation is left out.
+func TestBAIFiguresNoSplit(t *testing.T) {
+	o := BAIOptions{Runs: 2, Agents: []int{256}, Problem: 1}
+	grid := baiGrid()
+	var runs []BAIRun
+	for _, s := range grid {
+		runs = append(runs, BAIRun{Series: s.Name, Agents: 256, Run: 0, SampleComplexity: 170000},
+			BAIRun{Series: s.Name, Agents: 256, Run: 1, SampleComplexity: 172000})
+	}
+	var b strings.Builder
+	writeBAIFigures(&b, o, grid, runs)
+	if out := b.String(); strings.Contains(out, "Why DP-MASE's curves jump") || strings.Count(out, "no jumps here") != 3 {
+		t.Errorf("no split, but:\n%s", out)
 	}
 }
