@@ -398,7 +398,7 @@ func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[
 	mdPath := filepath.Join(o.Out, "bai_results.md")
 	var b strings.Builder
 	fmt.Fprintf(&b, "# Multi-agent BAI: Problem %d, %d runs per point, N ∈ %v\n\n", o.Problem, o.Runs, o.Agents)
-	fmt.Fprintf(&b, "%d simulated sessions in %v on %d workers; δ = 0.05; seeds %d…%d.\n\n", len(runs), rep.Elapsed.Round(time.Second), o.Workers, o.Seed, o.Seed+int64(o.Runs)-1)
+	fmt.Fprintf(&b, "%d simulated sessions in %v on %s; δ = 0.05; seeds %d…%d.\n\n", len(runs), rep.Elapsed.Round(time.Second), plural(o.Workers, "worker"), o.Seed, o.Seed+int64(o.Runs)-1)
 	b.WriteString("## The paper's claims\n\n")
 	writeClaims(&b, rep.Claims)
 	b.WriteString("\n## Mean sample complexity (95% interval)\n\n")
@@ -411,6 +411,7 @@ func writeBAI(o BAIOptions, grid []baiSeries, runs []BAIRun, sum map[string]map[
 		}
 		b.WriteString("\n")
 	}
+	writeBAIFigures(&b, o, grid, runs)
 	if err := os.WriteFile(mdPath, []byte(b.String()), 0o644); err != nil {
 		return nil, err
 	}

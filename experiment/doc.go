@@ -6,7 +6,11 @@
 // One file per concern:
 //   - bai.go and pfcb.go: the multi-agent best-arm identification and P-FCB
 //     experiments, each whole (options, grid, summary, claims, files); plot.go
-//     draws their figures.
+//     draws their figures, and bai_figures.go captions BAI's in its results
+//     file (with why DP-MASE's curves jump: its epochs).
+//   - plot.go also holds savePlot, through which every experiment's figure is
+//     written (PNG, SVG and PDF, the legend beside the plot), and the series
+//     and 95% band helpers the figures share.
 //   - mpccb.go: the privacy-preserving contextual bandit's options, its grids
 //     of reward and timing runs (RunMPCCB) and one simulated run, graded
 //     against the plaintext reference replayed on the dealer's samples.

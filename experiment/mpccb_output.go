@@ -142,7 +142,7 @@ func mpccbMarkdown(rep *MPCCBReport, curves []mpccbCurve, fig2 []etaSeries, timi
 	}
 
 	fmt.Fprintf(&b, "\n## Figure 1: average reward during training\n\n![Figure 1](fig1_reward.png)\n\n")
-	b.WriteString("Solid: the private learner; dashed: the plaintext reference (`mpccb.NewReference`) on the same images with the same dealer samples, replayed from the dealer's seed (its final value equals the simulator's grading in every run, which the experiment checks). Bands: ± one standard deviation over runs.\n\n")
+	b.WriteString("Solid: the private learner; dashed: the plaintext reference (`mpccb.NewReference`) on the same images with the same dealer samples, replayed from the dealer's seed (its final value equals the simulator's grading in every run, which the experiment checks). Bands: the private mean's 95% Student-t interval over the runs, cut to [0, 1]. Every figure is also written as SVG and PDF beside the PNG (same name).\n\n")
 	b.WriteString("| ε | η = log(10/ε) | private (mean ± sd) | reference (mean ± sd) | largest gap in a run | lowest arm agreement |\n|---|---|---|---|---|---|\n")
 	for _, c := range curves {
 		fmt.Fprintf(&b, "| %g | %.2f | %.4f ± %.4f | %.4f ± %.4f | %.4f | %.2f %% |\n", c.Epsilon, etaOf(c.Epsilon), c.FinalPrivate.Mean, c.FinalPrivate.StdDev,
@@ -150,6 +150,7 @@ func mpccbMarkdown(rep *MPCCBReport, curves []mpccbCurve, fig2 []etaSeries, timi
 	}
 
 	b.WriteString("\n## Figure 2: average reward against η\n\n![Figure 2](fig2_reward_vs_eta.png)\n\n")
+	b.WriteString("Bands: the mean's 95% Student-t interval over the runs, cut to [0, 1]; the table gives mean ± sd.\n\n")
 	b.WriteString("η = ∞ is the non-private greedy learner (ε = 0). The private protocol needs ε > 0, so that point is the plaintext reference with ε = 0 on each run's dealer samples. Smaller T are prefixes of the same sweep: the average reward after T of the T-step session (the curves' checkpoints; a prefix run is identical, see TestMPCCBPrefix).\n\n")
 	if len(fig2) > 0 {
 		var ts []int64

@@ -19,67 +19,50 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 	var files []string
 	save := func(p *plot.Plot, name string) error {
 		p.Add(plotter.NewGrid())
-		p.BackgroundColor = color.White
-		path := filepath.Join(o.Out, name)
-		if err := p.Save(7*vg.Inch, 5*vg.Inch, path); err != nil {
-			return fmt.Errorf("drawing %s: %w", path, err)
-		}
-		files = append(files, path)
-		return nil
+		f, err := savePlot(p, filepath.Join(o.Out, name))
+		files = append(files, f...)
+		return err
 	}
 	dashed := []vg.Length{vg.Points(5), vg.Points(3)}
 
-	// Figure 1: the reward curves, private (solid, ± sd band) and reference
-	// (dashed).
+	// Figure 1: the reward curves, private (solid, its 95% interval over the
+	// runs shaded) and reference (dashed).
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("Figure 1: average reward during training (Fashion-MNIST, P = 2, %d runs)", o.Runs)
-	p.X.Label.Text = "step t"
-	p.Y.Label.Text = "average reward up to t"
-	p.Legend.Top = false
-	p.Legend.Left = false
+	p.X.Label.Text = "step t (one image, all parties)"
+	p.Y.Label.Text = "average reward up to t (fraction correct)"
 	i := 0
+	runs := 0
 	for _, c := range curves {
 		if !slices.Contains(o.CurveEpsilons, c.Epsilon) {
 			continue
 		}
 		col := plotutil.Color(i)
 		mean, ref := make(plotter.XYs, len(c.Steps)), make(plotter.XYs, len(c.Steps))
-		band := make(plotter.XYs, 0, 2*len(c.Steps))
+		lo, hi := make([]float64, len(c.Steps)), make([]float64, len(c.Steps))
 		for k, t := range c.Steps {
 			mean[k] = plotter.XY{X: float64(t), Y: c.Private[k].Mean}
 			ref[k] = plotter.XY{X: float64(t), Y: c.Reference[k].Mean}
-			band = append(band, plotter.XY{X: float64(t), Y: c.Private[k].Mean + c.Private[k].StdDev})
+			lo[k], hi[k] = rewardBounds(c.Private[k])
 		}
-		for k := len(c.Steps) - 1; k >= 0; k-- {
-			band = append(band, plotter.XY{X: float64(c.Steps[k]), Y: c.Private[k].Mean - c.Private[k].StdDev})
-		}
-		if c.Runs > 1 {
-			poly, err := plotter.NewPolygon(band)
-			if err != nil {
-				return nil, err
-			}
-			r, g, b, _ := col.RGBA()
-			poly.Color = color.NRGBA{R: uint8(r >> 8), G: uint8(g >> 8), B: uint8(b >> 8), A: 0x38}
-			poly.LineStyle.Width = 0
-			p.Add(poly)
-		}
-		line, err := plotter.NewLine(mean)
+		thumbs, err := addSeries(p, mean, lo, hi, c.Runs > 1, col, nil)
 		if err != nil {
 			return nil, err
 		}
-		line.Color, line.Width = col, vg.Points(1.5)
+		runs = max(runs, c.Runs)
 		rl, err := plotter.NewLine(ref)
 		if err != nil {
 			return nil, err
 		}
 		// Darker, on top: the two curves mostly coincide.
 		rl.Color, rl.Width, rl.Dashes = darker(col), vg.Points(1), dashed
-		p.Add(line, rl)
-		p.Legend.Add(fmt.Sprintf("ε = %g private", c.Epsilon), line)
+		p.Add(rl)
+		p.Legend.Add(fmt.Sprintf("ε = %g private", c.Epsilon), thumbs...)
 		p.Legend.Add(fmt.Sprintf("ε = %g reference", c.Epsilon), rl)
 		i++
 	}
-	if err := save(p, "fig1_reward.png"); err != nil {
+	addBandKey(p, runs)
+	if err := save(p, "fig1_reward"); err != nil {
 		return nil, err
 	}
 
@@ -88,8 +71,7 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 	p = plot.New()
 	p.Title.Text = fmt.Sprintf("Figure 2: average reward against η = log(|A|/ε) (%d runs)", o.Runs)
 	p.X.Label.Text = "η = log(|A|/ε)   (dashed: η = ∞, greedy plaintext reference)"
-	p.Y.Label.Text = "average reward after T steps"
-	p.Legend.Top, p.Legend.Left = false, false
+	p.Y.Label.Text = "average reward after T steps (fraction correct)"
 	lo, hi := math.Inf(1), math.Inf(-1)
 	for _, s := range fig2 {
 		for _, pt := range s.Points {
@@ -98,36 +80,32 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 			}
 		}
 	}
+	runs = 0
 	for i, s := range fig2 {
 		col := plotutil.Color(i)
-		var pts plotter.XYs
-		var errs plotter.YErrors
 		var greedy float64
+		var at []etaPoint
 		for _, pt := range s.Points {
 			if pt.Epsilon == 0 {
 				greedy = pt.Reference.Mean
 				continue
 			}
-			pts = append(pts, plotter.XY{X: etaOf(pt.Epsilon), Y: pt.Private.Mean})
-			errs = append(errs, struct{ Low, High float64 }{pt.Private.StdDev, pt.Private.StdDev})
+			at = append(at, pt)
 		}
-		slices.SortFunc(pts, func(a, b plotter.XY) int { return cmpFloat(a.X, b.X) })
-		line, points, err := plotter.NewLinePoints(pts)
+		// By η, which falls as ε grows.
+		slices.SortFunc(at, func(a, b etaPoint) int { return cmpFloat(etaOf(a.Epsilon), etaOf(b.Epsilon)) })
+		pts := make(plotter.XYs, len(at))
+		bandLo, bandHi := make([]float64, len(at)), make([]float64, len(at))
+		banded := false
+		for k, pt := range at {
+			pts[k] = plotter.XY{X: etaOf(pt.Epsilon), Y: pt.Private.Mean}
+			bandLo[k], bandHi[k] = rewardBounds(pt.Private)
+			banded = banded || pt.Private.N > 1
+			runs = max(runs, pt.Private.N)
+		}
+		thumbs, err := addSeries(p, pts, bandLo, bandHi, banded, col, plotutil.Shape(i))
 		if err != nil {
 			return nil, err
-		}
-		line.Color, points.Color, points.Shape = col, col, plotutil.Shape(i)
-		p.Add(line, points)
-		if o.Runs > 1 {
-			eb, err := plotter.NewYErrorBars(struct {
-				plotter.XYer
-				plotter.YErrorer
-			}{pts, errs})
-			if err != nil {
-				return nil, err
-			}
-			eb.Color = col
-			p.Add(eb)
 		}
 		g, err := plotter.NewLine(plotter.XYs{{X: lo - 0.2, Y: greedy}, {X: hi + 0.2, Y: greedy}})
 		if err != nil {
@@ -135,14 +113,15 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 		}
 		g.Color, g.Dashes = col, dashed
 		p.Add(g)
-		p.Legend.Add(fmt.Sprintf("T = %d", s.T), line, points)
+		p.Legend.Add(fmt.Sprintf("T = %d", s.T), thumbs...)
 	}
 	if len(fig2) > 0 {
 		// A key only: each T's level is dashed in its colour.
 		key := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Gray{Y: 90}, Width: vg.Points(1), Dashes: dashed}}
 		p.Legend.Add("η = ∞ (ε = 0, plaintext), dashed", key)
 	}
-	if err := save(p, "fig2_reward_vs_eta.png"); err != nil {
+	addBandKey(p, runs)
+	if err := save(p, "fig2_reward_vs_eta"); err != nil {
 		return nil, err
 	}
 
@@ -153,19 +132,18 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 		lineName            string
 		at                  func(line, x int) (MPCCBRun, bool)
 	}{
-		{"fig3_time_vs_arms.png", "Figure 3: time per step against |A| (synthetic data)", "arms |A|", "|A|", o.Parties, o.Arms, "P = %d",
+		{"fig3_time_vs_arms", "Figure 3: time per step against |A| (synthetic data)", "arms |A|", "|A|", o.Parties, o.Arms, "P = %d",
 			func(line, x int) (MPCCBRun, bool) { return timingAt(timing, x, line) }},
-		{"fig4_time_vs_parties.png", "Figure 4: time per step against P (synthetic data)", "parties P", "P", o.ScaleArms, o.ScaleParties, "|A| = %d",
+		{"fig4_time_vs_parties", "Figure 4: time per step against P (synthetic data)", "parties P", "P", o.ScaleArms, o.ScaleParties, "|A| = %d",
 			func(line, x int) (MPCCBRun, bool) { return timingAt(timing, line, x) }},
 	} {
 		p := plot.New()
 		p.Title.Text = fig.title
 		p.X.Label.Text = fig.x
-		p.Y.Label.Text = "ms per step (all roles)"
+		p.Y.Label.Text = "time per step (ms, all roles, fastest repeat)"
 		p.X.Scale, p.Y.Scale = plot.LogScale{}, plot.LogScale{}
 		p.X.Tick.Marker = agentTicks(fig.xs)
 		p.Y.Tick.Marker = plot.LogTicks{Prec: -1}
-		p.Legend.Top, p.Legend.Left = true, true
 		var guideAt plotter.XY
 		for i, l := range fig.lines {
 			var pts plotter.XYs
@@ -207,6 +185,12 @@ func plotMPCCB(o MPCCBOptions, curves []mpccbCurve, fig2 []etaSeries, timing []M
 		}
 	}
 	return files, nil
+}
+
+// rewardBounds is s's 95% interval cut to [0, 1], where an average reward
+// lies: with few runs Student's t makes it far wider than that.
+func rewardBounds(s Summary) (lo, hi float64) {
+	return max(s.Low, 0), min(s.High, 1)
 }
 
 func cmpFloat(a, b float64) int {

@@ -2,7 +2,6 @@ package experiment
 
 import (
 	"fmt"
-	"image/color"
 	"path/filepath"
 
 	"github.com/bandit-node/bandit-node/protocol/samba"
@@ -11,19 +10,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 )
-
-// saveSAMBAPlot is the one place the SAMBA figures are saved: the save path
-// of the other experiments (experiment/plot.go), 7 × 5 inches on white.
-// When plot.go gains its shared function that also writes SVG and PDF, this
-// calls it.
-func saveSAMBAPlot(p *plot.Plot, path string) error {
-	p.Add(plotter.NewGrid())
-	p.BackgroundColor = color.White
-	if err := p.Save(7*vg.Inch, 5*vg.Inch, path); err != nil {
-		return fmt.Errorf("drawing %s: %w", path, err)
-	}
-	return nil
-}
 
 // plotSAMBA draws the figures: reward and time against N at the largest K
 // (the paper's Figure 8(c) and (a)), time against K at N (8(b)), and the
@@ -36,11 +22,12 @@ func plotSAMBA(o SAMBAOptions, dataset string, pts map[sambaKey]sambaPoint) ([]s
 	dashed := []vg.Length{vg.Points(4), vg.Points(3)}
 	var files []string
 	save := func(p *plot.Plot, name string) error {
-		path := filepath.Join(o.Out, name)
-		if err := saveSAMBAPlot(p, path); err != nil {
+		p.Add(plotter.NewGrid())
+		written, err := savePlot(p, filepath.Join(o.Out, name))
+		if err != nil {
 			return err
 		}
-		files = append(files, path)
+		files = append(files, written...)
 		return nil
 	}
 	// series draws one algorithm's line with points and 95 % error bars,
@@ -106,7 +93,6 @@ func plotSAMBA(o SAMBAOptions, dataset string, pts map[sambaKey]sambaPoint) ([]s
 		}
 	}
 	p.Y.Min = 0
-	p.Y.Max *= 1.3 // room for the legend
 	if err := save(p, "samba_reward.png"); err != nil {
 		return nil, err
 	}
@@ -135,8 +121,6 @@ func plotSAMBA(o SAMBAOptions, dataset string, pts map[sambaKey]sambaPoint) ([]s
 				return nil, err
 			}
 		}
-		// Room above the lines for the legend: 1.5 decades.
-		p.Y.Max *= 30
 		if err := save(p, fig.file); err != nil {
 			return nil, err
 		}
@@ -172,7 +156,7 @@ func plotSAMBA(o SAMBAOptions, dataset string, pts map[sambaKey]sambaPoint) ([]s
 	p.Legend.Top = true
 	p.NominalX(labels...)
 	p.Y.Min = 0
-	p.Y.Max *= 1.2 // room for the legend
+
 	if err := save(p, "samba_roles.png"); err != nil {
 		return nil, err
 	}

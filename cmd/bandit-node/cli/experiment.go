@@ -41,7 +41,7 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 func runExperimentBAI(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("experiment bai", "experiment bai [--out DIR] [--runs N] [--agents N,N,...] [--problem 1|2] [--workers N] [--seed N] [--quiet]", `
 bandit-node experiment bai --out results/bai --runs 10 --agents 64,128,256,512,1024`, stderr)
-	out := fs.String("out", "results/bai", "directory for the CSV files, figures (PNG) and written results")
+	out := fs.String("out", "results/bai", "directory for the CSV files, figures (PNG, SVG and PDF) and written results")
 	runs := fs.Int("runs", 10, "runs per point")
 	agents := fs.String("agents", "64,128,256,512,1024", "comma-separated values of N")
 	problem := fs.Int("problem", 1, "the paper's problem: 1 (Bernoulli) or 2 (Gaussian)")
@@ -99,7 +99,7 @@ func printClaims(stdout io.Writer, runs int, elapsed time.Duration, claims []exp
 func runExperimentPFCB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("experiment pfcb", "experiment pfcb [--out DIR] [--rounds T] [--instances N] [--runs N] [--epsilons E,E,...] [--agents N,N,...] [--workers N] [--seed N] [--quiet]", `
 bandit-node experiment pfcb --out results/pfcb --rounds 100000 --instances 10 --runs 3`, stderr)
-	out := fs.String("out", "results/pfcb", "directory for the CSV files, figures (PNG) and written results")
+	out := fs.String("out", "results/pfcb", "directory for the CSV files, figures (PNG, SVG and PDF) and written results")
 	rounds := fs.Int64("rounds", 100000, "rounds T of every session")
 	instances := fs.Int("instances", 10, "instances per family (uniform, normal); the instances vary far more than the effects measured, and the paired comparisons need several")
 	runs := fs.Int("runs", 3, "runs per instance")
@@ -151,7 +151,7 @@ func runExperimentMPCCB(ctx context.Context, args []string, stdout, stderr io.Wr
 bandit-node experiment mpccb --out results/mpccb
 bandit-node experiment mpccb --out results/mpccb-paper --steps 60000 --runs 10   # the paper's size: ~1.5 h on 2 CPUs
 bandit-node experiment mpccb --out /tmp/mpccb --quick                           # smoke test, under a minute`, stderr)
-	out := fs.String("out", "results/mpccb", "directory for the CSV files, figures (PNG) and written results")
+	out := fs.String("out", "results/mpccb", "directory for the CSV files, figures (PNG, SVG and PDF) and written results")
 	steps := fs.Int64("steps", 0, "steps T of each Fashion-MNIST reward run, 100..60000 (default 10000; --quick 500)")
 	runs := fs.Int("runs", 0, "runs per ε (default 3; --quick 1)")
 	epsilons := fs.String("epsilons", "", "Figure 2's ε values (default 0.005,0.01,0.02,0.05,0.1,0.2,0.5); Figure 1's 0.01,0.05,0.1,0.2 are always run")
