@@ -198,7 +198,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, WriteTimeout: sendTimeout, Logger: n.log}
+	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, WriteTimeout: sendTimeout, Logger: n.log, OnGiveUp: n.framesDropped}
 	if err := mopts.Validate(); err != nil {
 		return nil, fmt.Errorf("session.max_frame_size: %w", err)
 	}

@@ -29,16 +29,7 @@ const redialTimeout = 2 * time.Second
 // the frames in flight are resent once the connection is back (p2p
 // link.go), and the heartbeat timeout judges a peer that stays away.
 func (n *Node) peerDisconnected(id peer.ID) {
-	n.mu.Lock()
-	var affected []*session
-	if !n.closing {
-		for _, s := range n.sessions {
-			if _, ok := s.orgIndex[id]; ok && id != s.self {
-				affected = append(affected, s)
-			}
-		}
-	}
-	n.mu.Unlock()
+	affected := n.sessionsWith(id)
 	if len(affected) == 0 {
 		return
 	}
@@ -60,6 +51,37 @@ func (n *Node) peerDisconnected(id peer.ID) {
 			s.post(ctrlEvent{lost: id, reason: reason})
 		}
 	}()
+}
+
+// sessionsWith returns the sessions running here with address-book peer
+// id among their organizations.
+func (n *Node) sessionsWith(id peer.ID) []*session {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var affected []*session
+	if !n.closing {
+		for _, s := range n.sessions {
+			if _, ok := s.orgIndex[id]; ok && id != s.self {
+				affected = append(affected, s)
+			}
+		}
+	}
+	return affected
+}
+
+// framesDropped is p2p.MessengerOptions.OnGiveUp: the messenger gave up on
+// frames to peer id, so that every session running with id lacks some of
+// what it sent, and aborts, saying why.
+func (n *Node) framesDropped(id peer.ID, frames uint64, why string) {
+	affected := n.sessionsWith(id)
+	if len(affected) == 0 {
+		return
+	}
+	reason := fmt.Sprintf("%d frames to %s could not be delivered: %s", frames, n.nameOf(id), why)
+	n.log.Warn("frames to a peer of running sessions were dropped", "peer", n.nameOf(id), "sessions", len(affected), "reason", why)
+	for _, s := range affected {
+		s.post(ctrlEvent{lost: id, reason: reason})
+	}
 }
 
 // noAnswer reports whether a redial within ctx failed for want of an

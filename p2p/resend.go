@@ -62,6 +62,7 @@ func (m *Messenger) ackLoop(to peer.ID, o *outStream, s network.Stream) {
 		}
 		raise(&o.acked, v)
 		o.waiting.Store(0)
+		o.refusing.Store(false)
 		select {
 		case o.ackc <- struct{}{}:
 		default:
@@ -96,6 +97,7 @@ func (m *Messenger) streamEnded(to peer.ID, o *outStream, s network.Stream) {
 		return
 	}
 	if o.fruitless >= maxFruitless {
+		o.refusing.Store(true)
 		m.giveUp(to, o, fmt.Sprintf("%d streams in a row ended without the peer acknowledging frame %d", o.fruitless, o.q.first))
 		return
 	}
@@ -160,6 +162,7 @@ func (m *Messenger) resendLoop(to peer.ID, o *outStream) {
 			// answer, is not waited out for ResendTimeout.
 			if o.fruitless++; o.fruitless >= maxFruitless {
 				o.resending = false
+				o.refusing.Store(true)
 				m.giveUp(to, o, fmt.Sprintf("the peer was reached %d times in a row but took no stream: %v", o.fruitless, err))
 				o.mu.Unlock()
 				return
@@ -190,6 +193,9 @@ func (m *Messenger) giveUp(to peer.ID, o *outStream, why string) {
 	o.link = newLinkID()
 	o.fruitless, o.brokenAt = 0, time.Time{}
 	m.logger.Warn("dropped frames a peer never acknowledged", "peer", m.h.describe(to), "frames", n, "reason", why)
+	if f := m.opts.OnGiveUp; f != nil && n > 0 {
+		go f(to, n, why)
+	}
 }
 
 // raise sets a to v unless it holds more already.

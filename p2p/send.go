@@ -4,10 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/protocol"
 	msmux "github.com/multiformats/go-multistream"
 )
 
@@ -164,14 +166,23 @@ func (m *Messenger) accepted(frame []byte) {
 
 // sendFailed ends a Send whose frame, pushed at off, could not be written
 // because of err. A frame alone on the link and never written is taken
-// back, and Send fails: the peer cannot be reached now. Otherwise the
-// frame goes with those before it, which the peer has yet to
-// acknowledge, when resendLoop reopens the link. o.mu is held.
+// back, and Send fails, if the peer refused it (refused): its daemon is
+// gone from a machine that answers, or does not speak the protocol, or it
+// took no stream the last maxFruitless times (o.refusing: its address book
+// no longer lists us, say).
+// Otherwise — a network that does not answer (a cut), a connection lost
+// while the stream opened, older frames still unacknowledged — the frame
+// stays, and resendLoop sends it once the peer can be reached, within
+// ResendTimeout: whether a session waits that long for the peer is for
+// its own timeouts to say. o.mu is held.
 func (m *Messenger) sendFailed(to peer.ID, o *outStream, off int, frame []byte, err error) error {
-	if o.q.frames() == 1 && o.written < o.q.next {
+	if o.q.frames() == 1 && o.written < o.q.next && (refused(err) || o.refusing.Load()) {
 		o.q.next--
 		o.q.buf = o.q.buf[:off]
 		o.pushed.Store(o.q.next)
+		if !refused(err) {
+			err = fmt.Errorf("%w (and the peer took no stream the last %d times)", err, maxFruitless)
+		}
 		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
 	}
 	m.accepted(frame)
@@ -179,6 +190,14 @@ func (m *Messenger) sendFailed(to peer.ID, o *outStream, off int, frame []byte, 
 		"peer", m.h.describe(to), "frames", o.q.frames(), "err", err)
 	m.startResend(to, o)
 	return nil
+}
+
+// refused reports an error that says the peer will not take the frame:
+// its machine refused the connection (no daemon listens), or its daemon
+// does not speak the protocol.
+func refused(err error) bool {
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, msmux.ErrNotSupported[protocol.ID]{}) ||
+		errors.Is(err, ErrUnknownPeer) || errors.Is(err, ErrMessengerClosed)
 }
 
 // waitWindow waits, within ctx and the write timeout, until a frame of

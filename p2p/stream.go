@@ -97,6 +97,12 @@ type MessengerOptions struct {
 	// before the watchdog (watchdog.go) pings the peer, and closes the
 	// connection if it does not answer. Default DefaultStallTimeout.
 	StallTimeout time.Duration
+	// OnGiveUp, if set, is called (on a goroutine of its own) when the
+	// messenger drops frames to peer to that it could not deliver: the
+	// peer stayed out of reach for ResendTimeout, or refused the streams
+	// that resent them; reason says which. Whoever waits on those frames
+	// will not see them.
+	OnGiveUp func(to peer.ID, frames uint64, reason string)
 	// Logger receives log output; nil means the host's logger.
 	Logger *slog.Logger
 }
@@ -209,9 +215,13 @@ type outStream struct {
 	// waiting is when the watchdog found frames unacknowledged, in Unix
 	// nanoseconds; an acknowledgement clears it.
 	waiting atomic.Int64
-	probing atomic.Bool   // a probe of the peer runs
-	pushed  atomic.Uint64 // q.next, for checking acknowledgements
-	ackc    chan struct{} // a token on every acknowledgement
+	probing atomic.Bool // a probe of the peer runs
+	// refusing says that the link gave up on frames the peer would not
+	// take (maxFruitless streams in a row); until the peer acknowledges
+	// a frame again, a Send that cannot write fails at once.
+	refusing atomic.Bool
+	pushed   atomic.Uint64 // q.next, for checking acknowledgements
+	ackc     chan struct{} // a token on every acknowledgement
 }
 
 // NewMessenger registers a stream handler for protocol id (versioned, e.g.
