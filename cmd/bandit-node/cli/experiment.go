@@ -97,7 +97,7 @@ func printClaims(stdout io.Writer, runs int, elapsed time.Duration, claims []exp
 }
 
 func runExperimentPFCB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("experiment pfcb", "experiment pfcb [--out DIR] [--rounds T] [--instances N] [--runs N] [--epsilons E,E,...] [--agents N,N,...] [--workers N] [--seed N] [--quiet]\n       experiment pfcb --sensitivity [--settings NAME,...] [--out DIR] [--rounds T] [--instances N] [--runs N] [--workers N] [--seed N] [--quiet]", `
+	fs := newFlags("experiment pfcb", "experiment pfcb [--out DIR] [--rounds T] [--instances N] [--runs N] [--epsilons E,E,...] [--agents N,N,...] [--workers N] [--seed N] [--quiet]\n       bandit-node experiment pfcb --sensitivity [--settings NAME,...] [--out DIR] [--rounds T] [--instances N] [--runs N] [--workers N] [--seed N] [--quiet]", `
 bandit-node experiment pfcb --out results/pfcb --rounds 100000 --instances 10 --runs 3
 bandit-node experiment pfcb --sensitivity --out results/pfcb --instances 4 --runs 1   # the gap to the paper's EXP1: pfcb_sensitivity.md`, stderr)
 	out := fs.String("out", "results/pfcb", "directory for the CSV files, figures (PNG) and written results")
