@@ -26,7 +26,7 @@ func pfcbRelevant(alg, key string) bool {
 		return alg == pfcb.AlgPFCB
 	case "omega1", "omega2", "t_lo", "t_hi":
 		return alg != pfcb.AlgNonFederated
-	case "fcb_pool", "federated_ucb":
+	case "fcb_pool", "fcb_every_round", "federated_ucb":
 		return alg == pfcb.AlgFCB
 	case "solo_explore":
 		return alg == pfcb.AlgNonFederated
@@ -45,7 +45,8 @@ func pfcbRelevantSim(family, key string) bool {
 // the same instances and seeds (common random numbers), so the settings
 // differ by the choice alone.
 func pfcbSettings() []PFCBSetting {
-	pool := map[string]any{"fcb_pool": true, "solo_explore": true, "federated_ucb": true}
+	sync := map[string]any{"fcb_pool": true, "fcb_every_round": true}
+	pool := map[string]any{"fcb_pool": true, "fcb_every_round": true, "solo_explore": true, "federated_ucb": true}
 	with := func(m map[string]any, k string, v any) map[string]any {
 		out := map[string]any{k: v}
 		for kk, vv := range m {
@@ -65,10 +66,10 @@ func pfcbSettings() []PFCBSetting {
 		{Name: "omega2=1", Choice: "ω2 = 1 (§5.4: ω2 ∈ [0, 1])", Params: map[string]any{"omega2": 1.0}},
 		{Name: "t_lo=1", Choice: "communication from round 1", Params: map[string]any{"t_lo": int64(1)}},
 		{Name: "fcb_pool", Choice: "FCB = Algorithm 1's pooling (every exact share at weight 1)", Params: map[string]any{"fcb_pool": true}},
+		{Name: "fcb_sync", Choice: "FCB = Algorithm 1's synchronisation: every exact share, every round, weight 1", Params: sync},
 		{Name: "solo_explore", Choice: "Non-federated explores as one agent, 3 ln T/(2ζ²)", Params: map[string]any{"solo_explore": true}},
 		{Name: "federated_ucb", Choice: "FCB with Algorithm 1's UCB radius √(3 ln(nt)/(2nW))", Params: map[string]any{"federated_ucb": true}},
-		{Name: "alg1", Choice: "Algorithm 1 reading: fcb_pool + solo_explore + federated_ucb", Params: pool},
-		{Name: "alg1+zeta=0.1", Choice: "Algorithm 1 reading, ζ 0.1", Params: with(pool, "zeta", 0.1)},
+		{Name: "alg1", Choice: "Algorithm 1 reading: fcb_sync + federated_ucb + solo_explore", Params: pool},
 		{Name: "alg1+zeta=1", Choice: "Algorithm 1 reading, ζ 1", Params: with(pool, "zeta", 1.0)},
 		{Name: "alg1+omega2=1", Choice: "Algorithm 1 reading, ω2 1", Params: with(pool, "omega2", 1.0)},
 	}

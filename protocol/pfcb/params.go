@@ -62,6 +62,11 @@ type Params struct {
 	// defines FCB both ways: "the non-private variant of P-FCB" (§6.1) and
 	// Algorithm 1. It changes nothing for pfcb and non_federated.
 	FCBPool bool `toml:"fcb_pool"`
+	// FCBEveryRound: fcb agents communicate in every round 1 … T
+	// (Algorithm 1's "Synchronise" in each round), not only at τ = 1, 2,
+	// 4, … inside [t_lo, t_hi]. It changes nothing for pfcb and
+	// non_federated.
+	FCBEveryRound bool `toml:"fcb_every_round"`
 	// SoloExplore: a non_federated agent explores for the single-agent
 	// length ⌈3 ln T/(2ζ²)⌉ (n = 1: the baseline is Deva et al.'s
 	// single-agent algorithm) instead of the federated ⌈3 ln(nT)/(2nζ²)⌉.
@@ -190,9 +195,18 @@ func (p Params) ExploreRounds(n int) int64 {
 // CommRounds lists the communication rounds: t = τ for τ = 1, 2, 4, … inside
 // [t_lo, t_hi] (Algorithm 2, lines 9 and 26, with τ doubling at each
 // communication), and none for non_federated.
+//
+// With FCBEveryRound an fcb session communicates in every round.
 func (p Params) CommRounds() []int64 {
 	if p.Algorithm == AlgNonFederated {
 		return nil
+	}
+	if p.Algorithm == AlgFCB && p.FCBEveryRound {
+		out := make([]int64, p.Rounds)
+		for i := range out {
+			out[i] = int64(i) + 1
+		}
+		return out
 	}
 	var out []int64
 	for tau := int64(1); tau <= p.Rounds && tau <= p.THi; tau *= 2 {

@@ -111,3 +111,18 @@ func TestNewInstanceOf(t *testing.T) {
 		}
 	}
 }
+
+// TestReadingsEveryRound: fcb_every_round makes an fcb session communicate
+// in every round and leaves pfcb's schedule (τ doubling in [t_lo, t_hi]).
+func TestReadingsEveryRound(t *testing.T) {
+	p := DefaultParams()
+	p.Rounds, p.FCBEveryRound = 1000, true
+	p.Algorithm = AlgFCB
+	if got := p.CommRounds(); len(got) != 1000 || got[0] != 1 || got[999] != 1000 {
+		t.Errorf("fcb every round: %d rounds from %d", len(got), got[0])
+	}
+	p.Algorithm = AlgPFCB
+	if got := p.CommRounds(); len(got) != 2 || got[0] != 256 || got[1] != 512 {
+		t.Errorf("pfcb with fcb_every_round: rounds %v, want [256 512]", got)
+	}
+}
