@@ -46,6 +46,7 @@ func pfcbRelevantSim(family, key string) bool {
 // differ by the choice alone.
 func pfcbSettings() []PFCBSetting {
 	sync := map[string]any{"fcb_pool": true, "fcb_every_round": true}
+	alg1 := map[string]any{"fcb_pool": true, "fcb_every_round": true, "federated_ucb": true}
 	pool := map[string]any{"fcb_pool": true, "fcb_every_round": true, "solo_explore": true, "federated_ucb": true}
 	with := func(m map[string]any, k string, v any) map[string]any {
 		out := map[string]any{k: v}
@@ -67,6 +68,9 @@ func pfcbSettings() []PFCBSetting {
 		{Name: "t_lo=1", Choice: "communication from round 1", Params: map[string]any{"t_lo": int64(1)}},
 		{Name: "fcb_pool", Choice: "FCB = Algorithm 1's pooling (every exact share at weight 1)", Params: map[string]any{"fcb_pool": true}},
 		{Name: "fcb_sync", Choice: "FCB = Algorithm 1's synchronisation: every exact share, every round, weight 1", Params: sync},
+		{Name: "fcb_alg1", Choice: "FCB = Algorithm 1: fcb_sync + its UCB radius (P-FCB, Non-federated unchanged)", Params: alg1},
+		{Name: "fcb_alg1+zeta=0.5", Choice: "FCB = Algorithm 1, ζ 0.5 (66 rounds)", Params: with(alg1, "zeta", 0.5)},
+		{Name: "fcb_alg1+zeta=1", Choice: "FCB = Algorithm 1, ζ 1", Params: with(alg1, "zeta", 1.0)},
 		{Name: "solo_explore", Choice: "Non-federated explores as one agent, 3 ln T/(2ζ²)", Params: map[string]any{"solo_explore": true}},
 		{Name: "federated_ucb", Choice: "FCB with Algorithm 1's UCB radius √(3 ln(nt)/(2nW))", Params: map[string]any{"federated_ucb": true}},
 		{Name: "alg1", Choice: "Algorithm 1 reading: fcb_sync + federated_ucb + solo_explore", Params: pool},
