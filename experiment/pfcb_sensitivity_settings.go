@@ -57,7 +57,7 @@ func pfcbSettings() []PFCBSetting {
 	}
 	return []PFCBSetting{
 		{Name: "defaults", Choice: "today's defaults (ζ 0.3, γ 0.02, ρ 1, ω1 0.1, ω2 10, spread 0.1, k ≤ 50, n 10)"},
-		{Name: "zeta=0.1", Choice: "exploration ζ (208 rounds)", Params: map[string]any{"zeta": 0.1}},
+		{Name: "zeta=0.1", Choice: "exploration ζ (208 rounds; defaults 24)", Params: map[string]any{"zeta": 0.1}},
 		{Name: "zeta=1", Choice: "exploration ζ (3 rounds)", Params: map[string]any{"zeta": 1.0}},
 		{Name: "gamma=0", Choice: "oracle margin γ", Params: map[string]any{"gamma": 0.0}},
 		{Name: "rho=2", Choice: "revenue factor ρ", Params: map[string]any{"rho": 2.0}},
@@ -69,7 +69,7 @@ func pfcbSettings() []PFCBSetting {
 		{Name: "fcb_pool", Choice: "FCB = Algorithm 1's pooling (every exact share at weight 1)", Params: map[string]any{"fcb_pool": true}},
 		{Name: "fcb_sync", Choice: "FCB = Algorithm 1's synchronisation: every exact share, every round, weight 1", Params: sync},
 		{Name: "fcb_alg1", Choice: "FCB = Algorithm 1: fcb_sync + its UCB radius (P-FCB, Non-federated unchanged)", Params: alg1},
-		{Name: "fcb_alg1+zeta=0.5", Choice: "FCB = Algorithm 1, ζ 0.5 (66 rounds)", Params: with(alg1, "zeta", 0.5)},
+		{Name: "fcb_alg1+zeta=0.5", Choice: "FCB = Algorithm 1, ζ 0.5 (9 rounds)", Params: with(alg1, "zeta", 0.5)},
 		{Name: "fcb_alg1+zeta=1", Choice: "FCB = Algorithm 1, ζ 1", Params: with(alg1, "zeta", 1.0)},
 		{Name: "solo_explore", Choice: "Non-federated explores as one agent, 3 ln T/(2ζ²)", Params: map[string]any{"solo_explore": true}},
 		{Name: "federated_ucb", Choice: "FCB with Algorithm 1's UCB radius √(3 ln(nt)/(2nW))", Params: map[string]any{"federated_ucb": true}},
