@@ -159,6 +159,7 @@ bandit-node experiment pfcb --sensitivity --out results/pfcb --instances 4 --run
 // --runs default to the study's (4 and 1) unless given.
 func runPFCBSensitivity(ctx context.Context, fs *flag.FlagSet, out string, rounds int64, workers int, seed int64, settings string, quiet bool, stdout, stderr io.Writer) error {
 	o := experiment.PFCBSensitivityOptions{Out: out, Rounds: rounds, Workers: workers, Seed: seed}
+	var unused []string
 	fs.Visit(func(f *flag.Flag) {
 		n, _ := strconv.Atoi(f.Value.String())
 		switch f.Name {
@@ -166,8 +167,13 @@ func runPFCBSensitivity(ctx context.Context, fs *flag.FlagSet, out string, round
 			o.Instances = n
 		case "runs":
 			o.Runs = n
+		case "epsilons", "agents":
+			unused = append(unused, "--"+f.Name)
 		}
 	})
+	if len(unused) > 0 {
+		return usageError{fmt.Sprintf("experiment pfcb --sensitivity: %s set EXP2 and EXP3, which the study does not run", strings.Join(unused, " and "))}
+	}
 	if settings != "" {
 		for _, s := range strings.Split(settings, ",") {
 			o.Settings = append(o.Settings, strings.TrimSpace(s))
