@@ -45,12 +45,16 @@ func writeSens(o PFCBSensitivityOptions, settings []PFCBSetting, best int, jobs,
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# P-FCB: sensitivity of EXP1's gaps to the paper's open choices\n\n")
-	fmt.Fprintf(&b, "`bandit-node experiment pfcb --sensitivity --rounds %d --instances %d --runs %d --seed %d`: %d distinct simulated sessions in %v "+
-		"on %d workers. n = 10, m = 30, T = %d unless the setting says otherwise; every setting runs on the same instances and seeds. "+
+	cmd := fmt.Sprintf("bandit-node experiment pfcb --sensitivity --out %s --rounds %d --instances %d --runs %d --seed %d", o.Out, o.Rounds, o.Instances, o.Runs, o.Seed)
+	if len(o.Settings) > 0 {
+		cmd += " --settings " + strings.Join(o.Settings, ",")
+	}
+	fmt.Fprintf(&b, "`%s`: %d distinct simulated sessions in %v "+
+		"on %d worker(s). n = 10, m = 30, T = %d unless the setting says otherwise; every setting runs on the same instances and seeds. "+
 		"Regret per agent, mean over %d instances × %d runs. Each setting changes one choice from the defaults (first row) and only for the "+
 		"algorithms it concerns (the others reuse the defaults' runs). The paper: P-FCB(ε = 1) and Non-federated +136 %% and +233 %% over "+
 		"FCB on uniform instances, +235 %% and +394 %% on normal ones; *close* means both within ×/÷ %.2f of the paper's ratio, in its order.\n\n",
-		o.Rounds, o.Instances, o.Runs, o.Seed, rep.Jobs, rep.Elapsed.Round(time.Second), o.Workers, o.Rounds, o.Instances, o.Runs, pfcbCloseFactor)
+		cmd, rep.Jobs, rep.Elapsed.Round(time.Second), o.Workers, o.Rounds, o.Instances, o.Runs, pfcbCloseFactor)
 	for _, fam := range []string{"uniform", "normal"} {
 		fmt.Fprintf(&b, "## %s instances\n\n", fam)
 		b.WriteString("| setting | choice | FCB | P-FCB | Non-fed. | P-FCB vs FCB | Non-fed. vs FCB | at T/10 | net of first T/100 | violations F/P/N | ordered | close |\n")
