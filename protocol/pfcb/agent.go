@@ -307,11 +307,16 @@ func (a *agent) endRound() error {
 // ucb is the upper confidence bound of producer i's quality:
 // q̂ + √(3 ln t / (2 W)), with W every unit counted so far, own and learned;
 // q̂ is clamped into [0, 1] (learned noisy shares can push Y/W outside it).
+// With FederatedUCB an fcb agent uses √(3 ln(nt)/(2nW)) (Algorithm 1).
 func (a *agent) ucb(i int, logT float64) float64 {
 	if a.W[i] <= 0 {
 		return math.Inf(1)
 	}
 	q := math.Min(1, math.Max(0, a.Y[i]/a.W[i]))
+	if a.p.FederatedUCB && a.p.Algorithm == AlgFCB {
+		n := float64(a.n)
+		return q + math.Sqrt(3*(math.Log(n)+logT)/(2*n*a.W[i]))
+	}
 	return q + math.Sqrt(3*logT/(2*a.W[i]))
 }
 
@@ -378,7 +383,14 @@ func (a *agent) tryBarrier() error {
 // checkAndUpdate is Procedure 1: learn a share if its quality ỹ/w̃ lies within
 // ω1 √(3 ln(nt) / (2W)) of the local estimate Y/W, weighted by ω2. A share
 // with w̃ ≤ 0 (noise can make it so) carries no usable quality and is skipped.
+//
+// An fcb agent with FCBPool learns every exact share at weight 1 instead.
 func (a *agent) checkAndUpdate(i int, w, y float64) bool {
+	if a.p.FCBPool && a.p.Algorithm == AlgFCB {
+		a.W[i] += w
+		a.Y[i] += y
+		return w > 0
+	}
 	if w <= 0 || a.W[i] <= 0 {
 		return false
 	}

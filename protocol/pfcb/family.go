@@ -135,6 +135,8 @@ type simulation struct {
 	Instance     string   `toml:"instance"`
 	InstanceSeed *int64   `toml:"instance_seed"`
 	Center       *float64 `toml:"center"`
+	Spread       *float64 `toml:"spread"`
+	MaxCapacity  *int     `toml:"max_capacity"`
 }
 
 // Instance is one problem instance: the producers' qualities, and every
@@ -150,6 +152,31 @@ type Instance struct {
 // ~ N(center, 0.1) clipped to [0, 1] ("normal"; the paper prints N(α, 0), its
 // Figure 2 N(α, 0.1)). The draw is deterministic from seed.
 func NewInstance(kind string, agents, producers int, center float64, seed int64) (*Instance, error) {
+	return NewInstanceOf(InstanceShape{Kind: kind, Agents: agents, Producers: producers, Center: center, Spread: 0.1, MaxCapacity: 50}, seed)
+}
+
+// InstanceShape is the family an instance is drawn from.
+type InstanceShape struct {
+	// Kind is "uniform" (or "") or "normal".
+	Kind              string
+	Agents, Producers int
+	// Center and Spread are the normal instances' mean and standard
+	// deviation (the paper: α and 0.1, or 0 as printed in §6.1).
+	Center, Spread float64
+	// MaxCapacity: capacities are drawn from U{1, …, MaxCapacity}.
+	MaxCapacity int
+}
+
+// NewInstanceOf draws an instance of shape s, deterministically from seed;
+// NewInstance is the paper's shape.
+func NewInstanceOf(s InstanceShape, seed int64) (*Instance, error) {
+	kind, agents, producers, center := s.Kind, s.Agents, s.Producers, s.Center
+	if !(s.Spread >= 0) || math.IsInf(s.Spread, 0) {
+		return nil, fmt.Errorf("simulation.spread: %v must be finite and at least 0", s.Spread)
+	}
+	if s.MaxCapacity < 1 || s.MaxCapacity > MaxCapacity {
+		return nil, fmt.Errorf("simulation.max_capacity: %d is out of range [1, %d]", s.MaxCapacity, MaxCapacity)
+	}
 	var key [32]byte
 	for i := range 8 {
 		key[i] = byte(uint64(seed) >> (8 * i))
@@ -160,7 +187,7 @@ func NewInstance(kind string, agents, producers int, center float64, seed int64)
 	switch kind {
 	case "", "uniform":
 	case "normal":
-		draw = func() float64 { return math.Min(1, math.Max(0, center+0.1*r.NormFloat64())) }
+		draw = func() float64 { return math.Min(1, math.Max(0, center+s.Spread*r.NormFloat64())) }
 	default:
 		return nil, fmt.Errorf("simulation.instance: %q is not uniform or normal", kind)
 	}
@@ -173,7 +200,7 @@ func NewInstance(kind string, agents, producers int, center float64, seed int64)
 		in.Capacities[j] = make([]int, producers)
 		for i := range producers {
 			in.Costs[j][i] = draw()
-			in.Capacities[j][i] = 1 + r.IntN(50)
+			in.Capacities[j][i] = 1 + r.IntN(s.MaxCapacity)
 		}
 	}
 	return in, nil
@@ -183,7 +210,9 @@ func NewInstance(kind string, agents, producers int, center float64, seed int64)
 // simulation.producers producers of an instance drawn from
 // simulation.instance_seed (default 1; the run's seed drives the
 // realisations and the noise), "normal" instances centred on
-// simulation.center (default 0.4, the paper's α).
+// simulation.center (default 0.4, the paper's α) with standard deviation
+// simulation.spread (default 0.1), capacities U{1, …, simulation.max_capacity}
+// (default 50).
 func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
 	var s simulation
 	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
@@ -213,7 +242,14 @@ func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment)
 	if s.Center != nil {
 		center = *s.Center
 	}
-	in, err := NewInstance(s.Instance, a.Count(RoleAgent), s.Producers, center, seed)
+	shape := InstanceShape{Kind: s.Instance, Agents: a.Count(RoleAgent), Producers: s.Producers, Center: center, Spread: 0.1, MaxCapacity: 50}
+	if s.Spread != nil {
+		shape.Spread = *s.Spread
+	}
+	if s.MaxCapacity != nil {
+		shape.MaxCapacity = *s.MaxCapacity
+	}
+	in, err := NewInstanceOf(shape, seed)
 	if err != nil {
 		return protocol.Assignment{}, nil, err
 	}

@@ -49,8 +49,32 @@ type Params struct {
 	Omega2 float64 `toml:"omega2"`
 	// Zeta sets the pure-exploration phase: ⌈3 ln(nT) / (2 n ζ²)⌉ rounds. The
 	// paper writes the phase as t ≤ 3 ln(γT)/(2nζ²) without giving γ or ζ; we
-	// read γ as n and take ζ = 0.1 (207 rounds for n = 10, T = 100,000).
+	// read γ as n and take ζ = 0.3 (24 rounds for n = 10, T = 100,000).
 	Zeta float64 `toml:"zeta"`
+	// FCBPool, SoloExplore and FederatedUCB are readings of the paper that
+	// the defaults do not take; they exist for the sensitivity study of the
+	// gap to the paper's EXP1 (experiment pfcb --sensitivity) and are off by
+	// default.
+	//
+	// FCBPool: an fcb agent adds every other agent's exact share to its
+	// totals at weight 1 — Algorithm 1's "Synchronise", pooling — instead
+	// of passing it through CheckandUpdate (ω1, ω2) as P-FCB does. The paper
+	// defines FCB both ways: "the non-private variant of P-FCB" (§6.1) and
+	// Algorithm 1. It changes nothing for pfcb and non_federated.
+	FCBPool bool `toml:"fcb_pool"`
+	// FCBEveryRound: fcb agents communicate in every round 1 … T
+	// (Algorithm 1's "Synchronise" in each round), not only at τ = 1, 2,
+	// 4, … inside [t_lo, t_hi]. It changes nothing for pfcb and
+	// non_federated.
+	FCBEveryRound bool `toml:"fcb_every_round"`
+	// SoloExplore: a non_federated agent explores for the single-agent
+	// length ⌈3 ln T/(2ζ²)⌉ (n = 1: the baseline is Deva et al.'s
+	// single-agent algorithm) instead of the federated ⌈3 ln(nT)/(2nζ²)⌉.
+	SoloExplore bool `toml:"solo_explore"`
+	// FederatedUCB: fcb agents use Algorithm 1's (FCB's, line 15) radius
+	// √(3 ln(nt)/(2nW)) instead of √(3 ln t/(2W)); Algorithm 2 (P-FCB) does
+	// not give its radius, and pfcb keeps √(3 ln t/(2W)).
+	FederatedUCB bool `toml:"federated_ucb"`
 	// BarrierTimeout is how long, in seconds, an agent of a real session
 	// waits at a communication round for the other agents' shares.
 	BarrierTimeout float64 `toml:"barrier_timeout"`
@@ -158,8 +182,12 @@ func (p Params) validateCommunication() error {
 		p.TLo, p.THi, p.Rounds, AlgNonFederated)
 }
 
-// ExploreRounds is the length of the pure-exploration phase for n agents.
+// ExploreRounds is the length of the pure-exploration phase for n agents
+// (for one agent if the session is non_federated with SoloExplore).
 func (p Params) ExploreRounds(n int) int64 {
+	if p.SoloExplore && p.Algorithm == AlgNonFederated {
+		n = 1
+	}
 	nf := float64(n)
 	return int64(math.Ceil(3 * math.Log(nf*float64(p.Rounds)) / (2 * nf * p.Zeta * p.Zeta)))
 }
@@ -167,9 +195,18 @@ func (p Params) ExploreRounds(n int) int64 {
 // CommRounds lists the communication rounds: t = τ for τ = 1, 2, 4, … inside
 // [t_lo, t_hi] (Algorithm 2, lines 9 and 26, with τ doubling at each
 // communication), and none for non_federated.
+//
+// With FCBEveryRound an fcb session communicates in every round.
 func (p Params) CommRounds() []int64 {
 	if p.Algorithm == AlgNonFederated {
 		return nil
+	}
+	if p.Algorithm == AlgFCB && p.FCBEveryRound {
+		out := make([]int64, p.Rounds)
+		for i := range out {
+			out[i] = int64(i) + 1
+		}
+		return out
 	}
 	var out []int64
 	for tau := int64(1); tau <= p.Rounds && tau <= p.THi; tau *= 2 {

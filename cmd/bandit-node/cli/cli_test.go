@@ -64,6 +64,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "pattern", "--procs", "-1"}, "--procs -1"},
 		{[]string{"bench", "pattern", "--party-wrapper", "valgrind"}, "--party-wrapper starts party processes, so it needs --processes"},
 		{[]string{"bench", "pattern", "--bit-item-bytes", "-1"}, "frame sizes must be positive"},
+		{[]string{"experiment", "pfcb", "--settings", "zeta=1"}, "--settings needs --sensitivity"},
+		{[]string{"experiment", "pfcb", "--sensitivity", "--epsilons", "1,2"}, "--epsilons set EXP2 and EXP3"},
 	}
 	for _, tt := range tests {
 		_, _, err := run(t, tt.args...)
