@@ -14,15 +14,16 @@ import (
 )
 
 // Send writes frame to peer to on the outbound stream, opening it (and
-// dialing the peer) within ctx if needed; it is Sender(to) and its Send. On a
-// write error the stream is reset and discarded and the frame is retried once
-// on a new stream; a stream whose connection turns out to have closed (one of
-// two connections formed by a simultaneous dial, say) is replaced once more
-// without counting as that failure, since the connection went away under it.
-// A nil error means the frame was handed to the connection, not that the peer
-// processed it. Opening the stream (dialing if needed) and each frame write
-// are bounded by WriteTimeout, and by ctx's deadline if earlier: a ctx
-// without a deadline is fine, and saves the caller a timer per Send.
+// dialing the peer) within ctx if needed; it is Sender(to) and its Send.
+// The frame joins the link to the peer (link.go): a nil error means the
+// link took it, and the peer's handler gets it once, in order — resent on a
+// new stream if the one it went out on ends before the peer acknowledges
+// it — unless the link gives up on it (MessengerOptions.OnGiveUp). Send
+// fails when the frame is too large, the send window stays full, or the
+// peer refuses it (see sendFailed). Opening the stream (dialing if needed)
+// and each frame write are bounded by WriteTimeout, and by ctx's deadline
+// if earlier: a ctx without a deadline is fine, and saves the caller a
+// timer per Send.
 func (m *Messenger) Send(ctx context.Context, to peer.ID, frame []byte) error {
 	if len(frame) > m.opts.MaxFrameSize {
 		return m.tooLarge(to, frame)
@@ -76,8 +77,10 @@ func (m *Messenger) tooLarge(to peer.ID, frame []byte) error {
 // has been written, or tried, the link owns it: should its stream end
 // before the peer acknowledges it, resendLoop sends it again on a new
 // stream, and send reports success. Send fails only for a frame the link
-// did not take: the send window stayed full, or the peer could not be
-// reached with nothing else on its way to it (the frame is then dropped).
+// did not take: the send window stayed full, or the peer refused it with
+// nothing else on its way to it (sendFailed; the frame is then dropped).
+// A stream whose connection is found closed after a write is replaced
+// once without counting as a failed try.
 func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []byte) error {
 	o.mu.Lock()
 	defer o.mu.Unlock()
