@@ -248,7 +248,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 			n.metrics.traffic.carry(kindRole, fam, n.roles[id])
 		}
 	}
-	n.host.Notify(nil, n.peerDisconnected)
+	n.host.Notify(n.peerConnected, n.peerDisconnected)
 	if err := n.host.Listen(); err != nil {
 		n.stop()
 		n.host.Close()

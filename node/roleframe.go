@@ -82,6 +82,7 @@ var errRoleFrameUTF8 = errors.New("string field is not valid UTF-8")
 type roleFrameView struct {
 	SessionID, FromRole, ToRole, Body []byte
 	FromIndex, ToIndex                uint32
+	TopicSeq                          uint64
 	// HeadLen is where the frame's last field starts when that field is the
 	// body, and -1 when it is another field or the frame is empty: the
 	// frame's bytes before HeadLen decode to its fields but the body.
@@ -129,16 +130,19 @@ func parseRoleFrame(b []byte, f *roleFrameView) error {
 			default:
 				f.ToRole = v
 			}
-		case typ == protowire.VarintType && (num == 3 || num == 5):
+		case typ == protowire.VarintType && (num == 3 || num == 5 || num == 7):
 			v, n := protowire.ConsumeVarint(b)
 			if n < 0 {
 				return protowire.ParseError(n)
 			}
 			b = b[n:]
-			if num == 3 {
+			switch num {
+			case 3:
 				f.FromIndex = uint32(v)
-			} else {
+			case 5:
 				f.ToIndex = uint32(v)
+			default:
+				f.TopicSeq = v
 			}
 		default:
 			n := protowire.ConsumeFieldValue(num, typ, b)

@@ -27,7 +27,7 @@ func FuzzRoleFrameCodec(f *testing.F) {
 			t.Fatalf("parse %x: error %v, proto.Unmarshal %v", raw, gotErr, wantErr)
 		}
 		if gotErr == nil && (string(got.SessionID) != want.SessionId || string(got.FromRole) != want.FromRole || got.FromIndex != want.FromIndex ||
-			string(got.ToRole) != want.ToRole || got.ToIndex != want.ToIndex || !bytes.Equal(got.Body, want.Body)) {
+			string(got.ToRole) != want.ToRole || got.ToIndex != want.ToIndex || !bytes.Equal(got.Body, want.Body) || got.TopicSeq != want.TopicSeq) {
 			t.Fatalf("parse %x: %+v, proto.Unmarshal %+v", raw, &got, &want)
 		}
 

@@ -68,6 +68,16 @@ func (r *roleStream) decode(frame []byte) {
 	}
 	s := n.lookupBytes(f.SessionID)
 	r.cur = s
+	if s != nil && len(f.ToRole) == 0 && s.family == r.family && s.usesTopic() {
+		// A topic message replayed on the stream (topicreplay.go).
+		m, err := s.topicMessage(r.from, &f)
+		if err == nil {
+			s.deliverTopic(m, f.TopicSeq, true)
+			return
+		}
+		n.rejectRoleFrame(r.family, r.from, &f, nil, err)
+		return
+	}
 	if s != nil {
 		fromP, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
 		toP, toOrg, toOK := s.party(f.ToRole, f.ToIndex)

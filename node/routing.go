@@ -34,23 +34,17 @@ func (n *Node) joinTopic(s *session) error {
 				err = errors.New("internal error validating the message")
 			}
 		}()
-		_, err = s.decodeTopicFrame(from, data)
+		_, _, err = s.decodeTopicFrame(from, data)
 		return err
 	}
 	handler := func(from peer.ID, data []byte) {
 		defer func() { n.recoverHandler(recover(), "a topic message", from) }()
 		n.metrics.countTopic(s.family, true, len(data))
-		m, err := s.decodeTopicFrame(from, data)
+		m, seq, err := s.decodeTopicFrame(from, data)
 		if err != nil {
 			return
 		}
-		for _, q := range s.mine {
-			if q != m.From {
-				c := m
-				c.To = q
-				s.deliver(c, false)
-			}
-		}
+		s.deliverTopic(m, seq, false)
 	}
 	t, err := n.gossip.Join(topicName(s.initiator, s.id), allowed, validate, handler)
 	if err != nil {
@@ -61,12 +55,19 @@ func (n *Node) joinTopic(s *session) error {
 }
 
 // decodeTopicFrame checks a topic message: this session's, from a party its
-// author plays, to nobody in particular.
-func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message, error) {
+// author plays, to nobody in particular. seq is its number among its
+// party's (0 from a daemon that did not number them).
+func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message, uint64, error) {
 	f, err := decodeRoleFrame(data)
 	if err != nil {
-		return protocol.Message{}, err
+		return protocol.Message{}, 0, err
 	}
+	m, err := s.topicMessage(from, &f)
+	return m, f.TopicSeq, err
+}
+
+// topicMessage checks decoded topic frame f from peer from.
+func (s *session) topicMessage(from peer.ID, f *roleFrameView) (protocol.Message, error) {
 	if string(f.SessionID) != s.id || len(f.ToRole) != 0 {
 		return protocol.Message{}, errors.New("topic frame of another session or addressed to a party")
 	}
@@ -75,6 +76,23 @@ func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message,
 		return protocol.Message{}, fmt.Errorf("topic frame claims to come from %s[%d], which its author does not play", f.FromRole, f.FromIndex)
 	}
 	return protocol.Message{From: p, Topic: true, Body: f.Body}, nil
+}
+
+// deliverTopic hands topic message m, number seq of its party, to each of
+// this node's parties but its author, unless it was handed over already
+// (it came both through gossip and in a replay; topicreplay.go).
+// borrowed is deliver's.
+func (s *session) deliverTopic(m protocol.Message, seq uint64, borrowed bool) {
+	if !s.topics.fresh(m.From, seq) {
+		return
+	}
+	for _, q := range s.mine {
+		if q != m.From {
+			c := m
+			c.To = q
+			s.deliver(c, borrowed)
+		}
+	}
 }
 
 // rejectRoleFrame counts and logs a role frame that roleStream.decode does

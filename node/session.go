@@ -112,6 +112,9 @@ type session struct {
 	// gone is set when the node forgets the session: a roleStream that
 	// remembers it then decodes the next frame's head again.
 	gone atomic.Bool
+	// topics numbers, keeps and deduplicates the session's topic
+	// messages (topicreplay.go).
+	topics topicReplay
 
 	// run is held by the goroutine that drives the roles: the loop, or a
 	// stream's reader stepping a message in place.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/p2p"
@@ -114,10 +115,12 @@ func (t *sessionTransport) publish(ctx context.Context, m protocol.Message) erro
 	if s.topic == nil {
 		return errors.New("the session has no topic")
 	}
-	frame, err := proto.Marshal(&nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role, FromIndex: uint32(m.From.Index), Body: m.Body})
+	frame, err := proto.Marshal(&nodepb.RoleFrame{SessionId: s.id, FromRole: m.From.Role, FromIndex: uint32(m.From.Index), Body: m.Body,
+		TopicSeq: s.topics.nextSeq(m.From)})
 	if err != nil {
 		return fmt.Errorf("encoding a topic message: %w", err)
 	}
+	s.topics.published(frame, time.Now())
 	if err := s.topic.Publish(ctx, frame); err != nil {
 		s.n.metrics.fail("send")
 		return fmt.Errorf("could not publish on the session topic: %w", err)

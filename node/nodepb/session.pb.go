@@ -794,13 +794,18 @@ func (*Heartbeat) Descriptor() ([]byte, []int) {
 
 // RoleFrame carries one protocol message between parties of a session.
 type RoleFrame struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	SessionId     string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
-	FromRole      string                 `protobuf:"bytes,2,opt,name=from_role,json=fromRole,proto3" json:"from_role,omitempty"`
-	FromIndex     uint32                 `protobuf:"varint,3,opt,name=from_index,json=fromIndex,proto3" json:"from_index,omitempty"`
-	ToRole        string                 `protobuf:"bytes,4,opt,name=to_role,json=toRole,proto3" json:"to_role,omitempty"` // empty on the session topic
-	ToIndex       uint32                 `protobuf:"varint,5,opt,name=to_index,json=toIndex,proto3" json:"to_index,omitempty"`
-	Body          []byte                 `protobuf:"bytes,6,opt,name=body,proto3" json:"body,omitempty"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	SessionId string                 `protobuf:"bytes,1,opt,name=session_id,json=sessionId,proto3" json:"session_id,omitempty"`
+	FromRole  string                 `protobuf:"bytes,2,opt,name=from_role,json=fromRole,proto3" json:"from_role,omitempty"`
+	FromIndex uint32                 `protobuf:"varint,3,opt,name=from_index,json=fromIndex,proto3" json:"from_index,omitempty"`
+	ToRole    string                 `protobuf:"bytes,4,opt,name=to_role,json=toRole,proto3" json:"to_role,omitempty"` // empty on the session topic
+	ToIndex   uint32                 `protobuf:"varint,5,opt,name=to_index,json=toIndex,proto3" json:"to_index,omitempty"`
+	Body      []byte                 `protobuf:"bytes,6,opt,name=body,proto3" json:"body,omitempty"`
+	// topic_seq numbers a topic message among those its sender's party
+	// published in the session, from 1, so that a receiver hands each over
+	// once whether it came through gossipsub or was replayed on a stream
+	// after a reconnection; 0 on a direct message.
+	TopicSeq      uint64 `protobuf:"varint,7,opt,name=topic_seq,json=topicSeq,proto3" json:"topic_seq,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -877,6 +882,13 @@ func (x *RoleFrame) GetBody() []byte {
 	return nil
 }
 
+func (x *RoleFrame) GetTopicSeq() uint64 {
+	if x != nil {
+		return x.TopicSeq
+	}
+	return 0
+}
+
 var File_session_proto protoreflect.FileDescriptor
 
 const file_session_proto_rawDesc = "" +
@@ -924,7 +936,7 @@ const file_session_proto_rawDesc = "" +
 	"\x06report\x18\x03 \x01(\fR\x06report\"\n" +
 	"\n" +
 	"\bComplete\"\v\n" +
-	"\tHeartbeat\"\xae\x01\n" +
+	"\tHeartbeat\"\xcb\x01\n" +
 	"\tRoleFrame\x12\x1d\n" +
 	"\n" +
 	"session_id\x18\x01 \x01(\tR\tsessionId\x12\x1b\n" +
@@ -933,7 +945,8 @@ const file_session_proto_rawDesc = "" +
 	"from_index\x18\x03 \x01(\rR\tfromIndex\x12\x17\n" +
 	"\ato_role\x18\x04 \x01(\tR\x06toRole\x12\x19\n" +
 	"\bto_index\x18\x05 \x01(\rR\atoIndex\x12\x12\n" +
-	"\x04body\x18\x06 \x01(\fR\x04bodyB0Z.github.com/bandit-node/bandit-node/node/nodepbb\x06proto3"
+	"\x04body\x18\x06 \x01(\fR\x04body\x12\x1b\n" +
+	"\ttopic_seq\x18\a \x01(\x04R\btopicSeqB0Z.github.com/bandit-node/bandit-node/node/nodepbb\x06proto3"
 
 var (
 	file_session_proto_rawDescOnce sync.Once
