@@ -76,17 +76,7 @@ func (e *Engine) ArgMaxOr(x, gamma []uint64, alt func(z []uint64) uint64, out *[
 			return true
 		})
 	}
-	b := TieBits(n)
-	keys := make([]uint64, n)
-	for i := range keys {
-		keys[i] = x[i]<<b + gamma[i]
-	}
-	var diffs []uint64
-	for i := range n {
-		for j := i + 1; j < n; j++ {
-			diffs = append(diffs, keys[i]-keys[j])
-		}
-	}
+	diffs := keyDiffs(x, gamma)
 	var lt []uint64
 	p := e.NewProc()
 	p.Then(Run(e.MSBMerged(diffs, &lt)))

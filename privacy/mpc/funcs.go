@@ -235,20 +235,14 @@ func (e *Engine) ArgMax(x, gamma []uint64, out *[]uint64) *Proc {
 			return true
 		})
 	}
-	b := TieBits(n)
-	keys := make([]uint64, n)
-	for i := range keys {
-		keys[i] = x[i]<<b + gamma[i]
-	}
 	type pair struct{ i, j int }
 	var pairs []pair
-	var diffs []uint64
 	for i := range n {
 		for j := i + 1; j < n; j++ {
 			pairs = append(pairs, pair{i, j})
-			diffs = append(diffs, keys[i]-keys[j])
 		}
 	}
+	diffs := keyDiffs(x, gamma)
 	var lt []uint64 // lt[k] = [k_i < k_j] for pairs[k]
 	p := e.NewProc()
 	p.Then(Run(e.MSB(diffs, &lt)))
@@ -303,4 +297,23 @@ func (e *Engine) ArgMax(x, gamma []uint64, out *[]uint64) *Proc {
 		return done
 	})
 	return p
+}
+
+// keyDiffs returns k_i − k_j for every pair i < j, row by row, of the keys
+// k_i = x_i·2^b + γ_i (b = TieBits(len(x))) that break the scores' ties:
+// the comparisons ArgMax and ArgMaxOr batch.
+func keyDiffs(x, gamma []uint64) []uint64 {
+	n := len(x)
+	b := TieBits(n)
+	keys := make([]uint64, n)
+	for i := range keys {
+		keys[i] = x[i]<<b + gamma[i]
+	}
+	diffs := make([]uint64, 0, n*(n-1)/2)
+	for i := range n {
+		for j := i + 1; j < n; j++ {
+			diffs = append(diffs, keys[i]-keys[j])
+		}
+	}
+	return diffs
 }
