@@ -96,25 +96,11 @@ func TestSAMBASurvivesLostConnections(t *testing.T) {
 	}
 	// The controller (node2) talks to everybody: close its connections,
 	// and the comp's to the data owners, from either end, in turn.
-	pairs := [][2]int{{1, 2}, {3, 1}, {1, 4}, {2, 5}, {5, 1}, {2, 3}, {1, 0}, {4, 2}}
-	var closes atomic.Int64
-	stop := make(chan struct{})
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(40 * time.Millisecond):
-			}
-			p := pairs[i%len(pairs)]
-			nodes[p[0]].host.LibP2P().Network().ClosePeer(nodes[p[1]].ID())
-			closes.Add(1)
-		}
-	}()
+	stop := closeConnectionsEvery(nodes, [][2]int{{1, 2}, {3, 1}, {1, 4}, {2, 5}, {5, 1}, {2, 3}, {1, 0}, {4, 2}}, 40*time.Millisecond)
 	got := waitEnded(t, nodes[0], id, 120*time.Second)
-	close(stop)
+	closes := stop()
 	if got.State != stateCompleted {
-		t.Fatalf("session ended %s after %d closed connections: %s", got.State, closes.Load(), got.Reason)
+		t.Fatalf("session ended %s after %d closed connections: %s", got.State, closes, got.Reason)
 	}
 	rec, err := nodes[0].sessionRecord(id)
 	if err != nil {
@@ -133,5 +119,32 @@ func TestSAMBASurvivesLostConnections(t *testing.T) {
 	for _, tn := range nodes {
 		resent += tn.roleMessenger(t, "samba").Stats().FramesResent
 	}
-	t.Logf("%d connections closed, %d frames resent", closes.Load(), resent)
+	t.Logf("%d connections closed, %d frames resent", closes, resent)
+}
+
+// closeConnectionsEvery closes, every d, the connection of the next pair
+// of nodes in turn, from the pair's first node, until the returned stop is
+// called; stop returns how many it closed.
+func closeConnectionsEvery(nodes []*testNode, pairs [][2]int, d time.Duration) (stop func() int64) {
+	var closes atomic.Int64
+	done := make(chan struct{})
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			case <-time.After(d):
+			}
+			p := pairs[i%len(pairs)]
+			nodes[p[0]].host.LibP2P().Network().ClosePeer(nodes[p[1]].ID())
+			closes.Add(1)
+		}
+	}()
+	return func() int64 {
+		close(done)
+		<-ended
+		return closes.Load()
+	}
 }

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"sync/atomic"
 	"testing"
 	"time"
 
@@ -27,29 +26,14 @@ func TestBAISurvivesLostConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var closes atomic.Int64
-	stop := make(chan struct{})
-	go func() {
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(50 * time.Millisecond):
-			}
-			a, b := 0, 1+i%4
-			if i%2 == 1 {
-				a, b = b, a
-			}
-			nodes[a].host.LibP2P().Network().ClosePeer(nodes[b].ID())
-			closes.Add(1)
-		}
-	}()
+	// The coordinator's connection to each agent in turn, from either end.
+	stop := closeConnectionsEvery(nodes, [][2]int{{0, 1}, {2, 0}, {0, 3}, {4, 0}}, 50*time.Millisecond)
 	got := waitEnded(t, nodes[0], id, 120*time.Second)
-	close(stop)
+	closes := stop()
 	if got.State != stateCompleted {
-		t.Fatalf("session ended %s after %d closed connections: %s", got.State, closes.Load(), got.Reason)
+		t.Fatalf("session ended %s after %d closed connections: %s", got.State, closes, got.Reason)
 	}
-	t.Logf("completed through %d closed connections (%+v)", closes.Load(), got.Progress)
+	t.Logf("completed through %d closed connections (%+v)", closes, got.Progress)
 }
 
 // TestPFCBSurvivesLostConnections runs P-FCB, whose agents share only on
@@ -74,25 +58,11 @@ func TestPFCBSurvivesLostConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var closes atomic.Int64
-	stop := make(chan struct{})
-	go func() {
-		pairs := [][2]int{{0, 1}, {2, 0}, {1, 2}, {0, 2}, {1, 0}, {2, 1}}
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			case <-time.After(30 * time.Millisecond):
-			}
-			p := pairs[i%len(pairs)]
-			nodes[p[0]].host.LibP2P().Network().ClosePeer(nodes[p[1]].ID())
-			closes.Add(1)
-		}
-	}()
+	stop := closeConnectionsEvery(nodes, [][2]int{{0, 1}, {2, 0}, {1, 2}, {0, 2}, {1, 0}, {2, 1}}, 30*time.Millisecond)
 	got := waitEnded(t, nodes[0], id, 120*time.Second)
-	close(stop)
+	closes := stop()
 	if got.State != stateCompleted {
-		t.Fatalf("session ended %s after %d closed connections: %s", got.State, closes.Load(), got.Reason)
+		t.Fatalf("session ended %s after %d closed connections: %s", got.State, closes, got.Reason)
 	}
-	t.Logf("completed through %d closed connections", closes.Load())
+	t.Logf("completed through %d closed connections", closes)
 }
