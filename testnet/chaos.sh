@@ -46,6 +46,8 @@
 # a record is lost or a ping session fails. The testnet is always taken down.
 # Ports: BANDIT_TESTNET_BASE_PORT, default 25000.
 set -euo pipefail
+# The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
+export GOTOOLCHAIN=go1.27.3
 here=$(cd "$(dirname "$0")" && pwd)
 usage() { echo "usage: $0 DIR [--short]" >&2; exit 2; }
 dir="" short=0

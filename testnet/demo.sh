@@ -24,6 +24,8 @@
 #                             (default /usr/share/datasets/fashion-mnist)
 #   BANDIT_TESTNET_BASE_PORT  the testnet's ports (see up.sh; default 24000)
 set -euo pipefail
+# The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
+export GOTOOLCHAIN=go1.27.3
 here=$(cd "$(dirname "$0")" && pwd)
 n=${2:-5}
 fashion_dir=${BANDIT_FASHION_DIR:-/usr/share/datasets/fashion-mnist}
@@ -42,15 +44,17 @@ if [ "${BASH_VERSINFO[0]}" -lt 4 ]; then
 fi
 [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -ge 5 ] && [ "$n" -le 400 ] ||
   need "N, the number of nodes, must be a number from 5 to 400 (got '$n')" "testnet/demo.sh DIR 5"
-go_want=$(sed -n 's/^go \([0-9][0-9.]*\).*/\1/p' "$here/../go.mod" 2>/dev/null || true)
+# Any Go from 1.21 on fetches the toolchain go.mod names (GOTOOLCHAIN, above)
+# from the module proxy by itself.
+go_want=1.21.0
 case $(uname -m) in aarch64 | arm64) go_arch=arm64 ;; *) go_arch=amd64 ;; esac
-go_tgz=go$go_want.linux-$go_arch.tar.gz
+go_tgz=$GOTOOLCHAIN.linux-$go_arch.tar.gz
 go_install="curl -fsSLO https://go.dev/dl/$go_tgz && sudo rm -rf /usr/local/go && sudo tar -C /usr/local -xzf $go_tgz && export PATH=\$PATH:/usr/local/go/bin"
 if ! command -v go >/dev/null 2>&1; then
   if [ -x /usr/local/go/bin/go ]; then
     need "go: installed in /usr/local/go/bin but not on PATH" "export PATH=\$PATH:/usr/local/go/bin"
   else
-    need "go (Go $go_want or newer; go.mod names it)" "$go_install"
+    need "go (Go $go_want or newer; it fetches $GOTOOLCHAIN, which go.mod names)" "$go_install"
   fi
 else
   # From /, with the local toolchain: inside the module a go older than

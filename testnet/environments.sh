@@ -36,6 +36,8 @@
 # checked before anything is built. Ports: BANDIT_TESTNET_BASE_PORT
 # (default 30000; see up.sh).
 set -euo pipefail
+# The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
+export GOTOOLCHAIN=go1.27.3
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 usage() { echo "usage: $0 DIR [--short | --bench [N] [REPS]]" >&2; exit 2; }

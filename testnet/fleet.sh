@@ -37,6 +37,8 @@
 # metrics listener on BASE+600+i; BASE is $BANDIT_TESTNET_BASE_PORT (default
 # 30000). $BANDIT_TESTNET_BIN may name a prebuilt binary. Needs curl.
 set -euo pipefail
+# The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
+export GOTOOLCHAIN=go1.27.3
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 usage() { echo "usage: $0 DIR [--short]" >&2; exit 2; }

@@ -7,6 +7,8 @@
 # and takes the testnet down. ARMS > 10 switches to the synthetic data set
 # (k-means arms). Needs the Debian package dataset-fashion-mnist.
 set -euo pipefail
+# The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
+export GOTOOLCHAIN=go1.27.3
 here=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-$(mktemp -d -t bandit-mpccb.XXXXXX)}
 steps=${2:-1000}

@@ -30,6 +30,8 @@
 # exit, failure or Ctrl-C, and a leftover of a killed run at start. Logs and
 # results stay in DIR.
 set -euo pipefail
+# The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
+export GOTOOLCHAIN=go1.27.3
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 [ $# -eq 1 ] || { echo "usage: $0 DIR" >&2; exit 2; }

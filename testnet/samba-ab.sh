@@ -32,6 +32,8 @@
 #   go build -o /tmp/bn-b ./cmd/bandit-node
 #   BANDIT_TESTNET_BASE_PORT=30000 testnet/samba-ab.sh /tmp/bn-a /tmp/bn-b /tmp/ab 100 5000 10
 set -euo pipefail
+# The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
+export GOTOOLCHAIN=go1.27.3
 [ $# -ge 2 ] || { echo "usage: $0 BIN_A BIN_B [DIR] [K] [N] [SESSIONS]" >&2; exit 2; }
 here=$(cd "$(dirname "$0")" && pwd)
 for b in "$1" "$2"; do

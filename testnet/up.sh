@@ -15,6 +15,8 @@
 # environment. If $BANDIT_TESTNET_BIN names a bandit-node binary, the daemons
 # run it instead of one built from these sources.
 set -euo pipefail
+# The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
+export GOTOOLCHAIN=go1.27.3
 
 usage() { echo "usage: $0 N DIR   (N >= 2 daemons, DIR their directory)" >&2; exit 2; }
 [ $# -eq 2 ] || usage

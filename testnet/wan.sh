@@ -42,6 +42,8 @@
 # exit, failure or Ctrl-C, and a leftover of a killed run is removed at start.
 # Results and logs stay in DIR (DIR/<scenario>/node*/daemon.log).
 set -euo pipefail
+# The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
+export GOTOOLCHAIN=go1.27.3
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
