@@ -57,7 +57,7 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 	s, err := n.admitProposal(from, id, p.Spec, p.Name, p.Versions)
 	if err != nil {
 		n.log.Info("declined a session", "session", id, "name", p.Name, "initiator", n.nameOf(from), "reason", err)
-		n.decline(from, id, err.Error())
+		n.decline(from, id, publicDecline(err))
 		return
 	}
 	// The session's lifecycle sends the Accept, and repeats it until the
@@ -130,15 +130,15 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte, name stri
 	// A replay file too short or an exec program missing fails the session
 	// here, before it starts, not at its first query.
 	if err := live.cfg.checkEnvironments(f, params, spec.Roles, distinctRoles(mine)); err != nil {
-		return nil, err
+		return nil, localDecline(live.cfg.Node.Name, "the environment of one of its roles is not ready", err)
 	}
 	s, err := n.newSession(live, id, f, params, specText, spec.Roles, from, local)
 	if err != nil {
-		return nil, err
+		return nil, localDecline(live.cfg.Node.Name, "it could not set the session up", err)
 	}
 	s.setName(name)
 	if err := n.joinTopic(s); err != nil {
-		return nil, err
+		return nil, localDecline(live.cfg.Node.Name, "it could not join the session's topic", err)
 	}
 	if err := n.register(s); err != nil {
 		if s.topic != nil {

@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/bandit-node/bandit-node/environment"
@@ -58,7 +59,7 @@ func (s *session) buildEnvironment(i int, cfg protocol.RoleConfig) *abortError {
 	if econf.Simulated() {
 		ef, ok := s.fam.(protocol.Environmental)
 		if !ok {
-			return abortf("%s (%s): the role asks an environment, but %s builds none", p, s.cfg.Node.Name, s.family)
+			return s.partyFailure(i, failEnvironmentSetup, fmt.Errorf("the role asks an environment, but %s builds none", s.family))
 		}
 		cfg.Rand = s.environmentRand(p)
 		env, err = ef.SimulatedEnvironment(cfg)
@@ -71,7 +72,7 @@ func (s *session) buildEnvironment(i int, cfg protocol.RoleConfig) *abortError {
 			Org: s.cfg.Node.Name}, s.environmentRand(p))
 	}
 	if err != nil {
-		return abortf("%s (%s): its environment: %v", p, s.cfg.Node.Name, err)
+		return s.partyFailure(i, failEnvironmentSetup, fmt.Errorf("%s: its environment: %w", p, err))
 	}
 	slot := &envSlot{env: env}
 	if im, ok := env.(protocol.Immediate); ok && im.Immediate() {
@@ -113,17 +114,16 @@ func (s *session) answerQueries(i int, slot *envSlot) {
 // role may have queued more, which flush carries out), or through the
 // environment's goroutine. run is held.
 func (s *session) ask(i int, qs []protocol.Query) (answered bool, err *abortError) {
-	p := s.mine[i]
 	slot := s.envs[i]
 	if slot == nil {
-		return false, abortf("%s (%s) asked its environment, but has none", p, s.cfg.Node.Name)
+		return false, s.partyFailure(i, failEnvironmentSetup, errors.New("the role asked its environment, but has none"))
 	}
 	if !slot.inline {
 		for _, q := range qs {
 			select {
 			case slot.queue <- q:
 			default:
-				return false, abortf("%s (%s) asked its environment more than %d queries at once", p, s.cfg.Node.Name, maxQueriesQueued)
+				return false, s.partyFailure(i, failRole, fmt.Errorf("the role asked its environment more than %d queries at once", maxQueriesQueued))
 			}
 		}
 		return false, nil
@@ -140,9 +140,8 @@ func (s *session) ask(i int, qs []protocol.Query) (answered bool, err *abortErro
 // takeAnswer hands local party mine[i] its environment's answer. run is
 // held.
 func (s *session) takeAnswer(a envAnswer) *abortError {
-	p := s.mine[a.i]
 	if a.err != nil {
-		return abortf("%s (%s): %v", p, s.cfg.Node.Name, a.err)
+		return s.partyFailure(a.i, failEnvironment, fmt.Errorf("%s: %w", s.mine[a.i], a.err))
 	}
 	if err := s.answerRole(a.i, a.o); err != nil {
 		return err

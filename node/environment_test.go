@@ -2,7 +2,11 @@ package node
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -145,9 +149,15 @@ func TestEnvironmentAdmission(t *testing.T) {
 				if tn == nodes[0] {
 					t.Logf("aborted: %s", got.Reason)
 				}
-				for _, want := range append([]string{c.owner + " declined", c.owner + " cannot play data_owner of samba"}, c.contains...) {
-					if !strings.Contains(got.Reason, want) {
-						t.Errorf("%s: the reason %q does not say %q", tn.cfg.Node.Name, got.Reason, want)
+				// The decline names the organization and the class; the
+				// local detail (the file, its rows, the program) stays
+				// in the decliner's log.
+				if want := c.owner + " declined: " + c.owner + " cannot take part: the environment of one of its roles is not ready"; !strings.Contains(got.Reason, want) {
+					t.Errorf("%s: the reason %q does not say %q", tn.cfg.Node.Name, got.Reason, want)
+				}
+				for _, local := range c.contains[1:] {
+					if strings.Contains(got.Reason, local) {
+						t.Errorf("%s: the reason %q carries %s's local detail %q", tn.cfg.Node.Name, got.Reason, c.owner, local)
 					}
 				}
 				if got.Progress.Step != 0 {
@@ -158,6 +168,14 @@ func TestEnvironmentAdmission(t *testing.T) {
 			decliner := nodes[map[string]int{"node5": 4, "node6": 5}[c.owner]]
 			if _, err := decliner.sessionRecord(id); err == nil {
 				t.Errorf("%s keeps a record of the session it declined", c.owner)
+			}
+			// Its operator reads the whole cause in its log.
+			logged := false
+			for _, rec := range decliner.logs.find("declined a session", "session", id) {
+				logged = logged || strings.Contains(rec.Attrs["reason"], c.contains[1])
+			}
+			if !logged {
+				t.Errorf("%s's log does not say why it declined (%q)", c.owner, c.contains[1])
 			}
 		})
 	}
@@ -170,8 +188,10 @@ func TestEnvironmentAdmission(t *testing.T) {
 // same pulls would give); then, for each fault of a program — garbage, an
 // answer too late, exiting at every start, a reward out of range — a
 // session with node5's program at fault aborts on every daemon with a
-// reason naming the organization, the role, the step and (a program's
-// fault) its last stderr line, while a session started at the same time
+// reason naming the organization, the role, the step and the class of
+// failure, node5's record alone holding the detail (its program's last
+// stderr line, its answer) — the secret the program printed is in no
+// other daemon's files, log or API answers — while a session started at the same time
 // on the same data customer, controller and comp completes; after each, a
 // ping session over all six daemons completes. Every wait is bounded.
 func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
@@ -216,13 +236,14 @@ func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 
 	ping := pingSpec(5, "node1", "node2", "node3", "node4", "node5", "node6")
 	for _, c := range []struct {
-		mode     string
-		contains []string
+		mode   string
+		class  string   // what every organization learns
+		detail []string // what node5 alone records
 	}{
-		{"garbage", []string{"pull at step", `answered "this is not JSON"`, "owner.sh: printing garbage at step"}},
-		{"slow", []string{"pull at step", "did not send its answer within 300ms", "owner.sh: too slow at step"}},
-		{"exits", []string{"pull at step", "again after a restart", "owner.sh: exiting at step"}},
-		{"half", []string{"rejected what its environment answered", "reward 0.5 is not 0 or 1"}},
+		{"garbage", "its environment failed", []string{"pull at step", `answered "this is not JSON`, "owner.sh: printing garbage at step"}},
+		{"slow", "its environment failed", []string{"pull at step", "did not send its answer within 300ms", "owner.sh: too slow at step"}},
+		{"exits", "its environment failed", []string{"pull at step", "again after a restart", "owner.sh: exiting at step"}},
+		{"half", "its role refused what its environment answered", []string{"reward 0.5 is not 0 or 1"}},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			writeMode(t, dirs[4], c.mode, 20)
@@ -243,10 +264,29 @@ func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 				if tn == nodes[0] {
 					t.Logf("aborted: %s", got.Reason)
 				}
-				for _, want := range append([]string{"data_owner[1] (node5)", "step "}, c.contains...) {
-					if !strings.Contains(got.Reason, want) {
-						t.Errorf("%s: the reason %q does not say %q", tn.cfg.Node.Name, got.Reason, want)
+				if want := "data_owner[1] (node5): " + c.class; !strings.Contains(got.Reason, want) {
+					t.Errorf("%s: the reason %q does not say %q", tn.cfg.Node.Name, got.Reason, want)
+				}
+				if tn != nodes[4] {
+					if got.Detail != "" {
+						t.Errorf("%s: the record of another organization's failure has a detail: %q", tn.cfg.Node.Name, got.Detail)
 					}
+					continue
+				}
+				for _, want := range c.detail {
+					if !strings.Contains(got.Detail, want) {
+						t.Errorf("node5: the detail %q does not say %q", got.Detail, want)
+					}
+				}
+			}
+			// The program's secret is in node5's own record and log, and in
+			// nothing any other daemon stores, logs or serves.
+			if where := leaks(t, nodes[4], faulty, "hunter2"); len(where) == 0 {
+				t.Errorf("node5 keeps no trace of its program's failure (the secret is nowhere in its record or log)")
+			}
+			for _, tn := range []*testNode{nodes[0], nodes[1], nodes[2], nodes[3], nodes[5]} {
+				if where := leaks(t, tn, faulty, "hunter2"); len(where) > 0 {
+					t.Errorf("%s holds node5's secret in %v", tn.cfg.Node.Name, where)
 				}
 			}
 			for _, tn := range []*testNode{nodes[0], nodes[1], nodes[2], nodes[3], nodes[5]} {
@@ -270,4 +310,52 @@ func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 			}
 		})
 	}
+}
+
+// leaks lists where tn holds secret: a file under its data directory (its
+// records, session logs), a line it logged, or an answer of its control
+// API about session id.
+func leaks(t testing.TB, tn *testNode, id, secret string) []string {
+	t.Helper()
+	var where []string
+	err := filepath.WalkDir(tn.cfg.Node.DataDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		if bytes.Contains(b, []byte(secret)) {
+			where = append(where, path)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("%s: reading its data directory: %v", tn.cfg.Node.Name, err)
+	}
+	for _, rec := range tn.logs.all() {
+		if line := fmt.Sprint(rec); strings.Contains(line, secret) {
+			where = append(where, "its log: "+line)
+			break
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var answers []any
+	if s, err := tn.api.Session(ctx, id); err == nil {
+		answers = append(answers, s)
+	}
+	if l, err := tn.api.SessionLogs(ctx, id, 0); err == nil {
+		answers = append(answers, l)
+	}
+	if ss, err := tn.api.Sessions(ctx); err == nil {
+		answers = append(answers, ss)
+	}
+	for _, a := range answers {
+		if b, err := json.Marshal(a); err == nil && bytes.Contains(b, []byte(secret)) {
+			where = append(where, fmt.Sprintf("its control API's %T", a))
+		}
+	}
+	return where
 }

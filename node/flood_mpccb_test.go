@@ -146,8 +146,8 @@ func TestMPCCBRoundFlood(t *testing.T) {
 	t.Logf("heap %d MiB before, %+d MiB after a %d MiB flood", before>>20, grew>>20, floodBytes>>20)
 
 	got := waitEnded(t, victim, attacked, 30*time.Second)
-	if got.State != stateAborted || !strings.Contains(got.Reason, "at most one round ahead") || !strings.Contains(got.Reason, "feature_party[0]") {
-		t.Errorf("the attacked session ended %s on the victim: %q; want aborted with the reason naming the flooding party", got.State, got.Reason)
+	if got.State != stateAborted || !strings.Contains(got.Detail, "at most one round ahead") || !strings.Contains(got.Reason, "feature_party[0]") {
+		t.Errorf("the attacked session ended %s on the victim: %q; want aborted with the reason naming the flooding party", got.State, got.Reason+" / detail: "+got.Detail)
 	}
 	if s := waitEnded(t, nodes[0], attacked, 30*time.Second); s.State != stateAborted {
 		t.Errorf("the attacked session ended %s at its initiator", s.State)

@@ -63,7 +63,7 @@ func (n *Node) register(s *session) error {
 		return fmt.Errorf("%s already runs %d sessions (session.max_active)", s.cfg.Node.Name, len(n.sessions))
 	}
 	if err := n.store.put(&record{Session: s.rec.Session}); err != nil {
-		return err
+		return localDecline(s.cfg.Node.Name, "a local storage failure", err)
 	}
 	n.sessions[s.id] = s
 	n.metrics.active.Set(float64(len(n.sessions)))

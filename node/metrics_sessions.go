@@ -43,7 +43,9 @@ type abortRule struct {
 // is a decline whatever node3's reason says, so declines come first. The
 // substrings are those of the reasons the lifecycle (node/lifecycle) and
 // the session code (node/session*.go, runner.go, environment.go,
-// buffer.go, recover.go, watch.go, transport.go) write.
+// buffer.go, recover.go, watch.go, transport.go) write; a local party's
+// failure reads "party (org): <class> at step N" (disclosure.go), older
+// daemons' reasons as they wrote them.
 var abortRules = []abortRule{
 	{abortDeclined, []string{" declined: "}},
 	{abortCanceled, []string{"cancelled by the operator"}},
@@ -52,10 +54,10 @@ var abortRules = []abortRule{
 	{abortEnvironment, []string{"its environment", "asks an environment"}},
 	{abortTimeout, []string{"did not answer the proposal within", "did not start the session within",
 		"stopped answering", "no progress for", " was paused for ", "did not subscribe to the session topic within"}},
-	{abortUnreachable, []string{"could not send to", "sending to ", "connection to ", "could not publish on the session topic"}},
+	{abortUnreachable, []string{"could not send to", "sending to ", "connection to ", "could not publish on the session"}},
 	{abortOverload, []string{"session.max_buffered_bytes", "session.max_peer_buffered_bytes", "could not keep up"}},
 	{abortRoleError, []string{"rejected a message from", "failed to start", ": activation: ", "reported a result for",
-		"reported two different results", "declared the session complete while"}},
+		"reported two different results", "declared the session complete while", "combining the parties' reports failed"}},
 }
 
 // envLabel matches the label of a failing environment ("samba

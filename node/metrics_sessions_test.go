@@ -42,6 +42,20 @@ func TestAbortClass(t *testing.T) {
 		{"the initiator node1 declared the session complete while agent[0] had not finished", abortRoleError},
 		{"agent[0] (node1): the round counter overflowed", abortRoleError},
 		{"combining the results: the latency matrix is not square", abortOther},
+		// The classes of disclosure.go, as this release writes them.
+		{"data_owner[1] (node5): its environment could not be set up", abortEnvironment},
+		{"data_owner[1] (node5): its environment failed at step 12", abortEnvironment},
+		{"agent[3] (node5): its role refused what its environment answered at step 2", abortEnvironment},
+		{"agent[3] (node5): its role could not be built from the spec and its local data", abortRoleError},
+		{"agent[3] (node5): its role failed to start", abortRoleError},
+		{"agent[3] (node5): its role failed at step 7", abortRoleError},
+		{"comp[0] (node2): it rejected a message from controller[0] (node1) at step 3", abortRoleError},
+		{"agent[3] (node5): its local result could not be encoded at step 9", abortRoleError},
+		{"internal error in role agent[3] at node5", abortInternal},
+		{"internal error in node1 combining the parties' reports", abortInternal},
+		{"combining the parties' reports failed on the initiator node1", abortRoleError},
+		{"agent[3] (node5): could not send to coordinator[0] (node1) at step 4", abortUnreachable},
+		{"agent[3] (node5): could not publish on the session's topic at step 4", abortUnreachable},
 		{"", abortOther},
 	}
 	for _, tt := range tests {

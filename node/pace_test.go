@@ -210,9 +210,8 @@ func TestBAIAgentsPacedWithAnHTTPEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := waitEnded(t, nodes[0], id, 60*time.Second)
-	if got.State != stateAborted || !strings.Contains(got.Reason, "agent") ||
-		!strings.Contains(got.Reason, "interaction 5, arm 3: reward 2 is outside the session's reward range [0, 1]") {
-		t.Errorf("session ended %s (%s), want aborted naming the agent, interaction 5 and arm 3", got.State, got.Reason)
+	if got.State != stateAborted || !strings.Contains(got.Reason, "agent") || strings.Contains(got.Reason, "reward 2") {
+		t.Errorf("session ended %s (%s), want aborted naming the agent and no reward", got.State, got.Reason)
 	}
 }
 

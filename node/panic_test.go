@@ -120,7 +120,8 @@ func (tn *testNode) rolePanics(t testing.TB, family string) float64 {
 // Start, in its third Step (stepped in place by the stream reader, or by the
 // session's goroutine), in its third Ready (likewise), in Tick, or in
 // Combine. The panicking session must abort on
-// both daemons with "internal error in role …" and the panic's value, the
+// both daemons with "internal error in role … at ORG", the panic's value in
+// the detail of the panicking organization's record only, the
 // panic must be counted once, and the daemons must go on: the ping session
 // completes, and so does one started after the abort. Without the recovery
 // the panic ends the test binary.
@@ -128,22 +129,23 @@ func TestRolePanicEndsOnlyItsSession(t *testing.T) {
 	tests := []struct {
 		name string
 		fam  panicky
-		want string // the abort's reason
-		on   int    // the node whose role panics
+		party  string // the party whose role panics ("" for Combine)
+		detail string // the panic, in the detail of node on's record
+		on     int    // the node whose role panics
 	}{
-		{"new role", panicky{in: "newrole", who: 1, small: true}, "internal error in role participant[1]: boom in NewRole", 1},
-		{"start", panicky{in: "start", who: 1, small: true}, "internal error in role participant[1]: boom in Start", 1},
+		{"new role", panicky{in: "newrole", who: 1, small: true}, "participant[1]", "boom in NewRole", 1},
+		{"start", panicky{in: "start", who: 1, small: true}, "participant[1]", "boom in Start", 1},
 		{"step in place", panicky{in: "step", who: 1, nth: 3, small: true},
-			"internal error in role participant[1]: runtime error: index out of range [3] with length 0", 1},
+			"participant[1]", "runtime error: index out of range [3] with length 0", 1},
 		{"step on the session goroutine", panicky{in: "step", who: 1, nth: 3, small: false},
-			"internal error in role participant[1]: runtime error: index out of range [3] with length 0", 1},
+			"participant[1]", "runtime error: index out of range [3] with length 0", 1},
 		{"step on the initiator", panicky{in: "step", who: 0, nth: 2, small: true},
-			"internal error in role participant[0]: runtime error: index out of range [2] with length 0", 0},
-		{"ready in place", panicky{in: "ready", who: 1, nth: 3, small: true}, "internal error in role participant[1]: boom in Ready", 1},
-		{"ready on the session goroutine", panicky{in: "ready", who: 1, nth: 3, small: false}, "internal error in role participant[1]: boom in Ready", 1},
-		{"ready on the initiator", panicky{in: "ready", who: 0, nth: 2, small: true}, "internal error in role participant[0]: boom in Ready", 0},
-		{"tick", panicky{in: "tick", who: 1, small: true}, "internal error in role participant[1]: boom in Tick", 1},
-		{"combine", panicky{in: "combine", small: true}, "internal error in protocol panicky, combining the reports: boom in Combine", 0},
+			"participant[0]", "runtime error: index out of range [2] with length 0", 0},
+		{"ready in place", panicky{in: "ready", who: 1, nth: 3, small: true}, "participant[1]", "boom in Ready", 1},
+		{"ready on the session goroutine", panicky{in: "ready", who: 1, nth: 3, small: false}, "participant[1]", "boom in Ready", 1},
+		{"ready on the initiator", panicky{in: "ready", who: 0, nth: 2, small: true}, "participant[0]", "boom in Ready", 0},
+		{"tick", panicky{in: "tick", who: 1, small: true}, "participant[1]", "boom in Tick", 1},
+		{"combine", panicky{in: "combine", small: true}, "", "internal error in protocol panicky, combining the reports at node1: boom in Combine", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,10 +160,19 @@ func TestRolePanicEndsOnlyItsSession(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, tn := range nodes {
+			// Both records have the reason; the panic's value is the
+			// detail of the panicking organization's only.
+			want := "combining the parties' reports failed on the initiator node1"
+			if tt.party != "" {
+				want = fmt.Sprintf("internal error in role %s at %s", tt.party, nodes[tt.on].cfg.Node.Name)
+			}
+			for i, tn := range nodes {
 				got := waitEnded(t, tn, id, 30*time.Second)
-				if got.State != stateAborted || got.Reason != tt.want {
-					t.Errorf("%s: session %s: %q, want aborted: %q", tn.cfg.Node.Name, got.State, got.Reason, tt.want)
+				if got.State != stateAborted || got.Reason != want {
+					t.Errorf("%s: session %s: %q, want aborted: %q", tn.cfg.Node.Name, got.State, got.Reason, want)
+				}
+				if wantDetail := map[bool]string{true: tt.detail}[i == tt.on]; got.Detail != wantDetail {
+					t.Errorf("%s: the abort's detail is %q, want %q", tn.cfg.Node.Name, got.Detail, wantDetail)
 				}
 			}
 			for i, tn := range nodes {

@@ -47,7 +47,7 @@ func (s *session) panicked(where string, v any, stack []byte) *abortError {
 	s.n.metrics.rolePanics.WithLabelValues(s.family).Inc()
 	s.n.log.Error("a role panicked; aborting its session (the daemon and its other sessions go on)",
 		"session", s.id, "protocol", s.family, "in", where, "panic", fmt.Sprint(v), "stack", string(stack))
-	return abortf("internal error in %s: %s", where, panicText(v))
+	return &abortError{reason: fmt.Sprintf("internal error in %s at %s", where, s.cfg.Node.Name), detail: panicText(v)}
 }
 
 // panicText is a panic value as an abort reason quotes it: on one line, at
@@ -87,14 +87,14 @@ func (s *session) internalError(v any) *abortError {
 	s.n.metrics.fail("panic")
 	s.n.log.Error("internal error running a session; aborting it (the daemon and its other sessions go on)",
 		"session", s.id, "protocol", s.family, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-	return abortf("internal error in %s running the session: %s", s.cfg.Node.Name, panicText(v))
+	return s.nodeFailure("running the session", panicText(v))
 }
 
 // startRole starts the role of local party mine[i].
 func (s *session) startRole(i int) (err *abortError) {
 	defer s.guardRole(i, &err)
 	if e := s.roles[i].Start(); e != nil {
-		return abortf("%s (%s) failed to start: %v", s.mine[i], s.cfg.Node.Name, e)
+		return s.partyFailure(i, failRoleStart, e)
 	}
 	return nil
 }
@@ -104,8 +104,7 @@ func (s *session) stepRole(i int, m protocol.Message) (err *abortError) {
 	defer s.guardRole(i, &err)
 	if e := s.roles[i].Step(m); e != nil {
 		s.n.metrics.fail("role")
-		from, _ := s.orgOf(m.From)
-		return abortf("%s (%s) rejected a message from %s (%s): %v", m.To, s.cfg.Node.Name, m.From, s.nameOf(from), e)
+		return s.partyFailure(i, failMessage, e, m.From)
 	}
 	return nil
 }
@@ -114,7 +113,7 @@ func (s *session) stepRole(i int, m protocol.Message) (err *abortError) {
 func (s *session) tickRole(i int) (err *abortError) {
 	defer s.guardRole(i, &err)
 	if e := s.roles[i].Tick(); e != nil {
-		return abortf("%s (%s): %v", s.mine[i], s.cfg.Node.Name, e)
+		return s.partyFailure(i, failRole, e)
 	}
 	return nil
 }
@@ -124,7 +123,7 @@ func (s *session) tickRole(i int) (err *abortError) {
 func (s *session) answerRole(i int, o protocol.Outcome) (err *abortError) {
 	defer s.guardRole(i, &err)
 	if e := s.roles[i].(protocol.Asker).Answer(o); e != nil {
-		return abortf("%s (%s) rejected what its environment answered: %v", s.mine[i], s.cfg.Node.Name, e)
+		return s.partyFailure(i, failEnvironmentAnswer, e)
 	}
 	return nil
 }
@@ -140,7 +139,7 @@ func (s *session) buildRole(i int, cfg protocol.RoleConfig) (err *abortError) {
 	defer s.guardRole(i, &err)
 	r, e := s.fam.NewRole(cfg)
 	if e != nil {
-		return abortf("%s could not build %s: %v", s.cfg.Node.Name, s.mine[i], e)
+		return s.partyFailure(i, failRoleBuild, e)
 	}
 	s.roles[i] = r
 	return nil
@@ -151,7 +150,7 @@ func (s *session) marshalLocal(i int, v any) (raw json.RawMessage, err *abortErr
 	defer s.guardRole(i, &err)
 	raw, e := json.Marshal(v)
 	if e != nil {
-		return nil, abortf("encoding the result of %s: %v", s.mine[i], e)
+		return nil, s.partyFailure(i, failResult, e)
 	}
 	return raw, nil
 }
@@ -170,10 +169,10 @@ func (s *session) combine(reports map[protocol.Party][]byte) (raw []byte, err er
 	names := protocol.Assignment{Roles: s.snapshot().Session.Roles}
 	res, e := s.fam.Combine(names, s.params, reports)
 	if e != nil {
-		return nil, abortf("combining the parties' reports: %v", e)
+		return nil, s.nodeFailure("combining the parties' reports", e.Error())
 	}
 	if raw, e = json.Marshal(res); e != nil {
-		return nil, abortf("encoding the result: %v", e)
+		return nil, s.nodeFailure("encoding the session's result", e.Error())
 	}
 	return raw, nil
 }

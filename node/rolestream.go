@@ -106,7 +106,7 @@ func (r *roleStream) recoverFrame() {
 	}
 	if s := r.cur; s != nil {
 		s.n.metrics.fail("panic")
-		go s.requestAbort(fmt.Sprintf("internal error in %s handling a frame from %s: %s", s.cfg.Node.Name, s.nameOf(r.from), panicText(v)))
+		go s.requestAbortDetail(fmt.Sprintf("internal error in %s handling a frame from %s", s.cfg.Node.Name, s.nameOf(r.from)), panicText(v))
 	}
 	panic(v)
 }

@@ -109,8 +109,9 @@ func TestRoleStreamPanicAbortsTheSession(t *testing.T) {
 	}()
 	select {
 	case ev := <-s.ctrl:
-		if !strings.HasPrefix(ev.abort, "internal error in node handling a frame from ") || !strings.Contains(ev.abort, "index out of range") {
-			t.Fatalf("abort request %q", ev.abort)
+		if !strings.HasPrefix(ev.abort, "internal error in node handling a frame from ") || strings.Contains(ev.abort, "index out of range") ||
+			!strings.Contains(ev.detail, "index out of range") {
+			t.Fatalf("abort request %q (detail %q): want the panic in the detail only", ev.abort, ev.detail)
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the session was not asked to abort")

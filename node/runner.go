@@ -78,12 +78,11 @@ func (s *session) flush(i int) *abortError {
 // flushOnce carries out one Ready batch of local party mine[i] and returns
 // its queries, for flush to ask after the rest of the batch.
 func (s *session) flushOnce(i int) ([]protocol.Query, *abortError) {
-	p := s.mine[i]
 	rd, err := s.readyRole(i)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.sendBatch(p, rd.Messages); err != nil {
+	if err := s.sendBatch(i, rd.Messages); err != nil {
 		return nil, err
 	}
 	if err := s.recordReady(i, rd); err != nil {
@@ -124,15 +123,21 @@ func (s *session) recordReady(i int, rd protocol.Ready) *abortError {
 // sendBatch sends the messages of one Ready batch of local party p, all
 // within one deadline (batchContext), as well as each frame write within the
 // messenger's write timeout.
-func (s *session) sendBatch(p protocol.Party, msgs []protocol.Message) *abortError {
+func (s *session) sendBatch(i int, msgs []protocol.Message) *abortError {
 	if len(msgs) == 0 {
 		return nil
 	}
+	p := s.mine[i]
 	ctx := s.batchContext()
 	for _, m := range msgs {
 		m.From = p
 		if err := s.transport.Send(ctx, m); err != nil {
-			e := abortf("%s (%s): %v", p, s.cfg.Node.Name, err)
+			var e *abortError
+			if m.Topic {
+				e = s.partyFailure(i, failPublish, err)
+			} else {
+				e = s.partyFailure(i, failSend, err, m.To)
+			}
 			if org, ok := s.orgOf(m.To); ok && org != s.self && !m.Topic {
 				e.unreachable = org
 			}

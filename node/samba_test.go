@@ -235,8 +235,12 @@ func TestSAMBATamperingAbortsOnTheNetwork(t *testing.T) {
 	}
 	for _, tn := range nodes {
 		got := waitEnded(t, tn, id, 60*time.Second)
-		if got.State != stateAborted || !strings.Contains(got.Reason, "same envelope") {
-			t.Errorf("%s: session %s (%q), want aborted with a reason naming the copied envelope", tn.cfg.Node.Name, got.State, got.Reason)
+		if got.State != stateAborted || !strings.Contains(got.Reason, "comp[0] (node3): it rejected a message from controller[0] (node2)") {
+			t.Errorf("%s: session %s (%q), want aborted with a reason naming comp and the controller", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+		// comp's own record says why: the copied envelope.
+		if tn.cfg.Node.Name == "node3" && !strings.Contains(got.Detail, "same envelope") {
+			t.Errorf("node3: the abort's detail %q does not name the copied envelope", got.Detail)
 		}
 	}
 }

@@ -64,6 +64,8 @@ type ctrlEvent struct {
 	size int // of the frame, counted against the buffer caps (reserve)
 
 	abort string // a local request to abort, for this reason
+	// detail is the local error behind abort, recorded here only.
+	detail string
 	// lost names a peer that cannot be reached, and reason says how.
 	lost   peer.ID
 	reason string
@@ -188,21 +190,6 @@ type session struct {
 	buf sessionBuffer
 
 	topic *p2p.Topic
-}
-
-// abortError ends a session: reason is what every participant records.
-type abortError struct {
-	reason string
-	// unreachable, if set, is the peer a send failed to: it may have
-	// gone away on purpose, and its own abort (which names the real
-	// cause) may still be on its way (lifecycle.Machine.Unreachable).
-	unreachable peer.ID
-}
-
-func (e *abortError) Error() string { return e.reason }
-
-func abortf(format string, args ...any) *abortError {
-	return &abortError{reason: fmt.Sprintf(format, args...)}
 }
 
 // newSession builds, under the config and address book live, the session of a proposal that this node accepted or
@@ -462,6 +449,12 @@ func (s *session) saveIfDue() {
 // wait. A session that has already ended ignores it.
 func (s *session) requestAbort(reason string) {
 	s.post(ctrlEvent{abort: reason})
+}
+
+// requestAbortDetail is requestAbort with the local detail behind reason,
+// which this organization alone records (disclosure.go).
+func (s *session) requestAbortDetail(reason, detail string) {
+	s.post(ctrlEvent{abort: reason, detail: detail})
 }
 
 // post hands ev to the session's loop, waiting at most a second for room.

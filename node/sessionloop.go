@@ -49,7 +49,7 @@ func (s *session) main() {
 		if v := recover(); v != nil {
 			err := s.internalError(v)
 			s.stopRoles()
-			s.recordEnd(lifecycle.Status{Phase: lifecycle.Aborted, Reason: err.reason})
+			s.recordEnd(lifecycle.Status{Phase: lifecycle.Aborted, Reason: err.reason, Detail: err.detail})
 			for _, p := range s.remotes {
 				if s.initiated || p == s.initiator {
 					s.sendControl(lifecycle.Msg{Kind: lifecycle.Abort, From: s.orgIndex[s.self], To: s.orgIndex[p], Reason: err.reason})
@@ -150,7 +150,7 @@ func (s *session) loop() {
 			} else if time.Now().After(topicEnd) {
 				topicC = nil
 				s.lc.Fail(fmt.Sprintf("%s did not subscribe to the session topic within %v", strings.Join(missing, ", "),
-					s.cfg.Session.ProposeTimeout.Duration))
+					s.cfg.Session.ProposeTimeout.Duration), "")
 			}
 		}
 		if s.started {
@@ -203,10 +203,10 @@ func (s *session) checkPause(idle time.Time, tick time.Duration) bool {
 func (s *session) control(ev ctrlEvent) {
 	switch {
 	case ev.abort != "":
-		s.lc.Fail(ev.abort)
+		s.lc.Fail(ev.abort, ev.detail)
 	case ev.lost != "":
 		if o, ok := s.orgIndex[ev.lost]; ok {
-			s.lc.Unreachable(o, ev.reason)
+			s.lc.Unreachable(o, ev.reason, "")
 		}
 	case ev.msg != nil:
 		if msg, ok := s.fromControl(ev.from, ev.msg); ok {
@@ -256,7 +256,7 @@ func (s *session) recordEnd(st lifecycle.Status) {
 	state := stateCompleted
 	if st.Phase == lifecycle.Aborted {
 		state = stateAborted
-		s.n.log.Warn("session aborted", "session", s.id, "protocol", s.family, "reason", st.Reason)
+		s.n.log.Warn("session aborted", "session", s.id, "protocol", s.family, "reason", st.Reason, "detail", st.Detail)
 	} else {
 		s.n.log.Info("session completed", "session", s.id, "protocol", s.family)
 	}
@@ -269,6 +269,7 @@ func (s *session) recordEnd(st lifecycle.Status) {
 	s.update(true, func(r *record) {
 		r.Session.State = state
 		r.Session.Reason = st.Reason
+		r.Session.Detail = st.Detail
 		r.Session.Finished = &now
 		if st.Result != nil {
 			r.Result = json.RawMessage(st.Result)
@@ -442,7 +443,7 @@ func (s *session) activateRole(i int, r protocol.Paced) (active bool, err *abort
 		return false, nil
 	}
 	if e := r.Activate(); e != nil {
-		return true, abortf("%s (%s): activation: %v", s.mine[i], s.cfg.Node.Name, e)
+		return true, s.partyFailure(i, failRole, fmt.Errorf("activation: %w", e))
 	}
 	return true, nil
 }
@@ -486,10 +487,10 @@ func (s *session) collectRoles(progress bool) {
 	if err != nil {
 		if err.unreachable != "" {
 			if o, ok := s.orgIndex[err.unreachable]; ok {
-				s.lc.Unreachable(o, err.reason)
+				s.lc.Unreachable(o, err.reason, err.detail)
 				return
 			}
 		}
-		s.lc.Fail(err.reason)
+		s.lc.Fail(err.reason, err.detail)
 	}
 }

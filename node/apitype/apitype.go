@@ -67,9 +67,17 @@ type Session struct {
 	// address-book names (peer IDs for organizations it does not know).
 	Roles map[string][]string `json:"roles"`
 	// Parties lists the parties this node plays.
-	Parties  []string   `json:"parties,omitempty"`
-	State    string     `json:"state"`
-	Reason   string     `json:"reason,omitempty"`
+	Parties []string `json:"parties,omitempty"`
+	State   string   `json:"state"`
+	// Reason is an aborted session's, as every organization of the
+	// session records it: it names an organization, a party, a step and a
+	// class of failure, never one organization's local detail.
+	Reason string `json:"reason,omitempty"`
+	// Detail is the local error behind Reason when this organization
+	// caused the abort (an exec program's stderr, an answer that did not
+	// decode, a panic's value). It is this organization's alone: never
+	// sent to a peer (docs/security.md, what a peer learns of a failure).
+	Detail   string     `json:"detail,omitempty"`
 	Created  time.Time  `json:"created"`
 	Started  *time.Time `json:"started,omitempty"`
 	Finished *time.Time `json:"finished,omitempty"`

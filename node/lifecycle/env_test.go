@@ -108,6 +108,9 @@ func (e *env) collect(o Org) {
 		if rd.Status.Reason != "" {
 			fmt.Fprintf(&e.out, " %q", rd.Status.Reason)
 		}
+		if rd.Status.Detail != "" {
+			fmt.Fprintf(&e.out, " detail=%q", rd.Status.Detail)
+		}
 		if rd.Status.Result != nil {
 			fmt.Fprintf(&e.out, " result=%q", rd.Status.Result)
 		}

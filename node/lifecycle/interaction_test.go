@@ -199,13 +199,13 @@ func runCommand(t *testing.T, ep **env, d *datadriven.TestData) error {
 		case "progress":
 			m.SetProgress(protocol.Progress{Step: int64(num("step", 0)), Total: int64(num("total", 0))})
 		case "fail":
-			m.Fail(arg("reason"))
+			m.Fail(arg("reason"), arg("detail"))
 		case "unreachable":
 			p, _, err := orgArg("peer")
 			if err != nil {
 				return err
 			}
-			m.Unreachable(p, arg("reason"))
+			m.Unreachable(p, arg("reason"), arg("detail"))
 		case "paused":
 			dur, err := time.ParseDuration(arg("d"))
 			if err != nil {

@@ -157,8 +157,13 @@ func (c *Config) ticks(d time.Duration) int {
 // Status is what a session's record says of its lifecycle.
 type Status struct {
 	Phase Phase
-	// Reason is an aborted session's.
+	// Reason is an aborted session's, as every organization of the
+	// session records it.
 	Reason string
+	// Detail is what this organization alone knows of an abort it caused
+	// itself (Fail, Unreachable): the local error behind Reason. It is
+	// never sent.
+	Detail string
 	// Result is a completed session's, on the initiator.
 	Result []byte
 }
@@ -212,9 +217,9 @@ type Machine struct {
 	ownProgress  protocol.Progress         // participant
 	sentProgress protocol.Progress         // participant: as last sent
 
-	// failure is the abort an Aborting session records if no cause
-	// comes within CauseGrace.
-	failure string
+	// failure and failureDetail are the abort an Aborting session records
+	// if no cause comes within CauseGrace.
+	failure, failureDetail string
 	// unreachable is the organization an Aborting session could not
 	// reach: it is not told.
 	unreachable Org
@@ -312,28 +317,32 @@ func (m *Machine) Tick() {
 }
 
 // Fail aborts the session for a local reason (the operator cancelled it,
-// the daemon shuts down, a role failed), telling the other side.
-func (m *Machine) Fail(reason string) {
+// the daemon shuts down, a role failed), telling the other side. reason is
+// what the other organizations learn; detail, what only this one records
+// (the local error behind it; "" for none). The machine does not judge
+// what may cross: its driver decides (node/disclosure.go).
+func (m *Machine) Fail(reason, detail string) {
 	if m.phase.Ended() {
 		return
 	}
-	m.becomeAborted(reason, -1)
+	m.becomeAborted(reason, detail, -1)
 }
 
 // Unreachable reports that organization o cannot be reached (a send to it
-// failed, or its connection closed and could not be redialed), and how
-// (reason). The session aborts with that reason unless an Abort naming
-// another cause arrives within CauseGrace.
-func (m *Machine) Unreachable(o Org, reason string) {
+// failed, or its connection closed and could not be redialed), and how:
+// reason for the other organizations, detail for this one's record. The
+// session aborts with that reason unless an Abort naming another cause
+// arrives within CauseGrace.
+func (m *Machine) Unreachable(o Org, reason, detail string) {
 	switch m.phase {
 	case Completed, Aborted, Aborting:
 		return
 	}
 	if m.graceTicks == 0 {
-		m.becomeAborted(reason, o)
+		m.becomeAborted(reason, detail, o)
 		return
 	}
-	m.becomeAborting(reason, o)
+	m.becomeAborting(reason, detail, o)
 }
 
 // Paused reports that this daemon did not run for d (its process was
@@ -347,7 +356,7 @@ func (m *Machine) Paused(d time.Duration) {
 	}
 	if d >= m.cfg.PeerTimeout && (m.phase == Running || m.phase == Aborting) {
 		m.becomeAborted(fmt.Sprintf("%s was paused for %v (its process stopped, its machine suspended or its clock jumped), "+
-			"more than session.peer_timeout = %v", m.name(m.cfg.Self), d.Round(time.Second), m.cfg.PeerTimeout), -1)
+			"more than session.peer_timeout = %v", m.name(m.cfg.Self), d.Round(time.Second), m.cfg.PeerTimeout), "", -1)
 		return
 	}
 	for o := range m.silent {

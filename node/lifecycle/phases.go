@@ -37,9 +37,9 @@ func (m *Machine) stepProposing(msg Msg) {
 			m.becomeRunning()
 		}
 	case Decline:
-		m.becomeAborted(fmt.Sprintf("%s declined: %s", m.name(msg.From), msg.Reason), msg.From)
+		m.becomeAborted(fmt.Sprintf("%s declined: %s", m.name(msg.From), msg.Reason), "", msg.From)
 	case Abort:
-		m.becomeAborted(msg.Reason, msg.From)
+		m.becomeAborted(msg.Reason, "", msg.From)
 	}
 }
 
@@ -50,7 +50,7 @@ func (m *Machine) tickProposing() {
 			names = append(names, m.name(o))
 		}
 		slices.Sort(names)
-		m.becomeAborted(fmt.Sprintf("%s did not answer the proposal within %v", strings.Join(names, ", "), m.cfg.ProposeTimeout), -1)
+		m.becomeAborted(fmt.Sprintf("%s did not answer the proposal within %v", strings.Join(names, ", "), m.cfg.ProposeTimeout), "", -1)
 		return
 	}
 	if m.sinceSent++; m.sinceSent >= m.resendTicks {
@@ -85,14 +85,14 @@ func (m *Machine) stepAccepted(msg Msg) {
 		// one arriving first means the Start was lost.
 		m.becomeRunning()
 	case Abort:
-		m.becomeAborted(msg.Reason, msg.From)
+		m.becomeAborted(msg.Reason, "", msg.From)
 	}
 }
 
 func (m *Machine) tickAccepted() {
 	if m.elapsed >= m.startTicks {
 		m.becomeAborted(fmt.Sprintf("the initiator %s did not start the session within %v of the proposal",
-			m.name(m.cfg.Initiator), m.cfg.ProposeTimeout+m.cfg.PeerTimeout), -1)
+			m.name(m.cfg.Initiator), m.cfg.ProposeTimeout+m.cfg.PeerTimeout), "", -1)
 		return
 	}
 	if m.sinceSent++; m.sinceSent >= m.resendTicks {
@@ -135,7 +135,7 @@ func (m *Machine) stepRunning(msg Msg) {
 	}
 	switch msg.Kind {
 	case Abort:
-		m.becomeAborted(msg.Reason, msg.From)
+		m.becomeAborted(msg.Reason, "", msg.From)
 	case Complete:
 		m.complete()
 	}
@@ -147,7 +147,7 @@ func (m *Machine) stepRunningInitiator(msg Msg) {
 		// The participant did not get its Start (a lost frame): again.
 		m.send(msg.From, Msg{Kind: Start})
 	case Abort:
-		m.becomeAborted(msg.Reason, msg.From)
+		m.becomeAborted(msg.Reason, "", msg.From)
 	case Progress:
 		m.progress[msg.From] = msg.Progress
 		m.sumProgress()
@@ -164,11 +164,11 @@ func (m *Machine) takeReports(msg Msg) {
 	from := m.name(msg.From)
 	for _, r := range msg.Reports {
 		if o, ok := m.cfg.Owners[r.Party]; !ok || o != msg.From {
-			m.becomeAborted(fmt.Sprintf("%s reported a result for %s, which it does not play", from, r.Party), -1)
+			m.becomeAborted(fmt.Sprintf("%s reported a result for %s, which it does not play", from, r.Party), "", -1)
 			return
 		}
 		if old, dup := m.reports[r.Party]; dup && string(old) != string(r.Body) {
-			m.becomeAborted(fmt.Sprintf("%s reported two different results for %s", from, r.Party), -1)
+			m.becomeAborted(fmt.Sprintf("%s reported two different results for %s", from, r.Party), "", -1)
 			return
 		}
 	}
@@ -186,7 +186,7 @@ func (m *Machine) maybeComplete() {
 	}
 	result, err := m.cfg.Combine(m.reports)
 	if err != nil {
-		m.becomeAborted(err.Error(), -1)
+		m.becomeAborted("combining the parties' reports failed on the initiator "+m.name(m.cfg.Self), err.Error(), -1)
 		return
 	}
 	for _, o := range m.cfg.Participants {
@@ -200,7 +200,7 @@ func (m *Machine) complete() {
 	for _, p := range m.mine {
 		if _, ok := m.reports[p]; !ok {
 			m.becomeAborted(fmt.Sprintf("the initiator %s declared the session complete while %s had not finished",
-				m.name(m.cfg.Initiator), p), -1)
+				m.name(m.cfg.Initiator), p), "", -1)
 			return
 		}
 	}
@@ -228,13 +228,13 @@ func (m *Machine) tickRunning() {
 		if m.silent[o] > m.peerTicks {
 			silence := time.Duration(m.silent[o]) * m.cfg.Tick
 			m.becomeAborted(fmt.Sprintf("%s stopped answering (silent for %v, more than session.peer_timeout = %v)",
-				m.name(o), silence.Round(100*time.Millisecond), m.cfg.PeerTimeout), -1)
+				m.name(o), silence.Round(100*time.Millisecond), m.cfg.PeerTimeout), "", -1)
 			return
 		}
 	}
 	if m.initiated() && m.stallTicks > 0 {
 		if m.stalled++; m.stalled > m.stallTicks {
-			m.becomeAborted(fmt.Sprintf("no progress for %v (session.stall_timeout): the protocol is stuck", m.cfg.StallTimeout), -1)
+			m.becomeAborted(fmt.Sprintf("no progress for %v (session.stall_timeout): the protocol is stuck", m.cfg.StallTimeout), "", -1)
 			return
 		}
 	}
@@ -272,9 +272,9 @@ func (m *Machine) sumProgress() {
 
 // becomeAborting waits CauseGrace for an Abort that names why o could not
 // be reached.
-func (m *Machine) becomeAborting(reason string, o Org) {
+func (m *Machine) becomeAborting(reason, detail string, o Org) {
 	m.phase, m.step, m.tick, m.elapsed = Aborting, m.stepAborting, m.tickAborting, 0
-	m.failure, m.unreachable = reason, o
+	m.failure, m.failureDetail, m.unreachable = reason, detail, o
 	// Not persisted: Aborting is Running, or whatever came before, to
 	// anyone who reads the record.
 }
@@ -282,7 +282,7 @@ func (m *Machine) becomeAborting(reason string, o Org) {
 func (m *Machine) stepAborting(msg Msg) {
 	switch {
 	case msg.Kind == Abort && (m.initiated() || msg.From == m.cfg.Initiator):
-		m.becomeAborted(msg.Reason, msg.From)
+		m.becomeAborted(msg.Reason, "", msg.From)
 	case msg.Kind == Complete && msg.From == m.cfg.Initiator && !m.initiated() && m.finished == len(m.mine):
 		m.complete() // the session ended well after all: the failed send did not matter
 	}
@@ -290,16 +290,16 @@ func (m *Machine) stepAborting(msg Msg) {
 
 func (m *Machine) tickAborting() {
 	if m.elapsed >= m.graceTicks {
-		m.becomeAborted(m.failure, m.unreachable)
+		m.becomeAborted(m.failure, m.failureDetail, m.unreachable)
 	}
 }
 
 // becomeAborted ends the session with reason, telling the other side
 // except source (the organization the reason came from or that cannot be
-// reached; -1 for none).
-func (m *Machine) becomeAborted(reason string, source Org) {
+// reached; -1 for none). detail is recorded here only.
+func (m *Machine) becomeAborted(reason, detail string, source Org) {
 	m.phase, m.step, m.tick = Aborted, nil, nil
-	m.setStatus(Status{Phase: Aborted, Reason: reason})
+	m.setStatus(Status{Phase: Aborted, Reason: reason, Detail: detail})
 	for _, o := range m.others() {
 		if o != source {
 			m.send(o, Msg{Kind: Abort, Reason: reason})

@@ -127,6 +127,9 @@ func waitAndShow(ctx context.Context, c *client.Client, id string, asJSON bool, 
 // aborted, and nil otherwise.
 func abortedError(s apitype.Session) error {
 	if s.State == apitype.StateAborted {
+		if s.Detail != "" {
+			return fmt.Errorf("%w: %s\n  detail (this organization's only): %s", errAborted, s.Reason, s.Detail)
+		}
 		return fmt.Errorf("%w: %s", errAborted, s.Reason)
 	}
 	return nil
@@ -184,6 +187,10 @@ func printSession(w io.Writer, s apitype.Session) {
 	fmt.Fprintf(w, "protocol  %s\ninitiator %s\nstate     %s\n", proto, s.Initiator, s.State)
 	if s.Reason != "" {
 		fmt.Fprintf(w, "reason    %s\n", s.Reason)
+	}
+	if s.Detail != "" {
+		// The local error behind the reason: this organization's alone.
+		fmt.Fprintf(w, "detail    %s   (local: not sent to the other organizations)\n", s.Detail)
 	}
 	if s.Progress.Total > 0 {
 		fmt.Fprintf(w, "progress  %d/%d (%.1f%%)\n", s.Progress.Step, s.Progress.Total, 100*float64(s.Progress.Step)/float64(s.Progress.Total))

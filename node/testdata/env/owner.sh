@@ -12,7 +12,10 @@
 # A good answer is a reward of 1 when step + index is a multiple of 3, 0
 # otherwise; each is appended to DIR/log-SESSION as "STEP REWARD", so the
 # test can add up what the programs handed out. Each fault is announced on
-# stderr first: the daemon quotes the program's last stderr line.
+# stderr first, with a secret (a database password, a customer and a
+# reward), and the garbage answer carries one too: the daemon quotes the
+# program's last stderr line and the answer in its own organization's record
+# and log, and must send neither to a peer.
 dir=$1
 read -r mode after <"$dir/mode" || exit 2
 read -r hello || exit 0
@@ -35,20 +38,20 @@ while read -r line; do
   if [ "$n" -ge "$after" ]; then
     case $mode in
     garbage)
-      echo "owner.sh: printing garbage at step $step" >&2
-      echo "this is not JSON"
+      echo "owner.sh: printing garbage at step $step; connecting to postgres://bandit:hunter2@db.internal/ratings" >&2
+      echo "this is not JSON: customer 4411 reward=0.83 hunter2"
       continue
       ;;
     slow)
-      echo "owner.sh: too slow at step $step" >&2
+      echo "owner.sh: too slow at step $step; connecting to postgres://bandit:hunter2@db.internal/ratings" >&2
       sleep 5
       ;;
     exits)
-      echo "owner.sh: exiting at step $step after $n answers" >&2
+      echo "owner.sh: exiting at step $step after $n answers; connecting to postgres://bandit:hunter2@db.internal/ratings" >&2
       exit 3
       ;;
     half)
-      echo "owner.sh: answering 0.5 at step $step" >&2
+      echo "owner.sh: answering 0.5 at step $step; customer 4411 hunter2" >&2
       r=0.5
       ;;
     esac
