@@ -127,8 +127,8 @@ func (tn *testNode) rolePanics(t testing.TB, family string) float64 {
 // the panic ends the test binary.
 func TestRolePanicEndsOnlyItsSession(t *testing.T) {
 	tests := []struct {
-		name string
-		fam  panicky
+		name   string
+		fam    panicky
 		party  string // the party whose role panics ("" for Combine)
 		detail string // the panic, in the detail of node on's record
 		on     int    // the node whose role panics
