@@ -1,0 +1,268 @@
+package node
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/internal/testutil"
+)
+
+// errDiskRefuses is the failure a test injects into a store's writes: what
+// a sessions directory that turned read-only answers.
+var errDiskRefuses = &os.PathError{Op: "open", Path: "sessions", Err: syscall.EROFS}
+
+// refuseSessionsDir makes tn's store fail every write under its sessions
+// directory (not the journal's) until the returned function is called.
+func refuseSessionsDir(tn *testNode) (restore func()) {
+	dir := tn.store.dir + string(filepath.Separator)
+	fail := func(p string) error {
+		if strings.HasPrefix(p, dir) {
+			return errDiskRefuses
+		}
+		return nil
+	}
+	tn.store.failWrite.Store(&fail)
+	return func() { tn.store.failWrite.Store(nil) }
+}
+
+// onDisk reads session id's record as the disk has it, not as the store
+// serves it.
+func onDisk(t testing.TB, tn *testNode, id string) *record {
+	t.Helper()
+	rec, err := readRecord(filepath.Join(sessionsDir(tn.cfg.Node.DataDir), id+".json"), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rec
+}
+
+// TestRecordKeptWhileDiskRefuses: when the sessions directory refuses
+// writes in the middle of a session, the session completes all the same;
+// the control API serves it completed with its result (not the stale
+// record on disk), /readyz and the metrics say the store cannot be
+// written, the failure is logged once, and once the disk takes writes
+// again the record on disk says completed within 30 s.
+func TestRecordKeptWhileDiskRefuses(t *testing.T) {
+	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+		if i == 0 {
+			cfg.Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
+		}
+	})
+	tn := nodes[0]
+	tn.progressSave = 0 // every progress report is stored, and refused
+	if code, body := readyz(t, tn); code != http.StatusOK {
+		t.Fatalf("/readyz before: %d %q", code, body)
+	}
+	id, err := tn.StartSession(pingSpec(30, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	restore := refuseSessionsDir(tn) // the session's first record is on disk, no later one
+	got := waitEnded(t, tn, id, 30*time.Second)
+	if got.State != stateCompleted {
+		t.Fatalf("session ended %s (%s)", got.State, got.Reason)
+	}
+	if st := waitEnded(t, nodes[1], id, 30*time.Second).State; st != stateCompleted {
+		t.Fatalf("node2: session ended %s", st)
+	}
+
+	// The API serves the session as it ended, with its result.
+	ctx := context.Background()
+	res, err := tn.api.Result(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Session.State != stateCompleted || len(res.Result) == 0 {
+		t.Fatalf("the API serves %s with %d bytes of result, want completed with its result", res.Session.State, len(res.Result))
+	}
+	list, err := tn.api.Sessions(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].ID != id || list[0].State != stateCompleted {
+		t.Errorf("the API lists %+v, want %s completed", list, id)
+	}
+	if st := onDisk(t, tn, id).Session.State; st == stateCompleted {
+		t.Fatalf("the record on disk says %s while the disk refuses writes: the test injected nothing", st)
+	}
+	// The journal has the session's end.
+	if j, err := readRecord(tn.store.journalPath(id), id); err != nil || j.Session.State != stateCompleted {
+		t.Errorf("journal copy: %+v, %v; want the completed record", j, err)
+	}
+
+	// /readyz, the metrics and the log say so.
+	code, body := readyz(t, tn)
+	if want := "not ready: storage: cannot write session records: " + errDiskRefuses.Error(); code != http.StatusServiceUnavailable || strings.TrimSpace(body) != want {
+		t.Errorf("/readyz while the disk refuses: %d %q, want 503 %q", code, body, want)
+	}
+	m := scrape(t, tn)
+	if m[`bandit_store_write_failures_total{what="record"}`] < 2 || m[`bandit_records_unsaved`] != 1 ||
+		m[`bandit_store_healthy`] != 0 || m[`bandit_ready`] != 0 || m[`bandit_store_write_failures_total{what="journal"}`] != 0 {
+		t.Errorf("metrics while the disk refuses: failures %v (journal %v), unsaved %v, healthy %v, ready %v",
+			m[`bandit_store_write_failures_total{what="record"}`], m[`bandit_store_write_failures_total{what="journal"}`],
+			m[`bandit_records_unsaved`], m[`bandit_store_healthy`], m[`bandit_ready`])
+	}
+	if n := len(tn.logs.find("could not store session record; it is kept in memory and written again until the disk takes it", "session", id)); n != 1 {
+		t.Errorf("the failure was logged %d times, want once", n)
+	}
+
+	// The disk takes writes again: the record says completed within 30 s.
+	restore()
+	start := time.Now()
+	testutil.WaitFor(t, 30*time.Second, "the record on disk to say completed", func() bool {
+		return onDisk(t, tn, id).Session.State == stateCompleted
+	})
+	t.Logf("stored %v after the disk took writes again", time.Since(start).Round(time.Millisecond))
+	if disk := onDisk(t, tn, id); !bytes.Equal(disk.Result, compactJSON(res.Result)) {
+		t.Errorf("the stored result differs from the one served:\n%s\n%s", disk.Result, res.Result)
+	}
+	testutil.WaitFor(t, 10*time.Second, "/readyz to say ok", func() bool {
+		code, _ := readyz(t, tn)
+		return code == http.StatusOK
+	})
+	m = scrape(t, tn)
+	if m[`bandit_records_unsaved`] != 0 || m[`bandit_store_healthy`] != 1 {
+		t.Errorf("metrics once stored: unsaved %v, healthy %v", m[`bandit_records_unsaved`], m[`bandit_store_healthy`])
+	}
+	if _, err := os.Stat(tn.store.journalPath(id)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the journal copy is still there once stored: %v", err)
+	}
+}
+
+// TestCompletedSessionSurvivesRestartWhileDiskRefused: a daemon whose
+// disk refused a completed session's record and that stopped before the
+// disk took it again finds the session's end in the journal at its next
+// start: the session is recorded completed with its result, not aborted.
+func TestCompletedSessionSurvivesRestartWhileDiskRefused(t *testing.T) {
+	nodes := startNetwork(t, 2, nil)
+	tn := nodes[0]
+	id, err := tn.StartSession(pingSpec(30, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	refuseSessionsDir(tn) // never restored: the daemon stops first
+	if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
+		t.Fatalf("session ended %s (%s)", got.State, got.Reason)
+	}
+	res, err := tn.sessionRecord(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tn.stop()
+	if st := onDisk(t, tn, id).Session.State; st == stateCompleted {
+		t.Fatalf("the record on disk says %s: the test injected nothing", st)
+	}
+	if len(tn.logs.find("stopping with session records the data directory did not take; the next start writes them from the journal if it could be written", "sessions", id)) != 1 {
+		t.Errorf("the stopping daemon did not log the session it could not store")
+	}
+
+	restarted := startNode(t, tn.cfg)
+	disk := onDisk(t, restarted, id)
+	if disk.Session.State != stateCompleted || !bytes.Equal(disk.Result, res.Result) {
+		t.Fatalf("after the restart the disk has %s (%q) with result %s, want completed with %s",
+			disk.Session.State, disk.Session.Reason, disk.Result, res.Result)
+	}
+	if n := len(restarted.logs.find("session was open when the daemon stopped; recorded as aborted", "session", id)); n != 0 {
+		t.Errorf("the restarted daemon recorded the completed session as aborted")
+	}
+	if _, err := os.Stat(restarted.store.journalPath(id)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("the journal copy is still there once stored: %v", err)
+	}
+}
+
+// TestRecordsSurviveImmutableSessionsDir is the two tests above on a real
+// failure of the disk: the sessions directory is made immutable (chattr
+// +i, which binds root too) in the middle of a session, the daemon is
+// restarted while it still is, and it is made writable again. The daemon
+// starts, serves the session completed all along, and the record on disk
+// says completed within 30 s of the directory taking writes again. Skipped
+// where chattr is not available or the file system has no such flag.
+func TestRecordsSurviveImmutableSessionsDir(t *testing.T) {
+	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+		if i == 0 {
+			cfg.Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
+		}
+	})
+	tn := nodes[0]
+	dir := sessionsDir(tn.cfg.Node.DataDir)
+	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
+		t.Skipf("chattr +i %s: %v %s", dir, err, out)
+	}
+	immutable := true
+	mutable := func() {
+		if immutable {
+			if out, err := exec.Command("chattr", "-i", dir).CombinedOutput(); err != nil {
+				t.Fatalf("chattr -i: %v %s", err, out)
+			}
+			immutable = false
+		}
+	}
+	t.Cleanup(mutable)
+	if err := os.WriteFile(filepath.Join(dir, "probe"), nil, 0o600); err == nil {
+		t.Skip("chattr +i does not stop writes here")
+	}
+	// Proposed while the directory is immutable, the session is declined
+	// with a warning in the log, not an info line.
+	if _, err := nodes[1].StartSession(pingSpec(3, "node2", "node1")); err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 20*time.Second, "node1 to decline", func() bool {
+		for _, rec := range tn.logs.all() {
+			if rec.Msg == "declined a session" && strings.Contains(rec.Attrs["reason"], errStorage.Error()) {
+				if rec.Level != slog.LevelWarn {
+					t.Errorf("a decline for a storage failure is logged at %v, want WARN", rec.Level)
+				}
+				return true
+			}
+		}
+		return false
+	})
+
+	// A session started before the directory turned immutable.
+	mutable()
+	id, err := tn.StartSession(pingSpec(30, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
+		t.Fatalf("chattr +i: %v %s", err, out)
+	}
+	immutable = true
+	if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
+		t.Fatalf("session ended %s (%s)", got.State, got.Reason)
+	}
+	tn.stop()
+
+	restarted := startNode(t, tn.cfg) // the directory is still immutable
+	rec, err := restarted.sessionRecord(id)
+	if err != nil || rec.Session.State != stateCompleted || len(rec.Result) == 0 {
+		t.Fatalf("after a restart while the disk refuses writes, the API serves %+v, %v; want completed with its result", rec, err)
+	}
+	if st := onDisk(t, restarted, id).Session.State; st == stateCompleted || st == stateAborted {
+		t.Fatalf("the record on disk says %s while the directory is immutable", st)
+	}
+	if code, body := readyz(t, restarted); code != http.StatusServiceUnavailable || !strings.Contains(body, "storage: cannot write session records: ") {
+		t.Errorf("/readyz while the directory is immutable: %d %q", code, body)
+	}
+	mutable()
+	testutil.WaitFor(t, 30*time.Second, "the record on disk to say completed", func() bool {
+		return onDisk(t, restarted, id).Session.State == stateCompleted
+	})
+	if got := onDisk(t, restarted, id); !bytes.Equal(got.Result, rec.Result) {
+		t.Errorf("the stored result differs from the one served")
+	}
+	testutil.WaitFor(t, 10*time.Second, "/readyz to say ok", func() bool {
+		code, _ := readyz(t, restarted)
+		return code == http.StatusOK
+	})
+}
