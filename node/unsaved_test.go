@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -22,14 +24,24 @@ import (
 var errDiskRefuses = &os.PathError{Op: "open", Path: "sessions", Err: syscall.EROFS}
 
 // refuseSessionsDir makes tn's store fail every write under its sessions
-// directory (not the journal's) until the returned function is called.
+// directory (not the journal's), but the first of each session's record
+// (the one that admits the session), until the returned function is
+// called: a disk that turns read-only once the session has started.
 func refuseSessionsDir(tn *testNode) (restore func()) {
 	dir := tn.store.dir + string(filepath.Separator)
+	var mu sync.Mutex
+	written := map[string]bool{}
 	fail := func(p string) error {
-		if strings.HasPrefix(p, dir) {
-			return errDiskRefuses
+		if !strings.HasPrefix(p, dir) {
+			return nil
 		}
-		return nil
+		mu.Lock()
+		defer mu.Unlock()
+		if !written[p] && strings.HasSuffix(p, ".json") && !strings.HasPrefix(filepath.Base(p), ".") {
+			written[p] = true
+			return nil
+		}
+		return errDiskRefuses
 	}
 	tn.store.failWrite.Store(&fail)
 	return func() { tn.store.failWrite.Store(nil) }
@@ -63,11 +75,14 @@ func TestRecordKeptWhileDiskRefuses(t *testing.T) {
 	if code, body := readyz(t, tn); code != http.StatusOK {
 		t.Fatalf("/readyz before: %d %q", code, body)
 	}
+	// The initiator's disk, and the participant's, refuse every record of
+	// the session after its first.
+	restore := refuseSessionsDir(tn)
+	restore2 := refuseSessionsDir(nodes[1])
 	id, err := tn.StartSession(pingSpec(30, "node1", "node2"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	restore := refuseSessionsDir(tn) // the session's first record is on disk, no later one
 	got := waitEnded(t, tn, id, 30*time.Second)
 	if got.State != stateCompleted {
 		t.Fatalf("session ended %s (%s)", got.State, got.Reason)
@@ -116,13 +131,16 @@ func TestRecordKeptWhileDiskRefuses(t *testing.T) {
 		t.Errorf("the failure was logged %d times, want once", n)
 	}
 
-	// The disk takes writes again: the record says completed within 30 s.
+	// The disks take writes again: the records say completed within 30 s.
 	restore()
+	restore2()
 	start := time.Now()
-	testutil.WaitFor(t, 30*time.Second, "the record on disk to say completed", func() bool {
-		return onDisk(t, tn, id).Session.State == stateCompleted
-	})
-	t.Logf("stored %v after the disk took writes again", time.Since(start).Round(time.Millisecond))
+	for _, n := range nodes {
+		testutil.WaitFor(t, 30*time.Second, "the record on disk of "+n.cfg.Node.Name+" to say completed", func() bool {
+			return onDisk(t, n, id).Session.State == stateCompleted
+		})
+	}
+	t.Logf("stored %v after the disks took writes again", time.Since(start).Round(time.Millisecond))
 	if disk := onDisk(t, tn, id); !bytes.Equal(disk.Result, compactJSON(res.Result)) {
 		t.Errorf("the stored result differs from the one served:\n%s\n%s", disk.Result, res.Result)
 	}
@@ -142,41 +160,57 @@ func TestRecordKeptWhileDiskRefuses(t *testing.T) {
 // TestCompletedSessionSurvivesRestartWhileDiskRefused: a daemon whose
 // disk refused a completed session's record and that stopped before the
 // disk took it again finds the session's end in the journal at its next
-// start: the session is recorded completed with its result, not aborted.
+// start: the session is recorded completed, on the initiator with its
+// result, not aborted.
 func TestCompletedSessionSurvivesRestartWhileDiskRefused(t *testing.T) {
 	nodes := startNetwork(t, 2, nil)
 	tn := nodes[0]
+	// Never restored: the daemons stop first.
+	refuseSessionsDir(tn)
+	refuseSessionsDir(nodes[1])
 	id, err := tn.StartSession(pingSpec(30, "node1", "node2"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	refuseSessionsDir(tn) // never restored: the daemon stops first
-	if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
-		t.Fatalf("session ended %s (%s)", got.State, got.Reason)
+	for _, n := range nodes {
+		if got := waitEnded(t, n, id, 30*time.Second); got.State != stateCompleted {
+			t.Fatalf("%s: session ended %s (%s)", n.cfg.Node.Name, got.State, got.Reason)
+		}
 	}
-	res, err := tn.sessionRecord(id)
-	if err != nil {
-		t.Fatal(err)
+	served := map[string]*record{}
+	for _, n := range nodes {
+		rec, err := n.sessionRecord(id)
+		if err != nil {
+			t.Fatal(err)
+		}
+		served[n.cfg.Node.Name] = rec
 	}
-	tn.stop()
-	if st := onDisk(t, tn, id).Session.State; st == stateCompleted {
-		t.Fatalf("the record on disk says %s: the test injected nothing", st)
+	if len(served["node1"].Result) == 0 {
+		t.Fatalf("the initiator serves no result")
 	}
-	if len(tn.logs.find("stopping with session records the data directory did not take; the next start writes them from the journal if it could be written", "sessions", id)) != 1 {
-		t.Errorf("the stopping daemon did not log the session it could not store")
+	for _, n := range nodes {
+		n.stop()
+		if st := onDisk(t, n, id).Session.State; st == stateCompleted {
+			t.Fatalf("%s: the record on disk says %s: the test injected nothing", n.cfg.Node.Name, st)
+		}
+		if len(n.logs.find("stopping with session records the data directory did not take; the next start writes them from the journal if it could be written", "sessions", id)) != 1 {
+			t.Errorf("%s: the stopping daemon did not log the session it could not store", n.cfg.Node.Name)
+		}
 	}
 
-	restarted := startNode(t, tn.cfg)
-	disk := onDisk(t, restarted, id)
-	if disk.Session.State != stateCompleted || !bytes.Equal(disk.Result, res.Result) {
-		t.Fatalf("after the restart the disk has %s (%q) with result %s, want completed with %s",
-			disk.Session.State, disk.Session.Reason, disk.Result, res.Result)
-	}
-	if n := len(restarted.logs.find("session was open when the daemon stopped; recorded as aborted", "session", id)); n != 0 {
-		t.Errorf("the restarted daemon recorded the completed session as aborted")
-	}
-	if _, err := os.Stat(restarted.store.journalPath(id)); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("the journal copy is still there once stored: %v", err)
+	for _, n := range nodes {
+		restarted := startNode(t, n.cfg)
+		disk, want := onDisk(t, restarted, id), served[n.cfg.Node.Name]
+		if disk.Session.State != stateCompleted || !bytes.Equal(disk.Result, want.Result) || !reflect.DeepEqual(disk.Local, want.Local) {
+			t.Errorf("%s: after the restart the disk has %s (%q) with result %s and local %v, want completed with %s and %v", n.cfg.Node.Name,
+				disk.Session.State, disk.Session.Reason, disk.Result, disk.Local, want.Result, want.Local)
+		}
+		if n := len(restarted.logs.find("session was open when the daemon stopped; recorded as aborted", "session", id)); n != 0 {
+			t.Errorf("the restarted daemon recorded the completed session as aborted")
+		}
+		if _, err := os.Stat(restarted.store.journalPath(id)); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("the journal copy is still there once stored: %v", err)
+		}
 	}
 }
 
