@@ -318,17 +318,31 @@ func (n *Node) keepRecords(ctx context.Context) {
 }
 
 // flushRecords makes a last attempt, at shutdown, to write the records the
-// store could not, and logs those that are left: their journal copies, if
-// any, are what the next start goes by.
+// store could not, and logs those that are left: the next start stores
+// those the journal has, and records the others as the crash of an open
+// session would be.
 func (n *Node) flushRecords() {
 	if n.store.unsavedCount() == 0 {
 		return
 	}
 	n.store.retry()
-	if ids := n.store.unsavedIDs(); len(ids) > 0 {
-		n.log.Error("stopping with session records the data directory did not take; the next start writes them from the journal if it could be written",
-			"sessions", strings.Join(ids, ","), "journal", filepath.Dir(n.store.journalPath("x")), "err", n.store.problem())
+	ids := n.store.unsavedIDs()
+	if len(ids) == 0 {
+		return
 	}
+	var journaled, lost []string
+	n.store.mu.Lock()
+	for _, id := range ids {
+		if n.store.journaled[id] {
+			journaled = append(journaled, id)
+		} else {
+			lost = append(lost, id)
+		}
+	}
+	n.store.mu.Unlock()
+	n.log.Error("stopping with session records the data directory did not take; the next start stores those in the journal",
+		"sessions", strings.Join(ids, ","), "in_journal", strings.Join(journaled, ","), "lost", strings.Join(lost, ","),
+		"journal", filepath.Dir(n.store.journalPath("x")), "err", n.store.problem())
 }
 
 // storageProblem says what keeps this node's data directory from storing

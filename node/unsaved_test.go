@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/apitype"
 )
 
 // errDiskRefuses is the failure a test injects into a store's writes: what
@@ -193,7 +194,7 @@ func TestCompletedSessionSurvivesRestartWhileDiskRefused(t *testing.T) {
 		if st := onDisk(t, n, id).Session.State; st == stateCompleted {
 			t.Fatalf("%s: the record on disk says %s: the test injected nothing", n.cfg.Node.Name, st)
 		}
-		if len(n.logs.find("stopping with session records the data directory did not take; the next start writes them from the journal if it could be written", "sessions", id)) != 1 {
+		if len(n.logs.find("stopping with session records the data directory did not take; the next start stores those in the journal", "in_journal", id)) != 1 {
 			t.Errorf("%s: the stopping daemon did not log the session it could not store", n.cfg.Node.Name)
 		}
 	}
@@ -299,4 +300,90 @@ func TestRecordsSurviveImmutableSessionsDir(t *testing.T) {
 		code, _ := readyz(t, restarted)
 		return code == http.StatusOK
 	})
+}
+
+// TestStoreServesUnsavedRecords: a record the disk refuses is what get,
+// list and exists give (newer than the stored one), the retention policy
+// does not remove it, and retry writes it once the disk takes writes.
+func TestStoreServesUnsavedRecords(t *testing.T) {
+	st, err := openStore(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-48 * time.Hour).UTC()
+	rec := &record{Session: apitypeSession("00000000000000c1", stateRunning, old)}
+	if err := st.put(rec); err != nil {
+		t.Fatal(err)
+	}
+	fail := func(string) error { return errDiskRefuses }
+	st.failWrite.Store(&fail)
+	ended := &record{Session: apitypeSession("00000000000000c1", stateCompleted, old)}
+	ended.Session.Finished = &old
+	first, err := st.keep(ended)
+	if !first || !errors.Is(err, errStorage) || !errors.Is(err, syscall.EROFS) {
+		t.Fatalf("keep on a refusing disk: first %v, err %v; want the first failure, wrapping errStorage and EROFS", first, err)
+	}
+	if first, _ := st.keep(ended); first {
+		t.Errorf("a second failure of the same record is reported as the first")
+	}
+	if got, err := st.get("00000000000000c1"); err != nil || got.Session.State != stateCompleted {
+		t.Errorf("get: %+v, %v; want the completed record kept in memory", got, err)
+	}
+	if recs, _ := st.list(); len(recs) != 1 || recs[0].Session.State != stateCompleted {
+		t.Errorf("list: %d records, want the completed one", len(recs))
+	}
+	if st.journaled["00000000000000c1"] || st.failures.journal.Load() != 2 {
+		t.Errorf("journaled %v, %d journal failures; the injected failure refuses the journal too",
+			st.journaled["00000000000000c1"], st.failures.journal.Load())
+	}
+	if res, err := st.prune(retentionPolicy{keep: time.Hour}, time.Now(), func(string) bool { return false }); err != nil || res.Removed != 0 {
+		t.Errorf("prune removed %d records (%v); want none while the record is unsaved", res.Removed, err)
+	}
+	if p := st.problem(); !strings.Contains(p, "cannot write session records: ") {
+		t.Errorf("problem() = %q", p)
+	}
+	if err := st.retry(); err == nil {
+		t.Errorf("retry succeeded on a disk that refuses writes")
+	}
+	st.failWrite.Store(nil)
+	if err := st.retry(); err != nil {
+		t.Fatalf("retry once the disk takes writes: %v", err)
+	}
+	disk, err := readRecord(filepath.Join(st.dir, "00000000000000c1.json"), "00000000000000c1")
+	if err != nil || disk.Session.State != stateCompleted || st.unsavedCount() != 0 || st.problem() != "" {
+		t.Errorf("after retry: disk %+v (%v), unsaved %d, problem %q", disk, err, st.unsavedCount(), st.problem())
+	}
+}
+
+// TestJournalNewerThan: a journal copy replaces the stored record when it
+// is a later state of the session.
+func TestJournalNewerThan(t *testing.T) {
+	t0 := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+	at := func(state string, updated time.Time) *record {
+		r := &record{Session: apitypeSession("00000000000000d1", state, t0)}
+		r.Session.Updated = &updated
+		return r
+	}
+	for _, c := range []struct {
+		name           string
+		journal, store *record
+		want           bool
+	}{
+		{"no stored record", at(stateCompleted, t0), nil, true},
+		{"ended over open", at(stateCompleted, t0), at(stateRunning, t0.Add(time.Minute)), true},
+		{"open over ended", at(stateRunning, t0.Add(time.Minute)), at(stateAborted, t0), false},
+		{"later progress", at(stateRunning, t0.Add(time.Minute)), at(stateRunning, t0), true},
+		{"the same record, stored after all", at(stateCompleted, t0), at(stateCompleted, t0), false},
+		{"older", at(stateRunning, t0), at(stateRunning, t0.Add(time.Minute)), false},
+	} {
+		if got := c.journal.newerThan(c.store); got != c.want {
+			t.Errorf("%s: newerThan = %v, want %v", c.name, got, c.want)
+		}
+	}
+}
+
+// apitypeSession is a session record's head with the fields a valid
+// record needs.
+func apitypeSession(id, state string, created time.Time) apitype.Session {
+	return apitype.Session{ID: id, State: state, Created: created, Protocol: "ping"}
 }
