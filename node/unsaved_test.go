@@ -387,3 +387,46 @@ func TestJournalNewerThan(t *testing.T) {
 func apitypeSession(id, state string, created time.Time) apitype.Session {
 	return apitype.Session{ID: id, State: state, Created: created, Protocol: "ping"}
 }
+
+// TestSessionLogFailureShowsInReadiness: a session log the disk refuses
+// (here the logs directory replaced by a file, a real failure that binds
+// root too) blocks nothing — the session completes and its log is kept in
+// memory — and shows in /readyz and the metrics until a log file can be
+// opened again.
+func TestSessionLogFailureShowsInReadiness(t *testing.T) {
+	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+		if i == 0 {
+			cfg.Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
+		}
+	})
+	tn := nodes[0]
+	logs := filepath.Join(tn.cfg.Node.DataDir, "logs")
+	if err := os.Rename(logs, logs+".away"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(logs, []byte("not a directory"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := completedSession[any](t, tn, string(pingSpec(3, "node1", "node2")), 30*time.Second)
+	if v, err := tn.api.SessionLogs(context.Background(), got.ID, 0); err != nil || len(v.Lines) == 0 {
+		t.Errorf("the session's log in memory: %+v, %v", v, err)
+	}
+	code, body := readyz(t, tn)
+	if code != http.StatusServiceUnavailable || !strings.Contains(body, "not ready: storage: cannot write session logs: ") {
+		t.Errorf("/readyz with the logs directory gone: %d %q", code, body)
+	}
+	if m := scrape(t, tn); m[`bandit_store_write_failures_total{what="session_log"}`] < 1 || m[`bandit_store_healthy`] != 0 {
+		t.Errorf("metrics: session_log failures %v, healthy %v", m[`bandit_store_write_failures_total{what="session_log"}`], m[`bandit_store_healthy`])
+	}
+
+	if err := os.Remove(logs); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(logs+".away", logs); err != nil {
+		t.Fatal(err)
+	}
+	completedSession[any](t, tn, string(pingSpec(3, "node1", "node2")), 30*time.Second)
+	if code, body := readyz(t, tn); code != http.StatusOK {
+		t.Errorf("/readyz once the logs directory is back: %d %q", code, body)
+	}
+}
