@@ -242,7 +242,9 @@ func (s *store) readJournal() ([]*record, []error) {
 	var errs []error
 	for _, e := range entries {
 		if name := e.Name(); !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".json.tmp") {
-			os.Remove(filepath.Join(dir, name)) // an interrupted writeFileAtomic
+			if !s.frozen.Load() { // a reader's store (storeAt) changes nothing
+				os.Remove(filepath.Join(dir, name)) // an interrupted writeFileAtomic
+			}
 			continue
 		}
 		id, ok := recordFile(e)

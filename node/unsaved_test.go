@@ -199,6 +199,15 @@ func TestCompletedSessionSurvivesRestartWhileDiskRefused(t *testing.T) {
 		}
 	}
 
+	// While the daemon is down, the commands that read the data directory
+	// show the session as the journal has it.
+	if res, err := StoredResult(tn.cfg, id); err != nil || res.Session.State != stateCompleted || !bytes.Equal(res.Result, served["node1"].Result) {
+		t.Errorf("StoredResult while down: %s, %v; want completed with its result", res.Session.State, err)
+	}
+	if list, errs := StoredSessions(tn.cfg); len(errs) != 0 || len(list) != 1 || list[0].State != stateCompleted {
+		t.Errorf("StoredSessions while down: %+v, %v; want the session completed", list, errs)
+	}
+
 	for _, n := range nodes {
 		restarted := startNode(t, n.cfg)
 		disk, want := onDisk(t, restarted, id), served[n.cfg.Node.Name]
