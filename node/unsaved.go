@@ -32,9 +32,10 @@ import (
 
 const (
 	// recordRetryMin and recordRetryMax bound the wait between two
-	// attempts to write the records kept in memory.
+	// attempts to write the records kept in memory: a disk that takes
+	// writes again has them within 20 s.
 	recordRetryMin = time.Second
-	recordRetryMax = 30 * time.Second
+	recordRetryMax = 20 * time.Second
 	// journalDir is the journal's directory, in the data directory.
 	journalDir = "unsaved"
 	// probeFile is the file written to check that the store can be
