@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"maps"
 	"slices"
 
@@ -56,7 +57,13 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 	}
 	s, err := n.admitProposal(from, id, p.Spec, p.Name, p.Versions)
 	if err != nil {
-		n.log.Info("declined a session", "session", id, "name", p.Name, "initiator", n.nameOf(from), "reason", err)
+		// A decline because this node's own disk failed is this
+		// operator's problem, not the proposal's: a warning.
+		level := slog.LevelInfo
+		if errors.Is(err, errStorage) {
+			level = slog.LevelWarn
+		}
+		n.log.Log(context.Background(), level, "declined a session", "session", id, "name", p.Name, "initiator", n.nameOf(from), "reason", err)
 		n.decline(from, id, publicDecline(err))
 		return
 	}

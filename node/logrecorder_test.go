@@ -14,10 +14,11 @@ type logRecorder struct {
 	records []loggedRecord
 }
 
-// loggedRecord is one log record: its message and its attributes.
+// loggedRecord is one log record: its message, attributes and level.
 type loggedRecord struct {
 	Msg   string
 	Attrs map[string]string
+	Level slog.Level
 }
 
 // wrap returns a handler that records into r and passes every record on to
@@ -64,7 +65,7 @@ func (h recordingHandler) Handle(ctx context.Context, rec slog.Record) error {
 		return true
 	})
 	h.r.mu.Lock()
-	h.r.records = append(h.r.records, loggedRecord{Msg: rec.Message, Attrs: attrs})
+	h.r.records = append(h.r.records, loggedRecord{Msg: rec.Message, Attrs: attrs, Level: rec.Level})
 	h.r.mu.Unlock()
 	return h.next.Handle(ctx, rec)
 }

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -11,8 +12,9 @@ import (
 )
 
 // TestMetricsDocumentedAndAlertable: every bandit_ metric a daemon exports
-// is documented in docs/operations.md, and every metric the alerting rules
-// of deploy/prometheus/alerts.yml name is one a daemon exports.
+// is documented in docs/operations.md, every metric the alerting rules of
+// deploy/prometheus/alerts.yml name is one a daemon exports, and the rules
+// alert on readiness and on records the disk refuses.
 func TestMetricsDocumentedAndAlertable(t *testing.T) {
 	// node1 of two: its address book has a peer (not connected).
 	tn := startNode(t, testConfigs(t, 2)[0])
@@ -54,6 +56,14 @@ func TestMetricsDocumentedAndAlertable(t *testing.T) {
 	for _, name := range named {
 		if !exported[name] {
 			t.Errorf("alerts.yml uses %s, which a daemon does not export", name)
+		}
+	}
+	// What an operator must hear of even if nobody watches the dashboards:
+	// a node not ready, and records its disk refuses (held in memory, lost
+	// if the daemon stops).
+	for _, must := range []string{"bandit_ready", "bandit_records_unsaved", "bandit_store_healthy"} {
+		if !slices.Contains(named, must) {
+			t.Errorf("no rule of alerts.yml alerts on %s", must)
 		}
 	}
 }

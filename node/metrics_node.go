@@ -8,7 +8,8 @@ import (
 // registerCollectors registers the metrics that read the node when
 // scraped — so that there is no state to keep in sync with it — and the
 // build's: bandit_queued_bytes, bandit_ready, bandit_peer_connected,
-// bandit_sessions_by_state and bandit_build_info. New calls it once the
+// bandit_sessions_by_state, the data directory's health (metrics_store.go)
+// and bandit_build_info. New calls it once the
 // host exists.
 func (n *Node) registerCollectors() {
 	n.metrics.registry.MustRegister(
@@ -18,7 +19,7 @@ func (n *Node) registerCollectors() {
 		}, n.queuedBytes),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "bandit_ready",
-			Help: "1 when this node is ready (its libp2p host listens and at least metrics.min_peers address-book peers are connected), 0 otherwise: what /readyz answers, for alerting rules.",
+			Help: "1 when this node is ready (its libp2p host listens, its data directory takes its writes and at least metrics.min_peers address-book peers are connected), 0 otherwise: what /readyz answers, for alerting rules.",
 		}, func() float64 {
 			if _, ok := n.ready(); ok {
 				return 1
@@ -27,6 +28,7 @@ func (n *Node) registerCollectors() {
 		}),
 		newPeerCollector(n),
 		newSessionStates(n),
+		newStoreCollector(n),
 		newBuildInfo(buildinfo.Read(n.version)),
 	)
 }

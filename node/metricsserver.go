@@ -18,9 +18,9 @@ import (
 //
 //   - /metrics: the daemon's Prometheus metrics, as on the control API;
 //   - /healthz: 200 "ok" while the process serves HTTP at all;
-//   - /readyz: 200 when the libp2p host is listening and at least
-//     metrics.min_peers address-book peers are connected, 503 with the
-//     reason otherwise.
+//   - /readyz: 200 when the libp2p host is listening, the data directory
+//     takes the session records and logs, and at least metrics.min_peers
+//     address-book peers are connected; 503 with the reason otherwise.
 func (n *Node) metricsHandler() http.Handler {
 	mux := http.NewServeMux()
 	// "GET" patterns match HEAD too; net/http answers other methods on
@@ -48,8 +48,9 @@ func writeText(w http.ResponseWriter, code int, body string) {
 }
 
 // ready reports whether the node is ready to take part in sessions — its
-// libp2p host is listening and at least metrics.min_peers address-book
-// peers are connected — and, when it is not, why.
+// libp2p host is listening, its data directory takes what it writes and
+// at least metrics.min_peers address-book peers are connected — and, when
+// it is not, why.
 func (n *Node) ready() (reason string, ok bool) {
 	n.mu.Lock()
 	closing := n.closing
@@ -59,6 +60,9 @@ func (n *Node) ready() (reason string, ok bool) {
 	}
 	if len(n.host.Addrs()) == 0 {
 		return "the libp2p host is not listening (node.listen)", false
+	}
+	if reason := n.storageProblem(); reason != "" {
+		return reason, false
 	}
 	peers := n.host.Peers()
 	connected := 0

@@ -281,6 +281,10 @@ func (n *Node) APIAddr() string {
 func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	defer n.stop()
 	n.host.Start(n.hostCtx)
+	// The records the disk refused are written again until it takes
+	// them, until the host's context ends at shutdown (flushRecords then
+	// makes a last attempt).
+	go n.keepRecords(n.hostCtx)
 	ln, err := net.Listen("tcp", n.config().API.Listen)
 	if err != nil {
 		n.shutdown()
@@ -375,6 +379,7 @@ func (n *Node) shutdown() {
 	n.examining.Wait()
 	n.stop()
 	n.host.Close()
+	n.flushRecords()
 	n.store.close()
 	n.slogs.close()
 	n.log.Info("stopped", "name", n.config().Node.Name)
@@ -395,6 +400,7 @@ func (n *Node) recoverSessions() error {
 	for _, err := range errs {
 		n.log.Warn("skipping an unreadable session record", "err", err)
 	}
+	recs = n.replayJournal(recs)
 	for _, rec := range recs {
 		st := rec.Session.State
 		if st == stateCompleted || st == stateAborted {
@@ -410,12 +416,61 @@ func (n *Node) recoverSessions() error {
 			end = *u
 		}
 		rec.Session.Finished = &end
-		if err := n.store.put(rec); err != nil {
-			return err
+		// A disk that refuses the record does not stop the daemon: the
+		// record is kept and written again as a session's is.
+		if _, err := n.store.keep(rec); err != nil {
+			n.log.Error("could not store session record; it is kept in memory and written again until the disk takes it",
+				"session", rec.Session.ID, "state", rec.Session.State, "err", err)
 		}
 		n.log.Warn("session was open when the daemon stopped; recorded as aborted", "session", rec.Session.ID)
 	}
 	return nil
+}
+
+// replayJournal stores the records of the journal that are later than
+// the stored ones of recs — the ends of sessions a previous run could not
+// store (unsaved.go) — and returns recs with them in place. A session that
+// completed is then not taken for one left open. A record the disk still
+// refuses is kept in memory and written again.
+func (n *Node) replayJournal(recs []*record) []*record {
+	journal, errs := n.store.readJournal()
+	for _, err := range errs {
+		n.log.Warn("skipping an unreadable record of the journal of unsaved records", "err", err)
+	}
+	if len(journal) == 0 {
+		return recs
+	}
+	byID := map[string]int{}
+	for i, rec := range recs {
+		byID[rec.Session.ID] = i
+	}
+	for _, j := range journal {
+		i, stored := byID[j.Session.ID]
+		var old *record
+		if stored {
+			old = recs[i]
+		}
+		if !j.newerThan(old) {
+			// The record was stored after all; its copy is stale. (No
+			// other write runs yet: no need to take its stripe.)
+			n.store.saved(j.Session.ID)
+			continue
+		}
+		j = &record{Session: j.Session, Peers: j.Peers, Result: j.Result, Local: j.Local} // kept: not to be changed below
+		if _, err := n.store.keep(j); err != nil {
+			n.log.Error("could not store session record; it is kept in memory and written again until the disk takes it",
+				"session", j.Session.ID, "state", j.Session.State, "err", err)
+		} else {
+			n.log.Info("stored a session record the previous run could not", "session", j.Session.ID, "state", j.Session.State)
+		}
+		cp := *j
+		if stored {
+			recs[i] = &cp
+		} else {
+			recs = append(recs, &cp)
+		}
+	}
+	return recs
 }
 
 // crashReason explains a session that a crash of node left open: what its

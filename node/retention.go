@@ -169,7 +169,9 @@ func (s *store) prune(p retentionPolicy, now time.Time, active func(id string) b
 		return res, nil
 	}
 	recs, _ := s.list() // unreadable records are tidy's to move aside
-	expired := p.expired(recs, now, active)
+	// A record kept in memory until the disk takes it is kept: it is
+	// not on disk yet, and the disk refuses writes.
+	expired := p.expired(recs, now, func(id string) bool { return active(id) || s.unsavedRecord(id) != nil })
 	if len(expired) == 0 {
 		return res, nil
 	}

@@ -397,14 +397,20 @@ func (s *session) snapshotForStore() (record, uint64) {
 }
 
 // store writes version v of the record, unless a later one was written.
+// A record the disk refuses is kept in memory and written again until the
+// disk takes it (store.keep): the API shows it meanwhile, and the record
+// is logged once per failure, not at every progress save.
 func (s *session) store(rec *record, v uint64) {
 	s.storeMu.Lock()
 	defer s.storeMu.Unlock()
 	if v <= s.stored {
 		return
 	}
-	if err := s.n.store.put(rec); err != nil {
-		s.n.log.Error("could not store session record", "session", s.id, "err", err)
+	if first, err := s.n.store.keep(rec); first {
+		s.n.log.Error("could not store session record; it is kept in memory and written again until the disk takes it",
+			"session", s.id, "state", rec.Session.State, "err", err)
+	} else if err != nil {
+		s.n.log.Debug("could not store session record again", "session", s.id, "state", rec.Session.State, "err", err)
 	}
 	s.stored = v
 }

@@ -14,6 +14,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -54,9 +55,14 @@ type sessionLogs struct {
 	dir    string // "" keeps the logs in memory only
 	limits sessionLogLimits
 
-	mu   sync.Mutex // guards byID, seq and every sessionLog
+	mu   sync.Mutex // guards byID, seq, lastErr and every sessionLog
 	byID map[string]*sessionLog
 	seq  uint64 // bumped at every write; orders sessions for eviction
+	// lastErr is why the last session log the disk refused is kept in
+	// memory only, nil once a log file was opened again; failures counts
+	// the refusals.
+	lastErr  error
+	failures atomic.Uint64
 }
 
 // sessionLog is the kept log of one session.
@@ -110,9 +116,12 @@ func (l *sessionLogs) track(id string) {
 	}
 	f, err := os.OpenFile(l.path(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
+		l.failures.Add(1)
+		l.lastErr = err
 		l.pushLocked(sl, fmt.Sprintf("(this log is kept in memory only: %v)", err))
 		return
 	}
+	l.lastErr = nil
 	if st, err := f.Stat(); err == nil {
 		sl.fileBytes = st.Size()
 	}
@@ -175,6 +184,17 @@ func (l *sessionLogs) read(id string, since int64) (v apitype.SessionLogs, ok bo
 		l.pushLocked(tmp, line)
 	}
 	return tmp.slice(since), true
+}
+
+// problem says why a session log is kept in memory only since the disk
+// refused it, "" if none is (or a log file was opened since).
+func (l *sessionLogs) problem() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.lastErr == nil {
+		return ""
+	}
+	return fmt.Sprintf("cannot write session logs: %v", l.lastErr)
 }
 
 // close closes the session log files.
@@ -253,6 +273,8 @@ func (l *sessionLogs) rewriteLocked(id string, sl *sessionLog) {
 // diskFailedLocked stops writing sl to disk after err, saying so in the log
 // itself (logging it would come back here).
 func (l *sessionLogs) diskFailedLocked(sl *sessionLog, err error) {
+	l.failures.Add(1)
+	l.lastErr = err
 	if sl.file != nil {
 		sl.file.Close()
 		sl.file = nil

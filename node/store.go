@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -34,7 +37,34 @@ type store struct {
 	// frozen makes every later write a no-op; tests set it to simulate a
 	// crash, after which a dead daemon must not write anything.
 	frozen atomic.Bool
+
+	// failWrite, when set (by tests only), is called before every write
+	// of the store with the path written, and a non-nil error fails the
+	// write as the disk would: a data directory that turns read-only or
+	// full, on demand.
+	failWrite atomic.Pointer[func(path string) error]
+
+	// The records that could not be written are kept, retried and served
+	// from memory until they are (unsaved.go). stripes orders the writes
+	// of each session's record (by its ID's hash), so that a retry never
+	// writes an older record over a newer one.
+	stripes [16]sync.Mutex
+	mu      sync.Mutex // guards unsaved, journaled and lastErr
+	unsaved map[string]*record
+	// journaled are the sessions with a copy in the journal (journalDir).
+	journaled map[string]bool
+	// lastErr is the error of the last write of the store, nil once one
+	// succeeded again.
+	lastErr error
+	// wake tells the retry loop (Node.keepRecords) of a new unsaved record.
+	wake chan struct{}
+	// failures counts the failed writes, by what was written.
+	failures struct{ record, journal atomic.Uint64 }
 }
+
+// errStorage marks an error of the store's disk: the data directory cannot
+// be written (read-only, full, gone).
+var errStorage = errors.New("the result store cannot be written")
 
 // validSessionID reports whether id has the shape of a session ID: 16 to 64
 // lowercase hexadecimal digits. (By hand: it is checked for every message.)
@@ -64,7 +94,7 @@ func openStore(dataDir string) (*store, error) {
 		return nil, err
 	}
 	// err, if any, is errNoDataDirLock's warning: the store works unguarded.
-	return &store{dir: dir, lock: lock}, err
+	return &store{dir: dir, lock: lock, wake: make(chan struct{}, 1)}, err
 }
 
 // sessionsDir is where the store of data directory dataDir keeps its records.
@@ -96,40 +126,85 @@ func (s *store) path(id string) (string, error) {
 	return filepath.Join(s.dir, id+".json"), nil
 }
 
-// exists reports whether a record of session id is stored.
+// exists reports whether a record of session id is stored, or kept in
+// memory until it can be.
 func (s *store) exists(id string) bool {
 	p, err := s.path(id)
 	if err != nil {
 		return false
 	}
+	if s.unsavedRecord(id) != nil {
+		return true
+	}
 	_, err = os.Stat(p)
 	return err == nil
 }
 
-// put writes rec atomically.
+// put writes rec atomically. A record it cannot write is not kept: see
+// keep for the records of sessions.
 func (s *store) put(rec *record) error {
+	mu := s.stripe(rec.Session.ID)
+	mu.Lock()
+	defer mu.Unlock()
+	_, err := s.write(rec)
+	return err
+}
+
+// write writes rec atomically, unless the store is frozen (written is then
+// false), and notes how the write went. The caller holds rec's stripe. A
+// failure of the disk wraps errStorage.
+func (s *store) write(rec *record) (written bool, err error) {
 	if s.frozen.Load() {
-		return nil
+		return false, nil
 	}
 	p, err := s.path(rec.Session.ID)
 	if err != nil {
-		return err
+		return false, err
 	}
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err != nil {
-		return fmt.Errorf("encoding session %s: %w", rec.Session.ID, err)
+		return false, fmt.Errorf("encoding session %s: %w", rec.Session.ID, err)
 	}
-	if err := writeFileAtomic(p, data, 0o600); err != nil {
-		return fmt.Errorf("storing session %s: %w", rec.Session.ID, err)
+	if err := s.writeFile(p, data); err != nil {
+		s.failures.record.Add(1)
+		s.setLastErr(err)
+		s.wakeRetry()
+		return false, fmt.Errorf("storing session %s: %w: %w", rec.Session.ID, errStorage, err)
 	}
-	return nil
+	s.setLastErr(nil)
+	return true, nil
 }
 
-// get reads the record of session id.
+// wakeRetry tells the retry loop (Node.keepRecords) that a write failed.
+func (s *store) wakeRetry() {
+	if s.wake == nil {
+		return
+	}
+	select {
+	case s.wake <- struct{}{}:
+	default:
+	}
+}
+
+// writeFile is writeFileAtomic, failed first by failWrite if it is set.
+func (s *store) writeFile(p string, data []byte) error {
+	if fail := s.failWrite.Load(); fail != nil {
+		if err := (*fail)(p); err != nil {
+			return err
+		}
+	}
+	return writeFileAtomic(p, data, 0o600)
+}
+
+// get reads the record of session id: the one kept in memory, if its
+// latest could not be written yet, else the stored one.
 func (s *store) get(id string) (*record, error) {
 	p, err := s.path(id)
 	if err != nil {
 		return nil, err
+	}
+	if rec := s.unsavedRecord(id); rec != nil {
+		return rec, nil
 	}
 	return readRecord(p, id)
 }
@@ -178,18 +253,20 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// list reads every record, newest first. Unreadable files are skipped and
-// reported in the returned error list.
+// list reads every record, newest first: those kept in memory until they
+// can be written in place of their stored ones. Unreadable files are
+// skipped and reported in the returned error list.
 func (s *store) list() ([]*record, []error) {
+	unsaved := s.unsavedRecords()
+	out := slices.Collect(maps.Values(unsaved))
+	var errs []error
 	entries, err := os.ReadDir(s.dir)
 	if err != nil {
-		return nil, []error{err}
+		errs = append(errs, err)
 	}
-	var out []*record
-	var errs []error
 	for _, e := range entries {
 		id, ok := recordFile(e)
-		if !ok {
+		if !ok || unsaved[id] != nil {
 			continue
 		}
 		rec, err := readRecord(filepath.Join(s.dir, e.Name()), id)

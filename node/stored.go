@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"sort"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 )
@@ -16,13 +17,21 @@ var ErrNoStoredSession = errors.New("no such session in the data directory")
 // for a command run while the daemon is down (its API is the way while it
 // runs: a running session's record on disk lags behind it). Records are
 // replaced atomically, so a record being written reads whole, old or new.
+//
+// A record that the data directory refused while the daemon ran is read
+// from the journal of unsaved records when its copy there is the later
+// (unsaved.go): it is what the daemon will store at its next start.
 func StoredResult(cfg *Config, id string) (apitype.Result, error) {
-	rec, err := storeAt(cfg).get(id)
+	st := storeAt(cfg)
+	rec, err := st.get(id)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return apitype.Result{}, err
+	}
+	if j, jerr := readRecord(st.journalPath(id), id); jerr == nil && j.newerThan(rec) {
+		rec, err = j, nil
+	}
 	if errors.Is(err, fs.ErrNotExist) {
 		return apitype.Result{}, fmt.Errorf("session %s: %w (%s)", id, ErrNoStoredSession, cfg.Node.DataDir)
-	}
-	if err != nil {
-		return apitype.Result{}, err
 	}
 	return apitype.Result{Session: rec.Session, Result: rec.Result, Local: rec.Local}, nil
 }
@@ -31,14 +40,35 @@ func StoredResult(cfg *Config, id string) (apitype.Result, error) {
 // newest first, as the API lists them (without their specs), for a command
 // run while the daemon is down. Unreadable records are skipped and reported
 // in the error list.
+// Records the journal of unsaved records has a later copy of are listed
+// as it has them (see StoredResult).
 func StoredSessions(cfg *Config) ([]apitype.Session, []error) {
-	recs, errs := storeAt(cfg).list()
-	out := make([]apitype.Session, 0, len(recs))
+	st := storeAt(cfg)
+	recs, errs := st.list()
+	journal, jerrs := st.readJournal()
+	errs = append(errs, jerrs...)
+	later := map[string]*record{}
+	for _, j := range journal {
+		later[j.Session.ID] = j
+	}
+	out := make([]apitype.Session, 0, len(recs)+len(journal))
 	for _, rec := range recs {
+		if j := later[rec.Session.ID]; j != nil {
+			delete(later, rec.Session.ID)
+			if j.newerThan(rec) {
+				rec = j
+			}
+		}
 		s := rec.Session
 		s.Spec = ""
 		out = append(out, s)
 	}
+	for _, j := range later { // a session whose first record was refused
+		s := j.Session
+		s.Spec = ""
+		out = append(out, s)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Created.After(out[j].Created) })
 	return out, errs
 }
 
