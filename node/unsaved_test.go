@@ -257,8 +257,14 @@ func TestRecordsSurviveImmutableSessionsDir(t *testing.T) {
 	}
 	// Proposed while the directory is immutable, the session is declined
 	// with a warning in the log, not an info line.
-	if _, err := nodes[1].StartSession(pingSpec(3, "node2", "node1")); err != nil {
+	declined, err := nodes[1].StartSession(pingSpec(3, "node2", "node1"))
+	if err != nil {
 		t.Fatal(err)
+	}
+	// The initiator learns the class of failure, not node1's path or error.
+	if got := waitEnded(t, nodes[1], declined, 30*time.Second); got.State != stateAborted ||
+		!strings.Contains(got.Reason, "node1 declined: node1 cannot take part: a local storage failure") || strings.Contains(got.Reason, dir) {
+		t.Errorf("the initiator's record of the declined session: %s (%q), want aborted: node1 declined for a local storage failure, without its path", got.State, got.Reason)
 	}
 	testutil.WaitFor(t, 20*time.Second, "node1 to decline", func() bool {
 		for _, rec := range tn.logs.all() {
