@@ -203,7 +203,7 @@ const (
 func DefaultConfig() *Config {
 	return &Config{
 		Node: NodeConfig{DataDir: ".", Identity: "identity.key"},
-		API: APIConfig{Listen: DefaultAPIListen, TokenFile: "api.token"}, Metrics: DefaultMetricsConfig(),
+		API:  APIConfig{Listen: DefaultAPIListen, TokenFile: "api.token"}, Metrics: DefaultMetricsConfig(),
 		Log: LogConfig{Level: "info", Format: "text"},
 		Discovery: DiscoveryConfig{DialBackoffMin: Duration{time.Second},
 			DialBackoffMax: Duration{time.Minute}},
