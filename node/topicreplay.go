@@ -47,7 +47,7 @@ type topicReplay struct {
 	mu    sync.Mutex
 	log   []topicEntry
 	bytes int
-	next  map[protocol.Party]uint64       // the next sequence number of each of this node's parties
+	next  map[protocol.Party]uint64          // the next sequence number of each of this node's parties
 	seen  map[protocol.Party]*sequenceWindow // what was handed over, by publishing party
 }
 
