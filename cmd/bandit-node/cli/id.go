@@ -64,7 +64,8 @@ func printNodeStatus(w io.Writer, info apitype.NodeInfo) {
 	if r := info.LastReload; r != nil {
 		switch r.Result {
 		case "refused":
-			fmt.Fprintf(w, "last reload: refused at %s; the config loaded before stays in force: %s\n", r.At.Format(time.RFC3339), r.Reason)
+			// The reason says that the running config stays in force.
+			fmt.Fprintf(w, "last reload: refused at %s: %s\n", r.At.Format(time.RFC3339), r.Reason)
 		default:
 			fmt.Fprintf(w, "last reload: %s at %s (%s)\n", r.Result, r.At.Format(time.RFC3339), r.Change)
 		}

@@ -80,7 +80,7 @@ func TestIDShowsARefusedReload(t *testing.T) {
 		t.Fatalf("id: %v\n%s", err, stderr)
 	}
 	for _, want := range []string{"name:    acme\n", "warning: no [[peers]]: this node can connect to no organization",
-		"last reload: refused at ", "; the config loaded before stays in force: ", "node.listen: missing, and there is no default"} {
+		"last reload: refused at ", ": the new config is refused, the running one stays in force: ", "node.listen: missing, and there is no default"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("id printed\n%s\nwant %q in it", out, want)
 		}

@@ -36,7 +36,7 @@ func TestPrintNodeStatus(t *testing.T) {
 	}{
 		{"nothing to say", apitype.NodeInfo{}, ""},
 		{"refused", apitype.NodeInfo{LastReload: &apitype.ReloadStatus{At: at, Result: "refused", Reason: "config.toml: node.listen: missing"}},
-			"last reload: refused at 2026-11-28T12:00:00Z; the config loaded before stays in force: config.toml: node.listen: missing\n"},
+			"last reload: refused at 2026-11-28T12:00:00Z: config.toml: node.listen: missing\n"},
 		{"applied, with a warning", apitype.NodeInfo{Warnings: []string{"no [[peers]]: …"},
 			LastReload: &apitype.ReloadStatus{At: at, Result: "applied", Change: "nothing changed"}},
 			"warning: no [[peers]]: …\nlast reload: applied at 2026-11-28T12:00:00Z (nothing changed)\n"},
