@@ -19,7 +19,8 @@ import (
 //
 //   - each topic frame carries a sequence number, per publishing party
 //     (RoleFrame.topic_seq), and the receiver hands a party's message over
-//     once, whichever way it came (topicReplay.fresh);
+//     once, whichever way it came (topicReplay.fresh), remembering the
+//     numbers within a bounded window (topicSeqWindow);
 //   - the publisher keeps the frames it published (topicReplay.log, the
 //     last topicLogSize or topicLogBytes of them) and, when a peer of the
 //     session connects again, sends it those of the last topicReplayWindow
@@ -134,7 +135,7 @@ func (r *topicReplay) fresh(p protocol.Party, seq uint64) (bool, error) {
 // published it, and the missing one was not among them, so no replay can
 // bring it any more — it is lost for good, or the number is forged.
 // topicSeqWindow bits, 512 bytes, are held per party only while one of its
-// messages is missing.
+// messages is missing. It is a multiple of 64 (the bitmap's words).
 const topicSeqWindow = topicLogSize
 
 // topicWindowError is a party's topic message numbered more than

@@ -18,6 +18,9 @@ import (
 // taken after it.
 func TestSequenceWindow(t *testing.T) {
 	const w = topicSeqWindow
+	if w%64 != 0 {
+		t.Fatalf("topicSeqWindow = %d is not a multiple of 64, the bitmap's words", w)
+	}
 	tests := []struct {
 		name  string
 		add   []uint64
