@@ -112,7 +112,9 @@ func writeError(w http.ResponseWriter, code int, err error) {
 }
 
 func (n *Node) serveNode(w http.ResponseWriter, r *http.Request) {
-	info := apitype.NodeInfo{Name: n.config().Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names()}
+	cfg := n.config()
+	info := apitype.NodeInfo{Name: cfg.Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names(),
+		Warnings: cfg.Warnings(), LastReload: n.reloads.lastReload()}
 	for _, a := range n.host.Addrs() {
 		info.Addrs = append(info.Addrs, a.String())
 	}

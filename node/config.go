@@ -196,12 +196,14 @@ const (
 	DefaultAPIListen            = "127.0.0.1:5601"
 )
 
-// DefaultConfig returns a config with every default filled in and no peers.
+// DefaultConfig returns a config with every default filled in and no
+// peers. It has no node name and no listen addresses: a config must state
+// them (see requireNode), so that no daemon starts under a made-up name or
+// on every interface of its machine because a file was empty or cut short.
 func DefaultConfig() *Config {
 	return &Config{
-		Node: NodeConfig{Name: "node", DataDir: ".", Identity: "identity.key",
-			Listen: []string{"/ip4/0.0.0.0/tcp/4001", "/ip4/0.0.0.0/udp/4001/quic-v1"}},
-		API: APIConfig{Listen: DefaultAPIListen, TokenFile: "api.token"}, Metrics: DefaultMetricsConfig(),
+		Node: NodeConfig{DataDir: ".", Identity: "identity.key"},
+		API:  APIConfig{Listen: DefaultAPIListen, TokenFile: "api.token"}, Metrics: DefaultMetricsConfig(),
 		Log: LogConfig{Level: "info", Format: "text"},
 		Discovery: DiscoveryConfig{DialBackoffMin: Duration{time.Second},
 			DialBackoffMax: Duration{time.Minute}},
@@ -264,6 +266,9 @@ func ParseConfig(path string, data []byte, reg *protocol.Registry) (*Config, err
 	}
 	if len(unknown) > 0 {
 		return nil, fmt.Errorf("%s: unknown key %s", path, strings.Join(unknown, ", "))
+	}
+	if err := requireNode(md); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	if err := cfg.validate(reg); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -387,10 +392,10 @@ func tomlKind(t string) string {
 
 func (c *Config) validate(reg *protocol.Registry) error {
 	if c.Node.Name == "" {
-		return errors.New("node.name: must not be empty")
+		return errors.New("node.name: must not be empty; give this organization's name, as its peers list it in their address books")
 	}
 	if len(c.Node.Listen) == 0 {
-		return errors.New("node.listen: give at least one multiaddr, such as \"/ip4/0.0.0.0/tcp/4001\"")
+		return errors.New("node.listen: give at least one multiaddr, such as \"/ip4/192.0.2.10/tcp/4001\" (one interface) or \"/ip4/0.0.0.0/tcp/4001\" (every interface)")
 	}
 	for i, a := range c.Node.Listen {
 		if _, err := multiaddr.NewMultiaddr(a); err != nil {

@@ -7,7 +7,7 @@ import (
 
 func TestMetricsConfig(t *testing.T) {
 	const peerID = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
-	base := "[node]\nname = \"a\"\n"
+	base := "[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"
 	onePeer := "[[peers]]\nname = \"b\"\npeer_id = \"" + peerID + "\"\n"
 	tests := []struct {
 		name, text string

@@ -9,7 +9,7 @@ import (
 func TestRelayConfig(t *testing.T) {
 	const idB = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
 	const idC = "12D3KooWEyGY1BwenJqE1UUVyUwNVVohPKczdMEzsqBetK42ipEg"
-	base := "[node]\nname = \"a\"\n"
+	base := "[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"
 	peers := func(relayOfC string) string {
 		s := "[[peers]]\nname = \"b\"\npeer_id = \"" + idB + "\"\naddrs = [\"/ip4/192.0.2.1/tcp/4001\"]\n" +
 			"[[peers]]\nname = \"c\"\npeer_id = \"" + idC + "\"\n"

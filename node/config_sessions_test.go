@@ -28,7 +28,7 @@ func TestStandingSessionsConfig(t *testing.T) {
 	write("stranger.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"a\", \"zed\"]\n")
 	write("badparams.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"a\", \"b\"]\n[params]\ncount = -1\n")
 	write("broken.toml", "protocol = \n")
-	base := "[node]\nname = \"a\"\n[[peers]]\nname = \"b\"\npeer_id = \"" + peerID + "\"\n[policy.ping]\nroles = [\"*\"]\ninitiators = [\"*\"]\n"
+	base := "[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n[[peers]]\nname = \"b\"\npeer_id = \"" + peerID + "\"\n[policy.ping]\nroles = [\"*\"]\ninitiators = [\"*\"]\n"
 	entry := func(body string) string { return base + "[[sessions]]\n" + body }
 	path := filepath.Join(dir, "config.toml")
 

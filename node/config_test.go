@@ -42,7 +42,7 @@ func TestConfigExampleLoads(t *testing.T) {
 
 func TestConfigErrorsNameTheKey(t *testing.T) {
 	const peerID = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
-	base := "[node]\nname = \"a\"\n"
+	base := "[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"
 	tests := []struct {
 		name, text, want string
 	}{
@@ -115,6 +115,7 @@ func TestAdmit(t *testing.T) {
 	cfg, err := ParseConfig("c.toml", []byte(`
 [node]
 name = "a"
+listen = ["/ip4/127.0.0.1/tcp/4001"]
 [[peers]]
 name = "b"
 peer_id = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
@@ -222,7 +223,7 @@ func TestLocalPathsFromTheConfigDir(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	text := "[node]\nname = \"a\"\n" +
+	text := "[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n" +
 		"[local.samba.data_owner]\nratings = \"item.csv\"\n" +
 		"[local.mpccb.feature_party]\nfeatures = \"data/party0.csv\"\n" +
 		"[local.mpccb.reward_receiver]\nrewards = \"" + rewards + "\"\n"
@@ -261,7 +262,7 @@ func TestLocalDataFileMissing(t *testing.T) {
 		{"[local.mpccb.reward_receiver]\nrewards = \"r.csv\"\n", "local.mpccb.reward_receiver.rewards: stat /etc/bandit/r.csv"},
 		{"[local.samba.data_owner]\nratings = \"item.csv\"\n", "local.samba.data_owner.ratings: ratings file: open /etc/bandit/item.csv"},
 	} {
-		cfg, err := ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\n"+c.table), testRegistry(t))
+		cfg, err := ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"+c.table), testRegistry(t))
 		if err != nil {
 			t.Errorf("%q: loading: %v", c.table, err)
 			continue
@@ -298,6 +299,7 @@ func TestPolicyLimitsAreChecked(t *testing.T) {
 		_, err := ParseConfig("c.toml", []byte(`
 [node]
 name = "a"
+listen = ["/ip4/127.0.0.1/tcp/4001"]
 [policy.ping]
 roles = ["participant"]
 initiators = ["*"]
@@ -312,7 +314,7 @@ initiators = ["*"]
 // source; the environment's keys are taken out before the family decodes
 // the rest, and a wrong combination is refused naming the key.
 func TestLocalEnvironments(t *testing.T) {
-	base := "[node]\nname = \"a\"\n"
+	base := "[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"
 	for _, tc := range []struct {
 		name    string
 		local   string
@@ -354,7 +356,7 @@ func TestEnvironmentMissingAtStart(t *testing.T) {
 		"[local.samba.data_owner]\nsource = \"replay\"\nfile = \"missing.csv\"\n",
 		"[local.samba.data_owner]\nsource = \"exec\"\ncommand = [\"./no-such-program\"]\n",
 	} {
-		cfg, err := ParseConfig(filepath.Join(t.TempDir(), "config.toml"), []byte("[node]\nname = \"a\"\n"+local), testRegistry(t))
+		cfg, err := ParseConfig(filepath.Join(t.TempDir(), "config.toml"), []byte("[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"+local), testRegistry(t))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -368,7 +370,7 @@ func TestEnvironmentMissingAtStart(t *testing.T) {
 // exec program's env) is the environment's key, not an unknown one.
 func TestLocalEnvironmentInlineTable(t *testing.T) {
 	local := "[local.samba.data_owner]\nsource = \"exec\"\ncommand = [\"/bin/cat\"]\nenv = { DB_USER = \"bandit\" }\n"
-	cfg, err := ParseConfig(filepath.Join(t.TempDir(), "config.toml"), []byte("[node]\nname = \"a\"\n"+local), testRegistry(t))
+	cfg, err := ParseConfig(filepath.Join(t.TempDir(), "config.toml"), []byte("[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"+local), testRegistry(t))
 	if err != nil {
 		t.Fatal(err)
 	}

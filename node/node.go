@@ -81,6 +81,7 @@ type Node struct {
 	// started under. Read it with config() or live.Load().
 	live     atomic.Pointer[liveConfig]
 	reloadMu sync.Mutex // serializes reloads
+	reloads  *reloadStatus
 	reg      *protocol.Registry
 	log      *slog.Logger
 	version  string
@@ -148,6 +149,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 			return nil, err
 		}
 	}
+	n.reloads = newReloadStatus(n.metrics.registry)
 	if err := cfg.CheckLocalData(); err != nil {
 		return nil, err
 	}
@@ -307,6 +309,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	}
 	n.log.Info("node started", "name", n.config().Node.Name, "peer_id", n.host.ID().String(),
 		"listen", fmt.Sprint(n.host.Addrs()), "api", ln.Addr().String(), "api_tls", n.apiTLS != nil, "peers", len(n.config().Peers))
+	n.warnConfig(n.config())
 	if ready != nil {
 		close(ready)
 	}

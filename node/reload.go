@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -10,8 +11,16 @@ import (
 
 // Reload re-reads the config file the daemon was started from and applies
 // it (applyConfig). ctx bounds nothing yet but is taken for the callers'
-// sake: the API handler and SIGHUP.
+// sake: the API handler and SIGHUP. Every reload, applied or refused, is
+// counted (bandit_config_reloads_total) and its outcome kept for GET
+// /v0/node (reloadStatus).
 func (n *Node) Reload(ctx context.Context) (apitype.ConfigChange, error) {
+	ch, err := n.reload(ctx)
+	n.reloads.record(time.Now(), ch, err)
+	return ch, err
+}
+
+func (n *Node) reload(ctx context.Context) (apitype.ConfigChange, error) {
 	path := n.config().Path
 	if path == "" {
 		return apitype.ConfigChange{}, errNoConfigFile
@@ -115,5 +124,6 @@ func (n *Node) applyConfig(ctx context.Context, next *Config) (apitype.ConfigCha
 	} else {
 		n.log.Info("config reloaded", "path", next.Path, "change", ch.String())
 	}
+	n.warnConfig(next)
 	return ch, nil
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
+	dto "github.com/prometheus/client_model/go"
 )
 
 // configText renders a test config (testConfigs) as the TOML file a daemon
@@ -284,4 +285,95 @@ func TestReloadSchedulesStandingSessions(t *testing.T) {
 	if err != nil || len(list) != 0 {
 		t.Errorf("standing sessions after their removal: %+v, %v; want none", list, err)
 	}
+}
+
+// TestTruncatedConfigAndRefusedReload: a daemon started from its config
+// cut short after [node], [api], [discovery] and [session] — the address
+// book and the policies lost — starts, and says at WARN, and in GET
+// /v0/node, what it cannot do. A refused reload (the file emptied, as a
+// truncation to nothing leaves it) is counted, shown in GET /v0/node with
+// its reason, and leaves the running config in force; the next good reload
+// is counted as applied and clears the warnings.
+func TestTruncatedConfigAndRefusedReload(t *testing.T) {
+	ctx := context.Background()
+	cfg := testConfigs(t, 2)[0]
+	full := configText(cfg)
+	cut := full[:strings.Index(full, "\n[policy.")+1]
+	writeConfig(t, cfg.Path, cut)
+	loaded, err := LoadConfig(cfg.Path, testRegistry(t))
+	if err != nil {
+		t.Fatalf("the config cut before [policy.*] and [[peers]] is refused: %v", err)
+	}
+	tn := startNode(t, loaded)
+	warnings := []string{
+		"no [[peers]]: this node can connect to no organization until peers are added (bandit-node peers add)",
+		"no [policy.*]: this node declines every proposal, and cannot initiate a session either, since every protocol is disabled here; enable one with a [policy.<protocol>] table",
+	}
+	for _, w := range warnings {
+		if len(tn.logs.find(w, "config", cfg.Path)) != 1 {
+			t.Errorf("the daemon did not log %q once at start", w)
+		}
+	}
+	info, err := tn.api.Node(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(info.Warnings, warnings) || info.LastReload != nil {
+		t.Errorf("GET /v0/node: warnings %q, last reload %+v; want the two warnings and no reload", info.Warnings, info.LastReload)
+	}
+	counts := func() (applied, refused, successful float64) {
+		return counterValue(t, tn.reloads.total.WithLabelValues(reloadApplied)), counterValue(t, tn.reloads.total.WithLabelValues(reloadRefused)),
+			gaugeValue(t, tn.reloads.successful)
+	}
+	if a, r, s := counts(); a != 0 || r != 0 || s != 1 {
+		t.Errorf("at start: %v applied, %v refused, last successful %v; want 0, 0, 1", a, r, s)
+	}
+
+	// Refused: through the API, then as SIGHUP does (Node.Reload).
+	writeConfig(t, cfg.Path, "")
+	if _, err := tn.api.Reload(ctx); err == nil || !strings.Contains(err.Error(), "the config is empty") {
+		t.Errorf("reloading an empty config: %v, want it refused as empty", err)
+	}
+	writeConfig(t, cfg.Path, strings.Replace(cut, "listen = [", "# listen = [", 1))
+	if _, err := tn.Reload(ctx); err == nil || !strings.Contains(err.Error(), "node.listen: missing") {
+		t.Errorf("reloading a config without node.listen: %v, want it refused naming node.listen", err)
+	}
+	if a, r, s := counts(); a != 0 || r != 2 || s != 0 {
+		t.Errorf("after two refused reloads: %v applied, %v refused, last successful %v; want 0, 2, 0", a, r, s)
+	}
+	if info, err = tn.api.Node(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if lr := info.LastReload; lr == nil || lr.Result != reloadRefused || !strings.Contains(lr.Reason, "node.listen: missing") ||
+		!strings.Contains(lr.Reason, "the running one stays in force") || time.Since(lr.At) > time.Minute {
+		t.Errorf("GET /v0/node: last reload %+v, want refused for node.listen, just now", lr)
+	}
+	if tn.config().Node.Name != cfg.Node.Name || len(info.Warnings) != 2 {
+		t.Errorf("after refused reloads: running config %q, warnings %q; want the one started with", tn.config().Node.Name, info.Warnings)
+	}
+
+	// Applied: the whole file back.
+	writeConfig(t, cfg.Path, full)
+	if got := reload(t, tn); !strings.Contains(got, "peers added: node2") || !strings.Contains(got, "policy changed: policy.ping") {
+		t.Errorf("reload changed %q, want node2 and policy.ping added", got)
+	}
+	if a, r, s := counts(); a != 1 || r != 2 || s != 1 {
+		t.Errorf("after an applied reload: %v applied, %v refused, last successful %v; want 1, 2, 1", a, r, s)
+	}
+	if info, err = tn.api.Node(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if lr := info.LastReload; len(info.Warnings) != 0 || lr == nil || lr.Result != reloadApplied || !strings.Contains(lr.Change, "peers added: node2") {
+		t.Errorf("GET /v0/node after the applied reload: warnings %q, last reload %+v", info.Warnings, lr)
+	}
+}
+
+// gaugeValue reads a Prometheus gauge.
+func gaugeValue(t *testing.T, g interface{ Write(*dto.Metric) error }) float64 {
+	t.Helper()
+	var m dto.Metric
+	if err := g.Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetGauge().GetValue()
 }

@@ -210,7 +210,7 @@ func TestRetentionSummarizesStandingRuns(t *testing.T) {
 }
 
 func TestRetentionConfig(t *testing.T) {
-	base := "[node]\nname = \"a\"\n[session]\n"
+	base := "[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n[session]\n"
 	for _, c := range []struct {
 		text      string
 		keep      time.Duration

@@ -83,7 +83,11 @@ func (s *session) topicMessage(from peer.ID, f *roleFrameView) (protocol.Message
 // (it came both through gossip and in a replay; topicreplay.go).
 // borrowed is deliver's.
 func (s *session) deliverTopic(m protocol.Message, seq uint64, borrowed bool) {
-	if !s.topics.fresh(m.From, seq) {
+	fresh, err := s.topics.fresh(m.From, seq)
+	if err != nil {
+		s.topicWindowExceeded(m.From, err)
+	}
+	if !fresh {
 		return
 	}
 	for _, q := range s.mine {

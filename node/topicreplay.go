@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"fmt"
 	"sync"
 	"time"
 
@@ -18,7 +19,8 @@ import (
 //
 //   - each topic frame carries a sequence number, per publishing party
 //     (RoleFrame.topic_seq), and the receiver hands a party's message over
-//     once, whichever way it came (topicReplay.fresh);
+//     once, whichever way it came (topicReplay.fresh), remembering the
+//     numbers within a bounded window (topicSeqWindow);
 //   - the publisher keeps the frames it published (topicReplay.log, the
 //     last topicLogSize or topicLogBytes of them) and, when a peer of the
 //     session connects again, sends it those of the last topicReplayWindow
@@ -46,8 +48,8 @@ type topicReplay struct {
 	mu    sync.Mutex
 	log   []topicEntry
 	bytes int
-	next  map[protocol.Party]uint64       // the next sequence number of each of this node's parties
-	seen  map[protocol.Party]*sequenceSet // what was handed over, by publishing party
+	next  map[protocol.Party]uint64          // the next sequence number of each of this node's parties
+	seen  map[protocol.Party]*sequenceWindow // what was handed over, by publishing party
 }
 
 type topicEntry struct {
@@ -97,54 +99,105 @@ func (r *topicReplay) since(t time.Time) [][]byte {
 
 // fresh reports whether message seq of party p has not been handed over
 // yet, and marks it handed over. A frame without a number (an older
-// publisher's) is always fresh.
-func (r *topicReplay) fresh(p protocol.Party, seq uint64) bool {
+// publisher's) is always fresh. A number more than topicSeqWindow ahead of
+// the first of p's messages not received yet is not fresh, and the first
+// such one returns a *topicWindowError: the session cannot go on (see
+// topicSeqWindow).
+func (r *topicReplay) fresh(p protocol.Party, seq uint64) (bool, error) {
 	if seq == 0 {
-		return true
+		return true, nil
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.seen == nil {
-		r.seen = map[protocol.Party]*sequenceSet{}
+		r.seen = map[protocol.Party]*sequenceWindow{}
 	}
-	s := r.seen[p]
-	if s == nil {
-		s = &sequenceSet{}
-		r.seen[p] = s
+	w := r.seen[p]
+	if w == nil {
+		w = &sequenceWindow{}
+		r.seen[p] = w
 	}
-	return s.add(seq)
+	ok, over := w.add(seq)
+	if over {
+		return false, &topicWindowError{party: p, seq: seq, missing: w.upto + 1}
+	}
+	return ok, nil
 }
 
-// sequenceSet is a set of sequence numbers from 1, kept as the length of
-// its prefix without gaps and the numbers above it.
-type sequenceSet struct {
-	upto  uint64              // 1…upto are in
-	above map[uint64]struct{} // the others
+// topicSeqWindow bounds the de-duplication set of a party's topic
+// messages: a receiver remembers the number of the first message of the
+// party it has not received (every one before it was handed over) and a
+// bitmap of the topicSeqWindow numbers from there — IPsec's anti-replay
+// window (RFC 4303, section 3.4.3), anchored at the first gap rather than
+// at the highest number, so that no message is turned away as old that
+// was never received. A message further ahead aborts the session: its
+// publisher kept only its last topicLogSize frames for replays when it
+// published it, and the missing one was not among them, so no replay can
+// bring it any more — it is lost for good, or the number is forged.
+// topicSeqWindow bits, 512 bytes, are held per party only while one of its
+// messages is missing. It is a multiple of 64 (the bitmap's words).
+const topicSeqWindow = topicLogSize
+
+// topicWindowError is a party's topic message numbered more than
+// topicSeqWindow ahead of the first of its messages not received.
+type topicWindowError struct {
+	party   protocol.Party
+	seq     uint64 // the number received
+	missing uint64 // the first number not received
 }
 
-// add puts v in, and reports whether it was not in already.
-func (s *sequenceSet) add(v uint64) bool {
-	if v <= s.upto {
-		return false
-	}
-	if _, ok := s.above[v]; ok {
-		return false
-	}
-	if v != s.upto+1 {
-		if s.above == nil {
-			s.above = map[uint64]struct{}{}
+func (e *topicWindowError) Error() string {
+	return fmt.Sprintf("topic message %d of %s is more than %d ahead of its message %d, never received", e.seq, e.party, topicSeqWindow, e.missing)
+}
+
+// sequenceWindow is the set of the sequence numbers, from 1, of one
+// party's topic messages handed over (see topicSeqWindow).
+type sequenceWindow struct {
+	upto uint64 // 1…upto are in
+	// bits holds the numbers in upto+2 … upto+topicSeqWindow that are in,
+	// number v at bit v % topicSeqWindow; nil while none is.
+	bits  []uint64
+	count int // numbers in bits
+	// exceeded is set once a number beyond the window came: the session
+	// aborts (topicReplay.fresh), and nothing more of the party is taken.
+	exceeded bool
+}
+
+// add puts v in, and reports whether it was not in already. over reports
+// the first number beyond the window, which is not put in; from it on,
+// nothing is.
+func (s *sequenceWindow) add(v uint64) (fresh, over bool) {
+	switch {
+	case s.exceeded || v <= s.upto:
+		return false, false
+	case v-s.upto > topicSeqWindow:
+		s.exceeded = true
+		return false, true
+	case v != s.upto+1:
+		if s.bits == nil {
+			s.bits = make([]uint64, topicSeqWindow/64)
 		}
-		s.above[v] = struct{}{}
-		return true
+		i, b := v%topicSeqWindow/64, uint64(1)<<(v%64)
+		if s.bits[i]&b != 0 {
+			return false, false
+		}
+		s.bits[i] |= b
+		s.count++
+		return true, false
 	}
 	s.upto = v
-	for {
-		if _, ok := s.above[s.upto+1]; !ok {
-			return true
+	for s.count > 0 {
+		n := s.upto + 1
+		i, b := n%topicSeqWindow/64, uint64(1)<<(n%64)
+		if s.bits[i]&b == 0 {
+			return true, false
 		}
-		delete(s.above, s.upto+1)
-		s.upto++
+		s.bits[i] &^= b
+		s.count--
+		s.upto = n
 	}
+	s.bits = nil
+	return true, false
 }
 
 // peerConnected is called when this node connects to address-book peer
@@ -183,4 +236,18 @@ func (s *session) replayTopic(id peer.ID, frames [][]byte) {
 func (s *session) usesTopic() bool {
 	tu, ok := s.fam.(protocol.TopicUser)
 	return ok && tu.UsesTopic()
+}
+
+// topicWindowExceeded aborts the session for err, a topic message of
+// party p beyond the de-duplication window (topicSeqWindow). The reason,
+// which every participant receives, names the organization, the party and
+// the class of failure; the numbers stay in the local log.
+func (s *session) topicWindowExceeded(p protocol.Party, err error) {
+	org, _ := s.orgOf(p)
+	s.n.metrics.fail("overflow")
+	s.n.log.Warn("a party's topic messages ran past the de-duplication window; aborting the session",
+		"session", s.id, "peer", s.nameOf(org), "party", p.String(), "err", err)
+	go s.requestAbort(fmt.Sprintf("%s (%s): its topic messages ran more than %d ahead of one %s never received "+
+		"(the de-duplication window of a party's topic messages): a message was lost for good, or numbered falsely",
+		p, s.nameOf(org), topicSeqWindow, s.cfg.Node.Name))
 }

@@ -14,6 +14,24 @@ type NodeInfo struct {
 	Addrs     []string `json:"addrs"`
 	Version   string   `json:"version"`
 	Protocols []string `json:"protocols"`
+	// Warnings say what the config in force leaves this node unable to
+	// do (an empty address book, no protocol enabled); empty if nothing.
+	Warnings []string `json:"warnings,omitempty"`
+	// LastReload is the outcome of the last config reload tried since the
+	// daemon started (SIGHUP or POST /v0/config/reload); nil if none.
+	LastReload *ReloadStatus `json:"last_reload,omitempty"`
+}
+
+// ReloadStatus is the outcome of a config reload.
+type ReloadStatus struct {
+	At time.Time `json:"at"`
+	// Result is "applied" (the new config is in force) or "refused"
+	// (the running config stays in force).
+	Result string `json:"result"`
+	// Reason is why a refused reload was refused; Change what an applied
+	// one changed.
+	Reason string `json:"reason,omitempty"`
+	Change string `json:"change,omitempty"`
 }
 
 // Peer is one address-book entry with its connection state (GET /v0/peers).

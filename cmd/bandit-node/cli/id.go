@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -30,7 +31,7 @@ func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if kerr != nil {
 			return fmt.Errorf("%w (and the daemon is not reachable: %v)", kerr, err)
 		}
-		info = apitype.NodeInfo{Name: cfg.Node.Name, PeerID: id, Addrs: cfg.Node.Listen, Version: Version}
+		info = apitype.NodeInfo{Name: cfg.Node.Name, PeerID: id, Addrs: cfg.Node.Listen, Version: Version, Warnings: cfg.Warnings()}
 		fmt.Fprintln(stderr, "note: the daemon is not running; addresses are the configured ones")
 	}
 	if *card {
@@ -49,7 +50,26 @@ func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return printJSON(stdout, info)
 	}
 	fmt.Fprintf(stdout, "name:    %s\npeer ID: %s\naddrs:   %s\n", info.Name, info.PeerID, strings.Join(info.Addrs, "\n         "))
+	printNodeStatus(stdout, info)
 	return nil
+}
+
+// printNodeStatus prints what the config in force leaves the node unable
+// to do and how its last config reload went: a refused reload leaves the
+// old config running, which the operator must see.
+func printNodeStatus(w io.Writer, info apitype.NodeInfo) {
+	for _, warn := range info.Warnings {
+		fmt.Fprintf(w, "warning: %s\n", warn)
+	}
+	if r := info.LastReload; r != nil {
+		switch r.Result {
+		case "refused":
+			// The reason says that the running config stays in force.
+			fmt.Fprintf(w, "last reload: refused at %s: %s\n", r.At.Format(time.RFC3339), r.Reason)
+		default:
+			fmt.Fprintf(w, "last reload: %s at %s (%s)\n", r.Result, r.At.Format(time.RFC3339), r.Change)
+		}
+	}
 }
 
 func printJSON(w io.Writer, v any) error {
