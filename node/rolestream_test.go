@@ -95,7 +95,9 @@ func TestRoleStreamPanicAbortsTheSession(t *testing.T) {
 		ctrl:      make(chan ctrlEvent, 1),
 		done:      make(chan struct{})}
 	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s}}
-	n.live.Store(&liveConfig{cfg: DefaultConfig(), peerBuf: map[peer.ID]*peerBuffer{owner: {}}})
+	cfg := DefaultConfig()
+	cfg.Node.Name = "node"
+	n.live.Store(&liveConfig{cfg: cfg, peerBuf: map[peer.ID]*peerBuffer{owner: {}}})
 	s.n, s.live, s.cfg = n, n.live.Load(), n.config()
 	handle := n.newRoleStream("samba", owner)
 	frame := appendRoleFrame(nil, &nodepb.RoleFrame{SessionId: id, FromRole: "data_owner", ToRole: "controller", Body: []byte("x")})
