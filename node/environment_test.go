@@ -222,7 +222,7 @@ func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 		{"garbage", []string{"pull at step", `answered "this is not JSON"`, "owner.sh: printing garbage at step"}},
 		{"slow", []string{"pull at step", "did not send its answer within 300ms", "owner.sh: too slow at step"}},
 		{"exits", []string{"pull at step", "again after a restart", "owner.sh: exiting at step"}},
-		{"half", []string{"rejected what its environment answered", "reward 0.5 is not 0 or 1"}},
+		{"half", []string{"rejected what its environment answered", "a reward that is not 0 or 1"}},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			writeMode(t, dirs[4], c.mode, 20)
