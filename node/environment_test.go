@@ -97,7 +97,7 @@ func TestEnvironmentAdmission(t *testing.T) {
 		}
 	}
 	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
-		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		switch i {
 		case 3: // node4
 			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: 0.5}}
@@ -178,7 +178,7 @@ func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 	root := t.TempDir()
 	dirs := make([]string, 6)
 	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
-		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i < 3 {
 			return
 		}

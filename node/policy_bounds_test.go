@@ -145,3 +145,9 @@ func TestWeakPaillierKeyDeclinedOnDaemons(t *testing.T) {
 		t.Errorf("node3 initiating a 512-bit session: err = %v", err)
 	}
 }
+
+// sambaTestPolicy is an open SAMBA policy that allows the 512-bit Paillier
+// keys the tests use for speed, which a daemon refuses by default.
+func sambaTestPolicy() PolicyConfig {
+	return PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}, Min: map[string]float64{"paillier_bits": 512}}
+}
