@@ -91,10 +91,11 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 		party := protocol.Party{Role: RoleAgent, Index: j}
 		r := &reps[j]
 		if math.IsNaN(r.Regret) || math.IsInf(r.Regret, 0) || r.Violations < 0 || r.Rounds != p.Rounds {
-			return nil, fmt.Errorf("report of %s: regret %v, %d violations, %d of %d rounds", party, r.Regret, r.Violations, r.Rounds, p.Rounds)
+			// The reasons name no regret or revenue: they may reach every agent.
+			return nil, fmt.Errorf("report of %s: a regret that is not finite, negative violations, or %d of %d rounds", party, r.Rounds, p.Rounds)
 		}
 		if math.IsNaN(r.Revenue) || math.IsInf(r.Revenue, 0) {
-			return nil, fmt.Errorf("report of %s: revenue %v", party, r.Revenue)
+			return nil, fmt.Errorf("report of %s: a revenue that is not finite", party)
 		}
 		if j == 0 {
 			res.Producers = int(r.Producers)
@@ -108,8 +109,8 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 		res.SharesOffered += r.Offered
 		if r.RegretUnknown {
 			if r.Regret != 0 || r.Violations != 0 || len(r.Curve) != 0 {
-				return nil, fmt.Errorf("report of %s: no regret known (its environment is not simulated), yet regret %v, %d violations and a curve of %d points",
-					party, r.Regret, r.Violations, len(r.Curve))
+				return nil, fmt.Errorf("report of %s: no regret known (its environment is not simulated), yet a regret, violations or a curve",
+					party)
 			}
 			res.RegretUnknown = append(res.RegretUnknown, party.String())
 			continue
