@@ -54,13 +54,14 @@ type agent struct {
 	queued bool
 
 	interactions int64 // t^n
+	epoch        int   // DP-MASE: e^n, from 1
+	round        int64 // DP-MASE: r^n
+	epochLen     int64 // DP-MASE: R(e^n)
+
 	// clamped counts the rewards answered outside the session's reward
 	// range and clamped into it (Answer). It stays in the agent's own
 	// outcome: nothing sent to another organization carries it.
-	clamped  int64
-	epoch    int   // DP-MASE: e^n, from 1
-	round    int64 // DP-MASE: r^n
-	epochLen int64 // DP-MASE: R(e^n)
+	clamped int64
 
 	finished bool
 }
