@@ -324,7 +324,11 @@ func (a *agent) dpLocalElimination() ([]int, error) {
 		}
 		v, err := a.noise.Laplace(a.sums[k]/r, 1/r, a.p.Epsilon)
 		if err != nil {
-			return nil, err
+			// The sampler's error may describe its input, an arm's
+			// private mean: the detail goes to this organization's log,
+			// and the reason, which may reach everyone, names the epoch.
+			a.cfg.Logger.Error("drawing DP-MASE's Laplace noise failed", "epoch", a.epoch, "arm", k, "err", err)
+			return nil, fmt.Errorf("epoch %d: drawing DP-MASE's Laplace noise failed (this organization's log has the detail)", a.epoch)
 		}
 		noisy[k] = v
 		best = math.Max(best, v)

@@ -340,7 +340,12 @@ func (a *agent) communicate() error {
 				share.Y[i], err = a.noise.Gaussian(a.y[i], sigma)
 			}
 			if err != nil {
-				return fmt.Errorf("communication round %d: the noise of producer %d's share: %w", a.z, i, err)
+				// The sampler's error may hold σ, which follows from the
+				// producer's private capacity: it goes to this
+				// organization's log, and the reason, which may reach the
+				// other agents, names the round only.
+				a.cfg.Logger.Error("drawing the noise of a share failed", "round", a.z, "producer", i, "err", err)
+				return fmt.Errorf("communication round %d: drawing the noise of this agent's share failed (this organization's log has the detail)", a.z)
 			}
 		}
 		a.w[i], a.y[i] = 0, 0
