@@ -69,7 +69,8 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 	}
 	// The session's lifecycle sends the Accept, and repeats it until the
 	// session starts.
-	n.log.Info("accepted a session", "session", id, "name", p.Name, "protocol", s.fam.Name(), "initiator", n.nameOf(from), "parties", fmt.Sprint(s.mine))
+	n.log.Info("accepted a session", "session", id, "name", p.Name, "protocol", s.fam.Name(), "initiator", n.nameOf(from), "parties", fmt.Sprint(s.mine),
+		"figures", policyFiguresText(s.params)) // what it spends (policy_bounds.go)
 }
 
 // admitProposal validates a proposal of the standing session name ("" for

@@ -101,7 +101,7 @@ func TestEnvironmentAdmission(t *testing.T) {
 		}
 	}
 	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
-		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		switch i {
 		case 3: // node4
 			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: 0.5}}
@@ -198,7 +198,7 @@ func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 	root := t.TempDir()
 	dirs := make([]string, 6)
 	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
-		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i < 3 {
 			return
 		}
@@ -243,7 +243,7 @@ func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 		{"garbage", "its environment failed", []string{"pull at step", `answered "this is not JSON`, "owner.sh: printing garbage at step"}},
 		{"slow", "its environment failed", []string{"pull at step", "did not send its answer within 300ms", "owner.sh: too slow at step"}},
 		{"exits", "its environment failed", []string{"pull at step", "again after a restart", "owner.sh: exiting at step"}},
-		{"half", "its role refused what its environment answered", []string{"reward 0.5 is not 0 or 1"}},
+		{"half", "its role refused what its environment answered", []string{"a reward that is not 0 or 1"}},
 	} {
 		t.Run(c.mode, func(t *testing.T) {
 			writeMode(t, dirs[4], c.mode, 20)

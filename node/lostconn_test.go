@@ -79,7 +79,7 @@ func TestSAMBASurvivesLostConnections(t *testing.T) {
 	const budget, seed = 3000, 21
 	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
 		cfg.Log.Level = "warn"
-		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i >= 3 {
 			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
 		}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/environment"
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 )
@@ -157,8 +158,9 @@ func (b *banditService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Immediate, answered on a goroutine of its own — are activated at their
 // rate by the daemon, one pull outstanding at a time, at steps 0, 1, 2, …
 // of their local active set, and find the best arm. A service that answers
-// a reward out of the session's range aborts the session with a reason
-// naming the agent, the interaction and the arm.
+// a reward out of the session's range does not abort the session: the
+// agents clamp it and count it in their own records, and nothing the
+// coordinator and initiator keeps holds the reward or the count.
 func TestBAIAgentsPacedWithAnHTTPEnvironment(t *testing.T) {
 	svc := &banditService{rand: rand.New(rand.NewPCG(1, 2)), pulls: map[string][]pullRequest{}}
 	srv := httptest.NewServer(svc)
@@ -200,18 +202,42 @@ func TestBAIAgentsPacedWithAnHTTPEnvironment(t *testing.T) {
 			return nil, false
 		}
 		r := make([]float64, len(q.Arms))
-		r[3] = 2
+		r[3] = 2.71828
 		return r, true
 	}
 	svc.mu.Unlock()
 
-	id, err := nodes[0].StartSession([]byte(spec))
+	got, _ := completedSession[bai.Result](t, nodes[0], spec, 60*time.Second)
+	var clamped int64
+	for _, tn := range nodes[1:] {
+		waitEnded(t, tn, got.ID, 30*time.Second)
+		rec, err := tn.sessionRecord(got.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for party, raw := range rec.Local {
+			out := testutil.DecodeJSON[bai.AgentOutcome](t, raw)
+			if out.RewardsClamped > 1 {
+				t.Errorf("%s's %s counts %d clamped rewards, want at most 1", tn.cfg.Node.Name, party, out.RewardsClamped)
+			}
+			clamped += out.RewardsClamped
+		}
+	}
+	if clamped == 0 {
+		t.Error("no agent counted the reward it clamped")
+	}
+	rec, err := nodes[0].sessionRecord(got.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := waitEnded(t, nodes[0], id, 60*time.Second)
-	if got.State != stateAborted || !strings.Contains(got.Reason, "agent") || strings.Contains(got.Reason, "reward 2") {
-		t.Errorf("session ended %s (%s), want aborted naming the agent and no reward", got.State, got.Reason)
+	kept, err := json.Marshal(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, private := range []string{"2.718", "clamped"} {
+		if strings.Contains(string(kept), private) {
+			t.Errorf("the coordinator's record holds %q: %s", private, kept)
+		}
 	}
 }
 

@@ -29,14 +29,17 @@ func (c *Config) admit(f protocol.Family, params any, initiator string, self boo
 	}
 	for _, t := range pol.limitTables() {
 		for _, key := range slices.Sorted(maps.Keys(t.limits)) {
-			v, ok := numericParam(params, key)
+			v, doc, ok := policyValue(params, key)
 			if !ok {
-				return nil, fmt.Errorf("%s: policy.%s.%s.%s names no numeric parameter of %s", c.Node.Name, f.Name(), t.name, key, f.Name())
+				return nil, fmt.Errorf("%s: policy.%s.%s.%s names no numeric parameter or figure of %s", c.Node.Name, f.Name(), t.name, key, f.Name())
 			}
 			if !t.within(v, t.limits[key]) {
-				return nil, fmt.Errorf("params.%s = %v %s %s's %s of %v (policy.%s.%s.%s)", key, v, t.breach, c.Node.Name, t.what, t.limits[key], f.Name(), t.name, key)
+				return nil, fmt.Errorf("%s %s %s's %s of %v (policy.%s.%s.%s)", describeValue(key, v, doc), t.breach, c.Node.Name, t.what, t.limits[key], f.Name(), t.name, key)
 			}
 		}
+	}
+	if err := checkDefaultMins(c.Node.Name, f.Name(), pol, params); err != nil {
+		return nil, err
 	}
 	local := map[string]any{}
 	for _, r := range roles {
@@ -69,10 +72,19 @@ func (c *Config) admitName(f protocol.Family, initiator, name string) error {
 	return fmt.Errorf("%s does not accept the standing session %q of %s (policy.%s.sessions)", c.Node.Name, name, initiator, f.Name())
 }
 
-// numericParam finds the field of a params struct whose toml tag is key and
-// returns its value as a float64, so a policy limit applies to the value in
-// effect, defaults included.
+// numericParam returns what a policy limit named key applies to in
+// params: a public figure computed from them (policyValue), or the numeric
+// parameter whose toml tag is key, as a float64 — so a policy limit applies
+// to the value in effect, defaults included. The config's validation
+// refuses a limit for which it finds nothing.
 func numericParam(params any, key string) (float64, bool) {
+	v, _, ok := policyValue(params, key)
+	return v, ok
+}
+
+// paramField finds the field of a params struct whose toml tag is key and
+// returns its value as a float64.
+func paramField(params any, key string) (float64, bool) {
 	v := reflect.ValueOf(params)
 	for v.Kind() == reflect.Pointer {
 		v = v.Elem()

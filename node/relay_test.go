@@ -96,7 +96,7 @@ func TestSAMBAThroughRelay(t *testing.T) {
 	const budget, seed = 60, 7
 	nated := map[string]bool{"node2": true, "node4": true}
 	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
-		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i == 0 {
 			cfg.Relay.Service = true
 		}

@@ -64,7 +64,7 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 	var seed atomic.Int64 // read by the daemons' goroutines when a session starts
 	pulls := &pullLog{}
 	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
-		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i >= 3 {
 			cfg.LocalData["samba"] = map[string]any{"data_owner": loggedArm{Bernoulli: samba.Bernoulli{Mu: means[i-3]}, i: i - 3, log: pulls}}
 		}
@@ -218,7 +218,7 @@ func (c *copyingController) Ready() protocol.Ready {
 // and the session aborts on every daemon with a reason that says so.
 func TestSAMBATamperingAbortsOnTheNetwork(t *testing.T) {
 	nodes := startNetworkWith(t, 6, func(i int, cfg *Config) {
-		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i >= 3 {
 			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: 0.5}}
 		}

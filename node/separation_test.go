@@ -40,7 +40,7 @@ func (f withoutSeparations) WireVersion() string { return protocol.WireVersion(f
 // participants' policies and local data would have let the others run.
 func TestCollusiveAssignmentsAreDeclinedEverywhere(t *testing.T) {
 	nodes := startNetworkWith(t, 5, func(i int, cfg *Config) {
-		openPolicy("samba")(i, cfg)
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		openPolicy("mpccb")(i, cfg)
 		cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: 0.2 + 0.1*float64(i)}}
 		if i == 0 {

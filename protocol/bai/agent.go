@@ -3,6 +3,7 @@ package bai
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/bandit-node/bandit-node/privacy"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -56,6 +57,11 @@ type agent struct {
 	epoch        int   // DP-MASE: e^n, from 1
 	round        int64 // DP-MASE: r^n
 	epochLen     int64 // DP-MASE: R(e^n)
+
+	// clamped counts the rewards answered outside the session's reward
+	// range and clamped into it (Answer). It stays in the agent's own
+	// outcome: nothing sent to another organization carries it.
+	clamped int64
 
 	finished bool
 }
@@ -169,11 +175,20 @@ func (a *agent) Ready() protocol.Ready {
 }
 
 // Answer implements protocol.Asker: the rewards of the pull asked, one per
-// arm asked, each a finite number in the session's reward range
-// [params.reward_min, params.reward_max]; the interaction goes on with
-// them. An arm eliminated while the agent waited (a CENTRAL agent hears
-// the global eliminations at any time) is no longer sampled: its reward is
-// dropped.
+// arm asked, each a finite number; the interaction goes on with them. A
+// reward outside the session's reward range [params.reward_min,
+// params.reward_max] is clamped into it, and counted in the agent's own
+// outcome (AgentOutcome.RewardsClamped): the range is the initiator's
+// choice, and an abort that named the reward would hand it a real reward
+// of this agent (with a range as narrow as [0, 0.001], in every session);
+// after clamping every reward lies in the range, so DP-MASE's sensitivity
+// 1/R(e) holds for the normalized rewards as Proposition 4.1 needs. An arm
+// eliminated while the agent waited (a CENTRAL agent hears the global
+// eliminations at any time) is no longer sampled: its reward is dropped.
+//
+// An error here may become the session's abort reason, sent to every
+// participant: it names the interaction and the kind of fault, never a
+// reward or an arm.
 func (a *agent) Answer(o protocol.Outcome) error {
 	step := a.interactions
 	switch {
@@ -182,14 +197,21 @@ func (a *agent) Answer(o protocol.Outcome) error {
 	case o.ID != uint64(step)+1:
 		return fmt.Errorf("an answer to query %d, but the query asked is %d (interaction %d)", o.ID, uint64(step)+1, step)
 	case len(o.Rewards) != len(a.asked):
-		return fmt.Errorf("interaction %d: %d rewards for a pull of %d arms %v; want one reward per arm, in the order asked", step, len(o.Rewards), len(a.asked), a.asked)
+		return fmt.Errorf("interaction %d: the environment answered a pull with a number of rewards other than one per arm asked", step)
 	}
+	rewards := o.Rewards
 	for i, r := range o.Rewards {
 		if math.IsNaN(r) || math.IsInf(r, 0) {
-			return fmt.Errorf("interaction %d, arm %d: reward %v is not a finite number", step, a.asked[i], r)
+			return fmt.Errorf("interaction %d: the environment answered a reward that is not a finite number", step)
 		}
-		if r < a.p.RewardMin || r > a.p.RewardMax {
-			return fmt.Errorf("interaction %d, arm %d: reward %v is outside the session's reward range [%v, %v] (params.reward_min, reward_max)", step, a.asked[i], r, a.p.RewardMin, a.p.RewardMax)
+		if c := clamp(r, a.p.RewardMin, a.p.RewardMax); c != r {
+			// The answer is the environment's storage (a replayed
+			// file's rows, say): clamped in a copy.
+			if &rewards[0] == &o.Rewards[0] {
+				rewards = slices.Clone(o.Rewards)
+			}
+			rewards[i] = c
+			a.clamped++
 		}
 	}
 	asked := a.asked
@@ -197,7 +219,7 @@ func (a *agent) Answer(o protocol.Outcome) error {
 	if a.finished {
 		return nil // it heard the decision, or was halted, while it waited
 	}
-	if err := a.interact(asked, o.Rewards); err != nil {
+	if err := a.interact(asked, rewards); err != nil {
 		return err
 	}
 	if a.deferred > 0 && !a.finished {
@@ -302,7 +324,11 @@ func (a *agent) dpLocalElimination() ([]int, error) {
 		}
 		v, err := a.noise.Laplace(a.sums[k]/r, 1/r, a.p.Epsilon)
 		if err != nil {
-			return nil, err
+			// The sampler's error may describe its input, an arm's
+			// private mean: the detail goes to this organization's log,
+			// and the reason, which may reach everyone, names the epoch.
+			a.cfg.Logger.Error("drawing DP-MASE's Laplace noise failed", "epoch", a.epoch, "arm", k, "err", err)
+			return nil, fmt.Errorf("epoch %d: drawing DP-MASE's Laplace noise failed (this organization's log has the detail)", a.epoch)
 		}
 		noisy[k] = v
 		best = math.Max(best, v)
@@ -432,7 +458,7 @@ func (a *agent) finish(rep *baipb.AgentReport, local int) {
 	}
 	a.progress()
 	a.SetResult(protocol.Result{Report: body, Local: AgentOutcome{
-		Interactions: a.interactions, Stopped: rep.Stopped, LocalBest: local, Halted: rep.Halted}})
+		Interactions: a.interactions, Stopped: rep.Stopped, LocalBest: local, Halted: rep.Halted, RewardsClamped: a.clamped}})
 }
 
 // AgentOutcome is what an agent's organization keeps of a session.
@@ -443,6 +469,11 @@ type AgentOutcome struct {
 	// finished otherwise (it heard the decision, or was halted).
 	LocalBest int    `json:"local_best"`
 	Halted    string `json:"halted,omitempty"`
+	// RewardsClamped counts the rewards the agent's environment answered
+	// outside the session's reward range, which the agent clamped into it.
+	// Only this organization sees it (its own result); many clamps say
+	// the initiator's range does not fit this organization's rewards.
+	RewardsClamped int64 `json:"rewards_clamped"`
 }
 
 // Halt implements protocol.Halter.

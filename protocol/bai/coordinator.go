@@ -164,7 +164,7 @@ func (c *coordinator) stepRewards(from protocol.Party, r *baipb.Rewards) error {
 	}
 	for i, arm := range r.Arms {
 		if int(arm) >= c.k || math.IsNaN(r.Rewards[i]) || math.IsInf(r.Rewards[i], 0) {
-			return fmt.Errorf("%s sent a bad reward for arm %d", from, arm)
+			return fmt.Errorf("%s sent a reward that is not a finite number, or of an arm out of range", from)
 		}
 		if c.out[arm] {
 			continue

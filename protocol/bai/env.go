@@ -104,15 +104,9 @@ func (e *simulatedEnvironment) Answer(_ context.Context, q protocol.Query) (prot
 	rewards := e.rewards[:0]
 	for _, k := range q.Arms {
 		if k < 0 || k >= len(e.arms.Arms) {
-			return protocol.Outcome{}, fmt.Errorf("a pull of arm %d, but the agent has %d arms", k, len(e.arms.Arms))
+			return protocol.Outcome{}, fmt.Errorf("a pull of an arm outside the agent's %d arms", len(e.arms.Arms))
 		}
-		r := e.arms.pull(k, e.draw)
-		if r < e.lo {
-			r = e.lo
-		} else if r > e.hi {
-			r = e.hi
-		}
-		rewards = append(rewards, r)
+		rewards = append(rewards, clamp(e.arms.pull(k, e.draw), e.lo, e.hi))
 	}
 	if err := e.draw.Err(); err != nil {
 		return protocol.Outcome{}, err
@@ -126,6 +120,11 @@ func (*simulatedEnvironment) Immediate() bool { return true }
 
 // Close implements protocol.Environment.
 func (*simulatedEnvironment) Close() error { return nil }
+
+// clamp returns r clamped into [lo, hi].
+func clamp(r, lo, hi float64) float64 {
+	return math.Min(hi, math.Max(lo, r))
+}
 
 // normalize maps a reward onto [0, 1] with the session's public reward
 // range, clamping what falls outside.

@@ -2,6 +2,8 @@ package bai
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"log/slog"
 	"math"
 	"reflect"
@@ -38,9 +40,8 @@ func oneQuery(t *testing.T, a *agent) protocol.Query {
 var independent = Params{Algorithm: AlgIndependent, Delta: 0.05, RewardMax: 1}
 
 // TestAgentRefusesBadRewards: an agent takes one finite reward per arm
-// asked, within the session's reward range, and names the interaction and
-// the arm of what it refuses — the arm, not its place in the pull, once
-// some arms are out of the local set.
+// asked, and names the interaction of what it refuses — never a reward or
+// an arm, since the reason may be sent to the other organizations.
 func TestAgentRefusesBadRewards(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -50,12 +51,10 @@ func TestAgentRefusesBadRewards(t *testing.T) {
 		rewards []float64
 		want    string
 	}{
-		{"too few", 0, nil, 1, []float64{0.5}, "interaction 0: 1 rewards for a pull of 4 arms [0 1 2 3]"},
-		{"too many", 3, nil, 4, []float64{0, 1, 0, 1, 0}, "interaction 3: 5 rewards for a pull of 4 arms [0 1 2 3]"},
-		{"above the range", 2, []int{1}, 3, []float64{1, 1.5, 0}, "interaction 2, arm 2: reward 1.5 is outside the session's reward range [0, 1]"},
-		{"below the range", 0, []int{0}, 1, []float64{0, 0, -0.25}, "interaction 0, arm 3: reward -0.25 is outside the session's reward range [0, 1]"},
-		{"not a number", 1, nil, 2, []float64{0, 0, 0, math.NaN()}, "interaction 1, arm 3: reward NaN is not a finite number"},
-		{"infinite", 0, nil, 1, []float64{math.Inf(1), 0, 0, 0}, "interaction 0, arm 0: reward +Inf is not a finite number"},
+		{"too few", 0, nil, 1, []float64{0.5}, "interaction 0: the environment answered a pull with a number of rewards other than one per arm asked"},
+		{"too many", 3, nil, 4, []float64{0, 1, 0, 1, 0}, "interaction 3: the environment answered a pull with a number of rewards"},
+		{"not a number", 1, nil, 2, []float64{0, 0, 0, math.NaN()}, "interaction 1: the environment answered a reward that is not a finite number"},
+		{"infinite", 0, []int{2}, 1, []float64{math.Inf(1), 0, 0}, "interaction 0: the environment answered a reward that is not a finite number"},
 		{"another query's", 1, nil, 1, []float64{0, 0, 0, 0}, "an answer to query 1, but the query asked is 2 (interaction 1)"},
 	}
 	for _, tt := range tests {
@@ -81,7 +80,12 @@ func TestAgentRefusesBadRewards(t *testing.T) {
 			}
 			err := a.Answer(protocol.Outcome{ID: tt.id, Rewards: tt.rewards})
 			if err == nil || !strings.HasPrefix(err.Error(), tt.want) {
-				t.Errorf("err = %v, want %q", err, tt.want)
+				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			for _, private := range []string{"NaN", "Inf", "0.5", "arm 0", "arm 2", "arm 3", "[0 1"} {
+				if strings.Contains(err.Error(), private) {
+					t.Errorf("reason %q holds %q", err, private)
+				}
 			}
 		})
 	}
@@ -218,15 +222,15 @@ func (f badEnvironmentFamily) SimulatedEnvironment(cfg protocol.RoleConfig) (pro
 }
 
 // TestSimulationRefusesABadEnvironment: a simulated session whose agents'
-// environment answers a reward out of range, or the wrong number of them,
-// fails naming the agent, the step and the arm.
+// environment answers the wrong number of rewards, or one that is not a
+// number, fails naming the agent and the step, and no reward.
 func TestSimulationRefusesABadEnvironment(t *testing.T) {
 	for _, tt := range []struct {
 		rewards []float64
 		want    string
 	}{
-		{[]float64{0, 0, 1.5, 0}, "rejected its environment's answer to the pull query of step 0: interaction 0, arm 2: reward 1.5 is outside the session's reward range [0, 1]"},
-		{[]float64{0, 0, 0}, "rejected its environment's answer to the pull query of step 0: interaction 0: 3 rewards for a pull of 4 arms [0 1 2 3]"},
+		{[]float64{0, 0, math.NaN(), 0}, "rejected its environment's answer to the pull query of step 0: interaction 0: the environment answered a reward that is not a finite number"},
+		{[]float64{0, 0, 0}, "rejected its environment's answer to the pull query of step 0: interaction 0: the environment answered a pull with a number of rewards other than one per arm asked"},
 	} {
 		reg, err := protocol.NewRegistry(badEnvironmentFamily{rewards: tt.rewards})
 		if err != nil {
@@ -239,6 +243,124 @@ func TestSimulationRefusesABadEnvironment(t *testing.T) {
 		_, err = sim.Run(context.Background(), reg, spec, sim.Options{})
 		if err == nil || !strings.Contains(err.Error(), "agent") || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("err = %v, want the agent named and %q", err, tt.want)
+		}
+	}
+}
+
+// TestAgentClampsRewardsOutsideTheRange: a reward outside the session's
+// range is clamped into it — the agent learns from the clamped value,
+// which keeps DP-MASE's sensitivity 1/R(e) — and counted in the agent's
+// own outcome; the environment's answer is left as it was.
+func TestAgentClampsRewardsOutsideTheRange(t *testing.T) {
+	p := independent
+	p.RewardMin, p.RewardMax = 0, 0.001
+	a := testAgent(t, p)
+	if err := a.Activate(); err != nil {
+		t.Fatal(err)
+	}
+	q := oneQuery(t, a)
+	answer := []float64{0.5, 0.0005, -3, 0.001}
+	if err := a.Answer(protocol.Outcome{ID: q.ID, Rewards: answer}); err != nil {
+		t.Fatal(err)
+	}
+	if want := []float64{1, 0.5, 0, 1}; !reflect.DeepEqual(a.sums, want) {
+		t.Errorf("normalized sums %v, want %v", a.sums, want)
+	}
+	if want := []float64{0.5, 0.0005, -3, 0.001}; !reflect.DeepEqual(answer, want) {
+		t.Errorf("the environment's answer became %v", answer)
+	}
+	if a.clamped != 2 {
+		t.Errorf("%d rewards clamped, want 2", a.clamped)
+	}
+	if err := a.Halt("test"); err != nil {
+		t.Fatal(err)
+	}
+	if out := a.Ready().Result.Local.(AgentOutcome); out.RewardsClamped != 2 {
+		t.Errorf("the agent's own outcome counts %d clamps, want 2", out.RewardsClamped)
+	}
+}
+
+// armRewards answers each arm asked with its fixed reward, and counts the
+// rewards it answered outside [lo, hi].
+type armRewards struct {
+	rewards []float64
+	lo, hi  float64
+	outside *int64
+}
+
+func (e armRewards) Answer(_ context.Context, q protocol.Query) (protocol.Outcome, error) {
+	out := make([]float64, len(q.Arms))
+	for i, k := range q.Arms {
+		out[i] = e.rewards[k]
+		if out[i] < e.lo || out[i] > e.hi {
+			*e.outside++
+		}
+	}
+	return protocol.Outcome{ID: q.ID, Rewards: out}, nil
+}
+func (armRewards) Immediate() bool { return true }
+func (armRewards) Close() error    { return nil }
+
+// armRewardsFamily is bai whose agents' environments are armRewards.
+type armRewardsFamily struct {
+	Family
+	rewards []float64
+	lo, hi  float64
+	outside []int64 // per agent
+}
+
+func (f armRewardsFamily) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environment, error) {
+	if cfg.Self.Role != RoleAgent {
+		return nil, nil
+	}
+	return armRewards{f.rewards, f.lo, f.hi, &f.outside[cfg.Self.Index]}, nil
+}
+
+// TestSimulationClampsRewardsOutsideTheRange: a DP-MASE session whose
+// initiator chose the range [0, 0.001], and whose agents' environments
+// answer rewards far outside it, completes: the rewards are clamped into
+// the range (arm 0's 0.73 to 0.001, the best; arm 2's −3.9 to 0), the
+// answer is arm 0, each agent's own outcome counts exactly the rewards its
+// environment answered outside the range, and neither the combined result
+// nor any report the initiator gets holds a reward or the count.
+func TestSimulationClampsRewardsOutsideTheRange(t *testing.T) {
+	const agents = 6 // DP-MASE with β = 0.5, δ = 0.05: M = 5, so 6 agents
+	rewards := []float64{0.73125, 0.000437, -3.875, 0.000213}
+	f := armRewardsFamily{rewards: rewards, lo: 0, hi: 0.001, outside: make([]int64, agents)}
+	reg, err := protocol.NewRegistry(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := protocol.ParseSpec("spec", []byte(fmt.Sprintf("protocol = \"bai\"\n[params]\nalgorithm = \"dp_mase\"\nreward_min = 0\nreward_max = 0.001\n"+
+		"[simulation]\nagents = %d\narms = [0.9, 0.5, 0.3, 0.1]\n", agents)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := sim.Run(context.Background(), reg, spec, sim.Options{})
+	if err != nil {
+		t.Fatalf("the session failed: %v", err)
+	}
+	res := out.Result.(*Result)
+	if res.BestArm == nil || *res.BestArm != 0 {
+		t.Fatalf("best arm %v (%s), want 0", res.BestArm, res.NoAnswer)
+	}
+	for i := range agents {
+		party := protocol.Party{Role: RoleAgent, Index: i}.String()
+		local, ok := out.Local[party].(AgentOutcome)
+		if !ok {
+			t.Fatalf("no outcome of %s: %v", party, out.Local)
+		}
+		if local.RewardsClamped != f.outside[i] || local.RewardsClamped == 0 {
+			t.Errorf("%s counts %d clamped rewards, its environment answered %d outside the range", party, local.RewardsClamped, f.outside[i])
+		}
+	}
+	shown, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, private := range []string{"0.73125", "0.000437", "3.875", "0.000213", "clamp"} {
+		if strings.Contains(string(shown), private) {
+			t.Errorf("the combined result %s holds %q", shown, private)
 		}
 	}
 }

@@ -47,6 +47,40 @@ func DefaultParams() Params {
 	return Params{Algorithm: AlgCorrupted, Delta: 0.05, Eta: 0.9, Xi: 0.05, Epsilon: 0.1, Beta: 0.5, RewardMin: 0, RewardMax: 1}
 }
 
+// PolicyFigures are the public figures, computed from the parameters,
+// that an organization's policy may bound as it bounds a parameter:
+//
+//   - reward_range: the width R = reward_max − reward_min of the session's
+//     reward range ([policy.bai.min] reward_range = 0.5 declines a range
+//     narrower than that, into which most of this organization's rewards
+//     would be clamped).
+//   - epsilon: DP-MASE's ε, the privacy of each agent's rewards; +Inf for
+//     central, whose agents send their raw rewards to the coordinator, so
+//     that [policy.bai.max] epsilon refuses it. (Corrupted Elimination
+//     protects the best arm, not the rewards: bound it with
+//     [policy.bai.min] eta.)
+func (p Params) PolicyFigures() map[string]float64 {
+	eps := p.Epsilon
+	if p.Algorithm == AlgCentral {
+		eps = math.Inf(1)
+	}
+	return map[string]float64{"reward_range": p.RewardMax - p.RewardMin, "epsilon": eps}
+}
+
+// PolicyFigureDoc describes a figure of PolicyFigures for a decline reason.
+func (p Params) PolicyFigureDoc(key string) string {
+	switch key {
+	case "reward_range":
+		return "the width of the session's reward range, reward_max − reward_min"
+	case "epsilon":
+		if p.Algorithm == AlgCentral {
+			return "central: the agents send their raw rewards, which no ε protects"
+		}
+		return "DP-MASE's ε for each agent's rewards"
+	}
+	return ""
+}
+
 // MaxArms bounds K.
 const MaxArms = 1024
 

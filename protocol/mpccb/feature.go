@@ -133,11 +133,13 @@ func (f *featureParty) Answer(o protocol.Outcome) error {
 		return fmt.Errorf("feature party %d, step %d: a context of %d features; party %d of %d holds columns [%d, %d) of %d, that is %d",
 			f.idx, t, len(o.X), f.idx, f.parties, f.cols[0], f.cols[1], f.p.Dimensions, f.width)
 	case !isFinite(o.X):
-		return fmt.Errorf("feature party %d, step %d: the context holds a value that is not a finite number: %v", f.idx, t, o.X)
+		return fmt.Errorf("feature party %d, step %d: the environment answered a context that holds a value that is not a finite number", f.idx, t)
 	}
+	// The reason may reach every party: it names the step, never a
+	// feature or the norm.
 	if n := norm(o.X); n > maxNorm {
-		return fmt.Errorf("feature party %d, step %d (row %d of a features or replayed file): this party's %d features have norm %.6g; the engine needs every context's norm to be at most 1 (scale each context to unit norm before splitting it, as dataset.NormalizeRows does)",
-			f.idx, t, t+1, f.width, n)
+		return fmt.Errorf("feature party %d, step %d (row %d of a features or replayed file): this party's %d features have a norm above 1; the engine needs every context's norm to be at most 1 (scale each context to unit norm before splitting it, as dataset.NormalizeRows does)",
+			f.idx, t, t+1, f.width)
 	}
 	f.x = append(f.x, o.X...)
 	f.q = append(f.q, checkShare(o.X))

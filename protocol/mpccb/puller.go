@@ -87,7 +87,8 @@ func (u *puller) Step(m protocol.Message) error {
 	}
 }
 
-// openOneHot adds up shares of a one-hot vector and returns its arm.
+// openOneHot adds up shares of a one-hot vector and returns its arm. Its
+// errors name no arm: the arm chosen is p′'s alone.
 func openOneHot(shares [][]uint64) (int, error) {
 	arm := -1
 	for a := range shares[0] {
@@ -99,11 +100,11 @@ func openOneHot(shares [][]uint64) (int, error) {
 		case 0:
 		case 1:
 			if arm >= 0 {
-				return 0, fmt.Errorf("the opened arm vector has ones at %d and %d", arm, a)
+				return 0, fmt.Errorf("the opened arm vector has more than one 1")
 			}
 			arm = a
 		default:
-			return 0, fmt.Errorf("the opened arm vector holds %d at arm %d, not 0 or 1", int64(v), a)
+			return 0, fmt.Errorf("the opened arm vector holds a value other than 0 or 1")
 		}
 	}
 	if arm < 0 {

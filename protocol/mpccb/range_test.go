@@ -56,9 +56,11 @@ func answerAll(t *testing.T, role protocol.Role, answers [][]float64) error {
 
 // TestAnswersOutOfRange checks that a feature party refuses a context of
 // the wrong width, with a value that is not finite, or whose part has norm
-// above 1, and p″ a reward row of the wrong length, not finite, or beyond
-// the engine's range, naming the query's step and what is wrong; and that
-// answers within range are accepted.
+// above 1, and p″ a reward row of the wrong length or not finite, naming
+// the query's step and what is wrong but no feature, norm or reward (the
+// reason may reach every party); that p″ clamps a reward beyond the
+// engine's range into it and counts it in its own result; and that answers
+// within range are accepted.
 func TestAnswersOutOfRange(t *testing.T) {
 	p := DefaultParams()
 	p.Dimensions, p.Arms, p.Steps = 4, 2, 3
@@ -69,33 +71,34 @@ func TestAnswersOutOfRange(t *testing.T) {
 		answers [][]float64
 		edit    func(*Params)
 		want    []string // phrases of the error; none when the answers are accepted
+		private []string // what the error must not hold
+		clamped int64    // p″'s count of clamped rewards, when accepted
 	}{
-		{"unit features", RoleFeature, [][]float64{{0.6, 0.8}, {1, 0}, {0, 0}}, nil, nil},
+		{"unit features", RoleFeature, [][]float64{{0.6, 0.8}, {1, 0}, {0, 0}}, nil, nil, nil, 0},
 		{"a feature too many", RoleFeature, [][]float64{{0.6, 0.8}, {1, 0, 0}, {0, 0}}, nil,
-			[]string{"step 1:", "3 features", "columns [0, 2) of 4, that is 2"}},
+			[]string{"step 1:", "3 features", "columns [0, 2) of 4, that is 2"}, nil, 0},
 		{"a feature too few", RoleFeature, [][]float64{{1}, {1, 0}, {0, 0}}, nil,
-			[]string{"step 0:", "1 features", "that is 2"}},
+			[]string{"step 0:", "1 features", "that is 2"}, nil, 0},
 		{"not a number", RoleFeature, [][]float64{{0.6, 0.8}, {1, 0}, {math.NaN(), 0}}, nil,
-			[]string{"step 2:", "not a finite number"}},
+			[]string{"step 2:", "not a finite number"}, []string{"NaN"}, 0},
 		{"infinite", RoleFeature, [][]float64{{math.Inf(1), 0}, {1, 0}, {0, 0}}, nil,
-			[]string{"step 0:", "not a finite number"}},
+			[]string{"step 0:", "not a finite number"}, []string{"Inf"}, 0},
 		{"unnormalised features", RoleFeature, [][]float64{{0.6, 0.8}, {0, 1}, {3, 4}}, nil,
-			[]string{"step 2 (row 3", "norm 5", "at most 1"}},
+			[]string{"step 2 (row 3", "norm above 1", "at most 1"}, []string{"norm 5", " 5", "3, 4"}, 0},
 		{"slightly long features", RoleFeature, [][]float64{{0.6, 0.8000001}, {0, 1}, {0, 1}}, nil,
-			[]string{"step 0 (row 1", "norm 1"}},
+			[]string{"step 0 (row 1", "norm above 1"}, []string{"1.0000"}, 0},
 		{"raw pixel values", RoleFeature, [][]float64{{0, 1}, {0, 1}, {255, 12}}, nil,
-			[]string{"step 2", "norm 255.282"}},
-		{"rewards in range", RoleReceiver, [][]float64{{0, 1}, {1, 0}, {-1, 2e6}}, nil, nil},
+			[]string{"step 2", "norm above 1"}, []string{"255"}, 0},
+		{"rewards in range", RoleReceiver, [][]float64{{0, 1}, {1, 0}, {-1, 2e6}}, nil, nil, nil, 0},
 		{"a reward too many", RoleReceiver, [][]float64{{0, 1}, {1, 0, 0}, {0, 1}}, nil,
-			[]string{"step 1:", "3 rewards", "2 arms"}},
+			[]string{"step 1:", "3 rewards", "2 arms"}, nil, 0},
 		{"a reward too few", RoleReceiver, [][]float64{{0, 1}, {1, 0}, {1}}, nil,
-			[]string{"step 2:", "1 rewards", "2 arms"}},
+			[]string{"step 2:", "1 rewards", "2 arms"}, nil, 0},
 		{"reward not a number", RoleReceiver, [][]float64{{math.NaN(), 1}, {1, 0}, {0, 1}}, nil,
-			[]string{"step 0:", "not a finite number"}},
-		{"rewards beyond the ring", RoleReceiver, [][]float64{{0, 1}, {1, 0}, {-1, 3e6}}, nil,
-			[]string{"step 2 (row 3", "3e+06", "2.097e+06", "precision_bits = 20"}},
-		{"rewards beyond the ring at L = 24", RoleReceiver, [][]float64{{0, 1}, {1e4, 0}, {-1, 1}},
-			func(p *Params) { p.PrecisionBits = 24 }, []string{"step 1 (row 2", "10000", "8192"}},
+			[]string{"step 0:", "not a finite number"}, []string{"NaN"}, 0},
+		{"rewards beyond the ring", RoleReceiver, [][]float64{{0, 1}, {1, 0}, {-1, 3e6}}, nil, nil, nil, 1},
+		{"rewards beyond the ring at L = 24", RoleReceiver, [][]float64{{0, 1}, {1e4, 0}, {-1e5, 1}},
+			func(p *Params) { p.PrecisionBits = 24 }, nil, nil, 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -112,6 +115,9 @@ func TestAnswersOutOfRange(t *testing.T) {
 				if err != nil {
 					t.Fatalf("refused answers within range: %v", err)
 				}
+				if rc, ok := role.(*receiver); ok && rc.clamped != c.clamped {
+					t.Errorf("p″ clamped %d rewards, want %d", rc.clamped, c.clamped)
+				}
 				return
 			}
 			if err == nil {
@@ -120,6 +126,11 @@ func TestAnswersOutOfRange(t *testing.T) {
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q does not say %q", err, w)
+				}
+			}
+			for _, w := range c.private {
+				if strings.Contains(err.Error(), w) {
+					t.Errorf("error %q holds %q", err, w)
 				}
 			}
 		})

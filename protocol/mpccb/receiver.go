@@ -32,6 +32,9 @@ type receiver struct {
 	total   float64
 	curve   []float64
 	every   int64
+	// clamped counts the rewards answered beyond [−bound, bound] and
+	// clamped into it (Answer); it stays in p″'s own result.
+	clamped int64
 }
 
 // ReceiverLocal is p″'s own result.
@@ -39,6 +42,10 @@ type ReceiverLocal struct {
 	Steps         int64   `json:"steps"`
 	TotalReward   float64 `json:"total_reward"`
 	AverageReward float64 `json:"average_reward"`
+	// RewardsClamped counts the rewards p″'s environment answered beyond
+	// the engine's range [−R, R] at this session's precision_bits and
+	// steps, which p″ clamped into it. Only this organization sees it.
+	RewardsClamped int64 `json:"rewards_clamped"`
 }
 
 func newReceiver(cfg protocol.RoleConfig, p Params) (*receiver, error) {
@@ -67,8 +74,18 @@ func (r *receiver) askRows() {
 }
 
 // Answer implements protocol.Asker: the reward row of the oldest step
-// asked — one reward per arm, each within the range the engine's products
-// allow at this precision over this many steps — which p″ shares at once.
+// asked — one finite reward per arm — which p″ shares at once. A reward
+// beyond [−R, R], the range the engine's products allow at this precision
+// over this many steps (Params.maxReward), is clamped into it and counted
+// in p″'s own result (ReceiverLocal.RewardsClamped), not refused: R
+// follows from precision_bits and steps, which the initiator chooses, and
+// an abort would tell every party that a reward of that step was beyond
+// it — with a small R, a fact about p″'s private rewards. Clamped, the
+// session's traffic is the same whatever the rewards are.
+//
+// An error here may become the session's abort reason, sent to every
+// party: it names the step and the kind of fault, never a reward or an
+// arm.
 func (r *receiver) Answer(o protocol.Outcome) error {
 	t := r.sent // the query's step
 	if t >= r.asked || o.ID != t+1 {
@@ -78,15 +95,15 @@ func (r *receiver) Answer(o protocol.Outcome) error {
 		return fmt.Errorf("reward receiver, step %d: %d rewards; the session has %d arms, and p″ needs the reward of every arm", t, len(o.Rewards), r.p.Arms)
 	}
 	if !isFinite(o.Rewards) {
-		return fmt.Errorf("reward receiver, step %d: the rewards hold a value that is not a finite number: %v", t, o.Rewards)
-	}
-	for a, v := range o.Rewards {
-		if !(v >= -r.bound && v <= r.bound) {
-			return fmt.Errorf("reward receiver, step %d (row %d of a rewards or replayed file): the reward %v of arm %d is outside [−%.4g, %.4g], the range in which the engine's products stay within its ring at precision_bits = %d over %d steps; scale the rewards or use fewer precision bits",
-				t, t+1, v, a, r.bound, r.bound, r.p.PrecisionBits, r.p.Steps)
-		}
+		return fmt.Errorf("reward receiver, step %d: the environment answered a reward that is not a finite number", t)
 	}
 	row := slices.Clone(o.Rewards)
+	for a, v := range row {
+		if c := min(r.bound, max(-r.bound, v)); c != v {
+			row[a] = c
+			r.clamped++
+		}
+	}
 	r.rows = append(r.rows, row)
 	r.SetProgress(protocol.Progress{Activity: r.activity()})
 	return r.share(row)
@@ -175,7 +192,7 @@ func (r *receiver) Step(m protocol.Message) error {
 			n := float64(r.p.Steps)
 			r.SetResult(protocol.Result{
 				Report: encodeReport(report{Steps: r.p.Steps, RewardTotal: r.total, RewardCurve: r.curve, CheckpointEvery: r.every}),
-				Local:  ReceiverLocal{Steps: r.p.Steps, TotalReward: r.total, AverageReward: r.total / n},
+				Local:  ReceiverLocal{Steps: r.p.Steps, TotalReward: r.total, AverageReward: r.total / n, RewardsClamped: r.clamped},
 			})
 			return nil
 		}
@@ -193,5 +210,5 @@ func (r *receiver) check(sum uint64) (float64, error) {
 			return v, nil
 		}
 	}
-	return 0, fmt.Errorf("the parties opened the reward %g, which no arm pays in this context", r.fx.Decode(sum))
+	return 0, fmt.Errorf("the parties opened a reward that no arm pays in this context")
 }

@@ -244,14 +244,17 @@ func (a *agent) Answer(o protocol.Outcome) error {
 	case o.ID != a.queries:
 		return fmt.Errorf("round %d (step %d): an answer to query %d, but the procurement asked is query %d", a.t, a.t-1, o.ID, a.queries)
 	}
+	// These reasons may reach the other agents: they name no producer,
+	// quantity or quality, which are the agent's private procurement
+	// history and its environment's answer.
 	if len(o.Qualities) != len(a.asked) {
-		return fmt.Errorf("round %d (step %d): %d realized qualities for a procurement from %d producers %v",
-			a.t, a.t-1, len(o.Qualities), len(a.asked), a.asked)
+		return fmt.Errorf("round %d (step %d): the environment answered a procurement with a number of realized qualities other than one per producer procured from",
+			a.t, a.t-1)
 	}
-	for j, q := range o.Qualities {
+	for _, q := range o.Qualities {
 		if !(q >= 0 && q <= 1) {
-			return fmt.Errorf("round %d (step %d): producer %d's realized quality %v is not in [0, 1] (the fraction of its %v units that were good)",
-				a.t, a.t-1, a.asked[j], q, a.units[j])
+			return fmt.Errorf("round %d (step %d): the environment answered a realized quality that is not in [0, 1] (the fraction of a producer's units that were good)",
+				a.t, a.t-1)
 		}
 	}
 	a.asking = false
@@ -337,7 +340,12 @@ func (a *agent) communicate() error {
 				share.Y[i], err = a.noise.Gaussian(a.y[i], sigma)
 			}
 			if err != nil {
-				return fmt.Errorf("communication round %d: the noise of producer %d's share: %w", a.z, i, err)
+				// The sampler's error may hold σ, which follows from the
+				// producer's private capacity: it goes to this
+				// organization's log, and the reason, which may reach the
+				// other agents, names the round only.
+				a.cfg.Logger.Error("drawing the noise of a share failed", "round", a.z, "producer", i, "err", err)
+				return fmt.Errorf("communication round %d: drawing the noise of this agent's share failed (this organization's log has the detail)", a.z)
 			}
 		}
 		a.w[i], a.y[i] = 0, 0

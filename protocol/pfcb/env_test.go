@@ -92,30 +92,38 @@ func TestAnswerIsValidated(t *testing.T) {
 		want string
 	}{
 		{"too few", func(q protocol.Query) protocol.Outcome { return protocol.Outcome{ID: q.ID, Qualities: []float64{1, 0}} },
-			"round 1 (step 0): 2 realized qualities for a procurement from 3 producers [0 1 2]"},
+			"round 1 (step 0): the environment answered a procurement with a number of realized qualities other than one per producer"},
 		{"too many", func(q protocol.Query) protocol.Outcome {
 			return protocol.Outcome{ID: q.ID, Qualities: []float64{1, 0, 1, 1}}
-		}, "round 1 (step 0): 4 realized qualities"},
+		}, "round 1 (step 0): the environment answered a procurement with a number"},
 		{"above 1", func(q protocol.Query) protocol.Outcome {
 			return protocol.Outcome{ID: q.ID, Qualities: []float64{1, 1.5, 0}}
-		}, "round 1 (step 0): producer 1's realized quality 1.5 is not in [0, 1]"},
+		}, "round 1 (step 0): the environment answered a realized quality that is not in [0, 1]"},
 		{"negative", func(q protocol.Query) protocol.Outcome {
 			return protocol.Outcome{ID: q.ID, Qualities: []float64{1, 0, -0.01}}
-		}, "producer 2's realized quality -0.01"},
+		}, "a realized quality that is not in [0, 1]"},
 		{"NaN", func(q protocol.Query) protocol.Outcome {
 			return protocol.Outcome{ID: q.ID, Qualities: []float64{math.NaN(), 0, 0}}
-		}, "round 1 (step 0): producer 0's realized quality NaN"},
+		}, "round 1 (step 0): the environment answered a realized quality that is not in [0, 1]"},
 		{"infinite", func(q protocol.Query) protocol.Outcome {
 			return protocol.Outcome{ID: q.ID, Qualities: []float64{0, math.Inf(1), 0}}
-		}, "producer 1's realized quality +Inf"},
+		}, "a realized quality that is not in [0, 1]"},
 		{"another query", func(q protocol.Query) protocol.Outcome {
 			return protocol.Outcome{ID: q.ID + 1, Qualities: []float64{0, 0, 0}}
 		}, "round 1 (step 0): an answer to query 2, but the procurement asked is query 1"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			a, q := begin(t)
-			if err := a.Answer(tt.o(q)); err == nil || !strings.Contains(err.Error(), tt.want) {
+			err := a.Answer(tt.o(q))
+			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Fatalf("err = %v, want %q", err, tt.want)
+			}
+			// The reason may reach the other agents: it names no answered
+			// value and no producer procured from.
+			for _, private := range []string{"1.5", "-0.01", "NaN", "Inf", "[0 1 2]", "producer 1", "producer 2"} {
+				if strings.Contains(err.Error(), private) {
+					t.Errorf("reason %q holds %q", err, private)
+				}
 			}
 		})
 	}

@@ -307,7 +307,7 @@ func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environmen
 	e := &producers{q: l.Qualities, logQ: make([][2]float64, len(l.Qualities)), draw: randsrc.New(cfg.Rand)}
 	for i, q := range l.Qualities {
 		if !(q >= 0 && q <= 1) {
-			return nil, fmt.Errorf("producer %d's quality %v is not in [0, 1]", i, q)
+			return nil, fmt.Errorf("local.pfcb.agent.qualities[%d]: a quality must be in [0, 1]", i)
 		}
 		e.logQ[i] = [2]float64{math.Log1p(-q), math.Log(q)}
 	}
@@ -334,10 +334,10 @@ func (e *producers) Answer(_ context.Context, q protocol.Query) (protocol.Outcom
 	for j, i := range q.Producers {
 		units := q.Quantities[j]
 		if i < 0 || i >= len(e.q) {
-			return protocol.Outcome{}, fmt.Errorf("a procurement from producer %d of %d", i, len(e.q))
+			return protocol.Outcome{}, fmt.Errorf("a procurement from a producer outside the %d producers", len(e.q))
 		}
 		if !(units >= 1 && units <= MaxCapacity && units == math.Trunc(units)) {
-			return protocol.Outcome{}, fmt.Errorf("a procurement of %v units from producer %d, not a whole number in [1, %d]", units, i, MaxCapacity)
+			return protocol.Outcome{}, fmt.Errorf("a procurement of a quantity that is not a whole number in [1, %d]", MaxCapacity)
 		}
 		x := e.draw.BinomialCached(int(units), e.q[i], e.logQ[i][0], e.logQ[i][1])
 		o.Qualities[j] = float64(x) / units

@@ -112,8 +112,10 @@ func TestEpsilonWithoutUsableNoiseIsRefused(t *testing.T) {
 				err = drive(a, env, func() error { return a.advance(1000) })
 			}
 		}()
-		if err == nil || !strings.Contains(err.Error(), "communication round 1: the noise of producer 0") {
+		if err == nil || !strings.Contains(err.Error(), "communication round 1: drawing the noise of this agent's share failed") {
 			t.Errorf("simulated %v: err = %v, want the noise's failure", simulated, err)
+		} else if strings.Contains(err.Error(), "sigma") || strings.Contains(err.Error(), "producer") {
+			t.Errorf("simulated %v: the reason %q names σ or a producer, which follow from private capacities", simulated, err)
 		}
 	}
 }

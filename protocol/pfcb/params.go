@@ -35,8 +35,11 @@ type Params struct {
 	// Rho is ρ in the per-unit revenue r_i = ρ q_i − c_i. The paper does not
 	// give it; we use 1 (qualities and costs both lie in [0, 1]).
 	Rho float64 `toml:"rho"`
-	// Epsilon is the total privacy budget ε from which each communication
-	// round's ε^z = ε/(2 log T) + ε/2^{z+1} is drawn.
+	// Epsilon is the scale ε from which each communication round's budget
+	// ε^z = ε/(2 ln T) + ε/2^{z+1} is drawn (§5.3, "total privacy budget"
+	// in the paper's words). It is not the session's spend, which is
+	// Σ_z ε^z per published value and twice that per pair (SessionSpend):
+	// 0.845 ε and 1.69 ε at the paper's settings.
 	Epsilon float64 `toml:"epsilon"`
 	// Delta is δ of each release.
 	Delta float64 `toml:"delta"`

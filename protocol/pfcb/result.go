@@ -56,6 +56,10 @@ type Result struct {
 	Delta            float64  `json:"delta"`
 	EpsilonTotal     float64  `json:"epsilon_total"`
 	DeltaTotal       float64  `json:"delta_total"`
+	// EpsilonTotalPair and DeltaTotalPair are the totals for a producer's
+	// pair (w̃, ỹ), twice a value's (SessionSpend).
+	EpsilonTotalPair float64 `json:"epsilon_total_pair"`
+	DeltaTotalPair   float64 `json:"delta_total_pair"`
 }
 
 // Combine implements protocol.Family.
@@ -87,10 +91,11 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 		party := protocol.Party{Role: RoleAgent, Index: j}
 		r := &reps[j]
 		if math.IsNaN(r.Regret) || math.IsInf(r.Regret, 0) || r.Violations < 0 || r.Rounds != p.Rounds {
-			return nil, fmt.Errorf("report of %s: regret %v, %d violations, %d of %d rounds", party, r.Regret, r.Violations, r.Rounds, p.Rounds)
+			// The reasons name no regret or revenue: they may reach every agent.
+			return nil, fmt.Errorf("report of %s: a regret that is not finite, negative violations, or %d of %d rounds", party, r.Rounds, p.Rounds)
 		}
 		if math.IsNaN(r.Revenue) || math.IsInf(r.Revenue, 0) {
-			return nil, fmt.Errorf("report of %s: revenue %v", party, r.Revenue)
+			return nil, fmt.Errorf("report of %s: a revenue that is not finite", party)
 		}
 		if j == 0 {
 			res.Producers = int(r.Producers)
@@ -104,8 +109,8 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 		res.SharesOffered += r.Offered
 		if r.RegretUnknown {
 			if r.Regret != 0 || r.Violations != 0 || len(r.Curve) != 0 {
-				return nil, fmt.Errorf("report of %s: no regret known (its environment is not simulated), yet regret %v, %d violations and a curve of %d points",
-					party, r.Regret, r.Violations, len(r.Curve))
+				return nil, fmt.Errorf("report of %s: no regret known (its environment is not simulated), yet a regret, violations or a curve",
+					party)
 			}
 			res.RegretUnknown = append(res.RegretUnknown, party.String())
 			continue
@@ -136,9 +141,7 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	case AlgPFCB:
 		classic, analytic := 0, 0
 		for z := range res.CommunicationRounds {
-			e := p.EpsilonZ(z + 1)
-			res.EpsilonPerRound = append(res.EpsilonPerRound, e)
-			res.EpsilonTotal += e
+			res.EpsilonPerRound = append(res.EpsilonPerRound, p.EpsilonZ(z+1))
 			c := p.Calibration(z + 1)
 			res.NoiseCalibration = append(res.NoiseCalibration, c)
 			if c == CalibrationClassic {
@@ -147,12 +150,14 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 				analytic++
 			}
 		}
-		res.DeltaTotal = float64(len(res.CommunicationRounds)) * p.Delta
+		spend := SessionSpend(p)
+		res.EpsilonTotal, res.DeltaTotal = spend.EpsilonValue, spend.DeltaValue
+		res.EpsilonTotalPair, res.DeltaTotalPair = spend.EpsilonPair, spend.DeltaPair
 		res.Privacy = fmt.Sprintf("each published value is (ε^z, δ)-DP in communication round z with respect to the agent's procurement history "+
 			"(Gaussian mechanism, sensitivity the producer's capacity; σ calibrated by the paper's classic formula in %d rounds, where ε^z < 1, "+
 			"and by the analytic Gaussian mechanism of Balle and Wang in %d, where ε^z ≥ 1); "+
 			"by basic composition over %d rounds (ε, δ) = (%.4g, %.4g) per value, (%.4g, %.4g) for a producer's pair (w̃, ỹ)",
-			classic, analytic, len(res.CommunicationRounds), res.EpsilonTotal, res.DeltaTotal, 2*res.EpsilonTotal, 2*res.DeltaTotal)
+			classic, analytic, len(res.CommunicationRounds), res.EpsilonTotal, res.DeltaTotal, res.EpsilonTotalPair, res.DeltaTotalPair)
 	case AlgFCB:
 		res.Privacy = "none: true procurement totals are published in every communication round"
 	case AlgNonFederated:

@@ -65,7 +65,8 @@ func (c *customer) step(m protocol.Message) error {
 	}
 	c.rep.PaillierOps++
 	if !sum.IsInt64() || sum.Int64() < 0 || sum.Int64() > c.p.Budget {
-		return fmt.Errorf("the decrypted cumulative reward %v is not in [0, budget]", sum)
+		// Not the value: the reason may reach every party.
+		return fmt.Errorf("the decrypted cumulative reward is not in [0, budget]")
 	}
 	c.rep.HasReward = true
 	c.rep.CumulativeReward = sum.Int64()

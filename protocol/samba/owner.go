@@ -102,10 +102,11 @@ func (d *dataOwner) answer(o protocol.Outcome) error {
 	switch {
 	case t == 0 || o.ID != d.queries:
 		return fmt.Errorf("an answer to query %d, but the query asked is %d", o.ID, d.queries)
+	// These reasons may reach every party: they name no reward.
 	case len(o.Rewards) != 1:
-		return fmt.Errorf("pull at step %d (SAMBA's t = %d): %d rewards for a pull of one arm", t-1, t, len(o.Rewards))
+		return fmt.Errorf("pull at step %d (SAMBA's t = %d): the environment answered a number of rewards other than one for a pull of one arm", t-1, t)
 	case o.Rewards[0] != 0 && o.Rewards[0] != 1:
-		return fmt.Errorf("pull at step %d (SAMBA's t = %d): reward %v is not 0 or 1 (SAMBA's arms are Bernoulli; the sum of rewards is encrypted as an integer)", t-1, t, o.Rewards[0])
+		return fmt.Errorf("pull at step %d (SAMBA's t = %d): the environment answered a reward that is not 0 or 1 (SAMBA's arms are Bernoulli; the sum of rewards is encrypted as an integer)", t-1, t)
 	}
 	d.asked = 0
 	d.sc.S += int64(o.Rewards[0])

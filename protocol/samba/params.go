@@ -65,6 +65,24 @@ func (p Params) validate() error {
 	return nil
 }
 
+// MinDaemonPaillierBits is the smallest Paillier modulus a daemon accepts
+// for a session when its operator's policy does not allow less
+// ([policy.samba.min] paillier_bits): 2048 bits, about 112-bit security
+// (NIST SP 800-57 Part 1, Table 2, for factoring moduli). Params.validate
+// accepts 512 bits and up, so that simulate and tests run fast; only a
+// daemon's admission applies this floor (PolicyDefaultMin).
+const MinDaemonPaillierBits = 2048
+
+// PolicyDefaultMin are the lower bounds a daemon applies to these
+// parameters when its policy's [policy.samba.min] table does not set the
+// key itself: paillier_bits ≥ MinDaemonPaillierBits, so that no initiator
+// can have a participant's data encrypted under a test-sized key by
+// asking for one. An operator who wants less writes it explicitly
+// ([policy.samba.min] paillier_bits = 1024).
+func (Params) PolicyDefaultMin() map[string]float64 {
+	return map[string]float64{"paillier_bits": MinDaemonPaillierBits}
+}
+
 // minTau is the smallest softmax temperature whose scores cannot overflow
 // (see Params.validate).
 const minTau = 1.0 / 600
