@@ -12,9 +12,9 @@
 #     4 votes) whose spec's reward range is [0, 0.001] (the agents' programs
 #     answer rewards of 0 or 1 from a log) completes, the rewards clamped, or aborts without a reward
 #     value in its reason.
-#  3. weak keys: a SAMBA proposal with paillier_bits = 512 is declined by a
-#     participant with the policy `init --policy-open` writes, the reason
-#     naming both sizes.
+#  3. weak keys: a SAMBA proposal with paillier_bits = 512, from an
+#     initiator whose policy allows it, is declined by a participant with the
+#     policy `init --policy-open` writes, the reason naming both sizes.
 #  4. onboarding: two more daemons, A listing B but B not yet listing A, for
 #     20 s: A logs fewer than 50 lines and `peers` gives a reason; once B adds
 #     A's card, they connect within 5 s.
@@ -64,6 +64,9 @@ sleep 2
 exit 3
 OWNER
 chmod +x "$dir/leaky_owner.sh"
+# node1, the initiator of 3, allows itself 512-bit keys (its own policy's
+# choice): the participants, with init --policy-open's policy, must not.
+printf '[policy.samba.min]\npaillier_bits = 512\n' >"$dir/locals/node1.toml"
 # Every agent of 2 answers from a log of 0/1 rewards through a program
 # (examples/environments/bai_agent.sh): rewards the daemon takes as they come.
 envdir=$root/examples/environments
@@ -196,12 +199,13 @@ pair_start() { # NAME
 rm -rf "$dir/pairA" "$dir/pairB"
 pair_init A $((base + 51))
 pair_init B $((base + 52))
-"$bn" id --config "$dir/pairA/config.toml" --peer-card >"$dir/pairA.card"
-"$bn" id --config "$dir/pairB/config.toml" --peer-card >"$dir/pairB.card"
+"$bn" id --config "$dir/pairA/config.toml" --peer-card >"$dir/pairA.card" 2>/dev/null
+"$bn" id --config "$dir/pairB/config.toml" --peer-card >"$dir/pairB.card" 2>/dev/null
 "$bn" peers add --config "$dir/pairA/config.toml" "$dir/pairB.card" >/dev/null
 if [ "$(id -u)" = 0 ] && command -v mount >/dev/null; then
   # 5 needs pairA's sessions directory on a file system it can turn
   # read-only: a tmpfs of its own.
+  mkdir -p "$dir/pairA/sessions"
   mount -t tmpfs -o size=16m,mode=0700 failsafe "$dir/pairA/sessions"
 fi
 pair_start A
