@@ -212,7 +212,7 @@ pair_start A
 pair_start B
 sleep 20
 lines=$(wc -l <"$dir/pairA/daemon.log")
-reason=$("$bn" peers --config "$dir/pairA/config.toml" --json | grep -o '"last_error": *"[^"]*"' | head -n 1 || true)
+reason=$("$bn" peers --config "$dir/pairA/config.toml" --json | grep -o '"reason": *"[^"]*"' | head -n 1 || true)
 [ "$lines" -lt 50 ] || fail "4: pairA logged $lines lines in 20 s of a one-sided peer card (want fewer than 50): $(sort "$dir/pairA/daemon.log" | uniq -c | sort -rn | head -3)"
 [ -n "$reason" ] || fail "4: pairA's peers shows no reason for pairB"
 ok "4: one-sided peer cards for 20 s: pairA logged $lines lines; its peers says $reason"

@@ -204,6 +204,9 @@ min_peers = 1                 # /readyz needs this many address-book peers conne
 # Session policy: which protocols and roles this node accepts, from whom.
 {{- if .Open}}
 # Open policy (init --policy-open): every protocol, every role, any address-book peer.
+# Open does not mean weak: Paillier keys under 2048 bits are still declined unless
+# a [policy.samba.min] paillier_bits says otherwise, and [policy.<protocol>.max]
+# tables bound what an initiator may choose (config.example.toml lists them).
 {{- range .Protocols}}
 [policy.{{.}}]
 roles = ["*"]
