@@ -515,7 +515,7 @@ func (c *Config) validate(reg *protocol.Registry) error {
 					return fmt.Errorf("policy.%s.%s.%s: cannot be checked: %s's default parameters do not parse: %w", fam, b.name, key, fam, derr)
 				}
 				if _, ok := numericParam(defaults, key); !ok {
-					return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter %s", fam, b.name, key, fam, key)
+					return fmt.Errorf("policy.%s.%s.%s: %s has no numeric parameter or figure %s", fam, b.name, key, fam, key)
 				}
 				if math.IsNaN(b.limits[key]) {
 					return fmt.Errorf("policy.%s.%s.%s: NaN is not a limit", fam, b.name, key)

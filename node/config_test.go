@@ -291,8 +291,8 @@ func TestLocalDataFileMissing(t *testing.T) {
 // say which.
 func TestPolicyLimitsAreChecked(t *testing.T) {
 	for _, tt := range []struct{ limits, want string }{
-		{"[policy.ping.max]\nzzz = 1", "policy.ping.max.zzz: ping has no numeric parameter zzz"},
-		{"[policy.ping.min]\nzzz = 1", "policy.ping.min.zzz: ping has no numeric parameter zzz"},
+		{"[policy.ping.max]\nzzz = 1", "policy.ping.max.zzz: ping has no numeric parameter or figure zzz"},
+		{"[policy.ping.min]\nzzz = 1", "policy.ping.min.zzz: ping has no numeric parameter or figure zzz"},
 		{"[policy.ping.min]\ncount = nan", "policy.ping.min.count: NaN is not a limit"},
 		{"[policy.ping.max]\ncount = 5\n[policy.ping.min]\ncount = 6", "policy.ping: min.count = 6 is above max.count = 5"},
 	} {

@@ -23,8 +23,8 @@ func TestPolicyBoundsDecode(t *testing.T) {
 		{"pfcb epsilon_total_pair and delta", "[policy.pfcb]\nroles = [\"*\"]\n[policy.pfcb.max]\nepsilon_total_pair = 2\ndelta_total_pair = 0.1\n", ""},
 		{"bai reward_range and epsilon", "[policy.bai]\nroles = [\"*\"]\n[policy.bai.min]\nreward_range = 0.5\n[policy.bai.max]\nepsilon = 1\n", ""},
 		{"samba paillier_bits allowed lower", "[policy.samba]\nroles = [\"*\"]\n[policy.samba.min]\npaillier_bits = 1024\n", ""},
-		{"a misspelt figure", "[policy.pfcb]\nroles = [\"*\"]\n[policy.pfcb.max]\nepsilon_totl = 2\n", "policy.pfcb.max.epsilon_totl: pfcb has no numeric parameter epsilon_totl"},
-		{"a figure of another family", "[policy.samba]\nroles = [\"*\"]\n[policy.samba.min]\nreward_range = 1\n", "policy.samba.min.reward_range: samba has no numeric parameter reward_range"},
+		{"a misspelt figure", "[policy.pfcb]\nroles = [\"*\"]\n[policy.pfcb.max]\nepsilon_totl = 2\n", "policy.pfcb.max.epsilon_totl: pfcb has no numeric parameter or figure epsilon_totl"},
+		{"a figure of another family", "[policy.samba]\nroles = [\"*\"]\n[policy.samba.min]\nreward_range = 1\n", "policy.samba.min.reward_range: samba has no numeric parameter or figure reward_range"},
 		{"a key the policy table does not have", "[policy.samba]\nroles = [\"*\"]\nmin_paillier_bits = 1024\n", "unknown key policy.samba.min_paillier_bits"},
 		{"a figure's minimum above its maximum", "[policy.pfcb]\nroles = [\"*\"]\n[policy.pfcb.max]\nepsilon_total = 1\n[policy.pfcb.min]\nepsilon_total = 2\n", "policy.pfcb: min.epsilon_total = 2 is above max.epsilon_total = 1"},
 	} {
