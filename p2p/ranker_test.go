@@ -77,7 +77,7 @@ func TestDialAddrAllowed(t *testing.T) {
 	}
 	st.dialSucceeded()
 	for range quicAfterFailures - 1 {
-		st.dialFailed(start.Add(-2 * quicAfterFailing), failRefused, errRefusedForTest)
+		st.dialFailed(start.Add(-2*quicAfterFailing), failRefused, errRefusedForTest)
 	}
 	if h.Gater().InterceptAddrDial(b, quic) {
 		t.Errorf("the QUIC address was allowed after %d failures over TCP", quicAfterFailures-1)
