@@ -87,12 +87,13 @@ func (h *Host) startDialer(p Peer, st *peerState) {
 //
 // A dial that succeeds is not yet a connection that holds: a peer whose
 // address book does not list us completes the handshake and its gater then
-// closes the connection at once. So a connection counts only once it has
-// lived h.stableAfter; one that closes sooner is a failed attempt
-// (failClosesAtOnce), retried with backoff like a dial that failed, but
-// with a backoff capped at closingBackoffMax, so that the connection comes
-// up within seconds once the peer adds our card. The backoff is reset only
-// by a connection that lived h.stableAfter.
+// closes the connection at once, before identify can run. So a connection
+// counts only once it has lived h.stableAfter; one that closes sooner is a
+// failed attempt, retried with backoff like a dial that failed. If it
+// closed before identify completed (failClosesAtOnce), the backoff is
+// capped at closingBackoffMax, so that the connection comes up within
+// seconds once the peer adds our card. The backoff is reset only by a
+// connection that lived h.stableAfter.
 //
 // The log gets one line when the peer's state changes (the first failure,
 // another class of failure, connected again), a warning once it has been
@@ -104,7 +105,7 @@ func (h *Host) keepConnected(ctx context.Context, p Peer, st *peerState) {
 	var firstFailure time.Time
 	warned := false
 	last := failNone
-	seenEnds, _ := st.lastEnd()
+	seenEnds, _, _ := st.lastEnd()
 	for ctx.Err() == nil {
 		if h.Connected(p.ID) {
 			if age := st.connAge(time.Now()); age < h.stableAfter {
@@ -124,10 +125,13 @@ func (h *Host) keepConnected(ctx context.Context, p Peer, st *peerState) {
 			continue
 		}
 		var err error
-		if ends, lived := st.lastEnd(); ends != seenEnds {
+		if ends, lived, atOnce := st.lastEnd(); ends != seenEnds {
 			seenEnds = ends
-			if lived < h.stableAfter {
+			switch {
+			case atOnce:
 				err = errClosesAtOnce
+			case lived < h.stableAfter:
+				err = errDroppedSoon
 			}
 		}
 		if err == nil {

@@ -32,6 +32,10 @@ const (
 	// within seconds: its gater refuses us, most likely because its
 	// address book does not list us (yet).
 	failClosesAtOnce
+	// failDropped: the connection was made, identify ran, and it closed
+	// within seconds all the same (a network that drops connections, a
+	// peer that restarts).
+	failDropped
 	// failOther: anything else (a handshake that failed, another node
 	// answering at the peer's address, ...).
 	failOther
@@ -69,6 +73,8 @@ func (e *dialError) reason() string {
 		return "unreachable (" + e.detail + ")"
 	case failClosesAtOnce:
 		return reasonClosesAtOnce
+	case failDropped:
+		return "its connections close within seconds of opening (a network that drops them, or a peer restarting)"
 	}
 	return "cannot connect (" + e.detail + ")"
 }
@@ -76,6 +82,10 @@ func (e *dialError) reason() string {
 // errClosesAtOnce is the failure of a peer whose last connection closed
 // within seconds of being opened.
 var errClosesAtOnce = &dialError{kind: failClosesAtOnce, detail: "the peer " + reasonClosesAtOnce}
+
+// errDroppedSoon is the failure of a peer whose last connection closed
+// within seconds of being opened, after identify completed on it.
+var errDroppedSoon = &dialError{kind: failDropped, detail: "the connection closed within seconds of opening"}
 
 // kindOf returns the class of err, a failed dial.
 func kindOf(err error) failKind {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/event"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -189,6 +190,8 @@ type Host struct {
 	dialCtx    context.Context
 	dialStop   context.CancelFunc
 
+	idSub event.Subscription // identify's completions: watchIdentify
+
 	relaySvc interface{ Close() error } // the relay service, if RelayService
 	relayVia peer.ID                    // Config.RelayVia
 	relayUp  chan struct{}              // buffered(1): the host connected to relayVia
@@ -225,6 +228,12 @@ type peerState struct {
 	connSince time.Time
 	ends      uint64
 	lastLived time.Duration
+	// identified is set when identify completes with the peer, and
+	// cleared when it loses its last connection; lastAtOnce records
+	// whether that connection closed within stableAfter without
+	// identify completing: the peer's gater refused us.
+	identified bool
+	lastAtOnce bool
 	// lastErr is the last failed attempt's error and reason the same in
 	// words for the operator; closing is set while the dialer classes the
 	// peer as closing our connections at once (failClosesAtOnce).
@@ -254,14 +263,14 @@ func (st *peerState) nudge() {
 }
 
 // dialFailed records a failed attempt of the address-book dialer at now,
-// which failed with err, of class kind. A peer that closed our connection
-// at once was reached, over TCP or whatever transport: that is not a
-// failure of TCP.
+// which failed with err, of class kind. A peer whose connection closed
+// soon was reached, over TCP or whatever transport: that is not a failure
+// of TCP.
 func (st *peerState) dialFailed(now time.Time, kind failKind, err error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	st.lastErr, st.reason, st.closing = err.Error(), reasonOf(err), kind == failClosesAtOnce
-	if kind == failClosesAtOnce {
+	if kind == failClosesAtOnce || kind == failDropped {
 		st.tcpFailures, st.tcpFailingSince = 0, time.Time{}
 		return
 	}
@@ -298,12 +307,20 @@ func (st *peerState) connAge(now time.Time) time.Duration {
 	return now.Sub(st.connSince)
 }
 
-// lastEnd returns how many times the peer lost its last connection and
-// how long that connection had lived the last time.
-func (st *peerState) lastEnd() (ends uint64, lived time.Duration) {
+// lastEnd returns how many times the peer lost its last connection, how
+// long that connection had lived the last time, and whether it closed
+// before identify completed on it.
+func (st *peerState) lastEnd() (ends uint64, lived time.Duration, atOnce bool) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return st.ends, st.lastLived
+	return st.ends, st.lastLived, st.lastAtOnce
+}
+
+// identifiedNow records that identify completed with the peer.
+func (st *peerState) identifiedNow() {
+	st.mu.Lock()
+	st.identified = true
+	st.mu.Unlock()
 }
 
 // reasonNow returns the reason recorded by the last failed attempt.
@@ -453,6 +470,15 @@ func NewHost(cfg Config) (*Host, error) {
 	}
 	h.dialCtx, h.dialStop = context.WithCancel(context.Background())
 	h.book.Store(newAddressBook(book, nil))
+	if h.idSub, err = lh.EventBus().Subscribe(new(event.EvtPeerIdentificationCompleted)); err != nil {
+		lh.Close()
+		return nil, fmt.Errorf("subscribing to identify's events: %w", err)
+	}
+	h.wg.Add(1)
+	go func() {
+		defer h.wg.Done()
+		h.watchIdentify()
+	}()
 	for _, p := range book {
 		lh.Peerstore().AddAddrs(p.ID, p.Addrs, peerstore.PermanentAddrTTL)
 		lh.ConnManager().Protect(p.ID, protectTag)
@@ -577,6 +603,8 @@ func (h *Host) connChanged(id peer.ID) {
 		lived = at.Sub(st.connSince)
 		st.ends++
 		st.lastLived = lived
+		st.lastAtOnce = lived < h.stableAfter && !st.identified
+		st.identified = false
 	}
 	// A peer that closes our connections at once would log two lines an
 	// attempt: its dialer logs the state instead, once.
@@ -599,6 +627,21 @@ func (h *Host) connChanged(id peer.ID) {
 		}
 		if h.onDisconnect != nil {
 			h.onDisconnect(id)
+		}
+	}
+}
+
+// watchIdentify records, until the subscription closes, which address-book
+// peers completed identify: a connection that closes before identify
+// completed was refused by the peer's gater.
+func (h *Host) watchIdentify() {
+	for e := range h.idSub.Out() {
+		ev, ok := e.(event.EvtPeerIdentificationCompleted)
+		if !ok {
+			continue
+		}
+		if st := h.book.Load().states[ev.Peer]; st != nil {
+			st.identifiedNow()
 		}
 	}
 }
@@ -771,6 +814,7 @@ func (h *Host) Close() error {
 			errs = append(errs, fmt.Errorf("stopping mDNS: %w", err))
 		}
 	}
+	h.idSub.Close()
 	h.wg.Wait()
 	if h.relaySvc != nil {
 		if err := h.relaySvc.Close(); err != nil {

@@ -118,3 +118,37 @@ func TestRedialNamesTheRealCause(t *testing.T) {
 		t.Errorf("redial error classed %v, want refused", kindOf(err))
 	}
 }
+
+// TestDroppedConnectionIsNotRefusal: a connection that identify completed
+// on and that the peer then closes (a network that drops connections, a
+// peer restarting) is not taken for a gater's refusal: a redial still
+// dials, and the peer is not said to lack our card.
+func TestDroppedConnectionIsNotRefusal(t *testing.T) {
+	tn := newTestNet(t, 2, nil) // not started: only the test dials
+	tn.connectAll(t)
+	waitFor(t, "identify to complete", func() bool { return tn.hosts[0].Peers()[0].Agent != "" })
+	for range 3 {
+		if err := tn.hosts[1].LibP2P().Network().ClosePeer(tn.ids[0]); err != nil {
+			t.Fatal(err)
+		}
+		waitFor(t, "node0 to see the connection close", func() bool { return !tn.hosts[0].Connected(tn.ids[1]) })
+		_, _, atOnce := tn.hosts[0].book.Load().states[tn.ids[1]].lastEnd()
+		if atOnce {
+			t.Fatal("a connection closed after identify was taken for a refusal")
+		}
+		if err := tn.hosts[0].Redial(t.Context(), tn.ids[1]); err != nil {
+			t.Fatalf("redial: %v", err)
+		}
+		waitFor(t, "identify to complete again", func() bool {
+			return tn.hosts[0].book.Load().states[tn.ids[1]].identifiedAgain()
+		})
+	}
+}
+
+// identifiedAgain reports whether identify completed on the peer's
+// current connection.
+func (st *peerState) identifiedAgain() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.identified
+}
