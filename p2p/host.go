@@ -107,8 +107,12 @@ type Config struct {
 	UserAgent string
 	// RelayService runs a circuit-relay v2 service that serves the
 	// address-book peers only: reservations from them and relayed
-	// connections between two of them, with no duration or data limit.
+	// connections between two of them, with no duration limit and within
+	// RelayLimits.
 	RelayService bool
+	// RelayLimits bound what the relay service gives each peer; a zero
+	// field takes its default.
+	RelayLimits RelayLimits
 	// RelayVia, if set, is the address-book peer whose relay service this
 	// host keeps a reservation at, so that peers can reach it through that
 	// relay although it accepts no inbound connection (it is behind a NAT).
@@ -382,6 +386,10 @@ func NewHost(cfg Config) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	relayLimits, err := cfg.RelayLimits.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("p2p host config: %w", err)
+	}
 	if cfg.RelayVia != "" {
 		if cfg.RelayVia == self {
 			return nil, errors.New("p2p host config: this node cannot reserve at its own relay")
@@ -463,7 +471,7 @@ func NewHost(cfg Config) (*Host, error) {
 		relayUp:     make(chan struct{}, 1),
 	}
 	if cfg.RelayService {
-		if err := h.startRelayService(); err != nil {
+		if err := h.startRelayService(relayLimits); err != nil {
 			lh.Close()
 			return nil, err
 		}
