@@ -18,4 +18,3 @@ func relayLimits(r RelayConfig) p2p.RelayLimits {
 	}
 	return l
 }
-
