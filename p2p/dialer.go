@@ -248,6 +248,17 @@ func (h *Host) redialNow(ctx context.Context, id peer.ID) error {
 	return explainDial(h.connect(ctx, id))
 }
 
+// dialForStream dials address-book peer id within ctx for a stream to
+// open (Messenger.newStream), with the error explained as the dialer
+// explains it. A peer that closes our connections at once is not dialed:
+// the connection would close again before the stream opens.
+func (h *Host) dialForStream(ctx context.Context, id peer.ID) error {
+	if st := h.book.Load().states[id]; st != nil && st.isClosing() {
+		return errClosesAtOnce
+	}
+	return explainDial(h.connect(ctx, id))
+}
+
 // measureLatency pings id once; the ping service records the round trip in
 // the peerstore's latency average.
 func (h *Host) measureLatency(ctx context.Context, id peer.ID) {

@@ -194,7 +194,8 @@ type Host struct {
 	dialCtx    context.Context
 	dialStop   context.CancelFunc
 
-	idSub event.Subscription // identify's completions: watchIdentify
+	idSub  event.Subscription // identify's completions: watchIdentify
+	idDone chan struct{}      // closed when watchIdentify returns
 
 	relaySvc interface{ Close() error } // the relay service, if RelayService
 	relayVia peer.ID                    // Config.RelayVia
@@ -482,9 +483,9 @@ func NewHost(cfg Config) (*Host, error) {
 		lh.Close()
 		return nil, fmt.Errorf("subscribing to identify's events: %w", err)
 	}
-	h.wg.Add(1)
+	h.idDone = make(chan struct{})
 	go func() {
-		defer h.wg.Done()
+		defer close(h.idDone)
 		h.watchIdentify()
 	}()
 	for _, p := range book {
@@ -822,8 +823,9 @@ func (h *Host) Close() error {
 			errs = append(errs, fmt.Errorf("stopping mDNS: %w", err))
 		}
 	}
-	h.idSub.Close()
 	h.wg.Wait()
+	h.idSub.Close()
+	<-h.idDone
 	if h.relaySvc != nil {
 		if err := h.relaySvc.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping the relay service: %w", err))
