@@ -157,9 +157,11 @@ func (h *Host) keepConnected(ctx context.Context, p Peer, st *peerState) {
 		kind := kindOf(err)
 		st.dialFailed(now, kind, err)
 		failures++
-		d := bo.Next()
+		var d time.Duration
 		if kind == failClosesAtOnce {
 			d = closing.Next()
+		} else {
+			d = bo.Next()
 		}
 		reason := reasonOf(err)
 		switch {
