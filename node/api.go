@@ -125,7 +125,7 @@ func (n *Node) servePeers(w http.ResponseWriter, r *http.Request) {
 	out := []apitype.Peer{}
 	for _, p := range n.host.Peers() {
 		ap := apitype.Peer{Name: p.Name, PeerID: p.ID.String(), Connected: p.Connected,
-			LatencyMicros: float64(p.Latency.Nanoseconds()) / 1e3, LastError: p.LastError, Agent: p.Agent, Conn: p.Conn}
+			LatencyMicros: float64(p.Latency.Nanoseconds()) / 1e3, LastError: p.LastError, Reason: p.Reason, Agent: p.Agent, Conn: p.Conn}
 		for _, a := range p.Addrs {
 			ap.Addrs = append(ap.Addrs, a.String())
 		}

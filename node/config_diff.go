@@ -43,6 +43,9 @@ var restartKeys = []struct {
 	// set up when the host starts.
 	{"relay.service", func(c *Config) any { return c.Relay.Service }},
 	{"relay.via", func(c *Config) any { return c.Relay.Via }},
+	{"relay.max_bytes_per_circuit", func(c *Config) any { return relayLimits(c.Relay).CircuitBytes }},
+	{"relay.max_circuits_per_peer", func(c *Config) any { return relayLimits(c.Relay).CircuitsPerPeer }},
+	{"relay.max_reservations", func(c *Config) any { return relayLimits(c.Relay).Reservations }},
 	{"peers.relay", func(c *Config) any { return peerRelays(c) }},
 	// The role streams' frame limit is set when they are registered.
 	{"session.max_frame_size", func(c *Config) any { return c.Session.MaxFrameSize }},

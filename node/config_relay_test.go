@@ -2,8 +2,11 @@ package node
 
 import (
 	"errors"
+	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/bandit-node/bandit-node/p2p"
 )
 
 func TestRelayConfig(t *testing.T) {
@@ -30,6 +33,14 @@ func TestRelayConfig(t *testing.T) {
 		{name: "peer's relay unknown", text: base + peers("z"), want: `peers[1] (c).relay: "z" is not the name of a [[peers]] entry`},
 		{name: "peer is its own relay", text: base + peers("c"), want: "peers[1] (c).relay: a peer cannot be its own relay"},
 		{name: "unknown key", text: base + "[relay]\nserve = true\n", want: "unknown key relay.serve"},
+		{name: "limits", text: base + "[relay]\nservice = true\nmax_bytes_per_circuit = 268435456\nmax_circuits_per_peer = 8\nmax_reservations = 20\n" + peers(""),
+			relay: RelayConfig{Service: true, MaxBytesPerCircuit: ptr(int64(256 << 20)), MaxCircuitsPerPeer: ptr(8), MaxReservations: ptr(20)}},
+		{name: "bytes below 1 MiB", text: base + "[relay]\nmax_bytes_per_circuit = 1000\n", want: "relay.max_bytes_per_circuit: 1000 is below the minimum 1048576"},
+		{name: "zero bytes", text: base + "[relay]\nmax_bytes_per_circuit = 0\n", want: "relay.max_bytes_per_circuit: 0 is below the minimum"},
+		{name: "bytes as a string", text: base + "[relay]\nmax_bytes_per_circuit = \"1GiB\"\n", want: "max_bytes_per_circuit"},
+		{name: "zero circuits", text: base + "[relay]\nmax_circuits_per_peer = 0\n", want: "relay.max_circuits_per_peer: 0 is out of range [1, 128]"},
+		{name: "too many circuits", text: base + "[relay]\nmax_circuits_per_peer = 1000\n", want: "relay.max_circuits_per_peer: 1000 is out of range [1, 128]"},
+		{name: "negative reservations", text: base + "[relay]\nmax_reservations = -1\n", want: "relay.max_reservations: -1 is out of range [1, 128]"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -43,7 +54,7 @@ func TestRelayConfig(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if cfg.Relay != tt.relay {
+			if !reflect.DeepEqual(cfg.Relay, tt.relay) {
 				t.Errorf("relay = %+v, want %+v", cfg.Relay, tt.relay)
 			}
 		})
@@ -60,6 +71,9 @@ func TestRelayKeysNeedRestart(t *testing.T) {
 	}{
 		{"relay.service", func(c *Config) { c.Relay.Service = true }},
 		{"relay.via", func(c *Config) { c.Relay.Via = "node2" }},
+		{"relay.max_bytes_per_circuit", func(c *Config) { c.Relay.MaxBytesPerCircuit = ptr(int64(64 << 20)) }},
+		{"relay.max_circuits_per_peer", func(c *Config) { c.Relay.MaxCircuitsPerPeer = ptr(4) }},
+		{"relay.max_reservations", func(c *Config) { c.Relay.MaxReservations = ptr(4) }},
 		{"peers.relay", func(c *Config) { c.Peers[1].Relay = "node2" }},
 	} {
 		next := *old
@@ -70,5 +84,22 @@ func TestRelayKeysNeedRestart(t *testing.T) {
 		if !errors.As(err, &re) || len(re.Keys) != 1 || re.Keys[0] != tc.key {
 			t.Errorf("changing %s: diffConfig error %v, want a restart error naming it", tc.key, err)
 		}
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// TestRelayLimitBoundsMatchP2P: the config's bounds and the p2p host's are
+// the same, and a key left out takes the host's default.
+func TestRelayLimitBoundsMatchP2P(t *testing.T) {
+	if minRelayCircuitBytes != p2p.MinRelayCircuitBytes || maxRelayCircuits != p2p.MaxRelayCircuitsPerPeer || maxRelayReservations != p2p.MaxRelayReservations {
+		t.Errorf("config bounds %d, %d, %d; p2p's %d, %d, %d", minRelayCircuitBytes, maxRelayCircuits, maxRelayReservations,
+			p2p.MinRelayCircuitBytes, p2p.MaxRelayCircuitsPerPeer, p2p.MaxRelayReservations)
+	}
+	if l := relayLimits(RelayConfig{Service: true}); l != (p2p.RelayLimits{}) {
+		t.Errorf("limits of a [relay] table without limit keys = %+v, want the p2p defaults (zero)", l)
+	}
+	if l := relayLimits(RelayConfig{MaxCircuitsPerPeer: ptr(3)}); l != (p2p.RelayLimits{CircuitsPerPeer: 3}) {
+		t.Errorf("limits = %+v, want 3 circuits a peer", l)
 	}
 }

@@ -212,7 +212,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	}
 	n.host, err = p2p.NewHost(p2p.Config{Key: key, ListenAddrs: listen, DeferListen: true, Peers: book, MDNS: cfg.Discovery.MDNS,
 		Logger: n.log, DialBackoffMin: cfg.Discovery.DialBackoffMin.Duration, DialBackoffMax: cfg.Discovery.DialBackoffMax.Duration,
-		UserAgent: n.agent, RelayService: cfg.Relay.Service, RelayVia: relayVia})
+		UserAgent: n.agent, RelayService: cfg.Relay.Service, RelayLimits: relayLimits(cfg.Relay), RelayVia: relayVia})
 	if err != nil {
 		return nil, fmt.Errorf("starting the libp2p host: %w", err)
 	}

@@ -28,7 +28,7 @@ func newAddressBook(peers []Peer, prev *addressBook) *addressBook {
 			b.states[p.ID] = prev.states[p.ID]
 			continue
 		}
-		b.states[p.ID] = &peerState{wake: make(chan struct{}, 1)}
+		b.states[p.ID] = newPeerState()
 	}
 	return b
 }

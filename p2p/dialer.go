@@ -2,10 +2,7 @@ package p2p
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"math/rand/v2"
-	"strings"
 	"time"
 
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -23,6 +20,16 @@ const (
 	dialAttemptTimeout = 15 * time.Second
 	// pingTimeout bounds one latency measurement.
 	pingTimeout = 10 * time.Second
+	// connStableAfter is how long a connection must live to count as one:
+	// a peer that closes it sooner (its gater refuses us) has failed the
+	// attempt, and the backoff goes on.
+	connStableAfter = 5 * time.Second
+	// closingBackoffMax caps the backoff between attempts to connect to a
+	// peer that closes our connections at once, for the connection to come
+	// up within seconds once the peer adds our card (the peer's own dialer
+	// then dials us too, at once). An attempt costs a handshake on each
+	// side and no log line.
+	closingBackoffMax = 4 * time.Second
 )
 
 // Start starts the address-book dialer, which keeps a connection to every
@@ -77,59 +84,128 @@ func (h *Host) startDialer(p Peer, st *peerState) {
 }
 
 // keepConnected is the dialer of one address-book peer, whose state is st.
+//
+// A dial that succeeds is not yet a connection that holds: a peer whose
+// address book does not list us completes the handshake and its gater then
+// closes the connection at once, before identify can run. So a connection
+// counts only once it has lived h.stableAfter; one that closes sooner is a
+// failed attempt, retried with backoff like a dial that failed. If it
+// closed before identify completed (failClosesAtOnce), the backoff is
+// capped at closingBackoffMax, so that the connection comes up within
+// seconds once the peer adds our card. The backoff is reset only by a
+// connection that lived h.stableAfter.
+//
+// The log gets one line when the peer's state changes (the first failure,
+// another class of failure, connected again), a warning once it has been
+// out of reach for h.warnAfter, and debug lines otherwise.
 func (h *Host) keepConnected(ctx context.Context, p Peer, st *peerState) {
 	bo := newBackoff(h.boMin, h.boMax)
+	closing := newBackoff(min(h.boMin, closingBackoffMax), min(h.boMax, closingBackoffMax))
 	failures := 0
 	var firstFailure time.Time
 	warned := false
+	last := failNone
+	seenEnds, _, _ := st.lastEnd()
 	for ctx.Err() == nil {
 		if h.Connected(p.ID) {
-			if warned {
-				h.logger.Info("address-book peer reachable again", "peer", h.describe(p.ID))
+			if age := st.connAge(time.Now()); age < h.stableAfter {
+				h.waitConnected(ctx, st, h.stableAfter-age)
+				continue
+			}
+			if failures > 0 {
+				h.logger.Info("address-book peer connected again; its connection holds", "peer", h.describe(p.ID),
+					"failed_attempts", failures, "was", st.reasonNow())
 			}
 			bo.Reset()
-			failures, warned = 0, false
-			st.dialSucceeded()
+			closing.Reset()
+			failures, warned, last = 0, false, failNone
+			st.connStable()
 			h.measureLatency(ctx, p.ID)
-			h.wait(ctx, st, h.pingEach-h.pingEach/8+time.Duration(rand.Int64N(int64(h.pingEach/4)+1)))
+			h.waitConnected(ctx, st, h.pingEach-h.pingEach/8+time.Duration(rand.Int64N(int64(h.pingEach/4)+1)))
 			continue
 		}
-		err := h.dial(ctx, p)
-		if ctx.Err() != nil {
-			return
+		var err error
+		if ends, lived, atOnce := st.lastEnd(); ends != seenEnds {
+			seenEnds = ends
+			switch {
+			case atOnce:
+				err = errClosesAtOnce
+			case lived < h.stableAfter:
+				err = errDroppedSoon
+			}
 		}
 		if err == nil {
-			st.setErr("")
-			continue
+			select {
+			case <-st.dropped: // accounted for by ends
+			default:
+			}
+			err = h.dial(ctx, p)
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil {
+				st.dialSucceeded()
+				if !h.Connected(p.ID) {
+					// Closed already: let the notification of its
+					// end count it, rather than dial again.
+					h.waitConnected(ctx, st, time.Second)
+				}
+				continue // judged once it has lived stableAfter, or closed
+			}
 		}
-		st.setErr(err.Error())
+		now := time.Now()
+		kind := kindOf(err)
+		st.dialFailed(now, kind, err)
 		failures++
-		st.dialFailed(time.Now())
-		d := bo.Next()
+		var d time.Duration
+		if kind == failClosesAtOnce {
+			d = closing.Next()
+		} else {
+			d = bo.Next()
+		}
+		reason := reasonOf(err)
 		switch {
-		case failures == 1:
-			firstFailure = time.Now()
+		case failures == 1 || kind != last:
+			if failures == 1 {
+				firstFailure = now
+			}
 			// Daemons started together cannot reach each other for a
 			// moment: a warning is for a peer that stays out of reach.
-			h.logger.Info("address-book peer not reachable yet; retrying with backoff", "peer", h.describe(p.ID), "err", err, "retry_in", d)
-		case !warned && time.Since(firstFailure) >= h.warnAfter:
+			h.logger.Info("address-book peer not connected; retrying with backoff", "peer", h.describe(p.ID),
+				"reason", reason, "err", err, "retry_in", d.Round(time.Millisecond))
+		case !warned && now.Sub(firstFailure) >= h.warnAfter:
 			warned = true
-			h.logger.Warn("cannot reach address-book peer; still retrying with backoff", "peer", h.describe(p.ID),
-				"unreachable_for", time.Since(firstFailure).Round(time.Second), "failures", failures, "err", err, "retry_in", d)
+			h.logger.Warn("address-book peer still not connected; retrying with backoff", "peer", h.describe(p.ID),
+				"reason", reason, "for", now.Sub(firstFailure).Round(time.Second), "failures", failures, "err", err, "retry_in", d.Round(time.Millisecond))
 		default:
-			h.logger.Debug("address-book peer still unreachable", "peer", h.describe(p.ID), "err", err, "failures", failures, "retry_in", d)
+			h.logger.Debug("address-book peer still not connected", "peer", h.describe(p.ID), "reason", reason, "failures", failures, "retry_in", d.Round(time.Millisecond))
 		}
+		last = kind
 		h.wait(ctx, st, d)
 	}
 }
 
-// wait sleeps for d, or until the peer's dialer is nudged or ctx ends.
+// wait sleeps for d, or until the peer's dialer is nudged (new addresses)
+// or ctx ends.
 func (h *Host) wait(ctx context.Context, st *peerState, d time.Duration) {
 	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-ctx.Done():
 	case <-st.wake:
+	case <-t.C:
+	}
+}
+
+// waitConnected sleeps for d, or until the peer's last connection closes,
+// its dialer is nudged, or ctx ends.
+func (h *Host) waitConnected(ctx context.Context, st *peerState, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-st.wake:
+	case <-st.dropped:
 	case <-t.C:
 	}
 }
@@ -146,54 +222,11 @@ func (h *Host) dial(ctx context.Context, p Peer) error {
 	ctx, cancel := context.WithTimeout(ctx, dialAttemptTimeout)
 	defer cancel()
 	h.clearBackoff(p.ID)
-	addrs := h.h.Peerstore().Addrs(p.ID)
-	if len(addrs) == 0 {
-		return fmt.Errorf("dialing address-book peer %s: no known addresses (none configured, none discovered yet)", h.describe(p.ID))
+	if len(h.h.Peerstore().Addrs(p.ID)) == 0 {
+		return &dialError{kind: failNoAddrs, detail: "no known addresses (none configured, none discovered yet)"}
 	}
-	if err := h.connect(ctx, p.ID); err != nil {
-		return fmt.Errorf("dialing address-book peer %s at %v: %w", h.describe(p.ID), addrs, explainDial(err))
-	}
-	return nil
+	return explainDial(h.connect(ctx, p.ID))
 }
-
-// explainDial rewrites libp2p's error for a failed dial for the operator:
-// an address the host's dial policy held back (QUIC, while TCP is still
-// given its chance: dialAddrAllowed) shows as held back rather than as
-// "gater disallows connection to peer", which reads like an access refusal.
-// Other errors are returned as they are.
-func explainDial(err error) error {
-	var de *swarm.DialError
-	if !errors.As(err, &de) || len(de.DialErrors) == 0 {
-		return err
-	}
-	var b strings.Builder
-	b.WriteString("failed")
-	if de.Cause != nil {
-		fmt.Fprintf(&b, " (%v)", de.Cause)
-	}
-	b.WriteString(":")
-	for _, te := range de.DialErrors {
-		cause := fmt.Sprint(te.Cause)
-		if errors.Is(te.Cause, swarm.ErrGaterDisallowedConnection) {
-			cause = fmt.Sprintf("held back: TCP first, other transports once TCP has failed %d times over %v", quicAfterFailures, quicAfterFailing)
-		}
-		fmt.Fprintf(&b, "\n  * [%s] %s", te.Address, cause)
-	}
-	if de.Skipped > 0 {
-		fmt.Fprintf(&b, "\n  * ... and %d more", de.Skipped)
-	}
-	return &explainedError{msg: b.String(), err: err}
-}
-
-// explainedError is an error with a message of its own, which still
-// unwraps to the error it explains.
-type explainedError struct {
-	msg string
-	err error
-}
-
-func (e *explainedError) Error() string { return e.msg }
-func (e *explainedError) Unwrap() error { return e.err }
 
 // clearBackoff forgets the swarm's dial backoff for id: our dialers keep
 // their own.
@@ -204,10 +237,28 @@ func (h *Host) clearBackoff(id peer.ID) {
 }
 
 // redialNow dials address-book peer id within ctx, whatever the swarm's
-// backoff: for a messenger's link that lost its connection (resendLoop).
+// backoff: for a messenger's link that lost its connection (resendLoop) and
+// for Redial. A peer that closes our connections at once is not dialed
+// (its connection would close again, and every caller dialing it at once
+// would make a storm of connections): the address-book dialer retries it
+// with backoff, and the error says why.
 func (h *Host) redialNow(ctx context.Context, id peer.ID) error {
+	if st := h.book.Load().states[id]; st != nil && st.isClosing() {
+		return errClosesAtOnce
+	}
 	h.clearBackoff(id)
-	return h.connect(ctx, id)
+	return explainDial(h.connect(ctx, id))
+}
+
+// dialForStream dials address-book peer id within ctx for a stream to
+// open (Messenger.newStream), with the error explained as the dialer
+// explains it. A peer that closes our connections at once is not dialed:
+// the connection would close again before the stream opens.
+func (h *Host) dialForStream(ctx context.Context, id peer.ID) error {
+	if st := h.book.Load().states[id]; st != nil && st.isClosing() {
+		return errClosesAtOnce
+	}
+	return explainDial(h.connect(ctx, id))
 }
 
 // measureLatency pings id once; the ping service records the round trip in

@@ -128,10 +128,25 @@ func (h *recordingHandler) count(level slog.Level, msg string) int {
 	return n
 }
 
+// countAtLeast returns how many records have level or above.
+func (h *recordingHandler) countAtLeast(level slog.Level) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, r := range h.records {
+		if r.Level >= level {
+			n++
+		}
+	}
+	return n
+}
+
 // TestUnreachablePeerLogging: a peer that cannot be reached is logged at
 // info level at first (daemons started together miss each other for a
-// moment), with one warning once it has been out of reach for warnAfter;
-// its held-back QUIC address is said to be held back, not "disallowed".
+// moment), with one warning once it has been out of reach for warnAfter.
+// The error names the real cause, connection refused, and leaves out the
+// QUIC address our dial policy held back (libp2p's "gater disallows
+// connection to peer"); the peer status says it in words.
 func TestUnreachablePeerLogging(t *testing.T) {
 	rec := &recordingHandler{}
 	tn := newTestNet(t, 2, func(i int, cfg *Config) {
@@ -151,17 +166,21 @@ func TestUnreachablePeerLogging(t *testing.T) {
 	if err == nil {
 		t.Fatal("dialing a closed host succeeded")
 	}
-	if msg := err.Error(); strings.Contains(msg, "gater disallows") || !strings.Contains(msg, "[/ip4/127.0.0.1/udp/9/quic-v1] held back: TCP first") || !strings.Contains(msg, "connection refused") {
-		t.Errorf("dial error:\n%s\nwant the QUIC address held back and the TCP address refused", msg)
+	if msg := err.Error(); strings.Contains(msg, "gater disallows") || strings.Contains(msg, "quic") || !strings.Contains(msg, "connection refused at /ip4/127.0.0.1/tcp/") {
+		t.Errorf("dial error:\n%s\nwant the TCP address refused, and nothing of the held-back QUIC address", msg)
 	}
 	tn.hosts[0].warnAfter = 300 * time.Millisecond
 	tn.hosts[0].Start(t.Context())
-	waitFor(t, "the warning", func() bool { return rec.count(slog.LevelWarn, "cannot reach address-book peer") > 0 })
+	waitFor(t, "the warning", func() bool { return rec.count(slog.LevelWarn, "address-book peer still not connected") > 0 })
 	time.Sleep(300 * time.Millisecond) // more failures: still one warning
-	if n := rec.count(slog.LevelInfo, "address-book peer not reachable yet"); n != 1 {
+	if n := rec.count(slog.LevelInfo, "address-book peer not connected"); n != 1 {
 		t.Errorf("%d info records of the first failure, want 1", n)
 	}
 	if n := rec.count(slog.LevelWarn, ""); n != 1 {
 		t.Errorf("%d warnings, want 1", n)
+	}
+	st := tn.hosts[0].Peers()[0]
+	if want := "refuses connections (nothing listens at /ip4/127.0.0.1/tcp/"; !strings.HasPrefix(st.Reason, want) {
+		t.Errorf("peer status reason %q, want it to start with %q", st.Reason, want)
 	}
 }

@@ -12,6 +12,7 @@ import (
 
 	"github.com/libp2p/go-libp2p"
 	"github.com/libp2p/go-libp2p/core/crypto"
+	"github.com/libp2p/go-libp2p/core/event"
 	"github.com/libp2p/go-libp2p/core/host"
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -106,8 +107,12 @@ type Config struct {
 	UserAgent string
 	// RelayService runs a circuit-relay v2 service that serves the
 	// address-book peers only: reservations from them and relayed
-	// connections between two of them, with no duration or data limit.
+	// connections between two of them, with no duration limit and within
+	// RelayLimits.
 	RelayService bool
+	// RelayLimits bound what the relay service gives each peer; a zero
+	// field takes its default.
+	RelayLimits RelayLimits
 	// RelayVia, if set, is the address-book peer whose relay service this
 	// host keeps a reservation at, so that peers can reach it through that
 	// relay although it accepts no inbound connection (it is behind a NAT).
@@ -127,8 +132,13 @@ type PeerStatus struct {
 	Connected bool
 	// Latency is the peerstore's moving average of ping round trips; 0 if unknown.
 	Latency time.Duration
-	// LastError is the last dial error, empty after a successful connection.
+	// LastError is the last failed attempt's error, empty while connected.
 	LastError string
+	// Reason says in words why the peer is not connected, such as
+	// "closes our connections at once: it may not have our peer card
+	// yet", "refuses connections (…)" or "unreachable (…)"; empty while
+	// connected or before the first attempt failed.
+	Reason string
 	// Agent is the agent string the peer announced through identify (its
 	// Config.UserAgent), empty until identify has run on a connection.
 	Agent string
@@ -154,6 +164,9 @@ type Host struct {
 	// warnAfter is how long an address-book peer stays unreachable before
 	// the dialer warns (unreachablePeerWarning; shorter in tests).
 	warnAfter time.Duration
+	// stableAfter is how long a connection must live to count
+	// (connStableAfter; shorter in tests).
+	stableAfter time.Duration
 
 	// notifyMu serializes connect/disconnect bookkeeping and callbacks so
 	// that callbacks for one peer are delivered in order.
@@ -181,6 +194,9 @@ type Host struct {
 	dialCtx    context.Context
 	dialStop   context.CancelFunc
 
+	idSub  event.Subscription // identify's completions: watchIdentify
+	idDone chan struct{}      // closed when watchIdentify returns
+
 	relaySvc interface{ Close() error } // the relay service, if RelayService
 	relayVia peer.ID                    // Config.RelayVia
 	relayUp  chan struct{}              // buffered(1): the host connected to relayVia
@@ -206,11 +222,29 @@ func (h *Host) connect(ctx context.Context, id peer.ID) error {
 
 // peerState is the mutable state of one address-book peer.
 type peerState struct {
-	wake chan struct{} // buffered(1): nudges the peer's dialer
+	wake    chan struct{} // buffered(1): nudges the peer's dialer (new addresses)
+	dropped chan struct{} // buffered(1): the peer's last connection closed
 
-	mu        sync.Mutex // guards connected, lastErr, dupCheck and the failures
+	mu        sync.Mutex // guards the fields below
 	connected bool       // as last reported to the callbacks
-	lastErr   string
+	// connSince is when the peer got its first connection, while
+	// connected; ends counts the times it lost its last one, and
+	// lastLived is how long it had been connected the last time.
+	connSince time.Time
+	ends      uint64
+	lastLived time.Duration
+	// identified is set when identify completes with the peer, and
+	// cleared when it loses its last connection; lastAtOnce records
+	// whether that connection closed within stableAfter without
+	// identify completing: the peer's gater refused us.
+	identified bool
+	lastAtOnce bool
+	// lastErr is the last failed attempt's error and reason the same in
+	// words for the operator; closing is set while the dialer classes the
+	// peer as closing our connections at once (failClosesAtOnce).
+	lastErr string
+	reason  string
+	closing bool
 
 	// tcpFailures counts the address-book dialer's failed attempts in a
 	// row to reach the peer (over TCP unless the peer has no TCP address),
@@ -219,7 +253,11 @@ type peerState struct {
 	tcpFailures     int
 	tcpFailingSince time.Time
 
-	dupCheck *time.Timer // pending look at duplicate connections; guarded by mu
+	dupCheck *time.Timer // pending look at duplicate connections
+}
+
+func newPeerState() *peerState {
+	return &peerState{wake: make(chan struct{}, 1), dropped: make(chan struct{}, 1)}
 }
 
 func (st *peerState) nudge() {
@@ -229,10 +267,18 @@ func (st *peerState) nudge() {
 	}
 }
 
-// dialFailed records a failed attempt of the address-book dialer at now.
-func (st *peerState) dialFailed(now time.Time) {
+// dialFailed records a failed attempt of the address-book dialer at now,
+// which failed with err, of class kind. A peer whose connection closed
+// soon was reached, over TCP or whatever transport: that is not a failure
+// of TCP.
+func (st *peerState) dialFailed(now time.Time, kind failKind, err error) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
+	st.lastErr, st.reason, st.closing = err.Error(), reasonOf(err), kind == failClosesAtOnce
+	if kind == failClosesAtOnce || kind == failDropped {
+		st.tcpFailures, st.tcpFailingSince = 0, time.Time{}
+		return
+	}
 	st.tcpFailures++
 	if st.tcpFailures == 1 {
 		st.tcpFailingSince = now
@@ -246,6 +292,57 @@ func (st *peerState) dialSucceeded() {
 	st.tcpFailures, st.tcpFailingSince = 0, time.Time{}
 }
 
+// connStable records that the peer's connection has lived long enough to
+// count: whatever failed before is forgotten.
+func (st *peerState) connStable() {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	st.tcpFailures, st.tcpFailingSince = 0, time.Time{}
+	st.lastErr, st.reason, st.closing = "", "", false
+}
+
+// connAge returns how long the peer has been connected at now, 0 if the
+// connection is not recorded yet (its notification has not run).
+func (st *peerState) connAge(now time.Time) time.Duration {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	if !st.connected {
+		return 0
+	}
+	return now.Sub(st.connSince)
+}
+
+// lastEnd returns how many times the peer lost its last connection, how
+// long that connection had lived the last time, and whether it closed
+// before identify completed on it.
+func (st *peerState) lastEnd() (ends uint64, lived time.Duration, atOnce bool) {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.ends, st.lastLived, st.lastAtOnce
+}
+
+// identifiedNow records that identify completed with the peer.
+func (st *peerState) identifiedNow() {
+	st.mu.Lock()
+	st.identified = true
+	st.mu.Unlock()
+}
+
+// reasonNow returns the reason recorded by the last failed attempt.
+func (st *peerState) reasonNow() string {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.reason
+}
+
+// isClosing reports whether the dialer classes the peer as closing our
+// connections at once.
+func (st *peerState) isClosing() bool {
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	return st.closing
+}
+
 // tcpBlocked reports whether TCP has failed long and often enough at now
 // that the peer's other addresses are worth a try: quicAfterFailures
 // attempts in a row over at least quicAfterFailing (on the monotonic
@@ -254,12 +351,6 @@ func (st *peerState) tcpBlocked(now time.Time) bool {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	return st.tcpFailures >= quicAfterFailures && now.Sub(st.tcpFailingSince) >= quicAfterFailing
-}
-
-func (st *peerState) setErr(s string) {
-	st.mu.Lock()
-	st.lastErr = s
-	st.mu.Unlock()
 }
 
 // NewHost validates cfg and creates a listening host. The address-book dialer
@@ -295,6 +386,10 @@ func NewHost(cfg Config) (*Host, error) {
 	book, err := validateBook(self, cfg.Peers)
 	if err != nil {
 		return nil, err
+	}
+	relayLimits, err := cfg.RelayLimits.withDefaults()
+	if err != nil {
+		return nil, fmt.Errorf("p2p host config: %w", err)
 	}
 	if cfg.RelayVia != "" {
 		if cfg.RelayVia == self {
@@ -363,26 +458,36 @@ func NewHost(cfg Config) (*Host, error) {
 	}
 
 	h = &Host{
-		h:         lh,
-		gater:     gater,
-		logger:    logger,
-		mdns:      cfg.MDNS,
-		boMin:     boMin,
-		boMax:     boMax,
-		pingEach:  pingEach,
-		dupGrace:  dupGrace,
-		warnAfter: unreachablePeerWarning,
-		relayVia:  cfg.RelayVia,
-		relayUp:   make(chan struct{}, 1),
+		h:           lh,
+		gater:       gater,
+		logger:      logger,
+		mdns:        cfg.MDNS,
+		boMin:       boMin,
+		boMax:       boMax,
+		pingEach:    pingEach,
+		dupGrace:    dupGrace,
+		warnAfter:   unreachablePeerWarning,
+		stableAfter: connStableAfter,
+		relayVia:    cfg.RelayVia,
+		relayUp:     make(chan struct{}, 1),
 	}
 	if cfg.RelayService {
-		if err := h.startRelayService(); err != nil {
+		if err := h.startRelayService(relayLimits); err != nil {
 			lh.Close()
 			return nil, err
 		}
 	}
 	h.dialCtx, h.dialStop = context.WithCancel(context.Background())
 	h.book.Store(newAddressBook(book, nil))
+	if h.idSub, err = lh.EventBus().Subscribe(new(event.EvtPeerIdentificationCompleted)); err != nil {
+		lh.Close()
+		return nil, fmt.Errorf("subscribing to identify's events: %w", err)
+	}
+	h.idDone = make(chan struct{})
+	go func() {
+		defer close(h.idDone)
+		h.watchIdentify()
+	}()
 	for _, p := range book {
 		lh.Peerstore().AddAddrs(p.ID, p.Addrs, peerstore.PermanentAddrTTL)
 		lh.ConnManager().Protect(p.ID, protectTag)
@@ -495,33 +600,68 @@ func (h *Host) connChanged(id peer.ID) {
 	h.notifyMu.Lock()
 	defer h.notifyMu.Unlock()
 	now := h.Connected(id)
+	at := time.Now()
 	st.mu.Lock()
 	was := st.connected
 	st.connected = now
-	if now {
-		st.lastErr = ""
+	var lived time.Duration
+	switch {
+	case !was && now:
+		st.connSince = at
+	case was && !now:
+		lived = at.Sub(st.connSince)
+		st.ends++
+		st.lastLived = lived
+		st.lastAtOnce = lived < h.stableAfter && !st.identified
+		st.identified = false
+	}
+	// A peer that closes our connections at once would log two lines an
+	// attempt: its dialer logs the state instead, once.
+	level := slog.LevelInfo
+	if st.closing {
+		level = slog.LevelDebug
 	}
 	st.mu.Unlock()
 	switch {
 	case !was && now:
-		h.logger.Info("address-book peer connected", "peer", h.describe(id), "conn", h.ConnKind(id))
+		h.logger.Log(context.Background(), level, "address-book peer connected", "peer", h.describe(id), "conn", h.ConnKind(id))
 		if h.onConnect != nil {
 			h.onConnect(id)
 		}
 	case was && !now:
-		h.logger.Info("address-book peer disconnected", "peer", h.describe(id))
-		st.nudge()
+		h.logger.Log(context.Background(), level, "address-book peer disconnected", "peer", h.describe(id), "connected_for", lived.Round(time.Millisecond))
+		select {
+		case st.dropped <- struct{}{}:
+		default:
+		}
 		if h.onDisconnect != nil {
 			h.onDisconnect(id)
 		}
 	}
 }
 
+// watchIdentify records, until the subscription closes, which address-book
+// peers completed identify: a connection that closes before identify
+// completed was refused by the peer's gater.
+func (h *Host) watchIdentify() {
+	for e := range h.idSub.Out() {
+		ev, ok := e.(event.EvtPeerIdentificationCompleted)
+		if !ok {
+			continue
+		}
+		if st := h.book.Load().states[ev.Peer]; st != nil {
+			st.identifiedNow()
+		}
+	}
+}
+
 // Redial dials address-book peer id at once, within ctx, whatever the
 // address-book dialer's backoff, and returns why no connection could be
-// made, or nil once there is one. A node calls it when it lost its last
-// connection to a peer, to tell a peer that is gone from one that is
-// reconnecting.
+// made (explained as the dialer explains it: the real cause, without the
+// transports the dial policy held back), or nil once there is one. A node
+// calls it when it lost its last connection to a peer, to tell a peer that
+// is gone from one that is reconnecting. A peer that closes our
+// connections at once is not dialed: the error says so.
 func (h *Host) Redial(ctx context.Context, id peer.ID) error {
 	if !h.Known(id) {
 		return fmt.Errorf("%s is not in the address book", id)
@@ -582,13 +722,13 @@ func (h *Host) Peers() []PeerStatus {
 	for i, p := range b.peers {
 		st := b.states[p.ID]
 		st.mu.Lock()
-		lastErr := st.lastErr
+		lastErr, reason := st.lastErr, st.reason
 		st.mu.Unlock()
 		connected := h.Connected(p.ID)
 		if connected {
 			// The swarm may report a new connection before the notification
 			// that clears the last dial error has run.
-			lastErr = ""
+			lastErr, reason = "", ""
 		}
 		out[i] = PeerStatus{
 			Name:      p.Name,
@@ -597,6 +737,7 @@ func (h *Host) Peers() []PeerStatus {
 			Connected: connected,
 			Latency:   ps.LatencyEWMA(p.ID),
 			LastError: lastErr,
+			Reason:    reason,
 			Agent:     agentOf(ps, p.ID),
 			Conn:      h.ConnKind(p.ID),
 		}
@@ -683,6 +824,8 @@ func (h *Host) Close() error {
 		}
 	}
 	h.wg.Wait()
+	h.idSub.Close()
+	<-h.idDone
 	if h.relaySvc != nil {
 		if err := h.relaySvc.Close(); err != nil {
 			errs = append(errs, fmt.Errorf("stopping the relay service: %w", err))

@@ -70,19 +70,19 @@ func TestDialAddrAllowed(t *testing.T) {
 	st := h.book.Load().states[b]
 	start := time.Now()
 	for range quicAfterFailures {
-		st.dialFailed(start)
+		st.dialFailed(start, failRefused, errRefusedForTest)
 	}
 	if h.Gater().InterceptAddrDial(b, quic) {
 		t.Errorf("the QUIC address was allowed after %d failures over TCP within a moment (daemons starting together)", quicAfterFailures)
 	}
 	st.dialSucceeded()
 	for range quicAfterFailures - 1 {
-		st.dialFailed(start.Add(-2 * quicAfterFailing))
+		st.dialFailed(start.Add(-2*quicAfterFailing), failRefused, errRefusedForTest)
 	}
 	if h.Gater().InterceptAddrDial(b, quic) {
 		t.Errorf("the QUIC address was allowed after %d failures over TCP", quicAfterFailures-1)
 	}
-	st.dialFailed(start)
+	st.dialFailed(start, failRefused, errRefusedForTest)
 	if !h.Gater().InterceptAddrDial(b, quic) {
 		t.Errorf("the QUIC address was still refused after %d failures over TCP for %v", quicAfterFailures, quicAfterFailing)
 	}
@@ -91,3 +91,6 @@ func TestDialAddrAllowed(t *testing.T) {
 		t.Error("the QUIC address was allowed after TCP had succeeded again")
 	}
 }
+
+// errRefusedForTest is a refused dial, for tests of the dial policy.
+var errRefusedForTest = &dialError{kind: failRefused, detail: "connection refused at /ip4/127.0.0.1/tcp/9"}

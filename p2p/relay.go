@@ -49,15 +49,20 @@ func (a relayACL) AllowConnect(src peer.ID, _ multiaddr.Multiaddr, dest peer.ID)
 	return a.g.check(src, "relayed connection from") && a.g.check(dest, "relayed connection to")
 }
 
-// relayResources are the limits of the relay service. Relayed connections
-// carry whole sessions between address-book peers, so they have no
-// duration or data limit (relay v2's defaults, 2 minutes and 128 KiB,
-// would cut a session); the ACL keeps everybody else out.
-func relayResources() relayv2.Resources {
+// relayResources are the limits of the relay service, with l's per-peer
+// limits (defaults filled in). Relayed connections carry whole sessions
+// between address-book peers, so they have no duration limit, and relay
+// v2's own data limit (128 KiB by default) is not used either: with it,
+// libp2p marks every relayed connection "limited" and refuses session
+// streams on it. The bytes a relayed connection carries are bounded by
+// meteredStream instead; the ACL keeps everybody else out.
+func relayResources(l RelayLimits) relayv2.Resources {
 	rc := relayv2.DefaultResources()
 	rc.Limit = nil
-	rc.MaxReservations = limitBookPeers
-	rc.MaxCircuits = limitBookPeers // per peer: addRelayLimits
+	rc.MaxReservations = l.Reservations
+	// Circuits open at once from, and to, each peer; the resource
+	// manager's relay scopes allow limitBookPeers (addRelayLimits).
+	rc.MaxCircuits = l.CircuitsPerPeer
 	// Organizations behind one NAT share an address; the book bounds them.
 	rc.MaxReservationsPerIP = limitBookPeers
 	rc.MaxReservationsPerASN = limitBookPeers
@@ -65,9 +70,13 @@ func relayResources() relayv2.Resources {
 }
 
 // startRelayService runs a circuit-relay v2 service on the host, serving
-// address-book peers only.
-func (h *Host) startRelayService() error {
-	r, err := relayv2.New(h.h, relayv2.WithResources(relayResources()), relayv2.WithACL(relayACL{g: h.gater}))
+// address-book peers only, within limits.
+func (h *Host) startRelayService(limits RelayLimits) error {
+	rh := relayHost{Host: h.h, limit: limits.CircuitBytes, over: func(src peer.ID, used int64) {
+		h.logger.Warn("the relay reset a relayed connection that reached its byte limit; the peers may connect again",
+			"from", h.describe(src), "bytes", used, "limit", limits.CircuitBytes)
+	}}
+	r, err := relayv2.New(rh, relayv2.WithResources(relayResources(limits)), relayv2.WithACL(relayACL{g: h.gater}))
 	if err != nil {
 		return fmt.Errorf("starting the circuit-relay service: %w", err)
 	}

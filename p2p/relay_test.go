@@ -178,7 +178,7 @@ func TestRelayLimits(t *testing.T) {
 	if got := l.GetServicePeerLimits("some.other.service").GetStreamTotalLimit(); got != limitStreamsPerPeerProtocol {
 		t.Errorf("another service's streams per peer = %d, want %d", got, limitStreamsPerPeerProtocol)
 	}
-	if rc := relayResources(); rc.Limit != nil || rc.MaxCircuits != limitBookPeers {
+	if rc := relayResources(mustDefaults(t, RelayLimits{})); rc.Limit != nil || rc.MaxCircuits != limitBookPeers {
 		t.Errorf("relay resources: limit %+v, %d circuits a peer; want no limit and %d", rc.Limit, rc.MaxCircuits, limitBookPeers)
 	}
 }

@@ -310,7 +310,7 @@ const openAttempts = 3
 // with its connection) fails here instead of swallowing the first frame.
 func (m *Messenger) newStream(ctx context.Context, to peer.ID) (network.Stream, error) {
 	if !m.h.Connected(to) {
-		if err := m.h.connect(ctx, to); err != nil {
+		if err := m.h.dialForStream(ctx, to); err != nil {
 			return nil, err
 		}
 	}
@@ -318,7 +318,7 @@ func (m *Messenger) newStream(ctx context.Context, to peer.ID) (network.Stream, 
 	for range openAttempts {
 		c := m.h.bestConn(to)
 		if c == nil {
-			if err := m.h.connect(ctx, to); err != nil {
+			if err := m.h.dialForStream(ctx, to); err != nil {
 				return nil, err
 			}
 			continue

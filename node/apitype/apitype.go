@@ -41,7 +41,14 @@ type Peer struct {
 	Addrs         []string `json:"addrs"`
 	Connected     bool     `json:"connected"`
 	LatencyMicros float64  `json:"latency_us,omitempty"`
-	LastError     string   `json:"last_error,omitempty"`
+	// LastError is the last failed attempt's error, such as "connection
+	// refused at /ip4/192.0.2.7/tcp/4001"; empty while connected.
+	LastError string `json:"last_error,omitempty"`
+	// Reason says in words why the peer is not connected: "closes our
+	// connections at once: it may not have our peer card yet", "refuses
+	// connections (nothing listens at …)", "unreachable (no answer at
+	// …)"; empty while connected or before an attempt failed.
+	Reason string `json:"reason,omitempty"`
 	// Agent is the agent string the peer announced on connecting, such as
 	// "bandit-node/0.2.0 (3f69a06)": its program, version and revision.
 	// Empty if it never connected since this daemon started.

@@ -42,7 +42,9 @@ func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 }
 
 // printPeers writes the peers table: one line a peer, with its state,
-// its connection kind (direct or relayed), latency, version and last error.
+// its connection kind (direct or relayed), latency, version and, for a
+// peer that is not connected, why in words (the error itself when the node
+// gives no reason; --json has both).
 func printPeers(stdout io.Writer, peers []apitype.Peer) error {
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tSTATE\tCONN\tLATENCY\tVERSION\tPEER ID\tLAST ERROR")
@@ -57,7 +59,13 @@ func printPeers(stdout io.Writer, peers []apitype.Peer) error {
 		if p.LatencyMicros > 0 {
 			lat = fmt.Sprintf("%.2f ms", p.LatencyMicros/1e3)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, state, conn, lat, peerVersion(p.Agent), p.PeerID, p.LastError)
+		why := p.Reason
+		if why == "" {
+			why = p.LastError
+		}
+		// One line a peer: an error from an older daemon may span several.
+		why = strings.Join(strings.Fields(why), " ")
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", p.Name, state, conn, lat, peerVersion(p.Agent), p.PeerID, why)
 	}
 	return tw.Flush()
 }
