@@ -334,7 +334,12 @@ func TestQuietPeerGoneAbortsWithinSeconds(t *testing.T) {
 	})
 	nodes[1].crash()
 	got := waitEnded(t, nodes[0], id, 5*time.Second)
-	if want := "connection to node2 closed; redial failed"; got.State != stateAborted || !strings.Contains(got.Reason, want) {
+	if want := "connection to node2 closed; redial failed: connection refused"; got.State != stateAborted || got.Reason != want {
 		t.Errorf("node1: state %s reason %q, want aborted with %q", got.State, got.Reason, want)
+	}
+	// The addresses tried are node1's detail; the reason, which crosses,
+	// names none, nor the QUIC address the dial policy held back.
+	if !strings.Contains(got.Detail, "connection refused at /ip4/127.0.0.1/tcp/") || strings.Contains(got.Detail, "quic") {
+		t.Errorf("node1: the abort's detail %q does not name the refused TCP address alone", got.Detail)
 	}
 }

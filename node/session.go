@@ -64,7 +64,8 @@ type ctrlEvent struct {
 	size int // of the frame, counted against the buffer caps (reserve)
 
 	abort string // a local request to abort, for this reason
-	// detail is the local error behind abort, recorded here only.
+	// detail is the local error behind abort or reason, recorded here
+	// only.
 	detail string
 	// lost names a peer that cannot be reached, and reason says how.
 	lost   peer.ID

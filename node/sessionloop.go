@@ -206,7 +206,7 @@ func (s *session) control(ev ctrlEvent) {
 		s.lc.Fail(ev.abort, ev.detail)
 	case ev.lost != "":
 		if o, ok := s.orgIndex[ev.lost]; ok {
-			s.lc.Unreachable(o, ev.reason, "")
+			s.lc.Unreachable(o, ev.reason, ev.detail)
 		}
 	case ev.msg != nil:
 		if msg, ok := s.fromControl(ev.from, ev.msg); ok {

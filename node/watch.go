@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -45,10 +46,12 @@ func (n *Node) peerDisconnected(id peer.ID) {
 				"the sessions wait for it up to session.peer_timeout", "peer", n.nameOf(id), "sessions", len(affected), "err", err)
 			return
 		}
-		reason := fmt.Sprintf("connection to %s closed; redial failed: %v", n.nameOf(id), err)
+		// The other organizations learn the class; the addresses tried
+		// are this one's detail (disclosure.go).
+		reason := fmt.Sprintf("connection to %s closed; redial failed: %s", n.nameOf(id), p2p.FailureClass(err))
 		n.log.Warn("a peer of running sessions is unreachable", "peer", n.nameOf(id), "sessions", len(affected), "err", err)
 		for _, s := range affected {
-			s.post(ctrlEvent{lost: id, reason: reason})
+			s.post(ctrlEvent{lost: id, reason: reason, detail: err.Error()})
 		}
 	}()
 }

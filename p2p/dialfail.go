@@ -99,6 +99,28 @@ func kindOf(err error) failKind {
 	return failOther
 }
 
+// FailureClass names the class of a failed dial in a few words without an
+// address ("connection refused", "no answer"): what a session's abort may
+// tell other organizations about a peer it lost; the error itself, with the
+// addresses tried, is for this organization's log.
+func FailureClass(err error) string {
+	switch kindOf(err) {
+	case failNone:
+		return "no error"
+	case failNoAddrs:
+		return "no known address"
+	case failRefused:
+		return "connection refused"
+	case failUnreachable:
+		return "no answer"
+	case failClosesAtOnce:
+		return "it closes our connections at once"
+	case failDropped:
+		return "its connections close within seconds"
+	}
+	return "cannot connect"
+}
+
 // reasonOf says in words why a dial that failed with err did not connect.
 func reasonOf(err error) string {
 	var de *dialError
