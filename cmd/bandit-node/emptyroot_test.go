@@ -311,7 +311,9 @@ func TestEmptyRoot(t *testing.T) {
 		"protocol = \"ping\"\n[roles]\nparticipant = [\"contained\", \"outside\"]\n[params]\ncount = 20\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	start := inside("session", "start", "--config", in.config, spec, "--wait", "--json")
+	// Bounded: a session that never ends fails the test in two minutes
+	// (exit code 4) instead of hanging until the package's timeout.
+	start := inside("session", "start", "--config", in.config, spec, "--wait", "--timeout", "2m", "--json")
 	var stderr strings.Builder
 	start.Stderr = &stderr
 	out, err = start.Output()

@@ -74,8 +74,13 @@ func (e usageError) Error() string { return e.msg }
 // errAborted is returned when a waited-for session ended aborted (exit code 3).
 var errAborted = errors.New("session aborted")
 
+// errGaveUp is returned when --timeout ran out before a waited-for session
+// ended (exit code 4): the session goes on at the daemon.
+var errGaveUp = errors.New("gave up waiting")
+
 // ExitCode maps an error from Run to the process exit code: 2 for usage
-// mistakes, 3 for an aborted session, 1 for everything else.
+// mistakes, 3 for an aborted session, 4 for a wait that --timeout ended, 1
+// for everything else.
 func ExitCode(err error) int {
 	var ue usageError
 	switch {
@@ -83,6 +88,8 @@ func ExitCode(err error) int {
 		return 2
 	case errors.Is(err, errAborted):
 		return 3
+	case errors.Is(err, errGaveUp):
+		return 4
 	}
 	return 1
 }

@@ -179,7 +179,7 @@ func TestCLIAgainstDaemons(t *testing.T) {
 	}
 
 	spec := writeSpec(t, root, "ping.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 50\n")
-	out, stderr, err := run(t, "session", "start", "--config", nodes[0].cfg, spec, "--wait", "--json")
+	out, stderr, err := run(t, "session", "start", "--config", nodes[0].cfg, spec, "--wait", "--timeout", "2m", "--json")
 	if err != nil {
 		t.Fatalf("session start: %v\n%s", err, stderr)
 	}

@@ -165,7 +165,7 @@ func TestPeersAddJoinsRunningDaemons(t *testing.T) {
 		return err == nil && json.Unmarshal([]byte(out), &peers) == nil && len(peers) == 1 && peers[0].Connected
 	})
 	spec := writeSpec(t, root, "ping.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 5\n")
-	if out, stderr, err := run(t, "session", "start", "--config", cfgs[1], spec, "--wait", "--json"); err != nil {
+	if out, stderr, err := run(t, "session", "start", "--config", cfgs[1], spec, "--wait", "--timeout", "2m", "--json"); err != nil {
 		t.Fatalf("a session between the daemons that met by peers add: %v\n%s%s", err, out, stderr)
 	}
 

@@ -61,12 +61,16 @@ func runSession(ctx context.Context, args []string, stdout, stderr io.Writer) er
 }
 
 func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newConfigFlags("session start", "session start --config FILE SPEC.toml [--wait] [--json]",
+	fs := newConfigFlags("session start", "session start --config FILE SPEC.toml [--wait [--timeout D]] [--json]",
 		"bandit-node session start --config node1/config.toml examples/ping.toml --wait --json", stderr)
 	wait := fs.Bool("wait", false, "wait for the session to end, showing progress, then print its result (exit code 3 if it was aborted)")
+	timeout := fs.Duration("timeout", 0, "with --wait: give up waiting after this long, such as 30m (exit code 4; the session goes on at the daemon); 0: until it ends")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, c, _, err := fs.dial(args, 1, 1)
 	if err != nil {
+		return err
+	}
+	if err := checkTimeout(*timeout, *wait, "--wait"); err != nil {
 		return err
 	}
 	spec, err := os.ReadFile(pos[0])
@@ -99,15 +103,45 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 		return nil
 	}
 	fmt.Fprintf(stderr, "session %s proposed\n", s.ID)
-	return waitAndShow(ctx, c, s.ID, *asJSON, stdout, stderr)
+	return waitAndShow(ctx, c, s.ID, *timeout, *asJSON, stdout, stderr)
 }
 
-// waitAndShow follows a session to its end with a progress bar on stderr, then
-// prints its result.
-func waitAndShow(ctx context.Context, c *client.Client, id string, asJSON bool, stdout, stderr io.Writer) error {
+// checkTimeout refuses a --timeout that is negative or given without the
+// flag (waitFlag) it bounds.
+func checkTimeout(d time.Duration, waiting bool, waitFlag string) error {
+	switch {
+	case d < 0:
+		return usageError{fmt.Sprintf("--timeout %v: a wait cannot be negative (0 waits until the session ends)", d)}
+	case d > 0 && !waiting:
+		return usageError{fmt.Sprintf("--timeout bounds %s, which was not given", waitFlag)}
+	}
+	return nil
+}
+
+// followSession follows session id to its end with a progress bar on
+// stderr, for at most timeout (0: no limit), and returns its final state;
+// a wait the timeout ends is errGaveUp, saying how to follow it further.
+func followSession(ctx context.Context, c *client.Client, id string, timeout time.Duration, stderr io.Writer) (apitype.Session, error) {
+	wctx := ctx
+	if timeout > 0 {
+		var cancel context.CancelFunc
+		wctx, cancel = context.WithTimeout(ctx, timeout)
+		defer cancel()
+	}
 	bar := newProgressBar(stderr)
-	final, err := c.Wait(ctx, id, pollEvery, bar.update)
+	final, err := c.Wait(wctx, id, pollEvery, bar.update)
 	bar.done()
+	if err != nil && ctx.Err() == nil && errors.Is(wctx.Err(), context.DeadlineExceeded) {
+		return final, fmt.Errorf("%w for session %s after %v (--timeout): it goes on at the daemon; "+
+			"`bandit-node session status ID --watch` follows it", errGaveUp, id, timeout)
+	}
+	return final, err
+}
+
+// waitAndShow follows a session to its end (for at most timeout, 0 for no
+// limit) with a progress bar on stderr, then prints its result.
+func waitAndShow(ctx context.Context, c *client.Client, id string, timeout time.Duration, asJSON bool, stdout, stderr io.Writer) error {
+	final, err := followSession(ctx, c, id, timeout, stderr)
 	if err != nil {
 		return err
 	}
@@ -136,19 +170,21 @@ func abortedError(s apitype.Session) error {
 }
 
 func runSessionStatus(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newConfigFlags("session status", "session status --config FILE ID [--watch] [--json]",
+	fs := newConfigFlags("session status", "session status --config FILE ID [--watch [--timeout D]] [--json]",
 		"bandit-node session status --config node1/config.toml 3f2a9c0e1b7d4e55 --watch", stderr)
 	watch := fs.Bool("watch", false, "follow the session with a progress bar until it ends")
+	timeout := fs.Duration("timeout", 0, "with --watch: give up after this long, such as 30m (exit code 4); 0: until it ends")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, c, cfg, err := fs.dial(args, 1, 1)
 	if err != nil {
 		return err
 	}
+	if err := checkTimeout(*timeout, *watch, "--watch"); err != nil {
+		return err
+	}
 	var s apitype.Session
 	if *watch {
-		bar := newProgressBar(stderr)
-		s, err = c.Wait(ctx, pos[0], pollEvery, bar.update)
-		bar.done()
+		s, err = followSession(ctx, c, pos[0], *timeout, stderr)
 	} else {
 		rctx, cancel := withTimeout(ctx)
 		s, err = c.Session(rctx, pos[0])

@@ -89,6 +89,37 @@ func TestAbortedSessionExitCode(t *testing.T) {
 	}
 }
 
+// TestWaitTimeout: a session that runs on beyond --timeout ends session
+// start --wait and status --watch with exit code 4 and how to follow it,
+// within about the timeout; --timeout without the wait it bounds, or
+// negative, is a usage error.
+func TestWaitTimeout(t *testing.T) {
+	s := apitype.Session{ID: "3f2a9c0e1b7d4e55", Protocol: "ping", Initiator: "node1", State: apitype.StateRunning,
+		Roles: map[string][]string{"participant": {"node1", "node2"}}, Created: time.Now()}
+	cfg := fakeAPI(t, s)
+	spec := filepath.Join(repoRoot, "examples", "ping.toml")
+	for _, tt := range []struct {
+		args []string
+		exit int
+		want string
+	}{
+		{[]string{"session", "start", "--config", cfg, spec, "--wait", "--timeout", "300ms"}, 4, "gave up waiting for session 3f2a9c0e1b7d4e55 after 300ms (--timeout): it goes on at the daemon"},
+		{[]string{"session", "status", "--config", cfg, s.ID, "--watch", "--timeout", "300ms"}, 4, "gave up waiting for session 3f2a9c0e1b7d4e55 after 300ms"},
+		{[]string{"session", "start", "--config", cfg, spec, "--timeout", "1s"}, 2, "--timeout bounds --wait, which was not given"},
+		{[]string{"session", "status", "--config", cfg, s.ID, "--timeout", "1s"}, 2, "--timeout bounds --watch, which was not given"},
+		{[]string{"session", "start", "--config", cfg, spec, "--wait", "--timeout", "-1s"}, 2, "a wait cannot be negative"},
+	} {
+		start := time.Now()
+		_, _, err := run(t, tt.args...)
+		if err == nil || ExitCode(err) != tt.exit || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("%v: err = %v (exit %d), want exit %d and %q", tt.args[1:2], err, ExitCode(err), tt.exit, tt.want)
+		}
+		if took := time.Since(start); took > 30*time.Second {
+			t.Errorf("%v took %v", tt.args, took)
+		}
+	}
+}
+
 // TestSessionCommandsReadStoredRecordsWhenDown: with no daemon at the
 // control API, session result, status and list read the records in the
 // data directory and say so on stderr; an unknown session is still an error.

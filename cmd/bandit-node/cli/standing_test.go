@@ -75,7 +75,7 @@ func TestCLIStandingSessions(t *testing.T) {
 	// An ad-hoc session has no name: it is in the full list, not in
 	// pinger's.
 	spec := writeSpec(t, root, "adhoc.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 2\n")
-	out, stderr, err := run(t, "session", "start", "--config", nodes[0].cfg, spec, "--wait", "--json")
+	out, stderr, err := run(t, "session", "start", "--config", nodes[0].cfg, spec, "--wait", "--timeout", "2m", "--json")
 	if err != nil {
 		t.Fatalf("session start: %v\n%s", err, stderr)
 	}
