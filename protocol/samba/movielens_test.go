@@ -37,13 +37,19 @@ func movielensMeans(t testing.TB, k int) []float64 {
 
 // TestMovieLensStatistics: on the paper's MovieLens arms (K = 100, ε = 0.1,
 // τ = 0.06, β = 0.1; ε-decreasing with the prototype's 1/log₂ t) at
-// N = 100,000, SAMBA — full cryptography in simulation, each run's arm
-// sequence the standard algorithm's from the same seed — reaches the
-// paper's prototype's mean cumulative reward over 10 runs, within the
-// prototype's spread.
+// N = 100,000, SAMBA's mean cumulative reward over 10 runs reaches the
+// paper's prototype's, within the prototype's spread.
+//
+// SAMBA equals the standard algorithm run by run (Theorem 2): one session
+// per algorithm at this size checks it here — full cryptography in
+// simulation, same reward, same arm sequence — and TestTheorem2 checks it
+// for every algorithm at three seeds. The mean over the 10 seeds is then
+// taken from the standard algorithm (Reference, which consumes the same
+// randomness as the session of the same seed), which costs microseconds a
+// step instead of SAMBA's tenth of a millisecond: 6 sessions instead of 60.
 func TestMovieLensStatistics(t *testing.T) {
 	if testing.Short() || raceEnabled {
-		t.Skip("60 SAMBA sessions of 100,000 steps: .ci/run runs it without -race")
+		t.Skip("6 SAMBA sessions of 100,000 steps: .ci/run runs it without -race")
 	}
 	means := movielensMeans(t, 100)
 	arms := make([]any, len(means))
@@ -52,7 +58,7 @@ func TestMovieLensStatistics(t *testing.T) {
 	}
 	for _, c := range []struct {
 		alg      string
-		mean, sd float64 // the paper's prototype, 150 runs (shared/data/samba)
+		mean, sd float64 // the paper's prototype, 150 runs (testdata/)
 	}{
 		{"ucb", 47952, 75},
 		{"thompson", 52572, 195},
@@ -61,17 +67,28 @@ func TestMovieLensStatistics(t *testing.T) {
 		{"softmax", 47737, 1012},
 		{"pursuit", 45119, 9853},
 	} {
+		raw := map[string]any{"algorithm": c.alg, "budget": int64(100000), "epsilon": 0.1, "epsilon_schedule": "log2",
+			"tau": 0.06, "beta": 0.1, "paillier_bits": int64(512)}
+		res, _ := simulate(t, &protocol.Spec{Protocol: Name, Params: raw,
+			Simulation: map[string]any{"arms": arms, "seed": int64(1)}})
+		if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || res.SameArmSequence == nil || !*res.SameArmSequence {
+			t.Errorf("%s, seed 1: SAMBA %d, the standard algorithm %v, same arm sequence %v", c.alg, res.CumulativeReward, res.ReferenceCumulativeReward, res.SameArmSequence)
+		}
+		parsed, err := (Family{}).ParseParams(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
 		const runs = 10
 		sum := 0.0
 		for seed := range int64(runs) {
-			res, _ := simulate(t, &protocol.Spec{Protocol: Name,
-				Params: map[string]any{"algorithm": c.alg, "budget": int64(100000), "epsilon": 0.1, "epsilon_schedule": "log2",
-					"tau": 0.06, "beta": 0.1, "paillier_bits": int64(512)},
-				Simulation: map[string]any{"arms": arms, "seed": seed + 1}})
-			if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || res.SameArmSequence == nil || !*res.SameArmSequence {
-				t.Errorf("%s, seed %d: SAMBA %d, the standard algorithm %v, same arm sequence %v", c.alg, seed+1, res.CumulativeReward, res.ReferenceCumulativeReward, res.SameArmSequence)
+			reward, _, err := Reference(parsed.(Params), means, seed+1)
+			if err != nil {
+				t.Fatal(err)
 			}
-			sum += float64(res.CumulativeReward)
+			if seed == 0 && reward != res.CumulativeReward {
+				t.Errorf("%s, seed 1: the standard algorithm's %d here, SAMBA's %d in the session", c.alg, reward, res.CumulativeReward)
+			}
+			sum += float64(reward)
 		}
 		got := sum / runs
 		// Within 4 standard errors of the prototype's mean, at least 1%.
@@ -79,7 +96,7 @@ func TestMovieLensStatistics(t *testing.T) {
 		// loose one; each run's equality with the standard algorithm is
 		// the strict part.
 		tol := math.Max(4*c.sd/math.Sqrt(runs), 0.01*c.mean)
-		t.Logf("%s: SAMBA's mean %.0f over %d runs, paper %.0f ± %.0f", c.alg, got, runs, c.mean, c.sd)
+		t.Logf("%s: mean %.0f over %d runs, paper %.0f ± %.0f", c.alg, got, runs, c.mean, c.sd)
 		if math.Abs(got-c.mean) > tol {
 			t.Errorf("%s: mean cumulative reward %.0f, the paper's prototype %.0f ± %.0f (tolerance %.0f)", c.alg, got, c.mean, c.sd, tol)
 		}
