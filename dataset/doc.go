@@ -1,5 +1,5 @@
 // Package dataset provides the data of the privacy-preserving contextual
-// bandit of Hannun et al. (shared/papers/private-contextual-bandits.md,
+// bandit of Hannun et al. ("Privacy-Preserving Contextual Bandits", docs/papers.md,
 // section 5 "Experiments"), and the files through which each organisation
 // of a session gets its own part of it.
 //

@@ -158,7 +158,8 @@ type templateData struct {
 
 var configTemplate = template.Must(template.New("config").Funcs(template.FuncMap{"q": strconv.Quote}).Parse(
 	`# bandit-node configuration of {{.Name}} (peer ID {{.PeerID}}).
-# Every key is explained in config.example.toml of the bandit-node sources.
+# Every key, with its default and bounds, is explained in the bandit-node documentation
+# (github.com/bandit-node/bandit-node), docs/operations.md, section "Configuration".
 # Unknown keys are errors. Relative paths are taken from this file's directory.
 
 [node]
@@ -206,7 +207,8 @@ min_peers = 1                 # /readyz needs this many address-book peers conne
 # Open policy (init --policy-open): every protocol, every role, any address-book peer.
 # Open does not mean weak: Paillier keys under 2048 bits are still declined unless
 # a [policy.samba.min] paillier_bits says otherwise, and [policy.<protocol>.max]
-# tables bound what an initiator may choose (config.example.toml lists them).
+# tables bound what an initiator may choose (docs/operations.md, section "Policy
+# bounds on what an initiator chooses", lists them).
 {{- range .Protocols}}
 [policy.{{.}}]
 roles = ["*"]
