@@ -20,6 +20,9 @@ type quote struct {
 	results, line string
 	pattern       string
 	doc, format   string
+	// thousands writes the groups' whole numbers with thousands
+	// separators (13413 as 13,413), as the document does.
+	thousands bool
 }
 
 // quotes are the figures the docs take from results/. Add one with every
@@ -27,41 +30,48 @@ type quote struct {
 var quotes = []quote{
 	// SAMBA's Figure 8, the committed run, in docs/performance.md.
 	{"results/samba/samba_results.md", "Command: ", `(\d+) sessions in (\d+)m(\d+)s`,
-		"docs/performance.md", "%s sessions in %s min %s s"},
+		"docs/performance.md", "%s sessions in %s min %s s", false},
 	{"results/samba/samba_results.md", "- the execution time is linear in N:", `R² ≥ ([\d.]+)`,
-		"docs/performance.md", "R² ≥ %s"},
+		"docs/performance.md", "R² ≥ %s", false},
 	{"results/samba/samba_results.md", "- the execution time is linear in N:", `([\d.]+–[\d.]+) ms per step`,
-		"docs/performance.md", "%s ms a step"},
+		"docs/performance.md", "%s ms a step", false},
 	{"results/samba/samba_results.md", "- SAMBA's overhead over the standard algorithms", `(×[\d.]+–×[\d.]+)`,
-		"docs/performance.md", "overhead\nover the standard algorithm is %s"},
+		"docs/performance.md", "overhead\nover the standard algorithm is %s", false},
 	{"results/samba/samba_results.md", "- Pursuit takes about double", `(×[\d.]+–×[\d.]+)`,
-		"docs/performance.md", "Pursuit costs %s"},
+		"docs/performance.md", "Pursuit costs %s", false},
 	{"results/samba/samba_results.md", "- Comp is the most time-consuming node:", `(×[\d.]+–×[\d.]+)`,
-		"docs/performance.md", "(%s\nthe controller)"},
+		"docs/performance.md", "(%s\nthe controller)", false},
 	{"results/samba/samba_results.md", "- the controller's share is roughly", `(×[\d.]+–×[\d.]+)`,
-		"docs/performance.md", "%s as much as one data owner"},
+		"docs/performance.md", "%s as much as one data owner", false},
 	{"results/samba/samba_results.md", "- the data customer's share is negligible:", `at most ([\d.]+) %`,
-		"docs/performance.md", "reaches %s %%"},
+		"docs/performance.md", "reaches %s %%", false},
 	{"results/samba/samba_results.md", "- at N = 10⁵ and K = 100", `median ([\d.]+) min`,
-		"docs/performance.md", "about %s min"},
+		"docs/performance.md", "about %s min", false},
 	// The K sweep, in the same section.
 	{"results/samba/k_sweep/samba_results.md", "Command: ", `(\d+) sessions in (\d+)m(\d+)s`,
-		"docs/performance.md", "%s sessions in %s min %s s"},
+		"docs/performance.md", "%s sessions in %s min %s s", false},
 	{"results/samba/k_sweep/samba_results.md", "- the execution time is linear in K:", `R² ≥ ([\d.]+)`,
-		"docs/performance.md", "(R² ≥ %s)"},
+		"docs/performance.md", "(R² ≥ %s)", false},
 	{"results/samba/k_sweep/samba_results.md", "- SAMBA's overhead over the standard algorithms", `(×[\d.]+–×[\d.]+)`,
-		"docs/performance.md", "is %s."},
+		"docs/performance.md", "is %s.", false},
 	{"results/samba/k_sweep/samba_results.md", "- Pursuit takes about double", `(×[\d.]+–×[\d.]+)`,
-		"docs/performance.md", "Pursuit's %s"},
+		"docs/performance.md", "Pursuit's %s", false},
 	// The contextual bandit's experiments, in docs/protocols/mpccb.md.
 	{"results/mpccb/mpccb_results.md", "- the private learner pulls the plaintext reference's arm", `lowest agreement ([\d.]+ %)`,
-		"docs/protocols/mpccb.md", "%s at ε = 0.05"},
+		"docs/protocols/mpccb.md", "%s at ε = 0.05", false},
 	{"results/mpccb/mpccb_results.md", "- the private learner is nearly 500× slower", `(\d+)× \(([\d.]+) ms`,
-		"docs/protocols/mpccb.md", "and %[2]s ms, %[1]s× a Go"},
+		"docs/protocols/mpccb.md", "and %[2]s ms, %[1]s× a Go", false},
 	{"results/mpccb/mpccb_results.md", "- at most 45 communication rounds per step", `\((\d+) rounds per step\)`,
-		"docs/protocols/mpccb.md", "takes %s rounds"},
+		"docs/protocols/mpccb.md", "takes %s rounds", false},
 	{"results/mpccb/mpccb_results.md", "Command: ", `in (\d+)m(\d+)s`,
-		"docs/protocols/mpccb.md", "took %s min %s s"},
+		"docs/protocols/mpccb.md", "took %s min %s s", false},
+	// P-FCB's EXP1, in docs/protocols/pfcb.md.
+	{"results/pfcb/pfcb_results.md", "- regret FCB < P-FCB(ε=1) < Non-federated on uniform instances:", `\((\d+) < (\d+) < (\d+)\)`,
+		"docs/protocols/pfcb.md", "uniform %s < %s < %s", true},
+	{"results/pfcb/pfcb_results.md", "- regret FCB < P-FCB(ε=1) < Non-federated on normal instances:", `\((\d+) < (\d+) < (\d+)\)`,
+		"docs/protocols/pfcb.md", "normal %s < %s < %s", true},
+	{"results/pfcb/pfcb_results.md", "- FRR falls as ε grows on uniform instances:", `\[([\d.]+) .* ([\d.]+)\]`,
+		"docs/protocols/pfcb.md", "uniform %s → %s", false},
 }
 
 // TestDocsQuoteTheResults: every figure in quotes reads in its document as
@@ -92,6 +102,9 @@ func TestDocsQuoteTheResults(t *testing.T) {
 		}
 		args := make([]any, len(m)-1)
 		for i, g := range m[1:] {
+			if q.thousands {
+				g = withThousands(g)
+			}
 			args[i] = g
 		}
 		want := fmt.Sprintf(q.format, args...)
@@ -116,6 +129,14 @@ func lineOf(text, prefix string) string {
 		}
 	}
 	return ""
+}
+
+// withThousands writes whole number n with a comma every three digits.
+func withThousands(n string) string {
+	for i := len(n) - 3; i > 0; i -= 3 {
+		n = n[:i] + "," + n[i:]
+	}
+	return n
 }
 
 // oneLine folds runs of white space, line breaks included, into one space:
