@@ -56,7 +56,7 @@ func sambaAlgorithms() []string {
 }
 
 // sambaParams are the paper's prototype's tuned parameters
-// (shared/data/samba/params_MovieLens.csv): ε = 0.1, τ = 0.06, β = 0.1,
+// (the SAMBA authors' prototype's params_MovieLens.csv): ε = 0.1, τ = 0.06, β = 0.1,
 // and for ε-decreasing the prototype's f_ε(t) = 1/log₂ t (the paper's text
 // names no schedule; the prototype's is the one its figures come from).
 func sambaParams(alg string, budget int64, bits int) map[string]any {

@@ -15,7 +15,7 @@ import (
 )
 
 // movielensCSV is the SAMBA paper's prototype's MovieLens-100k arm means
-// (shared/data/samba/movielens_K100_sorted_desc.csv, also
+// (the prototype's movielens_K100_sorted_desc.csv, also in
 // protocol/samba/testdata): movie i's μ_i = (ratings ≥ 4) / 943 users —
 // the prototype divides by all users, not by the ratings the movie
 // received as the paper's text says; either is a Bernoulli mean, and this

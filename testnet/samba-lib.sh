@@ -4,7 +4,7 @@
 # owners), and the statistics the benches print.
 
 # samba_locals DIR K: DIR/locals/nodeI.toml giving data owner i the i-th
-# largest MovieLens mean (shared/data/samba, as protocol/samba/testdata).
+# largest MovieLens mean (the SAMBA prototype's, as protocol/samba/testdata).
 samba_locals() {
   local dir=$1 k=$2 i mu
   local means

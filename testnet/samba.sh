@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # samba.sh [DIR] [K] [N] [ALGORITHM] — SAMBA on real daemons: K data owner
 # daemons (default 10), each holding one of the paper's MovieLens arm means
-# (the top K, shared/data/samba) in its own config, plus a data customer
+# (the top K, as protocol/samba/testdata) in its own config, plus a data customer
 # (node1), a controller (node2) and comp (node3); runs a session of budget N
 # (default 10,000) with ALGORITHM (default ucb), prints the data customer's
 # cumulative reward and the per-role costs, and takes the testnet down.

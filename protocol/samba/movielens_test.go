@@ -11,7 +11,7 @@ import (
 )
 
 // movielensMeans reads the top-K MovieLens-100k arm means of the paper's
-// prototype (testdata/, copied from shared/data/samba: μ = ratings ≥ 4 over
+// prototype (testdata/, copied from the prototype's data: μ = ratings ≥ 4 over
 // all 943 users, sorted).
 func movielensMeans(t testing.TB, k int) []float64 {
 	t.Helper()
