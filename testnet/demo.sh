@@ -102,13 +102,20 @@ go_want=1.21.0
 case $(uname -m) in aarch64 | arm64) go_arch=arm64 ;; *) go_arch=amd64 ;; esac
 go_tgz=$GOTOOLCHAIN.linux-$go_arch.tar.gz
 go_zip=v0.0.1-$GOTOOLCHAIN.linux-$go_arch
-as_root=""
-if [ "$(id -u)" -ne 0 ]; then as_root="sudo "; command -v sudo >/dev/null 2>&1 || as_root="(as root) "; fi
-go_install="curl -fsSLO https://go.dev/dl/$go_tgz && ${as_root}rm -rf /usr/local/go && ${as_root}tar -C /usr/local -xzf $go_tgz && export PATH=\$PATH:/usr/local/go/bin"
-go_install+=$'\n'"      or, from the Go module proxy: curl -fsSLo go.zip https://proxy.golang.org/golang.org/toolchain/@v/$go_zip.zip && unzip -q go.zip -d go.tmp && ${as_root}rm -rf /usr/local/go && ${as_root}mv go.tmp/golang.org/toolchain@$go_zip /usr/local/go && ${as_root}chmod -R a+rx /usr/local/go/bin /usr/local/go/pkg/tool && export PATH=\$PATH:/usr/local/go/bin"
+# Into /usr/local/go as root or with sudo; without either, into ~/sdk/go,
+# which needs no root.
+sudo=""
+go_root=/usr/local/go
+if [ "$(id -u)" -ne 0 ]; then
+  if command -v sudo >/dev/null 2>&1; then sudo="sudo "; else go_root=\$HOME/sdk/go; fi
+fi
+go_install="curl -fsSLO https://go.dev/dl/$go_tgz && ${sudo}rm -rf $go_root && ${sudo}mkdir -p $go_root && ${sudo}tar -C $go_root --strip-components=1 -xzf $go_tgz && export PATH=\$PATH:$go_root/bin"
+go_install+=$'\n'"      or, from the Go module proxy: curl -fsSLo go.zip https://proxy.golang.org/golang.org/toolchain/@v/$go_zip.zip && unzip -q go.zip -d go.tmp && ${sudo}rm -rf $go_root && ${sudo}mkdir -p \$(dirname $go_root) && ${sudo}mv go.tmp/golang.org/toolchain@$go_zip $go_root && export PATH=\$PATH:$go_root/bin"
 if ! command -v go >/dev/null 2>&1; then
   if [ -x /usr/local/go/bin/go ]; then
     need "go: installed in /usr/local/go/bin but not on PATH" "export PATH=\$PATH:/usr/local/go/bin"
+  elif [ -x "$HOME/sdk/go/bin/go" ]; then
+    need "go: installed in $HOME/sdk/go/bin but not on PATH" "export PATH=\$PATH:$HOME/sdk/go/bin"
   else
     need "go (Go $go_want or newer; it fetches $GOTOOLCHAIN, which go.mod names)" "$go_install"
   fi
@@ -135,25 +142,30 @@ for f in /proc/net/tcp /proc/net/tcp6 /proc/net/udp /proc/net/udp6; do
     port_taken[$((16#$hex))]=1
   done
 done
-ephemeral_lo=65536
-read -r ephemeral_lo _ </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
+ephemeral_lo=65536 ephemeral_hi=65535
+read -r ephemeral_lo ephemeral_hi </proc/sys/net/ipv4/ip_local_port_range 2>/dev/null || true
 # range_problem BASE: why BASE's ports cannot be used, or nothing.
 range_problem() {
   local b=$1 i
-  if [ $((b + 500 + n)) -ge "$ephemeral_lo" ]; then
-    echo "ports $((b + 1))-$((b + 500 + n)) overlap the ephemeral port range (from $ephemeral_lo)"
+  if [ $((b + 500 + n)) -ge "$ephemeral_lo" ] && [ $((b + 1)) -le "$ephemeral_hi" ]; then
+    echo "ports $((b + 1))-$((b + 500 + n)) overlap the ephemeral port range $ephemeral_lo-$ephemeral_hi"
+    return
+  fi
+  if [ $((b + 500 + n)) -gt 65535 ] || [ "$b" -lt 1024 ]; then
+    echo "ports $((b + 1))-$((b + 500 + n)) are not all in 1025-65535"
     return
   fi
   for i in $(seq 1 "$n"); do
     for p in $((b + i)) $((b + 500 + i)); do
-      [ -z "${port_taken[$p]:-}" ] || { echo "port $p is taken (ss -ltnup shows by whom)"; return; }
+      [ -z "${port_taken[$p]:-}" ] || { echo "port $p is taken, by another program (ss -ltnup names it)"; return; }
     done
   done
 }
 if [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -le 400 ]; then
   if [ -n "${BANDIT_TESTNET_BASE_PORT:-}" ]; then
     base=$BANDIT_TESTNET_BASE_PORT
-    why=$(range_problem "$base")
+    why="not a port number"
+    [[ "$base" =~ ^[0-9]{1,5}$ ]] && why=$(range_problem "$base")
     if [ -n "$why" ]; then
       free=""
       for b in $(seq 24000 1000 $((ephemeral_lo - 1000))) $(seq 23000 -1000 2000); do
@@ -170,7 +182,7 @@ if [[ "$n" =~ ^[0-9]+$ ]] && [ "$n" -le 400 ]; then
     if [ -z "$base" ]; then
       need "free ports: every range from 2000 to the ephemeral range ($ephemeral_lo) has a port taken" "BANDIT_TESTNET_BASE_PORT=BASE testnet/demo.sh, BASE+1…BASE+500+$n free"
     elif [ "$base" != 24000 ]; then
-      echo "demo.sh: the default ports cannot be used ($why); using $((base + 1))-$((base + n)) and $((base + 501))-$((base + 500 + n)) instead (BANDIT_TESTNET_BASE_PORT=$base)" >&2
+      echo "demo.sh: the default ports cannot be used: $why; using $((base + 1))-$((base + n)) and $((base + 501))-$((base + 500 + n)) instead (BANDIT_TESTNET_BASE_PORT=$base)" >&2
     fi
     export BANDIT_TESTNET_BASE_PORT=$base
   fi
