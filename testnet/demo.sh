@@ -34,9 +34,11 @@
 #                             BASE is 24000, or the first free one of 25000,
 #                             26000, … (then 23000, 22000, …) below the
 #                             ephemeral port range; set, it must be free.
-#   BANDIT_DEMO_NO_INSTALL=1  install nothing, only say what is missing (for
-#                             testing the synthetic-context path on a machine
-#                             that has the package)
+#   BANDIT_DEMO_NO_INSTALL=1  install nothing, as where it may not: say what is
+#                             missing, and without Fashion-MNIST use synthetic
+#                             contexts. To try that path on a machine that has
+#                             the package: BANDIT_DEMO_NO_INSTALL=1
+#                             BANDIT_FASHION_DIR=$(mktemp -d) testnet/demo.sh
 set -euo pipefail
 # The Go toolchain go.mod names (fetched from the module proxy; go1.26 has known vulnerabilities).
 export GOTOOLCHAIN=go1.27.3
