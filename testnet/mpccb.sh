@@ -27,7 +27,7 @@ mkdir -p "$dir/bin"
 . "$here/protocols-lib.sh"
 rm -rf "$dir/locals"
 mpccb_locals "$dir/locals" "$dir/data" "$p"
-BANDIT_TESTNET_LOCAL="$dir/locals" BANDIT_TESTNET_BASE_PORT=${BANDIT_TESTNET_BASE_PORT:-29000} "$here/up.sh" "$n" "$dir"
+BANDIT_TESTNET_BIN="$dir/bin/bandit-node" BANDIT_TESTNET_LOCAL="$dir/locals" BANDIT_TESTNET_BASE_PORT=${BANDIT_TESTNET_BASE_PORT:-29000} "$here/up.sh" "$n" "$dir"
 trap '"$here/down.sh" "$dir"' EXIT
 
 mpccb_spec "$dir/mpccb.toml" "$p" "$steps" "$arms"

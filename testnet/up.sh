@@ -45,7 +45,8 @@ mkdir -p "$dir/bin"
 if [ -n "${BANDIT_TESTNET_BIN:-}" ]; then
   # A binary built beforehand, e.g. to compare two builds on the same testnet.
   [ -x "$BANDIT_TESTNET_BIN" ] || { echo "up.sh: BANDIT_TESTNET_BIN=$BANDIT_TESTNET_BIN is not an executable file" >&2; exit 2; }
-  cp "$BANDIT_TESTNET_BIN" "$bin"
+  # It may already be DIR/bin/bandit-node (demo.sh and mpccb.sh build there).
+  [ "$BANDIT_TESTNET_BIN" -ef "$bin" ] || cp "$BANDIT_TESTNET_BIN" "$bin"
 else
   echo "building bandit-node into $dir/bin ..." >&2
   (cd "$root" && go build -o "$bin" ./cmd/bandit-node)
