@@ -277,7 +277,8 @@ printf '\n[local.mpccb.feature_party]\nfeatures = "%s"\n' "$dir/mpccb-data/party
 printf '\n[local.mpccb.feature_party]\nfeatures = "%s"\n' "$dir/mpccb-data/party1.csv" >>"$dir/locals/node2.toml"
 printf '\n[local.mpccb.reward_receiver]\nrewards = "%s"\n' "$dir/mpccb-data/rewards.csv" >>"$dir/locals/node4.toml"
 
-BANDIT_TESTNET_LOCAL="$dir/locals" "$here/up.sh" $n "$dir"
+# up.sh runs the binary built above rather than building it again.
+BANDIT_TESTNET_BIN="$bin" BANDIT_TESTNET_LOCAL="$dir/locals" "$here/up.sh" $n "$dir"
 cleanup() {
   local i p
   for i in $(seq 1 $n); do # a stopped daemon cannot take SIGTERM

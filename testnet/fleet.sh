@@ -66,7 +66,7 @@ rm -rf "$dir"/node* "$dir"/*.card "$dir"/*.toml "$dir"/*.json
 bin=$dir/bin/bandit-node
 mkdir -p "$dir/bin"
 if [ -n "${BANDIT_TESTNET_BIN:-}" ]; then
-  cp "$BANDIT_TESTNET_BIN" "$bin"
+  [ "$BANDIT_TESTNET_BIN" -ef "$bin" ] || cp "$BANDIT_TESTNET_BIN" "$bin"
 else
   echo "building bandit-node into $dir/bin ..." >&2
   (cd "$root" && go build -o "$bin" ./cmd/bandit-node)
