@@ -40,6 +40,14 @@ base=$BANDIT_TESTNET_BASE_PORT
 bn=$dir/bin/bandit-node
 
 fail() { echo "failsafe.sh: FAIL: $*" >&2; exit 1; }
+# start_wait NAME: node1 starts the session of DIR/NAME.toml and waits for
+# its end (5 min at most), its output in DIR/NAME.out, its exit code in code.
+start_wait() {
+  set +e
+  "$bn" session start --config "$dir/node1/config.toml" "$dir/$1.toml" --wait --timeout 5m --json >"$dir/$1.out" 2>&1
+  code=$?
+  set -e
+}
 ok() { echo "failsafe.sh: ok: $*" >&2; }
 
 # --- 7. go.mod --------------------------------------------------------------
@@ -109,10 +117,7 @@ data_owner = ["node4", "node5", "node6"]
 [params]
 budget = 300
 SPEC
-set +e
-"$bn" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait --json >"$dir/samba.out" 2>&1
-code=$?
-set -e
+start_wait samba
 [ "$code" = 3 ] || fail "1: the SAMBA session with node5's failing program did not abort (exit code $code): $(tail -3 "$dir/samba.out")"
 id=$(grep -o '"id": *"[0-9a-f]*"' "$dir/samba.out" | head -n 1 | grep -o '[0-9a-f]*"$' | tr -d '"')
 [ -n "$id" ] || fail "1: no session ID in $dir/samba.out"
@@ -147,10 +152,7 @@ epsilon = 0.1
 reward_min = 0
 reward_max = 0.001
 SPEC
-set +e
-"$bn" session start --config "$dir/node1/config.toml" "$dir/bai.toml" --wait --json >"$dir/bai.out" 2>&1
-code=$?
-set -e
+start_wait bai
 case $code in
 0) ok "2: the BAI session with reward range [0, 0.001] completed (rewards clamped)" ;;
 3)
@@ -164,10 +166,7 @@ esac
 
 # --- 3. weak keys -------------------------------------------------------------------
 sed 's/^budget = 300$/budget = 50\npaillier_bits = 512/' "$dir/samba.toml" | sed 's/"node5"/"node4"/; s/\["node4", "node4", "node6"\]/["node4", "node6"]/' >"$dir/samba512.toml"
-set +e
-"$bn" session start --config "$dir/node1/config.toml" "$dir/samba512.toml" --wait --json >"$dir/samba512.out" 2>&1
-code=$?
-set -e
+start_wait samba512
 reason=$(grep -o '"reason": *"[^"]*"' "$dir/samba512.out" | head -n 1 || true)
 [ "$code" = 3 ] && echo "$reason" | grep -q 'declined' && echo "$reason" | grep -q '512' && echo "$reason" | grep -q '2048' ||
   fail "3: a SAMBA proposal with paillier_bits = 512 was not declined naming 512 and 2048 (exit code $code): $reason"
