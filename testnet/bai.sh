@@ -22,7 +22,7 @@ for algo in dp_mase corrupted_elimination; do
   bai_spec "$dir/bai-$algo.toml" "$algo" 1 2 $((agents + 1))
   echo "== $algo: 1 coordinator, $agents agents ==" >&2
   start=$(date +%s.%N)
-  "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai-$algo.toml" --wait --json >"$dir/result-$algo.json" || true
+  "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai-$algo.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" --json >"$dir/result-$algo.json" || true
   end=$(date +%s.%N)
   grep -E '"(state|reason|best_arm|sample_complexity|threshold_m|votes|privacy)"' "$dir/result-$algo.json" | sed 's/^ */  /'
   interactions=$(grep -o '"sample_complexity": [0-9]*' "$dir/result-$algo.json" | grep -o '[0-9]*$' || echo 0)

@@ -289,9 +289,9 @@ count = 100
 SPEC
 
 echo "== ping session among $n daemons, started at node1 ==" >&2
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/ping.toml" --wait
-echo "== the same, as JSON (session start --wait --json) ==" >&2
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/ping.toml" --wait --json >"$dir/result.json"
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/ping.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}"
+echo "== the same, as JSON (session start --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" --json) ==" >&2
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/ping.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" --json >"$dir/result.json"
 grep -q '"state": "completed"' "$dir/result.json" || { echo "demo.sh: the ping session did not complete:" >&2; cat "$dir/result.json" >&2; exit 1; }
 echo "ping result written to $dir/result.json" >&2
 
@@ -309,7 +309,7 @@ beta = 0.5
 delta = 0.25          # M = 2: a global elimination takes 3 of the $((n - 1)) agents' votes
 SPEC
 echo "== best-arm identification (DP-MASE): node1 coordinates $((n - 1)) agents ==" >&2
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai.toml" --wait
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}"
 
 cat >"$dir/pfcb.toml" <<SPEC
 protocol = "pfcb"
@@ -320,7 +320,7 @@ algorithm = "pfcb"
 rounds = 5000
 SPEC
 echo "== P-FCB: $n agents, 10 producers, 5,000 rounds ==" >&2
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/pfcb.toml" --wait
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/pfcb.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}"
 
 cat >"$dir/samba.toml" <<SPEC
 protocol = "samba"
@@ -334,7 +334,7 @@ algorithm = "ucb"
 budget = 2000
 SPEC
 echo "== SAMBA (UCB): the data customer's cumulative reward over N = 2,000 ==" >&2
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait | sed -n '/^SAMBA/,/^  messages/p'
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" | sed -n '/^SAMBA/,/^  messages/p'
 
 cat >"$dir/mpccb.toml" <<SPEC
 protocol = "mpccb"
@@ -352,7 +352,7 @@ if [ "$contexts" = fashion-mnist ]; then
 else
   echo "== private contextual bandit: 1,000 SYNTHETIC steps on secret shares (no Fashion-MNIST: $fashion_why) ==" >&2
 fi
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/mpccb.toml" --wait | sed -n '/^Private/,/^  per step/p'
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/mpccb.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" | sed -n '/^Private/,/^  per step/p'
 if [ "$contexts" != fashion-mnist ]; then
   echo "demo.sh: the contextual bandit ran on synthetic contexts, not Fashion-MNIST; for the real data: $fashion_how" >&2
 fi

@@ -123,7 +123,7 @@ trap '"$here/down.sh" "$dir" >/dev/null 2>&1 || true' EXIT
 # ID and the controller's ms per step.
 ms_per_step() {
   local id ms
-  if ! "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$1" --wait --json >"$dir/session.out" 2>&1; then
+  if ! "$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$1" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" --json >"$dir/session.out" 2>&1; then
     echo "environments.sh: the session did not complete:" >&2
     tail -5 "$dir/session.out" >&2
     exit 1
@@ -166,7 +166,7 @@ up sqlite
 samba_spec "$dir/samba.toml" "$k" "$budget" ucb
 echo "== SAMBA (ucb): K = $k data owners, each a Python program over an SQLite table of the MovieLens arms, N = $budget ==" >&2
 start=$(date +%s.%N)
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait \
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" \
   2> >(tee "$dir/session.err" >&2) | sed -n '/^SAMBA/,$p'
 end=$(date +%s.%N)
 awk -v s="$start" -v e="$end" -v n="$budget" 'BEGIN { printf "session wall time %.1f s (%.2f ms per step)\n", e - s, 1000 * (e - s) / n }'
@@ -207,7 +207,7 @@ beta = 0.5
 epsilon = 0.1
 SPEC
 echo "== BAI ($alg): $k agents, each a shell program answering from a CSV log of observed rewards ==" >&2
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai.toml" --wait --json >"$dir/bai.json" 2>"$dir/bai.err" || true
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/bai.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" --json >"$dir/bai.json" 2>"$dir/bai.err" || true
 grep -E '"(state|reason|best_arm|sample_complexity)"' "$dir/bai.json" | sed 's/^ */  /'
 if ! grep -q '"state": "completed"' "$dir/bai.json" || ! grep -q '"best_arm": 0,' "$dir/bai.json"; then
   echo "environments.sh: the BAI session did not complete naming arm 0 (see $dir/bai.json, $dir/bai.err)" >&2

@@ -32,6 +32,6 @@ trap '"$here/down.sh" "$dir"' EXIT
 
 mpccb_spec "$dir/mpccb.toml" "$p" "$steps" "$arms"
 echo "== private contextual bandit: $p feature parties, $arms arms, $steps steps ($set_name) ==" >&2
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/mpccb.toml" --wait --json >"$dir/result.json"
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/mpccb.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" --json >"$dir/result.json"
 grep -q '"state": "completed"' "$dir/result.json" || { echo "mpccb.sh: the session did not complete:" >&2; cat "$dir/result.json" >&2; exit 1; }
 grep -E '"(average_reward|rounds_per_step|bytes_per_step|dealer_bytes_per_step|session_ms_per_step)"' "$dir/result.json" | sed 's/^ *//'

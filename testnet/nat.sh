@@ -180,7 +180,7 @@ echo "nat.sh: connected: node2 [$(conn 2)], node3 [$(conn 3)]"
 printf 'protocol = "ping"\n[roles]\nparticipant = ["node2", "node3"]\n[params]\ncount = 50\n' >"$out/ping23.toml"
 printf 'protocol = "ping"\n[roles]\nparticipant = ["node2", "node1"]\n[params]\ncount = 50\n' >"$out/ping21.toml"
 for s in 23 21; do
-  if ! cli 2 session start --config "$out/node2/config.toml" "$out/ping$s.toml" --wait --json >"$out/ping$s.json" 2>"$out/ping$s.err"; then
+  if ! cli 2 session start --config "$out/node2/config.toml" "$out/ping$s.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" --json >"$out/ping$s.json" 2>"$out/ping$s.err"; then
     echo "nat.sh: FAIL: the ping session $s did not complete:" >&2
     cat "$out/ping$s.err" >&2
     exit 1
@@ -203,7 +203,7 @@ samba_spec() { printf 'protocol = "samba"\n[roles]\ndata_customer = "node1"\ncom
 samba_spec node2 node3 >"$out/samba-nat.toml"
 samba_spec node7 node6 >"$out/samba-public.toml"
 for s in nat public; do
-  if ! cli 1 session start --config "$out/node1/config.toml" "$out/samba-$s.toml" --wait --json >"$out/samba-$s.json" 2>"$out/samba-$s.err"; then
+  if ! cli 1 session start --config "$out/node1/config.toml" "$out/samba-$s.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" --json >"$out/samba-$s.json" 2>"$out/samba-$s.err"; then
     echo "nat.sh: FAIL: the SAMBA session ($s) did not complete:" >&2
     cat "$out/samba-$s.err" >&2
     exit 1

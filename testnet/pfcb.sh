@@ -23,7 +23,7 @@ trap '"$here/down.sh" "$dir"' EXIT
 
 pfcb_spec "$dir/pfcb.toml" "$n" 20000
 echo "== P-FCB: $n agents, $m producers, 20,000 rounds ==" >&2
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/pfcb.toml" --wait --json >"$dir/result.json" || true
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/pfcb.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" --json >"$dir/result.json" || true
 grep -E '"(state|reason|regret_per_agent|total_regret|constraint_violations|epsilon_total|delta_total)"' "$dir/result.json" | sed 's/^ */  /'
 grep -q '"state": "completed"' "$dir/result.json" || { echo "pfcb.sh: the session did not complete" >&2; exit 1; }
 id=$(grep -o '"id": "[0-9a-f]*"' "$dir/result.json" | head -1 | grep -o '[0-9a-f]\{16\}')

@@ -120,7 +120,7 @@ for s in $(seq 1 "$sessions"); do
   fi
   # shellcheck disable=SC2086
   c0="$(cpu 2) $(cpu 3) $(cpu $ownersA) $(cpu $ownersB)"
-  if ! "$binA" session start --config "$dir/node1/config.toml" "$dir/samba-$n.toml" --wait >"$dir/session-$s.out" 2>&1; then
+  if ! "$binA" session start --config "$dir/node1/config.toml" "$dir/samba-$n.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-12h}" >"$dir/session-$s.out" 2>&1; then
     echo "samba-ab.sh: session $s failed:" >&2
     tail -5 "$dir/session-$s.out" >&2
     exit 1

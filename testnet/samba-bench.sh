@@ -95,7 +95,7 @@ session() {
   local id times c0 c1 w0 w1 rec ctrl
   c0=$(daemons_cpu)
   w0=$(date +%s.%N)
-  if ! "$bin" session start --config "$dir/node1/config.toml" "$dir/samba-$1.toml" --wait >"$dir/session-$1.out" 2>&1; then
+  if ! "$bin" session start --config "$dir/node1/config.toml" "$dir/samba-$1.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-12h}" >"$dir/session-$1.out" 2>&1; then
     echo "samba-bench.sh: the SAMBA session of budget $1 failed:" >&2
     tail -5 "$dir/session-$1.out" >&2
     exit 1

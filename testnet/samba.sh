@@ -22,6 +22,6 @@ trap '"$here/down.sh" "$dir"' EXIT
 samba_spec "$dir/samba.toml" "$k" "$budget" "$algo"
 echo "== SAMBA ($algo): K = $k data owners on the MovieLens means, N = $budget ==" >&2
 start=$(date +%s.%N)
-"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait | sed -n '/^SAMBA/,$p'
+"$dir/bin/bandit-node" session start --config "$dir/node1/config.toml" "$dir/samba.toml" --wait --timeout "${BANDIT_WAIT_TIMEOUT:-15m}" | sed -n '/^SAMBA/,$p'
 end=$(date +%s.%N)
 awk -v s="$start" -v e="$end" -v n="$budget" 'BEGIN { printf "session wall time %.1f s (%.2f ms per step)\n", e - s, 1000 * (e - s) / n }'

@@ -139,7 +139,7 @@ json() {
 run_session() {
   # In the background and waited for, so that a SIGTERM to this script runs
   # its trap at once instead of after the session.
-  timeout 600 ip netns exec "$(wan_ns "$1")" "$wan_dir/bin/bandit-node" session start \
+  ip netns exec "$(wan_ns "$1")" "$wan_dir/bin/bandit-node" session start --timeout 10m \
     --config "$wan_dir/node$1/config.toml" "$2" --wait --json >"$3" 9>&- &
   wait $!
 }
