@@ -17,7 +17,7 @@ import (
 // plays a party of a family that publishes (protocol.TopicUser). Only the session's organizations may publish on it, and only
 // as parties they play.
 func (n *Node) joinTopic(s *session) error {
-	if tu, ok := s.fam.(protocol.TopicUser); len(s.mine) == 0 || !ok || !tu.UsesTopic() {
+	if len(s.mine) == 0 || !s.caps.Topic {
 		return nil
 	}
 	var allowed []peer.ID

@@ -3,7 +3,6 @@ package node
 import (
 	"context"
 	"crypto/rand"
-	"encoding/json"
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
@@ -20,16 +19,14 @@ type wallClock struct{}
 
 func (wallClock) Now() time.Time { return time.Now() }
 
-// step feeds a received message to its local party.
+// step hands a received message to its local party.
 func (s *session) step(m protocol.Message) *abortError {
 	i := s.mineIndex(m.To)
-	if i < 0 || s.finished[i] {
+	if i < 0 {
 		return nil
 	}
-	if err := s.stepRole(i, m); err != nil {
-		return err
-	}
-	return s.flush(i)
+	b, err := s.parties[i].Step(m)
+	return s.carry(i, b, err)
 }
 
 // mineIndex returns the index in mine of local party p, or -1. A node plays
@@ -56,71 +53,7 @@ func (s *session) drainLocal() *abortError {
 	}
 }
 
-// flush carries out the Ready batches of local party mine[i]: its messages
-// go out through the session's transport; its progress and result are
-// recorded; its queries go to its environment (ask). An environment that
-// answers inline makes the role queue more, which flush carries out in
-// turn, in a loop: a role that chains many queries (a P-FCB agent's rounds
-// of a tick) costs no stack.
-func (s *session) flush(i int) *abortError {
-	for {
-		qs, err := s.flushOnce(i)
-		if err != nil || len(qs) == 0 {
-			return err
-		}
-		answered, err := s.ask(i, qs)
-		if err != nil || !answered {
-			return err
-		}
-	}
-}
-
-// flushOnce carries out one Ready batch of local party mine[i] and returns
-// its queries, for flush to ask after the rest of the batch.
-func (s *session) flushOnce(i int) ([]protocol.Query, *abortError) {
-	rd, err := s.readyRole(i)
-	if err != nil {
-		return nil, err
-	}
-	if err := s.sendBatch(i, rd.Messages); err != nil {
-		return nil, err
-	}
-	if err := s.recordReady(i, rd); err != nil {
-		return nil, err
-	}
-	return rd.Queries, nil
-}
-
-// recordReady records the progress and the result of a Ready batch of local
-// party mine[i].
-func (s *session) recordReady(i int, rd protocol.Ready) *abortError {
-	p := s.mine[i]
-	if rd.Progress != nil {
-		s.myProgress[p] = *rd.Progress
-		s.dirty = true
-	}
-	if rd.Result != nil {
-		s.finished[i] = true
-		s.reports[p] = rd.Result.Report
-		s.kickLoop() // it tells the lifecycle
-		if rd.Result.Local != nil {
-			raw, err := s.marshalLocal(i, rd.Result.Local)
-			if err != nil {
-				return err
-			}
-			s.update(true, func(r *record) {
-				if r.Local == nil {
-					r.Local = map[string]json.RawMessage{}
-				}
-				r.Local[p.String()] = raw
-			})
-		}
-		s.n.log.Info("party finished", "session", s.id, "party", p.String())
-	}
-	return nil
-}
-
-// sendBatch sends the messages of one Ready batch of local party p, all
+// sendBatch sends the messages of one batch of local party mine[i], all
 // within one deadline (batchContext), as well as each frame write within the
 // messenger's write timeout.
 func (s *session) sendBatch(i int, msgs []protocol.Message) *abortError {

@@ -14,6 +14,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/drive"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -104,7 +105,9 @@ type session struct {
 	// family is fam.Name(), which every frame's stream is checked
 	// against without an interface call.
 	family string
-	self   peer.ID
+	// caps is how the family's roles are driven (drive.CapsOf).
+	caps drive.Caps
+	self peer.ID
 	// roleNames and orgs say who plays every party, decoded once since
 	// peer IDs are compared on every message: orgs[r][i] plays party i of
 	// role roleNames[r] (see orgOf and party). The IDs are the address
@@ -128,11 +131,10 @@ type session struct {
 	queued atomic.Int64
 
 	// owned by the runner (see run), touched by every message
-	inPlace      bool            // messages may be stepped in place: the roles run, their messages are small
-	dirty        bool            // myProgress changed since the loop last took it
-	roles        []protocol.Role // of mine[i]; a slice, since every message looks its party up (see mineIndex)
-	envs         []*envSlot      // of mine[i]; nil for a role that asks no environment
-	finished     []bool          // of mine[i]
+	inPlace      bool           // messages may be stepped in place: the roles run, their messages are small
+	dirty        bool           // myProgress changed since the loop last took it
+	parties      []*drive.Party // of mine[i], once built; a slice, since every message looks its party up (see mineIndex)
+	envs         []*envSlot     // of mine[i]; nil for a role that asks no environment
 	transport    *sessionTransport
 	sendCtx      context.Context    // bounds a Ready batch's sends; see batchContext
 	sendCancel   context.CancelFunc // of sendCtx
@@ -200,7 +202,7 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 	initiator peer.ID, local map[string]any) (*session, error) {
 	self := n.host.ID()
 	n.slogs.track(id)
-	s := &session{n: n, live: live, cfg: live.cfg, id: id, fam: fam, family: fam.Name(), params: params, specText: specText, assign: assign,
+	s := &session{n: n, live: live, cfg: live.cfg, id: id, fam: fam, family: fam.Name(), caps: drive.CapsOf(fam), params: params, specText: specText, assign: assign,
 		initiator: initiator, initiated: initiator == self, self: self,
 		mine: assign.PartiesOf(self.String()), local: local,
 		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
@@ -253,7 +255,7 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 		// it too (party), so comparing the two compares a pointer.
 		s.mine[i].Role = s.roleNames[roleIndex(s.roleNames, p.Role)]
 	}
-	s.roles, s.finished, s.told = make([]protocol.Role, len(s.mine)), make([]bool, len(s.mine)), make([]bool, len(s.mine))
+	s.parties, s.told = make([]*drive.Party, len(s.mine)), make([]bool, len(s.mine))
 	s.envs = make([]*envSlot, len(s.mine))
 	s.envCtx, s.envCancel = context.WithCancel(context.Background())
 	for _, id := range s.members {

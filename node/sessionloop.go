@@ -3,7 +3,6 @@ package node
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
@@ -75,9 +74,6 @@ func (s *session) loop() {
 		// most once a tick, so that the loop takes run seldom while
 		// messages are stepped in place.
 		progressDue bool
-		// pace carries the fractions of the Paced roles' activations
-		// from tick to tick, by local party (tickRoles).
-		pace = make([]float64, len(s.mine))
 	)
 	idle := time.Now()
 	lastTick := idle
@@ -104,7 +100,7 @@ func (s *session) loop() {
 			ticks = int(min(max(now.Sub(lastTick)/tickLen, 1), 1+pauseNotice/tickLen))
 			lastTick = now
 		case <-roleTick:
-			s.tickRoles(pace)
+			s.tickRoles()
 		case <-topicC:
 		}
 		if s.checkPause(idle, tickLen) {
@@ -140,7 +136,7 @@ func (s *session) loop() {
 				topicC = nil
 				s.startRoles()
 				inbox = s.inbox
-				if u, ok := s.fam.(protocol.MessageDriven); !ok || !u.MessageDriven() {
+				if s.caps.Ticks {
 					// A family whose roles ignore Tick is not ticked: its
 					// sessions wake the node only for messages.
 					t := time.NewTicker(protocol.TickInterval)
@@ -311,46 +307,6 @@ func (s *session) playsParty(id peer.ID) bool {
 	return false
 }
 
-// startRoles builds and starts this node's roles.
-func (s *session) startRoles() {
-	s.run.Lock()
-	defer s.run.Unlock()
-	s.started = true
-	for i, p := range s.mine {
-		var rnd io.Reader = cryptoRand{}
-		if s.n.roleRand != nil {
-			rnd = s.n.roleRand(p)
-		}
-		cfg := protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
-			Params: s.params, Local: s.local[p.Role], Rand: rnd, Clock: wallClock{},
-			Logger: s.n.log.With("session", s.id, "party", p.String())}
-		if err := s.buildRole(i, cfg); err != nil {
-			s.roleErr = err
-			return
-		}
-		if err := s.buildEnvironment(i, cfg); err != nil {
-			s.roleErr = err
-			return
-		}
-	}
-	for i := range s.mine {
-		if err := s.startRole(i); err != nil {
-			s.roleErr = err
-			return
-		}
-		if err := s.flush(i); err != nil {
-			s.roleErr = err
-			return
-		}
-	}
-	if err := s.drainLocal(); err != nil {
-		s.roleErr = err
-		return
-	}
-	small, ok := s.fam.(protocol.SmallMessages)
-	s.inPlace = ok && small.SmallMessages()
-}
-
 // stopRoles stops stepping messages in place and closes the environments:
 // the session has ended.
 func (s *session) stopRoles() {
@@ -361,91 +317,6 @@ func (s *session) stopRoles() {
 	}
 	s.closeEnvironments()
 	s.run.Unlock()
-}
-
-// tickRoles ticks this node's unfinished roles, and activates those that
-// are protocol.Paced at their rate: Rate × TickInterval activations a tick,
-// the fractions carried over from tick to tick in pace (by local party), at
-// most protocol.MaxActivationsPerTick a tick. The pace is the driver's: a
-// role never activates itself. Each activation's Ready batch is carried out
-// before the next activation, so that an Immediate environment has answered
-// the role's query (and the role gone on) when it is activated again.
-func (s *session) tickRoles(pace []float64) {
-	s.run.Lock()
-	defer s.run.Unlock()
-	if s.roleErr != nil {
-		return
-	}
-	for i := range s.mine {
-		if s.finished[i] {
-			continue
-		}
-		if err := s.tickRole(i); err != nil {
-			s.roleErr = err
-			return
-		}
-		if err := s.flush(i); err != nil {
-			s.roleErr = err
-			return
-		}
-		if err := s.paceRole(i, &pace[i]); err != nil {
-			s.roleErr = err
-			return
-		}
-	}
-	s.roleErr = s.drainLocal()
-}
-
-// paceRole makes the activations of one tick of local party mine[i], if its
-// role is Paced, adding Rate × TickInterval to the activations it is owed
-// (owed) and making the whole ones. run is held.
-func (s *session) paceRole(i int, owed *float64) *abortError {
-	r, ok := s.roles[i].(protocol.Paced)
-	if !ok {
-		return nil
-	}
-	rate, err := s.roleRate(i, r)
-	if err != nil || !(rate > 0) {
-		return err
-	}
-	*owed += rate * protocol.TickInterval.Seconds()
-	for n := 0; *owed >= 1 && n < protocol.MaxActivationsPerTick; n++ {
-		*owed--
-		active, err := s.activateRole(i, r)
-		if err != nil {
-			return err
-		}
-		if !active {
-			*owed = 0
-			return nil
-		}
-		if err := s.flush(i); err != nil {
-			return err
-		}
-		if s.finished[i] {
-			return nil
-		}
-	}
-	return nil
-}
-
-// roleRate asks Paced role r of local party mine[i] its rate.
-func (s *session) roleRate(i int, r protocol.Paced) (rate float64, err *abortError) {
-	defer s.guardRole(i, &err)
-	return r.Rate(), nil
-}
-
-// activateRole activates Paced role r of local party mine[i] once, if it
-// is still active (protocol.Activated.Active).
-func (s *session) activateRole(i int, r protocol.Paced) (active bool, err *abortError) {
-	defer s.guardRole(i, &err)
-	if !r.Active() {
-		return false, nil
-	}
-	if e := r.Activate(); e != nil {
-		return true, s.partyFailure(i, failRole, fmt.Errorf("activation: %w", e))
-	}
-	return true, nil
 }
 
 // collectRoles tells the lifecycle what the roles did: how they failed,
@@ -464,7 +335,7 @@ func (s *session) collectRoles(progress bool) {
 	s.run.Lock()
 	err := s.roleErr
 	for i, p := range s.mine {
-		if s.finished[i] && !s.told[i] {
+		if s.finished(i) && !s.told[i] {
 			s.told[i] = true
 			done = append(done, finish{p, s.reports[p]})
 		}

@@ -232,11 +232,8 @@ func (s *session) replayTopic(id peer.ID, frames [][]byte) {
 }
 
 // usesTopic reports whether the session's family publishes on the
-// session's topic (protocol.TopicUser).
-func (s *session) usesTopic() bool {
-	tu, ok := s.fam.(protocol.TopicUser)
-	return ok && tu.UsesTopic()
-}
+// session's topic (protocol.TopicUser, decided by drive.CapsOf).
+func (s *session) usesTopic() bool { return s.caps.Topic }
 
 // topicWindowExceeded aborts the session for err, a topic message of
 // party p beyond the de-duplication window (topicSeqWindow). The reason,

@@ -1,13 +1,12 @@
 package sim
 
 import (
-	"errors"
 	"fmt"
 	"runtime"
 	"sync/atomic"
 	"time"
 
-	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/drive"
 )
 
 // The parallel driver. The Network's queue is first in, first out, and a
@@ -52,7 +51,7 @@ type outcome struct {
 	s         *slot // the recipient's
 	delivered bool
 	err       error
-	ready     protocol.Ready
+	ready     drive.Batch
 }
 
 // workerPool runs the groups of a batch on helper goroutines and on the
@@ -416,14 +415,8 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 	}
 	var err error
 	if stop < n {
-		o, m := &b.out[stop], &b.events[stop].msg
-		var ee *environmentError
-		switch {
-		case errors.As(o.err, &ee):
-			err = o.err
-		case o.err != nil:
-			err = fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, o.err)
-		default:
+		o := &b.out[stop]
+		if err = o.err; err == nil {
 			err = d.strayMessage(o.s, o.ready, stray)
 		}
 	}
@@ -494,11 +487,10 @@ func (d *simDriver) runGroup(g *group) {
 		}
 		ev := &b.events[i]
 		s.now = ev.at
-		if err := s.role.Step(ev.msg); err != nil {
-			b.out[i] = outcome{s: s, delivered: true, err: err}
-			return
+		rd, err := s.d.Step(ev.msg)
+		if err == nil && len(rd.Queries) > 0 {
+			err = fmt.Errorf("%s: its simulated environment did not answer at once (protocol.Immediate)", s.p)
 		}
-		rd, err := d.ready(s)
 		if err != nil {
 			b.out[i] = outcome{s: s, delivered: true, err: err}
 			return

@@ -2,6 +2,7 @@ package sim
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/drive"
 )
 
 // DefaultLinkLatency is the simulator's one-way latency of every link unless the
@@ -31,6 +33,10 @@ type Options struct {
 	// OnMessage, when set, sees every message sent, once per recipient (a
 	// topic message once for every other party), in the order sent.
 	OnMessage func(protocol.Message)
+	// SessionID, when set, is the session ID the roles are given (they
+	// bind it into what they protect) instead of "sim-SEED": a test that
+	// replays a daemons' session in the simulator gives it the daemons'.
+	SessionID string
 	// Workers is how many goroutines run the roles' handlers: 0 means
 	// GOMAXPROCS, 1 the sequential driver. Any number gives the same
 	// result, messages in the same order and the same virtual time (see
@@ -154,13 +160,16 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	net := NewNetwork(parties, simCfg.latency, simEpoch)
 	net.observe = opts.OnMessage
 	sessionID := fmt.Sprintf("sim-%d", simCfg.seed)
+	if opts.SessionID != "" {
+		sessionID = opts.SessionID
+	}
 	d := &simDriver{ctx: ctx, net: net, reports: map[protocol.Party][]byte{}, local: map[string]any{},
 		onProgress: opts.OnProgress}
-	roles := make(map[protocol.Party]protocol.Role, len(parties))
+	caps := drive.CapsOf(f)
 	workers := workerCount(opts.Workers, len(parties))
 	for _, p := range parties {
 		s := d.newSlot(p)
-		r, err := f.NewRole(protocol.RoleConfig{
+		cfg := protocol.RoleConfig{
 			Workers: workers,
 			Parallel: func(n int, f func(w, i int)) {
 				d.parallel(s, n, f)
@@ -174,20 +183,21 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 			Clock:      slotClock{s},
 			Logger:     logger.With("party", p.String()),
 			Simulated:  true,
-		})
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", p, err)
 		}
-		roles[p] = r
-		s.role = r
-		if ef, ok := f.(protocol.Environmental); ok {
-			env, err := ef.SimulatedEnvironment(protocol.RoleConfig{SessionID: sessionID, Self: p, Assignment: assign,
+		party, err := drive.New(f, caps, cfg)
+		if err != nil {
+			return nil, simError(err)
+		}
+		s.d = party
+		if party.Asks() {
+			env, err := drive.SimulatedEnvironment(f, protocol.RoleConfig{SessionID: sessionID, Self: p, Assignment: assign,
 				Params: params, Local: locals[p], Rand: protocol.SeededEnvironmentRand(simCfg.seed, p),
 				Clock: slotClock{s}, Logger: logger.With("party", p.String()), Simulated: true})
 			if err != nil {
 				return nil, fmt.Errorf("%s's environment: %w", p, err)
 			}
 			s.env = env
+			party.UseEnvironment(ctx, env)
 		}
 	}
 	defer func() {
@@ -197,7 +207,6 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 			}
 		}
 	}()
-	d.roles = roles
 
 	var sched protocol.Schedule
 	if ss, ok := f.(protocol.StepScheduler); ok {
@@ -208,11 +217,9 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	d.startWorkers(workers)
 	defer d.stopWorkers()
 	for _, p := range parties {
-		if err := d.timed(p, roles[p].Start); err != nil {
-			return nil, fmt.Errorf("%s: start: %w", p, err)
-		}
-		if err := d.flush(p); err != nil {
-			return nil, err
+		s := d.slots[p]
+		if err := d.call(s, s.d.Start); err != nil {
+			return nil, simError(err)
 		}
 	}
 	if sched != nil {
@@ -221,7 +228,7 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 		err = d.run(parties)
 	}
 	if err != nil {
-		return nil, err
+		return nil, simError(err)
 	}
 	res, err := f.Combine(assign, params, d.reports)
 	if err != nil {
@@ -259,7 +266,6 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 type simDriver struct {
 	ctx        context.Context
 	net        *Network
-	roles      map[protocol.Party]protocol.Role
 	slots      map[protocol.Party]*slot // per party: one look-up per message
 	byNet      []*slot                  // by the party's index on the network (event.to)
 	byRole     [][]*slot                // the slots by role (in order of first appearance) and index
@@ -279,7 +285,7 @@ type simDriver struct {
 // slot is the driver's state of one party.
 type slot struct {
 	p        protocol.Party
-	role     protocol.Role
+	d        *drive.Party         // the party's driver
 	env      protocol.Environment // nil: the role asks nothing
 	roleIdx  int                  // index into simDriver.roleNames
 	done     bool
@@ -351,19 +357,18 @@ func (d *simDriver) roleSeconds() map[string]float64 {
 	return out
 }
 
-// timed runs f, a call into party p's role at the network's virtual time,
-// and adds its wall time to p's role.
-func (d *simDriver) timed(p protocol.Party, f func() error) error {
-	s := d.slots[p]
+// timed runs f, a call into party s's driver at the network's virtual
+// time, and adds its wall time to s's role.
+func (d *simDriver) timed(s *slot, f func() (drive.Batch, error)) (drive.Batch, error) {
 	s.now = d.net.elapsed()
 	start := time.Now()
-	err := f()
+	b, err := f()
 	d.busy[s.roleIdx] += time.Since(start)
-	return err
+	return b, err
 }
 
 // deliver feeds m, delivered at virtual time at, to its recipient's role,
-// timed, and carries out its Ready batch: the sequential driver.
+// timed, and carries out its batch: the sequential driver.
 func (d *simDriver) deliver(m protocol.Message, at time.Duration) error {
 	s := d.slotOf(m.To)
 	if s == nil || s.done {
@@ -371,16 +376,12 @@ func (d *simDriver) deliver(m protocol.Message, at time.Duration) error {
 	}
 	s.now = at
 	start := time.Now()
-	err := s.role.Step(m)
+	b, err := s.d.Step(m)
 	d.busy[s.roleIdx] += time.Since(start)
-	if err != nil {
-		return fmt.Errorf("%s rejected a message from %s: %w", m.To, m.From, err)
-	}
-	rd, err := d.ready(s)
 	if err != nil {
 		return err
 	}
-	return d.flushSlot(s, rd, at)
+	return d.flushSlot(s, b, at)
 }
 
 // deliverPending delivers every message in flight deliverable by limit
@@ -411,12 +412,17 @@ func (d *simDriver) deliverPending(limit time.Duration, bounded bool) error {
 // flight, then activate the next party, until every role has finished or
 // the schedule ends (then every unfinished role is halted).
 func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) error {
+	var activeErr error
 	active := func(p protocol.Party) bool {
-		if d.done(p) {
+		s := d.slots[p]
+		if s.done || !s.d.Activated() {
 			return false
 		}
-		a, ok := d.roles[p].(protocol.Activated)
-		return ok && a.Active()
+		ok, err := s.d.Active()
+		if err != nil && activeErr == nil {
+			activeErr = err
+		}
+		return ok
 	}
 	for {
 		if err := d.deliverPending(0, false); err != nil {
@@ -431,16 +437,17 @@ func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) 
 			}
 		}
 		p, ok, reason := sched.Next(active)
+		if activeErr != nil {
+			return activeErr
+		}
 		if !ok {
 			return d.haltAll(parties, reason)
 		}
 		d.steps++
 		d.net.Advance(simEpoch.Add(time.Duration(d.steps) * protocol.TickInterval))
-		if err := d.timed(p, d.roles[p].(protocol.Activated).Activate); err != nil {
-			return fmt.Errorf("%s: activation %d: %w", p, d.steps, err)
-		}
-		if err := d.flush(p); err != nil {
-			return err
+		s := d.slots[p]
+		if err := d.call(s, s.d.Activate); err != nil {
+			return fmt.Errorf("activation %d: %w", d.steps, err)
 		}
 	}
 }
@@ -448,28 +455,17 @@ func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) 
 // haltAll stops every unfinished role with reason.
 func (d *simDriver) haltAll(parties []protocol.Party, reason string) error {
 	for _, p := range parties {
-		if d.done(p) {
+		s := d.slots[p]
+		if s.done {
 			continue
 		}
-		h, ok := d.roles[p].(protocol.Halter)
-		if !ok {
-			return fmt.Errorf("simulation ended (%s) but %s cannot be halted", reason, p)
-		}
-		d.slots[p].now = d.net.elapsed()
-		if err := h.Halt(reason); err != nil {
-			return fmt.Errorf("%s: halt: %w", p, err)
-		}
-		if err := d.flush(p); err != nil {
-			return err
-		}
-		if !d.done(p) {
-			return fmt.Errorf("%s did not finish when halted", p)
+		s.now = d.net.elapsed()
+		if err := d.call(s, func() (drive.Batch, error) { return s.d.Halt(reason) }); err != nil {
+			return fmt.Errorf("simulation ended (%s): %w", reason, err)
 		}
 	}
 	return nil
 }
-
-func (d *simDriver) done(p protocol.Party) bool { return d.slots[p].done }
 
 func (d *simDriver) run(parties []protocol.Party) error {
 	nextTick := simEpoch.Add(protocol.TickInterval)
@@ -491,13 +487,11 @@ func (d *simDriver) run(parties []protocol.Party) error {
 		nextTick = nextTick.Add(protocol.TickInterval)
 		finished := len(d.reports)
 		for _, p := range parties {
-			if d.done(p) {
+			s := d.slots[p]
+			if s.done {
 				continue
 			}
-			if err := d.timed(p, d.roles[p].Tick); err != nil {
-				return fmt.Errorf("%s: tick: %w", p, err)
-			}
-			if err := d.flush(p); err != nil {
+			if err := d.call(s, s.d.Tick); err != nil {
 				return err
 			}
 		}
@@ -509,7 +503,7 @@ func (d *simDriver) run(parties []protocol.Party) error {
 		if idle++; idle > maxIdleTicks {
 			var waiting []string
 			for _, p := range parties {
-				if !d.done(p) {
+				if !d.slots[p].done {
 					waiting = append(waiting, p.String())
 				}
 			}
@@ -519,100 +513,68 @@ func (d *simDriver) run(parties []protocol.Party) error {
 	return nil
 }
 
-// flush carries out the Ready batch of party p, sent at the network's
-// virtual time.
-func (d *simDriver) flush(p protocol.Party) error {
-	s := d.slots[p]
-	rd, err := d.ready(s)
+// call makes f, a call into party s's driver, timed at the network's
+// virtual time, and carries out its batch, sent then.
+func (d *simDriver) call(s *slot, f func() (drive.Batch, error)) error {
+	b, err := d.timed(s, f)
 	if err != nil {
 		return err
 	}
-	return d.flushSlot(s, rd, d.net.elapsed())
+	return d.flushSlot(s, b, d.net.elapsed())
 }
 
-// environmentError is a failure of a party's environment, or of the party
-// on its answer, rather than on a message it was handed.
-type environmentError struct{ err error }
-
-func (e *environmentError) Error() string { return e.err.Error() }
-func (e *environmentError) Unwrap() error { return e.err }
-
-// ready takes party s's Ready batch and answers its queries from the
-// party's environment at once (a simulated environment takes no virtual
-// time), handing the role each outcome; what the role then queues joins
-// the batch, after what it had queued before.
-func (d *simDriver) ready(s *slot) (protocol.Ready, error) {
-	rd := s.role.Ready()
-	for len(rd.Queries) > 0 {
-		qs := rd.Queries
-		rd.Queries = nil
-		asker, ok := s.role.(protocol.Asker)
-		if !ok || s.env == nil {
-			return rd, &environmentError{fmt.Errorf("%s asked its environment, but it has none (the family builds none for it, or the role is no protocol.Asker)", s.p)}
-		}
-		for _, q := range qs {
-			o, err := s.env.Answer(d.ctx, q)
-			if err != nil {
-				return rd, &environmentError{fmt.Errorf("%s's environment, %s query of step %d: %w", s.p, q.Kind, q.Step, err)}
-			}
-			if err := asker.Answer(o); err != nil {
-				return rd, &environmentError{fmt.Errorf("%s rejected its environment's answer to the %s query of step %d: %w", s.p, q.Kind, q.Step, err)}
-			}
-		}
-		next := s.role.Ready()
-		if len(next.Messages) > 0 {
-			// The batch's slices may be the role's storage: a new one.
-			rd.Messages = append(slices.Clip(rd.Messages), next.Messages...)
-		}
-		if next.Progress != nil {
-			rd.Progress = next.Progress
-		}
-		if next.Result != nil {
-			rd.Result = next.Result
-		}
-		rd.Queries = next.Queries
+// flushSlot carries out a batch of a party, whose messages it sent at
+// virtual time sent (since the start). The simulator's environments are
+// immediate: a batch never holds queries.
+func (d *simDriver) flushSlot(s *slot, b drive.Batch, sent time.Duration) error {
+	if len(b.Queries) > 0 {
+		return fmt.Errorf("%s: its simulated environment did not answer at once (protocol.Immediate)", s.p)
 	}
-	return rd, nil
-}
-
-// flushSlot carries out a Ready batch of a party, whose messages it sent at
-// virtual time sent (since the start).
-func (d *simDriver) flushSlot(s *slot, rd protocol.Ready, sent time.Duration) error {
-	if len(rd.Messages) > 0 {
+	if len(b.Messages) > 0 {
 		if err := d.ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", s.p, err)
 		}
-		if i := d.net.sendBatch(s.p, rd.Messages, sent); i >= 0 {
-			return d.strayMessage(s, rd, i)
+		if i := d.net.sendBatch(s.p, b.Messages, sent); i >= 0 {
+			return d.strayMessage(s, b, i)
 		}
 	}
-	d.record(s, rd)
+	d.record(s, b)
 	return nil
 }
 
-// strayMessage is the error of a party that sent rd.Messages[i] to a party
+// strayMessage is the error of a party that sent b.Messages[i] to a party
 // not in the session.
-func (d *simDriver) strayMessage(s *slot, rd protocol.Ready, i int) error {
-	return fmt.Errorf("%s sent a message to %s, which is not a party of the session", s.p, rd.Messages[i].To)
+func (d *simDriver) strayMessage(s *slot, b drive.Batch, i int) error {
+	return fmt.Errorf("%s sent a message to %s, which is not a party of the session", s.p, b.Messages[i].To)
 }
 
-// record carries out the rest of a Ready batch whose messages were sent:
-// its progress and result.
-func (d *simDriver) record(s *slot, rd protocol.Ready) {
-	if rd.Progress != nil {
+// record carries out the rest of a batch whose messages were sent: its
+// progress and result.
+func (d *simDriver) record(s *slot, b drive.Batch) {
+	if b.Progress != nil {
 		d.progressed = true
-		d.progress.Step += rd.Progress.Step - s.progress.Step
-		d.progress.Total += rd.Progress.Total - s.progress.Total
-		s.progress = *rd.Progress
+		d.progress.Step += b.Progress.Step - s.progress.Step
+		d.progress.Total += b.Progress.Total - s.progress.Total
+		s.progress = *b.Progress
 		if d.onProgress != nil {
 			d.onProgress(protocol.Progress{Step: d.progress.Step, Total: d.progress.Total})
 		}
 	}
-	if rd.Result != nil {
+	if b.Result != nil {
 		s.done = true
-		d.reports[s.p] = rd.Result.Report
-		if rd.Result.Local != nil {
-			d.local[s.p.String()] = rd.Result.Local
+		d.reports[s.p] = b.Result.Report
+		if b.Result.Local != nil {
+			d.local[s.p.String()] = b.Result.Local
 		}
 	}
+}
+
+// simError is err as Run returns it: a panic in a role's code comes with
+// its stack, for the developer who runs the simulation.
+func simError(err error) error {
+	var de *drive.Error
+	if errors.As(err, &de) && de.Panic != nil {
+		return fmt.Errorf("%w\n%s", err, de.Stack)
+	}
+	return err
 }

@@ -1,0 +1,203 @@
+package node
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/drive"
+)
+
+// This node's parties of a session are driven by the party driver
+// (protocol/drive), as the simulator drives its parties: the session is
+// its shell. It builds each party, makes the calls — a message, a tick, an
+// environment's answer — and carries out the batch each call hands back
+// (carry): the messages go out through the session's transport, the
+// progress and result are recorded, the queries go to the party's
+// asynchronous environment. A party's failure becomes the session's abort
+// (partyAbort): what crosses to the other organizations is decided in
+// disclosure.go.
+
+// startRoles builds and starts this node's parties.
+func (s *session) startRoles() {
+	s.run.Lock()
+	defer s.run.Unlock()
+	s.started = true
+	for i, p := range s.mine {
+		var rnd io.Reader = cryptoRand{}
+		if s.n.roleRand != nil {
+			rnd = s.n.roleRand(p)
+		}
+		cfg := protocol.RoleConfig{SessionID: s.id, Self: p, Assignment: s.assign,
+			Params: s.params, Local: s.local[p.Role], Rand: rnd, Clock: wallClock{},
+			Logger: s.n.log.With("session", s.id, "party", p.String())}
+		d, err := drive.New(s.fam, s.caps, cfg)
+		if err != nil {
+			s.roleErr = s.partyAbort(i, err)
+			return
+		}
+		s.parties[i] = d
+		if !d.Asks() {
+			continue
+		}
+		if err := s.buildEnvironment(i, cfg); err != nil {
+			s.roleErr = err
+			return
+		}
+	}
+	for i, d := range s.parties {
+		b, err := d.Start()
+		if s.roleErr = s.carry(i, b, err); s.roleErr != nil {
+			return
+		}
+	}
+	if s.roleErr = s.drainLocal(); s.roleErr != nil {
+		return
+	}
+	s.inPlace = s.caps.SmallMessages
+}
+
+// tickRoles ticks this node's unfinished parties, which the driver passes
+// on to their roles and turns into a Paced role's activations at its rate.
+func (s *session) tickRoles() {
+	s.run.Lock()
+	defer s.run.Unlock()
+	if s.roleErr != nil {
+		return
+	}
+	for i, d := range s.parties {
+		b, err := d.Tick()
+		if s.roleErr = s.carry(i, b, err); s.roleErr != nil {
+			return
+		}
+	}
+	s.roleErr = s.drainLocal()
+}
+
+// carry carries out batch b of local party mine[i], or turns err, how the
+// party failed to produce it, into the session's abort. Its messages go
+// out, its progress and result are recorded, its queries go to the party's
+// asynchronous environment. run is held.
+func (s *session) carry(i int, b drive.Batch, err error) *abortError {
+	if err != nil {
+		return s.partyAbort(i, err)
+	}
+	if err := s.sendBatch(i, b.Messages); err != nil {
+		return err
+	}
+	if err := s.recordBatch(i, b); err != nil {
+		return err
+	}
+	if len(b.Queries) > 0 {
+		return s.ask(i, b.Queries)
+	}
+	return nil
+}
+
+// recordBatch records the progress and the result of a batch of local
+// party mine[i].
+func (s *session) recordBatch(i int, b drive.Batch) *abortError {
+	p := s.mine[i]
+	if b.Progress != nil {
+		s.myProgress[p] = *b.Progress
+		s.dirty = true
+	}
+	if b.Result == nil {
+		return nil
+	}
+	s.reports[p] = b.Result.Report
+	s.kickLoop() // it tells the lifecycle
+	if b.Result.Local != nil {
+		var raw json.RawMessage
+		err := drive.Guard(drive.OpEncode, func() (err error) {
+			raw, err = json.Marshal(b.Result.Local)
+			return err
+		})
+		if err != nil {
+			return s.partyAbort(i, err)
+		}
+		s.update(true, func(r *record) {
+			if r.Local == nil {
+				r.Local = map[string]json.RawMessage{}
+			}
+			r.Local[p.String()] = raw
+		})
+	}
+	s.n.log.Info("party finished", "session", s.id, "party", p.String())
+	return nil
+}
+
+// finished reports whether local party mine[i] has finished. run is held.
+func (s *session) finished(i int) bool { return s.parties[i] != nil && s.parties[i].Done() }
+
+// partyAbort is the session's abort for err, how local party mine[i]
+// failed (a *drive.Error): a class of failure that crosses to the other
+// organizations, and the party's own error, which stays (disclosure.go).
+// A panic is logged with its stack and counted.
+func (s *session) partyAbort(i int, err error) *abortError {
+	var de *drive.Error
+	if !errors.As(err, &de) {
+		return s.partyFailure(i, failRole, err)
+	}
+	if de.Panic != nil {
+		return s.panicked("role "+s.mine[i].String(), de.Panic, de.Stack)
+	}
+	switch de.Op {
+	case drive.OpBuild:
+		return s.partyFailure(i, failRoleBuild, de.Err)
+	case drive.OpStart:
+		return s.partyFailure(i, failRoleStart, de.Err)
+	case drive.OpStep:
+		s.n.metrics.fail("role")
+		return s.partyFailure(i, failMessage, de.Err, de.From)
+	case drive.OpActivate:
+		return s.partyFailure(i, failRole, fmt.Errorf("activation: %w", de.Err))
+	case drive.OpAnswer:
+		return s.partyFailure(i, failEnvironmentAnswer, de.Err)
+	case drive.OpEnvironment:
+		if errors.Is(de.Err, drive.ErrNoEnvironment) {
+			return s.partyFailure(i, failEnvironmentSetup, de.Err)
+		}
+		return s.partyFailure(i, failEnvironment, fmt.Errorf("%s: %w", s.mine[i], de.Err))
+	case drive.OpEncode:
+		return s.partyFailure(i, failResult, de.Err)
+	}
+	return s.partyFailure(i, failRole, de.Err)
+}
+
+// combine combines the parties' reports into the session's result, in
+// JSON (the result's own MarshalJSON, if any, is the family's code too):
+// the lifecycle's Combine.
+func (s *session) combine(reports map[protocol.Party][]byte) ([]byte, error) {
+	names := protocol.Assignment{Roles: s.snapshot().Session.Roles}
+	var res any
+	err := drive.Guard(drive.OpCombine, func() (err error) {
+		res, err = s.fam.Combine(names, s.params, reports)
+		return err
+	})
+	if err != nil {
+		return nil, s.familyAbort("combining the reports", "combining the parties' reports", err)
+	}
+	var raw []byte
+	err = drive.Guard(drive.OpEncode, func() (err error) {
+		raw, err = json.Marshal(res)
+		return err
+	})
+	if err != nil {
+		return nil, s.familyAbort("encoding the result", "encoding the session's result", err)
+	}
+	return raw, nil
+}
+
+// familyAbort is the session's abort for err, a failure of the family's
+// code that runs for no party (Combine, on the initiator): a panic there,
+// doing panicWhat, or an error, doing what.
+func (s *session) familyAbort(panicWhat, what string, err error) *abortError {
+	var de *drive.Error
+	if errors.As(err, &de) && de.Panic != nil {
+		return s.panicked("protocol "+s.family+", "+panicWhat, de.Panic, de.Stack)
+	}
+	return s.nodeFailure(what, err.Error())
+}
