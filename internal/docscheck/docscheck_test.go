@@ -230,6 +230,19 @@ var quotes = []quote{
 		"docs/protocols/mpccb.md", "so the claim \"≥ 99 %% in every run\" does not hold there", false},
 	{"results/mpccb/mpccb_results.md", "- the private learner is nearly 500× slower", `against ([\d.]+ µs) per step`,
 		"docs/protocols/mpccb.md", "plaintext step (%s;", false},
+	{"results/mpccb/mpccb_results.md", "Every session:", `the first T = (\d+) training images\), \|A\| = \d+, P = \d+, (\d+) runs per ε`,
+		"docs/protocols/mpccb.md", "(%s Fashion-MNIST steps, %s runs × 7 values of ε", true},
+
+	// The run sizes the docs name beside the committed runs.
+	{"results/pfcb/pfcb_results.md", "# P-FCB:", `T = (\d+), m = (\d+), (\d+) instances × (\d+) runs per family`,
+		"docs/protocols/pfcb.md", "(`results/pfcb/pfcb_results.md`, T = %s, n = 10, m = %s, %s instances × %s runs per family)", true},
+	{"results/pfcb/pfcb_results.md", "# P-FCB:", `(\d+) instances × (\d+) runs per family`,
+		"docs/performance.md", "(uniform and normal instances × %s instances × %s runs; 720 sessions of T = 100,000)", false},
+	{"results/bai/bai_results.md", "# Multi-agent BAI:", `(\d+) runs per point`,
+		"docs/performance.md", "× %s runs = 650 sessions)", false},
+	// BAI's epochs, docs/protocols/bai.md.
+	{"results/bai-problem2/bai_results.md", "**Why DP-MASE's curves jump.**", `each epoch is (\d–\d) times as long as the one before`,
+		"docs/protocols/bai.md", "each epoch %s times as long as the one before", false},
 }
 
 // TestDocsQuoteTheResults: every figure in quotes reads in its document as
