@@ -57,6 +57,10 @@ var computedFigures = []computed{
 	{"results/pfcb/fcb_algorithm1_seed101/pfcb_sensitivity_runs.csv", "fcb_alg1+zeta=0.5, normal, the means over the instances but the one where FCB's regret is largest",
 		threeOfFour,
 		"docs/protocols/pfcb.md", "the normal family does on three of them (%s)"},
+	{"results/pfcb/pfcb_results.md", "EXP1's gaps over FCB against the paper's, both families", smallerGaps,
+		"README.md", "P-FCB keeps the paper's ordering with smaller gaps"},
+	{"results/pfcb/pfcb_results.md", "EXP1's gaps over FCB against the paper's, both families", smallerGaps,
+		"docs/papers.md", "the magnitudes are smaller"},
 	// The contextual bandit, docs/protocols/mpccb.md and docs/performance.md.
 	{"results/mpccb/mpccb_results.md", "the largest gap in a run over every ε, Figure 1's table",
 		columnMax("| ε | η = log(10/ε) |", "largest gap in a run"),
@@ -73,6 +77,22 @@ var computedFigures = []computed{
 	{"results/mpccb/mpccb_runs.csv", "the reward run at ε = 0.1, seed 1 (examples/mpccb.toml)",
 		csvCells("kind=reward,epsilon=0.1,seed=1", "arm agreement %.2f %%, reward %.4f against the reference's %.4f", "arm_agreement*100", "average_reward", "reference_average_reward"),
 		"docs/performance.md", "10,000 Fashion-MNIST steps (`examples/mpccb.toml`) | `bandit-node simulate examples/mpccb.toml --json` | %s"},
+	// mpccb's rounds and words per step (wire 1.2.0), docs/performance.md.
+	{"results/mpccb/fig3_fig4_time.csv", "the rounds per step at P = 2, |A| = 10",
+		csvCells("parties=2,arms=10", "%.0f", "rounds_per_step"),
+		"docs/performance.md", "**%s rounds a step at P = 2**"},
+	{"results/mpccb/fig3_fig4_time.csv", "the rounds per step at P = 3, |A| = 10",
+		csvCells("parties=3,arms=10", "%.0f", "rounds_per_step"),
+		"docs/performance.md", "P = 3: %s (21)"},
+	{"results/mpccb/fig3_fig4_time.csv", "the rounds per step at P = 5, |A| = 10",
+		csvCells("parties=5,arms=10", "%.0f", "rounds_per_step"),
+		"docs/performance.md", "P = 5: %s (23)"},
+	{"results/mpccb/fig3_fig4_time.csv", "the rounds per step at P = 2, |A| = 100",
+		csvCells("parties=2,arms=100", "%.0f", "rounds_per_step"),
+		"docs/performance.md", `\|A\| = 100: %s (23)`},
+	{"results/mpccb/fig3_fig4_time.csv", "the bytes per step at P = 2, |A| = 10",
+		csvCells("parties=2,arms=10", "`bytes_per_step` %s (174,416); the dealer's corrections 29,045 words (14,971): `dealer_bytes_per_step` %s", "bytes_per_step,", "dealer_bytes_per_step,"),
+		"docs/performance.md", "%s"},
 }
 
 // TestDocsDeriveFromTheResults: every figure in computedFigures reads in its
@@ -403,7 +423,8 @@ func threeOfFour(text string) (string, error) {
 
 // csvCells is the figure format fed the columns of the one row of a CSV
 // file whose columns have the values in where ("col=value,…"); a column
-// "name*100" is multiplied by 100.
+// "name*100" is multiplied by 100, a column "name," is a whole number
+// written with thousands separators (for a %s).
 func csvCells(where, format string, columns ...string) func(string) (string, error) {
 	return func(text string) (string, error) {
 		rows, err := csvRows(text)
@@ -429,6 +450,13 @@ func csvCells(where, format string, columns ...string) func(string) (string, err
 		}
 		args := make([]any, len(columns))
 		for i, c := range columns {
+			if n, ok := strings.CutSuffix(c, ","); ok {
+				if _, err := strconv.Atoi(found[n]); err != nil {
+					return "", fmt.Errorf("row where %s, column %q: %q is not a whole number", where, n, found[n])
+				}
+				args[i] = withThousands(found[n])
+				continue
+			}
 			name, scale := c, 1.0
 			if n, ok := strings.CutSuffix(c, "*100"); ok {
 				name, scale = n, 100
@@ -441,6 +469,28 @@ func csvCells(where, format string, columns ...string) func(string) (string, err
 		}
 		return fmt.Sprintf(format, args...), nil
 	}
+}
+
+// smallerGaps is the (empty) figure of P-FCB's EXP1 where P-FCB's and
+// Non-federated's regret over FCB's are below the paper's on every family.
+func smallerGaps(text string) (string, error) {
+	rows, err := table(text, "| instances | FCB |")
+	if err != nil {
+		return "", err
+	}
+	for _, r := range rows {
+		ours := numbers(r["P-FCB vs FCB"] + " " + r["Non-fed. vs FCB"])
+		paper := numbers(r["paper"])
+		if len(ours) != 2 || len(paper) != 2 {
+			return "", fmt.Errorf("%s instances: no two gaps and the paper's two in %v", r["instances"], r)
+		}
+		for i := range ours {
+			if ours[i] >= paper[i] {
+				return "", fmt.Errorf("%s instances: a gap of %v %% is not below the paper's %v %%", r["instances"], ours[i], paper[i])
+			}
+		}
+	}
+	return "", nil
 }
 
 // csvRows reads a CSV file with a header into one map a row.

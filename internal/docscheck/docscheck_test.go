@@ -48,6 +48,14 @@ var quotes = []quote{
 		"docs/performance.md", "reaches %s %%", false},
 	{"results/samba/samba_results.md", "- at N = 10⁵ and K = 100", `median ([\d.]+) min`,
 		"docs/performance.md", "about %s min", false},
+	{"results/samba/samba_results.md", "Command: ", `on (\d+) workers, GOMAXPROCS (\d+),`,
+		"docs/performance.md", "(`--workers %s`, GOMAXPROCS %s: 72 sessions", false},
+	{"results/samba/samba_results.md", "# SAMBA: Figure 8", `K = (\d+), (\d+), N up to (\d+), (\d+) runs per point`,
+		"docs/performance.md", "--runs %[4]s --budget %[3]s` [...] (K = %[1]s and %[2]s; at K = 100 also N/4 and N/2)", false},
+	{"results/samba/samba_results.md", "- Theorem 4: O(NK) AES-GCM operations", `\*\*holds\*\* \(every run: AES-GCM operations = (\d)K·`,
+		"docs/performance.md", "Theorem 4's counts hold exactly (%sK AES-GCM operations per step and iteration", false},
+	{"results/samba/samba_results.md", "- Theorem 4: O(NK) messages", `\*\*holds\*\* \(every run: (\(2K \+ 2\))·`,
+		"docs/performance.md", "%s messages per step and iteration", false},
 	// The K sweep, in the same section.
 	{"results/samba/k_sweep/samba_results.md", "Command: ", `(\d+) sessions in (\d+)m(\d+)s`,
 		"docs/performance.md", "%s sessions in %s min %s s", false},
@@ -131,6 +139,18 @@ var quotes = []quote{
 		"docs/performance.md", "Thompson is not the slowest one-iteration algorithm (at K = 100 ε-decreasing is slower)", false},
 	{"results/samba/k_sweep/samba_results.md", "- Pursuit takes about double", `\*\*does not hold\*\* .*\(threshold (×[\d.]+–×[\d.]+)\)`,
 		"docs/performance.md", "leaves the %s the check allows", false},
+
+	// docs/papers.md's summaries.
+	{"results/samba/samba_results.md", "- Theorem 4: O(NK) AES-GCM operations", `\*\*holds\*\* \(every run`,
+		"docs/papers.md", "are checked exactly, run by run", false},
+	{"results/samba/samba_results.md", "- Theorem 4: K Paillier encryptions", `\*\*holds\*\* \(every run`,
+		"docs/papers.md", "are checked exactly, run by run", false},
+	{"results/samba/samba_results.md", "- Theorem 4: O(NK) messages", `\*\*holds\*\* \(every run`,
+		"docs/papers.md", "are checked exactly, run by run", false},
+	{"results/pfcb/pfcb_results.md", "- regret FCB < P-FCB(ε=1) < Non-federated on uniform instances:", `\*\*holds\*\*`,
+		"docs/papers.md", "the ordering holds, the magnitudes are smaller", false},
+	{"results/pfcb/pfcb_results.md", "- regret FCB < P-FCB(ε=1) < Non-federated on normal instances:", `\*\*holds\*\*`,
+		"docs/papers.md", "the ordering holds, the magnitudes are smaller", false},
 
 	// The README's summary of SAMBA's and P-FCB's experiments.
 	{"results/samba/samba_results.md", "- Theorem 2:", `\*\*holds\*\*`,
