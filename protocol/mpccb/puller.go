@@ -15,6 +15,7 @@ type puller struct {
 	p       Params
 	parties int
 	next    uint64
+	ahead   uint64 // how far past next a step's shares may be (pullerAhead)
 	shares  map[uint64][][]uint64
 	counts  []int64
 	arms    []uint16
@@ -28,8 +29,28 @@ type PullerLocal struct {
 }
 
 func newPuller(cfg protocol.RoleConfig, p Params) (*puller, error) {
-	return &puller{p: p, parties: cfg.Assignment.Count(RoleFeature), next: 1,
+	parties := cfg.Assignment.Count(RoleFeature)
+	return &puller{p: p, parties: parties, next: 1, ahead: pullerAhead(p, parties),
 		shares: map[uint64][][]uint64{}, counts: make([]int64, p.Arms)}, nil
+}
+
+// maxPullerBuffer bounds the bytes of arm shares p′ keeps for steps it
+// cannot open yet.
+const maxPullerBuffer = 16 << 20
+
+// pullerAhead is how many steps past the one p′ waits for a feature
+// party's arm shares may be. Nothing p′ does paces the feature parties —
+// they wait for the dealer and p″, never for p′ — so they may be any
+// number of steps past what p′ has opened: one feature party's link to p′
+// slower than another's (a busy reader, a connection lost and its frames
+// resent) lets the other's shares run ahead of it. The bound is therefore
+// not the window but memory: maxPullerBuffer of shares, or the window if
+// that is larger. At 10 arms and 2 feature parties that is about 100,000
+// steps, minutes of one link's lag; a link that lags longer loses its
+// peer first (session.peer_timeout).
+func pullerAhead(p Params, parties int) uint64 {
+	perStep := 8 * p.Arms * max(parties, 1)
+	return max(uint64(p.Window)+1, uint64(maxPullerBuffer/perStep))
 }
 
 // Start implements protocol.Role.
@@ -46,7 +67,7 @@ func (u *puller) Step(m protocol.Message) error {
 		return fmt.Errorf("p′ takes only arm shares from feature parties, not %T from %s", msg.Kind, m.From)
 	}
 	st := arm.Arm.Step
-	if st < u.next || st > u.next+uint64(u.p.Window)+1 || st > uint64(u.p.Steps) || len(arm.Arm.Words) != u.p.Arms {
+	if st < u.next || st > u.next+u.ahead || st > uint64(u.p.Steps) || len(arm.Arm.Words) != u.p.Arms {
 		return fmt.Errorf("unexpected arm shares (step %d, %d arms) from %s at step %d", st, len(arm.Arm.Words), m.From, u.next)
 	}
 	got := u.shares[st]
