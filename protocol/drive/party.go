@@ -11,27 +11,15 @@ import (
 )
 
 // Batch is what one call into a Party produced, for its shell to carry
-// out: send the messages in order, hand the queries to the asynchronous
-// environment in order, record the progress and, when Result is set, the
-// result (the party is then finished and takes no further calls). Its
-// slices belong to the shell.
-type Batch struct {
-	// Messages to send, in order; From is the party's.
-	Messages []protocol.Message
-	// Queries for an environment that is not immediate, in the order the
-	// role asked; the shell answers each through Party.Answer, in order.
-	// An immediate environment's queries were answered already.
-	Queries []protocol.Query
-	// Progress is the party's latest progress, or nil if unchanged.
-	Progress *protocol.Progress
-	// Result is set once, when the party has finished.
-	Result *protocol.Result
-}
-
-// Empty reports whether the batch has nothing to do.
-func (b *Batch) Empty() bool {
-	return len(b.Messages) == 0 && len(b.Queries) == 0 && b.Progress == nil && b.Result == nil
-}
+// out: send the messages in order (their From is set by the shell's
+// transport, from the party it drives), hand the queries to the
+// asynchronous environment in order, record the progress and, when Result
+// is set, the result (the party is then finished and takes no further
+// calls). It has the shape of a role's protocol.Ready, which it is made
+// from without a copy, but Queries holds only what an asynchronous
+// environment is to answer: an immediate environment's queries were
+// answered already. Its slices belong to the shell.
+type Batch = protocol.Ready
 
 // Party drives one party's role. It is not safe for concurrent use: its
 // shell serializes every call (different parties may be driven at the
@@ -264,9 +252,10 @@ func (d *Party) Answer(q protocol.Query, o protocol.Outcome, envErr error) (b Ba
 // what it queues then, after what it queued before — and checks its
 // messages. The caller holds the guard.
 func (d *Party) collect() (Batch, error) {
-	rd := d.role.Ready()
-	b := Batch{Messages: rd.Messages, Progress: rd.Progress, Result: rd.Result}
-	for qs := rd.Queries; len(qs) > 0; {
+	b := d.role.Ready()
+	qs := b.Queries
+	b.Queries = nil
+	for len(qs) > 0 {
 		if d.env == nil || d.asker == nil {
 			return Batch{}, d.fail(&Error{Op: OpEnvironment, Query: qs[0].Kind, Step: qs[0].Step, Err: ErrNoEnvironment})
 		}
@@ -287,11 +276,10 @@ func (d *Party) collect() (Batch, error) {
 		next := d.role.Ready()
 		qs = next.Queries
 		next.Queries = nil
-		merge(&b, Batch{Messages: next.Messages, Progress: next.Progress, Result: next.Result})
+		merge(&b, next)
 	}
 	for i := range b.Messages {
 		m := &b.Messages[i]
-		m.From = d.self
 		if m.Topic && !d.caps.Topic {
 			return Batch{}, d.fail(&Error{Op: OpSend, Err: errors.New("published on the session topic, which its family does not use (protocol.TopicUser)")})
 		}

@@ -169,7 +169,7 @@ func TestCapsDecideTheDriving(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			r := &testRole{onTick: tt.onTick}
 			d := newParty(t, r, tt.caps)
-			b, err := d.Tick()
+			_, err := d.Tick()
 			if r.ticks != tt.ticks {
 				t.Errorf("the role was ticked %d times, want %d", r.ticks, tt.ticks)
 			}
@@ -182,12 +182,6 @@ func TestCapsDecideTheDriving(t *testing.T) {
 				// A failed party stays failed: the role is not called again.
 				if _, again := d.Step(protocol.Message{}); again != err || r.steps != 0 {
 					t.Errorf("after the failure Step returned %v and stepped the role %d times", again, r.steps)
-				}
-				return
-			}
-			for _, m := range b.Messages {
-				if m.From != self {
-					t.Errorf("a message from %s, want %s", m.From, self)
 				}
 			}
 		})
