@@ -31,7 +31,7 @@ func rolesTOML(roles map[string][]string) string {
 // TestSeparations: every pair of roles a family refuses to give one
 // organization is refused by Registry.Check — what every participant runs
 // before it accepts a proposal — with the two parties, the organization and
-// the reason; and the pairs each family allows (README, "Roles one
+// the reason; and the pairs each family allows (docs/security.md, "Roles one
 // organization may not combine") are accepted.
 func TestSeparations(t *testing.T) {
 	reg := registry(t, samba.Family{}, mpccb.Family{}, bai.Family{}, pfcb.Family{}, ping.Family{})

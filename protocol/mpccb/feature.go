@@ -417,7 +417,7 @@ func (f *featureParty) endStep() error {
 	if f.step == uint64(f.p.Steps) {
 		f.finished = true
 		// The report counts the steps' exchanges; the check's, once per
-		// session, are in the README.
+		// session, are in docs/protocols/mpccb.md ("Cost, once per session").
 		st := f.engine.Stats()
 		f.SetResult(protocol.Result{Report: encodeReport(report{Steps: f.p.Steps,
 			Rounds: int64(st.Rounds - f.checkStats.Rounds), Words: st.WordsSent - f.checkStats.WordsSent,

@@ -105,7 +105,7 @@ func runNormCheck(t *testing.T, q [][]uint64, steps int64, frame int) ([][]bool,
 // TestNormCheckBits: the check's bits are [Σ_p q_{t,p} > 2^F + slack] for
 // sums on both sides of the threshold and at it, for 2 to 7 parties, in
 // one chunk and in many; and the rounds, words and corrections are the
-// ones measureCheck states (the README's cost, checkShape's bounds).
+// ones measureCheck states (docs/protocols/mpccb.md's cost, checkShape's bounds).
 func TestNormCheckBits(t *testing.T) {
 	const one = 1 << checkFrac
 	c := uint64(one + checkSlack)

@@ -56,7 +56,7 @@ func TestGreedyOracle(t *testing.T) {
 			n++
 		}
 	}
-	// The factors we state in the README: at least 0.99 of the optimum on
+	// The factors we state in docs/protocols/pfcb.md: at least 0.99 of the optimum on
 	// average and 0.95 at worst on these instances (q, c ~ U[0, 1],
 	// k ~ U{1..6}, m = 5); measured: 0.9999 and 0.983.
 	if avg := sumRatio / float64(n); avg < 0.99 || worst < 0.95 {

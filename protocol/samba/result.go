@@ -152,8 +152,8 @@ func (Family) Grade(raw map[string]any, seed int64, params any, result any) (any
 	return res, nil
 }
 
-// leakage states what comp learns in a session of alg (README, "What each
-// role learns").
+// leakage states what comp learns in a session of alg (docs/protocols/samba.md,
+// "What each role learns").
 func leakage(alg Algorithm) string {
 	var argmax, matching bool
 	for l := 1; l <= alg.Iterations(); l++ {
