@@ -55,8 +55,9 @@ func TestReadArmMeans(t *testing.T) {
 	}
 }
 
-// TestMovieLensDataset checks the embedded means against the data's
-// README: 100 arms, μ* = 0.5313, mean 0.1008, in descending order.
+// TestMovieLensDataset checks the embedded means against the statistics
+// of the SAMBA prototype's MovieLens-100k data: 100 arms, μ* = 0.5313,
+// mean 0.1008, in descending order.
 func TestMovieLensDataset(t *testing.T) {
 	d, err := loadSAMBADataset("")
 	if err != nil {
@@ -73,7 +74,7 @@ func TestMovieLensDataset(t *testing.T) {
 		}
 	}
 	if math.Abs(d.Means[0]-0.5313) > 1e-4 || math.Abs(sum/100-0.1008) > 1e-4 {
-		t.Errorf("μ* = %.4f, mean %.4f; the README says 0.5313 and 0.1008", d.Means[0], sum/100)
+		t.Errorf("μ* = %.4f, mean %.4f; the prototype's data has 0.5313 and 0.1008", d.Means[0], sum/100)
 	}
 }
 
