@@ -61,6 +61,7 @@ func commands(restart Restarter) []command {
 		{name: "bench", summary: "measure the bare SAMBA message pattern over libp2p (the network baseline)", run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return runBench(ctx, args, stdout, stderr, restart)
 		}, subs: benchCommands(restart)},
+		{name: "config", summary: "print the annotated example config.toml (every key explained)", run: runConfig, subs: configCommands()},
 		{"version", "print the build: version, VCS revision and time, Go version", runVersion, nil},
 		{"completion", "print a shell completion script: bash, zsh or fish", runCompletion, nil},
 	}

@@ -158,8 +158,8 @@ type templateData struct {
 
 var configTemplate = template.Must(template.New("config").Funcs(template.FuncMap{"q": strconv.Quote}).Parse(
 	`# bandit-node configuration of {{.Name}} (peer ID {{.PeerID}}).
-# Every key, with its default and bounds, is explained in the bandit-node documentation
-# (github.com/bandit-node/bandit-node), docs/operations.md, section "Configuration".
+# Every key, with its default and bounds, is explained in the annotated example that
+# "bandit-node config example" prints (and in docs/operations.md, "Configuration").
 # Unknown keys are errors. Relative paths are taken from this file's directory.
 
 [node]
