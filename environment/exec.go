@@ -560,3 +560,7 @@ func (p *process) how() string {
 		return "did not end"
 	}
 }
+
+// Immediate implements protocol.Environment: a program answers after a
+// round trip, on the environment's own goroutine.
+func (e *Exec) Immediate() bool { return false }

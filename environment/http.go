@@ -203,3 +203,7 @@ func (h *HTTP) Close() error {
 	h.client.CloseIdleConnections()
 	return nil
 }
+
+// Immediate implements protocol.Environment: a service answers after a
+// round trip, on the environment's own goroutine.
+func (h *HTTP) Immediate() bool { return false }

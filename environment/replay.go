@@ -262,3 +262,8 @@ func noNumbers(rec []string) bool {
 	}
 	return true
 }
+
+// Immediate implements protocol.Environment: a file is read as the role
+// asks, and can fail for reasons of its own, on the environment's own
+// goroutine.
+func (r *Replay) Immediate() bool { return false }

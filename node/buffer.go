@@ -23,7 +23,7 @@ import (
 //
 // A frame that would take either over is dropped, and the session it was for
 // aborts (everywhere) with a reason that names the peer and the cap. The
-// frames stepped in place (protocol.SmallMessages) are never queued and
+// frames stepped in place (protocol.Info.SmallMessages) are never queued and
 // never counted. The daemon's memory for queued frames is thus at most
 // min(peers × max_peer_buffered_bytes, max_active × max_buffered_bytes),
 // besides the frame each inbound stream is reading (p2p bounds those: one

@@ -28,7 +28,11 @@ const stallFloodLimit = 4
 
 func (stall) Name() string { return "stall" }
 
-func (stall) SmallMessages() bool { return false }
+func (f stall) Info() protocol.Info {
+	info := f.pairFamily.Info()
+	info.SmallMessages = false
+	return info
+}
 
 func (f stall) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	return &stallRole{self: cfg.Self, peer: otherParticipant(cfg.Self), release: f.release}, nil

@@ -98,7 +98,7 @@ func TestLocalErrorsNameTheirKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, r := range f.Roles() {
+		for _, r := range f.Info().Roles {
 			key := protocol.LocalKey(name, r.Name)
 			if _, err := f.DecodeLocal(r.Name, nil); err != nil && !strings.HasPrefix(err.Error(), key+": ") {
 				t.Errorf("%s without its table: %v, want an error beginning with %s", key, err, key)

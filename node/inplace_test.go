@@ -20,8 +20,12 @@ type bigSwap struct{ pairFamily }
 
 func (bigSwap) Name() string { return "bigswap" }
 
-// SmallMessages overrides ping's: bigswap's messages are large.
-func (bigSwap) SmallMessages() bool { return false }
+// Info overrides ping's: bigswap's messages are large.
+func (f bigSwap) Info() protocol.Info {
+	info := f.pairFamily.Info()
+	info.SmallMessages = false
+	return info
+}
 
 func (bigSwap) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	return &bigSwapRole{peer: otherParticipant(cfg.Self)}, nil
@@ -32,8 +36,10 @@ func (bigSwap) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 // Each names itself and builds its own roles.
 type pairFamily struct{ ping.Family }
 
-func (pairFamily) Roles() []protocol.RoleSpec {
-	return []protocol.RoleSpec{{Name: "participant", Min: 2, Max: 2, Doc: "one of the two parties of a test family"}}
+func (f pairFamily) Info() protocol.Info {
+	info := f.Family.Info()
+	info.Roles = []protocol.RoleSpec{{Name: "participant", Min: 2, Max: 2, Doc: "one of the two parties of a test family"}}
+	return info
 }
 
 func (pairFamily) ParseParams(raw map[string]any) (any, error) {
@@ -140,8 +146,12 @@ type keepSmall struct{ pairFamily }
 
 func (keepSmall) Name() string { return "keepsmall" }
 
-// SmallMessages overrides ping's: keepsmall's roles keep message bodies.
-func (keepSmall) SmallMessages() bool { return false }
+// Info overrides ping's: keepsmall's roles keep message bodies.
+func (f keepSmall) Info() protocol.Info {
+	info := f.pairFamily.Info()
+	info.SmallMessages = false
+	return info
+}
 
 func (keepSmall) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	return &keepSmallRole{self: cfg.Self, peer: otherParticipant(cfg.Self)}, nil

@@ -12,7 +12,7 @@ import (
 // tickCount is a test family of two participants that pass a message back
 // and forth for tickCountFor on their clocks, then finish; every Tick a
 // daemon gives any of its roles is counted in ticks. messageDriven is what
-// the family's MessageDriven reports.
+// the family's Info.MessageDriven says.
 type tickCount struct {
 	pairFamily
 	messageDriven bool
@@ -23,7 +23,11 @@ const tickCountFor = 5 * protocol.TickInterval
 
 func (tickCount) Name() string { return "tickcount" }
 
-func (f tickCount) MessageDriven() bool { return f.messageDriven }
+func (f tickCount) Info() protocol.Info {
+	info := f.pairFamily.Info()
+	info.MessageDriven = f.messageDriven
+	return info
+}
 
 func (f tickCount) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	return &tickCountRole{cfg: cfg, ticks: f.ticks, peer: otherParticipant(cfg.Self)}, nil

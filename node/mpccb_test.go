@@ -234,9 +234,11 @@ func mpccbReplays(t *testing.T, contexts [][]float64, rewards [][]float64) func(
 // only.
 type mpccbV110 struct{ mpccb.Family }
 
-func (mpccbV110) WireVersion() string                    { return "1.1.0" }
-func (mpccbV110) WireVersions() []string                 { return []string{"1.1.0"} }
-func (f mpccbV110) AtWireVersion(string) protocol.Family { return f }
+func (f mpccbV110) Info() protocol.Info {
+	info := f.Family.Info()
+	info.WireVersions, info.AtWireVersion = []string{"1.1.0"}, nil
+	return info
+}
 
 func (f mpccbV110) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	old, ok := protocol.AtWireVersion(f.Family, "1.1.0")

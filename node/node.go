@@ -239,7 +239,7 @@ func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 			return nil, err
 		}
 		// A role stream per version of the family's messages this
-		// build speaks (protocol.MultiWireVersioned).
+		// build speaks (protocol.Info.WireVersions).
 		for _, v := range protocol.WireVersions(f) {
 			fv, ok := protocol.AtWireVersion(f, v)
 			if !ok {

@@ -14,7 +14,7 @@ import (
 // forth, one of them (panicky.who) panicking in panicky.in: NewRole for it,
 // its Start, its Nth Step or Nth Ready (panicky.nth), its first Tick, or
 // Combine on the initiator. small
-// is what SmallMessages reports: whether received messages are stepped by the
+// is what Info.SmallMessages says: whether received messages are stepped by the
 // stream reader that read them or by the session's goroutine.
 type panicky struct {
 	pairFamily
@@ -26,10 +26,13 @@ type panicky struct {
 
 func (panicky) Name() string { return "panicky" }
 
-func (f panicky) SmallMessages() bool { return f.small }
-
-// MessageDriven: only the family that panics in Tick is ticked.
-func (f panicky) MessageDriven() bool { return f.in != "tick" }
+// Info: messages are small as f.small says; only the family that panics
+// in Tick is ticked.
+func (f panicky) Info() protocol.Info {
+	info := f.pairFamily.Info()
+	info.SmallMessages, info.MessageDriven = f.small, f.in != "tick"
+	return info
+}
 
 func (f panicky) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	r := &panickyRole{self: cfg.Self, peer: otherParticipant(cfg.Self)}

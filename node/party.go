@@ -60,7 +60,8 @@ func (s *session) startRoles() {
 }
 
 // tickRoles ticks this node's unfinished parties, which the driver passes
-// on to their roles and turns into a Paced role's activations at its rate.
+// on to their roles and turns into an Activated role's activations at its
+// rate.
 func (s *session) tickRoles() {
 	s.run.Lock()
 	defer s.run.Unlock()

@@ -135,8 +135,8 @@ func (p PolicyConfig) limitTables() []limitTable {
 // and assignment a, when it is not the family's simulated one: an exec
 // program must exist and be executable, a replay file must be readable,
 // well formed, as wide as the family's answers and, replayed in order, as
-// long as the session's steps (protocol.EnvironmentShaper; a family that
-// does not implement it asks for any width and length). A session that
+// long as the session's steps (protocol.Environmental.EnvironmentShape; a
+// family without environments asks for any width and length). A session that
 // would fail at its first query, or when its file runs out, is declined
 // before it starts, with a reason naming the organization, the key and
 // the file or program.
@@ -148,7 +148,7 @@ func (c *Config) checkEnvironments(f protocol.Family, params any, a protocol.Ass
 		}
 		var columns int
 		var steps int64
-		if sh, ok := f.(protocol.EnvironmentShaper); ok {
+		if sh, ok := f.(protocol.Environmental); ok {
 			columns, steps = sh.EnvironmentShape(r, params, a)
 		}
 		if err := env.Check(columns, steps); err != nil {

@@ -14,7 +14,7 @@ import (
 )
 
 // joinTopic subscribes this node to the session's gossipsub topic when it
-// plays a party of a family that publishes (protocol.TopicUser). Only the session's organizations may publish on it, and only
+// plays a party of a family that publishes (protocol.Info.UsesTopic). Only the session's organizations may publish on it, and only
 // as parties they play.
 func (n *Node) joinTopic(s *session) error {
 	if len(s.mine) == 0 || !s.caps.Topic {
@@ -129,7 +129,7 @@ func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s 
 }
 
 // deliver hands a received message to the session. While the roles of a
-// family with small messages (protocol.SmallMessages) run and nobody is
+// family with small messages (protocol.Info.SmallMessages) run and nobody is
 // driving them, the calling goroutine (the sender's stream reader) steps the
 // message in place, sparing a busy session a hand-over to the session's
 // loop for every message (bench/HISTORY.md). Otherwise the message is

@@ -25,11 +25,11 @@ import (
 // every honest daemon refuses.
 type withoutSeparations struct{ protocol.Family }
 
-func (withoutSeparations) Separations() []protocol.Separation { return nil }
-
-// WireVersion is the wrapped family's: the wrapper hides the optional
-// interfaces, and this one decides which streams the node opens.
-func (f withoutSeparations) WireVersion() string { return protocol.WireVersion(f.Family) }
+func (f withoutSeparations) Info() protocol.Info {
+	info := f.Family.Info()
+	info.Separations = nil
+	return info
+}
 
 // TestCollusiveAssignmentsAreDeclinedEverywhere: an allowed organization
 // whose daemon skips the separation check proposes sessions in which it

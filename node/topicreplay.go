@@ -232,7 +232,7 @@ func (s *session) replayTopic(id peer.ID, frames [][]byte) {
 }
 
 // usesTopic reports whether the session's family publishes on the
-// session's topic (protocol.TopicUser, decided by drive.CapsOf).
+// session's topic (protocol.Info.UsesTopic, decided by drive.CapsOf).
 func (s *session) usesTopic() bool { return s.caps.Topic }
 
 // topicWindowExceeded aborts the session for err, a topic message of

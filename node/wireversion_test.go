@@ -35,7 +35,11 @@ type pingAt struct {
 	version string
 }
 
-func (f pingAt) WireVersion() string { return f.version }
+func (f pingAt) Info() protocol.Info {
+	info := f.Family.Info()
+	info.WireVersions = []string{f.version}
+	return info
+}
 
 // pingBumped is ping as a later build speaks it: its messages are at
 // version current, and it still speaks previous (the messages of ping
@@ -45,16 +49,17 @@ type pingBumped struct {
 	current, previous string
 }
 
-func (f pingBumped) WireVersion() string    { return f.current }
-func (f pingBumped) WireVersions() []string { return []string{f.current, f.previous} }
-func (f pingBumped) AtWireVersion(v string) protocol.Family {
-	if v == f.previous {
-		return pingAt{ping.Family{}, f.previous}
+func (f pingBumped) Info() protocol.Info {
+	info := f.Family.Info()
+	info.WireVersions = []string{f.current, f.previous}
+	info.AtWireVersion = func(v string) protocol.Family {
+		if v == f.previous {
+			return pingAt{ping.Family{}, f.previous}
+		}
+		return f
 	}
-	return f
+	return info
 }
-
-var _ protocol.MultiWireVersioned = pingBumped{}
 
 // Two daemons that share no version of a family's messages do not start a
 // session: the participant declines, and the initiator's reason names both

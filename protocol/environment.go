@@ -90,13 +90,6 @@ type Asker interface {
 	Answer(o Outcome) error
 }
 
-// Immediate is implemented by an Environment that answers at once without
-// blocking or failing for reasons of its own (a simulated distribution): a
-// driver may call it inline, in the goroutine that steps the role.
-type Immediate interface {
-	Immediate() bool
-}
-
 // Environmental is implemented by a family some of whose roles are Askers.
 type Environmental interface {
 	// SimulatedEnvironment builds the family's own environment for party
@@ -105,14 +98,11 @@ type Environmental interface {
 	// driver gives it apart from the role's. It returns nil for a role that
 	// asks nothing.
 	SimulatedEnvironment(cfg RoleConfig) (Environment, error)
-}
-
-// EnvironmentShaper is implemented by an Environmental family to say, for
-// the admission check of a replayed environment (a file refused before the
-// session starts, not when it runs out), how many columns role's answers
-// have (0: any) and how many steps — rows of a file replayed in order — a
-// session of params may ask for at most (0: unknown).
-type EnvironmentShaper interface {
+	// EnvironmentShape says, for the admission check of a replayed
+	// environment (a file refused before the session starts, not when it
+	// runs out), how many columns role's answers have (0: any) and how many
+	// steps — rows of a file replayed in order — a session of params may
+	// ask for at most (0: unknown).
 	EnvironmentShape(role string, params any, a Assignment) (columns int, steps int64)
 }
 
@@ -126,4 +116,10 @@ type Environment interface {
 	Answer(ctx context.Context, q Query) (Outcome, error)
 	// Close releases what the environment holds (a program it started).
 	Close() error
+	// Immediate reports whether the environment answers at once without
+	// blocking or failing for reasons of its own (a simulated
+	// distribution): a driver may then call it inline, in the goroutine
+	// that steps the role. A program or a service is not immediate; its
+	// driver answers it on a goroutine of its own.
+	Immediate() bool
 }

@@ -21,63 +21,94 @@ type RoleSpec struct {
 }
 
 // Family is one protocol family. The daemon and the simulator drive every family
-// through this interface and never branch on which one they have.
+// through this interface and never branch on which one they have. What a
+// driver needs to know about the family — its roles, wire versions, how its
+// messages and roles behave — it describes with data, in Info.
 type Family interface {
 	// Name is the family's name, the spec's protocol key.
 	Name() string
-	// Roles describes the family's roles.
-	Roles() []RoleSpec
+	// Info describes the family (see Info).
+	Info() Info
 	// ParseParams decodes and validates the spec's [params] table (strictly:
 	// an unknown key is an error naming it) and fills in defaults.
 	ParseParams(raw map[string]any) (any, error)
+	// CheckAssignment reports why a session of assignment a and params
+	// (what ParseParams returned) could not run, for a family whose
+	// parameters hold only with some assignments (a voting threshold that
+	// the number of agents must be able to exceed) or only in a simulation
+	// (a baseline that needs no communication, and so could tell no
+	// initiator its result); nil for the others. It lets such a spec be
+	// refused before any organization accepts it rather than when the
+	// roles are built. Registry.Check — what a daemon runs on a spec before
+	// it proposes it and before it accepts a proposal — calls it with
+	// simulated false, after the generic CheckAssignment and ParseParams;
+	// the simulator with simulated true and the assignment
+	// PrepareSimulation returned, before it builds any role. Errors name
+	// the spec key at fault.
+	CheckAssignment(a Assignment, params any, simulated bool) error
 	// DecodeLocal decodes a daemon's local data for role from its config's
 	// [local.<family>.<role>] table; table is nil when the config has no such
 	// table. An error says what is wrong or missing and names the key it is
 	// about, the table's (LocalKey) or one in it; the daemon shows it as it
 	// is.
 	DecodeLocal(role string, table *LocalTable) (any, error)
-	// PrepareSimulation decodes the family's keys of the spec's [simulation]
-	// table (the simulator has removed its own: seed, link_latency) and returns
-	// the session's assignment — spec's roles when given, or one derived from
-	// the table — and every party's local data.
-	PrepareSimulation(raw map[string]any, roles Assignment) (Assignment, map[Party]any, error)
 	// NewRole builds the state machine of one party.
 	NewRole(cfg RoleConfig) (Role, error)
 	// Combine turns the parties' reports into the session's result, as shown to
 	// the initiator. It validates every report: they come from the network.
 	Combine(a Assignment, params any, reports map[Party][]byte) (any, error)
+	// FormatResult renders a combined result (the JSON encoding of what
+	// Combine returned) for people, as the CLI shows it.
+	FormatResult(w io.Writer, result []byte) error
+}
+
+// Info describes a family with data: what the daemon and the simulator need
+// to know to drive it, decided once for both (package protocol/drive).
+type Info struct {
+	// Roles describes the family's roles.
+	Roles []RoleSpec
 	// Separations lists the pairs of roles that one organization must not
 	// play together, from the paper's non-collusion assumptions; nil when
 	// the family's guarantees hold whoever plays which role (beyond one
 	// organization per party of a role, which CheckAssignment always
 	// requires). The family's documentation says why for every pair it
 	// allows as well as for those it lists.
-	Separations() []Separation
-}
-
-// SmallMessages is implemented by a family whose messages are all small:
-// far below a transport's flow-control window (yamux's is 256 KiB at first),
-// so that no organization ever has that much of another's unread. A daemon
-// then steps a received message on the goroutine that read it, saving a hand
-// over per message; that goroutine does not read while its sends block, so
-// with large messages two organizations that send to each other at once
-// would each wait for the other to read, until a write timeout. Such a
-// family's roles also keep no part of a message's Body once Step returns
-// (they copy what they keep): a daemon that steps in place hands them the
-// bytes in its stream's read buffer, which the next frame overwrites.
-type SmallMessages interface {
-	// SmallMessages reports whether every message of the family is small.
-	SmallMessages() bool
-}
-
-// MessageDriven is implemented by a family whose roles do nothing on Tick:
-// they move only when a message arrives. A daemon then does not tick them, so a
-// session of such a family wakes its node only for messages (on a busy
-// testnet of a hundred daemons, ten wake-ups a second each add up) and for
-// its liveness checks, which also send on progress that no message carried.
-type MessageDriven interface {
-	// MessageDriven reports whether every role of the family ignores Tick.
-	MessageDriven() bool
+	Separations []Separation
+	// WireVersions are the semantic versions of the family's role messages
+	// it reads and writes, its current one first, then the earlier ones it
+	// still speaks, newest first; nil for a family that has never changed
+	// them (1.0.0). A daemon names its role streams with the version, so
+	// that two daemons that disagree fail when a stream is negotiated, with
+	// "protocols not supported" naming it, instead of mid-session on
+	// messages that do not open; and it runs a session at any version
+	// both sides speak (see AtWireVersion).
+	WireVersions []string
+	// AtWireVersion returns the family speaking v, an earlier version of
+	// WireVersions (typically the same roles with a version field in their
+	// config that selects the old encoding); nil when the family speaks only
+	// its current one. A family drops a version only once every
+	// organization is known to have upgraded past it.
+	AtWireVersion func(v string) Family
+	// SmallMessages: every message of the family is small — far below a
+	// transport's flow-control window (yamux's is 256 KiB at first), at most
+	// drive.MaxSmallMessage bytes — and no role keeps a part of a message's
+	// Body once Step returns (it copies what it keeps). A daemon then steps
+	// a received message on the goroutine that read it, lending the role
+	// its read buffer and saving a hand-over per message; with large
+	// messages, two organizations that send to each other at once would
+	// each wait for the other to read.
+	SmallMessages bool
+	// MessageDriven: the family's roles do nothing on Tick; they move only
+	// when a message arrives. They are then not ticked, by the daemon or
+	// the simulator, so a session wakes its node only for messages (on a
+	// busy testnet of a hundred daemons, ten wake-ups a second each add
+	// up) and for its liveness checks.
+	MessageDriven bool
+	// UsesTopic: the family's roles publish on the session topic. The
+	// daemon joins the topic only for such a family, and waits, before it
+	// starts their roles, until every organization of the session has
+	// subscribed; the roles of any other family may not publish.
+	UsesTopic bool
 }
 
 // Registry holds the protocol families a daemon or simulator knows. It is built
@@ -116,7 +147,7 @@ func (r *Registry) Lookup(name string) (Family, error) {
 // RoleSpecOf returns the family's spec of role, or an error naming the known roles.
 func RoleSpecOf(f Family, role string) (RoleSpec, error) {
 	var names []string
-	for _, rs := range f.Roles() {
+	for _, rs := range f.Info().Roles {
 		if rs.Name == role {
 			return rs, nil
 		}
@@ -145,7 +176,7 @@ func CheckAssignment(f Family, a Assignment) error {
 			seen[org] = true
 		}
 	}
-	for _, rs := range f.Roles() {
+	for _, rs := range f.Info().Roles {
 		n := a.Count(rs.Name)
 		if n < rs.Min {
 			return fmt.Errorf("roles.%s: protocol %s needs at least %d, the spec gives %d", rs.Name, f.Name(), rs.Min, n)
@@ -157,83 +188,8 @@ func CheckAssignment(f Family, a Assignment) error {
 	return checkSeparations(f, a)
 }
 
-// AssignmentChecker is implemented by a family whose parameters hold only
-// with some assignments (a voting threshold that the number of agents must be
-// able to exceed) or only in a simulation (a baseline that needs no
-// communication, and so could tell no initiator its result), so that such a
-// spec is refused before any organization accepts it rather than when the
-// roles are built, after every organization has. Registry.Check — what a
-// daemon runs on a spec before it proposes it and before it accepts a
-// proposal — calls CheckAssignment with simulated false, after the generic
-// CheckAssignment and ParseParams; the simulator calls it with simulated
-// true and the assignment PrepareSimulation returned, before it builds any
-// role. params is what the family's ParseParams returned. Errors name the
-// spec key at fault.
-type AssignmentChecker interface {
-	// CheckAssignment reports why a session of assignment a and params
-	// could not run; simulated is set by the simulator only.
-	CheckAssignment(a Assignment, params any, simulated bool) error
-}
-
-// WireVersioned is implemented by a family whose role messages changed in a
-// way that a daemon of an earlier version cannot follow (a new key
-// schedule, a new kind of dealer correction). A daemon names its role
-// streams with the version, so that two daemons that disagree fail when a
-// stream is negotiated, with "protocols not supported" naming it, instead
-// of mid-session on messages that do not open.
-type WireVersioned interface {
-	// WireVersion is the semantic version of the family's role messages.
-	WireVersion() string
-}
-
-// WireVersion returns f's role message version: its WireVersion, or 1.0.0
-// for a family that has never changed them.
-func WireVersion(f Family) string {
-	if v, ok := f.(WireVersioned); ok {
-		return v.WireVersion()
-	}
-	return "1.0.0"
-}
-
-// ResultFormatter is implemented by families that can render their combined
-// result (the JSON encoding of what Combine returned) for people; the CLI
-// falls back to indented JSON for the others.
-type ResultFormatter interface {
-	FormatResult(w io.Writer, result []byte) error
-}
-
-// Grader is implemented by families that can grade a simulated session
-// against the ground truth of its [simulation] table (the true means, say),
-// which no participant of a real session knows, or against a plain reference
-// run from the same seed. The simulator passes the table without its own
-// keys, the seed, the parsed params and the combined result, and reports
-// what Grade returns.
-type Grader interface {
-	Grade(raw map[string]any, seed int64, params any, result any) (any, error)
-}
-
-// LocalGrader is a Grader that also reads every party's private result,
-// keyed by party (a simulation has them all; a real session never does).
-// When a family implements it, the simulator calls GradeLocal instead of
-// Grade.
-type LocalGrader interface {
-	GradeLocal(raw map[string]any, seed int64, params any, result any, local map[string]any) (any, error)
-}
-
-// ParamsPreparer is implemented by families whose simulated local data
-// depend on the session's parameters (how many steps of a data set, how many
-// arms); the simulator then calls PrepareSimulationParams instead of
-// PrepareSimulation.
-type ParamsPreparer interface {
-	PrepareSimulationParams(raw map[string]any, roles Assignment, params any) (Assignment, map[Party]any, error)
-}
-
-// Timed is implemented by results that report their speed: the simulator
-// calls SetTiming with the wall time spent inside each role's state
-// machines, summed over the role's parties.
-type Timed interface {
-	SetTiming(roleSeconds map[string]float64)
-}
+// WireVersion returns f's current role message version (Info.WireVersions).
+func WireVersion(f Family) string { return WireVersions(f)[0] }
 
 // ParseParams is the usual Family.ParseParams: it decodes the spec's
 // [params] table strictly over defaults and validates the result.
@@ -313,12 +269,4 @@ func NoLocalData(family, role string, table *LocalTable) (any, error) {
 	}
 	sort.Strings(keys)
 	return nil, fmt.Errorf("%s: role %s of %s needs no local data; remove %s", LocalKey(family, role), role, family, strings.Join(keys, ", "))
-}
-
-// TopicUser is implemented by families whose roles publish on the session
-// topic. The daemon joins the topic only for them, and waits, before it
-// starts their roles, until every organization of the session has
-// subscribed; the others never touch gossipsub.
-type TopicUser interface {
-	UsesTopic() bool
 }

@@ -66,12 +66,12 @@ func (e *SeparationError) partyName(p Party) string {
 // Assignment.Parties order, so the error names the same pair on every
 // participant.
 func checkSeparations(f Family, a Assignment) error {
-	seps := f.Separations()
+	seps := f.Info().Separations
 	if len(seps) == 0 {
 		return nil
 	}
 	single := map[string]bool{}
-	for _, rs := range f.Roles() {
+	for _, rs := range f.Info().Roles {
 		single[rs.Name] = rs.Max == 1
 	}
 	for _, org := range a.Orgs() {
@@ -99,7 +99,7 @@ func (s Separation) separates(r, q string) bool {
 // differ, a rule is not listed twice and every rule says why.
 func checkSeparationRules(f Family) error {
 	seen := map[[2]string]bool{}
-	for i, s := range f.Separations() {
+	for i, s := range f.Info().Separations {
 		for _, r := range []string{s.A, s.B} {
 			if _, err := RoleSpecOf(f, r); err != nil {
 				return fmt.Errorf("separation %d: %w", i, err)

@@ -122,7 +122,11 @@ type badSeparations struct {
 	seps []protocol.Separation
 }
 
-func (f badSeparations) Separations() []protocol.Separation { return f.seps }
+func (f badSeparations) Info() protocol.Info {
+	info := f.Family.Info()
+	info.Separations = f.seps
+	return info
+}
 
 func TestNewRegistryChecksSeparations(t *testing.T) {
 	for _, tt := range []struct {

@@ -117,7 +117,7 @@ func (s *Spec) Encode() ([]byte, error) {
 // Check validates the spec of a real session (not a simulation) against the
 // registry: the protocol is known, the roles and their counts fit the
 // family, the parameters decode, and, for a family that is an
-// AssignmentChecker, the parameters hold with these roles in a real session.
+// CheckAssignment, the parameters hold with these roles in a real session.
 // It returns the family and the parsed parameters. A daemon checks a spec
 // with it before proposing it and before accepting a proposal.
 func (r *Registry) Check(s *Spec) (Family, any, error) {
@@ -132,10 +132,8 @@ func (r *Registry) Check(s *Spec) (Family, any, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if c, ok := f.(AssignmentChecker); ok {
-		if err := c.CheckAssignment(s.Roles, params, false); err != nil {
-			return nil, nil, err
-		}
+	if err := f.CheckAssignment(s.Roles, params, false); err != nil {
+		return nil, nil, err
 	}
 	return f, params, nil
 }

@@ -1,61 +1,36 @@
 package protocol
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 )
 
-// MultiWireVersioned is implemented by a family that still speaks earlier
-// versions of its role messages besides its current one, so that a daemon
-// upgraded before its peers keeps running sessions with them. A daemon
-// accepts a proposal at any version its family lists, runs that session's
-// roles as AtWireVersion returns them, and serves a role stream per
-// version (/bandit/<name>/<version>).
-//
-// A family that bumps its WireVersion keeps the previous one readable by
-// listing it here and returning, for it, a family whose roles write and
-// read the previous messages (typically the same roles with a version
-// field in their Config that selects the old encoding); it drops a version
-// only once every organization is known to have upgraded past it. mpccb
-// does (1.2.0, and 1.1.0 for daemons not yet upgraded).
-type MultiWireVersioned interface {
-	WireVersioned
-	// WireVersions lists the versions of role messages the family reads
-	// and writes: WireVersion first, then the earlier ones it still
-	// speaks, newest first.
-	WireVersions() []string
-	// AtWireVersion returns the family speaking version v, one of
-	// WireVersions: its WireVersion is v and its roles speak v.
-	AtWireVersion(v string) Family
-}
-
 // WireVersions returns the versions of role messages f speaks, its current
-// one first: MultiWireVersioned's list, or just WireVersion(f).
+// one first (Info.WireVersions; 1.0.0 for a family that has never changed
+// them).
 func WireVersions(f Family) []string {
-	if m, ok := f.(MultiWireVersioned); ok {
-		if vs := m.WireVersions(); len(vs) > 0 {
-			return vs
-		}
+	if vs := f.Info().WireVersions; len(vs) > 0 {
+		return vs
 	}
-	return []string{WireVersion(f)}
+	return []string{"1.0.0"}
 }
 
 // AtWireVersion returns f speaking version v, and false if f does not
 // speak v.
 func AtWireVersion(f Family, v string) (Family, bool) {
-	if v == WireVersion(f) {
+	info := f.Info()
+	vs := info.WireVersions
+	if len(vs) == 0 {
+		vs = []string{"1.0.0"}
+	}
+	if v == vs[0] {
 		return f, true
 	}
-	m, ok := f.(MultiWireVersioned)
-	if !ok {
+	if info.AtWireVersion == nil || !slices.Contains(vs[1:], v) {
 		return nil, false
 	}
-	for _, w := range m.WireVersions() {
-		if w == v {
-			return m.AtWireVersion(v), true
-		}
-	}
-	return nil, false
+	return info.AtWireVersion(v), true
 }
 
 // CompareVersions compares two dotted versions ("1.1.0") number by number,

@@ -21,7 +21,7 @@ const maxDeferred = 1024
 // §B.2, or plain Successive Elimination), its votes, and its view of the
 // global eliminations. It is activated once per interaction — by the
 // simulator at each global step it is drawn for, by the daemon at its rate
-// (protocol.Paced) — and takes its rewards from its environment
+// (protocol.Activated.Rate) — and takes its rewards from its environment
 // (protocol.Asker): an interaction asks for one pull of every arm of its
 // local active set and goes on when the rewards are answered.
 type agent struct {
@@ -116,7 +116,7 @@ func (a *agent) Start() error { return nil }
 // holds one arm (Algorithms 2 and 3, "remove agent if done").
 func (a *agent) Active() bool { return !a.finished }
 
-// Rate implements protocol.Paced: the interactions per second of its
+// Rate implements protocol.Activated: the interactions per second of its
 // [local.bai.agent] table, which the daemon activates it at.
 func (a *agent) Rate() float64 { return a.rate }
 
@@ -520,6 +520,6 @@ func (a *agent) progress() {
 	a.SetProgress(protocol.Progress{Step: int64(a.k - a.nActive), Total: int64(a.k - 1), Activity: a.interactions})
 }
 
-var _ protocol.Paced = (*agent)(nil)
+var _ protocol.Activated = (*agent)(nil)
 var _ protocol.Asker = (*agent)(nil)
 var _ protocol.Halter = (*agent)(nil)

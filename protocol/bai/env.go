@@ -115,7 +115,7 @@ func (e *simulatedEnvironment) Answer(_ context.Context, q protocol.Query) (prot
 	return protocol.Outcome{ID: q.ID, Rewards: rewards}, nil
 }
 
-// Immediate implements protocol.Immediate.
+// Immediate implements protocol.Environment.
 func (*simulatedEnvironment) Immediate() bool { return true }
 
 // Close implements protocol.Environment.

@@ -436,7 +436,7 @@ func TestSimulatedEnvironment(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if im, ok := env.(protocol.Immediate); !ok || !im.Immediate() {
+	if !env.Immediate() {
 		t.Error("the simulated environment is not Immediate")
 	}
 	var atMax, atMin int

@@ -25,19 +25,22 @@ const MaxAgents = 4096
 type Family struct{}
 
 var (
-	_ protocol.Family            = Family{}
-	_ protocol.StepScheduler     = Family{}
-	_ protocol.AssignmentChecker = Family{}
-	_ protocol.ParamsPreparer    = Family{}
-	_ protocol.Environmental     = Family{}
-	_ protocol.EnvironmentShaper = Family{}
+	_ protocol.Family        = Family{}
+	_ protocol.Simulator     = Family{}
+	_ protocol.Environmental = Family{}
 )
 
 // Name implements protocol.Family.
 func (Family) Name() string { return Name }
 
-// Roles implements protocol.Family.
-func (Family) Roles() []protocol.RoleSpec {
+// Info implements protocol.Family: the coordinator announces eliminations
+// on the session topic; no pair of roles is kept apart (separation.go).
+func (Family) Info() protocol.Info {
+	return protocol.Info{Roles: roles(), Separations: separations(), UsesTopic: true}
+}
+
+// roles are the family's roles.
+func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{
 		{Name: RoleCoordinator, Min: 1, Max: 1, Doc: "counts votes, eliminates arms globally, announces them"},
 		{Name: RoleAgent, Min: 1, Max: MaxAgents, Doc: "interacts with its own copy of the bandit and votes against arms"},
@@ -56,7 +59,7 @@ type AgentLocal struct {
 	// replay), which answers its pulls instead.
 	Env Environment
 	// Rate is how many interactions per second the agent makes in a real
-	// session: its pace, which the daemon keeps (protocol.Paced), whatever
+	// session: its pace, which the daemon keeps (protocol.Activated.Rate), whatever
 	// answers its pulls.
 	Rate float64
 }
@@ -134,7 +137,7 @@ func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environmen
 	return &simulatedEnvironment{arms: local.Env, lo: p.RewardMin, hi: p.RewardMax, draw: randsrc.New(cfg.Rand)}, nil
 }
 
-// EnvironmentShape implements protocol.EnvironmentShaper: an agent's
+// EnvironmentShape implements protocol.Environmental: an agent's
 // answers have one column per arm (params.arms, which a real session
 // gives); how many interactions it makes is not known in advance.
 func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (int, int64) {
@@ -185,7 +188,7 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 	return s, nil
 }
 
-// CheckAssignment implements protocol.AssignmentChecker: a real session
+// CheckAssignment implements protocol.Family: a real session
 // must name its arms and use an algorithm that communicates (checkReal), and
 // its agents must be able to outvote the threshold M (checkAgents). A
 // simulation that leaves params.arms out takes the number of arms from
@@ -206,21 +209,12 @@ func (Family) CheckAssignment(a protocol.Assignment, params any, simulated bool)
 	return p.checkAgents(p.Arms, a.Count(RoleAgent))
 }
 
-// PrepareSimulation implements protocol.Family: simulation.agents agents,
-// each with the arms of simulation.arms, and a coordinator.
-func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
-	s, err := parseSimulation(raw)
-	if err != nil {
-		return protocol.Assignment{}, nil, err
-	}
-	return prepareSimulation(s, roles)
-}
-
-// PrepareSimulationParams implements protocol.ParamsPreparer: as
-// PrepareSimulation, and the simulation's arms must agree with params.arms
-// when the spec gives both; when it gives only simulation.arms, the agents
-// must be able to outvote the threshold M with that many arms.
-func (Family) PrepareSimulationParams(raw map[string]any, roles protocol.Assignment, params any) (protocol.Assignment, map[protocol.Party]any, error) {
+// PrepareSimulation implements protocol.Simulator: simulation.agents
+// agents, each with the arms of simulation.arms, and a coordinator. The
+// simulation's arms must agree with params.arms when the spec gives both;
+// when it gives only simulation.arms, the agents must be able to outvote
+// the threshold M with that many arms.
+func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, params any) (protocol.Assignment, map[protocol.Party]any, error) {
 	p, ok := params.(Params)
 	if !ok {
 		return protocol.Assignment{}, nil, fmt.Errorf("bai: params of type %T, want bai.Params", params)
@@ -267,7 +261,7 @@ func prepareSimulation(s simulation, roles protocol.Assignment) (protocol.Assign
 	return a, locals, nil
 }
 
-// NewSchedule implements protocol.StepScheduler: each global step activates
+// NewSchedule implements protocol.Simulator: each global step activates
 // one agent drawn from P_N over the agents still active — uniform, or
 // P(n) ∝ (n+α)^−γ — until params.budget steps have been taken.
 func (Family) NewSchedule(raw map[string]any, params any, a protocol.Assignment, rand io.Reader) (protocol.Schedule, error) {
@@ -284,7 +278,7 @@ func (Family) NewSchedule(raw map[string]any, params any, a protocol.Assignment,
 			w[i] = math.Pow(float64(i+1)+s.Alpha, -s.Gamma)
 		}
 	}
-	return newAgentSchedule(w, p.Budget, rand), nil
+	return newAgentSchedule(w, p.Budget, rand).Next, nil
 }
 
 // NewRole implements protocol.Family.
@@ -310,7 +304,3 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	}
 	return nil, fmt.Errorf("bai has no role %q", cfg.Self.Role)
 }
-
-// UsesTopic implements protocol.TopicUser: the coordinator announces
-// eliminations on the session topic.
-func (Family) UsesTopic() bool { return true }

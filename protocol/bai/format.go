@@ -6,7 +6,7 @@ import (
 	"io"
 )
 
-// FormatResult implements protocol.ResultFormatter.
+// FormatResult implements protocol.Family.
 func (Family) FormatResult(w io.Writer, result []byte) error {
 	var r Result
 	if err := json.Unmarshal(result, &r); err != nil {

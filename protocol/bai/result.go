@@ -175,12 +175,13 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	return res, nil
 }
 
-// Grade implements protocol.Grader: the true means, and whether the answer
-// is a best arm.
-func (Family) Grade(raw map[string]any, _ int64, _ any, result any) (any, error) {
-	res, ok := result.(*Result)
+// Grade implements protocol.Simulator: the true means, and whether the
+// answer is a best arm.
+func (Family) Grade(g protocol.Grading) (any, error) {
+	raw := g.Raw
+	res, ok := g.Result.(*Result)
 	if !ok {
-		return nil, fmt.Errorf("bai: result of type %T", result)
+		return nil, fmt.Errorf("bai: result of type %T", g.Result)
 	}
 	s, err := parseSimulation(raw)
 	if err != nil {

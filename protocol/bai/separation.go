@@ -2,7 +2,7 @@ package bai
 
 import "github.com/bandit-node/bandit-node/protocol"
 
-// Separations implements protocol.Family: BAI separates no roles. Each
+// separations are the family's separations (protocol.Info): BAI separates no roles. Each
 // agent's guarantee is against everybody else, the coordinator included,
 // and comes from its own randomness — DP-MASE's Laplace noise on its
 // rewards (ε-DP), Corrupted Elimination's corrupted votes ((ε, η)-privacy
@@ -12,4 +12,4 @@ import "github.com/bandit-node/bandit-node/protocol"
 // agent than the votes do. The coordinator holds no key or mask that an
 // agent's privacy depends on. One organization playing two agents is
 // refused like any organization listed twice in a role.
-func (Family) Separations() []protocol.Separation { return nil }
+func separations() []protocol.Separation { return nil }

@@ -10,10 +10,10 @@
 // protocol/sim) are thin shells around it: goroutines, transport,
 // persistence and the session's lifecycle stay in node; virtual time,
 // delivery order and parallel batches stay in sim. Every decision about
-// how a family's roles are driven — ticked or not (protocol.MessageDriven),
-// activated at a rate (protocol.Paced), halted (protocol.Halter), whether
-// they may publish on the session topic (protocol.TopicUser), whether
-// their messages are small enough to be stepped in place
-// (protocol.SmallMessages) — is taken here, once, so that a family that
-// passes its simulations drives the same way over the network.
+// how a family's roles are driven — ticked or not, activated at a rate
+// (protocol.Activated), halted (protocol.Halter), whether they may publish
+// on the session topic, whether their messages are small enough to be
+// stepped in place (the family's protocol.Info) — is taken here, once, so
+// that a family that passes its simulations drives the same way over the
+// network.
 package drive

@@ -20,7 +20,7 @@ const (
 	OpStep
 	// OpTick: the role's Tick.
 	OpTick
-	// OpActivate: an activation (protocol.Activated), or asking a Paced
+	// OpActivate: an activation (protocol.Activated), or asking an Activated
 	// role its rate.
 	OpActivate
 	// OpHalt: halting the role (protocol.Halter).

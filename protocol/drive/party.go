@@ -32,15 +32,14 @@ type Party struct {
 	// The role's optional methods, found once.
 	asker protocol.Asker
 	act   protocol.Activated
-	paced protocol.Paced
 	halt  protocol.Halter
 
 	env    protocol.Environment // nil: none yet, or the role asks nothing
 	envCtx context.Context
-	inline bool // env is protocol.Immediate: the party answers its queries itself
+	inline bool // env is immediate (protocol.Environment.Immediate): the party answers its queries itself
 	asked  int  // queries handed to an asynchronous environment, not yet answered
 
-	owed float64 // a Paced role's activations owed, fractions carried from tick to tick
+	owed float64 // an Activated role's activations owed at its rate, fractions carried from tick to tick
 	done bool
 	err  *Error
 }
@@ -60,7 +59,6 @@ func New(f protocol.Family, caps Caps, cfg protocol.RoleConfig) (d *Party, err e
 	d.role = r
 	d.asker, _ = r.(protocol.Asker)
 	d.act, _ = r.(protocol.Activated)
-	d.paced, _ = r.(protocol.Paced)
 	d.halt, _ = r.(protocol.Halter)
 	return d, nil
 }
@@ -87,13 +85,12 @@ func (d *Party) Asks() bool { return d.asker != nil }
 func (d *Party) Activated() bool { return d.act != nil }
 
 // UseEnvironment gives the party its environment and reports whether it
-// is immediate (protocol.Immediate): the party then answers its queries
+// is immediate (protocol.Environment.Immediate): the party then answers its queries
 // itself, within the call that asked, under ctx. Any other's queries come
 // back in Batch.Queries and their outcomes through Answer.
 func (d *Party) UseEnvironment(ctx context.Context, env protocol.Environment) (immediate bool) {
 	d.env, d.envCtx = env, ctx
-	im, ok := env.(protocol.Immediate)
-	d.inline = ok && im.Immediate()
+	d.inline = env.Immediate()
 	return d.inline
 }
 
@@ -138,12 +135,12 @@ func (d *Party) Step(m protocol.Message) (b Batch, err error) {
 
 // Tick advances the role by one tick, as the daemon does every
 // protocol.TickInterval: it ticks the role, unless its family is
-// protocol.MessageDriven (Caps.Ticks), and activates a protocol.Paced role
-// at its rate — Rate × TickInterval activations, the fractions carried
-// over to the next tick, at most protocol.MaxActivationsPerTick — each
+// message-driven (Caps.Ticks), and activates a protocol.Activated role at
+// its Rate — Rate × TickInterval activations, the fractions carried over
+// to the next tick, at most protocol.MaxActivationsPerTick — each
 // activation's immediate queries answered before the next. A simulation
-// that activates parties by schedule (protocol.StepScheduler) calls
-// Activate instead and never Tick.
+// that activates parties by schedule (protocol.Simulator.NewSchedule)
+// calls Activate instead and never Tick.
 func (d *Party) Tick() (b Batch, err error) {
 	if d.err != nil || d.done || !d.caps.Ticks {
 		return Batch{}, d.errOrNil()
@@ -152,21 +149,21 @@ func (d *Party) Tick() (b Batch, err error) {
 	if e := d.role.Tick(); e != nil {
 		return Batch{}, d.fail(&Error{Op: OpTick, Err: e})
 	}
-	if b, err = d.collect(); err != nil || d.paced == nil || d.done {
+	if b, err = d.collect(); err != nil || d.act == nil || d.done {
 		return b, err
 	}
-	rate := d.paced.Rate()
+	rate := d.act.Rate()
 	if !(rate > 0) {
 		return b, nil
 	}
 	d.owed += rate * protocol.TickInterval.Seconds()
 	for n := 0; d.owed >= 1 && n < protocol.MaxActivationsPerTick; n++ {
 		d.owed--
-		if !d.paced.Active() {
+		if !d.act.Active() {
 			d.owed = 0
 			break
 		}
-		if e := d.paced.Activate(); e != nil {
+		if e := d.act.Activate(); e != nil {
 			return Batch{}, d.fail(&Error{Op: OpActivate, Err: e})
 		}
 		next, err := d.collect()
@@ -281,10 +278,10 @@ func (d *Party) collect() (Batch, error) {
 	for i := range b.Messages {
 		m := &b.Messages[i]
 		if m.Topic && !d.caps.Topic {
-			return Batch{}, d.fail(&Error{Op: OpSend, Err: errors.New("published on the session topic, which its family does not use (protocol.TopicUser)")})
+			return Batch{}, d.fail(&Error{Op: OpSend, Err: errors.New("published on the session topic, which its family does not use (protocol.Info.UsesTopic)")})
 		}
 		if d.caps.SmallMessages && len(m.Body) > MaxSmallMessage {
-			return Batch{}, d.fail(&Error{Op: OpSend, Err: fmt.Errorf("sent a message of %d bytes; its family declares small messages (at most %d bytes, protocol.SmallMessages)", len(m.Body), MaxSmallMessage)})
+			return Batch{}, d.fail(&Error{Op: OpSend, Err: fmt.Errorf("sent a message of %d bytes; its family declares small messages (at most %d bytes, protocol.Info.SmallMessages)", len(m.Body), MaxSmallMessage)})
 		}
 	}
 	if b.Result != nil {

@@ -9,10 +9,9 @@ import (
 )
 
 var (
-	_ protocol.Environmental     = Family{}
-	_ protocol.EnvironmentShaper = Family{}
-	_ protocol.Asker             = (*featureParty)(nil)
-	_ protocol.Asker             = (*receiver)(nil)
+	_ protocol.Environmental = Family{}
+	_ protocol.Asker         = (*featureParty)(nil)
+	_ protocol.Asker         = (*receiver)(nil)
 )
 
 // SimulatedEnvironment implements protocol.Environmental: a feature party's
@@ -70,7 +69,7 @@ func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environmen
 	return env, nil
 }
 
-// EnvironmentShape implements protocol.EnvironmentShaper: a feature
+// EnvironmentShape implements protocol.Environmental: a feature
 // party's answers are its columns of a context — dataset.Split's share of
 // the dimensions, which is the same for every feature party when the
 // parties divide the dimensions (otherwise 0, any: the shaper is not told
@@ -120,7 +119,7 @@ func (e *rowsEnvironment) Answer(_ context.Context, q protocol.Query) (protocol.
 	return o, nil
 }
 
-// Immediate implements protocol.Immediate: the rows are in memory.
+// Immediate implements protocol.Environment: the rows are in memory.
 func (*rowsEnvironment) Immediate() bool { return true }
 
 // Close implements protocol.Environment.

@@ -39,8 +39,26 @@ func NewFamily() Family { return Family{cache: newDataCache()} }
 // Name implements protocol.Family.
 func (Family) Name() string { return Name }
 
-// Roles implements protocol.Family.
-func (Family) Roles() []protocol.RoleSpec {
+// Info implements protocol.Family: the roles, the separations, and the
+// wire versions — 1.2.0, and 1.1.0 for daemons not yet upgraded
+// (learner_v110.go); a family at 1.1.0 (AtWireVersion) speaks only that.
+func (f Family) Info() protocol.Info {
+	info := protocol.Info{Roles: roles(), Separations: separations()}
+	if f.wire != "" {
+		info.WireVersions = []string{f.wire}
+	} else {
+		info.WireVersions = []string{wireCurrent, wireV110}
+		info.AtWireVersion = f.atWireVersion
+	}
+	return info
+}
+
+// CheckAssignment implements protocol.Family: every assignment the roles'
+// bounds and separations allow can run.
+func (Family) CheckAssignment(protocol.Assignment, any, bool) error { return nil }
+
+// roles are the family's roles.
+func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{
 		{Name: RoleFeature, Min: 2, Max: MaxParties, Doc: "holds some features of every context, computes on shares"},
 		{Name: RolePuller, Min: 1, Max: 1, Doc: "p′: learns each chosen arm and pulls it"},
@@ -209,24 +227,11 @@ func checkDataFile(key, path string) error {
 // messages' schema is the same.
 const wireCurrent = "1.2.0"
 
-// WireVersion implements protocol.WireVersioned.
-func (f Family) WireVersion() string {
-	if f.wire != "" {
-		return f.wire
-	}
-	return wireCurrent
-}
-
-// WireVersions implements protocol.MultiWireVersioned: 1.2.0, and 1.1.0 for
-// daemons not yet upgraded (learner_v110.go).
-func (Family) WireVersions() []string { return []string{wireCurrent, wireV110} }
-
-// AtWireVersion implements protocol.MultiWireVersioned.
-func (f Family) AtWireVersion(v string) protocol.Family {
+// atWireVersion is the family speaking v, one of its wire versions
+// (protocol.Info.AtWireVersion).
+func (f Family) atWireVersion(v string) protocol.Family {
 	if v == wireCurrent {
 		v = ""
 	}
 	return Family{cache: f.cache, wire: v}
 }
-
-var _ protocol.MultiWireVersioned = Family{}

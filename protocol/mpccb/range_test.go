@@ -200,7 +200,7 @@ func TestSimulatedEnvironment(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer env.Close()
-			if im, ok := env.(protocol.Immediate); !ok || !im.Immediate() {
+			if !env.Immediate() {
 				t.Error("the simulated environment is not Immediate")
 			}
 			write([][]float64{{1, 0}, {1, 0}}, [][]float64{{0, 0}, {0, 0}}) // after the build: not seen

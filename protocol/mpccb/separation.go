@@ -2,7 +2,7 @@ package mpccb
 
 import "github.com/bandit-node/bandit-node/protocol"
 
-// Separations implements protocol.Family: the dealer plays no other role.
+// separations are the family's separations (protocol.Info): the dealer plays no other role.
 // The paper's parties "do not collude" (§2) and its correlated randomness
 // comes from a trusted third party (footnote 1); the engine's security
 // argument is that every opened value x − m is masked by an m that only the
@@ -27,7 +27,7 @@ import "github.com/bandit-node/bandit-node/protocol"
 //     others' features (every a_t, or r_t) instead of nothing.
 //   - arm puller + reward receiver: (a_t, r_t) is a_t post-processed with
 //     p″'s own reward table, so it stays log(|A|/ε)-DP.
-func (Family) Separations() []protocol.Separation {
+func separations() []protocol.Separation {
 	return []protocol.Separation{
 		{A: RoleDealer, B: RoleFeature, Why: "the dealer knows the mask of every opening, so it would see every feature, arm and reward"},
 		{A: RoleDealer, B: RolePuller, Why: "the dealer draws the exploration coins y_t, so p′ would know which arms are the model's choice on the contexts, and a_t would lose its log(|A|/ε)-DP"},

@@ -3,6 +3,7 @@ package mpccb
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"sync"
 
@@ -147,14 +148,10 @@ func loadTable(s simulation, p Params) (contexts, rewards [][]float64, err error
 
 // PrepareSimulation implements protocol.Family; the simulator calls
 // PrepareSimulationParams, which knows how many steps and arms to load.
-func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
-	return f.PrepareSimulationParams(raw, roles, DefaultParams())
-}
-
-// PrepareSimulationParams implements protocol.ParamsPreparer: the parties'
-// data come from the data set, each feature party receiving its own
-// columns (dataset.Split) and p″ the reward rows.
-func (f Family) PrepareSimulationParams(raw map[string]any, roles protocol.Assignment, params any) (protocol.Assignment, map[protocol.Party]any, error) {
+// PrepareSimulation implements protocol.Simulator: the parties' data come
+// from the data set, each feature party receiving its own columns
+// (dataset.Split) and p″ the reward rows.
+func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, params any) (protocol.Assignment, map[protocol.Party]any, error) {
 	p, ok := params.(Params)
 	if !ok {
 		return protocol.Assignment{}, nil, fmt.Errorf("mpccb: parameters of type %T", params)
@@ -185,15 +182,24 @@ func (f Family) PrepareSimulationParams(raw map[string]any, roles protocol.Assig
 	return a, locals, nil
 }
 
-// GradeLocal implements protocol.LocalGrader: it runs the plaintext
-// reference on the same contexts with the dealer's samples (the dealer's
-// seeded randomness replayed) and compares it with p′'s arms.
-func (f Family) GradeLocal(raw map[string]any, seed int64, params any, result any, local map[string]any) (any, error) {
-	p := params.(Params)
-	res, ok := result.(*Result)
+// NewSchedule implements protocol.Simulator: an mpccb simulation advances
+// on messages, in ticks.
+func (Family) NewSchedule(map[string]any, any, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
+	return nil, nil
+}
+
+// Grade implements protocol.Simulator: it runs the plaintext reference on
+// the same contexts with the dealer's samples (the dealer's seeded
+// randomness replayed), compares it with p′'s arms, and sets the time per
+// step from the roles' busy time.
+func (f Family) Grade(g protocol.Grading) (any, error) {
+	raw, seed, local := g.Raw, g.Seed, g.Local
+	p := g.Params.(Params)
+	res, ok := g.Result.(*Result)
 	if !ok {
-		return result, nil
+		return g.Result, nil
 	}
+	res.setTiming(g.RoleSeconds)
 	s, err := parseSimulation(raw)
 	if err != nil {
 		return nil, err
@@ -236,8 +242,8 @@ func (f Family) GradeLocal(raw map[string]any, seed int64, params any, result an
 	return res, nil
 }
 
-// SetTiming implements protocol.Timed.
-func (r *Result) SetTiming(roleSeconds map[string]float64) {
+// setTiming sets the time per step from the roles' busy time (Grade).
+func (r *Result) setTiming(roleSeconds map[string]float64) {
 	var sum float64
 	for _, s := range roleSeconds {
 		sum += s

@@ -165,7 +165,8 @@ func (e rowsEnvironment) Answer(_ context.Context, q protocol.Query) (protocol.O
 	return o, nil
 }
 
-func (rowsEnvironment) Close() error { return nil }
+func (rowsEnvironment) Close() error    { return nil }
+func (rowsEnvironment) Immediate() bool { return false }
 
 // runAgents runs agents to the end, each answered by its environment: a
 // tick each, then their messages delivered (a topic message to every
@@ -342,7 +343,7 @@ func TestSimulatedProducers(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if im, ok := env.(protocol.Immediate); !ok || !im.Immediate() {
+	if !env.Immediate() {
 		t.Fatal("the simulated environment is not Immediate")
 	}
 	const draws = 2000

@@ -3,6 +3,7 @@ package pfcb
 import (
 	"context"
 	"fmt"
+	"io"
 	"math"
 	"math/rand/v2"
 	"time"
@@ -32,8 +33,28 @@ var _ protocol.Family = Family{}
 // Name implements protocol.Family.
 func (Family) Name() string { return Name }
 
-// Roles implements protocol.Family.
-func (Family) Roles() []protocol.RoleSpec {
+// Info implements protocol.Family: agents publish their shares on the
+// session topic.
+func (Family) Info() protocol.Info {
+	return protocol.Info{Roles: roles(), Separations: separations(), UsesTopic: true}
+}
+
+// CheckAssignment implements protocol.Family: every assignment the role's
+// bounds allow can run.
+func (Family) CheckAssignment(protocol.Assignment, any, bool) error { return nil }
+
+// NewSchedule implements protocol.Simulator: a P-FCB simulation advances
+// in ticks, a round a tick, as a daemon's.
+func (Family) NewSchedule(map[string]any, any, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
+	return nil, nil
+}
+
+// Grade implements protocol.Simulator: a P-FCB result carries its own
+// figures against the instance; there is nothing more to grade.
+func (Family) Grade(g protocol.Grading) (any, error) { return g.Result, nil }
+
+// roles are the family's roles.
+func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{{Name: RoleAgent, Min: 2, Max: MaxAgents,
 		Doc: "buys from producers under a quality constraint and shares noisy procurement totals"}}
 }
@@ -213,7 +234,7 @@ func NewInstanceOf(s InstanceShape, seed int64) (*Instance, error) {
 // simulation.center (default 0.4, the paper's α) with standard deviation
 // simulation.spread (default 0.1), capacities U{1, …, simulation.max_capacity}
 // (default 50).
-func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
+func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ any) (protocol.Assignment, map[protocol.Party]any, error) {
 	var s simulation
 	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
 		return protocol.Assignment{}, nil, err
@@ -274,11 +295,7 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	return newAgent(cfg, p, local)
 }
 
-// UsesTopic implements protocol.TopicUser: agents publish their shares on the
-// session topic.
-func (Family) UsesTopic() bool { return true }
-
-// EnvironmentShape implements protocol.EnvironmentShaper: an agent's
+// EnvironmentShape implements protocol.Environmental: an agent's
 // answers hold one realized quality per producer (a replay file's row is a
 // round, its columns the producers), and it asks at most once a round
 // (steps 0 to rounds−1).
@@ -348,14 +365,14 @@ func (e *producers) Answer(_ context.Context, q protocol.Query) (protocol.Outcom
 	return o, nil
 }
 
-// Immediate implements protocol.Immediate.
+// Immediate implements protocol.Environment.
 func (*producers) Immediate() bool { return true }
 
 // Close implements protocol.Environment.
 func (*producers) Close() error { return nil }
 
 var (
-	_ protocol.Environmental     = Family{}
-	_ protocol.EnvironmentShaper = Family{}
-	_ protocol.Asker             = (*agent)(nil)
+	_ protocol.Simulator     = Family{}
+	_ protocol.Environmental = Family{}
+	_ protocol.Asker         = (*agent)(nil)
 )

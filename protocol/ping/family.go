@@ -45,15 +45,19 @@ var _ protocol.Family = Family{}
 // Name implements protocol.Family.
 func (Family) Name() string { return Name }
 
-// SmallMessages reports that every ping message is small (see
-// protocol.SmallMessages); a participant decodes a message into a value of
-// its own and keeps nothing of its bytes.
-func (Family) SmallMessages() bool { return true }
+// Info implements protocol.Family. Every ping message is small: a
+// participant decodes a message into a value of its own and keeps nothing
+// of its bytes.
+func (Family) Info() protocol.Info {
+	return protocol.Info{Roles: roles(), Separations: separations(), SmallMessages: true}
+}
 
-var _ protocol.SmallMessages = Family{}
+// CheckAssignment implements protocol.Family: every assignment the roles'
+// bounds allow can run.
+func (Family) CheckAssignment(protocol.Assignment, any, bool) error { return nil }
 
-// Roles implements protocol.Family.
-func (Family) Roles() []protocol.RoleSpec {
+// roles are the family's roles.
+func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{{Name: RoleParticipant, Min: 2, Max: MaxParticipants,
 		Doc: "measures the round-trip time to every other participant"}}
 }
@@ -75,8 +79,8 @@ type simulation struct {
 	Participants int `toml:"participants"`
 }
 
-// PrepareSimulation implements protocol.Family.
-func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
+// PrepareSimulation implements protocol.Simulator.
+func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ any) (protocol.Assignment, map[protocol.Party]any, error) {
 	var s simulation
 	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
 		return protocol.Assignment{}, nil, err

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 )
 
-// FormatResult implements protocol.ResultFormatter: the median and p99
+// FormatResult implements protocol.Family: the median and p99
 // round-trip matrices as tables, in milliseconds.
 func (Family) FormatResult(w io.Writer, result []byte) error {
 	var m Matrix

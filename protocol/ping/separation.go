@@ -1,7 +1,20 @@
 package ping
 
-import "github.com/bandit-node/bandit-node/protocol"
+import (
+	"io"
 
-// Separations implements protocol.Family: ping carries no private data, so
-// no roles are separated.
-func (Family) Separations() []protocol.Separation { return nil }
+	"github.com/bandit-node/bandit-node/protocol"
+)
+
+// separations are the family's separations (protocol.Info): ping carries
+// no private data, so no roles are separated.
+func separations() []protocol.Separation { return nil }
+
+// NewSchedule implements protocol.Simulator: a ping simulation advances in
+// ticks.
+func (Family) NewSchedule(map[string]any, any, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
+	return nil, nil
+}
+
+// Grade implements protocol.Simulator: a ping result has nothing to grade.
+func (Family) Grade(g protocol.Grading) (any, error) { return g.Result, nil }

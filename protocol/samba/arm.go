@@ -129,7 +129,7 @@ func (e *armEnvironment) Answer(_ context.Context, q protocol.Query) (protocol.O
 	return protocol.Outcome{ID: q.ID, Rewards: []float64{r}}, nil
 }
 
-// Immediate implements protocol.Immediate.
+// Immediate implements protocol.Environment.
 func (*armEnvironment) Immediate() bool { return true }
 
 // Close implements protocol.Environment.

@@ -2,6 +2,7 @@ package samba
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/randsrc"
@@ -21,23 +22,32 @@ var _ protocol.Family = Family{}
 // Name implements protocol.Family.
 func (Family) Name() string { return Name }
 
-// SmallMessages reports that every SAMBA message is small (a batch of K
-// envelopes of a few dozen bytes, a Paillier ciphertext of 512 bytes at
-// 2048 bits), so a daemon may step them where it reads them (see
-// protocol.SmallMessages); every role copies what it keeps of a message
-// (the controller the score envelopes, into storage of its own).
-func (Family) SmallMessages() bool { return true }
+// Info implements protocol.Family.
+//   - Every SAMBA message is small (a batch of K envelopes of a few dozen
+//     bytes, a Paillier ciphertext of 512 bytes at 2048 bits), so a daemon
+//     may step them where it reads them; every role copies what it keeps of
+//     a message (the controller the score envelopes, into storage of its
+//     own).
+//   - SAMBA's roles ignore Tick: every one of them moves only on a message.
+//   - Wire 1.1.0 derives the envelope keys per epoch of steps
+//     (wireVersion).
+func (Family) Info() protocol.Info {
+	return protocol.Info{Roles: roles(), Separations: separations(), WireVersions: []string{wireVersion},
+		SmallMessages: true, MessageDriven: true}
+}
 
-var _ protocol.SmallMessages = Family{}
+// CheckAssignment implements protocol.Family: every assignment the roles'
+// bounds and separations allow can run.
+func (Family) CheckAssignment(protocol.Assignment, any, bool) error { return nil }
 
-// MessageDriven reports that SAMBA's roles ignore Tick: every one of them moves
-// only on a message (see protocol.MessageDriven).
-func (Family) MessageDriven() bool { return true }
+// NewSchedule implements protocol.Simulator: a SAMBA simulation advances
+// on messages alone.
+func (Family) NewSchedule(map[string]any, any, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
+	return nil, nil
+}
 
-var _ protocol.MessageDriven = Family{}
-
-// Roles implements protocol.Family.
-func (Family) Roles() []protocol.RoleSpec {
+// roles are the family's roles.
+func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{
 		{Name: RoleCustomer, Min: 1, Max: 1, Doc: "buys the budget, holds the Paillier key, learns the cumulative reward"},
 		{Name: RoleController, Min: 1, Max: 1, Doc: "routes ciphertexts and permutes the scores"},
@@ -112,7 +122,7 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 
 // PrepareSimulation implements protocol.Family: one data owner per mean of
 // simulation.arms, Bernoulli arms.
-func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment) (protocol.Assignment, map[protocol.Party]any, error) {
+func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ any) (protocol.Assignment, map[protocol.Party]any, error) {
 	s, err := parseSimulation(raw)
 	if err != nil {
 		return protocol.Assignment{}, nil, err
@@ -149,7 +159,7 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 	return nil, fmt.Errorf("samba has no role %q", cfg.Self.Role)
 }
 
-// EnvironmentShape implements protocol.EnvironmentShaper: a data owner's
+// EnvironmentShape implements protocol.Environmental: a data owner's
 // answers are one reward, and it is asked at most once a step (steps 0 to
 // budget−1; SAMBA's step t is the query's step t−1).
 func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (int, int64) {
@@ -187,9 +197,8 @@ func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environmen
 	return &armEnvironment{arm: arm, draw: randsrc.New(s)}, nil
 }
 
-// WireVersion implements protocol.WireVersioned: 1.1.0 derives the data
-// owners' and comp's envelope keys per epoch of steps (keyEpoch), which a
-// 1.0.0 daemon, with one key per session, cannot open.
-func (Family) WireVersion() string { return "1.1.0" }
-
-var _ protocol.WireVersioned = Family{}
+// wireVersion is the version of SAMBA's role messages (protocol.Info):
+// 1.1.0 derives the data owners' and comp's envelope keys per epoch of
+// steps (keyEpoch), which a 1.0.0 daemon, with one key per session, cannot
+// open.
+const wireVersion = "1.1.0"

@@ -111,24 +111,24 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 	return res, nil
 }
 
-// SetTiming implements protocol.Timed: in a simulation, whose roles' clocks
+// setTiming sets the roles' busy time (Grade): in a simulation, whose roles' clocks
 // are virtual and do not time their calls, each role's busy time is the
 // wall time the simulator measured inside its parties' calls.
-func (r *Result) SetTiming(roleSeconds map[string]float64) {
+func (r *Result) setTiming(roleSeconds map[string]float64) {
 	for role, c := range r.Costs {
 		c.BusySeconds = roleSeconds[role]
 		r.Costs[role] = c
 	}
 }
 
-var _ protocol.Timed = (*Result)(nil)
-
-// Grade implements protocol.Grader: the true means, and the standard
-// algorithm's cumulative reward and arm sequence from the same seed.
-func (Family) Grade(raw map[string]any, seed int64, params any, result any) (any, error) {
-	res, ok := result.(*Result)
+// Grade implements protocol.Simulator: the true means, the standard
+// algorithm's cumulative reward and arm sequence from the same seed, and
+// each role's busy time.
+func (Family) Grade(g protocol.Grading) (any, error) {
+	raw, seed, params := g.Raw, g.Seed, g.Params
+	res, ok := g.Result.(*Result)
 	if !ok {
-		return nil, fmt.Errorf("samba: result of type %T", result)
+		return nil, fmt.Errorf("samba: result of type %T", g.Result)
 	}
 	s, err := parseSimulation(raw)
 	if err != nil {
@@ -149,6 +149,7 @@ func (Family) Grade(raw map[string]any, seed int64, params any, result any) (any
 		same = seq[i] == res.sequence[i]
 	}
 	res.SameArmSequence = &same
+	res.setTiming(g.RoleSeconds)
 	return res, nil
 }
 

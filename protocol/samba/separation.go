@@ -2,7 +2,7 @@ package samba
 
 import "github.com/bandit-node/bandit-node/protocol"
 
-// Separations implements protocol.Family: the pairs of roles one
+// separations are the family's separations (protocol.Info): the pairs of roles one
 // organization may not play together. The paper's threat model (§2.1) has
 // honest-but-curious participants that do not collude; each pair below is a
 // collusion that hands one organization both halves of something SAMBA
@@ -35,7 +35,7 @@ import "github.com/bandit-node/bandit-node/protocol"
 //     result's leakage states), with nothing to combine them.
 //   - two data owners: refused like any organization listed twice in a
 //     role (an organization is one data owner: one arm).
-func (Family) Separations() []protocol.Separation {
+func separations() []protocol.Separation {
 	return []protocol.Separation{
 		{A: RoleController, B: RoleOwner, Why: "the controller would open every data owner's score (every data owner holds comp's AES key and the masks' seed)"},
 		{A: RoleController, B: RoleComp, Why: "the controller's permutation would tie every score comp opens, and the arm it picks, to its data owner"},

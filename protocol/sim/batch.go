@@ -489,7 +489,7 @@ func (d *simDriver) runGroup(g *group) {
 		s.now = ev.at
 		rd, err := s.d.Step(ev.msg)
 		if err == nil && len(rd.Queries) > 0 {
-			err = fmt.Errorf("%s: its simulated environment did not answer at once (protocol.Immediate)", s.p)
+			err = fmt.Errorf("%s: its simulated environment did not answer at once (protocol.Environment.Immediate)", s.p)
 		}
 		if err != nil {
 			b.out[i] = outcome{s: s, delivered: true, err: err}

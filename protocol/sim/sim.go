@@ -61,7 +61,7 @@ type Result struct {
 	Bytes    int64 `json:"bytes"`
 	// VirtualTime is the simulated duration of the session.
 	VirtualTime time.Duration `json:"-"`
-	// Steps counts the global steps of a protocol.StepScheduler family's simulation.
+	// Steps counts the global steps of a scheduled simulation (protocol.Simulator.NewSchedule).
 	Steps int64 `json:"steps,omitempty"`
 	// RoleSeconds is the wall time spent inside each role's state machines
 	// (all parties of a role together): the per-role time breakdown.
@@ -134,23 +134,19 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	if opts.Seed != nil {
 		simCfg.seed = *opts.Seed
 	}
-	var assign protocol.Assignment
-	var locals map[protocol.Party]any
-	if pp, ok := f.(protocol.ParamsPreparer); ok {
-		assign, locals, err = pp.PrepareSimulationParams(rest, spec.Roles, params)
-	} else {
-		assign, locals, err = f.PrepareSimulation(rest, spec.Roles)
+	simulator, ok := f.(protocol.Simulator)
+	if !ok {
+		return nil, fmt.Errorf("protocol %s cannot be simulated (it is no protocol.Simulator)", f.Name())
 	}
+	assign, locals, err := simulator.PrepareSimulation(rest, spec.Roles, params)
 	if err != nil {
 		return nil, err
 	}
 	if err := protocol.CheckAssignment(f, assign); err != nil {
 		return nil, err
 	}
-	if c, ok := f.(protocol.AssignmentChecker); ok {
-		if err := c.CheckAssignment(assign, params, true); err != nil {
-			return nil, err
-		}
+	if err := f.CheckAssignment(assign, params, true); err != nil {
+		return nil, err
 	}
 	logger := opts.Logger
 	if logger == nil {
@@ -208,11 +204,9 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 		}
 	}()
 
-	var sched protocol.Schedule
-	if ss, ok := f.(protocol.StepScheduler); ok {
-		if sched, err = ss.NewSchedule(rest, params, assign, protocol.SeededRand(simCfg.seed, protocol.Party{Role: "schedule"})); err != nil {
-			return nil, err
-		}
+	sched, err := simulator.NewSchedule(rest, params, assign, protocol.SeededRand(simCfg.seed, protocol.Party{Role: "schedule"}))
+	if err != nil {
+		return nil, err
 	}
 	d.startWorkers(workers)
 	defer d.stopWorkers()
@@ -234,20 +228,13 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	if err != nil {
 		return nil, fmt.Errorf("combining reports: %w", err)
 	}
-	if g, ok := f.(protocol.LocalGrader); ok {
-		if res, err = g.GradeLocal(rest, simCfg.seed, params, res, d.local); err != nil {
-			return nil, fmt.Errorf("grading the result: %w", err)
-		}
-	} else if g, ok := f.(protocol.Grader); ok {
-		if res, err = g.Grade(rest, simCfg.seed, params, res); err != nil {
-			return nil, fmt.Errorf("grading the result: %w", err)
-		}
+	roleSeconds := d.roleSeconds()
+	res, err = simulator.Grade(protocol.Grading{Raw: rest, Seed: simCfg.seed, Params: params, Result: res,
+		Local: d.local, RoleSeconds: roleSeconds})
+	if err != nil {
+		return nil, fmt.Errorf("grading the result: %w", err)
 	}
 	msgs, bytes := net.Stats()
-	roleSeconds := d.roleSeconds()
-	if t, ok := res.(protocol.Timed); ok {
-		t.SetTiming(roleSeconds)
-	}
 	return &Result{
 		RoleSeconds: roleSeconds,
 		Steps:       d.steps,
@@ -408,7 +395,7 @@ func (d *simDriver) deliverPending(limit time.Duration, bounded bool) error {
 	}
 }
 
-// runSteps drives a protocol.StepScheduler family: deliver every message in
+// runSteps drives a family with a schedule (protocol.Simulator.NewSchedule): deliver every message in
 // flight, then activate the next party, until every role has finished or
 // the schedule ends (then every unfinished role is halted).
 func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) error {
@@ -436,7 +423,7 @@ func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) 
 				return fmt.Errorf("simulation interrupted: %w", err)
 			}
 		}
-		p, ok, reason := sched.Next(active)
+		p, ok, reason := sched(active)
 		if activeErr != nil {
 			return activeErr
 		}
@@ -528,7 +515,7 @@ func (d *simDriver) call(s *slot, f func() (drive.Batch, error)) error {
 // immediate: a batch never holds queries.
 func (d *simDriver) flushSlot(s *slot, b drive.Batch, sent time.Duration) error {
 	if len(b.Queries) > 0 {
-		return fmt.Errorf("%s: its simulated environment did not answer at once (protocol.Immediate)", s.p)
+		return fmt.Errorf("%s: its simulated environment did not answer at once (protocol.Environment.Immediate)", s.p)
 	}
 	if len(b.Messages) > 0 {
 		if err := d.ctx.Err(); err != nil {

@@ -298,9 +298,7 @@ func formatResult(w io.Writer, family string, raw []byte) error {
 		return err
 	}
 	if f, err := reg.Lookup(family); err == nil {
-		if rf, ok := f.(protocol.ResultFormatter); ok {
-			return rf.FormatResult(w, raw)
-		}
+		return f.FormatResult(w, raw)
 	}
 	printIndented(w, raw)
 	return nil
