@@ -97,7 +97,7 @@ func (b *base) Ready() protocol.Ready { return b.ReadyCopied(batchChunk) }
 const batchChunk = 64
 
 // Tick implements protocol.Role: SAMBA is driven by its messages alone
-// (which Family.MessageDriven tells a daemon, so that it need not tick).
+// (which Family.Info's MessageDriven tells its drivers, so that they need not tick).
 func (b *base) Tick() error { return nil }
 
 // timed runs f and adds its duration on the role's clock to the busy time

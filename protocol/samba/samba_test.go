@@ -508,7 +508,7 @@ func TestProgress(t *testing.T) {
 	}
 }
 
-// TestRolesIgnoreTick backs Family.MessageDriven, which lets a daemon leave SAMBA's
+// TestRolesIgnoreTick backs Info.MessageDriven, which lets a daemon leave SAMBA's
 // roles unticked: ticking every role after every message changes nothing,
 // neither a message nor a report, for any algorithm.
 func TestRolesIgnoreTick(t *testing.T) {
