@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -138,30 +137,6 @@ func (r *Registry) Check(s *Spec) (Family, any, error) {
 		}
 	}
 	return f, params, nil
-}
-
-// DecodeTable decodes a raw table (as found in Spec.Params or Spec.Simulation)
-// into v, a pointer to a struct with toml tags. Decoding is strict: a key v has
-// no field for is an error naming it, prefixed with section (e.g. "params").
-// A value of the wrong kind is an error naming its key path and the kind
-// wanted in plain words ("params.budget: want a whole number, got text
-// "100""). Errors carry no line number: the raw table no longer knows its
-// lines.
-func DecodeTable(section string, raw map[string]any, v any) error {
-	if err := checkKinds(section, raw, reflect.TypeOf(v)); err != nil {
-		return err
-	}
-	// The table may hold Go values (a program's spec: int, []float64) as
-	// well as TOML ones; encoding it turns both into TOML for the decoder.
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(raw); err != nil {
-		return fmt.Errorf("%s: %w", section, err)
-	}
-	md, err := toml.NewDecoder(&buf).Decode(v)
-	if err != nil {
-		return tableDecodeError(section, err)
-	}
-	return undecodedError(md, section)
 }
 
 // undecodedError reports the keys the decoder found no place for.
