@@ -185,7 +185,7 @@ func DecodeConfig(t *protocol.LocalTable) (Config, map[string]any, error) {
 	if v, ok := d.take("source"); ok {
 		s, ok := v.(string)
 		if !ok {
-			return c, nil, d.errorf("source", "want text, one of \"simulated\", \"exec\", \"http\", \"replay\"; got %s", kindOf(v))
+			return c, nil, d.errorf("source", "want text, one of \"simulated\", \"exec\", \"http\", \"replay\"; got %s", protocol.DescribeValue(v))
 		}
 		c.Source = Source(s)
 	}
@@ -291,7 +291,7 @@ func (d *tableDecoder) fail(key, format string, args ...any) {
 func (d *tableDecoder) string(key string, v any) string {
 	s, ok := v.(string)
 	if !ok {
-		d.fail(key, "want text, got %s", kindOf(v))
+		d.fail(key, "want text, got %s", protocol.DescribeValue(v))
 	}
 	return s
 }
@@ -305,14 +305,14 @@ func (d *tableDecoder) strings(key string, v any) []string {
 		for i, x := range v {
 			s, ok := x.(string)
 			if !ok {
-				d.fail(key, "want an array of text, such as [\"python3\", \"owner.py\"]; element %d is %s", i+1, kindOf(x))
+				d.fail(key, "want an array of text, such as [\"python3\", \"owner.py\"]; element %d is %s", i+1, protocol.DescribeValue(x))
 				return nil
 			}
 			out[i] = s
 		}
 		return out
 	}
-	d.fail(key, "want an array of text, such as [\"python3\", \"owner.py\"] (no shell runs it); got %s", kindOf(v))
+	d.fail(key, "want an array of text, such as [\"python3\", \"owner.py\"] (no shell runs it); got %s", protocol.DescribeValue(v))
 	return nil
 }
 
@@ -326,13 +326,13 @@ func (d *tableDecoder) env(key string, v any) []string {
 		for name, x := range v {
 			s, ok := x.(string)
 			if !ok {
-				d.fail(key+"."+name, "want text, got %s", kindOf(x))
+				d.fail(key+"."+name, "want text, got %s", protocol.DescribeValue(x))
 				return nil
 			}
 			m[name] = s
 		}
 	default:
-		d.fail(key, "want a table of variables, such as { DB = \"ratings.db\" }; got %s", kindOf(v))
+		d.fail(key, "want a table of variables, such as { DB = \"ratings.db\" }; got %s", protocol.DescribeValue(v))
 		return nil
 	}
 	names := make([]string, 0, len(m))
@@ -362,7 +362,7 @@ func (d *tableDecoder) int(key string, v any) int {
 			return v
 		}
 	default:
-		d.fail(key, "want a whole number, got %s", kindOf(v))
+		d.fail(key, "want a whole number, got %s", protocol.DescribeValue(v))
 		return 0
 	}
 	d.fail(key, "want a whole number ≥ 0, got %v", v)
@@ -378,7 +378,7 @@ func (d *tableDecoder) duration(key string, dst *time.Duration) {
 	}
 	s, ok := v.(string)
 	if !ok {
-		d.fail(key, "want a duration as text, such as \"5s\"; got %s", kindOf(v))
+		d.fail(key, "want a duration as text, such as \"5s\"; got %s", protocol.DescribeValue(v))
 		return
 	}
 	dur, err := time.ParseDuration(s)
@@ -391,25 +391,4 @@ func (d *tableDecoder) duration(key string, dst *time.Duration) {
 		return
 	}
 	*dst = dur
-}
-
-// kindOf names a decoded TOML value's type in words.
-func kindOf(v any) string {
-	switch v := v.(type) {
-	case string:
-		return "text " + strconv.Quote(v)
-	case int64, int:
-		return fmt.Sprintf("the number %v", v)
-	case float64:
-		return fmt.Sprintf("the number %v", v)
-	case bool:
-		return fmt.Sprintf("%v", v)
-	case []any, []string:
-		return "an array"
-	case map[string]any:
-		return "a table"
-	case time.Time:
-		return "a date"
-	}
-	return fmt.Sprintf("%T", v)
 }

@@ -81,7 +81,9 @@ func DescribeValue(v any) string {
 		}
 		return "text " + strconv.Quote(x)
 	case time.Time:
-		return "a date"
+		return "a date or time"
+	case []map[string]any:
+		return "an array of tables ([[...]])"
 	}
 	rv := reflect.ValueOf(v)
 	switch k := rv.Kind(); {
