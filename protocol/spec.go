@@ -113,6 +113,32 @@ func (s *Spec) Encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// CheckedSpec is a spec of a real session that Registry.CheckSpec accepted,
+// with what the check produced: its family and its parsed parameters. An
+// organization parses and checks a spec once — the initiator's daemon when
+// its operator submits it, a participant when it examines the proposal, a
+// daemon when it loads a standing session — and carries this value to the
+// proposal, the acceptance and the session. The spec's text stays the wire
+// format and what records keep.
+type CheckedSpec struct {
+	// Spec is the parsed spec.
+	Spec *Spec
+	// Family is the spec's protocol family.
+	Family Family
+	// Params are the spec's parameters as Family.ParseParams returned them.
+	Params any
+}
+
+// CheckSpec is Check returning the spec with its family and parameters, the
+// value a daemon carries from then on.
+func (r *Registry) CheckSpec(s *Spec) (*CheckedSpec, error) {
+	f, params, err := r.Check(s)
+	if err != nil {
+		return nil, err
+	}
+	return &CheckedSpec{Spec: s, Family: f, Params: params}, nil
+}
+
 // Check validates the spec of a real session (not a simulation) against the
 // registry: the protocol is known, the roles and their counts fit the
 // family, the parameters decode, and, for a family that is an
