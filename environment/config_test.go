@@ -90,7 +90,7 @@ func TestDecodeConfigErrors(t *testing.T) {
 		{"source = \"exec\"\ncommand = [\"p\"]\nstart_timeout = \"0s\"", `local.samba.data_owner.start_timeout: want a positive duration, got "0s"`},
 		{"source = \"exec\"", `local.samba.data_owner.command: want the program and its arguments`},
 		{"source = \"exec\"\ncommand = \"python3 owner.py\"", `local.samba.data_owner.command: want an array of text, such as ["python3", "owner.py"] (no shell runs it); got text "python3 owner.py"`},
-		{"source = \"exec\"\ncommand = [\"p\", 1]", `local.samba.data_owner.command: want an array of text`},
+		{"source = \"exec\"\ncommand = [\"p\", 1]", `local.samba.data_owner.command[1]: want text, got 1 (local.samba.data_owner.command is an array of text`},
 		{"source = \"exec\"\ncommand = [\"p\"]\nmax_restarts = -1", `local.samba.data_owner.max_restarts: want a whole number ≥ 0, got -1`},
 		{"source = \"exec\"\ncommand = [\"p\"]\nenv = [\"A=1\"]", `local.samba.data_owner.env: want a table of variables`},
 		{"source = \"exec\"\ncommand = [\"p\"]\nenv = { A = 1 }", `local.samba.data_owner.env.A: want text, got 1`},

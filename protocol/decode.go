@@ -28,7 +28,9 @@ var (
 // holds (its defaults). The table may hold TOML values (int64, float64,
 // string, bool, []any, map[string]any) or a program's Go values (int,
 // []float64). A key matches a field as the TOML decoder matches it: by its
-// toml tag or Go name, else under case folding.
+// toml tag or Go name, else under case folding. A field's want tag, if
+// any, says in words what it takes, for errors, instead of its type's
+// kind (`want:"a duration as text, such as \"5s\""`).
 //
 // Decoding is strict: a key v has no field for is an error naming it,
 // prefixed with section (e.g. "params"). A value of the wrong kind is an
@@ -68,7 +70,7 @@ func (d *tableDecoder) table(path string, raw map[string]any, dst reflect.Value)
 		dst = dst.Elem()
 	}
 	if dst.Kind() != reflect.Struct {
-		return d.value(path, raw, dst)
+		return d.value(path, raw, dst, "")
 	}
 	for _, key := range slices.Sorted(maps.Keys(raw)) {
 		index, ok := tomlField(dst.Type(), key)
@@ -81,7 +83,8 @@ func (d *tableDecoder) table(path string, raw map[string]any, dst reflect.Value)
 			// A nil pointer to an embedded struct: allocate it.
 			f = fieldAlloc(dst, index)
 		}
-		if err := d.value(path+"."+key, raw[key], f); err != nil {
+		want := dst.Type().FieldByIndex(index).Tag.Get("want")
+		if err := d.value(path+"."+key, raw[key], f, want); err != nil {
 			return err
 		}
 	}
@@ -103,16 +106,17 @@ func fieldAlloc(v reflect.Value, index []int) reflect.Value {
 	return v
 }
 
-// value decodes v, found at path, into dst. A nil v leaves dst as it is,
-// as a key that is not there would.
-func (d *tableDecoder) value(path string, v any, dst reflect.Value) error {
+// value decodes v, found at path, into dst. want, if not "", says what
+// dst takes (a field's want tag). A nil v leaves dst as it is, as a key
+// that is not there would.
+func (d *tableDecoder) value(path string, v any, dst reflect.Value, want string) error {
 	if v == nil {
 		return nil
 	}
 	t := dst.Type()
 	if t.Kind() == reflect.Pointer {
 		p := reflect.New(t.Elem())
-		if err := d.value(path, v, p.Elem()); err != nil {
+		if err := d.value(path, v, p.Elem(), want); err != nil {
 			return err
 		}
 		dst.Set(p)
@@ -123,8 +127,16 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value) error {
 		return nil
 	}
 	rv := reflect.ValueOf(v)
+	if want == "" {
+		want = kindWords(t)
+	}
 	mismatch := func() error {
-		return fmt.Errorf("%s: want %s, got %s", path, kindWords(t), DescribeValue(v))
+		// A want that gives an example ends at a semicolon, not a comma.
+		sep := ", got "
+		if strings.ContainsAny(want, ",(") {
+			sep = "; got "
+		}
+		return fmt.Errorf("%s: want %s%s%s", path, want, sep, DescribeValue(v))
 	}
 	switch {
 	case t == durationType:
@@ -132,7 +144,7 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value) error {
 		case rv.Kind() == reflect.String:
 			dur, err := time.ParseDuration(rv.String())
 			if err != nil {
-				return fmt.Errorf("%s: want %s, got %s", path, kindWords(t), DescribeValue(v))
+				return mismatch()
 			}
 			dst.SetInt(int64(dur))
 		case isInt(rv.Kind()):
@@ -217,8 +229,8 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value) error {
 			return fmt.Errorf("%s: want a list of %d, got a list of %d", path, t.Len(), n)
 		}
 		for i := range n {
-			if err := d.value(fmt.Sprintf("%s[%d]", path, i), rv.Index(i).Interface(), out.Index(i)); err != nil {
-				return fmt.Errorf("%w (%s is %s)", err, path, kindWords(t))
+			if err := d.value(fmt.Sprintf("%s[%d]", path, i), rv.Index(i).Interface(), out.Index(i), ""); err != nil {
+				return fmt.Errorf("%w (%s is %s)", err, path, want)
 			}
 		}
 		dst.Set(out)
@@ -242,7 +254,7 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value) error {
 		slices.Sort(keys)
 		for _, k := range keys {
 			elem := reflect.New(t.Elem()).Elem()
-			if err := d.value(path+"."+k, rv.MapIndex(reflect.ValueOf(k).Convert(rv.Type().Key())).Interface(), elem); err != nil {
+			if err := d.value(path+"."+k, rv.MapIndex(reflect.ValueOf(k).Convert(rv.Type().Key())).Interface(), elem, ""); err != nil {
 				return err
 			}
 			dst.SetMapIndex(reflect.ValueOf(k).Convert(t.Key()), elem)
