@@ -170,7 +170,8 @@ func sourceKeys(s Source) []string {
 // source, is SourceSimulated. Relative paths (dir, file, and a command
 // with a separator, through dir) are taken from the table's Dir, the
 // config file's directory, which is also the program's working directory
-// unless dir says otherwise. An error names the key:
+// unless dir says otherwise. The keys are decoded by protocol.DecodeTable,
+// so an error names the key:
 // local.samba.data_owner.request_timeout: "x" is not a duration.
 func DecodeConfig(t *protocol.LocalTable) (Config, map[string]any, error) {
 	c := Config{Source: SourceSimulated}
@@ -181,13 +182,12 @@ func DecodeConfig(t *protocol.LocalTable) (Config, map[string]any, error) {
 	for k, v := range t.Raw {
 		rest[k] = v
 	}
-	d := tableDecoder{t: t, rest: rest}
-	if v, ok := d.take("source"); ok {
-		s, ok := v.(string)
-		if !ok {
-			return c, nil, d.errorf("source", "want text, one of \"simulated\", \"exec\", \"http\", \"replay\"; got %s", kindOf(v))
-		}
-		c.Source = Source(s)
+	var src sourceTable
+	if err := protocol.DecodeTable(t.Key, take(rest, "source"), &src); err != nil {
+		return c, nil, err
+	}
+	if src.Source != "" {
+		c.Source = Source(src.Source)
 	}
 	// Keys of a source other than the one chosen are a mistake.
 	chosen := map[string]bool{}
@@ -208,56 +208,67 @@ func DecodeConfig(t *protocol.LocalTable) (Config, map[string]any, error) {
 		sort.Strings(stray)
 		return c, nil, fmt.Errorf("%s: this role's source is %q; remove %s or set source", t.Key, c.Source, strings.Join(stray, ", "))
 	}
+	own := take(rest, sourceKeys(c.Source)...)
+	missing := func(key, want string) error {
+		if _, ok := own[key]; ok {
+			return nil
+		}
+		return fmt.Errorf("%s.%s: missing; want %s", t.Key, key, want)
+	}
 	switch c.Source {
 	case SourceSimulated:
 	case SourceExec:
+		var e execTable
+		if err := protocol.DecodeTable(t.Key, own, &e); err != nil {
+			return c, nil, err
+		}
+		if len(e.Command) == 0 {
+			return c, nil, fmt.Errorf("%s.command: want the program and its arguments, such as [\"python3\", \"owner.py\"]", t.Key)
+		}
+		env, err := envList(e.Env)
+		if err != nil {
+			return c, nil, fmt.Errorf("%s.env: %w", t.Key, err)
+		}
+		if e.MaxRestarts != nil && (*e.MaxRestarts < 0 || *e.MaxRestarts > 1<<31) {
+			return c, nil, fmt.Errorf("%s.max_restarts: want a whole number ≥ 0, got %d", t.Key, *e.MaxRestarts)
+		}
 		c.Exec = DefaultExecConfig()
-		e := &c.Exec
-		if v, ok := d.take("command"); ok {
-			e.Command = d.strings("command", v)
+		x := &c.Exec
+		x.Command, x.Env, x.Dir = e.Command, env, t.Dir
+		if e.Dir != nil {
+			x.Dir = t.Path(*e.Dir)
 		}
-		if len(e.Command) == 0 && d.err == nil {
-			d.err = d.errorf("command", "want the program and its arguments, such as [\"python3\", \"owner.py\"]")
+		if e.MaxRestarts != nil {
+			x.MaxRestarts = int(*e.MaxRestarts)
 		}
-		e.Dir = t.Dir
-		if v, ok := d.take("dir"); ok {
-			e.Dir = t.Path(d.string("dir", v))
-		}
-		if v, ok := d.take("env"); ok {
-			e.Env = d.env("env", v)
-		}
-		d.duration("start_timeout", &e.StartTimeout)
-		d.duration("request_timeout", &e.RequestTimeout)
-		d.duration("restart_window", &e.RestartWindow)
-		d.duration("backoff_min", &e.BackoffMin)
-		d.duration("backoff_max", &e.BackoffMax)
-		d.duration("stop_grace", &e.StopGrace)
-		if v, ok := d.take("max_restarts"); ok {
-			e.MaxRestarts = d.int("max_restarts", v)
-		}
+		e.StartTimeout.set(&x.StartTimeout)
+		e.RequestTimeout.set(&x.RequestTimeout)
+		e.RestartWindow.set(&x.RestartWindow)
+		e.BackoffMin.set(&x.BackoffMin)
+		e.BackoffMax.set(&x.BackoffMax)
+		e.StopGrace.set(&x.StopGrace)
 	case SourceHTTP:
+		if err := missing("url", `the service's URL, such as "http://127.0.0.1:8080/answer"`); err != nil {
+			return c, nil, err
+		}
+		var h httpTable
+		if err := protocol.DecodeTable(t.Key, own, &h); err != nil {
+			return c, nil, err
+		}
 		c.HTTP = DefaultHTTPConfig()
-		if v, ok := d.take("url"); ok {
-			c.HTTP.URL = d.string("url", v)
-		} else if d.err == nil {
-			d.err = d.errorf("url", "missing; want the service's URL, such as \"http://127.0.0.1:8080/answer\"")
-		}
-		d.duration("request_timeout", &c.HTTP.RequestTimeout)
+		c.HTTP.URL = h.URL
+		h.RequestTimeout.set(&c.HTTP.RequestTimeout)
 	case SourceReplay:
-		c.Replay = ReplayConfig{Order: OrderSequential}
-		if v, ok := d.take("file"); ok {
-			c.Replay.File = t.Path(d.string("file", v))
-		} else if d.err == nil {
-			d.err = d.errorf("file", "missing; want the CSV file to replay")
+		if err := missing("file", "the CSV file to replay"); err != nil {
+			return c, nil, err
 		}
-		if v, ok := d.take("order"); ok {
-			c.Replay.Order = Order(d.string("order", v))
+		r := replayTable{Order: string(OrderSequential)}
+		if err := protocol.DecodeTable(t.Key, own, &r); err != nil {
+			return c, nil, err
 		}
+		c.Replay = ReplayConfig{File: t.Path(r.File), Order: Order(r.Order)}
 	default:
-		return c, nil, d.errorf("source", "unknown source %q; want \"simulated\", \"exec\", \"http\" or \"replay\"", c.Source)
-	}
-	if d.err != nil {
-		return c, nil, d.err
+		return c, nil, fmt.Errorf("%s.source: unknown source %q; want \"simulated\", \"exec\", \"http\" or \"replay\"", t.Key, c.Source)
 	}
 	if err := c.Validate(); err != nil {
 		return c, nil, fmt.Errorf("%s.%w", t.Key, err)
@@ -265,151 +276,92 @@ func DecodeConfig(t *protocol.LocalTable) (Config, map[string]any, error) {
 	return c, rest, nil
 }
 
-// tableDecoder takes keys out of rest; the first error sticks.
-type tableDecoder struct {
-	t    *protocol.LocalTable
-	rest map[string]any
-	err  error
-}
-
-func (d *tableDecoder) take(key string) (any, bool) {
-	v, ok := d.rest[key]
-	delete(d.rest, key)
-	return v, ok
-}
-
-func (d *tableDecoder) errorf(key, format string, args ...any) error {
-	return fmt.Errorf("%s.%s: %s", d.t.Key, key, fmt.Sprintf(format, args...))
-}
-
-func (d *tableDecoder) fail(key, format string, args ...any) {
-	if d.err == nil {
-		d.err = d.errorf(key, format, args...)
-	}
-}
-
-func (d *tableDecoder) string(key string, v any) string {
-	s, ok := v.(string)
-	if !ok {
-		d.fail(key, "want text, got %s", kindOf(v))
-	}
-	return s
-}
-
-func (d *tableDecoder) strings(key string, v any) []string {
-	switch v := v.(type) {
-	case []string:
-		return append([]string(nil), v...)
-	case []any:
-		out := make([]string, len(v))
-		for i, x := range v {
-			s, ok := x.(string)
-			if !ok {
-				d.fail(key, "want an array of text, such as [\"python3\", \"owner.py\"]; element %d is %s", i+1, kindOf(x))
-				return nil
-			}
-			out[i] = s
+// take removes keys from m and returns them as a table of their own.
+func take(m map[string]any, keys ...string) map[string]any {
+	out := map[string]any{}
+	for _, k := range keys {
+		if v, ok := m[k]; ok {
+			out[k] = v
+			delete(m, k)
 		}
-		return out
 	}
-	d.fail(key, "want an array of text, such as [\"python3\", \"owner.py\"] (no shell runs it); got %s", kindOf(v))
+	return out
+}
+
+// sourceTable is the key every environment shares.
+type sourceTable struct {
+	Source string `toml:"source" want:"text, one of \"simulated\", \"exec\", \"http\", \"replay\""`
+}
+
+// execTable is the shape of source = "exec"'s keys.
+type execTable struct {
+	Command        []string          `toml:"command" want:"an array of text, such as [\"python3\", \"owner.py\"] (no shell runs it)"`
+	Dir            *string           `toml:"dir"`
+	Env            map[string]string `toml:"env" want:"a table of variables, such as { DB = \"ratings.db\" }"`
+	StartTimeout   textDuration      `toml:"start_timeout" want:"a duration as text, such as \"5s\""`
+	RequestTimeout textDuration      `toml:"request_timeout" want:"a duration as text, such as \"5s\""`
+	MaxRestarts    *int64            `toml:"max_restarts"`
+	RestartWindow  textDuration      `toml:"restart_window" want:"a duration as text, such as \"5s\""`
+	BackoffMin     textDuration      `toml:"backoff_min" want:"a duration as text, such as \"5s\""`
+	BackoffMax     textDuration      `toml:"backoff_max" want:"a duration as text, such as \"5s\""`
+	StopGrace      textDuration      `toml:"stop_grace" want:"a duration as text, such as \"5s\""`
+}
+
+// httpTable is the shape of source = "http"'s keys.
+type httpTable struct {
+	URL            string       `toml:"url"`
+	RequestTimeout textDuration `toml:"request_timeout" want:"a duration as text, such as \"5s\""`
+}
+
+// replayTable is the shape of source = "replay"'s keys.
+type replayTable struct {
+	File  string `toml:"file"`
+	Order string `toml:"order"`
+}
+
+// textDuration is a positive duration written as text ("5s", "1m30s"),
+// and whether the table gave it.
+type textDuration struct {
+	d     time.Duration
+	given bool
+}
+
+// UnmarshalText parses a positive duration.
+func (t *textDuration) UnmarshalText(b []byte) error {
+	d, err := time.ParseDuration(string(b))
+	if err != nil {
+		return fmt.Errorf("%q is not a duration; want one such as \"5s\" or \"500ms\"", b)
+	}
+	if d <= 0 {
+		return fmt.Errorf("want a positive duration, got %q", b)
+	}
+	t.d, t.given = d, true
 	return nil
 }
 
-func (d *tableDecoder) env(key string, v any) []string {
-	var m map[string]string
-	switch v := v.(type) {
-	case map[string]string:
-		m = v
-	case map[string]any:
-		m = make(map[string]string, len(v))
-		for name, x := range v {
-			s, ok := x.(string)
-			if !ok {
-				d.fail(key+"."+name, "want text, got %s", kindOf(x))
-				return nil
-			}
-			m[name] = s
-		}
-	default:
-		d.fail(key, "want a table of variables, such as { DB = \"ratings.db\" }; got %s", kindOf(v))
-		return nil
+// set stores the duration in *dst if the table gave one.
+func (t textDuration) set(dst *time.Duration) {
+	if t.given {
+		*dst = t.d
 	}
-	names := make([]string, 0, len(m))
-	for name := range m {
+}
+
+// envList turns env's variables into NAME=value entries, sorted by name.
+func envList(env map[string]string) ([]string, error) {
+	if env == nil {
+		return nil, nil
+	}
+	names := make([]string, 0, len(env))
+	for name := range env {
 		if name == "" || strings.ContainsAny(name, "=\x00") {
-			d.fail(key, "%q is not a variable name", name)
-			return nil
+			return nil, fmt.Errorf("%q is not a variable name", name)
 		}
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	out := make([]string, len(names))
 	for i, name := range names {
-		out[i] = name + "=" + m[name]
+		out[i] = name + "=" + env[name]
 	}
-	return out
-}
-
-func (d *tableDecoder) int(key string, v any) int {
-	switch v := v.(type) {
-	case int64:
-		if v >= 0 && v <= 1<<31 {
-			return int(v)
-		}
-	case int:
-		if v >= 0 && v <= 1<<31 {
-			return v
-		}
-	default:
-		d.fail(key, "want a whole number, got %s", kindOf(v))
-		return 0
-	}
-	d.fail(key, "want a whole number ≥ 0, got %v", v)
-	return 0
-}
-
-// duration decodes key, if present, into *dst: a positive duration
-// written as text ("5s", "1m30s").
-func (d *tableDecoder) duration(key string, dst *time.Duration) {
-	v, ok := d.take(key)
-	if !ok {
-		return
-	}
-	s, ok := v.(string)
-	if !ok {
-		d.fail(key, "want a duration as text, such as \"5s\"; got %s", kindOf(v))
-		return
-	}
-	dur, err := time.ParseDuration(s)
-	if err != nil {
-		d.fail(key, "%q is not a duration; want one such as \"5s\" or \"500ms\"", s)
-		return
-	}
-	if dur <= 0 {
-		d.fail(key, "want a positive duration, got %q", s)
-		return
-	}
-	*dst = dur
-}
-
-// kindOf names a decoded TOML value's type in words.
-func kindOf(v any) string {
-	switch v := v.(type) {
-	case string:
-		return "text " + strconv.Quote(v)
-	case int64, int:
-		return fmt.Sprintf("the number %v", v)
-	case float64:
-		return fmt.Sprintf("the number %v", v)
-	case bool:
-		return fmt.Sprintf("%v", v)
-	case []any, []string:
-		return "an array"
-	case map[string]any:
-		return "a table"
-	case time.Time:
-		return "a date"
-	}
-	return fmt.Sprintf("%T", v)
+	return out, nil
 }

@@ -86,14 +86,14 @@ reward_range = [0, 1]`, Config{Source: SourceExec, Exec: exec}, map[string]any{"
 func TestDecodeConfigErrors(t *testing.T) {
 	tests := []struct{ toml, want string }{
 		{"source = \"exec\"\ncommand = [\"p\"]\nrequest_timeout = \"x\"", `local.samba.data_owner.request_timeout: "x" is not a duration`},
-		{"source = \"exec\"\ncommand = [\"p\"]\nrequest_timeout = 5", `local.samba.data_owner.request_timeout: want a duration as text, such as "5s"; got the number 5`},
+		{"source = \"exec\"\ncommand = [\"p\"]\nrequest_timeout = 5", `local.samba.data_owner.request_timeout: want a duration as text, such as "5s"; got 5`},
 		{"source = \"exec\"\ncommand = [\"p\"]\nstart_timeout = \"0s\"", `local.samba.data_owner.start_timeout: want a positive duration, got "0s"`},
 		{"source = \"exec\"", `local.samba.data_owner.command: want the program and its arguments`},
 		{"source = \"exec\"\ncommand = \"python3 owner.py\"", `local.samba.data_owner.command: want an array of text, such as ["python3", "owner.py"] (no shell runs it); got text "python3 owner.py"`},
-		{"source = \"exec\"\ncommand = [\"p\", 1]", `local.samba.data_owner.command: want an array of text`},
+		{"source = \"exec\"\ncommand = [\"p\", 1]", `local.samba.data_owner.command[1]: want text, got 1 (local.samba.data_owner.command is an array of text`},
 		{"source = \"exec\"\ncommand = [\"p\"]\nmax_restarts = -1", `local.samba.data_owner.max_restarts: want a whole number ≥ 0, got -1`},
 		{"source = \"exec\"\ncommand = [\"p\"]\nenv = [\"A=1\"]", `local.samba.data_owner.env: want a table of variables`},
-		{"source = \"exec\"\ncommand = [\"p\"]\nenv = { A = 1 }", `local.samba.data_owner.env.A: want text, got the number 1`},
+		{"source = \"exec\"\ncommand = [\"p\"]\nenv = { A = 1 }", `local.samba.data_owner.env.A: want text, got 1`},
 		{"source = \"exec\"\ncommand = [\"p\"]\nbackoff_min = \"10s\"", `local.samba.data_owner.backoff_max (5s) is below backoff_min (10s)`},
 		{"source = \"exec\"\ncommand = [\"p\"]\nurl = \"http://127.0.0.1/\"", `local.samba.data_owner: this role's source is "exec"; remove local.samba.data_owner.url (a key of source = "http") or set source`},
 		{"command = [\"p\"]", `local.samba.data_owner: this role's source is "simulated"; remove local.samba.data_owner.command (a key of source = "exec") or set source`},

@@ -77,7 +77,7 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 // one started by hand) that needs versions, and, when this node takes
 // part, registers the session at those versions.
 func (n *Node) admitProposal(from peer.ID, id string, specText []byte, name string, versions *nodepb.Versions) (*session, error) {
-	spec, err := parseProposedSpec(specText)
+	spec, err := n.parseSpec("proposed spec", specText)
 	if err != nil {
 		return nil, err
 	}
@@ -167,9 +167,4 @@ func distinctRoles(parties []protocol.Party) []string {
 		}
 	}
 	return out
-}
-
-// parseProposedSpec parses the spec of a proposal from the network.
-func parseProposedSpec(text []byte) (*protocol.Spec, error) {
-	return protocol.ParseSpec("proposed spec", text)
 }

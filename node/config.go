@@ -44,8 +44,8 @@ type Config struct {
 	Policy map[string]PolicyConfig `toml:"policy"`
 	// Local holds the raw [local.<family>.<role>] tables; LocalData their
 	// decoded values.
-	Local     map[string]map[string]toml.Primitive `toml:"local"`
-	LocalData map[string]map[string]any            `toml:"-"`
+	Local     map[string]any            `toml:"local"`
+	LocalData map[string]map[string]any `toml:"-"`
 	// Environments are the roles' environments as their [local] tables
 	// configure them (the source key and its source's keys), by family
 	// and role; a role without one takes the family's simulated
@@ -250,16 +250,15 @@ func ParseConfig(path string, data []byte, reg *protocol.Registry) (*Config, err
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	if err := cfg.decodeLocal(md, reg, base); err != nil {
+	if err := cfg.decodeLocal(reg, base); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	var unknown []string
 	for _, k := range md.Undecoded() {
-		// A [local.<family>.<role>] table was decoded whole, strictly, by
-		// the environment and the family (decodeLocal); the TOML decoder
-		// still lists the keys of an inline table in it (an exec
-		// program's env = { … }).
-		if len(k) > 3 && k[0] == "local" {
+		// The [local] tables are decoded, strictly, by the environment and
+		// the family (decodeLocal); the TOML decoder, which left them
+		// raw, lists their keys.
+		if len(k) > 1 && k[0] == "local" {
 			continue
 		}
 		unknown = append(unknown, k.String())
@@ -319,9 +318,10 @@ func (c *Config) CheckLocalData() error {
 	return nil
 }
 
-// decodeLocal decodes the [local] tables; relative file paths in them are
-// taken from dir, the config file's directory.
-func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir string) error {
+// decodeLocal decodes the [local] tables, each once, into the values
+// sessions use (LocalData, Environments); relative file paths in them are
+// taken from dir, the config file's directory. A reload decodes them again.
+func (c *Config) decodeLocal(reg *protocol.Registry, dir string) error {
 	c.LocalData = map[string]map[string]any{}
 	c.Environments = map[string]map[string]environment.Config{}
 	for _, fam := range slices.Sorted(maps.Keys(c.Local)) {
@@ -329,23 +329,20 @@ func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir strin
 		if err != nil {
 			return fmt.Errorf("local.%s: %w", fam, err)
 		}
-		// A table defined only through its sub-tables has no type of its own ("").
-		if t := md.Type("local", fam); t != "Hash" && t != "" {
-			return fmt.Errorf("local.%s: want a table of roles ([local.%s.ROLE]), got %s", fam, fam, tomlKind(t))
+		roles, ok := c.Local[fam].(map[string]any)
+		if !ok {
+			return fmt.Errorf("local.%s: want a table of roles ([local.%s.ROLE]), got %s", fam, fam, protocol.DescribeValue(c.Local[fam]))
 		}
 		c.LocalData[fam] = map[string]any{}
 		c.Environments[fam] = map[string]environment.Config{}
-		for _, role := range slices.Sorted(maps.Keys(c.Local[fam])) {
+		for _, role := range slices.Sorted(maps.Keys(roles)) {
 			if _, err := protocol.RoleSpecOf(f, role); err != nil {
 				return fmt.Errorf("local.%s.%s: %w", fam, role, err)
 			}
 			key := protocol.LocalKey(fam, role)
-			if t := md.Type("local", fam, role); t != "Hash" && t != "" {
-				return fmt.Errorf("%s: want a table ([%s]), got %s", key, key, tomlKind(t))
-			}
-			var raw map[string]any
-			if err := md.PrimitiveDecode(c.Local[fam][role], &raw); err != nil {
-				return fmt.Errorf("%s: %w", key, err)
+			raw, ok := roles[role].(map[string]any)
+			if !ok {
+				return fmt.Errorf("%s: want a table ([%s]), got %s", key, key, protocol.DescribeValue(roles[role]))
 			}
 			// The environment's keys first (source and its keys); the
 			// family decodes the rest. Errors name their key
@@ -366,28 +363,6 @@ func (c *Config) decodeLocal(md toml.MetaData, reg *protocol.Registry, dir strin
 		}
 	}
 	return nil
-}
-
-// tomlKind names a TOML value's type, as toml.MetaData.Type gives it, in
-// words.
-func tomlKind(t string) string {
-	switch t {
-	case "Integer":
-		return "a whole number"
-	case "Float":
-		return "a number"
-	case "String":
-		return "text"
-	case "Bool":
-		return "true or false"
-	case "Array":
-		return "an array"
-	case "ArrayHash":
-		return "an array of tables ([[...]])"
-	case "Datetime", "DatetimeLocal", "DateLocal", "TimeLocal":
-		return "a date or time"
-	}
-	return strings.ToLower(t)
 }
 
 func (c *Config) validate(reg *protocol.Registry) error {

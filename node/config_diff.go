@@ -163,6 +163,9 @@ func diffStanding(old, next []StandingConfig) []string {
 	for _, name := range sortedUnion(o, n) {
 		a, inOld := o[name]
 		b, inNext := n[name]
+		// The checked spec follows from the text; its family need not
+		// compare equal.
+		a.Checked, b.Checked = nil, nil
 		if inOld != inNext || !reflect.DeepEqual(a, b) {
 			changed = append(changed, "sessions."+name)
 		}

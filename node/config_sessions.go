@@ -36,6 +36,10 @@ type StandingConfig struct {
 
 	// SpecText is the spec file's contents, read and checked at load.
 	SpecText []byte `toml:"-"`
+	// Checked is SpecText parsed and checked at load, the one parse of
+	// it: the scheduler, its runs and the API's listing use it. A reload
+	// reads, parses and checks the file again.
+	Checked *protocol.CheckedSpec `toml:"-"`
 }
 
 // RetryConfig is a standing session's retry = { attempts, backoff }.
@@ -149,10 +153,11 @@ func (c *Config) loadSessions(reg *protocol.Registry, base string) error {
 		if err != nil {
 			return fmt.Errorf("%s.spec: %w", where, err)
 		}
-		if err := c.checkStandingSpec(reg, sc.Spec, text); err != nil {
+		checked, err := c.checkStandingSpec(reg, sc.Spec, text)
+		if err != nil {
 			return fmt.Errorf("%s.spec: %w", where, err)
 		}
-		sc.SpecText = text
+		sc.SpecText, sc.Checked = text, checked
 	}
 	return nil
 }
@@ -172,21 +177,22 @@ func checkPolicySessions(fam string, names []string) error {
 // checkStandingSpec checks a standing session's spec as StartSession would
 // before proposing it, as far as the config alone can: it parses, its
 // protocol and parameters are valid, and every organization it names is
-// this node or in the address book.
-func (c *Config) checkStandingSpec(reg *protocol.Registry, path string, text []byte) error {
+// this node or in the address book. It returns the checked spec.
+func (c *Config) checkStandingSpec(reg *protocol.Registry, path string, text []byte) (*protocol.CheckedSpec, error) {
 	spec, err := protocol.ParseSpec(path, text)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	if _, _, err := reg.Check(spec); err != nil {
-		return fmt.Errorf("%s: %w", path, err)
+	checked, err := reg.CheckSpec(spec)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, role := range slices.Sorted(maps.Keys(spec.Roles.Roles)) {
 		for j, name := range spec.Roles.Roles[role] {
 			if _, ok := c.PeerByName(name); !ok && name != c.Node.Name {
-				return fmt.Errorf("%s: roles.%s[%d]: %q is neither this node (%s) nor in its address book", path, role, j, name, c.Node.Name)
+				return nil, fmt.Errorf("%s: roles.%s[%d]: %q is neither this node (%s) nor in its address book", path, role, j, name, c.Node.Name)
 			}
 		}
 	}
-	return nil
+	return checked, nil
 }

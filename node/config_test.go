@@ -71,7 +71,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"local role not a table", base + "[local.ping]\nparticipant = \"yes\"\n", "local.ping.participant: want a table ([local.ping.participant]), got text"},
 		{"local role an array of tables", base + "[[local.samba.data_owner]]\nbernoulli = 0.5\n", "local.samba.data_owner: want a table ([local.samba.data_owner]), got an array of tables"},
 		{"local role a date", base + "[local.samba]\ncomp = 1979-05-27\n", "local.samba.comp: want a table ([local.samba.comp]), got a date or time"},
-		{"local family not a table", base + "[local]\nsamba = 5\n", "local.samba: want a table of roles ([local.samba.ROLE]), got a whole number"},
+		{"local family not a table", base + "[local]\nsamba = 5\n", "local.samba: want a table of roles ([local.samba.ROLE]), got 5"},
 		{"local data out of range", base + "[local.samba.data_owner]\nbernoulli = 1.5\n", "local.samba.data_owner.bernoulli: 1.5 is not a mean in [0, 1]"},
 		{"bad log level", base + "[log]\nlevel = \"loud\"\n", "log.level"},
 		{"session buffer under a frame", base + "[session]\nmax_frame_size = 65536\nmax_buffered_bytes = 65536\n", "session.max_buffered_bytes: 65536 is out of range [session.max_frame_size + 64 = 65600"},

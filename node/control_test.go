@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/protocol"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -59,7 +60,7 @@ func FuzzDecodeControl(f *testing.F) {
 		}
 		if p, ok := c.Body.(*nodepb.Control_Propose); ok {
 			// What a participant does next with a proposal's spec.
-			if spec, err := parseProposedSpec(p.Propose.Spec); err == nil {
+			if spec, err := protocol.ParseSpec("proposed spec", p.Propose.Spec); err == nil {
 				reg.Check(spec)
 			}
 		}

@@ -74,25 +74,28 @@ func (n *Node) register(s *session) error {
 
 // StartSession validates a spec written by this node's operator, resolves its
 // address-book names and proposes it. It returns the new session's ID. Errors
-// name the spec key at fault; nothing is sent when the spec is bad.
+// name the spec key at fault; nothing is sent when the spec is bad. The spec
+// is parsed and checked here, once; the proposal and the session carry the
+// result.
 func (n *Node) StartSession(specText []byte) (string, error) {
-	return n.startSession(specText, "")
+	spec, err := n.parseSpec("spec", specText)
+	if err != nil {
+		return "", err
+	}
+	checked, err := n.reg.CheckSpec(spec)
+	if err != nil {
+		return "", err
+	}
+	return n.startChecked(checked, "")
 }
 
-// startSession is StartSession for a run of the standing session name
-// ("" for a session started by hand): the proposal and the records carry
-// the name.
-func (n *Node) startSession(specText []byte, name string) (string, error) {
-	spec, err := protocol.ParseSpec("spec", specText)
-	if err != nil {
-		return "", err
-	}
+// startChecked proposes a spec parsed and checked once, by StartSession or
+// at the config's load, as a run of the standing session name ("" for a
+// session started by hand): the proposal and the records carry the name.
+func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string, error) {
+	spec, f, params := checked.Spec, checked.Family, checked.Params
 	if len(spec.Simulation) > 0 {
 		n.log.Debug("ignoring the spec's [simulation] table in a real session")
-	}
-	f, params, err := n.reg.Check(spec)
-	if err != nil {
-		return "", err
 	}
 	// One view of the config and the address book, which a reload may
 	// replace meanwhile, serves the whole proposal and the session.

@@ -110,6 +110,9 @@ type Node struct {
 	// envRand, when set (by tests only), replaces crypto/rand as the
 	// randomness of the roles' simulated environments.
 	envRand func(p protocol.Party) io.Reader
+	// specParses counts the spec texts this node has parsed (parseSpec),
+	// so a test can hold it to one parse per session.
+	specParses atomic.Int64
 	// progressSave is how often, at most, a running session's progress is
 	// stored (progressSaveEvery; tests shorten it).
 	progressSave time.Duration

@@ -37,8 +37,9 @@ const maxStandingWait = time.Minute
 type standing struct {
 	n    *Node
 	path string
-	// start proposes a run; it is the node's startSession.
-	start func(spec []byte, name string) (string, error)
+	// start proposes a run of a spec checked at load; it is the node's
+	// startChecked.
+	start func(spec *protocol.CheckedSpec, name string) (string, error)
 	wake  chan struct{}
 	wg    sync.WaitGroup // the goroutines that wait for runs to end
 	// metrics are the scheduler's Prometheus metrics.
@@ -67,11 +68,12 @@ func newStandingItem(sc StandingConfig) (*standingItem, error) {
 	if err != nil {
 		return nil, err
 	}
+	if sc.Checked == nil {
+		return nil, fmt.Errorf("the spec %s was not checked", sc.Spec)
+	}
 	it := &standingItem{cfg: sc, sched: sched}
-	if spec, err := protocol.ParseSpec(sc.Spec, sc.SpecText); err == nil {
-		for _, names := range spec.Roles.Roles {
-			it.orgs = append(it.orgs, names...)
-		}
+	for _, names := range sc.Checked.Spec.Roles.Roles {
+		it.orgs = append(it.orgs, names...)
 	}
 	return it, nil
 }
@@ -82,7 +84,7 @@ func newStandingItem(sc StandingConfig) (*standingItem, error) {
 // says how, and a retry follows if it aborted.
 func newStanding(n *Node, cfg *Config, now time.Time) *standing {
 	sessions := cfg.Sessions
-	st := &standing{n: n, path: filepath.Join(cfg.Node.DataDir, standingFile), start: n.startSession,
+	st := &standing{n: n, path: filepath.Join(cfg.Node.DataDir, standingFile), start: n.startChecked,
 		wake: make(chan struct{}, 1), items: map[string]*standingItem{}, ctx: context.Background()}
 	st.metrics = newStandingMetrics(st)
 	n.metrics.registry.MustRegister(st.metrics)
@@ -253,7 +255,7 @@ func (st *standing) connected(it *standingItem) bool {
 
 // launch proposes a run of it. mu is held.
 func (st *standing) launch(name string, it *standingItem, retry bool, now time.Time) {
-	id, err := st.start(it.cfg.SpecText, name)
+	id, err := st.start(it.cfg.Checked, name)
 	it.st = it.st.launched(it.sched, id, retry, now)
 	if err != nil {
 		it.st = it.st.ended("", apitype.StateAborted, "could not be proposed: "+err.Error(), it.cfg.Retry, now)
@@ -351,9 +353,7 @@ func listStanding(items map[string]*standingItem) []apitype.Standing {
 		it := items[name]
 		s := apitype.Standing{Name: name, Schedule: it.sched.String(), Retries: it.st.Retries, Active: it.st.Active,
 			NextDue: timePtr(it.st.Due), RetryAt: timePtr(it.st.RetryAt), Last: it.st.Last}
-		if spec, err := protocol.ParseSpec(it.cfg.Spec, it.cfg.SpecText); err == nil {
-			s.Protocol = spec.Protocol
-		}
+		s.Protocol = it.cfg.Checked.Spec.Protocol
 		out = append(out, s)
 	}
 	return out

@@ -11,13 +11,32 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
 
 // standingPing is a standing ping session between node1 and node2.
 func standingPing(name string, count int, every time.Duration) StandingConfig {
+	text := pingSpec(count, "node1", "node2")
 	return StandingConfig{Name: name, Spec: name + ".toml", Every: Duration{every},
-		Retry: RetryConfig{Backoff: Duration{DefaultRetryBackoff}}, SpecText: pingSpec(count, "node1", "node2")}
+		Retry: RetryConfig{Backoff: Duration{DefaultRetryBackoff}}, SpecText: text, Checked: checkedSpec(text)}
+}
+
+// checkedSpec parses and checks a ping spec, as the config's load does.
+func checkedSpec(text []byte) *protocol.CheckedSpec {
+	reg, err := protocol.NewRegistry(ping.Family{})
+	if err != nil {
+		panic(err)
+	}
+	spec, err := protocol.ParseSpec("spec", text)
+	if err != nil {
+		panic(err)
+	}
+	checked, err := reg.CheckSpec(spec)
+	if err != nil {
+		panic(err)
+	}
+	return checked
 }
 
 // namedRuns returns the records of tn's runs of the standing session name,

@@ -1,10 +1,7 @@
 package protocol
 
 import (
-	"encoding"
-	"errors"
 	"fmt"
-	"maps"
 	"math"
 	"reflect"
 	"slices"
@@ -12,119 +9,10 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
-
-	"github.com/BurntSushi/toml"
 )
 
-// This file checks that the values of a raw table (a spec's [params] or
-// [simulation]) have the kinds of the struct fields they decode into, so
-// that a mismatch is reported by its key path and in plain words
-// ("params.budget: want a whole number, got text "100"") rather than by the
-// TOML decoder, which names Go types and the line of a re-encoded table.
-
-var (
-	durationType        = reflect.TypeFor[time.Duration]()
-	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
-)
-
-// checkKinds checks every value of raw that has a field in t (a struct
-// type, or a pointer to one) against the field's type. Keys with no field
-// are left to the decoder's strict check, which names them as unknown.
-func checkKinds(path string, raw map[string]any, t reflect.Type) error {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() != reflect.Struct {
-		return nil
-	}
-	for _, key := range slices.Sorted(maps.Keys(raw)) {
-		ft, ok := tomlField(t, key)
-		if !ok {
-			continue
-		}
-		if err := checkKind(path+"."+key, raw[key], ft); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// checkKind checks value v, found at path, against destination type t.
-func checkKind(path string, v any, t reflect.Type) error {
-	if v == nil {
-		return nil
-	}
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	if t.Kind() == reflect.Interface && t.NumMethod() == 0 {
-		return nil // anything goes
-	}
-	want := kindWords(t)
-	rv := reflect.ValueOf(v)
-	mismatch := func() error {
-		return fmt.Errorf("%s: want %s, got %s", path, want, DescribeValue(v))
-	}
-	switch {
-	case t == durationType:
-		if rv.Kind() != reflect.String && !isInt(rv.Kind()) {
-			return mismatch()
-		}
-	case reflect.PointerTo(t).Implements(textUnmarshalerType):
-		if rv.Kind() != reflect.String {
-			return mismatch()
-		}
-	case isInt(t.Kind()):
-		if !isInt(rv.Kind()) {
-			return mismatch()
-		}
-		// A negative number into an unsigned field would wrap around
-		// (data_seed = -1 becoming 18446744073709551615).
-		if t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uint64 && rv.Kind() >= reflect.Int && rv.Kind() <= reflect.Int64 && rv.Int() < 0 {
-			return fmt.Errorf("%s: want a whole number of 0 or more, got %d", path, rv.Int())
-		}
-	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
-		if !isInt(rv.Kind()) && rv.Kind() != reflect.Float32 && rv.Kind() != reflect.Float64 {
-			return mismatch()
-		}
-	case t.Kind() == reflect.String:
-		if rv.Kind() != reflect.String {
-			return mismatch()
-		}
-	case t.Kind() == reflect.Bool:
-		if rv.Kind() != reflect.Bool {
-			return mismatch()
-		}
-	case t.Kind() == reflect.Slice || t.Kind() == reflect.Array:
-		if rv.Kind() != reflect.Slice && rv.Kind() != reflect.Array {
-			return mismatch()
-		}
-		for i := range rv.Len() {
-			err := checkKind(fmt.Sprintf("%s[%d]", path, i), rv.Index(i).Interface(), t.Elem())
-			if err != nil {
-				return fmt.Errorf("%w (%s is %s)", err, path, want)
-			}
-		}
-	case t.Kind() == reflect.Struct:
-		m, ok := v.(map[string]any)
-		if !ok {
-			return mismatch()
-		}
-		return checkKinds(path, m, t)
-	case t.Kind() == reflect.Map:
-		if rv.Kind() != reflect.Map {
-			return mismatch()
-		}
-		if m, ok := v.(map[string]any); ok {
-			for _, k := range slices.Sorted(maps.Keys(m)) {
-				if err := checkKind(path+"."+k, m[k], t.Elem()); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	return nil
-}
+// This file names kinds in words for an operator: what a field takes
+// (kindWords) and what a table holds (DescribeValue).
 
 func isInt(k reflect.Kind) bool {
 	return k >= reflect.Int && k <= reflect.Uint64
@@ -193,7 +81,9 @@ func DescribeValue(v any) string {
 		}
 		return "text " + strconv.Quote(x)
 	case time.Time:
-		return "a date"
+		return "a date or time"
+	case []map[string]any:
+		return "an array of tables ([[...]])"
 	}
 	rv := reflect.ValueOf(v)
 	switch k := rv.Kind(); {
@@ -218,20 +108,22 @@ func DescribeValue(v any) string {
 	return fmt.Sprintf("a value of kind %s", rv.Kind())
 }
 
-// tomlField finds the type of the field of struct type t that the TOML
-// decoder fills from key: the field whose name (its toml tag, or else its Go
-// name) is key, or else one equal to key under case folding, as the decoder
-// matches. Fields of embedded structs count as the struct's own.
-func tomlField(t reflect.Type, key string) (reflect.Type, bool) {
-	var folded reflect.Type
-	var walk func(t reflect.Type) (reflect.Type, bool)
-	walk = func(t reflect.Type) (reflect.Type, bool) {
+// tomlField finds the field of struct type t that the TOML decoder fills
+// from key, as an index for reflect.Value.FieldByIndex: the field whose name
+// (its toml tag, or else its Go name) is key, or else one equal to key under
+// case folding, as the decoder matches. Fields of embedded structs count as
+// the struct's own.
+func tomlField(t reflect.Type, key string) ([]int, bool) {
+	var folded []int
+	var walk func(t reflect.Type, at []int) ([]int, bool)
+	walk = func(t reflect.Type, at []int) ([]int, bool) {
 		for i := range t.NumField() {
 			f := t.Field(i)
 			tag := f.Tag.Get("toml")
 			if tag == "-" {
 				continue
 			}
+			index := append(slices.Clip(at), i)
 			name, _, _ := strings.Cut(tag, ",")
 			if f.Anonymous && name == "" {
 				et := f.Type
@@ -239,8 +131,8 @@ func tomlField(t reflect.Type, key string) (reflect.Type, bool) {
 					et = et.Elem()
 				}
 				if et.Kind() == reflect.Struct {
-					if ft, ok := walk(et); ok {
-						return ft, true
+					if fi, ok := walk(et, index); ok {
+						return fi, true
 					}
 					continue
 				}
@@ -252,47 +144,16 @@ func tomlField(t reflect.Type, key string) (reflect.Type, bool) {
 				name = f.Name
 			}
 			if name == key {
-				return f.Type, true
+				return index, true
 			}
 			if folded == nil && strings.EqualFold(name, key) {
-				folded = f.Type
+				folded = index
 			}
 		}
 		return nil, false
 	}
-	if ft, ok := walk(t); ok {
-		return ft, true
+	if fi, ok := walk(t, nil); ok {
+		return fi, true
 	}
 	return folded, folded != nil
-}
-
-// tableDecodeError rewrites an error of the TOML decoder that checkKinds did
-// not foresee (a whole number out of a field's range, say) for an operator:
-// it names the key path under section and drops the decoder's line number,
-// which counts lines of the re-encoded table, not of the operator's file.
-func tableDecodeError(section string, err error) error {
-	var perr toml.ParseError
-	if errors.As(err, &perr) {
-		if perr.LastKey != "" {
-			return fmt.Errorf("%s.%s: %s", section, perr.LastKey, perr.Message)
-		}
-		return fmt.Errorf("%s: %s", section, perr.Message)
-	}
-	msg := err.Error()
-	if rest, ok := strings.CutPrefix(msg, "toml: "); ok {
-		const keyOpen, keyClose = `(last key "`, `"): `
-		if i := strings.Index(rest, keyOpen); i >= 0 {
-			after := rest[i+len(keyOpen):]
-			if j := strings.Index(after, keyClose); j >= 0 {
-				return fmt.Errorf("%s.%s: %s", section, after[:j], after[j+len(keyClose):])
-			}
-		}
-		if strings.HasPrefix(rest, "line ") {
-			if j := strings.Index(rest, ": "); j >= 0 {
-				rest = rest[j+2:]
-			}
-		}
-		return fmt.Errorf("%s: %s", section, rest)
-	}
-	return fmt.Errorf("%s: %w", section, err)
 }

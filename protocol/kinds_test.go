@@ -3,6 +3,7 @@ package protocol_test
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
 )
@@ -97,5 +98,45 @@ func TestDecodeTableStillStrict(t *testing.T) {
 	}
 	if v.Budget != 7 || v.Count != 3 || v.Delta != 1 || len(v.Arms) != 2 || v.Caps[1] != 2 || v.Inner.Rate != 0.5 || v.Seed != 9 {
 		t.Errorf("decoded %+v", v)
+	}
+}
+
+// embeddedTable is a table with an embedded struct, pointers, a map and a
+// duration, the shapes DecodeTable fills without a TOML decoder.
+type embeddedTable struct {
+	kindsTable
+	Wait   time.Duration      `toml:"wait"`
+	Mean   *float64           `toml:"mean"`
+	Limits map[string]float64 `toml:"limits"`
+	Any    any                `toml:"any"`
+}
+
+// TestDecodeTableDirect checks the shapes DecodeTable decodes directly from
+// a raw table, and that unknown keys at any depth are all named.
+func TestDecodeTableDirect(t *testing.T) {
+	var v embeddedTable
+	v.Delta = 0.25 // a default the table leaves alone
+	raw := map[string]any{"budget": int64(5), "wait": "2s", "mean": 0.5, "limits": map[string]any{"eps": int64(1)},
+		"any": []any{"x"}, "small": int64(-128)}
+	if err := protocol.DecodeTable("params", raw, &v); err != nil {
+		t.Fatal(err)
+	}
+	if v.Budget != 5 || v.Wait != 2*time.Second || v.Mean == nil || *v.Mean != 0.5 || v.Limits["eps"] != 1 || v.Delta != 0.25 || v.Small != -128 {
+		t.Errorf("decoded %+v", v)
+	}
+	tests := []struct {
+		raw  map[string]any
+		want string
+	}{
+		{map[string]any{"small": int64(300)}, "params.small: 300 is out of range for a whole number from -128 to 127"},
+		{map[string]any{"wait": "soon"}, `params.wait: want a duration such as "1s", got text "soon"`},
+		{map[string]any{"limits": map[string]any{"eps": "x"}}, `params.limits.eps: want a number, got text "x"`},
+		{map[string]any{"zeta": 1, "inner": map[string]any{"rat": 1.0}}, "unknown keys params.inner.rat, params.zeta"},
+	}
+	for _, tt := range tests {
+		var v embeddedTable
+		if err := protocol.DecodeTable("params", tt.raw, &v); err == nil || err.Error() != tt.want {
+			t.Errorf("DecodeTable(%v) = %v, want %s", tt.raw, err, tt.want)
+		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"maps"
-	"reflect"
 	"slices"
 	"strings"
 
@@ -114,6 +113,32 @@ func (s *Spec) Encode() ([]byte, error) {
 	return buf.Bytes(), nil
 }
 
+// CheckedSpec is a spec of a real session that Registry.CheckSpec accepted,
+// with what the check produced: its family and its parsed parameters. An
+// organization parses and checks a spec once — the initiator's daemon when
+// its operator submits it, a participant when it examines the proposal, a
+// daemon when it loads a standing session — and carries this value to the
+// proposal, the acceptance and the session. The spec's text stays the wire
+// format and what records keep.
+type CheckedSpec struct {
+	// Spec is the parsed spec.
+	Spec *Spec
+	// Family is the spec's protocol family.
+	Family Family
+	// Params are the spec's parameters as Family.ParseParams returned them.
+	Params any
+}
+
+// CheckSpec is Check returning the spec with its family and parameters, the
+// value a daemon carries from then on.
+func (r *Registry) CheckSpec(s *Spec) (*CheckedSpec, error) {
+	f, params, err := r.Check(s)
+	if err != nil {
+		return nil, err
+	}
+	return &CheckedSpec{Spec: s, Family: f, Params: params}, nil
+}
+
 // Check validates the spec of a real session (not a simulation) against the
 // registry: the protocol is known, the roles and their counts fit the
 // family, the parameters decode, and, for a family that is an
@@ -136,30 +161,6 @@ func (r *Registry) Check(s *Spec) (Family, any, error) {
 		return nil, nil, err
 	}
 	return f, params, nil
-}
-
-// DecodeTable decodes a raw table (as found in Spec.Params or Spec.Simulation)
-// into v, a pointer to a struct with toml tags. Decoding is strict: a key v has
-// no field for is an error naming it, prefixed with section (e.g. "params").
-// A value of the wrong kind is an error naming its key path and the kind
-// wanted in plain words ("params.budget: want a whole number, got text
-// "100""). Errors carry no line number: the raw table no longer knows its
-// lines.
-func DecodeTable(section string, raw map[string]any, v any) error {
-	if err := checkKinds(section, raw, reflect.TypeOf(v)); err != nil {
-		return err
-	}
-	// The table may hold Go values (a program's spec: int, []float64) as
-	// well as TOML ones; encoding it turns both into TOML for the decoder.
-	var buf bytes.Buffer
-	if err := toml.NewEncoder(&buf).Encode(raw); err != nil {
-		return fmt.Errorf("%s: %w", section, err)
-	}
-	md, err := toml.NewDecoder(&buf).Decode(v)
-	if err != nil {
-		return tableDecodeError(section, err)
-	}
-	return undecodedError(md, section)
 }
 
 // undecodedError reports the keys the decoder found no place for.

@@ -206,6 +206,15 @@ func TestCLIAgainstDaemons(t *testing.T) {
 		!strings.Contains(err.Error(), "bad.toml") || !strings.Contains(err.Error(), "node7") {
 		t.Errorf("bad spec: err = %v, want one naming the file and node7", err)
 	}
+	// The daemon parses and checks the spec; its error names the key, the
+	// command the file.
+	os.WriteFile(bad, []byte("protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = \"3\"\n"), 0o644)
+	if _, _, err := run(t, "session", "start", "--config", nodes[0].cfg, bad); err == nil ||
+		!strings.Contains(err.Error(), "bad.toml") || !strings.Contains(err.Error(), `params.count: want a whole number, got text "3"`) {
+		t.Errorf("bad params: err = %v, want one naming the file and params.count", err)
+	} else {
+		t.Logf("bad params: %v", err)
+	}
 	if _, _, err := run(t, "session", "status", "--config", nodes[0].cfg, "00000000deadbeef"); err == nil || !strings.Contains(err.Error(), "no session") {
 		t.Errorf("status of an unknown session: %v", err)
 	}

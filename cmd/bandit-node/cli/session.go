@@ -77,18 +77,8 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 	if err != nil {
 		return fmt.Errorf("reading the spec: %w", err)
 	}
-	// Check the spec here too, so that a bad one names its file.
-	reg, err := Families()
-	if err != nil {
-		return err
-	}
-	parsed, err := protocol.ParseSpec(pos[0], spec)
-	if err != nil {
-		return err
-	}
-	if _, _, err := reg.Check(parsed); err != nil {
-		return fmt.Errorf("%s: %w", pos[0], err)
-	}
+	// The daemon parses and checks the spec, once; its error, naming the
+	// key at fault, is shown under the file's name.
 	rctx, cancel := withTimeout(ctx)
 	s, err := c.StartSession(rctx, spec)
 	cancel()
