@@ -17,7 +17,6 @@ import (
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
-	"github.com/bandit-node/bandit-node/protocol"
 )
 
 // pollEvery is how often --wait and --watch ask the daemon for progress.
