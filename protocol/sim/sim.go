@@ -36,6 +36,9 @@ type Options struct {
 	// result, messages in the same order and the same virtual time (see
 	// deliverBatch); only the wall time differs.
 	Workers int
+	// Faults, when set, injects faults into the simulated network (see
+	// faults.go and link.go); nil keeps the fault-free fast path.
+	Faults *Faults
 }
 
 // Result is what a simulation produced.
@@ -153,6 +156,11 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	parties := assign.Parties()
 	net := NewNetwork(parties, simCfg.latency, simEpoch)
 	net.observe = opts.OnMessage
+	if opts.Faults != nil {
+		if err := net.injectFaults(opts.Faults); err != nil {
+			return nil, err
+		}
+	}
 	sessionID := fmt.Sprintf("sim-%d", simCfg.seed)
 	d := &simDriver{ctx: ctx, net: net, reports: map[protocol.Party][]byte{}, local: map[string]any{},
 		onProgress: opts.OnProgress}
@@ -430,8 +438,14 @@ func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) 
 				return fmt.Errorf("simulation interrupted: %w", err)
 			}
 		}
+		if err := d.faultsDue(d.net.elapsed()); err != nil {
+			return err
+		}
 		p, ok, reason := sched.Next(active)
 		if !ok {
+			if err := d.faultsEnded(); err != nil {
+				return err
+			}
 			return d.haltAll(parties, reason)
 		}
 		d.steps++
@@ -486,6 +500,9 @@ func (d *simDriver) run(parties []protocol.Party) error {
 				return err
 			}
 			continue
+		}
+		if err := d.faultsDue(nextTick.Sub(simEpoch)); err != nil {
+			return err
 		}
 		d.net.Advance(nextTick)
 		nextTick = nextTick.Add(protocol.TickInterval)

@@ -1,0 +1,260 @@
+package explore_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"reflect"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/bai"
+	"github.com/bandit-node/bandit-node/protocol/mpccb"
+	"github.com/bandit-node/bandit-node/protocol/pfcb"
+	"github.com/bandit-node/bandit-node/protocol/ping"
+	"github.com/bandit-node/bandit-node/protocol/samba"
+	"github.com/bandit-node/bandit-node/protocol/sim"
+	"github.com/bandit-node/bandit-node/protocol/sim/explore"
+)
+
+// The environment variables that tune TestExploreFamilies by hand:
+//
+//	BANDIT_EXPLORE_SCHEDULES=1000000  schedules per family (default: ciSchedules)
+//	BANDIT_EXPLORE_SEED=12345         the first schedule's seed (default 1)
+//	BANDIT_EXPLORE_REPLAY=<schedule>  run this one schedule (as a failure prints it)
+//	                                  with -run 'TestExploreFamilies/<family>'
+const (
+	envSchedules = "BANDIT_EXPLORE_SCHEDULES"
+	envSeed      = "BANDIT_EXPLORE_SEED"
+	envReplay    = "BANDIT_EXPLORE_REPLAY"
+)
+
+// ciSchedules is how many schedules each family runs in CI; fewer under
+// the race detector, which slows the sessions tenfold.
+func ciSchedules() int {
+	if raceEnabled {
+		return 30
+	}
+	return 200
+}
+
+// familyCase is one family's small session and what faults may not change
+// of its result.
+type familyCase struct {
+	name   string
+	family protocol.Family
+	spec   string
+	// ignore lists the result's JSON keys faults may change: wall-time
+	// costs, and times read from the roles' virtual clocks.
+	ignore []string
+	// timed: the result measures virtual time itself, so delays change it
+	// legitimately; only its shape is compared.
+	timed bool
+}
+
+var families = []familyCase{
+	{name: "ping", family: ping.Family{}, timed: true, spec: `
+protocol = "ping"
+[roles]
+participant = ["a", "b", "c"]
+[params]
+count = 4
+`},
+	{name: "samba", family: samba.Family{}, ignore: []string{"costs", "steps_seconds", "ms_per_step"}, spec: `
+protocol = "samba"
+[params]
+algorithm = "ucb"
+budget = 40
+paillier_bits = 512
+[simulation]
+arms = [0.6, 0.5, 0.3]
+seed = 3
+`},
+	{name: "mpccb", family: mpccb.NewFamily(), ignore: []string{"ms_per_step", "session_ms_per_step"}, spec: `
+protocol = "mpccb"
+[params]
+steps = 6
+epsilon = 0.1
+[simulation]
+parties = 2
+dataset = "synthetic"
+seed = 2
+`},
+	{name: "bai", family: bai.Family{}, spec: `
+protocol = "bai"
+[params]
+algorithm = "dp_mase"
+delta = 0.25
+[simulation]
+agents = 3
+arms = [0.9, 0.5, 0.3, 0.1]
+seed = 5
+`},
+	{name: "pfcb", family: pfcb.Family{}, spec: `
+protocol = "pfcb"
+[params]
+algorithm = "pfcb"
+rounds = 300
+t_lo = 50
+[simulation]
+agents = 3
+producers = 3
+instance = "uniform"
+seed = 4
+instance_seed = 4
+`},
+}
+
+// TestExploreFamilies runs random fault schedules against a small session
+// of every family and checks the explorer's invariants after each (see the
+// package doc); a failure prints its seed, its schedule shrunk, and how to
+// replay it.
+func TestExploreFamilies(t *testing.T) {
+	n := ciSchedules()
+	if v := os.Getenv(envSchedules); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a whole number of schedules", envSchedules, v)
+		}
+	}
+	first := int64(1)
+	if v := os.Getenv(envSeed); v != "" {
+		var err error
+		if first, err = strconv.ParseInt(v, 10, 64); err != nil {
+			t.Fatalf("%s=%q: want a whole number", envSeed, v)
+		}
+	}
+	for _, fc := range families {
+		t.Run(fc.name, func(t *testing.T) {
+			e := newExplorer(t, fc, func(c *explore.Config) {
+				if os.Getenv("BANDIT_EXPLORE_VERBOSE") != "" {
+					c.OnOutcome = func(seed int64, s []sim.Fault, out explore.Outcome) {
+						t.Logf("seed %d %s: completed %v %s", seed, sim.FormatSchedule(s), out.Completed, out.Reason)
+					}
+				}
+			})
+			if v := os.Getenv(envReplay); v != "" {
+				replay(t, e, v)
+				return
+			}
+			start := time.Now()
+			st, err := e.Explore(context.Background(), first, n)
+			t.Logf("%s: %v, seeds %d…%d, in %v", fc.name, st, first, first+int64(st.Schedules)-1, time.Since(start).Round(time.Millisecond))
+			if err != nil {
+				t.Fatalf("%v\nreplay: %s='%s' go test ./protocol/sim/explore -run 'TestExploreFamilies/%s$' -v",
+					err, envReplay, shrunkOf(err), fc.name)
+			}
+			if st.Completed == 0 || st.Aborted == 0 {
+				t.Errorf("%v: want schedules of both ends, or the faults drawn test little", st)
+			}
+		})
+	}
+}
+
+func shrunkOf(err error) string {
+	if f, ok := err.(*explore.Failure); ok {
+		return sim.FormatSchedule(f.Shrunk)
+	}
+	return ""
+}
+
+// replay runs one schedule and reports how it ended.
+func replay(t *testing.T, e *explore.Explorer, text string) {
+	schedule, err := sim.ParseSchedule(text)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, problem := e.Check(context.Background(), schedule)
+	t.Logf("schedule %s: completed %v, reason %q", sim.FormatSchedule(schedule), out.Completed, out.Reason)
+	if problem != nil {
+		t.Fatal(problem)
+	}
+}
+
+func newExplorer(t *testing.T, fc familyCase, opts ...func(*explore.Config)) *explore.Explorer {
+	t.Helper()
+	reg, err := protocol.NewRegistry(fc.family)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, err := protocol.ParseSpec(fc.name+".toml", []byte(fc.spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := explore.Config{Registry: reg, Spec: spec, Equal: equalJSON(fc.ignore, fc.timed)}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	e, err := explore.New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// equalJSON compares two runs' combined results as JSON, but for the keys
+// in ignore, and the messages the roles sent. With timed, only the
+// result's keys and the shapes of its values are compared.
+func equalJSON(ignore []string, timed bool) func(want, got *sim.Result) error {
+	return func(want, got *sim.Result) error {
+		w, err := jsonObject(want.Result, ignore, timed)
+		if err != nil {
+			return err
+		}
+		g, err := jsonObject(got.Result, ignore, timed)
+		if err != nil {
+			return err
+		}
+		if !reflect.DeepEqual(w, g) {
+			return fmt.Errorf("result %v, fault-free %v", g, w)
+		}
+		if want.Messages != got.Messages {
+			return fmt.Errorf("the roles sent %d messages, %d without faults", got.Messages, want.Messages)
+		}
+		return nil
+	}
+}
+
+func jsonObject(v any, ignore []string, timed bool) (map[string]any, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for _, k := range ignore {
+		delete(m, k)
+	}
+	if timed {
+		for k, v := range m {
+			m[k] = shape(v)
+		}
+	}
+	return m, nil
+}
+
+// shape replaces every number in v by zero.
+func shape(v any) any {
+	switch v := v.(type) {
+	case float64:
+		return 0.0
+	case []any:
+		out := make([]any, len(v))
+		for i, x := range v {
+			out[i] = shape(x)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(v))
+		for k, x := range v {
+			out[k] = shape(x)
+		}
+		return out
+	}
+	return v
+}
