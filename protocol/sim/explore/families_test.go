@@ -22,7 +22,7 @@ import (
 
 // The environment variables that tune TestExploreFamilies by hand:
 //
-//	BANDIT_EXPLORE_SCHEDULES=1000000  schedules per family (default: ciSchedules)
+//	BANDIT_EXPLORE_SCHEDULES=1000000  schedules per family (default: each family's schedules)
 //	BANDIT_EXPLORE_SEED=12345         the first schedule's seed (default 1)
 //	BANDIT_EXPLORE_REPLAY=<schedule>  run this one schedule (as a failure prints it)
 //	                                  with -run 'TestExploreFamilies/<family>'
@@ -32,14 +32,9 @@ const (
 	envReplay    = "BANDIT_EXPLORE_REPLAY"
 )
 
-// ciSchedules is how many schedules each family runs in CI; fewer under
-// the race detector, which slows the sessions tenfold.
-func ciSchedules() int {
-	if raceEnabled {
-		return 30
-	}
-	return 200
-}
+// raceDivisor divides each family's CI schedules under the race detector,
+// which slows the sessions tenfold.
+const raceDivisor = 20
 
 // familyCase is one family's small session and what faults may not change
 // of its result.
@@ -50,20 +45,23 @@ type familyCase struct {
 	// ignore lists the result's JSON keys faults may change: wall-time
 	// costs, and times read from the roles' virtual clocks.
 	ignore []string
+	// schedules is how many schedules CI runs (about 5 s of the family's
+	// sessions on a laptop core; divided by raceDivisor under -race).
+	schedules int
 	// timed: the result measures virtual time itself, so delays change it
 	// legitimately; only its shape is compared.
 	timed bool
 }
 
 var families = []familyCase{
-	{name: "ping", family: ping.Family{}, timed: true, spec: `
+	{name: "ping", family: ping.Family{}, timed: true, schedules: 2000, spec: `
 protocol = "ping"
 [roles]
 participant = ["a", "b", "c"]
 [params]
 count = 4
 `},
-	{name: "samba", family: samba.Family{}, ignore: []string{"costs", "steps_seconds", "ms_per_step"}, spec: `
+	{name: "samba", family: samba.Family{}, schedules: 1000, ignore: []string{"costs", "steps_seconds", "ms_per_step"}, spec: `
 protocol = "samba"
 [params]
 algorithm = "ucb"
@@ -73,17 +71,22 @@ paillier_bits = 512
 arms = [0.6, 0.5, 0.3]
 seed = 3
 `},
-	{name: "mpccb", family: mpccb.NewFamily(), ignore: []string{"ms_per_step", "session_ms_per_step"}, spec: `
+	{name: "mpccb", family: mpccb.NewFamily(), schedules: 1500, ignore: []string{"ms_per_step", "session_ms_per_step"}, spec: `
 protocol = "mpccb"
 [params]
 steps = 6
 epsilon = 0.1
+dimensions = 4
+arms = 3
 [simulation]
 parties = 2
-dataset = "synthetic"
+dataset = "csv"
+csv = "testdata/contexts.csv"
+label = "class"
+normalize = true
 seed = 2
 `},
-	{name: "bai", family: bai.Family{}, spec: `
+	{name: "bai", family: bai.Family{}, schedules: 2000, spec: `
 protocol = "bai"
 [params]
 algorithm = "dp_mase"
@@ -93,7 +96,7 @@ agents = 3
 arms = [0.9, 0.5, 0.3, 0.1]
 seed = 5
 `},
-	{name: "pfcb", family: pfcb.Family{}, spec: `
+	{name: "pfcb", family: pfcb.Family{}, schedules: 1500, spec: `
 protocol = "pfcb"
 [params]
 algorithm = "pfcb"
@@ -113,7 +116,7 @@ instance_seed = 4
 // package doc); a failure prints its seed, its schedule shrunk, and how to
 // replay it.
 func TestExploreFamilies(t *testing.T) {
-	n := ciSchedules()
+	n := 0 // each family's own
 	if v := os.Getenv(envSchedules); v != "" {
 		var err error
 		if n, err = strconv.Atoi(v); err != nil || n < 1 {
@@ -140,6 +143,13 @@ func TestExploreFamilies(t *testing.T) {
 				replay(t, e, v)
 				return
 			}
+			n := n
+			if n == 0 {
+				n = fc.schedules
+				if raceEnabled {
+					n = max(1, n/raceDivisor)
+				}
+			}
 			start := time.Now()
 			st, err := e.Explore(context.Background(), first, n)
 			t.Logf("%s: %v, seeds %d…%d, in %v", fc.name, st, first, first+int64(st.Schedules)-1, time.Since(start).Round(time.Millisecond))
@@ -147,7 +157,7 @@ func TestExploreFamilies(t *testing.T) {
 				t.Fatalf("%v\nreplay: %s='%s' go test ./protocol/sim/explore -run 'TestExploreFamilies/%s$' -v",
 					err, envReplay, shrunkOf(err), fc.name)
 			}
-			if st.Completed == 0 || st.Aborted == 0 {
+			if st.Schedules >= 50 && (st.Completed == 0 || st.Aborted == 0) {
 				t.Errorf("%v: want schedules of both ends, or the faults drawn test little", st)
 			}
 		})
