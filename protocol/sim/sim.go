@@ -438,8 +438,10 @@ func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) 
 				return fmt.Errorf("simulation interrupted: %w", err)
 			}
 		}
-		if err := d.faultsDue(d.net.elapsed()); err != nil {
-			return err
+		if d.net.faults != nil {
+			if err := d.faultsDue(d.net.elapsed()); err != nil {
+				return err
+			}
 		}
 		p, ok, reason := sched.Next(active)
 		if !ok {
