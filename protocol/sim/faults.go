@@ -196,7 +196,10 @@ func parseFault(s string) (Fault, error) {
 }
 
 // Faults turns on fault injection in a simulation (Options.Faults). With
-// none, the simulator's network is a plain first-in, first-out queue.
+// none, the simulator's network is a plain first-in, first-out queue. With
+// faults, links no longer share one latency, the queue is a heap, and the
+// simulation runs on the sequential driver (Options.Workers is ignored):
+// the parallel driver's batches rest on the first-in, first-out order.
 type Faults struct {
 	// Schedule lists the faults to inject; several may strike one message.
 	Schedule []Fault

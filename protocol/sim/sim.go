@@ -166,6 +166,9 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 		onProgress: opts.OnProgress}
 	roles := make(map[protocol.Party]protocol.Role, len(parties))
 	workers := workerCount(opts.Workers, len(parties))
+	if opts.Faults != nil {
+		workers = 1 // the parallel driver's batches rest on a first-in, first-out queue (batch.go)
+	}
 	for _, p := range parties {
 		s := d.newSlot(p)
 		r, err := f.NewRole(protocol.RoleConfig{

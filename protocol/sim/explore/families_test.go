@@ -268,3 +268,48 @@ func shape(v any) any {
 	}
 	return v
 }
+
+// TestSchedulesReplayExactly checks what replaying a failure rests on: a
+// schedule run twice ends the same way, with the same result, messages and
+// virtual time, whatever Options.Workers asks for (faults run on the
+// sequential driver).
+func TestSchedulesReplayExactly(t *testing.T) {
+	for _, fc := range families[1:3] { // samba and mpccb: parties of several roles
+		t.Run(fc.name, func(t *testing.T) {
+			reg, err := protocol.NewRegistry(fc.family)
+			if err != nil {
+				t.Fatal(err)
+			}
+			spec, err := protocol.ParseSpec(fc.name+".toml", []byte(fc.spec))
+			if err != nil {
+				t.Fatal(err)
+			}
+			e := newExplorer(t, fc)
+			equal := equalJSON(fc.ignore, fc.timed)
+			for seed := int64(1); seed <= 20; seed++ {
+				schedule := e.Schedule(seed)
+				var runs [3]*sim.Result
+				var errs [3]error
+				for i, workers := range []int{1, 1, 2} {
+					runs[i], errs[i] = sim.Run(context.Background(), reg, spec, sim.Options{Workers: workers,
+						Faults: &sim.Faults{Schedule: schedule, Deadline: time.Hour}})
+				}
+				for i := 1; i < 3; i++ {
+					switch {
+					case (errs[0] == nil) != (errs[i] == nil):
+						t.Fatalf("seed %d (%s): run %d ended with %v, run 0 with %v", seed, sim.FormatSchedule(schedule), i, errs[i], errs[0])
+					case errs[0] != nil && errs[0].Error() != errs[i].Error():
+						t.Errorf("seed %d: run %d aborted with %q, run 0 with %q", seed, i, errs[i], errs[0])
+					case errs[0] == nil:
+						if err := equal(runs[0], runs[i]); err != nil {
+							t.Errorf("seed %d: run %d: %v", seed, i, err)
+						}
+						if runs[0].VirtualTime != runs[i].VirtualTime {
+							t.Errorf("seed %d: run %d took %v of virtual time, run 0 %v", seed, i, runs[i].VirtualTime, runs[0].VirtualTime)
+						}
+					}
+				}
+			}
+		})
+	}
+}
