@@ -33,8 +33,8 @@ const (
 )
 
 // raceDivisor divides each family's CI schedules under the race detector,
-// which slows the sessions tenfold.
-const raceDivisor = 20
+// which slows the sessions several times.
+const raceDivisor = 5
 
 // familyCase is one family's small session and what faults may not change
 // of its result.
