@@ -35,6 +35,11 @@ type Network struct {
 	messages  int64
 	bytes     int64
 	observe   func(protocol.Message) // set before use; sees every message sent
+
+	// faults, when set (before use), replaces queue: a heap of events
+	// through the link model (link.go). Nil keeps the ring buffer's
+	// fast path.
+	faults *faultNet
 }
 
 // NewNetwork creates a network of the given parties whose every link has the
@@ -103,6 +108,9 @@ func (n *Network) Stats() (messages, bytes int64) {
 func (n *Network) Pending() bool {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.faults != nil {
+		return len(n.faults.events) > 0
+	}
 	return n.queue.n > 0
 }
 
@@ -110,6 +118,13 @@ func (n *Network) Pending() bool {
 func (n *Network) NextAt() (time.Time, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.faults != nil {
+		ev, ok := n.faults.peek()
+		if !ok {
+			return time.Time{}, false
+		}
+		return n.start.Add(ev.at), true
+	}
 	if n.queue.n == 0 {
 		return time.Time{}, false
 	}
@@ -121,6 +136,9 @@ func (n *Network) NextAt() (time.Time, bool) {
 func (n *Network) Next() (protocol.Message, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.faults != nil {
+		return n.nextFaulty()
+	}
 	if n.queue.n == 0 {
 		return protocol.Message{}, false
 	}
@@ -149,7 +167,11 @@ func (n *Network) enqueue(m protocol.Message, to int) {
 // enqueueLocked queues m, addressed to the party at index to of the
 // network's parties, as sent at virtual time sent; n.mu is held.
 func (n *Network) enqueueLocked(m protocol.Message, to int, sent time.Duration) {
-	n.queue.push(event{at: sent + n.latency, to: to, msg: m})
+	if n.faults != nil {
+		n.faults.push(n, m, to, sent)
+	} else {
+		n.queue.push(event{at: sent + n.latency, to: to, msg: m})
+	}
 	n.messages++
 	n.bytes += int64(len(m.Body))
 	if n.observe != nil {
@@ -201,6 +223,9 @@ func (n *Network) sendBatchLocked(from protocol.Party, ms []protocol.Message, se
 func (n *Network) popUntil(dst []event, limit time.Duration, bounded bool) []event {
 	n.mu.Lock()
 	defer n.mu.Unlock()
+	if n.faults != nil {
+		return n.popFaulty(dst, limit, bounded)
+	}
 	for n.queue.n > 0 && (!bounded || n.queue.peek().at <= limit) {
 		ev := n.queue.pop()
 		if ev.at > n.now {

@@ -42,6 +42,9 @@ type Options struct {
 	// result, messages in the same order and the same virtual time (see
 	// deliverBatch); only the wall time differs.
 	Workers int
+	// Faults, when set, injects faults into the simulated network (see
+	// faults.go and link.go); nil keeps the fault-free fast path.
+	Faults *Faults
 }
 
 // Result is what a simulation produced.
@@ -155,6 +158,11 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	parties := assign.Parties()
 	net := NewNetwork(parties, simCfg.latency, simEpoch)
 	net.observe = opts.OnMessage
+	if opts.Faults != nil {
+		if err := net.injectFaults(opts.Faults); err != nil {
+			return nil, err
+		}
+	}
 	sessionID := fmt.Sprintf("sim-%d", simCfg.seed)
 	if opts.SessionID != "" {
 		sessionID = opts.SessionID
@@ -163,6 +171,9 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 		onProgress: opts.OnProgress}
 	caps := drive.CapsOf(f)
 	workers := workerCount(opts.Workers, len(parties))
+	if opts.Faults != nil {
+		workers = 1 // the parallel driver's batches rest on a first-in, first-out queue (batch.go)
+	}
 	for _, p := range parties {
 		s := d.newSlot(p)
 		cfg := protocol.RoleConfig{
@@ -423,11 +434,19 @@ func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) 
 				return fmt.Errorf("simulation interrupted: %w", err)
 			}
 		}
+		if d.net.faults != nil {
+			if err := d.faultsDue(d.net.elapsed()); err != nil {
+				return err
+			}
+		}
 		p, ok, reason := sched(active)
 		if activeErr != nil {
 			return activeErr
 		}
 		if !ok {
+			if err := d.faultsEnded(); err != nil {
+				return err
+			}
 			return d.haltAll(parties, reason)
 		}
 		d.steps++
@@ -469,6 +488,9 @@ func (d *simDriver) run(parties []protocol.Party) error {
 				return err
 			}
 			continue
+		}
+		if err := d.faultsDue(nextTick.Sub(simEpoch)); err != nil {
+			return err
 		}
 		d.net.Advance(nextTick)
 		nextTick = nextTick.Add(protocol.TickInterval)
