@@ -118,7 +118,8 @@ func (d *Party) Start() (b Batch, err error) {
 	if e := d.role.Start(); e != nil {
 		return Batch{}, d.fail(&Error{Op: OpStart, Err: e})
 	}
-	return d.collect()
+	err = d.collect(&b)
+	return b, err
 }
 
 // Step hands the role message m. A finished party drops it.
@@ -130,7 +131,8 @@ func (d *Party) Step(m protocol.Message) (b Batch, err error) {
 	if e := d.role.Step(m); e != nil {
 		return Batch{}, d.fail(&Error{Op: OpStep, From: m.From, Err: e})
 	}
-	return d.collect()
+	err = d.collect(&b)
+	return b, err
 }
 
 // Tick advances the role by one tick, as the daemon does every
@@ -149,7 +151,7 @@ func (d *Party) Tick() (b Batch, err error) {
 	if e := d.role.Tick(); e != nil {
 		return Batch{}, d.fail(&Error{Op: OpTick, Err: e})
 	}
-	if b, err = d.collect(); err != nil || d.act == nil || d.done {
+	if err = d.collect(&b); err != nil || d.act == nil || d.done {
 		return b, err
 	}
 	rate := d.act.Rate()
@@ -166,8 +168,8 @@ func (d *Party) Tick() (b Batch, err error) {
 		if e := d.act.Activate(); e != nil {
 			return Batch{}, d.fail(&Error{Op: OpActivate, Err: e})
 		}
-		next, err := d.collect()
-		if err != nil {
+		var next Batch
+		if err := d.collect(&next); err != nil {
 			return Batch{}, err
 		}
 		merge(&b, next)
@@ -201,7 +203,8 @@ func (d *Party) Activate() (b Batch, err error) {
 	if e := d.act.Activate(); e != nil {
 		return Batch{}, d.fail(&Error{Op: OpActivate, Err: e})
 	}
-	return d.collect()
+	err = d.collect(&b)
+	return b, err
 }
 
 // Halt stops an unfinished role that can be halted (protocol.Halter); the
@@ -217,7 +220,7 @@ func (d *Party) Halt(reason string) (b Batch, err error) {
 	if e := d.halt.Halt(reason); e != nil {
 		return Batch{}, d.fail(&Error{Op: OpHalt, Err: e})
 	}
-	if b, err = d.collect(); err == nil && !d.done {
+	if err = d.collect(&b); err == nil && !d.done {
 		return Batch{}, d.fail(&Error{Op: OpHalt, Err: fmt.Errorf("halted (%s) but did not finish", reason)})
 	}
 	return b, err
@@ -241,53 +244,74 @@ func (d *Party) Answer(q protocol.Query, o protocol.Outcome, envErr error) (b Ba
 	if e := d.asker.Answer(o); e != nil {
 		return Batch{}, d.fail(&Error{Op: OpAnswer, Query: q.Kind, Step: q.Step, Err: e})
 	}
-	return d.collect()
+	err = d.collect(&b)
+	return b, err
 }
 
-// collect takes the role's Ready batch, answers its queries if the
-// environment is immediate — handing the role each outcome, and taking
-// what it queues then, after what it queued before — and checks its
-// messages. The caller holds the guard.
-func (d *Party) collect() (Batch, error) {
-	b := d.role.Ready()
-	qs := b.Queries
-	b.Queries = nil
-	for len(qs) > 0 {
-		if d.env == nil || d.asker == nil {
-			return Batch{}, d.fail(&Error{Op: OpEnvironment, Query: qs[0].Kind, Step: qs[0].Step, Err: ErrNoEnvironment})
+// collect takes the role's Ready batch into *b, answers its queries if
+// the environment is immediate (answer), and checks its messages. It is
+// on every message's path, so the rare work is in functions of its own.
+// The caller holds the guard.
+func (d *Party) collect(b *Batch) error {
+	*b = d.role.Ready()
+	if len(b.Queries) > 0 {
+		if err := d.answer(b); err != nil {
+			*b = Batch{}
+			return err
 		}
-		if !d.inline {
-			b.Queries = append(b.Queries, qs...)
-			d.asked += len(qs)
-			break
-		}
-		for _, q := range qs {
-			o, err := d.env.Answer(d.envCtx, q)
-			if err != nil {
-				return Batch{}, d.fail(&Error{Op: OpEnvironment, Query: q.Kind, Step: q.Step, Err: err})
-			}
-			if err := d.asker.Answer(o); err != nil {
-				return Batch{}, d.fail(&Error{Op: OpAnswer, Query: q.Kind, Step: q.Step, Err: err})
-			}
-		}
-		next := d.role.Ready()
-		qs = next.Queries
-		next.Queries = nil
-		merge(&b, next)
 	}
 	for i := range b.Messages {
-		m := &b.Messages[i]
-		if m.Topic && !d.caps.Topic {
-			return Batch{}, d.fail(&Error{Op: OpSend, Err: errors.New("published on the session topic, which its family does not use (protocol.Info.UsesTopic)")})
-		}
-		if d.caps.SmallMessages && len(m.Body) > MaxSmallMessage {
-			return Batch{}, d.fail(&Error{Op: OpSend, Err: fmt.Errorf("sent a message of %d bytes; its family declares small messages (at most %d bytes, protocol.Info.SmallMessages)", len(m.Body), MaxSmallMessage)})
+		if m := &b.Messages[i]; (m.Topic && !d.caps.Topic) || (d.caps.SmallMessages && len(m.Body) > MaxSmallMessage) {
+			*b = Batch{}
+			return d.badMessage(m)
 		}
 	}
 	if b.Result != nil {
 		d.done = true
 	}
-	return b, nil
+	return nil
+}
+
+// answer has an immediate environment answer the queries of batch b,
+// handing the role each outcome and adding what it queues then to b, after
+// what it queued before, until the role asks no more; an asynchronous
+// environment's queries stay in b.Queries for the shell.
+func (d *Party) answer(b *Batch) error {
+	qs := b.Queries
+	b.Queries = nil
+	for len(qs) > 0 {
+		if d.env == nil || d.asker == nil {
+			return d.fail(&Error{Op: OpEnvironment, Query: qs[0].Kind, Step: qs[0].Step, Err: ErrNoEnvironment})
+		}
+		if !d.inline {
+			b.Queries = qs
+			d.asked += len(qs)
+			return nil
+		}
+		for _, q := range qs {
+			o, err := d.env.Answer(d.envCtx, q)
+			if err != nil {
+				return d.fail(&Error{Op: OpEnvironment, Query: q.Kind, Step: q.Step, Err: err})
+			}
+			if err := d.asker.Answer(o); err != nil {
+				return d.fail(&Error{Op: OpAnswer, Query: q.Kind, Step: q.Step, Err: err})
+			}
+		}
+		next := d.role.Ready()
+		qs = next.Queries
+		next.Queries = nil
+		merge(b, next)
+	}
+	return nil
+}
+
+// badMessage is the failure of a role that queued m, a message its family
+// may not send.
+func (d *Party) badMessage(m *protocol.Message) error {
+	if m.Topic && !d.caps.Topic {
+		return d.fail(&Error{Op: OpSend, Err: errors.New("published on the session topic, which its family does not use (protocol.Info.UsesTopic)")})
+	}
+	return d.fail(&Error{Op: OpSend, Err: fmt.Errorf("sent a message of %d bytes; its family declares small messages (at most %d bytes, protocol.Info.SmallMessages)", len(m.Body), MaxSmallMessage)})
 }
 
 // merge appends next, a later batch of the same party, to b.
