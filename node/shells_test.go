@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 	"github.com/bandit-node/bandit-node/protocol/sim"
@@ -77,16 +78,28 @@ func at(s []string, i int) string {
 // shells drive the parties through the party driver (protocol/drive), so
 // every link carries the same messages in the same order. For SAMBA,
 // whose roles draw everything from their streams, the bodies are equal
-// byte for byte; for ping, whose bodies carry clock readings, their sizes.
+// byte for byte; for ping, whose bodies carry clock readings, and the
+// contextual bandit (see its case), their sizes. BAI is not compared: its
+// daemons activate an agent at its rate, its simulation one agent a global
+// step drawn by the schedule (protocol.Simulator.NewSchedule), so their
+// transcripts differ by design; P-FCB's rounds follow the clock in both,
+// but its agents publish on the session topic, which the simulator hands
+// every party at once and gossipsub in any order.
 func TestDaemonsAndSimulatorAgree(t *testing.T) {
 	const seed = 21
 	means := []float64{0.6, 0.45, 0.3}
-	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
+	const steps, mpccbArms, dims = 12, 4, 20 // the synthetic contexts have 20 features
+	contexts, rewards := linearProblem(steps, mpccbArms, dims, 9)
+	mpccbTweak := mpccbLocals(t, contexts, rewards)
+	nodes := startNetworkWith(t, 6, func(i int, cfg *Config) {
 		cfg.Policy["samba"] = sambaTestPolicy()
 		if i >= 3 {
 			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
 		}
-	})
+		if i < 5 {
+			mpccbTweak(i, cfg)
+		}
+	}, nil)
 	daemons := &transcript{}
 	var sessionMu sync.Mutex
 	var session string
@@ -102,7 +115,7 @@ func TestDaemonsAndSimulatorAgree(t *testing.T) {
 			}
 		}
 	}
-	reg, err := protocol.NewRegistry(ping.Family{}, samba.Family{})
+	reg, err := protocol.NewRegistry(ping.Family{}, samba.Family{}, mpccb.NewFamily())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -119,6 +132,14 @@ func TestDaemonsAndSimulatorAgree(t *testing.T) {
 		{"samba", "protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = \"ucb\"\nbudget = 200\npaillier_bits = 512\n",
 			&protocol.Spec{Protocol: samba.Name, Params: map[string]any{"algorithm": "ucb", "budget": int64(200), "paillier_bits": int64(512)},
 				Simulation: map[string]any{"arms": arms}}, true},
+		// The contextual bandit's roles draw their DP noise from the
+		// secure sampler in a daemon, from their seeded streams in a
+		// simulation (protocol.RoleConfig.Simulated), and its simulation
+		// takes synthetic data of the same shape: the bodies differ, and
+		// every link's sequence of sizes is the same.
+		{"mpccb", fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\n", steps, mpccbArms, dims),
+			&protocol.Spec{Protocol: mpccb.Name, Params: map[string]any{"steps": int64(steps), "arms": int64(mpccbArms), "dimensions": int64(dims), "epsilon": 0.2},
+				Simulation: map[string]any{"dataset": "synthetic"}}, false},
 		{"ping", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\", \"node3\"]\n[params]\ncount = 20\n",
 			&protocol.Spec{Protocol: "ping", Roles: protocol.Assignment{Roles: map[string][]string{"participant": {"a", "b", "c"}}},
 				Params: map[string]any{"count": int64(20)}}, false},
