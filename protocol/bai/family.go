@@ -27,8 +27,9 @@ type Family struct {
 	protocol.ErasedEnv[family, Params, *Result]
 }
 
+// The zero Family erases family{}; spelled out, so that tools see family used.
 var (
-	_ protocol.Family        = Family{}
+	_ protocol.Family        = Family{protocol.ErasedEnv[family, Params, *Result]{Erased: protocol.Erased[family, Params, *Result]{Typed: family{}}}}
 	_ protocol.Simulator     = Family{}
 	_ protocol.Environmental = Family{}
 )

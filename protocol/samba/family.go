@@ -20,7 +20,8 @@ type Family struct {
 	protocol.ErasedEnv[family, Params, *Result]
 }
 
-var _ protocol.Family = Family{}
+// The zero Family erases family{}; spelled out, so that tools see family used.
+var _ protocol.Family = Family{protocol.ErasedEnv[family, Params, *Result]{Erased: protocol.Erased[family, Params, *Result]{Typed: family{}}}}
 
 // family is the SAMBA protocol family with its own types.
 type family struct{}
