@@ -49,6 +49,10 @@ func (pairFamily) ParseParams(raw map[string]any) (any, error) {
 	return nil, nil
 }
 
+// CheckAssignment: every assignment of two can run (ping's would refuse
+// params that are no ping.Params).
+func (pairFamily) CheckAssignment(protocol.Assignment, any, bool) error { return nil }
+
 func (pairFamily) Combine(protocol.Assignment, any, map[protocol.Party][]byte) (any, error) {
 	return map[string]bool{"done": true}, nil
 }

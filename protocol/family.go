@@ -191,15 +191,16 @@ func CheckAssignment(f Family, a Assignment) error {
 // WireVersion returns f's current role message version (Info.WireVersions).
 func WireVersion(f Family) string { return WireVersions(f)[0] }
 
-// ParseParams is the usual Family.ParseParams: it decodes the spec's
-// [params] table strictly over defaults and validates the result.
-func ParseParams[P any](raw map[string]any, defaults P, validate func(P) error) (any, error) {
+// ParseParams is the usual typed family's ParseParams (see Erased): it
+// decodes the spec's [params] table strictly over defaults and validates
+// the result.
+func ParseParams[P any](raw map[string]any, defaults P, validate func(P) error) (P, error) {
 	p := defaults
 	if err := DecodeTable("params", raw, &p); err != nil {
-		return nil, err
+		return p, err
 	}
 	if err := validate(p); err != nil {
-		return nil, err
+		return p, err
 	}
 	return p, nil
 }

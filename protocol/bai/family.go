@@ -21,21 +21,28 @@ const (
 // MaxAgents bounds the agents of a session.
 const MaxAgents = 4096
 
-// Family is the BAI protocol family.
-type Family struct{}
+// Family is the BAI protocol family, as a registry holds it: family erased
+// (protocol.ErasedEnv).
+type Family struct {
+	protocol.ErasedEnv[family, Params, *Result]
+}
 
+// The zero Family erases family{}; spelled out, so that tools see family used.
 var (
-	_ protocol.Family        = Family{}
+	_ protocol.Family        = Family{protocol.ErasedEnv[family, Params, *Result]{Erased: protocol.Erased[family, Params, *Result]{Typed: family{}}}}
 	_ protocol.Simulator     = Family{}
 	_ protocol.Environmental = Family{}
 )
 
+// family is the best-arm identification family with its own types.
+type family struct{}
+
 // Name implements protocol.Family.
-func (Family) Name() string { return Name }
+func (family) Name() string { return Name }
 
 // Info implements protocol.Family: the coordinator announces eliminations
 // on the session topic; no pair of roles is kept apart (separation.go).
-func (Family) Info() protocol.Info {
+func (family) Info() protocol.Info {
 	return protocol.Info{Roles: roles(), Separations: separations(), UsesTopic: true}
 }
 
@@ -48,7 +55,7 @@ func roles() []protocol.RoleSpec {
 }
 
 // ParseParams implements protocol.Family.
-func (Family) ParseParams(raw map[string]any) (any, error) {
+func (family) ParseParams(raw map[string]any) (Params, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
@@ -85,7 +92,7 @@ const DefaultRate = 100
 // (reward, arms, sigma) when its environment is the simulated one; with
 // another source, which answers its pulls, they are neither needed nor
 // allowed. Its rate, its pace, is given either way.
-func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
+func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	switch role {
 	case RoleCoordinator:
 		return protocol.NoLocalData(Name, role, table)
@@ -122,15 +129,14 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 // as its local data describes them (Bernoulli or Gaussian means), drawing
 // from cfg.Rand, each reward clamped to the session's reward range. The
 // coordinator asks nothing.
-func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environment, error) {
+func (family) SimulatedEnvironment(cfg protocol.RoleConfig, p Params) (protocol.Environment, error) {
 	if cfg.Self.Role != RoleAgent {
 		return nil, nil
 	}
-	p, ok := cfg.Params.(Params)
-	if !ok {
-		return nil, fmt.Errorf("bai: params of type %T, want bai.Params", cfg.Params)
+	local, err := protocol.LocalOf[*AgentLocal](Name, cfg)
+	if err != nil {
+		return nil, err
 	}
-	local, _ := cfg.Local.(*AgentLocal)
 	if local == nil || len(local.Env.Arms) == 0 {
 		return nil, fmt.Errorf("an agent's simulated environment needs its arms: configure [local.bai.agent] (reward, arms, sigma), or an environment source")
 	}
@@ -140,9 +146,8 @@ func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environmen
 // EnvironmentShape implements protocol.Environmental: an agent's
 // answers have one column per arm (params.arms, which a real session
 // gives); how many interactions it makes is not known in advance.
-func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (int, int64) {
-	p, ok := params.(Params)
-	if role != RoleAgent || !ok {
+func (family) EnvironmentShape(role string, p Params, _ protocol.Assignment) (int, int64) {
+	if role != RoleAgent {
 		return 0, 0
 	}
 	return p.Arms, 0
@@ -193,11 +198,7 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 // its agents must be able to outvote the threshold M (checkAgents). A
 // simulation that leaves params.arms out takes the number of arms from
 // simulation.arms, which PrepareSimulationParams checks.
-func (Family) CheckAssignment(a protocol.Assignment, params any, simulated bool) error {
-	p, ok := params.(Params)
-	if !ok {
-		return fmt.Errorf("bai: params of type %T, want bai.Params", params)
-	}
+func (family) CheckAssignment(a protocol.Assignment, p Params, simulated bool) error {
 	if !simulated {
 		if err := p.checkReal(); err != nil {
 			return err
@@ -214,11 +215,7 @@ func (Family) CheckAssignment(a protocol.Assignment, params any, simulated bool)
 // simulation's arms must agree with params.arms when the spec gives both;
 // when it gives only simulation.arms, the agents must be able to outvote
 // the threshold M with that many arms.
-func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, params any) (protocol.Assignment, map[protocol.Party]any, error) {
-	p, ok := params.(Params)
-	if !ok {
-		return protocol.Assignment{}, nil, fmt.Errorf("bai: params of type %T, want bai.Params", params)
-	}
+func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, p Params) (protocol.Assignment, map[protocol.Party]any, error) {
 	s, err := parseSimulation(raw)
 	if err != nil {
 		return protocol.Assignment{}, nil, err
@@ -264,12 +261,11 @@ func prepareSimulation(s simulation, roles protocol.Assignment) (protocol.Assign
 // NewSchedule implements protocol.Simulator: each global step activates
 // one agent drawn from P_N over the agents still active — uniform, or
 // P(n) ∝ (n+α)^−γ — until params.budget steps have been taken.
-func (Family) NewSchedule(raw map[string]any, params any, a protocol.Assignment, rand io.Reader) (protocol.Schedule, error) {
+func (family) NewSchedule(raw map[string]any, p Params, a protocol.Assignment, rand io.Reader) (protocol.Schedule, error) {
 	s, err := parseSimulation(raw)
 	if err != nil {
 		return nil, err
 	}
-	p := params.(Params)
 	n := a.Count(RoleAgent)
 	w := make([]float64, n)
 	for i := range w {
@@ -282,11 +278,7 @@ func (Family) NewSchedule(raw map[string]any, params any, a protocol.Assignment,
 }
 
 // NewRole implements protocol.Family.
-func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
-	p, ok := cfg.Params.(Params)
-	if !ok {
-		return nil, fmt.Errorf("bai: params of type %T, want bai.Params", cfg.Params)
-	}
+func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	switch cfg.Self.Role {
 	case RoleCoordinator:
 		// Family.CheckAssignment has refused such a session before anybody
@@ -296,10 +288,16 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 				return nil, err
 			}
 		}
-		local, _ := cfg.Local.(*CoordinatorLocal)
+		local, err := protocol.LocalOf[*CoordinatorLocal](Name, cfg)
+		if err != nil {
+			return nil, err
+		}
 		return newCoordinator(cfg, p, local)
 	case RoleAgent:
-		local, _ := cfg.Local.(*AgentLocal)
+		local, err := protocol.LocalOf[*AgentLocal](Name, cfg)
+		if err != nil {
+			return nil, err
+		}
 		return newAgent(cfg, p, local)
 	}
 	return nil, fmt.Errorf("bai has no role %q", cfg.Self.Role)

@@ -58,11 +58,7 @@ type Result struct {
 }
 
 // Combine implements protocol.Family.
-func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Party][]byte) (any, error) {
-	p, ok := params.(Params)
-	if !ok {
-		return nil, fmt.Errorf("bai: params of type %T", params)
-	}
+func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	var coord baipb.CoordinatorReport
 	if err := proto.Unmarshal(reports[coordinatorParty], &coord); err != nil {
 		return nil, fmt.Errorf("coordinator's report: %w", err)
@@ -177,13 +173,8 @@ func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Pa
 
 // Grade implements protocol.Simulator: the true means, and whether the
 // answer is a best arm.
-func (Family) Grade(g protocol.Grading) (any, error) {
-	raw := g.Raw
-	res, ok := g.Result.(*Result)
-	if !ok {
-		return nil, fmt.Errorf("bai: result of type %T", g.Result)
-	}
-	s, err := parseSimulation(raw)
+func (family) Grade(g protocol.Grading, _ Params, res *Result) (any, error) {
+	s, err := parseSimulation(g.Raw)
 	if err != nil {
 		return nil, err
 	}

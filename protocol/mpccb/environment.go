@@ -19,11 +19,7 @@ var (
 // memory (the simulator's, FeatureLocal and RewardLocal) or the CSV file its
 // config names, read now, when the session's roles start — replayed in
 // order, row t answering step t. The puller and the dealer ask nothing.
-func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environment, error) {
-	p, ok := cfg.Params.(Params)
-	if !ok {
-		return nil, fmt.Errorf("mpccb: parameters of type %T", cfg.Params)
-	}
+func (family) SimulatedEnvironment(cfg protocol.RoleConfig, p Params) (protocol.Environment, error) {
 	var env *rowsEnvironment
 	switch cfg.Self.Role {
 	case RoleFeature:
@@ -76,11 +72,7 @@ func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environmen
 // which party, and the party refuses an answer of the wrong width when it
 // comes) — and p″'s one reward per arm; either is asked once a step, steps
 // 0 to steps−1.
-func (Family) EnvironmentShape(role string, params any, a protocol.Assignment) (int, int64) {
-	p, ok := params.(Params)
-	if !ok {
-		return 0, 0
-	}
+func (family) EnvironmentShape(role string, p Params, a protocol.Assignment) (int, int64) {
 	switch role {
 	case RoleFeature:
 		P := a.Count(RoleFeature)

@@ -22,27 +22,38 @@ const (
 // MaxParties bounds the feature parties.
 const MaxParties = 16
 
-// Family is the contextual-bandit protocol family. Its zero value is ready
-// to use; NewFamily returns one that caches the simulator's data sets.
+// Family is the contextual-bandit protocol family, as a registry holds it:
+// family erased (protocol.ErasedEnv). Its zero value is ready to use;
+// NewFamily returns one that caches the simulator's data sets.
 type Family struct {
-	cache *dataCache
-	wire  string // the wire version its roles speak; "" is wireCurrent
+	protocol.ErasedEnv[family, Params, *Result]
 }
 
 var _ protocol.Family = Family{}
 
+// family is the contextual-bandit protocol family with its own types.
+type family struct {
+	cache *dataCache
+	wire  string // the wire version its roles speak; "" is wireCurrent
+}
+
+// erase returns f as a registry holds it.
+func (f family) erase() Family {
+	return Family{protocol.ErasedEnv[family, Params, *Result]{Erased: protocol.Erased[family, Params, *Result]{Typed: f}}}
+}
+
 // NewFamily returns the family with a cache of loaded data sets, so that a
 // simulation and its grading (and an experiment's many runs) load and
 // project Fashion-MNIST once.
-func NewFamily() Family { return Family{cache: newDataCache()} }
+func NewFamily() Family { return family{cache: newDataCache()}.erase() }
 
 // Name implements protocol.Family.
-func (Family) Name() string { return Name }
+func (family) Name() string { return Name }
 
 // Info implements protocol.Family: the roles, the separations, and the
 // wire versions — 1.2.0, and 1.1.0 for daemons not yet upgraded
 // (learner_v110.go); a family at 1.1.0 (AtWireVersion) speaks only that.
-func (f Family) Info() protocol.Info {
+func (f family) Info() protocol.Info {
 	info := protocol.Info{Roles: roles(), Separations: separations()}
 	if f.wire != "" {
 		info.WireVersions = []string{f.wire}
@@ -55,7 +66,7 @@ func (f Family) Info() protocol.Info {
 
 // CheckAssignment implements protocol.Family: every assignment the roles'
 // bounds and separations allow can run.
-func (Family) CheckAssignment(protocol.Assignment, any, bool) error { return nil }
+func (family) CheckAssignment(protocol.Assignment, Params, bool) error { return nil }
 
 // roles are the family's roles.
 func roles() []protocol.RoleSpec {
@@ -68,7 +79,7 @@ func roles() []protocol.RoleSpec {
 }
 
 // ParseParams implements protocol.Family.
-func (Family) ParseParams(raw map[string]any) (any, error) {
+func (family) ParseParams(raw map[string]any) (Params, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
@@ -104,7 +115,7 @@ type rewardConfig struct {
 // starts (protocol.LocalChecker). With another source (exec, http,
 // replay) the environment answers the role's queries, and the files' keys
 // are neither needed nor allowed.
-func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
+func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	switch role {
 	case RoleFeature:
 		if table == nil {
@@ -143,11 +154,7 @@ func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 }
 
 // NewRole implements protocol.Family.
-func (f Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
-	p, ok := cfg.Params.(Params)
-	if !ok {
-		return nil, fmt.Errorf("mpccb: parameters of type %T", cfg.Params)
-	}
+func (f family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	if f.wire == wireV110 {
 		p.wire = wireV110
 	}
@@ -229,9 +236,9 @@ const wireCurrent = "1.2.0"
 
 // atWireVersion is the family speaking v, one of its wire versions
 // (protocol.Info.AtWireVersion).
-func (f Family) atWireVersion(v string) protocol.Family {
+func (f family) atWireVersion(v string) protocol.Family {
 	if v == wireCurrent {
 		v = ""
 	}
-	return Family{cache: f.cache, wire: v}
+	return family{cache: f.cache, wire: v}.erase()
 }

@@ -172,7 +172,7 @@ func TestWireVersions(t *testing.T) {
 			t.Fatalf("at %s: %v, version %q", c.v, ok, protocol.WireVersion(g))
 		}
 		p := DefaultParams()
-		if g.(Family).wire == wireV110 {
+		if g.(Family).Typed.wire == wireV110 {
 			p.wire = wireV110
 		}
 		s, err := measureStep(p, 2)

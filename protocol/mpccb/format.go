@@ -7,7 +7,7 @@ import (
 )
 
 // FormatResult implements protocol.Family.
-func (Family) FormatResult(w io.Writer, result []byte) error {
+func (family) FormatResult(w io.Writer, result []byte) error {
 	var r Result
 	if err := json.Unmarshal(result, &r); err != nil {
 		return fmt.Errorf("decoding an mpccb result: %w", err)

@@ -90,7 +90,7 @@ func newDataCache() *dataCache { return &dataCache{sets: map[dataKey][2][][]floa
 
 // load returns the contexts and reward rows of a data set, from the cache
 // when it has them.
-func (f Family) load(s simulation, p Params) (contexts, rewards [][]float64, err error) {
+func (f family) load(s simulation, p Params) (contexts, rewards [][]float64, err error) {
 	k := dataKey{s.Dataset, p.Arms, s.DataSeed, int(p.Steps), s.CSV, s.Label, s.PCA, s.Normalize}
 	if f.cache != nil {
 		f.cache.mu.Lock()
@@ -151,11 +151,7 @@ func loadTable(s simulation, p Params) (contexts, rewards [][]float64, err error
 // PrepareSimulation implements protocol.Simulator: the parties' data come
 // from the data set, each feature party receiving its own columns
 // (dataset.Split) and p″ the reward rows.
-func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, params any) (protocol.Assignment, map[protocol.Party]any, error) {
-	p, ok := params.(Params)
-	if !ok {
-		return protocol.Assignment{}, nil, fmt.Errorf("mpccb: parameters of type %T", params)
-	}
+func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, p Params) (protocol.Assignment, map[protocol.Party]any, error) {
 	s, err := parseSimulation(raw)
 	if err != nil {
 		return protocol.Assignment{}, nil, err
@@ -184,7 +180,7 @@ func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment,
 
 // NewSchedule implements protocol.Simulator: an mpccb simulation advances
 // on messages, in ticks.
-func (Family) NewSchedule(map[string]any, any, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
+func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
 	return nil, nil
 }
 
@@ -192,13 +188,8 @@ func (Family) NewSchedule(map[string]any, any, protocol.Assignment, io.Reader) (
 // the same contexts with the dealer's samples (the dealer's seeded
 // randomness replayed), compares it with p′'s arms, and sets the time per
 // step from the roles' busy time.
-func (f Family) Grade(g protocol.Grading) (any, error) {
+func (f family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
 	raw, seed, local := g.Raw, g.Seed, g.Local
-	p := g.Params.(Params)
-	res, ok := g.Result.(*Result)
-	if !ok {
-		return g.Result, nil
-	}
 	res.setTiming(g.RoleSeconds)
 	s, err := parseSimulation(raw)
 	if err != nil {
@@ -294,8 +285,7 @@ type Result struct {
 }
 
 // Combine implements protocol.Family.
-func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Party][]byte) (any, error) {
-	p := params.(Params)
+func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	P := a.Count(RoleFeature)
 	res := &Result{Parties: P, Arms: p.Arms, Dimensions: p.Dimensions, Steps: p.Steps, Epsilon: p.Epsilon,
 		PrecisionBits: p.PrecisionBits, DPEta: p.PrivacyEta()}

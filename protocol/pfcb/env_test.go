@@ -337,7 +337,7 @@ func TestDecodeLocalBySource(t *testing.T) {
 // producer's realized quality, a whole number of good units out of those
 // procured, around the true quality; it refuses what is no procurement.
 func TestSimulatedProducers(t *testing.T) {
-	env, err := (Family{}).SimulatedEnvironment(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent},
+	env, err := (Family{}).SimulatedEnvironment(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent}, Params: DefaultParams(),
 		Local: &AgentLocal{Qualities: []float64{0.3, 1, 0}, Costs: []float64{1, 1, 1}, Capacities: []int{1, 1, 1}, Rate: 1},
 		Rand:  protocol.SeededEnvironmentRand(1, protocol.Party{Role: RoleAgent})})
 	if err != nil {
@@ -377,7 +377,7 @@ func TestSimulatedProducers(t *testing.T) {
 			t.Errorf("%+v answered", q)
 		}
 	}
-	if _, err := (Family{}).SimulatedEnvironment(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent},
+	if _, err := (Family{}).SimulatedEnvironment(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent}, Params: DefaultParams(),
 		Local: &AgentLocal{Costs: []float64{1}, Capacities: []int{1}, Rate: 1}}); err == nil || !strings.Contains(err.Error(), "true qualities") {
 		t.Errorf("an environment without qualities: err = %v", err)
 	}

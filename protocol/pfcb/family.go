@@ -25,33 +25,40 @@ const (
 	MaxCapacity  = 1_000_000
 )
 
-// Family is the P-FCB protocol family.
-type Family struct{}
+// Family is the P-FCB protocol family, as a registry holds it: family
+// erased (protocol.ErasedEnv).
+type Family struct {
+	protocol.ErasedEnv[family, Params, *Result]
+}
 
-var _ protocol.Family = Family{}
+// The zero Family erases family{}; spelled out, so that tools see family used.
+var _ protocol.Family = Family{protocol.ErasedEnv[family, Params, *Result]{Erased: protocol.Erased[family, Params, *Result]{Typed: family{}}}}
+
+// family is the P-FCB protocol family with its own types.
+type family struct{}
 
 // Name implements protocol.Family.
-func (Family) Name() string { return Name }
+func (family) Name() string { return Name }
 
 // Info implements protocol.Family: agents publish their shares on the
 // session topic.
-func (Family) Info() protocol.Info {
+func (family) Info() protocol.Info {
 	return protocol.Info{Roles: roles(), Separations: separations(), UsesTopic: true}
 }
 
 // CheckAssignment implements protocol.Family: every assignment the role's
 // bounds allow can run.
-func (Family) CheckAssignment(protocol.Assignment, any, bool) error { return nil }
+func (family) CheckAssignment(protocol.Assignment, Params, bool) error { return nil }
 
 // NewSchedule implements protocol.Simulator: a P-FCB simulation advances
 // in ticks, a round a tick, as a daemon's.
-func (Family) NewSchedule(map[string]any, any, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
+func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
 	return nil, nil
 }
 
 // Grade implements protocol.Simulator: a P-FCB result carries its own
 // figures against the instance; there is nothing more to grade.
-func (Family) Grade(g protocol.Grading) (any, error) { return g.Result, nil }
+func (family) Grade(_ protocol.Grading, _ Params, res *Result) (any, error) { return res, nil }
 
 // roles are the family's roles.
 func roles() []protocol.RoleSpec {
@@ -60,7 +67,7 @@ func roles() []protocol.RoleSpec {
 }
 
 // ParseParams implements protocol.Family.
-func (Family) ParseParams(raw map[string]any) (any, error) {
+func (family) ParseParams(raw map[string]any) (Params, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
@@ -127,7 +134,7 @@ func (l *AgentLocal) validate(where string, simulated bool) error {
 }
 
 // DecodeLocal implements protocol.Family.
-func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
+func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	if role != RoleAgent {
 		return nil, fmt.Errorf("pfcb has no role %q", role)
 	}
@@ -234,7 +241,7 @@ func NewInstanceOf(s InstanceShape, seed int64) (*Instance, error) {
 // simulation.center (default 0.4, the paper's α) with standard deviation
 // simulation.spread (default 0.1), capacities U{1, …, simulation.max_capacity}
 // (default 50).
-func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ any) (protocol.Assignment, map[protocol.Party]any, error) {
+func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Assignment, map[protocol.Party]any, error) {
 	var s simulation
 	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
 		return protocol.Assignment{}, nil, err
@@ -283,15 +290,14 @@ func (f Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment,
 }
 
 // NewRole implements protocol.Family.
-func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
-	p, ok := cfg.Params.(Params)
-	if !ok {
-		return nil, fmt.Errorf("pfcb: params of type %T, want pfcb.Params", cfg.Params)
-	}
+func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	if cfg.Self.Role != RoleAgent {
 		return nil, fmt.Errorf("pfcb has no role %q", cfg.Self.Role)
 	}
-	local, _ := cfg.Local.(*AgentLocal)
+	local, err := protocol.LocalOf[*AgentLocal](Name, cfg)
+	if err != nil {
+		return nil, err
+	}
 	return newAgent(cfg, p, local)
 }
 
@@ -299,9 +305,8 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 // answers hold one realized quality per producer (a replay file's row is a
 // round, its columns the producers), and it asks at most once a round
 // (steps 0 to rounds−1).
-func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (int, int64) {
-	p, ok := params.(Params)
-	if role != RoleAgent || !ok {
+func (family) EnvironmentShape(role string, p Params, _ protocol.Assignment) (int, int64) {
+	if role != RoleAgent {
 		return 0, 0
 	}
 	// The producers are the agent's own local data, which the admission
@@ -313,12 +318,15 @@ func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (
 // SimulatedEnvironment implements protocol.Environmental: an agent's
 // producers as its local data describes them, whose units are each good
 // with the producer's true quality (Bernoulli, §3), drawn from cfg.Rand.
-func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environment, error) {
+func (family) SimulatedEnvironment(cfg protocol.RoleConfig, _ Params) (protocol.Environment, error) {
 	if cfg.Self.Role != RoleAgent {
 		return nil, nil
 	}
-	l, ok := cfg.Local.(*AgentLocal)
-	if !ok || l == nil || l.Qualities == nil {
+	l, err := protocol.LocalOf[*AgentLocal](Name, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if l == nil || l.Qualities == nil {
 		return nil, fmt.Errorf("an agent's simulated environment needs its producers' true qualities: configure [local.pfcb.agent] qualities, or an environment source")
 	}
 	e := &producers{q: l.Qualities, logQ: make([][2]float64, len(l.Qualities)), draw: randsrc.New(cfg.Rand)}

@@ -63,11 +63,7 @@ type Result struct {
 }
 
 // Combine implements protocol.Family.
-func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Party][]byte) (any, error) {
-	p, ok := params.(Params)
-	if !ok {
-		return nil, fmt.Errorf("pfcb: params of type %T", params)
-	}
+func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	n := a.Count(RoleAgent)
 	res := &Result{Algorithm: p.Algorithm, Agents: n, Rounds: p.Rounds, ExploreRounds: p.ExploreRounds(n), Rho: p.Rho,
 		CommunicationRounds: p.CommRounds(), Delta: p.Delta, Regrets: make([]float64, n), Revenues: make([]float64, n)}

@@ -10,7 +10,7 @@ import (
 
 // FormatResult implements protocol.Family: the median and p99
 // round-trip matrices as tables, in milliseconds.
-func (Family) FormatResult(w io.Writer, result []byte) error {
+func (family) FormatResult(w io.Writer, result []byte) error {
 	var m Matrix
 	if err := json.Unmarshal(result, &m); err != nil {
 		return fmt.Errorf("decoding a ping result: %w", err)

@@ -12,9 +12,9 @@ func separations() []protocol.Separation { return nil }
 
 // NewSchedule implements protocol.Simulator: a ping simulation advances in
 // ticks.
-func (Family) NewSchedule(map[string]any, any, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
+func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
 	return nil, nil
 }
 
 // Grade implements protocol.Simulator: a ping result has nothing to grade.
-func (Family) Grade(g protocol.Grading) (any, error) { return g.Result, nil }
+func (family) Grade(_ protocol.Grading, _ Params, m Matrix) (any, error) { return m, nil }

@@ -89,7 +89,7 @@ func TestRatingsFileReadAtRoleStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{}, nil)
+	a, _, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -89,8 +89,8 @@ type compWorker struct {
 	_          [64]byte
 }
 
-func newComp(cfg protocol.RoleConfig) (*comp, error) {
-	b, err := newBase(cfg)
+func newComp(cfg protocol.RoleConfig, p Params) (*comp, error) {
+	b, err := newBase(cfg, p)
 	if err != nil {
 		return nil, err
 	}

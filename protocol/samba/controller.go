@@ -36,8 +36,8 @@ type controller struct {
 	firstScore time.Time
 }
 
-func newController(cfg protocol.RoleConfig) (*controller, error) {
-	b, err := newBase(cfg)
+func newController(cfg protocol.RoleConfig, p Params) (*controller, error) {
+	b, err := newBase(cfg, p)
 	if err != nil {
 		return nil, err
 	}

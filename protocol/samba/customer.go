@@ -16,8 +16,8 @@ type customer struct {
 	sk *privacy.PrivateKey
 }
 
-func newCustomer(cfg protocol.RoleConfig) (*customer, error) {
-	b, err := newBase(cfg)
+func newCustomer(cfg protocol.RoleConfig, p Params) (*customer, error) {
+	b, err := newBase(cfg, p)
 	if err != nil {
 		return nil, err
 	}

@@ -14,13 +14,20 @@ const Name = "samba"
 // MaxOwners bounds K.
 const MaxOwners = 1000
 
-// Family is the SAMBA protocol family.
-type Family struct{}
+// Family is the SAMBA protocol family, as a registry holds it: family
+// erased (protocol.ErasedEnv).
+type Family struct {
+	protocol.ErasedEnv[family, Params, *Result]
+}
 
-var _ protocol.Family = Family{}
+// The zero Family erases family{}; spelled out, so that tools see family used.
+var _ protocol.Family = Family{protocol.ErasedEnv[family, Params, *Result]{Erased: protocol.Erased[family, Params, *Result]{Typed: family{}}}}
+
+// family is the SAMBA protocol family with its own types.
+type family struct{}
 
 // Name implements protocol.Family.
-func (Family) Name() string { return Name }
+func (family) Name() string { return Name }
 
 // Info implements protocol.Family.
 //   - Every SAMBA message is small (a batch of K envelopes of a few dozen
@@ -31,18 +38,18 @@ func (Family) Name() string { return Name }
 //   - SAMBA's roles ignore Tick: every one of them moves only on a message.
 //   - Wire 1.1.0 derives the envelope keys per epoch of steps
 //     (wireVersion).
-func (Family) Info() protocol.Info {
+func (family) Info() protocol.Info {
 	return protocol.Info{Roles: roles(), Separations: separations(), WireVersions: []string{wireVersion},
 		SmallMessages: true, MessageDriven: true}
 }
 
 // CheckAssignment implements protocol.Family: every assignment the roles'
 // bounds and separations allow can run.
-func (Family) CheckAssignment(protocol.Assignment, any, bool) error { return nil }
+func (family) CheckAssignment(protocol.Assignment, Params, bool) error { return nil }
 
 // NewSchedule implements protocol.Simulator: a SAMBA simulation advances
 // on messages alone.
-func (Family) NewSchedule(map[string]any, any, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
+func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
 	return nil, nil
 }
 
@@ -57,7 +64,7 @@ func roles() []protocol.RoleSpec {
 }
 
 // ParseParams implements protocol.Family.
-func (Family) ParseParams(raw map[string]any) (any, error) {
+func (family) ParseParams(raw map[string]any) (Params, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
@@ -69,7 +76,7 @@ type ownerConfig struct {
 }
 
 // DecodeLocal implements protocol.Family.
-func (Family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
+func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	if role != RoleOwner {
 		return protocol.NoLocalData(Name, role, table)
 	}
@@ -122,7 +129,7 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 
 // PrepareSimulation implements protocol.Family: one data owner per mean of
 // simulation.arms, Bernoulli arms.
-func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ any) (protocol.Assignment, map[protocol.Party]any, error) {
+func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Assignment, map[protocol.Party]any, error) {
 	s, err := parseSimulation(raw)
 	if err != nil {
 		return protocol.Assignment{}, nil, err
@@ -145,16 +152,16 @@ func (Family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _
 }
 
 // NewRole implements protocol.Family.
-func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
+func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	switch cfg.Self.Role {
 	case RoleCustomer:
-		return newCustomer(cfg)
+		return newCustomer(cfg, p)
 	case RoleController:
-		return newController(cfg)
+		return newController(cfg, p)
 	case RoleComp:
-		return newComp(cfg)
+		return newComp(cfg, p)
 	case RoleOwner:
-		return newDataOwner(cfg)
+		return newDataOwner(cfg, p)
 	}
 	return nil, fmt.Errorf("samba has no role %q", cfg.Self.Role)
 }
@@ -162,9 +169,8 @@ func (Family) NewRole(cfg protocol.RoleConfig) (protocol.Role, error) {
 // EnvironmentShape implements protocol.Environmental: a data owner's
 // answers are one reward, and it is asked at most once a step (steps 0 to
 // budget−1; SAMBA's step t is the query's step t−1).
-func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (int, int64) {
-	p, ok := params.(Params)
-	if role != RoleOwner || !ok {
+func (family) EnvironmentShape(role string, p Params, _ protocol.Assignment) (int, int64) {
+	if role != RoleOwner {
 		return 0, 0
 	}
 	return 1, p.Budget
@@ -173,7 +179,7 @@ func (Family) EnvironmentShape(role string, params any, _ protocol.Assignment) (
 // SimulatedEnvironment implements protocol.Environmental: a data owner's
 // arm as its local data describes it (a Bernoulli mean, or a ratings file
 // sampled with replacement).
-func (Family) SimulatedEnvironment(cfg protocol.RoleConfig) (protocol.Environment, error) {
+func (family) SimulatedEnvironment(cfg protocol.RoleConfig, _ Params) (protocol.Environment, error) {
 	if cfg.Self.Role != RoleOwner {
 		return nil, nil
 	}

@@ -59,8 +59,8 @@ type dataOwner struct {
 // few dozen bytes).
 const bodyChunk = 4096
 
-func newDataOwner(cfg protocol.RoleConfig) (*dataOwner, error) {
-	b, err := newBase(cfg)
+func newDataOwner(cfg protocol.RoleConfig, p Params) (*dataOwner, error) {
+	b, err := newBase(cfg, p)
 	if err != nil {
 		return nil, err
 	}

@@ -50,11 +50,7 @@ type Result struct {
 }
 
 // Combine implements protocol.Family.
-func (Family) Combine(a protocol.Assignment, params any, reports map[protocol.Party][]byte) (any, error) {
-	p, ok := params.(Params)
-	if !ok {
-		return nil, fmt.Errorf("samba: params of type %T", params)
-	}
+func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	alg, _ := AlgorithmByName(p.Algorithm)
 	k := a.Count(RoleOwner)
 	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2),
@@ -124,22 +120,13 @@ func (r *Result) setTiming(roleSeconds map[string]float64) {
 // Grade implements protocol.Simulator: the true means, the standard
 // algorithm's cumulative reward and arm sequence from the same seed, and
 // each role's busy time.
-func (Family) Grade(g protocol.Grading) (any, error) {
-	raw, seed, params := g.Raw, g.Seed, g.Params
-	res, ok := g.Result.(*Result)
-	if !ok {
-		return nil, fmt.Errorf("samba: result of type %T", g.Result)
-	}
-	s, err := parseSimulation(raw)
+func (family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
+	s, err := parseSimulation(g.Raw)
 	if err != nil {
 		return nil, err
 	}
 	res.Arms = s.Arms
-	p, ok := params.(Params)
-	if !ok {
-		return nil, fmt.Errorf("samba: params of type %T", params)
-	}
-	reward, seq, err := Reference(p, s.Arms, seed)
+	reward, seq, err := Reference(p, s.Arms, g.Seed)
 	if err != nil {
 		return nil, err
 	}

@@ -42,11 +42,7 @@ type base struct {
 	rep      *sambapb.Report
 }
 
-func newBase(cfg protocol.RoleConfig) (base, error) {
-	p, ok := cfg.Params.(Params)
-	if !ok {
-		return base{}, fmt.Errorf("samba: params of type %T, want samba.Params", cfg.Params)
-	}
+func newBase(cfg protocol.RoleConfig, p Params) (base, error) {
 	alg, err := AlgorithmByName(p.Algorithm)
 	if err != nil {
 		return base{}, err

@@ -97,7 +97,7 @@ func newDriver(t testing.TB, alg string, budget int64, arms []float64, seed int6
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, locals, err := f.PrepareSimulation(map[string]any{"arms": toAny(arms)}, protocol.Assignment{}, nil)
+	a, locals, err := f.PrepareSimulation(map[string]any{"arms": toAny(arms)}, protocol.Assignment{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -549,7 +549,7 @@ func TestCombineStepsTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _, err := f.PrepareSimulation(map[string]any{"arms": toAny([]float64{0.5, 0.4})}, protocol.Assignment{}, nil)
+	a, _, err := f.PrepareSimulation(map[string]any{"arms": toAny([]float64{0.5, 0.4})}, protocol.Assignment{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}

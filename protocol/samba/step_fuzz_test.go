@@ -23,7 +23,7 @@ func newFuzzSession(t testing.TB) *fuzzSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, locals, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{}, nil)
+	a, locals, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
