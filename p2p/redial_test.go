@@ -126,7 +126,12 @@ func TestRedialNamesTheRealCause(t *testing.T) {
 func TestDroppedConnectionIsNotRefusal(t *testing.T) {
 	tn := newTestNet(t, 2, nil) // not started: only the test dials
 	tn.connectAll(t)
-	waitFor(t, "identify to complete", func() bool { return tn.hosts[0].Peers()[0].Agent != "" })
+	// The host learns of identify from the event bus, after the peerstore
+	// holds the peer's agent: wait for the host's own record, which a
+	// connection's end is judged by.
+	waitFor(t, "identify to complete", func() bool {
+		return tn.hosts[0].book.Load().states[tn.ids[1]].identifiedAgain()
+	})
 	for range 3 {
 		if err := tn.hosts[1].LibP2P().Network().ClosePeer(tn.ids[0]); err != nil {
 			t.Fatal(err)
