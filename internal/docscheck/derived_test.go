@@ -205,28 +205,11 @@ func columnRange(header, name, format string) func(string) (string, error) {
 // table writes it, leaving out the rows whose first cell is one of except.
 func columnMax(header, name string, except ...string) func(string) (string, error) {
 	return func(text string) (string, error) {
-		rows, err := table(text, header)
+		r, err := maxRow(text, header, name, except)
 		if err != nil {
 			return "", err
 		}
-		first := cells(header)[0]
-		best, bestV := "", math.Inf(-1)
-		for _, r := range rows {
-			if slices.Contains(except, r[first]) {
-				continue
-			}
-			v, err := strconv.ParseFloat(r[name], 64)
-			if err != nil {
-				return "", fmt.Errorf("table %q, column %q: %q is not a number", header, name, r[name])
-			}
-			if v > bestV {
-				best, bestV = r[name], v
-			}
-		}
-		if best == "" {
-			return "", fmt.Errorf("table %q has no rows", header)
-		}
-		return best, nil
+		return r[name], nil
 	}
 }
 
@@ -234,26 +217,42 @@ func columnMax(header, name string, except ...string) func(string) (string, erro
 // largest number in a table's column.
 func rowOfMax(header, name string) func(string) (string, error) {
 	return func(text string) (string, error) {
-		rows, err := table(text, header)
+		r, err := maxRow(text, header, name, nil)
 		if err != nil {
 			return "", err
 		}
-		first := cells(header)[0]
-		best, bestV := "", math.Inf(-1)
-		for _, r := range rows {
-			v, err := strconv.ParseFloat(r[name], 64)
-			if err != nil {
-				return "", fmt.Errorf("table %q, column %q: %q is not a number", header, name, r[name])
-			}
-			if v > bestV {
-				best, bestV = r[first], v
-			}
-		}
-		if best == "" {
-			return "", fmt.Errorf("table %q is empty", header)
-		}
+		best := r[cells(header)[0]]
 		return strings.ToUpper(best[:1]) + best[1:], nil
 	}
+}
+
+// maxRow returns the row of the table under header with the largest
+// number in column name, leaving out the rows whose first cell is one of
+// except.
+func maxRow(text, header, name string, except []string) (map[string]string, error) {
+	rows, err := table(text, header)
+	if err != nil {
+		return nil, err
+	}
+	first := cells(header)[0]
+	var best map[string]string
+	bestV := math.Inf(-1)
+	for _, r := range rows {
+		if slices.Contains(except, r[first]) {
+			continue
+		}
+		v, err := strconv.ParseFloat(r[name], 64)
+		if err != nil {
+			return nil, fmt.Errorf("table %q, column %q: %q is not a number", header, name, r[name])
+		}
+		if v > bestV {
+			best, bestV = r, v
+		}
+	}
+	if best == nil || best[first] == "" {
+		return nil, fmt.Errorf("table %q has no rows", header)
+	}
+	return best, nil
 }
 
 // compShareShift is the figure: the largest change, in points, of one
