@@ -34,8 +34,6 @@ const (
 	// topic message of a family that does not publish, an oversized
 	// message of one that declares small messages).
 	OpSend
-	// OpReady: the role's Ready.
-	OpReady
 	// OpCombine: the family's Combine, which runs for no party (Guard).
 	OpCombine
 	// OpEncode: encoding a result, the family's code too (Guard).
@@ -43,7 +41,7 @@ const (
 )
 
 var opNames = [...]string{OpBuild: "build", OpStart: "start", OpStep: "step", OpTick: "tick", OpActivate: "activation",
-	OpHalt: "halt", OpEnvironment: "environment", OpAnswer: "answer", OpSend: "send", OpReady: "ready",
+	OpHalt: "halt", OpEnvironment: "environment", OpAnswer: "answer", OpSend: "send",
 	OpCombine: "combining the reports", OpEncode: "encoding a result"}
 
 func (o Op) String() string {

@@ -63,18 +63,8 @@ func New(f protocol.Family, caps Caps, cfg protocol.RoleConfig) (d *Party, err e
 	return d, nil
 }
 
-// Self is the party driven.
-func (d *Party) Self() protocol.Party { return d.self }
-
-// Role is the role driven, for a shell's tests and measurements; calling
-// it directly bypasses the driver.
-func (d *Party) Role() protocol.Role { return d.role }
-
 // Done reports whether the party has finished: a batch carried its result.
 func (d *Party) Done() bool { return d.done }
-
-// Err is the party's failure, or nil.
-func (d *Party) Err() *Error { return d.err }
 
 // Asks reports whether the role asks an environment (protocol.Asker): its
 // shell then gives it one with UseEnvironment before Start.
