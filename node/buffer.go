@@ -29,10 +29,6 @@ import (
 // besides the frame each inbound stream is reading (p2p bounds those: one
 // frame of at most max_frame_size per stream, and streams per peer).
 
-// queuedOverhead is counted for every queued frame besides its bytes, so
-// that a flood of empty frames is bounded too.
-const queuedOverhead = 64
-
 // peerBuffer counts the bytes queued on this node from one peer, over all
 // its sessions; peak is the most it has held.
 type peerBuffer struct {

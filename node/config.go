@@ -557,3 +557,7 @@ func loopbackHost(addr string) bool {
 	ip := net.ParseIP(host)
 	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
+
+// queuedOverhead is counted for every queued frame besides its bytes, so
+// that a flood of empty frames is bounded too.
+const queuedOverhead = 64

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -34,7 +33,7 @@ func TestRelayConfig(t *testing.T) {
 		{name: "peer is its own relay", text: base + peers("c"), want: "peers[1] (c).relay: a peer cannot be its own relay"},
 		{name: "unknown key", text: base + "[relay]\nserve = true\n", want: "unknown key relay.serve"},
 		{name: "limits", text: base + "[relay]\nservice = true\nmax_bytes_per_circuit = 268435456\nmax_circuits_per_peer = 8\nmax_reservations = 20\n" + peers(""),
-			relay: RelayConfig{Service: true, MaxBytesPerCircuit: ptr(int64(256 << 20)), MaxCircuitsPerPeer: ptr(8), MaxReservations: ptr(20)}},
+			relay: RelayConfig{Service: true, MaxBytesPerCircuit: new(int64(256 << 20)), MaxCircuitsPerPeer: new(8), MaxReservations: new(20)}},
 		{name: "bytes below 1 MiB", text: base + "[relay]\nmax_bytes_per_circuit = 1000\n", want: "relay.max_bytes_per_circuit: 1000 is below the minimum 1048576"},
 		{name: "zero bytes", text: base + "[relay]\nmax_bytes_per_circuit = 0\n", want: "relay.max_bytes_per_circuit: 0 is below the minimum"},
 		{name: "bytes as a string", text: base + "[relay]\nmax_bytes_per_circuit = \"1GiB\"\n", want: "max_bytes_per_circuit"},
@@ -61,32 +60,6 @@ func TestRelayConfig(t *testing.T) {
 	}
 }
 
-// TestRelayKeysNeedRestart: a reload that changes [relay] or a peer's relay
-// is refused, naming the key.
-func TestRelayKeysNeedRestart(t *testing.T) {
-	old := testConfigs(t, 3)[0]
-	for _, tc := range []struct {
-		key    string
-		change func(*Config)
-	}{
-		{"relay.service", func(c *Config) { c.Relay.Service = true }},
-		{"relay.via", func(c *Config) { c.Relay.Via = "node2" }},
-		{"relay.max_bytes_per_circuit", func(c *Config) { c.Relay.MaxBytesPerCircuit = ptr(int64(64 << 20)) }},
-		{"relay.max_circuits_per_peer", func(c *Config) { c.Relay.MaxCircuitsPerPeer = ptr(4) }},
-		{"relay.max_reservations", func(c *Config) { c.Relay.MaxReservations = ptr(4) }},
-		{"peers.relay", func(c *Config) { c.Peers[1].Relay = "node2" }},
-	} {
-		next := *old
-		next.Peers = append([]PeerConfig(nil), old.Peers...)
-		tc.change(&next)
-		_, err := diffConfig(old, &next)
-		var re *RestartError
-		if !errors.As(err, &re) || len(re.Keys) != 1 || re.Keys[0] != tc.key {
-			t.Errorf("changing %s: diffConfig error %v, want a restart error naming it", tc.key, err)
-		}
-	}
-}
-
 func ptr[T any](v T) *T { return &v }
 
 // TestRelayLimitBoundsMatchP2P: the config's bounds and the p2p host's are
@@ -99,7 +72,7 @@ func TestRelayLimitBoundsMatchP2P(t *testing.T) {
 	if l := relayLimits(RelayConfig{Service: true}); l != (p2p.RelayLimits{}) {
 		t.Errorf("limits of a [relay] table without limit keys = %+v, want the p2p defaults (zero)", l)
 	}
-	if l := relayLimits(RelayConfig{MaxCircuitsPerPeer: ptr(3)}); l != (p2p.RelayLimits{CircuitsPerPeer: 3}) {
+	if l := relayLimits(RelayConfig{MaxCircuitsPerPeer: new(3)}); l != (p2p.RelayLimits{CircuitsPerPeer: 3}) {
 		t.Errorf("limits = %+v, want 3 circuits a peer", l)
 	}
 }

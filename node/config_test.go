@@ -7,24 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
-	"github.com/bandit-node/bandit-node/protocol/bai"
-	"github.com/bandit-node/bandit-node/protocol/mpccb"
-	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 )
-
-func testRegistry(t testing.TB) *protocol.Registry {
-	t.Helper()
-	reg, err := protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{}, samba.Family{}, mpccb.NewFamily())
-	if err != nil {
-		t.Fatal(err)
-	}
-	return reg
-}
 
 func TestConfigExampleLoads(t *testing.T) {
 	path := filepath.Join("..", "config.example.toml")
@@ -169,41 +156,6 @@ count = 5
 	}
 }
 
-func TestStoreRoundTripAndAtomicity(t *testing.T) {
-	dir := t.TempDir()
-	s, err := openStore(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := &record{}
-	rec.Session.ID = "0123456789abcdef"
-	rec.Session.State = stateCompleted
-	rec.Session.Created = time.Now().UTC()
-	rec.Result = []byte(`{"x":1}`)
-	if err := s.put(rec); err != nil {
-		t.Fatal(err)
-	}
-	got, err := s.get(rec.Session.ID)
-	var compact bytes.Buffer
-	if err == nil {
-		err = json.Compact(&compact, got.Result)
-	}
-	if err != nil || got.Session.State != stateCompleted || compact.String() != `{"x":1}` {
-		t.Fatalf("get = %+v, %v", got, err)
-	}
-	entries, _ := os.ReadDir(filepath.Join(dir, "sessions"))
-	if len(entries) != 1 {
-		t.Fatalf("store left %d files, want 1 (no temporaries)", len(entries))
-	}
-	st, _ := os.Stat(filepath.Join(dir, "sessions", rec.Session.ID+".json"))
-	if st.Mode().Perm() != 0o600 {
-		t.Errorf("record mode %v, want 0600", st.Mode().Perm())
-	}
-	if _, err := s.get("../../etc/passwd"); err == nil {
-		t.Fatal("store accepted a path as a session ID")
-	}
-}
-
 // TestLocalPathsFromTheConfigDir: a relative file path in a [local] table is
 // taken from the config file's directory, whatever the daemon's working
 // directory (a service manager's is /): here the test's, which is not the
@@ -249,40 +201,6 @@ func TestLocalPathsFromTheConfigDir(t *testing.T) {
 		if !bytes.Contains(got, []byte(`"`+c.want+`"`)) {
 			t.Errorf("mpccb %s: %s, want the path %s", c.role, got, c.want)
 		}
-	}
-}
-
-// TestLocalDataFileMissing: a data file named in [local] that is not there
-// stops the daemon at start (Config.CheckLocalData, which New calls), with
-// the key and the path it looked for; the config itself still loads, so
-// that the CLI reaches a running daemon while a file is being replaced.
-func TestLocalDataFileMissing(t *testing.T) {
-	for _, c := range []struct{ table, want string }{
-		{"[local.mpccb.feature_party]\nfeatures = \"party0.csv\"\n", "local.mpccb.feature_party.features: stat /etc/bandit/party0.csv"},
-		{"[local.mpccb.reward_receiver]\nrewards = \"r.csv\"\n", "local.mpccb.reward_receiver.rewards: stat /etc/bandit/r.csv"},
-		{"[local.samba.data_owner]\nratings = \"item.csv\"\n", "local.samba.data_owner.ratings: ratings file: open /etc/bandit/item.csv"},
-	} {
-		cfg, err := ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"+c.table), testRegistry(t))
-		if err != nil {
-			t.Errorf("%q: loading: %v", c.table, err)
-			continue
-		}
-		err = cfg.CheckLocalData()
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "config.toml") || strings.Count(err.Error(), "local.") != 1 {
-			t.Errorf("err = %v, want one naming the file and %q once", err, c.want)
-		}
-	}
-	// The daemon itself does not start.
-	cfg := testConfigs(t, 1)[0]
-	cfg.LocalData["mpccb"] = map[string]any{}
-	table := &protocol.LocalTable{Key: "local.mpccb.feature_party", Raw: map[string]any{"features": "missing.csv"}, Dir: t.TempDir()}
-	v, err := mpccb.NewFamily().DecodeLocal(mpccb.RoleFeature, table)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.LocalData["mpccb"][mpccb.RoleFeature] = v
-	if _, err := New(cfg, testRegistry(t)); err == nil || !strings.Contains(err.Error(), "missing.csv: no such file") {
-		t.Errorf("New with a missing features file: %v", err)
 	}
 }
 

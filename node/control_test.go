@@ -66,3 +66,33 @@ func FuzzDecodeControl(f *testing.F) {
 		}
 	})
 }
+
+// TestProposeName: a proposal's name is decoded when it is a session
+// name, and the frame is refused when it is not.
+func TestProposeName(t *testing.T) {
+	const id = "0123456789abcdef"
+	tests := []struct {
+		name, want string // want: "" to decode
+	}{
+		{"", ""},
+		{"weekly-promo", ""},
+		{"a.b_c-9", ""},
+		{"Weekly", "malformed name"},
+		{"../../etc", "malformed name"},
+		{strings.Repeat("x", 65), "malformed name"},
+		{"bell\a", "malformed name"},
+	}
+	for _, tt := range tests {
+		frame := marshal(t, &nodepb.Control{SessionId: id, Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{
+			Spec: []byte("protocol = \"ping\"\n"), Name: tt.name}}})
+		c, err := decodeControl(frame)
+		switch {
+		case tt.want == "" && err != nil:
+			t.Errorf("name %q: %v", tt.name, err)
+		case tt.want == "" && c.GetPropose().GetName() != tt.name:
+			t.Errorf("name %q decoded as %q", tt.name, c.GetPropose().GetName())
+		case tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)):
+			t.Errorf("name %q: err = %v, want %q", tt.name, err, tt.want)
+		}
+	}
+}

@@ -17,6 +17,11 @@ import (
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/bai"
+	"github.com/bandit-node/bandit-node/protocol/mpccb"
+	"github.com/bandit-node/bandit-node/protocol/pfcb"
+	"github.com/bandit-node/bandit-node/protocol/ping"
+	"github.com/bandit-node/bandit-node/protocol/samba"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -257,4 +262,13 @@ func (tn *testNode) roleMessenger(t testing.TB, family string) *p2p.Messenger {
 		t.Fatalf("%s has no role messenger for %s", tn.cfg.Node.Name, RoleProtocol(f))
 	}
 	return m
+}
+
+func testRegistry(t testing.TB) *protocol.Registry {
+	t.Helper()
+	reg, err := protocol.NewRegistry(ping.Family{}, bai.Family{}, pfcb.Family{}, samba.Family{}, mpccb.NewFamily())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return reg
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
 
@@ -341,5 +342,39 @@ func TestQuietPeerGoneAbortsWithinSeconds(t *testing.T) {
 	// names none, nor the QUIC address the dial policy held back.
 	if !strings.Contains(got.Detail, "connection refused at /ip4/127.0.0.1/tcp/") || strings.Contains(got.Detail, "quic") {
 		t.Errorf("node1: the abort's detail %q does not name the refused TCP address alone", got.Detail)
+	}
+}
+
+// TestLocalDataFileMissing: a data file named in [local] that is not there
+// stops the daemon at start (Config.CheckLocalData, which New calls), with
+// the key and the path it looked for; the config itself still loads, so
+// that the CLI reaches a running daemon while a file is being replaced.
+func TestLocalDataFileMissing(t *testing.T) {
+	for _, c := range []struct{ table, want string }{
+		{"[local.mpccb.feature_party]\nfeatures = \"party0.csv\"\n", "local.mpccb.feature_party.features: stat /etc/bandit/party0.csv"},
+		{"[local.mpccb.reward_receiver]\nrewards = \"r.csv\"\n", "local.mpccb.reward_receiver.rewards: stat /etc/bandit/r.csv"},
+		{"[local.samba.data_owner]\nratings = \"item.csv\"\n", "local.samba.data_owner.ratings: ratings file: open /etc/bandit/item.csv"},
+	} {
+		cfg, err := ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"+c.table), testRegistry(t))
+		if err != nil {
+			t.Errorf("%q: loading: %v", c.table, err)
+			continue
+		}
+		err = cfg.CheckLocalData()
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "config.toml") || strings.Count(err.Error(), "local.") != 1 {
+			t.Errorf("err = %v, want one naming the file and %q once", err, c.want)
+		}
+	}
+	// The daemon itself does not start.
+	cfg := testConfigs(t, 1)[0]
+	cfg.LocalData["mpccb"] = map[string]any{}
+	table := &protocol.LocalTable{Key: "local.mpccb.feature_party", Raw: map[string]any{"features": "missing.csv"}, Dir: t.TempDir()}
+	v, err := mpccb.NewFamily().DecodeLocal(mpccb.RoleFeature, table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.LocalData["mpccb"][mpccb.RoleFeature] = v
+	if _, err := New(cfg, testRegistry(t)); err == nil || !strings.Contains(err.Error(), "missing.csv: no such file") {
+		t.Errorf("New with a missing features file: %v", err)
 	}
 }

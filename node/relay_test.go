@@ -2,6 +2,7 @@ package node
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"testing"
@@ -140,4 +141,30 @@ func TestSAMBAThroughRelay(t *testing.T) {
 		t.Errorf("node2's connection to node4 is %q after the session, want relayed", k)
 	}
 	t.Logf("%.3f ms a step (N = %d, K = 2), controller-owner4 relayed", res.MsPerStep, budget)
+}
+
+// TestRelayKeysNeedRestart: a reload that changes [relay] or a peer's relay
+// is refused, naming the key.
+func TestRelayKeysNeedRestart(t *testing.T) {
+	old := testConfigs(t, 3)[0]
+	for _, tc := range []struct {
+		key    string
+		change func(*Config)
+	}{
+		{"relay.service", func(c *Config) { c.Relay.Service = true }},
+		{"relay.via", func(c *Config) { c.Relay.Via = "node2" }},
+		{"relay.max_bytes_per_circuit", func(c *Config) { c.Relay.MaxBytesPerCircuit = new(int64(64 << 20)) }},
+		{"relay.max_circuits_per_peer", func(c *Config) { c.Relay.MaxCircuitsPerPeer = new(4) }},
+		{"relay.max_reservations", func(c *Config) { c.Relay.MaxReservations = new(4) }},
+		{"peers.relay", func(c *Config) { c.Peers[1].Relay = "node2" }},
+	} {
+		next := *old
+		next.Peers = append([]PeerConfig(nil), old.Peers...)
+		tc.change(&next)
+		_, err := diffConfig(old, &next)
+		var re *RestartError
+		if !errors.As(err, &re) || len(re.Keys) != 1 || re.Keys[0] != tc.key {
+			t.Errorf("changing %s: diffConfig error %v, want a restart error naming it", tc.key, err)
+		}
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -35,7 +36,7 @@ func configText(cfg *Config) string {
 	fmt.Fprintf(&b, "\n[discovery]\ndial_backoff_min = %q\ndial_backoff_max = %q\n", cfg.Discovery.DialBackoffMin, cfg.Discovery.DialBackoffMax)
 	s := cfg.Session
 	fmt.Fprintf(&b, "\n[session]\npropose_timeout = %q\npeer_timeout = %q\nheartbeat_interval = %q\n", s.ProposeTimeout, s.PeerTimeout, s.HeartbeatInterval)
-	for _, fam := range sortedUnion(cfg.Policy, nil) {
+	for _, fam := range slices.Sorted(maps.Keys(cfg.Policy)) {
 		p := cfg.Policy[fam]
 		fmt.Fprintf(&b, "\n[policy.%s]\nroles = %s\ninitiators = %s\n", fam, tomlStrings(p.Roles), tomlStrings(p.Initiators))
 	}

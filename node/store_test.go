@@ -1,10 +1,13 @@
 package node
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestCorruptRecordsMovedAside: a daemon always starts, whatever its
@@ -115,5 +118,40 @@ func TestCorruptRecordsMovedAside(t *testing.T) {
 	}
 	if list, err := again.api.Sessions(t.Context()); err != nil || len(list) != 2 {
 		t.Errorf("the API lists %d sessions (%v), want 2", len(list), err)
+	}
+}
+
+func TestStoreRoundTripAndAtomicity(t *testing.T) {
+	dir := t.TempDir()
+	s, err := openStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := &record{}
+	rec.Session.ID = "0123456789abcdef"
+	rec.Session.State = stateCompleted
+	rec.Session.Created = time.Now().UTC()
+	rec.Result = []byte(`{"x":1}`)
+	if err := s.put(rec); err != nil {
+		t.Fatal(err)
+	}
+	got, err := s.get(rec.Session.ID)
+	var compact bytes.Buffer
+	if err == nil {
+		err = json.Compact(&compact, got.Result)
+	}
+	if err != nil || got.Session.State != stateCompleted || compact.String() != `{"x":1}` {
+		t.Fatalf("get = %+v, %v", got, err)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "sessions"))
+	if len(entries) != 1 {
+		t.Fatalf("store left %d files, want 1 (no temporaries)", len(entries))
+	}
+	st, _ := os.Stat(filepath.Join(dir, "sessions", rec.Session.ID+".json"))
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("record mode %v, want 0600", st.Mode().Perm())
+	}
+	if _, err := s.get("../../etc/passwd"); err == nil {
+		t.Fatal("store accepted a path as a session ID")
 	}
 }
