@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -70,7 +71,7 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 	// The session's lifecycle sends the Accept, and repeats it until the
 	// session starts.
 	n.log.Info("accepted a session", "session", id, "name", p.Name, "protocol", s.fam.Name(), "initiator", n.nameOf(from), "parties", fmt.Sprint(s.mine),
-		"figures", policyFiguresText(s.params)) // what it spends (policy_bounds.go)
+		"figures", config.PolicyFiguresText(s.params)) // what it spends (policy_bounds.go)
 }
 
 // admitProposal validates a proposal of the standing session name ("" for
@@ -128,16 +129,16 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte, name stri
 	if len(mine) == 0 {
 		return nil, fmt.Errorf("%s plays no role in this session", live.cfg.Node.Name)
 	}
-	local, err := live.cfg.admit(f, params, live.nameOf(from), false, distinctRoles(mine))
+	local, err := live.cfg.Admit(f, params, live.nameOf(from), false, distinctRoles(mine))
 	if err != nil {
 		return nil, err
 	}
-	if err := live.cfg.admitName(f, live.nameOf(from), name); err != nil {
+	if err := live.cfg.AdmitName(f, live.nameOf(from), name); err != nil {
 		return nil, err
 	}
 	// A replay file too short or an exec program missing fails the session
 	// here, before it starts, not at its first query.
-	if err := live.cfg.checkEnvironments(f, params, spec.Roles, distinctRoles(mine)); err != nil {
+	if err := live.cfg.CheckEnvironments(f, params, spec.Roles, distinctRoles(mine)); err != nil {
 		return nil, localDecline(live.cfg.Node.Name, "the environment of one of its roles is not ready", err)
 	}
 	s, err := n.newSession(live, id, f, params, specText, spec.Roles, from, local)

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -69,7 +70,7 @@ func (n *Node) newAPIServer() *http.Server {
 // loadAPITLS loads the control API's certificate and key (api.cert_file,
 // api.key_file), or returns nil when the API serves plain HTTP. The key
 // file must not be readable by others.
-func loadAPITLS(a APIConfig) (*tls.Config, error) {
+func loadAPITLS(a config.APIConfig) (*tls.Config, error) {
 	if !a.TLS() {
 		return nil, nil
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // writeTestCert writes a self-signed certificate for localhost and
@@ -64,7 +65,7 @@ func TestAPIOverTLS(t *testing.T) {
 			dir := t.TempDir()
 			certFile, keyFile := writeTestCert(t, dir, "api")
 			otherCert, _ := writeTestCert(t, dir, "other")
-			nodes := startNetworkWith(t, 1, func(_ int, cfg *Config) {
+			nodes := startNetworkWith(t, 1, func(_ int, cfg *config.Config) {
 				cfg.API.Listen, cfg.API.AllowRemote = listen, true
 				cfg.API.CertFile, cfg.API.KeyFile = certFile, keyFile
 			}, nil)

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/bandit-node/bandit-node/node/config"
 	"strings"
 	"testing"
 	"time"
@@ -13,8 +14,8 @@ import (
 // the session aborted when the coordinator's role was built.) A good spec
 // afterwards shows that proposals do leave records.
 func TestStartSessionRefusesImpossibleAssignment(t *testing.T) {
-	nodes := startNetwork(t, 3, func(_ int, cfg *Config) {
-		cfg.Policy["bai"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	nodes := startNetwork(t, 3, func(_ int, cfg *config.Config) {
+		cfg.Policy["bai"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 	})
 	roles := "[roles]\ncoordinator = \"node1\"\nagent = [\"node2\", \"node3\"]\n"
 	for _, c := range []struct{ name, params, want string }{

@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
@@ -29,8 +30,8 @@ var problem1 = []float64{0.7, 0.5, 0.3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}
 // 4e-8 a session. With ξ = 0.05 it was about 0.2 % of sessions (7 of 3,000
 // simulations), which failed this test once in CI.
 func TestBAIOnTheNetwork(t *testing.T) {
-	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
-		cfg.Policy["bai"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	nodes := startNetwork(t, 5, func(i int, cfg *config.Config) {
+		cfg.Policy["bai"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i > 0 {
 			cfg.LocalData["bai"] = map[string]any{"agent": &bai.AgentLocal{
 				Env: bai.Environment{Reward: bai.RewardBernoulli, Arms: problem1}, Rate: 40000}}

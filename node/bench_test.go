@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/bench/pattern"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 )
@@ -18,7 +19,7 @@ import (
 // a ping session of b.N round trips per direction (both directions run at
 // once). It reports the median round trip as median-µs/rtt.
 func BenchmarkSessionRoundTrip(b *testing.B) {
-	nodes := startNetwork(b, 2, func(i int, cfg *Config) { cfg.Log.Level = "warn" })
+	nodes := startNetwork(b, 2, func(i int, cfg *config.Config) { cfg.Log.Level = "warn" })
 	b.ResetTimer()
 	id, err := nodes[0].StartSession(pingSpec(max(b.N, 1), "node1", "node2"))
 	if err != nil {
@@ -49,9 +50,9 @@ func BenchmarkSAMBAStep(b *testing.B) {
 	for i := range means {
 		means[i] = 0.6 - 0.03*float64(i)
 	}
-	nodes := startNetwork(b, k+3, func(i int, cfg *Config) {
+	nodes := startNetwork(b, k+3, func(i int, cfg *config.Config) {
 		cfg.Log.Level = "warn"
-		cfg.Policy["samba"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["samba"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i >= 3 {
 			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
 		}

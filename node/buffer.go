@@ -5,6 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -74,7 +75,7 @@ type sessionBuffer struct {
 func (s *session) reserve(from peer.ID, size int) (ok, over bool, reason string) {
 	cfg := s.cfg
 	b := &s.buf
-	sz := int64(size) + queuedOverhead
+	sz := int64(size) + config.QueuedOverhead
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	pb := s.live.peerBuf[from]
@@ -114,7 +115,7 @@ func (b *sessionBuffer) overflow(reason string) string {
 // left the queue.
 func (s *session) release(from peer.ID, size int) {
 	b := &s.buf
-	sz := int64(size) + queuedOverhead
+	sz := int64(size) + config.QueuedOverhead
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.closed {

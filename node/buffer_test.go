@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -134,12 +135,12 @@ func TestFloodIsBounded(t *testing.T) {
 				}
 			}
 			t.Cleanup(release)
-			nodes := startNetworkWith(t, 3, func(i int, cfg *Config) {
+			nodes := startNetworkWith(t, 3, func(i int, cfg *config.Config) {
 				openPolicy("stall")(i, cfg)
 				cfg.Session.MaxFrameSize = 256 << 10
 				cfg.Session.MaxBufferedBytes = floodSessionCap
 				cfg.Session.MaxPeerBufferedBytes = floodPeerCap
-				cfg.Session.PeerTimeout = Duration{20 * time.Second}
+				cfg.Session.PeerTimeout = config.Duration{Duration: 20 * time.Second}
 			}, func(int) []protocol.Family { return []protocol.Family{ping.Family{}, fam} })
 			attacker, victim := nodes[0], nodes[1]
 

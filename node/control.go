@@ -9,6 +9,7 @@ import (
 	"time"
 	"unicode"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/lifecycle"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -170,7 +171,7 @@ func decodeControl(frame []byte) (*nodepb.Control, error) {
 	if p, ok := c.Body.(*nodepb.Control_Propose); ok && (p.Propose == nil || len(p.Propose.Spec) > protocol.MaxSpecSize) {
 		return nil, fmt.Errorf("proposal of session %s has no spec or one over %d bytes", c.SessionId, protocol.MaxSpecSize)
 	}
-	if p, ok := c.Body.(*nodepb.Control_Propose); ok && p.Propose.Name != "" && !ValidSessionName(p.Propose.Name) {
+	if p, ok := c.Body.(*nodepb.Control_Propose); ok && p.Propose.Name != "" && !config.ValidSessionName(p.Propose.Name) {
 		return nil, fmt.Errorf("proposal of session %s has a malformed name %.80q", c.SessionId, p.Propose.Name)
 	}
 	return &c, nil

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/environment"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 )
 
@@ -42,7 +43,7 @@ func execOwner(t testing.TB, dir string, requestTimeout time.Duration) environme
 
 // setEnvironment gives cfg's SAMBA data owner the environment env (no
 // simulated arm: its local data is nil, as DecodeLocal leaves it).
-func setEnvironment(cfg *Config, env environment.Config) {
+func setEnvironment(cfg *config.Config, env environment.Config) {
 	cfg.LocalData["samba"] = map[string]any{"data_owner": nil}
 	cfg.Environments = map[string]map[string]environment.Config{"samba": {"data_owner": env}}
 }
@@ -100,7 +101,7 @@ func TestEnvironmentAdmission(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {
 		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		switch i {
 		case 3: // node4
@@ -197,7 +198,7 @@ func TestEnvironmentAdmission(t *testing.T) {
 func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 	root := t.TempDir()
 	dirs := make([]string, 6)
-	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {
 		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i < 3 {
 			return

@@ -15,6 +15,7 @@ import (
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
@@ -28,7 +29,7 @@ import (
 // testNode is one daemon of an in-process test network on 127.0.0.1.
 type testNode struct {
 	*Node
-	cfg    *Config
+	cfg    *config.Config
 	cancel context.CancelFunc
 	done   chan error
 	api    *client.Client
@@ -40,10 +41,10 @@ type testNode struct {
 
 // testConfigs creates n node directories whose address books list each other,
 // with short timeouts, and returns their configs.
-func testConfigs(t testing.TB, n int) []*Config {
+func testConfigs(t testing.TB, n int) []*config.Config {
 	t.Helper()
 	root := t.TempDir()
-	cfgs := make([]*Config, n)
+	cfgs := make([]*config.Config, n)
 	ids := make([]peer.ID, n)
 	ports := make([]int, n)
 	for i := range n {
@@ -62,7 +63,7 @@ func testConfigs(t testing.TB, n int) []*Config {
 		for slices.Contains(ports[:i], ports[i]) {
 			ports[i] = testutil.FreePort(t)
 		}
-		cfg := DefaultConfig()
+		cfg := config.DefaultConfig()
 		cfg.Path = filepath.Join(dir, "config.toml")
 		cfg.Node.Name = fmt.Sprintf("node%d", i+1)
 		cfg.Node.DataDir = dir
@@ -70,19 +71,19 @@ func testConfigs(t testing.TB, n int) []*Config {
 		cfg.Node.Listen = []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", ports[i])}
 		cfg.API.Listen = "127.0.0.1:0"
 		cfg.API.TokenFile = filepath.Join(dir, "api.token")
-		cfg.Discovery.DialBackoffMin = Duration{50 * time.Millisecond}
-		cfg.Discovery.DialBackoffMax = Duration{500 * time.Millisecond}
-		cfg.Session.ProposeTimeout = Duration{5 * time.Second}
-		cfg.Session.PeerTimeout = Duration{3 * time.Second}
-		cfg.Session.HeartbeatInterval = Duration{300 * time.Millisecond}
-		cfg.Policy = map[string]PolicyConfig{"ping": {Roles: []string{"*"}, Initiators: []string{"*"}}}
+		cfg.Discovery.DialBackoffMin = config.Duration{Duration: 50 * time.Millisecond}
+		cfg.Discovery.DialBackoffMax = config.Duration{Duration: 500 * time.Millisecond}
+		cfg.Session.ProposeTimeout = config.Duration{Duration: 5 * time.Second}
+		cfg.Session.PeerTimeout = config.Duration{Duration: 3 * time.Second}
+		cfg.Session.HeartbeatInterval = config.Duration{Duration: 300 * time.Millisecond}
+		cfg.Policy = map[string]config.PolicyConfig{"ping": {Roles: []string{"*"}, Initiators: []string{"*"}}}
 		cfg.LocalData = map[string]map[string]any{}
 		cfgs[i] = cfg
 	}
 	for i := range n {
 		for j := range n {
 			if i != j {
-				cfgs[i].Peers = append(cfgs[i].Peers, PeerConfig{Name: cfgs[j].Node.Name, PeerID: ids[j].String(),
+				cfgs[i].Peers = append(cfgs[i].Peers, config.PeerConfig{Name: cfgs[j].Node.Name, PeerID: ids[j].String(),
 					Addrs: []string{fmt.Sprintf("/ip4/127.0.0.1/tcp/%d", ports[j])}})
 			}
 		}
@@ -91,7 +92,7 @@ func testConfigs(t testing.TB, n int) []*Config {
 }
 
 // startNode builds and runs one node; it is stopped gracefully at cleanup.
-func startNode(t testing.TB, cfg *Config, families ...protocol.Family) *testNode {
+func startNode(t testing.TB, cfg *config.Config, families ...protocol.Family) *testNode {
 	t.Helper()
 	tn, err := tryStartNode(t, cfg, families...)
 	if err != nil {
@@ -101,7 +102,7 @@ func startNode(t testing.TB, cfg *Config, families ...protocol.Family) *testNode
 }
 
 // tryStartNode is startNode returning the error instead of failing the test.
-func tryStartNode(t testing.TB, cfg *Config, families ...protocol.Family) (*testNode, error) {
+func tryStartNode(t testing.TB, cfg *config.Config, families ...protocol.Family) (*testNode, error) {
 	t.Helper()
 	logs := &logRecorder{}
 	logger := slog.New(logs.wrap(slog.NewTextHandler(testWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))).With("node", cfg.Node.Name)
@@ -143,14 +144,14 @@ func (tn *testNode) stop() {
 }
 
 // startNetwork starts n nodes and waits until each is connected to all others.
-func startNetwork(t testing.TB, n int, tweak func(i int, cfg *Config)) []*testNode {
+func startNetwork(t testing.TB, n int, tweak func(i int, cfg *config.Config)) []*testNode {
 	t.Helper()
 	return startNetworkWith(t, n, tweak, nil)
 }
 
 // startNetworkWith is startNetwork where node i knows the protocol families
 // families(i) (nil: the default registry).
-func startNetworkWith(t testing.TB, n int, tweak func(i int, cfg *Config), families func(i int) []protocol.Family) []*testNode {
+func startNetworkWith(t testing.TB, n int, tweak func(i int, cfg *config.Config), families func(i int) []protocol.Family) []*testNode {
 	t.Helper()
 	var nodes []*testNode
 	// A port freePort found free can be taken by another test process

@@ -3,6 +3,7 @@ package node
 import (
 	"fmt"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/multiformats/go-multiaddr"
@@ -13,7 +14,7 @@ import (
 // replaces it whole (Node.applyConfig), and a session keeps the one it was
 // created under.
 type liveConfig struct {
-	cfg   *Config
+	cfg   *config.Config
 	names map[peer.ID]string // address-book names, and this node's own
 	ids   map[string]peer.ID // the reverse
 	// peerBuf counts, for every address-book peer, the bytes of its
@@ -25,7 +26,7 @@ type liveConfig struct {
 // newLiveConfig indexes book, the address book of cfg (addressBook), with
 // this node's own ID self (none yet if ""). Peers also in prev keep their
 // buffer counters.
-func newLiveConfig(cfg *Config, self peer.ID, book []p2p.Peer, prev *liveConfig) *liveConfig {
+func newLiveConfig(cfg *config.Config, self peer.ID, book []p2p.Peer, prev *liveConfig) *liveConfig {
 	l := &liveConfig{cfg: cfg, names: map[peer.ID]string{}, ids: map[string]peer.ID{}, peerBuf: map[peer.ID]*peerBuffer{}}
 	for _, p := range book {
 		l.names[p.ID] = p.Name
@@ -52,14 +53,14 @@ func (l *liveConfig) nameOf(id peer.ID) string {
 }
 
 // config returns the config in force.
-func (n *Node) config() *Config { return n.live.Load().cfg }
+func (n *Node) config() *config.Config { return n.live.Load().cfg }
 
 // nameOf returns the name of id in the session's address book (the one it
 // was created under), or its string form.
 func (s *session) nameOf(id peer.ID) string { return s.live.nameOf(id) }
 
 // addressBook converts cfg's [[peers]] to the p2p host's address book.
-func addressBook(cfg *Config) ([]p2p.Peer, error) {
+func addressBook(cfg *config.Config) ([]p2p.Peer, error) {
 	var book []p2p.Peer
 	for i, pc := range cfg.Peers {
 		id, err := peer.Decode(pc.PeerID)
@@ -86,7 +87,7 @@ func addressBook(cfg *Config) ([]p2p.Peer, error) {
 }
 
 // relayID returns the peer ID of the [[peers]] entry named name, a relay.
-func relayID(cfg *Config, name string) (peer.ID, error) {
+func relayID(cfg *config.Config, name string) (peer.ID, error) {
 	rc, ok := cfg.PeerByName(name)
 	if !ok {
 		return "", fmt.Errorf("%q is not the name of a [[peers]] entry", name)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 )
@@ -22,7 +23,7 @@ import (
 // TestSessionSurvivesLostConnections closes the connections of a ping
 // session again and again, from either side, while it runs.
 func TestSessionSurvivesLostConnections(t *testing.T) {
-	nodes := startNetwork(t, 3, func(i int, cfg *Config) { cfg.Log.Level = "warn" })
+	nodes := startNetwork(t, 3, func(i int, cfg *config.Config) { cfg.Log.Level = "warn" })
 	const count = 10000
 	id, err := nodes[0].StartSession(pingSpec(count, "node1", "node2", "node3"))
 	if err != nil {
@@ -77,7 +78,7 @@ func waitProgress(t *testing.T, tn *testNode, id string, step int64) {
 func TestSAMBASurvivesLostConnections(t *testing.T) {
 	means := []float64{0.6, 0.45, 0.3}
 	const budget, seed = 3000, 21
-	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {
 		cfg.Log.Level = "warn"
 		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i >= 3 {

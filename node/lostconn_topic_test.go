@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 )
@@ -13,9 +14,9 @@ import (
 // connections to the agents are closed one after another, every 50 ms, for
 // the whole session.
 func TestBAISurvivesLostConnections(t *testing.T) {
-	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 5, func(i int, cfg *config.Config) {
 		cfg.Log.Level = "warn"
-		cfg.Policy["bai"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["bai"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i > 0 {
 			cfg.LocalData["bai"] = map[string]any{"agent": &bai.AgentLocal{
 				Env: bai.Environment{Reward: bai.RewardBernoulli, Arms: problem1}, Rate: 4000}}
@@ -47,9 +48,9 @@ func TestPFCBSurvivesLostConnections(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := startNetwork(t, n, func(i int, cfg *Config) {
+	nodes := startNetwork(t, n, func(i int, cfg *config.Config) {
 		cfg.Log.Level = "warn"
-		cfg.Policy["pfcb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["pfcb"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		cfg.LocalData["pfcb"] = map[string]any{"agent": &pfcb.AgentLocal{
 			Qualities: in.Qualities, Costs: in.Costs[i], Capacities: in.Capacities[i], Rate: 1500}}
 	})

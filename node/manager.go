@@ -112,13 +112,13 @@ func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string,
 	}
 	self := n.host.ID()
 	myRoles := distinctRoles(byID.PartiesOf(self.String()))
-	local, err := live.cfg.admit(f, params, live.cfg.Node.Name, true, myRoles)
+	local, err := live.cfg.Admit(f, params, live.cfg.Node.Name, true, myRoles)
 	if err != nil {
 		return "", err
 	}
 	// The initiator's own environments are checked as a participant's
 	// are: nothing is proposed that this node could not play.
-	if err := live.cfg.checkEnvironments(f, params, byID, myRoles); err != nil {
+	if err := live.cfg.CheckEnvironments(f, params, byID, myRoles); err != nil {
 		return "", err
 	}
 	proposed := &protocol.Spec{Protocol: spec.Protocol, Roles: byID, Params: spec.Params}

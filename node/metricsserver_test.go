@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
 
@@ -75,9 +76,9 @@ func readyz(t testing.TB, tn *testNode) (int, string) {
 // /readyz without a token and nothing else, while the control API still
 // refuses /metrics without its token.
 func TestMetricsListener(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
-			cfg.Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
+			cfg.Metrics = config.MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
 		}
 	})
 	tn := nodes[0]
@@ -138,7 +139,7 @@ func TestMetricsListener(t *testing.T) {
 // bandit_ready follow.
 func TestReadyzFlipsAsPeersConnect(t *testing.T) {
 	cfgs := testConfigs(t, 2)
-	cfgs[0].Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
+	cfgs[0].Metrics = config.MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
 	n1 := startNode(t, cfgs[0])
 	code, body := readyz(t, n1)
 	if want := "not ready: 0 of the 1 address-book peers connected, fewer than metrics.min_peers = 1\n"; code != http.StatusServiceUnavailable || body != want {
@@ -175,12 +176,12 @@ func TestReadyzFlipsAsPeersConnect(t *testing.T) {
 // class, the sessions by state while one runs, and their messages by
 // protocol.
 func TestSessionMetrics(t *testing.T) {
-	nodes := startNetwork(t, 3, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 3, func(i int, cfg *config.Config) {
 		switch i {
 		case 0:
-			cfg.Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 2}
+			cfg.Metrics = config.MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 2}
 		case 2:
-			cfg.Policy = map[string]PolicyConfig{} // node3 declines ping
+			cfg.Policy = map[string]config.PolicyConfig{} // node3 declines ping
 		}
 	})
 	tn := nodes[0]

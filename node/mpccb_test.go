@@ -13,6 +13,7 @@ import (
 	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/environment"
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
@@ -38,7 +39,7 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 	cases := []struct {
 		name          string
 		steps, window int
-		locals        func(t *testing.T, contexts, rewards [][]float64) func(i int, cfg *Config)
+		locals        func(t *testing.T, contexts, rewards [][]float64) func(i int, cfg *config.Config)
 		families      func(i int) []protocol.Family // nil: every node's default
 		wire          string                        // the session's wire version
 		rounds        float64                       // a step's, at P = 2
@@ -165,7 +166,7 @@ func linearProblem(n, arms, dim int, seed uint64) ([][]float64, [][]float64) {
 // that opens every node's policy to mpccb and gives the feature parties
 // their columns of contexts and p″ the rewards, in files of a test
 // directory.
-func mpccbLocals(t *testing.T, contexts [][]float64, rewards [][]float64) func(i int, cfg *Config) {
+func mpccbLocals(t *testing.T, contexts [][]float64, rewards [][]float64) func(i int, cfg *config.Config) {
 	t.Helper()
 	dir := t.TempDir()
 	split := dataset.Split(len(contexts[0]), 2)
@@ -177,8 +178,8 @@ func mpccbLocals(t *testing.T, contexts [][]float64, rewards [][]float64) func(i
 		}
 		return v
 	}
-	return func(i int, cfg *Config) {
-		cfg.Policy["mpccb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	return func(i int, cfg *config.Config) {
+		cfg.Policy["mpccb"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		switch i {
 		case 0, 1:
 			path := filepath.Join(dir, dataset.PartyFile(i))
@@ -199,11 +200,11 @@ func mpccbLocals(t *testing.T, contexts [][]float64, rewards [][]float64) func(i
 // mpccbReplays is mpccbLocals with the feature parties' and p″'s files as
 // replay environments (source = "replay", order = "sequential") instead of
 // the family's simulated environment.
-func mpccbReplays(t *testing.T, contexts [][]float64, rewards [][]float64) func(i int, cfg *Config) {
+func mpccbReplays(t *testing.T, contexts [][]float64, rewards [][]float64) func(i int, cfg *config.Config) {
 	t.Helper()
 	dir := t.TempDir()
 	split := dataset.Split(len(contexts[0]), 2)
-	replay := func(cfg *Config, role, path string) {
+	replay := func(cfg *config.Config, role, path string) {
 		if cfg.Environments == nil {
 			cfg.Environments = map[string]map[string]environment.Config{}
 		}
@@ -211,8 +212,8 @@ func mpccbReplays(t *testing.T, contexts [][]float64, rewards [][]float64) func(
 		cfg.Environments["mpccb"] = map[string]environment.Config{role: {Source: environment.SourceReplay,
 			Replay: environment.ReplayConfig{Label: protocol.LocalKey(mpccb.Name, role), File: path, Order: environment.OrderSequential}}}
 	}
-	return func(i int, cfg *Config) {
-		cfg.Policy["mpccb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	return func(i int, cfg *config.Config) {
+		cfg.Policy["mpccb"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		switch i {
 		case 0, 1:
 			path := filepath.Join(dir, dataset.PartyFile(i))

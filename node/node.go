@@ -22,6 +22,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -143,7 +144,7 @@ type Node struct {
 // New builds a node from its config: it loads the identity and the API token,
 // opens the result store (marking sessions left running by a previous run as
 // aborted), and creates the libp2p host. Run starts it.
-func New(cfg *Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
+func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
 		progressSave: progressSaveEvery, retentionKick: make(chan struct{}, 1), roles: map[libp2pprotocol.ID]*p2p.Messenger{},
 		sessions: map[string]*session{}, metrics: newMetrics(reg.Names()...), proposals: make(chan struct{}, 8)}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -78,9 +79,9 @@ func TestSessionLifecycle(t *testing.T) {
 // TestDeclineAbortsEverywhere: a participant whose policy does not enable the
 // protocol declines, and every node records the abort with its reason.
 func TestDeclineAbortsEverywhere(t *testing.T) {
-	nodes := startNetwork(t, 3, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 3, func(i int, cfg *config.Config) {
 		if i == 2 {
-			cfg.Policy = map[string]PolicyConfig{}
+			cfg.Policy = map[string]config.PolicyConfig{}
 		}
 	})
 	id, err := nodes[0].StartSession(pingSpec(5, "node1", "node2", "node3"))
@@ -271,8 +272,8 @@ func TestPeerGoneAbortsWithinSeconds(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			nodes := startNetwork(t, 3, func(_ int, cfg *Config) {
-				cfg.Session.PeerTimeout = Duration{time.Minute}
+			nodes := startNetwork(t, 3, func(_ int, cfg *config.Config) {
+				cfg.Session.PeerTimeout = config.Duration{Duration: time.Minute}
 			})
 			id, err := nodes[0].StartSession(pingSpec(ping.MaxCount, "node1", "node2", "node3"))
 			if err != nil {
@@ -321,9 +322,9 @@ func TestPeerGoneAbortsWithinSeconds(t *testing.T) {
 func TestQuietPeerGoneAbortsWithinSeconds(t *testing.T) {
 	fam := stall{release: make(chan struct{})}
 	t.Cleanup(func() { close(fam.release) })
-	nodes := startNetworkWith(t, 2, func(i int, cfg *Config) {
+	nodes := startNetworkWith(t, 2, func(i int, cfg *config.Config) {
 		openPolicy("stall")(i, cfg)
-		cfg.Session.PeerTimeout = Duration{time.Minute}
+		cfg.Session.PeerTimeout = config.Duration{Duration: time.Minute}
 	}, func(int) []protocol.Family { return []protocol.Family{ping.Family{}, fam} })
 	id, err := nodes[0].StartSession([]byte("protocol = \"stall\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
 	if err != nil {
@@ -355,7 +356,7 @@ func TestLocalDataFileMissing(t *testing.T) {
 		{"[local.mpccb.reward_receiver]\nrewards = \"r.csv\"\n", "local.mpccb.reward_receiver.rewards: stat /etc/bandit/r.csv"},
 		{"[local.samba.data_owner]\nratings = \"item.csv\"\n", "local.samba.data_owner.ratings: ratings file: open /etc/bandit/item.csv"},
 	} {
-		cfg, err := ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"+c.table), testRegistry(t))
+		cfg, err := config.ParseConfig("/etc/bandit/config.toml", []byte("[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n"+c.table), testRegistry(t))
 		if err != nil {
 			t.Errorf("%q: loading: %v", c.table, err)
 			continue

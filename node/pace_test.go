@@ -13,6 +13,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/environment"
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 )
 
@@ -69,8 +70,8 @@ func TestBAIAgentsPacedWithAnHTTPEnvironment(t *testing.T) {
 	svc := &banditService{rand: rand.New(rand.NewPCG(1, 2)), pulls: map[string][]pullRequest{}}
 	srv := httptest.NewServer(svc)
 	defer srv.Close()
-	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
-		cfg.Policy["bai"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	nodes := startNetwork(t, 5, func(i int, cfg *config.Config) {
+		cfg.Policy["bai"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i > 0 {
 			cfg.LocalData["bai"] = map[string]any{"agent": &bai.AgentLocal{Rate: 40000}}
 			cfg.Environments = map[string]map[string]environment.Config{"bai": {"agent": {Source: environment.SourceHTTP,

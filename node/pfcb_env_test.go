@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/environment"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 )
 
@@ -41,8 +42,8 @@ func TestPFCBOnReplayedProcurements(t *testing.T) {
 	if err := os.WriteFile(file, []byte(csv.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	nodes := startNetwork(t, n, func(i int, cfg *Config) {
-		cfg.Policy["pfcb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	nodes := startNetwork(t, n, func(i int, cfg *config.Config) {
+		cfg.Policy["pfcb"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		cfg.LocalData["pfcb"] = map[string]any{"agent": &pfcb.AgentLocal{Costs: in.Costs[i], Capacities: in.Capacities[i], Rate: 50000}}
 		if cfg.Environments == nil {
 			cfg.Environments = map[string]map[string]environment.Config{}

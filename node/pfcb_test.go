@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/pfcb/pfcbpb"
@@ -23,8 +24,8 @@ func TestPFCBOnTheNetwork(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := startNetwork(t, n, func(i int, cfg *Config) {
-		cfg.Policy["pfcb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	nodes := startNetwork(t, n, func(i int, cfg *config.Config) {
+		cfg.Policy["pfcb"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		cfg.LocalData["pfcb"] = map[string]any{"agent": &pfcb.AgentLocal{
 			Qualities: in.Qualities, Costs: in.Costs[i], Capacities: in.Capacities[i], Rate: 50000}}
 	})
@@ -82,8 +83,8 @@ func TestTopicSessionWithARolelessInitiator(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := startNetwork(t, n, func(i int, cfg *Config) {
-		cfg.Policy["pfcb"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	nodes := startNetwork(t, n, func(i int, cfg *config.Config) {
+		cfg.Policy["pfcb"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i > 0 {
 			cfg.LocalData["pfcb"] = map[string]any{"agent": &pfcb.AgentLocal{
 				Qualities: in.Qualities, Costs: in.Costs[i-1], Capacities: in.Capacities[i-1], Rate: 50000}}

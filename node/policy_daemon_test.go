@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 )
@@ -16,8 +17,8 @@ import (
 // initiator, whose policy allows 512 explicitly, proposed it. The session
 // aborts at the initiator with that reason.
 func TestWeakPaillierKeyDeclinedOnDaemons(t *testing.T) {
-	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
-		pol := PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	nodes := startNetwork(t, 5, func(i int, cfg *config.Config) {
+		pol := config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i != 2 { // node3, the comp, keeps the default
 			pol.Min = map[string]float64{"paillier_bits": 512}
 		}
@@ -42,8 +43,8 @@ func TestWeakPaillierKeyDeclinedOnDaemons(t *testing.T) {
 
 // sambaTestPolicy is an open SAMBA policy that allows the 512-bit Paillier
 // keys the tests use for speed, which a daemon refuses by default.
-func sambaTestPolicy() PolicyConfig {
-	return PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}, Min: map[string]float64{"paillier_bits": 512}}
+func sambaTestPolicy() config.PolicyConfig {
+	return config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}, Min: map[string]float64{"paillier_bits": 512}}
 }
 
 // TestPFCBSpendBoundedOnDaemons: on real daemons, a P-FCB proposal whose
@@ -56,8 +57,8 @@ func TestPFCBSpendBoundedOnDaemons(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	nodes := startNetwork(t, n, func(i int, cfg *Config) {
-		pol := PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	nodes := startNetwork(t, n, func(i int, cfg *config.Config) {
+		pol := config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i == 2 {
 			pol.Max = map[string]float64{"epsilon_total": 1}
 		}

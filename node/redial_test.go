@@ -7,6 +7,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // TestOneSidedPeerCardsOnDaemons is an onboarding day on two daemons:
@@ -22,8 +23,8 @@ func TestOneSidedPeerCardsOnDaemons(t *testing.T) {
 	cfgs := testConfigs(t, 2)
 	for _, cfg := range cfgs {
 		// The defaults, not testConfigs' short ones.
-		cfg.Discovery.DialBackoffMin = Duration{time.Second}
-		cfg.Discovery.DialBackoffMax = Duration{time.Minute}
+		cfg.Discovery.DialBackoffMin = config.Duration{Duration: time.Second}
+		cfg.Discovery.DialBackoffMax = config.Duration{Duration: time.Minute}
 	}
 	card := cfgs[1].Peers
 	cfgs[1].Peers = nil // node2 does not know node1 yet

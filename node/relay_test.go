@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/samba"
@@ -20,7 +21,7 @@ import (
 // control API's peers and the connection log say the connection is
 // relayed.
 func TestSessionThroughRelay(t *testing.T) {
-	nodes := startNetwork(t, 3, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 3, func(i int, cfg *config.Config) {
 		switch i {
 		case 0:
 			cfg.Relay.Service = true
@@ -96,7 +97,7 @@ func TestSAMBAThroughRelay(t *testing.T) {
 	means := []float64{0.6, 0.3}
 	const budget, seed = 60, 7
 	nated := map[string]bool{"node2": true, "node4": true}
-	nodes := startNetwork(t, 5, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 5, func(i int, cfg *config.Config) {
 		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i == 0 {
 			cfg.Relay.Service = true
@@ -149,22 +150,22 @@ func TestRelayKeysNeedRestart(t *testing.T) {
 	old := testConfigs(t, 3)[0]
 	for _, tc := range []struct {
 		key    string
-		change func(*Config)
+		change func(*config.Config)
 	}{
-		{"relay.service", func(c *Config) { c.Relay.Service = true }},
-		{"relay.via", func(c *Config) { c.Relay.Via = "node2" }},
-		{"relay.max_bytes_per_circuit", func(c *Config) { c.Relay.MaxBytesPerCircuit = new(int64(64 << 20)) }},
-		{"relay.max_circuits_per_peer", func(c *Config) { c.Relay.MaxCircuitsPerPeer = new(4) }},
-		{"relay.max_reservations", func(c *Config) { c.Relay.MaxReservations = new(4) }},
-		{"peers.relay", func(c *Config) { c.Peers[1].Relay = "node2" }},
+		{"relay.service", func(c *config.Config) { c.Relay.Service = true }},
+		{"relay.via", func(c *config.Config) { c.Relay.Via = "node2" }},
+		{"relay.max_bytes_per_circuit", func(c *config.Config) { c.Relay.MaxBytesPerCircuit = new(int64(64 << 20)) }},
+		{"relay.max_circuits_per_peer", func(c *config.Config) { c.Relay.MaxCircuitsPerPeer = new(4) }},
+		{"relay.max_reservations", func(c *config.Config) { c.Relay.MaxReservations = new(4) }},
+		{"peers.relay", func(c *config.Config) { c.Peers[1].Relay = "node2" }},
 	} {
 		next := *old
-		next.Peers = append([]PeerConfig(nil), old.Peers...)
+		next.Peers = append([]config.PeerConfig(nil), old.Peers...)
 		tc.change(&next)
-		_, err := diffConfig(old, &next)
-		var re *RestartError
+		_, err := config.DiffConfig(old, &next)
+		var re *config.RestartError
 		if !errors.As(err, &re) || len(re.Keys) != 1 || re.Keys[0] != tc.key {
-			t.Errorf("changing %s: diffConfig error %v, want a restart error naming it", tc.key, err)
+			t.Errorf("changing %s: DiffConfig error %v, want a restart error naming it", tc.key, err)
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -23,9 +24,9 @@ func (n *Node) Reload(ctx context.Context) (apitype.ConfigChange, error) {
 func (n *Node) reload(ctx context.Context) (apitype.ConfigChange, error) {
 	path := n.config().Path
 	if path == "" {
-		return apitype.ConfigChange{}, errNoConfigFile
+		return apitype.ConfigChange{}, config.ErrNoConfigFile
 	}
-	next, err := LoadConfig(path, n.reg)
+	next, err := config.LoadConfig(path, n.reg)
 	if err != nil {
 		return apitype.ConfigChange{}, fmt.Errorf("the new config is refused, the running one stays in force: %w", err)
 	}
@@ -34,7 +35,7 @@ func (n *Node) reload(ctx context.Context) (apitype.ConfigChange, error) {
 
 // applyConfig puts next, a config that LoadConfig accepted, in force in the
 // running daemon, or refuses it whole, leaving the running config in force:
-// a key that needs a restart changed (diffConfig), or a file or program
+// a key that needs a restart changed (config.DiffConfig), or a file or program
 // that [local] names is missing (CheckLocalData), or the address book is
 // one the host refuses.
 //
@@ -46,14 +47,14 @@ func (n *Node) reload(ctx context.Context) (apitype.ConfigChange, error) {
 // config and address book it was created under (session.live) to its end.
 //
 // Every reload goes through here, whatever asked for it.
-func (n *Node) applyConfig(ctx context.Context, next *Config) (apitype.ConfigChange, error) {
+func (n *Node) applyConfig(ctx context.Context, next *config.Config) (apitype.ConfigChange, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
 	prev := n.live.Load()
 	refused := func(err error) (apitype.ConfigChange, error) {
 		return apitype.ConfigChange{}, fmt.Errorf("the new config is refused, the running one stays in force: %w", err)
 	}
-	ch, err := diffConfig(prev.cfg, next)
+	ch, err := config.DiffConfig(prev.cfg, next)
 	if err != nil {
 		return refused(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -79,7 +80,7 @@ func (r *reloadStatus) lastReload() *apitype.ReloadStatus {
 
 // warnConfig logs at WARN what cfg, the config in force, leaves this
 // node unable to do (Config.Warnings).
-func (n *Node) warnConfig(cfg *Config) {
+func (n *Node) warnConfig(cfg *config.Config) {
 	for _, w := range cfg.Warnings() {
 		n.log.Warn(w, "config", cfg.Path)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	dto "github.com/prometheus/client_model/go"
@@ -23,7 +24,7 @@ import (
 
 // configText renders a test config (testConfigs) as the TOML file a daemon
 // reads: the keys testConfigs sets, the policies and the peers.
-func configText(cfg *Config) string {
+func configText(cfg *config.Config) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[node]\nname = %q\ndata_dir = %q\nidentity = %q\nlisten = [", cfg.Node.Name, cfg.Node.DataDir, cfg.Node.Identity)
 	for i, a := range cfg.Node.Listen {
@@ -47,7 +48,7 @@ func configText(cfg *Config) string {
 }
 
 // peerText is p as a [[peers]] block.
-func peerText(p PeerConfig) string {
+func peerText(p config.PeerConfig) string {
 	return fmt.Sprintf("\n[[peers]]\nname = %q\npeer_id = %q\naddrs = %s\n", p.Name, p.PeerID, tomlStrings(p.Addrs))
 }
 
@@ -88,15 +89,15 @@ func TestReloadMembership(t *testing.T) {
 	var releaseOnce sync.Once
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(unblock)
-	open := PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
-	nodes := startNetworkWith(t, 4, func(i int, cfg *Config) {
+	open := config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+	nodes := startNetworkWith(t, 4, func(i int, cfg *config.Config) {
 		cfg.Policy["stall"] = open
 		// The stalled participant sends no heartbeat while it waits.
-		cfg.Session.PeerTimeout = Duration{20 * time.Second}
+		cfg.Session.PeerTimeout = config.Duration{Duration: 20 * time.Second}
 		if i == 3 {
 			cfg.Peers = nil // the newcomer knows nobody yet
 		} else {
-			cfg.Peers = slices.DeleteFunc(cfg.Peers, func(p PeerConfig) bool { return p.Name == "node4" })
+			cfg.Peers = slices.DeleteFunc(cfg.Peers, func(p config.PeerConfig) bool { return p.Name == "node4" })
 		}
 		writeConfig(t, cfg.Path, configText(cfg))
 	}, func(int) []protocol.Family { return []protocol.Family{ping.Family{}, stall{release: release}} })
@@ -115,7 +116,7 @@ func TestReloadMembership(t *testing.T) {
 	// The newcomer's card, as `id --peer-card` prints it, goes into the
 	// three address books; node2 also stops taking stall sessions from
 	// node1.
-	card := peerText(PeerConfig{Name: "node4", PeerID: n4.ID().String(), Addrs: n4.cfg.Node.Listen})
+	card := peerText(config.PeerConfig{Name: "node4", PeerID: n4.ID().String(), Addrs: n4.cfg.Node.Listen})
 	for _, tn := range nodes[:3] {
 		text := configText(tn.cfg) + card
 		want := "peers added: node4"
@@ -128,9 +129,9 @@ func TestReloadMembership(t *testing.T) {
 			t.Errorf("%s: reload changed %q, want %q", tn.cfg.Node.Name, got, want)
 		}
 	}
-	var book []PeerConfig
+	var book []config.PeerConfig
 	for _, tn := range nodes[:3] {
-		book = append(book, PeerConfig{Name: tn.cfg.Node.Name, PeerID: tn.ID().String(), Addrs: tn.cfg.Node.Listen})
+		book = append(book, config.PeerConfig{Name: tn.cfg.Node.Name, PeerID: tn.ID().String(), Addrs: tn.cfg.Node.Listen})
 	}
 	n4text := configText(n4.cfg)
 	for _, p := range book {
@@ -227,9 +228,9 @@ func TestReloadAbortsSessionsOfARemovedPeer(t *testing.T) {
 	var releaseOnce sync.Once
 	unblock := func() { releaseOnce.Do(func() { close(release) }) }
 	t.Cleanup(unblock)
-	nodes := startNetworkWith(t, 2, func(_ int, cfg *Config) {
-		cfg.Policy["stall"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
-		cfg.Session.PeerTimeout = Duration{20 * time.Second}
+	nodes := startNetworkWith(t, 2, func(_ int, cfg *config.Config) {
+		cfg.Policy["stall"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Session.PeerTimeout = config.Duration{Duration: 20 * time.Second}
 		writeConfig(t, cfg.Path, configText(cfg))
 	}, func(int) []protocol.Family { return []protocol.Family{ping.Family{}, stall{release: release}} })
 	n1, n2 := nodes[0], nodes[1]
@@ -264,7 +265,7 @@ func TestReloadAbortsSessionsOfARemovedPeer(t *testing.T) {
 // config by a reload runs without a restart, and one removed by a reload
 // is no longer scheduled.
 func TestReloadSchedulesStandingSessions(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) { writeConfig(t, cfg.Path, configText(cfg)) })
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) { writeConfig(t, cfg.Path, configText(cfg)) })
 	n1 := nodes[0]
 	spec := filepath.Join(filepath.Dir(n1.cfg.Path), "pinger.toml")
 	if err := os.WriteFile(spec, pingSpec(2, "node1", "node2"), 0o600); err != nil {
@@ -301,7 +302,7 @@ func TestTruncatedConfigAndRefusedReload(t *testing.T) {
 	full := configText(cfg)
 	cut := full[:strings.Index(full, "\n[policy.")+1]
 	writeConfig(t, cfg.Path, cut)
-	loaded, err := LoadConfig(cfg.Path, testRegistry(t))
+	loaded, err := config.LoadConfig(cfg.Path, testRegistry(t))
 	if err != nil {
 		t.Fatalf("the config cut before [policy.*] and [[peers]] is refused: %v", err)
 	}

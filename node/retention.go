@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // retentionInterval is how often the daemon applies the record retention
@@ -218,7 +219,7 @@ func syncDir(dir string) error {
 // grace is twice the longest a peer waits for this node before it gives a
 // session up: until then a peer may still send frames of a session that
 // ended here, which its record answers.
-func retentionOf(c SessionConfig) retentionPolicy {
+func retentionOf(c config.SessionConfig) retentionPolicy {
 	return retentionPolicy{keep: c.Keep.Duration, keepCount: c.KeepCount, grace: 2 * max(c.ProposeTimeout.Duration, c.PeerTimeout.Duration)}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // retentionStore opens a store in a fresh data directory.
@@ -227,7 +228,7 @@ func TestRetentionConfig(t *testing.T) {
 		{"keep = \"10m\"\n", 0, 0, "session.keep"},
 		{"keep_count = -1\n", 0, 0, "session.keep_count"},
 	} {
-		cfg, err := ParseConfig("config.toml", []byte(base+c.text), testRegistry(t))
+		cfg, err := config.ParseConfig("config.toml", []byte(base+c.text), testRegistry(t))
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%q: err = %v, want one with %q", c.text, err, c.err)
@@ -248,10 +249,10 @@ func TestRetentionConfig(t *testing.T) {
 // the records are past the grace (2 s here): of three sessions run one
 // after another, each node keeps the last one's record only.
 func TestDaemonRemovesRecordsBeyondKeepCount(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		cfg.Session.KeepCount = 1
-		cfg.Session.ProposeTimeout = Duration{time.Second}
-		cfg.Session.PeerTimeout = Duration{time.Second}
+		cfg.Session.ProposeTimeout = config.Duration{Duration: time.Second}
+		cfg.Session.PeerTimeout = config.Duration{Duration: time.Second}
 	})
 	var last string
 	for range 3 {
@@ -279,7 +280,7 @@ func TestDaemonRemovesRecordsBeyondKeepCount(t *testing.T) {
 // a recent one kept.
 func TestDaemonAppliesRetentionAtStart(t *testing.T) {
 	cfg := testConfigs(t, 1)[0]
-	cfg.Session.Keep = RetentionAge{48 * time.Hour}
+	cfg.Session.Keep = config.RetentionAge{Duration: 48 * time.Hour}
 	s, err := openStore(cfg.Node.DataDir)
 	if err != nil {
 		t.Fatal(err)

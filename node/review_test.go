@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -29,9 +30,9 @@ func slowPingSpec(count int, names ...string) []byte {
 	return []byte(strings.Replace(string(pingSpec(count, names...)), "\"ping\"", "\"slowping\"", 1))
 }
 
-func openPolicy(fam string) func(int, *Config) {
-	return func(_ int, cfg *Config) {
-		cfg.Policy[fam] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+func openPolicy(fam string) func(int, *config.Config) {
+	return func(_ int, cfg *config.Config) {
+		cfg.Policy[fam] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 	}
 }
 
@@ -39,7 +40,7 @@ func openPolicy(fam string) func(int, *Config) {
 // not make the session abort for silence: liveness is judged from the start
 // of the running phase.
 func TestSlowAcceptIsNotSilence(t *testing.T) {
-	nodes := startNetworkWith(t, 3, func(i int, cfg *Config) {
+	nodes := startNetworkWith(t, 3, func(i int, cfg *config.Config) {
 		openPolicy("slowping")(i, cfg)
 		// The propose timeout (5 s in tests) is not under test: a loaded
 		// machine must not spend the 1.5 s it leaves after the slow accept.
@@ -65,10 +66,10 @@ func TestSlowAcceptIsNotSilence(t *testing.T) {
 // An abort that reaches a participant while it is still examining the
 // proposal must still end the session there, with the same reason.
 func TestAbortBeforeRegistrationStillArrives(t *testing.T) {
-	nodes := startNetworkWith(t, 3, func(i int, cfg *Config) {
+	nodes := startNetworkWith(t, 3, func(i int, cfg *config.Config) {
 		openPolicy("slowping")(i, cfg)
 		if i == 2 {
-			cfg.Policy = map[string]PolicyConfig{} // node3 declines at once
+			cfg.Policy = map[string]config.PolicyConfig{} // node3 declines at once
 		}
 	}, func(i int) []protocol.Family {
 		delay := time.Duration(0)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -26,7 +27,7 @@ func TestRoleStreamRemembersHeads(t *testing.T) {
 		orgs:      [][]peer.ID{{self}, {owner, other}},
 		inbox:     make(chan protocol.Message, 16)}
 	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s}}
-	n.live.Store(&liveConfig{cfg: DefaultConfig(), peerBuf: map[peer.ID]*peerBuffer{owner: {}, other: {}}})
+	n.live.Store(&liveConfig{cfg: config.DefaultConfig(), peerBuf: map[peer.ID]*peerBuffer{owner: {}, other: {}}})
 	s.n, s.live, s.cfg = n, n.live.Load(), n.config()
 	handle := n.newRoleStream("samba", owner)
 	frame := func(fromIndex uint32, body string) []byte {
@@ -95,7 +96,7 @@ func TestRoleStreamPanicAbortsTheSession(t *testing.T) {
 		ctrl:      make(chan ctrlEvent, 1),
 		done:      make(chan struct{})}
 	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s}}
-	cfg := DefaultConfig()
+	cfg := config.DefaultConfig()
 	cfg.Node.Name = "node"
 	n.live.Store(&liveConfig{cfg: cfg, peerBuf: map[peer.ID]*peerBuffer{owner: {}}})
 	s.n, s.live, s.cfg = n, n.live.Load(), n.config()

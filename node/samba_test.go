@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/randsrc"
 	"github.com/bandit-node/bandit-node/protocol/samba"
@@ -63,7 +64,7 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 	const budget = 400
 	var seed atomic.Int64 // read by the daemons' goroutines when a session starts
 	pulls := &pullLog{}
-	nodes := startNetwork(t, 6, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {
 		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i >= 3 {
 			cfg.LocalData["samba"] = map[string]any{"data_owner": loggedArm{Bernoulli: samba.Bernoulli{Mu: means[i-3]}, i: i - 3, log: pulls}}
@@ -217,7 +218,7 @@ func (c *copyingController) Ready() protocol.Ready {
 // puts one data owner's sealed score in another's place is caught by comp,
 // and the session aborts on every daemon with a reason that says so.
 func TestSAMBATamperingAbortsOnTheNetwork(t *testing.T) {
-	nodes := startNetworkWith(t, 6, func(i int, cfg *Config) {
+	nodes := startNetworkWith(t, 6, func(i int, cfg *config.Config) {
 		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i >= 3 {
 			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: 0.5}}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
@@ -39,7 +40,7 @@ func (f withoutSeparations) Info() protocol.Info {
 // reason. A proposal of the same shape with the roles apart runs, so the
 // participants' policies and local data would have let the others run.
 func TestCollusiveAssignmentsAreDeclinedEverywhere(t *testing.T) {
-	nodes := startNetworkWith(t, 5, func(i int, cfg *Config) {
+	nodes := startNetworkWith(t, 5, func(i int, cfg *config.Config) {
 		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		openPolicy("mpccb")(i, cfg)
 		cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: 0.2 + 0.1*float64(i)}}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/lifecycle"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/p2p"
@@ -99,7 +100,7 @@ type session struct {
 	// session was proposed or accepted, and cfg its config: the session
 	// keeps them to its end, whatever a reload changes (reload.go).
 	live *liveConfig
-	cfg  *Config
+	cfg  *config.Config
 	id   string
 	fam  protocol.Family
 	// family is fam.Name(), which every frame's stream is checked
@@ -299,7 +300,7 @@ func (s *session) setName(name string) {
 // under cfg: half the heartbeat interval, at most maxLifecycleTick — a
 // second with the default 5 s heartbeats. Not shorter: each tick wakes the
 // session's loop, which costs a busy role about a step (bench/HISTORY.md).
-func lifecycleTick(cfg SessionConfig) time.Duration {
+func lifecycleTick(cfg config.SessionConfig) time.Duration {
 	return max(min(cfg.HeartbeatInterval.Duration/2, maxLifecycleTick), 10*time.Millisecond)
 }
 

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -91,7 +92,7 @@ func TestDaemonsAndSimulatorAgree(t *testing.T) {
 	const steps, mpccbArms, dims = 12, 4, 20 // the synthetic contexts have 20 features
 	contexts, rewards := linearProblem(steps, mpccbArms, dims, 9)
 	mpccbTweak := mpccbLocals(t, contexts, rewards)
-	nodes := startNetworkWith(t, 6, func(i int, cfg *Config) {
+	nodes := startNetworkWith(t, 6, func(i int, cfg *config.Config) {
 		cfg.Policy["samba"] = sambaTestPolicy()
 		if i >= 3 {
 			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}

@@ -5,7 +5,8 @@ import (
 	"go/ast"
 	"go/parser"
 	"go/token"
-	"os"
+	"io/fs"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // TestSpecParsedOncePerOrganization: a session started by hand is parsed
@@ -22,10 +24,10 @@ import (
 // more by its initiator, whether it schedules the run, starts it or lists
 // it to the API; the participant parses the run's proposal once.
 func TestSpecParsedOncePerOrganization(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
 			// Due once at start, then not for an hour.
-			cfg.Sessions = []StandingConfig{standingPing("pinger", 2, time.Hour)}
+			cfg.Sessions = []config.StandingConfig{standingPing("pinger", 2, time.Hour)}
 		}
 	})
 	testutil.WaitFor(t, 60*time.Second, "the run of pinger to complete", func() bool {
@@ -62,34 +64,33 @@ func TestSpecParsedOncePerOrganization(t *testing.T) {
 // TestParseSpecCallSites holds the daemon to its two places that parse a
 // spec's text: parseSpec (a session's, once per organization) and the
 // config's load (a standing session's). Any other call of
-// protocol.ParseSpec in node/ would parse a spec again on some path.
+// protocol.ParseSpec in node/ or its sub-packages would parse a spec again on some path.
 func TestParseSpecCallSites(t *testing.T) {
-	entries, err := os.ReadDir(".")
-	if err != nil {
-		t.Fatal(err)
-	}
 	var sites []string
 	fset := token.NewFileSet()
-	for _, e := range entries {
-		name := e.Name()
-		if !strings.HasSuffix(name, ".go") || strings.HasSuffix(name, "_test.go") {
-			continue
+	err := filepath.WalkDir(".", func(path string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
 		}
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
 		if err != nil {
-			t.Fatal(err)
+			return err
 		}
 		ast.Inspect(f, func(n ast.Node) bool {
 			if sel, ok := n.(*ast.SelectorExpr); ok && sel.Sel.Name == "ParseSpec" {
 				if x, ok := sel.X.(*ast.Ident); ok && x.Name == "protocol" {
-					sites = append(sites, name)
+					sites = append(sites, filepath.ToSlash(path))
 				}
 			}
 			return true
 		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 	slices.Sort(sites)
-	if want := []string{"config_sessions.go", "spec.go"}; !slices.Equal(sites, want) {
+	if want := []string{"config/sessions.go", "spec.go"}; !slices.Equal(sites, want) {
 		t.Errorf("protocol.ParseSpec is called in %v, want only in %v", sites, want)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 )
 
@@ -52,8 +53,8 @@ type standing struct {
 
 // standingItem is one standing session: its config and its state.
 type standingItem struct {
-	cfg   StandingConfig
-	sched schedule
+	cfg   config.StandingConfig
+	sched config.Schedule
 	st    standingState
 	// orgs are the address-book names of the spec's organizations.
 	orgs []string
@@ -63,8 +64,8 @@ type standingItem struct {
 }
 
 // newStandingItem returns the item of sc, with its state to be set.
-func newStandingItem(sc StandingConfig) (*standingItem, error) {
-	sched, err := sc.schedule()
+func newStandingItem(sc config.StandingConfig) (*standingItem, error) {
+	sched, err := sc.Schedule()
 	if err != nil {
 		return nil, err
 	}
@@ -82,7 +83,7 @@ func newStandingItem(sc StandingConfig) (*standingItem, error) {
 // previous daemon stored in dataDir at now. A run that state shows active
 // ended when that daemon stopped (recoverSessions recorded it): its record
 // says how, and a retry follows if it aborted.
-func newStanding(n *Node, cfg *Config, now time.Time) *standing {
+func newStanding(n *Node, cfg *config.Config, now time.Time) *standing {
 	sessions := cfg.Sessions
 	st := &standing{n: n, path: filepath.Join(cfg.Node.DataDir, standingFile), start: n.startChecked,
 		wake: make(chan struct{}, 1), items: map[string]*standingItem{}, ctx: context.Background()}
@@ -305,7 +306,7 @@ func (st *standing) finish(name, id, state, reason string, now time.Time) {
 // state and takes the new config from its next run; one that is gone is
 // forgotten (a run of it in progress goes on, and is recorded under its
 // name as any other).
-func (st *standing) update(sessions []StandingConfig) {
+func (st *standing) update(sessions []config.StandingConfig) {
 	now := time.Now()
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -363,7 +364,7 @@ func listStanding(items map[string]*standingItem) []apitype.Standing {
 // stored their schedule in its data directory, for a command run while the
 // daemon is down. A session the daemon has not run yet has no next due
 // time.
-func StoredStanding(cfg *Config) ([]apitype.Standing, error) {
+func StoredStanding(cfg *config.Config) ([]apitype.Standing, error) {
 	stored, err := readStandingState(filepath.Join(cfg.Node.DataDir, standingFile))
 	items := map[string]*standingItem{}
 	for _, sc := range cfg.Sessions {

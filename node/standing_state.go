@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // standingState is what the scheduler keeps of one standing session, and
@@ -31,8 +32,8 @@ type standingState struct {
 // freshState is the state of a session with schedule sched that the
 // scheduler has just been given (at boot with no stored state, or added by
 // a reload) at now.
-func freshState(sched schedule, now time.Time) standingState {
-	return standingState{Schedule: sched.String(), Due: sched.first(now)}
+func freshState(sched config.Schedule, now time.Time) standingState {
+	return standingState{Schedule: sched.String(), Due: sched.First(now)}
 }
 
 // boot is the state, stored by a daemon that stopped, of a session with
@@ -40,13 +41,13 @@ func freshState(sched schedule, now time.Time) standingState {
 // (a due time that passed while the daemon was down is due at once, and
 // only once); an on-boot session is due again; a schedule that changed
 // starts afresh.
-func (st standingState) boot(sched schedule, now time.Time) standingState {
+func (st standingState) boot(sched config.Schedule, now time.Time) standingState {
 	if st.Schedule != sched.String() {
 		fresh := freshState(sched, now)
 		fresh.Active, fresh.Proposed, fresh.Last = st.Active, st.Proposed, st.Last
 		return fresh
 	}
-	if sched.onBoot {
+	if sched.OnBoot {
 		st.Due = now
 	}
 	return st
@@ -81,12 +82,12 @@ func (st standingState) wake() time.Time {
 // launched records that run id was proposed at now; retry says whether it
 // was a retry. A regular run moves Due to the next due time (the missed
 // ones collapsing into it) and clears the retries.
-func (st standingState) launched(sched schedule, id string, retry bool, now time.Time) standingState {
+func (st standingState) launched(sched config.Schedule, id string, retry bool, now time.Time) standingState {
 	if retry {
 		st.RetryAt = time.Time{}
 		st.Retries++
 	} else {
-		st.Due = sched.next(st.Due, now)
+		st.Due = sched.Next(st.Due, now)
 		st.RetryAt, st.Retries = time.Time{}, 0
 	}
 	st.Active, st.Proposed = id, now
@@ -96,15 +97,15 @@ func (st standingState) launched(sched schedule, id string, retry bool, now time
 // skip moves a Due that passed while a run was active to the next due
 // time: the scheduler never starts a second run of a session, and does not
 // queue one either.
-func (st standingState) skip(sched schedule, now time.Time) standingState {
-	st.Due = sched.next(st.Due, now)
+func (st standingState) skip(sched config.Schedule, now time.Time) standingState {
+	st.Due = sched.Next(st.Due, now)
 	return st
 }
 
 // ended records that the active run (or a run that could not be proposed,
 // with an empty ID) ended in state with reason at now, and schedules a
 // retry after an abort if retry allows one more.
-func (st standingState) ended(id, state, reason string, retry RetryConfig, now time.Time) standingState {
+func (st standingState) ended(id, state, reason string, retry config.RetryConfig, now time.Time) standingState {
 	proposed := st.Proposed
 	if proposed.IsZero() {
 		proposed = now

@@ -1,6 +1,7 @@
 package node
 
 import (
+	"github.com/bandit-node/bandit-node/node/config"
 	"testing"
 	"time"
 )
@@ -8,8 +9,8 @@ import (
 // TestStandingStateTransitions follows a session's state through runs,
 // skips, aborts with retries and a daemon that was down.
 func TestStandingStateTransitions(t *testing.T) {
-	every := schedule{every: time.Hour}
-	retry := RetryConfig{Attempts: 2, Backoff: Duration{10 * time.Minute}}
+	every := config.Schedule{Every: time.Hour}
+	retry := config.RetryConfig{Attempts: 2, Backoff: config.Duration{Duration: 10 * time.Minute}}
 	t0 := at3("2026-11-23 10:00:00")
 	after := func(d time.Duration) time.Time { return t0.Add(d) }
 
@@ -76,12 +77,12 @@ func TestStandingStateTransitions(t *testing.T) {
 		t.Fatal("due again right after the catch-up run")
 	}
 	// A changed schedule starts afresh, keeping the last run.
-	st = st.boot(schedule{every: 2 * time.Hour}, now)
+	st = st.boot(config.Schedule{Every: 2 * time.Hour}, now)
 	if !st.Due.Equal(now) || st.Last == nil {
 		t.Fatalf("changed schedule: %+v", st)
 	}
 	// On-boot: due at every boot, once.
-	boot := schedule{onBoot: true}
+	boot := config.Schedule{OnBoot: true}
 	ob := freshState(boot, t0).launched(boot, "b", false, t0).ended("b", "completed", "", retry, t0)
 	if due, _ := ob.due(after(48 * time.Hour)); due {
 		t.Fatal("on-boot session due again without a boot")
@@ -89,4 +90,15 @@ func TestStandingStateTransitions(t *testing.T) {
 	if due, _ := ob.boot(boot, after(48*time.Hour)).due(after(48 * time.Hour)); !due {
 		t.Fatal("on-boot session not due at a boot")
 	}
+}
+
+// utc3 is a fixed local time for the schedule tests, free of DST.
+var utc3 = time.FixedZone("UTC+3", 3*3600)
+
+func at3(s string) time.Time {
+	t, err := time.ParseInLocation("2006-01-02 15:04:05", s, utc3)
+	if err != nil {
+		panic(err)
+	}
+	return t
 }

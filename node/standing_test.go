@@ -11,15 +11,16 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
 
 // standingPing is a standing ping session between node1 and node2.
-func standingPing(name string, count int, every time.Duration) StandingConfig {
+func standingPing(name string, count int, every time.Duration) config.StandingConfig {
 	text := pingSpec(count, "node1", "node2")
-	return StandingConfig{Name: name, Spec: name + ".toml", Every: Duration{every},
-		Retry: RetryConfig{Backoff: Duration{DefaultRetryBackoff}}, SpecText: text, Checked: checkedSpec(text)}
+	return config.StandingConfig{Name: name, Spec: name + ".toml", Every: config.Duration{Duration: every},
+		Retry: config.RetryConfig{Backoff: config.Duration{Duration: config.DefaultRetryBackoff}}, SpecText: text, Checked: checkedSpec(text)}
 }
 
 // checkedSpec parses and checks a ping spec, as the config's load does.
@@ -81,9 +82,9 @@ func countState(runs []apitype.Session, state string) int {
 // name at the initiator and at the participant, which saw the name in the
 // proposal; a session started by hand has no name.
 func TestStandingSessionRunsUnattended(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
-			cfg.Sessions = []StandingConfig{standingPing("pinger", 3, 2*time.Second)}
+			cfg.Sessions = []config.StandingConfig{standingPing("pinger", 3, 2*time.Second)}
 		}
 	})
 	adhoc, err := nodes[0].StartSession(pingSpec(2, "node1", "node2"))
@@ -152,9 +153,9 @@ func TestStandingSessionRunsUnattended(t *testing.T) {
 // is still active is skipped: there is never a second run of the session
 // at once. Once the long run ends, the schedule goes on.
 func TestStandingSessionNotDoubled(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
-			cfg.Sessions = []StandingConfig{standingPing("long", ping.MaxCount, time.Second)}
+			cfg.Sessions = []config.StandingConfig{standingPing("long", ping.MaxCount, time.Second)}
 		}
 	})
 	testutil.WaitFor(t, 30*time.Second, "two due times skipped while the first run is active", func() bool {
@@ -195,9 +196,9 @@ func TestStandingSessionNotDoubled(t *testing.T) {
 // run again, and due times that passed while the daemon was down collapse
 // into one run.
 func TestStandingSessionResumesAfterRestart(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
-			cfg.Sessions = []StandingConfig{standingPing("hourly", 3, time.Hour)}
+			cfg.Sessions = []config.StandingConfig{standingPing("hourly", 3, time.Hour)}
 		}
 	})
 	// The first run is due when the daemon first has the session.
@@ -297,11 +298,11 @@ func must[T any](v T, err error) T {
 // initiator records the abort and retries as the session's retry says,
 // then waits for the next due time.
 func TestStandingSessionRefusedByName(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
 			sc := standingPing("refused-one", 3, time.Hour)
-			sc.Retry = RetryConfig{Attempts: 1, Backoff: Duration{500 * time.Millisecond}}
-			cfg.Sessions = []StandingConfig{sc}
+			sc.Retry = config.RetryConfig{Attempts: 1, Backoff: config.Duration{Duration: 500 * time.Millisecond}}
+			cfg.Sessions = []config.StandingConfig{sc}
 		} else {
 			pol := cfg.Policy["ping"]
 			pol.Sessions = []string{"weekly-promo", ""}
@@ -334,9 +335,9 @@ func TestStandingSessionRefusedByName(t *testing.T) {
 // TestStandingUpdate: update (a config reload) adds, removes and changes
 // standing sessions by name while the node runs.
 func TestStandingUpdate(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
-			cfg.Sessions = []StandingConfig{standingPing("kept", 3, time.Hour), standingPing("dropped", 3, time.Hour)}
+			cfg.Sessions = []config.StandingConfig{standingPing("kept", 3, time.Hour), standingPing("dropped", 3, time.Hour)}
 		}
 	})
 	n := nodes[0]
@@ -346,7 +347,7 @@ func TestStandingUpdate(t *testing.T) {
 	kept := standingOf(t, n, "kept")
 	changed := standingPing("kept", 5, time.Hour) // a new spec, the same schedule
 	added := standingPing("added", 3, time.Hour)
-	n.standing.update([]StandingConfig{changed, added})
+	n.standing.update([]config.StandingConfig{changed, added})
 	testutil.WaitFor(t, 30*time.Second, "the added session's first run", func() bool {
 		return countState(namedRuns(t, n, "added"), stateCompleted) == 1
 	})
@@ -361,7 +362,7 @@ func TestStandingUpdate(t *testing.T) {
 		t.Errorf("kept lost its schedule: %+v, was %+v", list[1], kept)
 	}
 	// A changed schedule starts afresh: due at once.
-	n.standing.update([]StandingConfig{standingPing("kept", 3, 2*time.Hour), added})
+	n.standing.update([]config.StandingConfig{standingPing("kept", 3, 2*time.Hour), added})
 	testutil.WaitFor(t, 30*time.Second, "kept's run under its new schedule", func() bool {
 		return countState(namedRuns(t, n, "kept"), stateCompleted) == 2
 	})

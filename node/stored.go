@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // ErrNoStoredSession is returned (wrapped) by StoredResult for a session the
@@ -21,7 +22,7 @@ var ErrNoStoredSession = errors.New("no such session in the data directory")
 // A record that the data directory refused while the daemon ran is read
 // from the journal of unsaved records when its copy there is the later
 // (unsaved.go): it is what the daemon will store at its next start.
-func StoredResult(cfg *Config, id string) (apitype.Result, error) {
+func StoredResult(cfg *config.Config, id string) (apitype.Result, error) {
 	st := storeAt(cfg)
 	rec, err := st.get(id)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
@@ -42,7 +43,7 @@ func StoredResult(cfg *Config, id string) (apitype.Result, error) {
 // in the error list.
 // Records the journal of unsaved records has a later copy of are listed
 // as it has them (see StoredResult).
-func StoredSessions(cfg *Config) ([]apitype.Session, []error) {
+func StoredSessions(cfg *config.Config) ([]apitype.Session, []error) {
 	st := storeAt(cfg)
 	recs, errs := st.list()
 	journal, jerrs := st.readJournal()
@@ -74,7 +75,7 @@ func StoredSessions(cfg *Config) ([]apitype.Session, []error) {
 
 // storeAt is the store of cfg's data directory for reading only: it takes
 // no lock and creates nothing.
-func storeAt(cfg *Config) *store {
+func storeAt(cfg *config.Config) *store {
 	s := &store{dir: sessionsDir(cfg.Node.DataDir)}
 	s.frozen.Store(true)
 	return s

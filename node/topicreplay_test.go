@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
@@ -142,9 +143,9 @@ func TestTopicReplayLog(t *testing.T) {
 // participant, with a reason that names the organization, the party and
 // the class of failure, and nothing of the message.
 func TestForgedTopicNumbersAbortTheSession(t *testing.T) {
-	nodes := startNetwork(t, 4, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 4, func(i int, cfg *config.Config) {
 		cfg.Log.Level = "warn"
-		cfg.Policy["bai"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
+		cfg.Policy["bai"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i > 0 {
 			// Slow agents: the session is still running when the forged
 			// frame comes.

@@ -18,6 +18,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // errDiskRefuses is the failure a test injects into a store's writes: what
@@ -66,9 +67,9 @@ func onDisk(t testing.TB, tn *testNode, id string) *record {
 // written, the failure is logged once, and once the disk takes writes
 // again the record on disk says completed within 30 s.
 func TestRecordKeptWhileDiskRefuses(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
-			cfg.Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
+			cfg.Metrics = config.MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
 		}
 	})
 	tn := nodes[0]
@@ -232,9 +233,9 @@ func TestCompletedSessionSurvivesRestartWhileDiskRefused(t *testing.T) {
 // says completed within 30 s of the directory taking writes again. Skipped
 // where chattr is not available or the file system has no such flag.
 func TestRecordsSurviveImmutableSessionsDir(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
-			cfg.Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
+			cfg.Metrics = config.MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
 		}
 	})
 	tn := nodes[0]
@@ -409,9 +410,9 @@ func apitypeSession(id, state string, created time.Time) apitype.Session {
 // memory — and shows in /readyz and the metrics until a log file can be
 // opened again.
 func TestSessionLogFailureShowsInReadiness(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *Config) {
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
 		if i == 0 {
-			cfg.Metrics = MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
+			cfg.Metrics = config.MetricsConfig{Listen: "127.0.0.1:0", MinPeers: 1}
 		}
 	})
 	tn := nodes[0]

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
@@ -185,7 +186,7 @@ func TestVersionChecks(t *testing.T) {
 			t.Errorf("%s: %q, want %q", c.name, got, c.want)
 		}
 	}
-	s := &session{fam: pingAt{ping.Family{}, "2.0.0"}, cfg: &Config{Node: NodeConfig{Name: "node1"}}}
+	s := &session{fam: pingAt{ping.Family{}, "2.0.0"}, cfg: &config.Config{Node: config.NodeConfig{Name: "node1"}}}
 	for _, c := range []struct {
 		v    *nodepb.Versions
 		want string

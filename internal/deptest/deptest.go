@@ -11,7 +11,9 @@ import (
 
 // Forbid fails t for every dependency of pattern (a go list pattern, run
 // from the test's package directory) that is, or lies below, a key of
-// forbidden; the value says why.
+// forbidden; the value says why. A key ending in "$" forbids that package
+// alone, not the packages below it (node$ forbids the daemon's root package
+// but not its sub-packages).
 func Forbid(t *testing.T, pattern string, forbidden map[string]string) {
 	t.Helper()
 	if testing.Short() {
@@ -23,7 +25,7 @@ func Forbid(t *testing.T, pattern string, forbidden map[string]string) {
 	}
 	for _, dep := range strings.Fields(string(out)) {
 		for bad, why := range forbidden {
-			if dep == bad || strings.HasPrefix(dep, bad+"/") {
+			if matches(dep, bad) {
 				t.Errorf("%s depends on %s: %s", pattern, dep, why)
 			}
 		}
@@ -47,10 +49,19 @@ func ForbidDirect(t *testing.T, pattern string, forbidden map[string]string) {
 		pkg, imports, _ := strings.Cut(line, " ")
 		for _, imp := range strings.Fields(imports) {
 			for bad, why := range forbidden {
-				if imp == bad || strings.HasPrefix(imp, bad+"/") {
+				if matches(imp, bad) {
 					t.Errorf("%s imports %s: %s", pkg, imp, why)
 				}
 			}
 		}
 	}
+}
+
+// matches reports whether pkg is key, or lies below it unless key ends in
+// "$".
+func matches(pkg, key string) bool {
+	if exact, ok := strings.CutSuffix(key, "$"); ok {
+		return pkg == exact
+	}
+	return pkg == key || strings.HasPrefix(pkg, key+"/")
 }

@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
-	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // run runs the CLI and returns stdout, stderr and the error.
@@ -94,7 +94,7 @@ func TestInit(t *testing.T) {
 		}
 	}
 	reg, _ := Families()
-	cfg, err := node.LoadConfig(filepath.Join(dir, "config.toml"), reg)
+	cfg, err := config.LoadConfig(filepath.Join(dir, "config.toml"), reg)
 	if err != nil {
 		t.Fatalf("the generated config does not load: %v", err)
 	}

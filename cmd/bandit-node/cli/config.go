@@ -10,8 +10,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // configFlags is the preamble every daemon-facing command shares: its flag
@@ -61,7 +61,7 @@ func configPath(flagValue string, getenv func(string) string, stat func(string) 
 var errNoConfig = errors.New("no config file: pass --config FILE, set " + configEnv + "=FILE, or run in the directory holding " + defaultConfig)
 
 // load parses args as parseArgs does, then loads the --config file.
-func (f configFlags) load(args []string, minPos, maxPos int) ([]string, *node.Config, error) {
+func (f configFlags) load(args []string, minPos, maxPos int) ([]string, *config.Config, error) {
 	pos, err := parseArgs(f.FlagSet, args, minPos, maxPos)
 	if err != nil {
 		return nil, nil, err
@@ -75,7 +75,7 @@ func (f configFlags) load(args []string, minPos, maxPos int) ([]string, *node.Co
 
 // dial parses args as parseArgs does, loads the --config file and returns a
 // client of the daemon it describes.
-func (f configFlags) dial(args []string, minPos, maxPos int) ([]string, *client.Client, *node.Config, error) {
+func (f configFlags) dial(args []string, minPos, maxPos int) ([]string, *client.Client, *config.Config, error) {
 	pos, cfg, err := f.load(args, minPos, maxPos)
 	if err != nil {
 		return nil, nil, nil, err
@@ -89,7 +89,7 @@ func (f configFlags) dial(args []string, minPos, maxPos int) ([]string, *client.
 
 // loadConfig loads the node's config file (configPath chooses it), which
 // every daemon-facing command needs.
-func loadConfig(fs *flag.FlagSet, flagValue string) (*node.Config, error) {
+func loadConfig(fs *flag.FlagSet, flagValue string) (*config.Config, error) {
 	path, err := configPath(flagValue, os.Getenv, os.Stat)
 	if errors.Is(err, errNoConfig) {
 		fs.Usage()
@@ -102,7 +102,7 @@ func loadConfig(fs *flag.FlagSet, flagValue string) (*node.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	return node.LoadConfig(path, reg)
+	return config.LoadConfig(path, reg)
 }
 
 // requestTimeout bounds one control-API call from the CLI.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/buildinfo"
 	"github.com/bandit-node/bandit-node/node"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {
@@ -54,7 +55,7 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, res
 	return n.Run(ctx, ready)
 }
 
-func newLogger(w io.Writer, c node.LogConfig) (*slog.Logger, error) {
+func newLogger(w io.Writer, c config.LogConfig) (*slog.Logger, error) {
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(c.Level)); err != nil {
 		return nil, fmt.Errorf("log level %q: want debug, info, warn or error", c.Level)

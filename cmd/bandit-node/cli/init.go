@@ -14,6 +14,7 @@ import (
 	"text/template"
 
 	"github.com/bandit-node/bandit-node/node"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/multiformats/go-multiaddr"
 )
@@ -26,7 +27,7 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	name := fs.String("name", "", "this organization's name, as peers list it in their address books (default: the directory's name)")
 	var listen multiFlag
 	fs.Var(&listen, "listen", "a libp2p multiaddr to listen on; repeatable (default: TCP and QUIC on port 4001)")
-	api := fs.String("api", node.DefaultAPIListen, "host:port of the local control API (loopback)")
+	api := fs.String("api", config.DefaultAPIListen, "host:port of the local control API (loopback)")
 	open := fs.Bool("policy-open", false, "accept every protocol and role from any address-book peer (for test networks; the default enables only the ping diagnostic)")
 	if _, err := parseArgs(fs, args, 0, 0); err != nil {
 		return err
@@ -99,12 +100,12 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 }
 
 // checkAPIListen applies to init's --api the rule the daemon applies to
-// api.listen (node.CheckAPIListen). init cannot set api.allow_remote, so it
+// api.listen (config.CheckAPIListen). init cannot set api.allow_remote, so it
 // refuses other hosts than loopback ones; an operator who wants a remote API
 // sets both keys in config.toml afterwards.
 func checkAPIListen(addr string) error {
-	if err := node.CheckAPIListen(addr, false); err != nil {
-		if node.CheckAPIListen(addr, true) == nil {
+	if err := config.CheckAPIListen(addr, false); err != nil {
+		if config.CheckAPIListen(addr, true) == nil {
 			return usageError{fmt.Sprintf("init: --api %v (set both in config.toml after init)", err)}
 		}
 		return usageError{fmt.Sprintf("init: --api %v", err)}
@@ -113,7 +114,7 @@ func checkAPIListen(addr string) error {
 }
 
 // renderConfig writes the config template and parses the result as run
-// will (node.ParseConfig), returning the text only if it loads.
+// will (config.ParseConfig), returning the text only if it loads.
 func renderConfig(path string, data templateData, reg *protocol.Registry) ([]byte, error) {
 	if data.PeerID == "" {
 		data.PeerID = "(drawn by init)"
@@ -123,7 +124,7 @@ func renderConfig(path string, data templateData, reg *protocol.Registry) ([]byt
 		return nil, err
 	}
 	text := []byte(cfg.String())
-	if _, err := node.ParseConfig(path, text, reg); err != nil {
+	if _, err := config.ParseConfig(path, text, reg); err != nil {
 		return nil, err
 	}
 	return text, nil

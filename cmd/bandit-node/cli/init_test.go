@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/bandit-node/bandit-node/node"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // TestInitAPI checks that init accepts exactly the --api values run accepts:
@@ -50,7 +50,7 @@ func TestInitAPI(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			cfg, err := node.LoadConfig(filepath.Join(dir, "config.toml"), reg)
+			cfg, err := config.LoadConfig(filepath.Join(dir, "config.toml"), reg)
 			if err != nil {
 				t.Fatalf("the config of init --api %s does not load: %v", tt.api, err)
 			}

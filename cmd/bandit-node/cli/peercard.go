@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
-	"github.com/bandit-node/bandit-node/node"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/multiformats/go-multiaddr"
 	manet "github.com/multiformats/go-multiaddr/net"
@@ -78,30 +78,30 @@ func reachable(ifaces []multiaddr.Multiaddr) []multiaddr.Multiaddr {
 
 // parsePeerCard decodes a card: TOML holding exactly one [[peers]] entry and
 // nothing else (an unknown key is an error naming it).
-func parsePeerCard(text []byte) (node.PeerConfig, error) {
+func parsePeerCard(text []byte) (config.PeerConfig, error) {
 	var card struct {
-		Peers []node.PeerConfig `toml:"peers"`
+		Peers []config.PeerConfig `toml:"peers"`
 	}
 	md, err := toml.NewDecoder(bytes.NewReader(text)).Decode(&card)
 	if err != nil {
-		return node.PeerConfig{}, err
+		return config.PeerConfig{}, err
 	}
 	if u := md.Undecoded(); len(u) > 0 {
 		keys := make([]string, len(u))
 		for i, k := range u {
 			keys[i] = k.String()
 		}
-		return node.PeerConfig{}, fmt.Errorf("unknown key %s (a card holds one [[peers]] block: name, peer_id, addrs)", strings.Join(keys, ", "))
+		return config.PeerConfig{}, fmt.Errorf("unknown key %s (a card holds one [[peers]] block: name, peer_id, addrs)", strings.Join(keys, ", "))
 	}
 	if len(card.Peers) != 1 {
-		return node.PeerConfig{}, fmt.Errorf("a card holds exactly one [[peers]] block, this one holds %d", len(card.Peers))
+		return config.PeerConfig{}, fmt.Errorf("a card holds exactly one [[peers]] block, this one holds %d", len(card.Peers))
 	}
 	p := card.Peers[0]
 	if p.Name == "" {
-		return node.PeerConfig{}, errors.New("peers.name: must not be empty")
+		return config.PeerConfig{}, errors.New("peers.name: must not be empty")
 	}
 	if _, err := peer.Decode(p.PeerID); err != nil {
-		return node.PeerConfig{}, fmt.Errorf("peers.peer_id: %q is not a peer ID: %w", p.PeerID, err)
+		return config.PeerConfig{}, fmt.Errorf("peers.peer_id: %q is not a peer ID: %w", p.PeerID, err)
 	}
 	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -47,7 +48,7 @@ func runPeersAdd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	if err != nil {
 		return err
 	}
-	if _, err := node.ParseConfig(cfg.Path, next, reg); err != nil {
+	if _, err := config.ParseConfig(cfg.Path, next, reg); err != nil {
 		return fmt.Errorf("the config with this card would not load, so it is left as it was: %w", err)
 	}
 	if err := writeFileAtomic(cfg.Path, next); err != nil {
@@ -97,7 +98,7 @@ func readCard(path string) ([]byte, error) {
 
 // checkNewPeer refuses a card whose name or peer ID the address book, or
 // this node itself, already has.
-func checkNewPeer(cfg *node.Config, card node.PeerConfig) error {
+func checkNewPeer(cfg *config.Config, card config.PeerConfig) error {
 	id, _ := peer.Decode(card.PeerID) // parsePeerCard checked it
 	if card.Name == cfg.Node.Name {
 		return fmt.Errorf("%q is this node's own name (node.name)", card.Name)

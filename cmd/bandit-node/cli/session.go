@@ -17,6 +17,7 @@ import (
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // pollEvery is how often --wait and --watch ask the daemon for progress.
@@ -420,7 +421,7 @@ func daemonDown(err error) bool {
 
 // storedResult reads session id from the data directory of a daemon that is
 // not running (apiErr says so), telling the operator on stderr.
-func storedResult(cfg *node.Config, id string, apiErr error, stderr io.Writer) (apitype.Result, error) {
+func storedResult(cfg *config.Config, id string, apiErr error, stderr io.Writer) (apitype.Result, error) {
 	res, err := node.StoredResult(cfg, id)
 	if err != nil {
 		return res, fmt.Errorf("%w; and the daemon is not running: %v", err, apiErr)

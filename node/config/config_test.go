@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 )
 
 func TestConfigExampleLoads(t *testing.T) {
-	path := filepath.Join("..", "config.example.toml")
+	path := filepath.Join("..", "..", "config.example.toml")
 	cfg, err := LoadConfig(path, testRegistry(t))
 	if err != nil {
 		t.Fatal(err)
@@ -138,7 +138,7 @@ count = 5
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			_, err := cfg.admit(f, ping.Params{Count: tt.count}, tt.initiator, tt.self, []string{"participant"})
+			_, err := cfg.Admit(f, ping.Params{Count: tt.count}, tt.initiator, tt.self, []string{"participant"})
 			if tt.want == "" {
 				if err != nil {
 					t.Fatal(err)
@@ -151,7 +151,7 @@ count = 5
 		})
 	}
 	cfg.Policy = nil
-	if _, err := cfg.admit(f, ping.Params{Count: 1}, "b", false, []string{"participant"}); err == nil || !strings.Contains(err.Error(), "not enabled") {
+	if _, err := cfg.Admit(f, ping.Params{Count: 1}, "b", false, []string{"participant"}); err == nil || !strings.Contains(err.Error(), "not enabled") {
 		t.Fatalf("err = %v, want protocol not enabled", err)
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // restartKeys are the config keys a running daemon cannot take without a
 // restart: what its identity, its listeners, its data directory, its logger,
 // its host's discovery and its frame limits were built from. A reload that
-// changes one of them is refused (diffConfig). Add a key here when a new
+// changes one of them is refused (DiffConfig). Add a key here when a new
 // config key is read only at start.
 var restartKeys = []struct {
 	key string
@@ -43,9 +43,9 @@ var restartKeys = []struct {
 	// set up when the host starts.
 	{"relay.service", func(c *Config) any { return c.Relay.Service }},
 	{"relay.via", func(c *Config) any { return c.Relay.Via }},
-	{"relay.max_bytes_per_circuit", func(c *Config) any { return relayLimits(c.Relay).CircuitBytes }},
-	{"relay.max_circuits_per_peer", func(c *Config) any { return relayLimits(c.Relay).CircuitsPerPeer }},
-	{"relay.max_reservations", func(c *Config) any { return relayLimits(c.Relay).Reservations }},
+	{"relay.max_bytes_per_circuit", func(c *Config) any { return valueOr0(c.Relay.MaxBytesPerCircuit) }},
+	{"relay.max_circuits_per_peer", func(c *Config) any { return valueOr0(c.Relay.MaxCircuitsPerPeer) }},
+	{"relay.max_reservations", func(c *Config) any { return valueOr0(c.Relay.MaxReservations) }},
 	{"peers.relay", func(c *Config) any { return peerRelays(c) }},
 	// The role streams' frame limit is set when they are registered.
 	{"session.max_frame_size", func(c *Config) any { return c.Session.MaxFrameSize }},
@@ -71,7 +71,7 @@ var liveKeys = []struct {
 	{"metrics.min_peers", func(c *Config) any { return c.Metrics.MinPeers }},
 }
 
-// liveTables are the config's tables that diffConfig compares on their own
+// liveTables are the config's tables that DiffConfig compares on their own
 // and a reload applies live: the address book, the policies, the local data,
 // the standing sessions.
 var liveTables = []string{"peers", "policy", "local", "sessions"}
@@ -87,11 +87,11 @@ func (e *RestartError) Error() string {
 	return fmt.Sprintf("%s changed: restart the daemon to apply it (the running config stays in force)", strings.Join(e.Keys, ", "))
 }
 
-// diffConfig compares the config in force, old, with next, both valid. It
+// DiffConfig compares the config in force, old, with next, both valid. It
 // returns what a reload to next changes, or a *RestartError naming the keys
 // that only a restart can change. The peers are compared by name; a name
 // whose peer ID changed is a peer removed and another added.
-func diffConfig(old, next *Config) (apitype.ConfigChange, error) {
+func DiffConfig(old, next *Config) (apitype.ConfigChange, error) {
 	var ch apitype.ConfigChange
 	var restart []string
 	for _, k := range restartKeys {
@@ -185,5 +185,15 @@ func sortedUnion[V any](a, b map[string]V) []string {
 	return keys
 }
 
-// errNoConfigFile is a reload of a daemon that was not started from a file.
-var errNoConfigFile = errors.New("this daemon was not started from a config file: nothing to re-read")
+// ErrNoConfigFile is a reload of a daemon that was not started from a file.
+var ErrNoConfigFile = errors.New("this daemon was not started from a config file: nothing to re-read")
+
+// valueOr0 is *p, or 0 for a key left out: the relay limits' "the p2p
+// default", so that writing the default out is no change.
+func valueOr0[T any](p *T) T {
+	var zero T
+	if p == nil {
+		return zero
+	}
+	return *p
+}

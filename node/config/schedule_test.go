@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"strings"
@@ -49,7 +49,7 @@ func TestScheduleString(t *testing.T) {
 		168 * time.Hour: "every = 168h", 90 * time.Minute: "every = 1h30m", 2 * time.Second: "every = 2s",
 		time.Hour + time.Second: "every = 1h0m1s", 1500 * time.Millisecond: "every = 1.5s", 10 * time.Minute: "every = 10m",
 	} {
-		if got := (schedule{every: every}).String(); got != want {
+		if got := (Schedule{Every: every}).String(); got != want {
 			t.Errorf("every %v: %q, want %q", every, got, want)
 		}
 	}
@@ -60,12 +60,12 @@ func TestScheduleFirstAndNext(t *testing.T) {
 	weekly.loc = utc3
 	daily, _ := parseAt("02:00")
 	daily.loc = utc3
-	every := schedule{every: time.Hour}
-	boot := schedule{onBoot: true}
+	every := Schedule{Every: time.Hour}
+	boot := Schedule{OnBoot: true}
 	// 2026-11-23 is a Monday.
 	tests := []struct {
 		name     string
-		s        schedule
+		s        Schedule
 		due, now string // due "" for first(now)
 		want     string // "" for none
 	}{
@@ -92,9 +92,9 @@ func TestScheduleFirstAndNext(t *testing.T) {
 			now := at3(tt.now)
 			var got time.Time
 			if tt.due == "" {
-				got = tt.s.first(now)
+				got = tt.s.First(now)
 			} else {
-				got = tt.s.next(at3(tt.due), now)
+				got = tt.s.Next(at3(tt.due), now)
 			}
 			var want time.Time
 			if tt.want != "" {

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -7,12 +7,12 @@ import (
 	"time"
 )
 
-// schedule says when a standing session is due: once at boot, every
+// Schedule says when a standing session is due: once at boot, every
 // period, or at a time of day (every day, or on one day of the week). Its
 // methods are pure: the clock is an argument.
-type schedule struct {
-	onBoot bool
-	every  time.Duration
+type Schedule struct {
+	OnBoot bool
+	Every  time.Duration
 	// A time of day, when neither of the above: hour:minute in loc, on
 	// weekday or, if daily, every day.
 	daily        bool
@@ -22,12 +22,12 @@ type schedule struct {
 }
 
 // String writes the schedule as the config does.
-func (s schedule) String() string {
+func (s Schedule) String() string {
 	switch {
-	case s.onBoot:
+	case s.OnBoot:
 		return "start = " + startOnBoot
-	case s.every > 0:
-		return "every = " + shortDuration(s.every)
+	case s.Every > 0:
+		return "every = " + shortDuration(s.Every)
 	case s.daily:
 		return fmt.Sprintf("at = %02d:%02d", s.hour, s.minute)
 	}
@@ -48,19 +48,19 @@ func shortDuration(d time.Duration) string {
 }
 
 // parseAt parses at = "Mon 02:00" (weekly) or "02:00" (daily).
-func parseAt(text string) (schedule, error) {
-	s := schedule{daily: true}
+func parseAt(text string) (Schedule, error) {
+	s := Schedule{daily: true}
 	clock := strings.TrimSpace(text)
 	if day, rest, ok := strings.Cut(clock, " "); ok {
 		wd, err := parseWeekday(day)
 		if err != nil {
-			return schedule{}, fmt.Errorf("%q: %w", text, err)
+			return Schedule{}, fmt.Errorf("%q: %w", text, err)
 		}
 		s.daily, s.weekday, clock = false, wd, strings.TrimSpace(rest)
 	}
 	t, err := time.Parse("15:04", clock)
 	if err != nil {
-		return schedule{}, fmt.Errorf("%q is not a time such as \"Mon 02:00\" (weekly) or \"02:00\" (daily), 24-hour local time", text)
+		return Schedule{}, fmt.Errorf("%q is not a time such as \"Mon 02:00\" (weekly) or \"02:00\" (daily), 24-hour local time", text)
 	}
 	s.hour, s.minute = t.Hour(), t.Minute()
 	return s, nil
@@ -78,31 +78,31 @@ func parseWeekday(day string) (time.Weekday, error) {
 	return 0, errors.New("the day is not one of Mon, Tue, Wed, Thu, Fri, Sat, Sun")
 }
 
-// first is when a session with this schedule and no earlier runs is due,
+// First is when a session with this schedule and no earlier runs is due,
 // the daemon having started (or the session having been added) at now: at
 // once for on-boot and every, at the next time of day for at.
-func (s schedule) first(now time.Time) time.Time {
-	if s.onBoot || s.every > 0 {
+func (s Schedule) First(now time.Time) time.Time {
+	if s.OnBoot || s.Every > 0 {
 		return now
 	}
 	return s.nextAt(now.Add(-time.Nanosecond))
 }
 
-// next is when a session is next due after the run that was due at due
+// Next is when a session is next due after the run that was due at due
 // was proposed at now (now is due, or later when the daemon was down or
 // the run was retried or skipped): the first due time after now. The due
 // times missed in between collapse into that one; every keeps its cadence
 // from due. On-boot sessions are not due again (zero time) until the next
 // boot.
-func (s schedule) next(due, now time.Time) time.Time {
+func (s Schedule) Next(due, now time.Time) time.Time {
 	switch {
-	case s.onBoot:
+	case s.OnBoot:
 		return time.Time{}
-	case s.every > 0:
-		t := due.Add(s.every)
+	case s.Every > 0:
+		t := due.Add(s.Every)
 		if !t.After(now) {
-			k := now.Sub(due)/s.every + 1
-			t = due.Add(k * s.every)
+			k := now.Sub(due)/s.Every + 1
+			t = due.Add(k * s.Every)
 		}
 		return t
 	}
@@ -113,7 +113,7 @@ func (s schedule) next(due, now time.Time) time.Time {
 }
 
 // nextAt returns the first time of day of the schedule strictly after t.
-func (s schedule) nextAt(t time.Time) time.Time {
+func (s Schedule) nextAt(t time.Time) time.Time {
 	loc := s.loc
 	if loc == nil {
 		loc = time.Local

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"os"
@@ -54,7 +54,7 @@ func TestConfigMustStateNode(t *testing.T) {
 // the address book and the policies loads with both warnings.
 func TestTruncatedConfig(t *testing.T) {
 	// Parsed as the example's own path: the files it names are beside it.
-	path := filepath.Join("..", "config.example.toml")
+	path := filepath.Join("..", "..", "config.example.toml")
 	full, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -82,8 +82,8 @@ func ValidSessionName(name string) bool {
 	return true
 }
 
-// schedule returns the session's schedule, parsed from start, every or at.
-func (sc StandingConfig) schedule() (schedule, error) {
+// Schedule returns the session's schedule, parsed from start, every or at.
+func (sc StandingConfig) Schedule() (Schedule, error) {
 	set := 0
 	for _, b := range []bool{sc.Start != "", sc.Every.Duration != 0, sc.At != ""} {
 		if b {
@@ -91,23 +91,23 @@ func (sc StandingConfig) schedule() (schedule, error) {
 		}
 	}
 	if set != 1 {
-		return schedule{}, errors.New(`give exactly one of start = "on-boot", every = "168h" or at = "Mon 02:00"`)
+		return Schedule{}, errors.New(`give exactly one of start = "on-boot", every = "168h" or at = "Mon 02:00"`)
 	}
 	switch {
 	case sc.Start != "":
 		if sc.Start != startOnBoot {
-			return schedule{}, fmt.Errorf("start: %q is not %q (for a period use every, for a time of day at)", sc.Start, startOnBoot)
+			return Schedule{}, fmt.Errorf("start: %q is not %q (for a period use every, for a time of day at)", sc.Start, startOnBoot)
 		}
-		return schedule{onBoot: true}, nil
+		return Schedule{OnBoot: true}, nil
 	case sc.Every.Duration != 0:
 		if sc.Every.Duration < minEvery {
-			return schedule{}, fmt.Errorf("every: %v is shorter than %v", sc.Every, minEvery)
+			return Schedule{}, fmt.Errorf("every: %v is shorter than %v", sc.Every, minEvery)
 		}
-		return schedule{every: sc.Every.Duration}, nil
+		return Schedule{Every: sc.Every.Duration}, nil
 	}
 	s, err := parseAt(sc.At)
 	if err != nil {
-		return schedule{}, fmt.Errorf("at: %w", err)
+		return Schedule{}, fmt.Errorf("at: %w", err)
 	}
 	return s, nil
 }
@@ -131,7 +131,7 @@ func (c *Config) loadSessions(reg *protocol.Registry, base string) error {
 			return fmt.Errorf("%s.name: %q is used twice", where, sc.Name)
 		}
 		names[sc.Name] = true
-		if _, err := sc.schedule(); err != nil {
+		if _, err := sc.Schedule(); err != nil {
 			return fmt.Errorf("%s: %w", where, err)
 		}
 		if sc.Retry.Backoff.Duration == 0 {

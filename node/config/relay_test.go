@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"reflect"
@@ -60,19 +60,11 @@ func TestRelayConfig(t *testing.T) {
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // TestRelayLimitBoundsMatchP2P: the config's bounds and the p2p host's are
-// the same, and a key left out takes the host's default.
+// the same.
 func TestRelayLimitBoundsMatchP2P(t *testing.T) {
 	if minRelayCircuitBytes != p2p.MinRelayCircuitBytes || maxRelayCircuits != p2p.MaxRelayCircuitsPerPeer || maxRelayReservations != p2p.MaxRelayReservations {
 		t.Errorf("config bounds %d, %d, %d; p2p's %d, %d, %d", minRelayCircuitBytes, maxRelayCircuits, maxRelayReservations,
 			p2p.MinRelayCircuitBytes, p2p.MaxRelayCircuitsPerPeer, p2p.MaxRelayReservations)
-	}
-	if l := relayLimits(RelayConfig{Service: true}); l != (p2p.RelayLimits{}) {
-		t.Errorf("limits of a [relay] table without limit keys = %+v, want the p2p defaults (zero)", l)
-	}
-	if l := relayLimits(RelayConfig{MaxCircuitsPerPeer: new(3)}); l != (p2p.RelayLimits{CircuitsPerPeer: 3}) {
-		t.Errorf("limits = %+v, want 3 circuits a peer", l)
 	}
 }

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"os"
@@ -47,7 +47,7 @@ func TestStandingSessionsConfig(t *testing.T) {
 	if b := cfg.Sessions[1]; b.Retry.Attempts != DefaultRetryAttempts || b.Retry.Backoff.Duration != DefaultRetryBackoff {
 		t.Errorf("defaults of retry: %+v", b.Retry)
 	}
-	if s, _ := cfg.Sessions[0].schedule(); s.String() != "at = Mon 02:00" {
+	if s, _ := cfg.Sessions[0].Schedule(); s.String() != "at = Mon 02:00" {
 		t.Errorf("schedule = %v", s)
 	}
 
@@ -106,7 +106,7 @@ func TestAdmitName(t *testing.T) {
 		cfg := DefaultConfig()
 		cfg.Node.Name = "a"
 		cfg.Policy["ping"] = PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}, Sessions: tt.sessions}
-		err := cfg.admitName(f, "b", tt.name)
+		err := cfg.AdmitName(f, "b", tt.name)
 		if (tt.want == "") != (err == nil) || err != nil && err.Error() != tt.want {
 			t.Errorf("sessions %q, name %q: %v; want %q", tt.sessions, tt.name, err, tt.want)
 		}
@@ -116,7 +116,7 @@ func TestAdmitName(t *testing.T) {
 // TestConfigExampleStandingSession: the example config's standing session
 // loads, with its spec from the examples.
 func TestConfigExampleStandingSession(t *testing.T) {
-	cfg, err := LoadConfig(filepath.Join("..", "config.example.toml"), testRegistry(t))
+	cfg, err := LoadConfig(filepath.Join("..", "..", "config.example.toml"), testRegistry(t))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,7 +124,7 @@ func TestConfigExampleStandingSession(t *testing.T) {
 		!strings.Contains(string(cfg.Sessions[0].SpecText), "initech") {
 		t.Fatalf("sessions = %+v", cfg.Sessions)
 	}
-	if s, err := cfg.Sessions[0].schedule(); err != nil || s.String() != "at = Mon 02:00" {
+	if s, err := cfg.Sessions[0].Schedule(); err != nil || s.String() != "at = Mon 02:00" {
 		t.Errorf("schedule %v, %v", s, err)
 	}
 	if got := cfg.Policy["ping"].Sessions; len(got) != 1 || got[0] != "*" {

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"bytes"
@@ -162,7 +162,7 @@ type PolicyConfig struct {
 	// so that no session encrypts this node's data under a test-sized key).
 	Min map[string]float64 `toml:"min"`
 	// Sessions are the names of the standing sessions accepted
-	// (policy.go: admitName).
+	// (policy.go: AdmitName).
 	Sessions []string `toml:"sessions"`
 }
 
@@ -423,9 +423,9 @@ func (c *Config) validate(reg *protocol.Registry) error {
 	}
 	// A frame of the largest size must fit in a session's queue, and in
 	// a peer's, or a legitimate one would abort its session.
-	if s.MaxBufferedBytes < int64(s.MaxFrameSize)+queuedOverhead || s.MaxBufferedBytes > 1<<40 {
+	if s.MaxBufferedBytes < int64(s.MaxFrameSize)+QueuedOverhead || s.MaxBufferedBytes > 1<<40 {
 		return fmt.Errorf("session.max_buffered_bytes: %d is out of range [session.max_frame_size + %d = %d, 2^40]",
-			s.MaxBufferedBytes, queuedOverhead, int64(s.MaxFrameSize)+queuedOverhead)
+			s.MaxBufferedBytes, QueuedOverhead, int64(s.MaxFrameSize)+QueuedOverhead)
 	}
 	if s.MaxPeerBufferedBytes < s.MaxBufferedBytes || s.MaxPeerBufferedBytes > 1<<40 {
 		return fmt.Errorf("session.max_peer_buffered_bytes: %d is out of range [session.max_buffered_bytes = %d, 2^40]",
@@ -558,6 +558,6 @@ func loopbackHost(addr string) bool {
 	return host == "localhost" || ip != nil && ip.IsLoopback()
 }
 
-// queuedOverhead is counted for every queued frame besides its bytes, so
+// QueuedOverhead is counted for every queued frame besides its bytes, so
 // that a flood of empty frames is bounded too.
-const queuedOverhead = 64
+const QueuedOverhead = 64

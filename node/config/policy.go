@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"fmt"
@@ -10,11 +10,11 @@ import (
 	"github.com/bandit-node/bandit-node/protocol"
 )
 
-// admit decides whether this node plays roles in a proposed session of family
+// Admit decides whether this node plays roles in a proposed session of family
 // f with parsed params, proposed by the address-book peer initiator (or by
 // this node itself when self is true). It returns the local data of each role
 // or the reason to decline, phrased for the initiator's operator.
-func (c *Config) admit(f protocol.Family, params any, initiator string, self bool, roles []string) (map[string]any, error) {
+func (c *Config) Admit(f protocol.Family, params any, initiator string, self bool, roles []string) (map[string]any, error) {
 	pol, ok := c.Policy[f.Name()]
 	if !ok {
 		return nil, fmt.Errorf("protocol %s is not enabled on %s (its config has no [policy.%s])", f.Name(), c.Node.Name, f.Name())
@@ -56,11 +56,11 @@ func (c *Config) admit(f protocol.Family, params any, initiator string, self boo
 	return local, nil
 }
 
-// admitName decides whether this node takes part in a run of the standing
+// AdmitName decides whether this node takes part in a run of the standing
 // session name ("" for a session started by hand) of family f, proposed by
 // initiator: policy.<family>.sessions lists the names it accepts ("*" for
 // any, "" for sessions started by hand); without it, any is accepted.
-func (c *Config) admitName(f protocol.Family, initiator, name string) error {
+func (c *Config) AdmitName(f protocol.Family, initiator, name string) error {
 	pol := c.Policy[f.Name()]
 	if pol.Sessions == nil || slices.Contains(pol.Sessions, "*") || slices.Contains(pol.Sessions, name) {
 		return nil
@@ -130,7 +130,7 @@ func (p PolicyConfig) limitTables() []limitTable {
 	}
 }
 
-// checkEnvironments checks, at admission, the environment of each role in
+// CheckEnvironments checks, at admission, the environment of each role in
 // roles that this node plays in a session of family f with parsed params
 // and assignment a, when it is not the family's simulated one: an exec
 // program must exist and be executable, a replay file must be readable,
@@ -140,7 +140,7 @@ func (p PolicyConfig) limitTables() []limitTable {
 // would fail at its first query, or when its file runs out, is declined
 // before it starts, with a reason naming the organization, the key and
 // the file or program.
-func (c *Config) checkEnvironments(f protocol.Family, params any, a protocol.Assignment, roles []string) error {
+func (c *Config) CheckEnvironments(f protocol.Family, params any, a protocol.Assignment, roles []string) error {
 	for _, r := range roles {
 		env := c.Environments[f.Name()][r]
 		if env.Simulated() {

@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"errors"
@@ -65,11 +65,11 @@ func TestDiffConfig(t *testing.T) {
 	old := parse(t, base)
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			ch, err := diffConfig(old, parse(t, tc.next))
+			ch, err := DiffConfig(old, parse(t, tc.next))
 			if tc.restart != nil {
 				var re *RestartError
 				if !errors.As(err, &re) || !slices.Equal(re.Keys, tc.restart) {
-					t.Fatalf("diffConfig: %v, want a restart of %v", err, tc.restart)
+					t.Fatalf("DiffConfig: %v, want a restart of %v", err, tc.restart)
 				}
 				if want := tc.restart[0] + ", "; len(tc.restart) > 1 && !strings.Contains(err.Error(), want) ||
 					!strings.Contains(err.Error(), "changed: restart the daemon to apply it") {

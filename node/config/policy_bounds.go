@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"fmt"
@@ -82,10 +82,10 @@ func checkDefaultMins(node, fam string, pol PolicyConfig, params any) error {
 	return nil
 }
 
-// policyFiguresText lists the public figures of params ("epsilon_total =
+// PolicyFiguresText lists the public figures of params ("epsilon_total =
 // 0.8455, …") for the log line of an accepted session, so that the
 // operator sees what the session spends; "" when it has none.
-func policyFiguresText(params any) string {
+func PolicyFiguresText(params any) string {
 	f, ok := params.(policyFigurer)
 	if !ok {
 		return ""

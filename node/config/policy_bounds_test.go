@@ -1,4 +1,4 @@
-package node
+package config
 
 import (
 	"strings"
@@ -102,7 +102,7 @@ func TestAdmitPolicyBounds(t *testing.T) {
 				t.Fatal(err)
 			}
 			f, p := parse(t, tt.fam, tt.params)
-			if _, err := cfg.admit(f, p, "b", false, nil); tt.want == "" {
+			if _, err := cfg.Admit(f, p, "b", false, nil); tt.want == "" {
 				if err != nil {
 					t.Fatalf("declined: %v", err)
 				}
