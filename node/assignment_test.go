@@ -1,10 +1,11 @@
 package node
 
 import (
-	"github.com/bandit-node/bandit-node/node/config"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // A bai spec whose coordinator could never be built — the independent

@@ -290,7 +290,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	// The records the disk refused are written again until it takes
 	// them, until the host's context ends at shutdown (flushRecords then
 	// makes a last attempt).
-	go n.keepRecords(n.hostCtx)
+	go n.store.keepRecords(n.hostCtx, n.log)
 	ln, err := net.Listen("tcp", n.config().API.Listen)
 	if err != nil {
 		n.shutdown()
@@ -386,7 +386,7 @@ func (n *Node) shutdown() {
 	n.examining.Wait()
 	n.stop()
 	n.host.Close()
-	n.flushRecords()
+	n.store.flushRecords(n.log)
 	n.store.close()
 	n.slogs.close()
 	n.log.Info("stopped", "name", n.config().Node.Name)

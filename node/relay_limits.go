@@ -4,6 +4,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/p2p"
 )
+
 // relayLimits returns the relay service's limits for the p2p host from the
 // [relay] table r (validated): a key that is not set takes the p2p
 // default (a zero field).

@@ -1,7 +1,6 @@
 package node
 
 import (
-	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -16,10 +15,6 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
 )
-
-// retentionInterval is how often the daemon applies the record retention
-// policy besides at start and after each session that ends.
-const retentionInterval = time.Hour
 
 // summariesFile is the file, in the data directory, of the summaries of the
 // standing sessions' runs whose records were removed, by name.
@@ -67,7 +62,7 @@ func (p retentionPolicy) expired(recs []*record, now time.Time, active func(id s
 	var ended []*record
 	for _, rec := range recs {
 		st := rec.Session.State
-		if (st == stateCompleted || st == stateAborted) && !active(rec.Session.ID) {
+		if (st == apitype.StateCompleted || st == apitype.StateAborted) && !active(rec.Session.ID) {
 			ended = append(ended, rec)
 		}
 	}
@@ -118,7 +113,7 @@ func summarize(sums map[string]apitype.RunSummary, expired []*record) []string {
 			continue
 		}
 		sum.Runs++
-		if rec.Session.State == stateCompleted {
+		if rec.Session.State == apitype.StateCompleted {
 			sum.Completed++
 		} else {
 			sum.Aborted++
@@ -221,58 +216,6 @@ func syncDir(dir string) error {
 // ended here, which its record answers.
 func retentionOf(c config.SessionConfig) retentionPolicy {
 	return retentionPolicy{keep: c.Keep.Duration, keepCount: c.KeepCount, grace: 2 * max(c.ProposeTimeout.Duration, c.PeerTimeout.Duration)}
-}
-
-// applyRetention applies the retention policy in force to the store at
-// now, keeping the records of active sessions.
-func (n *Node) applyRetention(now time.Time) {
-	p := retentionOf(n.config().Session)
-	res, err := n.store.prune(p, now, func(id string) bool { return n.lookup(id) != nil })
-	if err != nil {
-		n.log.Warn("applying the record retention policy", "err", err)
-	}
-	if res.Removed > 0 {
-		n.log.Info("removed the records of ended sessions by the retention policy", "removed", res.Removed,
-			"keep", p.keep.String(), "keep_count", p.keepCount, "standing_summarized", fmt.Sprint(res.Summarized))
-	}
-}
-
-// kickRetention asks the retention loop for a pass.
-func (n *Node) kickRetention() {
-	select {
-	case n.retentionKick <- struct{}{}:
-	default:
-	}
-}
-
-// sessionEndedRetention asks the retention loop for a pass now that a
-// session ended, and another once its record is past the grace.
-func (n *Node) sessionEndedRetention() {
-	n.kickRetention()
-	live := n.live.Load()
-	if live == nil {
-		return // a Node built without New, in a test
-	}
-	if p := retentionOf(live.cfg.Session); !p.keepsAll() {
-		time.AfterFunc(p.grace+time.Second, n.kickRetention)
-	}
-}
-
-// runRetention applies the retention policy now, every retentionInterval
-// and after each session that ends, until ctx ends.
-func (n *Node) runRetention(ctx context.Context) {
-	t := time.NewTicker(retentionInterval)
-	defer t.Stop()
-	n.applyRetention(time.Now())
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-		case <-n.retentionKick:
-		}
-		n.applyRetention(time.Now())
-	}
 }
 
 // withSummaries adds to list the summaries of the standing sessions' runs

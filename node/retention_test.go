@@ -5,13 +5,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
-	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // retentionStore opens a store in a fresh data directory.
@@ -62,7 +59,7 @@ func TestRetentionKeepCount(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var ids []string
 	for i := range 500 {
-		ids = append(ids, putEnded(t, s, i, stateCompleted, "", t0.Add(time.Duration(i)*time.Minute), `{"n":1}`))
+		ids = append(ids, putEnded(t, s, i, apitype.StateCompleted, "", t0.Add(time.Duration(i)*time.Minute), `{"n":1}`))
 	}
 	res, err := s.prune(retentionPolicy{keepCount: 100}, t0.Add(1000*time.Minute), noneActive)
 	if err != nil {
@@ -104,7 +101,7 @@ func TestRetentionKeepByAge(t *testing.T) {
 			s := retentionStore(t)
 			var ids []string
 			for d := range 10 {
-				ids = append(ids, putEnded(t, s, d, stateCompleted, "", now.Add(-time.Duration(d)*24*time.Hour), ""))
+				ids = append(ids, putEnded(t, s, d, apitype.StateCompleted, "", now.Add(-time.Duration(d)*24*time.Hour), ""))
 			}
 			if _, err := s.prune(c.p, now, noneActive); err != nil {
 				t.Fatal(err)
@@ -126,13 +123,13 @@ func TestRetentionKeepsActiveSessions(t *testing.T) {
 	s := retentionStore(t)
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	old := now.Add(-365 * 24 * time.Hour)
-	running := putEnded(t, s, 1, stateRunning, "", old, "")
-	proposed := putEnded(t, s, 2, stateProposed, "", old, "")
-	ending := putEnded(t, s, 3, stateCompleted, "", old, "")
-	gone := putEnded(t, s, 4, stateAborted, "", old, "")
+	running := putEnded(t, s, 1, apitype.StateRunning, "", old, "")
+	proposed := putEnded(t, s, 2, apitype.StateProposed, "", old, "")
+	ending := putEnded(t, s, 3, apitype.StateCompleted, "", old, "")
+	gone := putEnded(t, s, 4, apitype.StateAborted, "", old, "")
 	// Ended within the grace: peers may still ask about them.
-	recent := putEnded(t, s, 5, stateCompleted, "", now.Add(-time.Minute), "")
-	recent2 := putEnded(t, s, 6, stateAborted, "", now.Add(-30*time.Second), "")
+	recent := putEnded(t, s, 5, apitype.StateCompleted, "", now.Add(-time.Minute), "")
+	recent2 := putEnded(t, s, 6, apitype.StateAborted, "", now.Add(-30*time.Second), "")
 	p := retentionPolicy{keep: time.Hour, keepCount: 1, grace: 2 * time.Minute}
 	if _, err := s.prune(p, now, func(id string) bool { return id == ending }); err != nil {
 		t.Fatal(err)
@@ -153,9 +150,9 @@ func TestRetentionSummarizesStandingRuns(t *testing.T) {
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	var recs []*record
 	for i := range 10 {
-		state, result := stateCompleted, fmt.Sprintf(`{"run":%d}`, i)
+		state, result := apitype.StateCompleted, fmt.Sprintf(`{"run":%d}`, i)
 		if i%3 == 0 {
-			state, result = stateAborted, ""
+			state, result = apitype.StateAborted, ""
 		}
 		putEnded(t, s, i, state, "weekly", t0.Add(time.Duration(i)*time.Hour), result)
 		rec, err := s.get(fmt.Sprintf("%016x", i+1))
@@ -164,7 +161,7 @@ func TestRetentionSummarizesStandingRuns(t *testing.T) {
 		}
 		recs = append(recs, rec)
 	}
-	putEnded(t, s, 100, stateCompleted, "", t0, `{}`) // by hand: no summary
+	putEnded(t, s, 100, apitype.StateCompleted, "", t0, `{}`) // by hand: no summary
 	now := t0.Add(20 * time.Hour)
 	res, err := s.prune(retentionPolicy{keepCount: 3}, now, noneActive)
 	if err != nil {
@@ -207,99 +204,5 @@ func TestRetentionSummarizesStandingRuns(t *testing.T) {
 	list := s.withSummaries([]apitype.Standing{{Name: "weekly"}, {Name: "daily"}})
 	if list[0].Removed == nil || list[0].Removed.Runs != 7 || list[1].Removed != nil {
 		t.Errorf("standing list: %+v", list)
-	}
-}
-
-func TestRetentionConfig(t *testing.T) {
-	base := "[node]\nname = \"a\"\nlisten = [\"/ip4/127.0.0.1/tcp/4001\"]\n[session]\n"
-	for _, c := range []struct {
-		text      string
-		keep      time.Duration
-		keepCount int
-		err       string
-	}{
-		{"", 0, 0, ""},
-		{"keep = \"90d\"\n", 90 * 24 * time.Hour, 0, ""},
-		{"keep = \"720h\"\nkeep_count = 1000\n", 720 * time.Hour, 1000, ""},
-		{"keep = \"0\"\n", 0, 0, ""},
-		{"keep = \"ninety days\"\n", 0, 0, "not a duration such as \"90d\""},
-		{"keep = \"-3d\"\n", 0, 0, "not a number of days"},
-		{"keep = \"-1h\"\n", 0, 0, "session.keep"},
-		{"keep = \"10m\"\n", 0, 0, "session.keep"},
-		{"keep_count = -1\n", 0, 0, "session.keep_count"},
-	} {
-		cfg, err := config.ParseConfig("config.toml", []byte(base+c.text), testRegistry(t))
-		if c.err != "" {
-			if err == nil || !strings.Contains(err.Error(), c.err) {
-				t.Errorf("%q: err = %v, want one with %q", c.text, err, c.err)
-			}
-			continue
-		}
-		if err != nil {
-			t.Errorf("%q: %v", c.text, err)
-			continue
-		}
-		if cfg.Session.Keep.Duration != c.keep || cfg.Session.KeepCount != c.keepCount {
-			t.Errorf("%q: keep %v, keep_count %d; want %v, %d", c.text, cfg.Session.Keep, cfg.Session.KeepCount, c.keep, c.keepCount)
-		}
-	}
-}
-
-// A daemon applies session.keep_count after each session that ends, once
-// the records are past the grace (2 s here): of three sessions run one
-// after another, each node keeps the last one's record only.
-func TestDaemonRemovesRecordsBeyondKeepCount(t *testing.T) {
-	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
-		cfg.Session.KeepCount = 1
-		cfg.Session.ProposeTimeout = config.Duration{Duration: time.Second}
-		cfg.Session.PeerTimeout = config.Duration{Duration: time.Second}
-	})
-	var last string
-	for range 3 {
-		id, err := nodes[0].StartSession(pingSpec(2, "node1", "node2"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, tn := range nodes {
-			if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
-				t.Fatalf("%s: %s: %q", tn.cfg.Node.Name, got.State, got.Reason)
-			}
-		}
-		last = id
-	}
-	for _, tn := range nodes {
-		testutil.WaitFor(t, 20*time.Second, tn.cfg.Node.Name+" to keep one record", func() bool {
-			recs, _ := tn.store.list()
-			return len(recs) == 1 && recs[0].Session.ID == last
-		})
-	}
-}
-
-// A daemon applies the policy when it starts: records older than keep
-// that it finds are removed, a run of a standing session summarized, and
-// a recent one kept.
-func TestDaemonAppliesRetentionAtStart(t *testing.T) {
-	cfg := testConfigs(t, 1)[0]
-	cfg.Session.Keep = config.RetentionAge{Duration: 48 * time.Hour}
-	s, err := openStore(cfg.Node.DataDir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	old := putEnded(t, s, 1, stateCompleted, "weekly", now.Add(-72*time.Hour), `{"x":1}`)
-	recent := putEnded(t, s, 2, stateCompleted, "weekly", now.Add(-24*time.Hour), `{"x":2}`)
-	s.close()
-	tn, err := tryStartNode(t, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(tn.stop)
-	testutil.WaitFor(t, 20*time.Second, "the old record removed", func() bool { return !tn.store.exists(old) })
-	if !tn.store.exists(recent) {
-		t.Errorf("the record of a session that ended a day ago was removed (keep = 48h)")
-	}
-	sums, err := tn.store.summaries()
-	if err != nil || sums["weekly"].Runs != 1 || sums["weekly"].LastID != old {
-		t.Errorf("summaries %+v (%v), want weekly's run %s", sums, err, old)
 	}
 }

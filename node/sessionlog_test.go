@@ -2,7 +2,6 @@ package node
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -12,9 +11,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/bandit-node/bandit-node/internal/testutil"
-	"github.com/bandit-node/bandit-node/node/client"
 )
 
 // Session IDs as the node makes them (validSessionID).
@@ -234,92 +230,5 @@ func TestSessionLogsSurviveReopen(t *testing.T) {
 	third := newTestSessionLogs(t, dir, defaultSessionLogLimits())
 	if got, _ := third.read(logIDA, 0); !slices.Equal(got.Lines, []string{"before", "after"}) {
 		t.Fatalf("after a second reopening: %+v", got)
-	}
-}
-
-// TestSessionLogsThroughAPI runs two ping sessions at once on real daemons
-// and reads their logs through the control API: each has its own lines and
-// only those (the lines the node logged with its ID), also after a restart.
-func TestSessionLogsThroughAPI(t *testing.T) {
-	nodes := startNetwork(t, 3, nil)
-	ctx := context.Background()
-	a, err := nodes[0].StartSession(pingSpec(100, "node1", "node2", "node3"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, err := nodes[1].StartSession(pingSpec(80, "node3", "node2"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range []struct {
-		tn *testNode
-		id string
-	}{{nodes[0], a}, {nodes[1], a}, {nodes[1], b}} {
-		if s := waitEnded(t, c.tn, c.id, 30*time.Second); s.State != stateCompleted {
-			t.Fatalf("session %s ended %s: %s", c.id, s.State, s.Reason)
-		}
-	}
-	readLogs := func(api *client.Client, id string) []string {
-		t.Helper()
-		var lines []string
-		testutil.WaitFor(t, 10*time.Second, "the log of "+id+" to say it completed", func() bool {
-			got, err := api.SessionLogs(ctx, id, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			lines = got.Lines
-			return slices.Contains(logMessages(lines), "session completed")
-		})
-		return lines
-	}
-	for _, c := range []struct {
-		tn        *testNode
-		id, other string
-		want      []string
-	}{
-		{nodes[0], a, b, []string{"proposed a session", "session completed"}},
-		{nodes[1], a, b, []string{"accepted a session", "session completed"}},
-		{nodes[1], b, a, []string{"proposed a session", "session completed"}},
-	} {
-		lines := readLogs(c.tn.api, c.id)
-		got := logMessages(lines)
-		for _, w := range c.want {
-			if !slices.Contains(got, w) {
-				t.Errorf("%s's log of %s lacks %q:\n%s", c.tn.cfg.Node.Name, c.id, w, strings.Join(lines, "\n"))
-			}
-		}
-		// Exactly the records the node logged about this session, and
-		// nothing about the other one.
-		var want []string
-		for _, r := range c.tn.logs.all() {
-			if r.Attrs["session"] == c.id {
-				want = append(want, r.Msg)
-			}
-		}
-		slices.Sort(want)
-		slices.Sort(got)
-		if !slices.Equal(got, want) {
-			t.Errorf("%s's log of %s:\n%q\nwant the node's records about it:\n%q", c.tn.cfg.Node.Name, c.id, got, want)
-		}
-		for _, line := range lines {
-			if strings.Contains(line, c.other) {
-				t.Errorf("%s's log of %s has a line about %s: %s", c.tn.cfg.Node.Name, c.id, c.other, line)
-			}
-		}
-	}
-	// The logs survive a restart of the daemon.
-	before := readLogs(nodes[1].api, b)
-	nodes[1].stop()
-	again := startNode(t, nodes[1].cfg)
-	after, err := again.api.SessionLogs(ctx, b, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(after.Lines, before) {
-		t.Errorf("after a restart the log of %s is\n%s\nwant\n%s", b, strings.Join(after.Lines, "\n"), strings.Join(before, "\n"))
-	}
-	var apiErr *client.Error
-	if _, err := again.api.SessionLogs(ctx, "00000000deadbeef", 0); !errors.As(err, &apiErr) || apiErr.Status != 404 {
-		t.Errorf("logs of an unknown session: %v, want a 404", err)
 	}
 }

@@ -1,9 +1,10 @@
 package node
 
 import (
-	"github.com/bandit-node/bandit-node/node/config"
 	"testing"
 	"time"
+
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // TestStandingStateTransitions follows a session's state through runs,

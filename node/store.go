@@ -56,7 +56,7 @@ type store struct {
 	// lastErr is the error of the last write of the store, nil once one
 	// succeeded again.
 	lastErr error
-	// wake tells the retry loop (Node.keepRecords) of a new unsaved record.
+	// wake tells the retry loop (keepRecords) of a new unsaved record.
 	wake chan struct{}
 	// failures counts the failed writes, by what was written.
 	failures struct{ record, journal atomic.Uint64 }
@@ -175,7 +175,7 @@ func (s *store) write(rec *record) (written bool, err error) {
 	return true, nil
 }
 
-// wakeRetry tells the retry loop (Node.keepRecords) that a write failed.
+// wakeRetry tells the retry loop (keepRecords) that a write failed.
 func (s *store) wakeRetry() {
 	if s.wake == nil {
 		return
@@ -225,7 +225,7 @@ func readRecord(p, id string) (*record, error) {
 	switch st := rec.Session.State; {
 	case rec.Session.ID != id:
 		return nil, fmt.Errorf("reading %s: it holds the record of session %.40q, not of %s", p, rec.Session.ID, id)
-	case st != stateProposed && st != stateRunning && st != stateCompleted && st != stateAborted:
+	case st != apitype.StateProposed && st != apitype.StateRunning && st != apitype.StateCompleted && st != apitype.StateAborted:
 		return nil, fmt.Errorf("reading %s: unknown session state %.40q", p, st)
 	case rec.Session.Created.IsZero():
 		return nil, fmt.Errorf("reading %s: the record has no creation time", p)

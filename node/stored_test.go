@@ -4,6 +4,8 @@ import (
 	"errors"
 	"testing"
 	"time"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
 )
 
 // TestStoredResultsAfterStop: once a daemon is down, its completed session
@@ -15,7 +17,7 @@ func TestStoredResultsAfterStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := waitEnded(t, nodes[0], id, 15*time.Second); got.State != stateCompleted {
+	if got := waitEnded(t, nodes[0], id, 15*time.Second); got.State != apitype.StateCompleted {
 		t.Fatalf("session %s: %s", got.State, got.Reason)
 	}
 	live, err := nodes[0].sessionRecord(id)
@@ -27,7 +29,7 @@ func TestStoredResultsAfterStop(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Session.State != stateCompleted || string(res.Result) != string(live.Result) || len(res.Result) == 0 {
+	if res.Session.State != apitype.StateCompleted || string(res.Result) != string(live.Result) || len(res.Result) == 0 {
 		t.Errorf("stored result %s %s, the API's %s", res.Session.State, res.Result, live.Result)
 	}
 	list, errs := StoredSessions(nodes[0].cfg)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
 )
 
 // A record the store cannot write — the data directory turned read-only,
@@ -275,7 +278,7 @@ func (a *record) newerThan(b *record) bool {
 	if b == nil {
 		return true
 	}
-	open := func(st string) bool { return st == stateProposed || st == stateRunning }
+	open := func(st string) bool { return st == apitype.StateProposed || st == apitype.StateRunning }
 	if open(b.Session.State) != open(a.Session.State) {
 		return !open(a.Session.State)
 	}
@@ -284,28 +287,28 @@ func (a *record) newerThan(b *record) bool {
 
 // keepRecords writes the records the store could not, until ctx ends:
 // at once, then after recordRetryMin, doubling up to recordRetryMax while
-// the disk refuses them. It logs when the store writes again.
-func (n *Node) keepRecords(ctx context.Context) {
+// the disk refuses them. It logs to log when the store writes again.
+func (s *store) keepRecords(ctx context.Context, log *slog.Logger) {
 	wait := recordRetryMin
 	failing := false
 	for {
-		err := n.store.retry()
+		err := s.retry()
 		if err == nil {
 			if failing {
 				failing, wait = false, recordRetryMin
-				n.log.Info("the result store writes again; every session record is stored")
+				log.Info("the result store writes again; every session record is stored")
 			}
 			select {
 			case <-ctx.Done():
 				return
-			case <-n.store.wake:
+			case <-s.wake:
 			}
 			continue
 		}
 		if !failing {
-			n.log.Warn("the result store cannot be written; retrying until it can", "err", err, "unsaved", n.store.unsavedCount())
+			log.Warn("the result store cannot be written; retrying until it can", "err", err, "unsaved", s.unsavedCount())
 		} else {
-			n.log.Debug("the result store still cannot be written", "err", err, "unsaved", n.store.unsavedCount(), "next", wait.String())
+			log.Debug("the result store still cannot be written", "err", err, "unsaved", s.unsavedCount(), "next", wait.String())
 		}
 		failing = true
 		// A record that fails meanwhile waits for the backoff too.
@@ -321,42 +324,29 @@ func (n *Node) keepRecords(ctx context.Context) {
 }
 
 // flushRecords makes a last attempt, at shutdown, to write the records the
-// store could not, and logs those that are left: the next start stores
-// those the journal has, and records the others as the crash of an open
-// session would be.
-func (n *Node) flushRecords() {
-	if n.store.unsavedCount() == 0 {
+// store could not, and logs to log those that are left: the next start
+// stores those the journal has, and records the others as the crash of an
+// open session would be.
+func (s *store) flushRecords(log *slog.Logger) {
+	if s.unsavedCount() == 0 {
 		return
 	}
-	n.store.retry()
-	ids := n.store.unsavedIDs()
+	s.retry()
+	ids := s.unsavedIDs()
 	if len(ids) == 0 {
 		return
 	}
 	var journaled, lost []string
-	n.store.mu.Lock()
+	s.mu.Lock()
 	for _, id := range ids {
-		if n.store.journaled[id] {
+		if s.journaled[id] {
 			journaled = append(journaled, id)
 		} else {
 			lost = append(lost, id)
 		}
 	}
-	n.store.mu.Unlock()
-	n.log.Error("stopping with session records the data directory did not take; the next start stores those in the journal",
+	s.mu.Unlock()
+	log.Error("stopping with session records the data directory did not take; the next start stores those in the journal",
 		"sessions", strings.Join(ids, ","), "in_journal", strings.Join(journaled, ","), "lost", strings.Join(lost, ","),
-		"journal", filepath.Dir(n.store.journalPath("x")), "err", n.store.problem())
-}
-
-// storageProblem says what keeps this node's data directory from storing
-// what it must — session records, session logs — "" if nothing: a reason
-// /readyz gives.
-func (n *Node) storageProblem() string {
-	if p := n.store.problem(); p != "" {
-		return "storage: " + p
-	}
-	if p := n.slogs.problem(); p != "" {
-		return "storage: " + p
-	}
-	return ""
+		"journal", filepath.Dir(s.journalPath("x")), "err", s.problem())
 }
