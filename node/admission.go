@@ -10,6 +10,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
@@ -50,7 +51,7 @@ func (n *Node) decline(to peer.ID, id, reason string) {
 // A proposal repeated by its initiator (it resends to participants that have
 // not answered) is accepted again without a second registration.
 func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
-	if n.store.exists(id) && n.lookup(id) == nil {
+	if n.store.Exists(id) && n.lookup(id) == nil {
 		// A proposal of a session that has ended here (a late resend):
 		// its record answers.
 		n.answerEnded(from, &nodepb.Control{SessionId: id, Body: &nodepb.Control_Propose{Propose: p}})
@@ -61,7 +62,7 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 		// A decline because this node's own disk failed is this
 		// operator's problem, not the proposal's: a warning.
 		level := slog.LevelInfo
-		if errors.Is(err, errStorage) {
+		if errors.Is(err, store.ErrStorage) {
 			level = slog.LevelWarn
 		}
 		n.log.Log(context.Background(), level, "declined a session", "session", id, "name", p.Name, "initiator", n.nameOf(from), "reason", err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
@@ -155,18 +156,18 @@ func (n *Node) serveStartSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // sessionRecord returns the live record of an active session, or the stored one.
-func (n *Node) sessionRecord(id string) (*record, error) {
+func (n *Node) sessionRecord(id string) (*store.Record, error) {
 	if s := n.lookup(id); s != nil {
 		r := s.snapshot()
 		return &r, nil
 	}
-	return n.store.get(id)
+	return n.store.Get(id)
 }
 
 // serveSessions lists the sessions, newest first; ?name=NAME only the runs
 // of the standing session NAME.
 func (n *Node) serveSessions(w http.ResponseWriter, r *http.Request) {
-	recs, errs := n.store.list()
+	recs, errs := n.store.List()
 	for _, err := range errs {
 		n.log.Warn("skipping an unreadable session record", "err", err)
 	}
@@ -191,13 +192,13 @@ func (n *Node) serveSessions(w http.ResponseWriter, r *http.Request) {
 // serveStanding lists the standing sessions with their next due time and
 // last run.
 func (n *Node) serveStanding(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, n.store.withSummaries(n.standing.list()))
+	writeJSON(w, http.StatusOK, n.store.WithSummaries(n.standing.list()))
 }
 
-func (n *Node) sessionOr404(w http.ResponseWriter, id string) *record {
+func (n *Node) sessionOr404(w http.ResponseWriter, id string) *store.Record {
 	rec, err := n.sessionRecord(id)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errNotSessionID) {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, store.ErrNotSessionID) {
 			writeError(w, http.StatusNotFound, errors.New("no session "+id+" on "+n.config().Node.Name))
 			return nil
 		}
@@ -234,7 +235,7 @@ func (n *Node) serveSessionLogs(w http.ResponseWriter, r *http.Request) {
 	if rec := n.sessionOr404(w, id); rec == nil {
 		return
 	}
-	logs, _ := n.slogs.read(id, since)
+	logs, _ := n.slogs.Read(id, since)
 	if logs.Lines == nil {
 		logs.Lines = []string{}
 	}

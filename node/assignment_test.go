@@ -35,7 +35,7 @@ func TestStartSessionRefusesImpossibleAssignment(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond) // time for a proposal, had one been sent, to arrive
 	for _, tn := range nodes {
-		if recs, _ := tn.store.list(); len(recs) != 0 {
+		if recs, _ := tn.store.List(); len(recs) != 0 {
 			t.Errorf("%s recorded %d sessions, want none: the first is %+v", tn.cfg.Node.Name, len(recs), recs[0].Session)
 		}
 		tn.mu.Lock()

@@ -12,6 +12,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/lifecycle"
 	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"google.golang.org/protobuf/proto"
@@ -99,7 +100,7 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 // it from the answer to its next frame. Only the session's organizations
 // are answered, and never an ending with an ending.
 func (n *Node) answerEnded(from peer.ID, c *nodepb.Control) {
-	rec, err := n.store.get(c.SessionId)
+	rec, err := n.store.Get(c.SessionId)
 	if err != nil || !slices.Contains(rec.Peers, from.String()) {
 		n.metrics.fail("unknown_session")
 		n.log.Debug("control frame for a session that is not active here", "peer", n.nameOf(from), "session", c.SessionId)
@@ -162,7 +163,7 @@ func decodeControl(frame []byte) (*nodepb.Control, error) {
 	if err := proto.Unmarshal(frame, &c); err != nil {
 		return nil, fmt.Errorf("malformed control frame: %w", err)
 	}
-	if !validSessionID(c.SessionId) {
+	if !store.ValidSessionID(c.SessionId) {
 		return nil, fmt.Errorf("control frame with a malformed session ID %.40q", c.SessionId)
 	}
 	if c.Body == nil {

@@ -245,9 +245,9 @@ func (w testWriter) Write(p []byte) (int, error) {
 // crash simulates a daemon dying: its store stops writing and its host closes
 // without telling anyone.
 func (tn *testNode) crash() {
-	tn.store.frozen.Store(true)
+	tn.store.Frozen.Store(true)
 	tn.host.Close()
-	tn.store.close() // the kernel releases a dead process's lock
+	tn.store.Close() // the kernel releases a dead process's lock
 }
 
 // roleMessenger returns tn's messenger of family's role streams at its

@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
@@ -56,13 +57,13 @@ func (n *Node) register(s *session) error {
 	if n.closing {
 		return fmt.Errorf("%s is shutting down", n.config().Node.Name)
 	}
-	if _, dup := n.sessions[s.id]; dup || n.store.exists(s.id) {
+	if _, dup := n.sessions[s.id]; dup || n.store.Exists(s.id) {
 		return fmt.Errorf("session ID %s is already used on %s", s.id, n.config().Node.Name)
 	}
 	if len(n.sessions) >= s.cfg.Session.MaxActive {
 		return fmt.Errorf("%s already runs %d sessions (session.max_active)", s.cfg.Node.Name, len(n.sessions))
 	}
-	if err := n.store.put(&record{Session: s.rec.Session}); err != nil {
+	if err := n.store.Put(&store.Record{Session: s.rec.Session}); err != nil {
 		return localDecline(s.cfg.Node.Name, "a local storage failure", err)
 	}
 	n.sessions[s.id] = s
@@ -162,7 +163,7 @@ func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string,
 func (n *Node) CancelSession(id string) error {
 	s := n.lookup(id)
 	if s == nil {
-		if _, err := n.store.get(id); err != nil {
+		if _, err := n.store.Get(id); err != nil {
 			return fmt.Errorf("no session %s on %s", id, n.config().Node.Name)
 		}
 		return errors.New("the session has already ended")

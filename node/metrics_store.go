@@ -39,11 +39,11 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 // Collect implements prometheus.Collector.
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
 	st := c.n.store
-	for what, v := range map[string]uint64{"record": st.failures.record.Load(), "journal": st.failures.journal.Load(),
-		"session_log": c.n.slogs.failures.Load()} {
+	for what, v := range map[string]uint64{"record": st.Failures.Record.Load(), "journal": st.Failures.Journal.Load(),
+		"session_log": c.n.slogs.Failures.Load()} {
 		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(v), what)
 	}
-	ch <- prometheus.MustNewConstMetric(c.unsaved, prometheus.GaugeValue, float64(st.unsavedCount()))
+	ch <- prometheus.MustNewConstMetric(c.unsaved, prometheus.GaugeValue, float64(st.UnsavedCount()))
 	healthy := 1.0
 	if c.n.storageProblem() != "" {
 		healthy = 0

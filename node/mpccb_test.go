@@ -98,7 +98,7 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 			if math.Abs(res.AverageReward-total/float64(steps)) > 1e-9 {
 				t.Errorf("p″'s average reward over libp2p is %g, the reference's %g", res.AverageReward, total/float64(steps))
 			}
-			prec, err := nodes[2].store.get(id)
+			prec, err := nodes[2].store.Get(id)
 			if err != nil {
 				t.Fatal(err)
 			}

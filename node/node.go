@@ -23,6 +23,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -93,11 +94,11 @@ type Node struct {
 	gossip  *p2p.Gossip
 	control *p2p.Messenger
 	roles   map[libp2pprotocol.ID]*p2p.Messenger // by role protocol: a family's, per wire version it speaks
-	store   *store
+	store   *store.Store
 	metrics *metrics
 	// slogs keeps each session's log lines (sessionlog.go); n.log writes
 	// to it.
-	slogs *sessionLogs
+	slogs *store.SessionLogs
 	// proposals bounds the proposals examined at once; examining tracks
 	// the goroutines that examine them, which shutdown waits for.
 	proposals chan struct{}
@@ -171,21 +172,21 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 	if n.apiTLS, err = loadAPITLS(cfg.API); err != nil {
 		return nil, err
 	}
-	if n.store, err = openStore(cfg.Node.DataDir); errors.Is(err, errNoDataDirLock) {
+	if n.store, err = store.Open(cfg.Node.DataDir); errors.Is(err, store.ErrNoDataDirLock) {
 		n.log.Warn("running without a lock on the data directory", "err", err)
 	} else if err != nil {
 		return nil, err
 	}
-	if n.slogs, err = newSessionLogs(filepath.Join(cfg.Node.DataDir, "logs"), defaultSessionLogLimits()); err != nil {
-		n.store.close()
+	if n.slogs, err = store.NewSessionLogs(filepath.Join(cfg.Node.DataDir, "logs"), store.DefaultSessionLogLimits()); err != nil {
+		n.store.Close()
 		return nil, err
 	}
-	n.log = slog.New(newSessionLogHandler(n.log.Handler(), n.slogs))
+	n.log = slog.New(store.NewSessionLogHandler(n.log.Handler(), n.slogs))
 	built := false
 	defer func() {
 		if !built {
-			n.store.close()
-			n.slogs.close()
+			n.store.Close()
+			n.slogs.Close()
 		}
 	}()
 	if err := n.recoverSessions(); err != nil {
@@ -290,7 +291,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	// The records the disk refused are written again until it takes
 	// them, until the host's context ends at shutdown (flushRecords then
 	// makes a last attempt).
-	go n.store.keepRecords(n.hostCtx, n.log)
+	go n.store.KeepRecords(n.hostCtx, n.log)
 	ln, err := net.Listen("tcp", n.config().API.Listen)
 	if err != nil {
 		n.shutdown()
@@ -386,15 +387,15 @@ func (n *Node) shutdown() {
 	n.examining.Wait()
 	n.stop()
 	n.host.Close()
-	n.store.flushRecords(n.log)
-	n.store.close()
-	n.slogs.close()
+	n.store.FlushRecords(n.log)
+	n.store.Close()
+	n.slogs.Close()
 	n.log.Info("stopped", "name", n.config().Node.Name)
 }
 
 // recoverSessions marks the sessions a previous run left open as aborted.
 func (n *Node) recoverSessions() error {
-	moved, err := n.store.tidy()
+	moved, err := n.store.Tidy()
 	for _, m := range moved {
 		n.log.Warn("an unreadable session record was moved aside", "record", m)
 	}
@@ -403,7 +404,7 @@ func (n *Node) recoverSessions() error {
 		// skipped below, as list skips it.
 		n.log.Error("could not tidy the result store", "err", err)
 	}
-	recs, errs := n.store.list()
+	recs, errs := n.store.List()
 	for _, err := range errs {
 		n.log.Warn("skipping an unreadable session record", "err", err)
 	}
@@ -425,7 +426,7 @@ func (n *Node) recoverSessions() error {
 		rec.Session.Finished = &end
 		// A disk that refuses the record does not stop the daemon: the
 		// record is kept and written again as a session's is.
-		if _, err := n.store.keep(rec); err != nil {
+		if _, err := n.store.Keep(rec); err != nil {
 			n.log.Error("could not store session record; it is kept in memory and written again until the disk takes it",
 				"session", rec.Session.ID, "state", rec.Session.State, "err", err)
 		}
@@ -439,8 +440,8 @@ func (n *Node) recoverSessions() error {
 // store (unsaved.go) — and returns recs with them in place. A session that
 // completed is then not taken for one left open. A record the disk still
 // refuses is kept in memory and written again.
-func (n *Node) replayJournal(recs []*record) []*record {
-	journal, errs := n.store.readJournal()
+func (n *Node) replayJournal(recs []*store.Record) []*store.Record {
+	journal, errs := n.store.ReadJournal()
 	for _, err := range errs {
 		n.log.Warn("skipping an unreadable record of the journal of unsaved records", "err", err)
 	}
@@ -453,18 +454,18 @@ func (n *Node) replayJournal(recs []*record) []*record {
 	}
 	for _, j := range journal {
 		i, stored := byID[j.Session.ID]
-		var old *record
+		var old *store.Record
 		if stored {
 			old = recs[i]
 		}
-		if !j.newerThan(old) {
+		if !j.NewerThan(old) {
 			// The record was stored after all; its copy is stale. (No
 			// other write runs yet: no need to take its stripe.)
-			n.store.saved(j.Session.ID)
+			n.store.Saved(j.Session.ID)
 			continue
 		}
-		j = &record{Session: j.Session, Peers: j.Peers, Result: j.Result, Local: j.Local} // kept: not to be changed below
-		if _, err := n.store.keep(j); err != nil {
+		j = &store.Record{Session: j.Session, Peers: j.Peers, Result: j.Result, Local: j.Local} // kept: not to be changed below
+		if _, err := n.store.Keep(j); err != nil {
 			n.log.Error("could not store session record; it is kept in memory and written again until the disk takes it",
 				"session", j.Session.ID, "state", j.Session.State, "err", err)
 		} else {

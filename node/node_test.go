@@ -114,7 +114,7 @@ func TestBadSpecRejectedBeforeSending(t *testing.T) {
 		}
 	}
 	for _, tn := range nodes {
-		if recs, _ := tn.store.list(); len(recs) != 0 {
+		if recs, _ := tn.store.List(); len(recs) != 0 {
 			t.Errorf("%s has %d session records after bad specs", tn.cfg.Node.Name, len(recs))
 		}
 	}
@@ -199,7 +199,7 @@ func TestShutdownAndRestart(t *testing.T) {
 			t.Errorf("%s: state %s reason %q", tn.cfg.Node.Name, got.State, got.Reason)
 		}
 	}
-	if rec, err := nodes[1].store.get(id); err != nil || rec.Session.State != stateAborted {
+	if rec, err := nodes[1].store.Get(id); err != nil || rec.Session.State != stateAborted {
 		t.Fatalf("the stopped node recorded %+v, %v", rec, err)
 	}
 
@@ -212,17 +212,17 @@ func TestShutdownAndRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 10*time.Second, "node3 to store some progress", func() bool {
-		rec, err := nodes[2].store.get(id3)
+		rec, err := nodes[2].store.Get(id3)
 		return err == nil && rec.Session.State == stateRunning && rec.Session.Progress.Step > 0
 	})
 	nodes[2].crash()
-	stored, err := nodes[2].store.get(id3)
+	stored, err := nodes[2].store.Get(id3)
 	if err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(50 * time.Millisecond) // the daemon is down for a while
 	restarted := startNode(t, nodes[2].cfg)
-	got, err := restarted.store.get(id3)
+	got, err := restarted.store.Get(id3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +235,7 @@ func TestShutdownAndRestart(t *testing.T) {
 	if got.Session.Finished == nil || !got.Session.Finished.Equal(*stored.Session.Updated) {
 		t.Errorf("after restart: finished %v, want the last stored record's time %v", got.Session.Finished, stored.Session.Updated)
 	}
-	if got, err := restarted.store.get(done); err != nil || got.Session.State != stateCompleted {
+	if got, err := restarted.store.Get(done); err != nil || got.Session.State != stateCompleted {
 		t.Errorf("past result lost over a restart: %+v, %v", got, err)
 	}
 	again := startNode(t, nodes[1].cfg)
@@ -251,7 +251,7 @@ func TestShutdownAndRestart(t *testing.T) {
 	if _, err := tryStartNode(t, &twin); err == nil || !strings.Contains(err.Error(), "in use by another bandit-node (pid ") {
 		t.Errorf("a second daemon on node2's data directory: %v", err)
 	}
-	if got, err := again.store.get(done); err != nil || got.Session.State != stateCompleted {
+	if got, err := again.store.Get(done); err != nil || got.Session.State != stateCompleted {
 		t.Errorf("node2's records after a second daemon tried its data directory: %+v, %v", got, err)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/drive"
 )
@@ -119,7 +120,7 @@ func (s *session) recordBatch(i int, b drive.Batch) *abortError {
 		if err != nil {
 			return s.partyAbort(i, err)
 		}
-		s.update(true, func(r *record) {
+		s.update(true, func(r *store.Record) {
 			if r.Local == nil {
 				r.Local = map[string]json.RawMessage{}
 			}

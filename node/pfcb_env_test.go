@@ -57,7 +57,7 @@ func TestPFCBOnReplayedProcurements(t *testing.T) {
 		t.Fatalf("result %+v, want every agent without regret, with its revenue", res)
 	}
 	for _, tn := range nodes {
-		rec, err := tn.store.get(session.ID)
+		rec, err := tn.store.Get(session.ID)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -58,7 +58,7 @@ func TestPFCBOnTheNetwork(t *testing.T) {
 		}
 	}
 	for _, tn := range nodes {
-		r, err := tn.store.get(id)
+		r, err := tn.store.Get(id)
 		if err != nil {
 			t.Fatal(err)
 		}

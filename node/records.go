@@ -3,6 +3,7 @@ package node
 import (
 	"context"
 	"fmt"
+	"github.com/bandit-node/bandit-node/node/store"
 	"time"
 )
 
@@ -10,10 +11,10 @@ import (
 // what it must — session records, session logs — "" if nothing: a reason
 // /readyz gives.
 func (n *Node) storageProblem() string {
-	if p := n.store.problem(); p != "" {
+	if p := n.store.Problem(); p != "" {
 		return "storage: " + p
 	}
-	if p := n.slogs.problem(); p != "" {
+	if p := n.slogs.Problem(); p != "" {
 		return "storage: " + p
 	}
 	return ""
@@ -22,14 +23,14 @@ func (n *Node) storageProblem() string {
 // applyRetention applies the retention policy in force to the store at
 // now, keeping the records of active sessions.
 func (n *Node) applyRetention(now time.Time) {
-	p := retentionOf(n.config().Session)
-	res, err := n.store.prune(p, now, func(id string) bool { return n.lookup(id) != nil })
+	p := store.RetentionOf(n.config().Session)
+	res, err := n.store.Prune(p, now, func(id string) bool { return n.lookup(id) != nil })
 	if err != nil {
 		n.log.Warn("applying the record retention policy", "err", err)
 	}
 	if res.Removed > 0 {
 		n.log.Info("removed the records of ended sessions by the retention policy", "removed", res.Removed,
-			"keep", p.keep.String(), "keep_count", p.keepCount, "standing_summarized", fmt.Sprint(res.Summarized))
+			"keep", p.Keep.String(), "keep_count", p.KeepCount, "standing_summarized", fmt.Sprint(res.Summarized))
 	}
 }
 
@@ -49,8 +50,8 @@ func (n *Node) sessionEndedRetention() {
 	if live == nil {
 		return // a Node built without New, in a test
 	}
-	if p := retentionOf(live.cfg.Session); !p.keepsAll() {
-		time.AfterFunc(p.grace+time.Second, n.kickRetention)
+	if p := store.RetentionOf(live.cfg.Session); !p.KeepsAll() {
+		time.AfterFunc(p.Grace+time.Second, n.kickRetention)
 	}
 }
 
@@ -74,5 +75,3 @@ func (n *Node) runRetention(ctx context.Context) {
 // retentionInterval is how often the daemon applies the record retention
 // policy besides at start and after each session that ends.
 const retentionInterval = time.Hour
-
-

@@ -3,7 +3,9 @@ package node
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"os"
@@ -13,12 +15,15 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/store"
 )
 
 func TestRetentionConfig(t *testing.T) {
@@ -80,7 +85,7 @@ func TestDaemonRemovesRecordsBeyondKeepCount(t *testing.T) {
 	}
 	for _, tn := range nodes {
 		testutil.WaitFor(t, 20*time.Second, tn.cfg.Node.Name+" to keep one record", func() bool {
-			recs, _ := tn.store.list()
+			recs, _ := tn.store.List()
 			return len(recs) == 1 && recs[0].Session.ID == last
 		})
 	}
@@ -92,24 +97,24 @@ func TestDaemonRemovesRecordsBeyondKeepCount(t *testing.T) {
 func TestDaemonAppliesRetentionAtStart(t *testing.T) {
 	cfg := testConfigs(t, 1)[0]
 	cfg.Session.Keep = config.RetentionAge{Duration: 48 * time.Hour}
-	s, err := openStore(cfg.Node.DataDir)
+	s, err := store.Open(cfg.Node.DataDir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	now := time.Now().UTC()
 	old := putEnded(t, s, 1, stateCompleted, "weekly", now.Add(-72*time.Hour), `{"x":1}`)
 	recent := putEnded(t, s, 2, stateCompleted, "weekly", now.Add(-24*time.Hour), `{"x":2}`)
-	s.close()
+	s.Close()
 	tn, err := tryStartNode(t, cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(tn.stop)
-	testutil.WaitFor(t, 20*time.Second, "the old record removed", func() bool { return !tn.store.exists(old) })
-	if !tn.store.exists(recent) {
+	testutil.WaitFor(t, 20*time.Second, "the old record removed", func() bool { return !tn.store.Exists(old) })
+	if !tn.store.Exists(recent) {
 		t.Errorf("the record of a session that ended a day ago was removed (keep = 48h)")
 	}
-	sums, err := tn.store.summaries()
+	sums, err := tn.store.Summaries()
 	if err != nil || sums["weekly"].Runs != 1 || sums["weekly"].LastID != old {
 		t.Errorf("summaries %+v (%v), want weekly's run %s", sums, err, old)
 	}
@@ -120,7 +125,7 @@ func TestDaemonAppliesRetentionAtStart(t *testing.T) {
 // (the one that admits the session), until the returned function is
 // called: a disk that turns read-only once the session has started.
 func refuseSessionsDir(tn *testNode) (restore func()) {
-	dir := tn.store.dir + string(filepath.Separator)
+	dir := tn.store.Dir + string(filepath.Separator)
 	var mu sync.Mutex
 	written := map[string]bool{}
 	fail := func(p string) error {
@@ -135,15 +140,15 @@ func refuseSessionsDir(tn *testNode) (restore func()) {
 		}
 		return errDiskRefuses
 	}
-	tn.store.failWrite.Store(&fail)
-	return func() { tn.store.failWrite.Store(nil) }
+	tn.store.FailWrite.Store(&fail)
+	return func() { tn.store.FailWrite.Store(nil) }
 }
 
 // onDisk reads session id's record as the disk has it, not as the store
 // serves it.
-func onDisk(t testing.TB, tn *testNode, id string) *record {
+func onDisk(t testing.TB, tn *testNode, id string) *store.Record {
 	t.Helper()
-	rec, err := readRecord(filepath.Join(sessionsDir(tn.cfg.Node.DataDir), id+".json"), id)
+	rec, err := store.ReadRecord(filepath.Join(store.SessionsDir(tn.cfg.Node.DataDir), id+".json"), id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +208,7 @@ func TestRecordKeptWhileDiskRefuses(t *testing.T) {
 		t.Fatalf("the record on disk says %s while the disk refuses writes: the test injected nothing", st)
 	}
 	// The journal has the session's end.
-	if j, err := readRecord(tn.store.journalPath(id), id); err != nil || j.Session.State != stateCompleted {
+	if j, err := store.ReadRecord(tn.store.JournalPath(id), id); err != nil || j.Session.State != stateCompleted {
 		t.Errorf("journal copy: %+v, %v; want the completed record", j, err)
 	}
 
@@ -233,7 +238,7 @@ func TestRecordKeptWhileDiskRefuses(t *testing.T) {
 		})
 	}
 	t.Logf("stored %v after the disks took writes again", time.Since(start).Round(time.Millisecond))
-	if disk := onDisk(t, tn, id); !bytes.Equal(disk.Result, compactJSON(res.Result)) {
+	if disk := onDisk(t, tn, id); !bytes.Equal(disk.Result, store.CompactJSON(res.Result)) {
 		t.Errorf("the stored result differs from the one served:\n%s\n%s", disk.Result, res.Result)
 	}
 	testutil.WaitFor(t, 10*time.Second, "/readyz to say ok", func() bool {
@@ -244,7 +249,7 @@ func TestRecordKeptWhileDiskRefuses(t *testing.T) {
 	if m[`bandit_records_unsaved`] != 0 || m[`bandit_store_healthy`] != 1 {
 		t.Errorf("metrics once stored: unsaved %v, healthy %v", m[`bandit_records_unsaved`], m[`bandit_store_healthy`])
 	}
-	if _, err := os.Stat(tn.store.journalPath(id)); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(tn.store.JournalPath(id)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the journal copy is still there once stored: %v", err)
 	}
 }
@@ -269,7 +274,7 @@ func TestCompletedSessionSurvivesRestartWhileDiskRefused(t *testing.T) {
 			t.Fatalf("%s: session ended %s (%s)", n.cfg.Node.Name, got.State, got.Reason)
 		}
 	}
-	served := map[string]*record{}
+	served := map[string]*store.Record{}
 	for _, n := range nodes {
 		rec, err := n.sessionRecord(id)
 		if err != nil {
@@ -292,11 +297,11 @@ func TestCompletedSessionSurvivesRestartWhileDiskRefused(t *testing.T) {
 
 	// While the daemon is down, the commands that read the data directory
 	// show the session as the journal has it.
-	if res, err := StoredResult(tn.cfg, id); err != nil || res.Session.State != stateCompleted || !bytes.Equal(res.Result, served["node1"].Result) {
-		t.Errorf("StoredResult while down: %s, %v; want completed with its result", res.Session.State, err)
+	if res, err := store.StoredResult(tn.cfg, id); err != nil || res.Session.State != stateCompleted || !bytes.Equal(res.Result, served["node1"].Result) {
+		t.Errorf("store.StoredResult while down: %s, %v; want completed with its result", res.Session.State, err)
 	}
-	if list, errs := StoredSessions(tn.cfg); len(errs) != 0 || len(list) != 1 || list[0].State != stateCompleted {
-		t.Errorf("StoredSessions while down: %+v, %v; want the session completed", list, errs)
+	if list, errs := store.StoredSessions(tn.cfg); len(errs) != 0 || len(list) != 1 || list[0].State != stateCompleted {
+		t.Errorf("store.StoredSessions while down: %+v, %v; want the session completed", list, errs)
 	}
 
 	for _, n := range nodes {
@@ -309,7 +314,7 @@ func TestCompletedSessionSurvivesRestartWhileDiskRefused(t *testing.T) {
 		if n := len(restarted.logs.find("session was open when the daemon stopped; recorded as aborted", "session", id)); n != 0 {
 			t.Errorf("the restarted daemon recorded the completed session as aborted")
 		}
-		if _, err := os.Stat(restarted.store.journalPath(id)); !errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Stat(restarted.store.JournalPath(id)); !errors.Is(err, os.ErrNotExist) {
 			t.Errorf("the journal copy is still there once stored: %v", err)
 		}
 	}
@@ -329,7 +334,7 @@ func TestRecordsSurviveImmutableSessionsDir(t *testing.T) {
 		}
 	})
 	tn := nodes[0]
-	dir := sessionsDir(tn.cfg.Node.DataDir)
+	dir := store.SessionsDir(tn.cfg.Node.DataDir)
 	if out, err := exec.Command("chattr", "+i", dir).CombinedOutput(); err != nil {
 		t.Skipf("chattr +i %s: %v %s", dir, err, out)
 	}
@@ -359,7 +364,7 @@ func TestRecordsSurviveImmutableSessionsDir(t *testing.T) {
 	}
 	testutil.WaitFor(t, 20*time.Second, "node1 to decline", func() bool {
 		for _, rec := range tn.logs.all() {
-			if rec.Msg == "declined a session" && strings.Contains(rec.Attrs["reason"], errStorage.Error()) {
+			if rec.Msg == "declined a session" && strings.Contains(rec.Attrs["reason"], store.ErrStorage.Error()) {
 				if rec.Level != slog.LevelWarn {
 					t.Errorf("a decline for a storage failure is logged at %v, want WARN", rec.Level)
 				}
@@ -546,7 +551,7 @@ func TestSessionLogsThroughAPI(t *testing.T) {
 // temporary file of an interrupted write is removed.
 func TestCorruptRecordsMovedAside(t *testing.T) {
 	cfg := testConfigs(t, 1)[0]
-	dir := sessionsDir(cfg.Node.DataDir)
+	dir := store.SessionsDir(cfg.Node.DataDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -579,10 +584,10 @@ func TestCorruptRecordsMovedAside(t *testing.T) {
 		files[names[i]] = c.text
 	}
 	// A file of that name moved aside by an earlier start is kept too.
-	if err := os.MkdirAll(filepath.Join(dir, corruptDir), 0o700); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, store.CorruptDir), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, corruptDir, names[0]), []byte("earlier"), 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, store.CorruptDir, names[0]), []byte("earlier"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	for name, text := range files {
@@ -613,14 +618,14 @@ func TestCorruptRecordsMovedAside(t *testing.T) {
 			}
 		})
 	}
-	moved, err := os.ReadDir(filepath.Join(dir, corruptDir))
+	moved, err := os.ReadDir(filepath.Join(dir, store.CorruptDir))
 	if err != nil || len(moved) != len(corrupt)+1 {
 		t.Fatalf("sessions/corrupt holds %d files (%v), want %d", len(moved), err, len(corrupt)+1)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, corruptDir, names[0])); string(b) != "earlier" {
+	if b, _ := os.ReadFile(filepath.Join(dir, store.CorruptDir, names[0])); string(b) != "earlier" {
 		t.Errorf("the file moved aside earlier was overwritten: %q", b)
 	}
-	if b, _ := os.ReadFile(filepath.Join(dir, corruptDir, names[0]+".1")); string(b) != `{}` {
+	if b, _ := os.ReadFile(filepath.Join(dir, store.CorruptDir, names[0]+".1")); string(b) != `{}` {
 		t.Errorf("the second %s was not moved aside beside the first: %q", names[0], b)
 	}
 	if _, err := os.Stat(filepath.Join(dir, "."+good+".json.tmp123456")); err == nil {
@@ -629,10 +634,10 @@ func TestCorruptRecordsMovedAside(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, "notes.txt")); err != nil {
 		t.Errorf("a file that is not a record was touched: %v", err)
 	}
-	if rec, err := tn.store.get(good); err != nil || rec.Session.State != stateCompleted {
+	if rec, err := tn.store.Get(good); err != nil || rec.Session.State != stateCompleted {
 		t.Errorf("the valid record: %+v, %v", rec, err)
 	}
-	if rec, err := tn.store.get(running); err != nil || rec.Session.State != stateAborted {
+	if rec, err := tn.store.Get(running); err != nil || rec.Session.State != stateAborted {
 		t.Errorf("the open session's record: %+v, %v; want it aborted", rec, err)
 	}
 
@@ -648,3 +653,74 @@ func TestCorruptRecordsMovedAside(t *testing.T) {
 		t.Errorf("the API lists %d sessions (%v), want 2", len(list), err)
 	}
 }
+
+// TestStoredResultsAfterStop: once a daemon is down, its completed session
+// reads from the data directory (store.StoredResult, store.StoredSessions) as its API
+// served it, without the lock the stopped daemon held.
+func TestStoredResultsAfterStop(t *testing.T) {
+	nodes := startNetwork(t, 2, nil)
+	id, err := nodes[0].StartSession(pingSpec(2, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := waitEnded(t, nodes[0], id, 15*time.Second); got.State != apitype.StateCompleted {
+		t.Fatalf("session %s: %s", got.State, got.Reason)
+	}
+	live, err := nodes[0].sessionRecord(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes[0].stop()
+	res, err := store.StoredResult(nodes[0].cfg, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Session.State != apitype.StateCompleted || string(res.Result) != string(live.Result) || len(res.Result) == 0 {
+		t.Errorf("stored result %s %s, the API's %s", res.Session.State, res.Result, live.Result)
+	}
+	list, errs := store.StoredSessions(nodes[0].cfg)
+	if len(errs) != 0 || len(list) != 1 || list[0].ID != id || list[0].Spec != "" {
+		t.Errorf("stored sessions %+v, errors %v; want %s alone, without its spec", list, errs, id)
+	}
+	if _, err := store.StoredResult(nodes[0].cfg, "fedcba9876543210"); !errors.Is(err, store.ErrNoStoredSession) {
+		t.Errorf("an unknown session: %v", err)
+	}
+}
+
+// putEnded stores the record of session number i, which ended (in state)
+// at end, as a run of standing session name ("" for none) with result.
+func putEnded(t *testing.T, s *store.Store, i int, state, name string, end time.Time, result string) string {
+	t.Helper()
+	id := fmt.Sprintf("%016x", i+1)
+	created := end.Add(-time.Second)
+	rec := &store.Record{Session: apitype.Session{ID: id, Protocol: "ping", Name: name, State: state, Created: created, Finished: &end}}
+	if result != "" {
+		rec.Result = json.RawMessage(result)
+	}
+	if err := s.Put(rec); err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// logMessages returns the message of each line ("time level msg k=v ...").
+func logMessages(lines []string) []string {
+	var out []string
+	for _, line := range lines {
+		f := strings.SplitN(line, " ", 3)
+		if len(f) < 3 {
+			out = append(out, line)
+			continue
+		}
+		msg, _, _ := strings.Cut(f[2], "=")
+		if i := strings.LastIndex(msg, " "); i >= 0 && strings.Contains(f[2], "=") {
+			msg = msg[:i]
+		}
+		out = append(out, msg)
+	}
+	return out
+}
+
+// errDiskRefuses is the failure a test injects into a store's writes: what
+// a sessions directory that turned read-only answers.
+var errDiskRefuses = &os.PathError{Op: "open", Path: "sessions", Err: syscall.EROFS}

@@ -108,7 +108,7 @@ func TestSessionIDCannotBeReused(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
-	rec, err := nodes[1].store.get(id)
+	rec, err := nodes[1].store.Get(id)
 	if err != nil || rec.Session.State != stateCompleted || rec.Session.Initiator != "node1" {
 		t.Fatalf("the stored session was overwritten: %+v, %v", rec, err)
 	}

@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
@@ -189,7 +190,7 @@ func decodeRoleFrame(frame []byte) (roleFrameView, error) {
 	if err := parseRoleFrame(frame, &f); err != nil {
 		return f, fmt.Errorf("malformed role frame: %w", err)
 	}
-	if !validSessionID(f.SessionID) {
+	if !store.ValidSessionID(f.SessionID) {
 		return f, fmt.Errorf("role frame with a malformed session ID %.40q", f.SessionID)
 	}
 	if len(f.FromRole) == 0 || len(f.FromRole) > maxRoleName || len(f.ToRole) > maxRoleName {

@@ -142,7 +142,7 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 				counts[i]++
 			}
 			for i, tn := range nodes[3:] {
-				r, err := tn.store.get(id)
+				r, err := tn.store.Get(id)
 				if err != nil {
 					t.Fatal(err)
 				}

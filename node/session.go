@@ -13,6 +13,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/lifecycle"
 	"github.com/bandit-node/bandit-node/node/nodepb"
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/drive"
@@ -179,7 +180,7 @@ type session struct {
 	started bool                // the roles were started
 
 	mu      sync.Mutex // guards rec, version and saved
-	rec     *record
+	rec     *store.Record
 	version uint64    // of rec, counting the changes that were stored
 	saved   time.Time // when rec was last stored
 
@@ -202,7 +203,7 @@ type session struct {
 func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, params any, specText []byte, assign protocol.Assignment,
 	initiator peer.ID, local map[string]any) (*session, error) {
 	self := n.host.ID()
-	n.slogs.track(id)
+	n.slogs.Track(id)
 	s := &session{n: n, live: live, cfg: live.cfg, id: id, fam: fam, family: fam.Name(), caps: drive.CapsOf(fam), params: params, specText: specText, assign: assign,
 		initiator: initiator, initiated: initiator == self, self: self,
 		mine: assign.PartiesOf(self.String()), local: local,
@@ -278,7 +279,7 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 	for _, p := range s.remotes {
 		peers = append(peers, p.String())
 	}
-	s.rec = &record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Wire: protocol.WireVersion(fam), Initiator: live.nameOf(initiator),
+	s.rec = &store.Record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Wire: protocol.WireVersion(fam), Initiator: live.nameOf(initiator),
 		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
 		Created: time.Now().UTC(), Spec: string(specText)}}
 	lc, err := lifecycle.New(s.lifecycleConfig())
@@ -366,7 +367,7 @@ func roleIndex[T string | []byte](names []string, role T) int {
 }
 
 // snapshot returns a copy of the session's record.
-func (s *session) snapshot() record {
+func (s *session) snapshot() store.Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	r := *s.rec
@@ -375,7 +376,7 @@ func (s *session) snapshot() record {
 }
 
 // update changes the record under the lock and, if persist, stores it.
-func (s *session) update(persist bool, f func(*record)) {
+func (s *session) update(persist bool, f func(*store.Record)) {
 	s.mu.Lock()
 	f(s.rec)
 	if !persist {
@@ -389,7 +390,7 @@ func (s *session) update(persist bool, f func(*record)) {
 
 // snapshotForStore stamps the record as stored now and returns a copy of it
 // and its version. mu is held.
-func (s *session) snapshotForStore() (record, uint64) {
+func (s *session) snapshotForStore() (store.Record, uint64) {
 	now := time.Now()
 	utc := now.UTC()
 	s.rec.Session.Updated = &utc
@@ -404,13 +405,13 @@ func (s *session) snapshotForStore() (record, uint64) {
 // A record the disk refuses is kept in memory and written again until the
 // disk takes it (store.keep): the API shows it meanwhile, and the record
 // is logged once per failure, not at every progress save.
-func (s *session) store(rec *record, v uint64) {
+func (s *session) store(rec *store.Record, v uint64) {
 	s.storeMu.Lock()
 	defer s.storeMu.Unlock()
 	if v <= s.stored {
 		return
 	}
-	if first, err := s.n.store.keep(rec); first {
+	if first, err := s.n.store.Keep(rec); first {
 		s.n.log.Error("could not store session record; it is kept in memory and written again until the disk takes it",
 			"session", s.id, "state", rec.Session.State, "err", err)
 	} else if err != nil {

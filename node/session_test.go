@@ -7,6 +7,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
@@ -16,26 +17,26 @@ import (
 // setProgress stores the record only when the last write is progressSave
 // old.
 func TestProgressWriteNeverOverwritesALaterRecord(t *testing.T) {
-	st, err := openStore(t.TempDir())
+	st, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
+	defer st.Close()
 	const id = "0123456789abcdef"
 	s := &session{n: &Node{store: st, progressSave: time.Hour}, id: id,
-		rec: &record{Session: apitype.Session{ID: id, State: stateRunning, Created: time.Now().UTC()}}}
-	s.update(true, func(*record) {})
+		rec: &store.Record{Session: apitype.Session{ID: id, State: stateRunning, Created: time.Now().UTC()}}}
+	s.update(true, func(*store.Record) {})
 	s.setProgress(protocol.Progress{Step: 5, Total: 10}) // not due: kept in memory
 	s.saving.Wait()
-	if rec, err := st.get(id); err != nil || rec.Session.Progress.Step != 0 || rec.Session.Updated == nil {
+	if rec, err := st.Get(id); err != nil || rec.Session.Progress.Step != 0 || rec.Session.Updated == nil {
 		t.Fatalf("stored %+v, %v; want the first record, stamped", rec, err)
 	}
 	s.mu.Lock()
 	stale, v := s.snapshotForStore() // a progress write that is slow to start
 	s.mu.Unlock()
-	s.update(true, func(r *record) { r.Session.State = stateCompleted })
+	s.update(true, func(r *store.Record) { r.Session.State = stateCompleted })
 	s.store(&stale, v)
-	if rec, err := st.get(id); err != nil || rec.Session.State != stateCompleted || rec.Session.Progress.Step != 5 {
+	if rec, err := st.Get(id); err != nil || rec.Session.State != stateCompleted || rec.Session.Progress.Step != 5 {
 		t.Fatalf("stored %+v, %v; want the completed record", rec, err)
 	}
 }
@@ -110,31 +111,31 @@ func TestSessionSharesItsStrings(t *testing.T) {
 // owner that reports no progress of its own recorded "duration 0s" after
 // running 18 s).
 func TestRecordRenewedWithoutProgress(t *testing.T) {
-	st, err := openStore(t.TempDir())
+	st, err := store.Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer st.close()
+	defer st.Close()
 	const id = "0123456789abcdef"
 	// progressSave is an hour for the first check, so that no stall of a
 	// loaded machine can make it due; then a millisecond.
 	s := &session{n: &Node{store: st, progressSave: time.Hour}, id: id,
-		rec: &record{Session: apitype.Session{ID: id, State: stateRunning, Created: time.Now().UTC()}}}
-	s.update(true, func(*record) {})
-	first, err := st.get(id)
+		rec: &store.Record{Session: apitype.Session{ID: id, State: stateRunning, Created: time.Now().UTC()}}}
+	s.update(true, func(*store.Record) {})
+	first, err := st.Get(id)
 	if err != nil {
 		t.Fatal(err)
 	}
 	s.saveDue() // not due yet
 	s.saving.Wait()
-	if rec, _ := st.get(id); !rec.Session.Updated.Equal(*first.Session.Updated) {
+	if rec, _ := st.Get(id); !rec.Session.Updated.Equal(*first.Session.Updated) {
 		t.Fatalf("stored again before progressSave passed: %v, first %v", rec.Session.Updated, first.Session.Updated)
 	}
 	s.n.progressSave = time.Millisecond
 	time.Sleep(5 * time.Millisecond)
 	s.saveDue()
 	s.saving.Wait()
-	if rec, _ := st.get(id); !rec.Session.Updated.After(*first.Session.Updated) {
+	if rec, _ := st.Get(id); !rec.Session.Updated.After(*first.Session.Updated) {
 		t.Fatalf("not stored again after progressSave: %v, first %v", rec.Session.Updated, first.Session.Updated)
 	}
 }

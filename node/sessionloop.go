@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/lifecycle"
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
@@ -236,7 +237,7 @@ func (s *session) recordStatus(st lifecycle.Status) {
 		// The record says "proposed" since the session was registered.
 	case lifecycle.Running:
 		now := time.Now().UTC()
-		s.update(true, func(r *record) {
+		s.update(true, func(r *store.Record) {
 			r.Session.State = stateRunning
 			r.Session.Started = &now
 		})
@@ -262,7 +263,7 @@ func (s *session) recordEnd(st lifecycle.Status) {
 	created := s.rec.Session.Created
 	s.mu.Unlock()
 	s.n.metrics.sessionEnded(s.family, state, st.Reason, now.Sub(created))
-	s.update(true, func(r *record) {
+	s.update(true, func(r *store.Record) {
 		r.Session.State = state
 		r.Session.Reason = st.Reason
 		r.Session.Detail = st.Detail

@@ -15,6 +15,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 )
 
@@ -102,7 +103,7 @@ func newStanding(n *Node, cfg *config.Config, now time.Time) *standing {
 			it.st = old.boot(it.sched, now)
 			if it.st.Active != "" {
 				state, reason := apitype.StateAborted, fmt.Sprintf("%s stopped while the run was open", cfg.Node.Name)
-				if rec, err := n.store.get(it.st.Active); err == nil {
+				if rec, err := n.store.Get(it.st.Active); err == nil {
 					state, reason = rec.Session.State, rec.Session.Reason
 				}
 				it.st = it.st.ended(it.st.Active, state, reason, sc.Retry, now)
@@ -137,7 +138,7 @@ func readStandingState(path string) (map[string]standingState, error) {
 // save stores the state of every session. mu is held, or the scheduler
 // does not run yet.
 func (st *standing) save() {
-	if st.n.store.frozen.Load() {
+	if st.n.store.Frozen.Load() {
 		return // the daemon has stopped (or crashed, in a test)
 	}
 	m := make(map[string]standingState, len(st.items))
@@ -146,7 +147,7 @@ func (st *standing) save() {
 	}
 	data, err := json.MarshalIndent(m, "", "  ")
 	if err == nil {
-		err = writeFileAtomic(st.path, data, 0o600)
+		err = store.WriteFileAtomic(st.path, data, 0o600)
 	}
 	if err != nil {
 		st.n.log.Error("could not store the standing sessions' schedule", "file", st.path, "err", err)
@@ -276,7 +277,7 @@ func (st *standing) launch(name string, it *standingItem, retry bool, now time.T
 			}
 		}
 		state, reason := apitype.StateAborted, "its record could not be read"
-		if rec, err := st.n.store.get(id); err == nil {
+		if rec, err := st.n.store.Get(id); err == nil {
 			state, reason = rec.Session.State, rec.Session.Reason
 		}
 		st.finish(name, id, state, reason, time.Now())
@@ -377,7 +378,7 @@ func StoredStanding(cfg *config.Config) ([]apitype.Standing, error) {
 		}
 		items[sc.Name] = it
 	}
-	return storeAt(cfg).withSummaries(listStanding(items)), err
+	return store.At(cfg).WithSummaries(listStanding(items)), err
 }
 
 func timePtr(t time.Time) *time.Time {

@@ -18,6 +18,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/store"
 )
 
 // pollEvery is how often --wait and --watch ask the daemon for progress.
@@ -326,7 +327,7 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 	if daemonDown(err) {
 		fmt.Fprintf(stderr, "bandit-node: the daemon is not running (%v); these are the records in %s\n", err, cfg.Node.DataDir)
 		var errs []error
-		list, errs = node.StoredSessions(cfg)
+		list, errs = store.StoredSessions(cfg)
 		for _, e := range errs {
 			fmt.Fprintf(stderr, "bandit-node: skipping an unreadable record: %v\n", e)
 		}
@@ -422,7 +423,7 @@ func daemonDown(err error) bool {
 // storedResult reads session id from the data directory of a daemon that is
 // not running (apiErr says so), telling the operator on stderr.
 func storedResult(cfg *config.Config, id string, apiErr error, stderr io.Writer) (apitype.Result, error) {
-	res, err := node.StoredResult(cfg, id)
+	res, err := store.StoredResult(cfg, id)
 	if err != nil {
 		return res, fmt.Errorf("%w; and the daemon is not running: %v", err, apiErr)
 	}

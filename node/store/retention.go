@@ -1,4 +1,4 @@
-package node
+package store
 
 import (
 	"crypto/sha256"
@@ -20,21 +20,21 @@ import (
 // standing sessions' runs whose records were removed, by name.
 const summariesFile = "session-summaries.json"
 
-// retentionPolicy says which records of ended sessions are kept: those that
+// RetentionPolicy says which records of ended sessions are kept: those that
 // ended within keep (0: any age) and are among the newest keepCount (0: any
 // number), and whatever those say, those that ended within grace, while
 // peers may still ask about the session (answerEnded reads its record).
-type retentionPolicy struct {
-	keep      time.Duration
-	keepCount int
-	grace     time.Duration
+type RetentionPolicy struct {
+	Keep      time.Duration
+	KeepCount int
+	Grace     time.Duration
 }
 
-// keepsAll reports whether the policy removes nothing.
-func (p retentionPolicy) keepsAll() bool { return p.keep <= 0 && p.keepCount <= 0 }
+// KeepsAll reports whether the policy removes nothing.
+func (p RetentionPolicy) KeepsAll() bool { return p.Keep <= 0 && p.KeepCount <= 0 }
 
-// pruned is what one pass of the retention policy did.
-type pruned struct {
+// Pruned is what one pass of the retention policy did.
+type Pruned struct {
 	// Removed counts the records removed; Summarized the standing
 	// sessions whose summary they went into.
 	Removed    int
@@ -43,7 +43,7 @@ type pruned struct {
 
 // endTime is when the session of an ended record ended: its Finished time,
 // else the last time it was stored, else its creation.
-func endTime(rec *record) time.Time {
+func endTime(rec *Record) time.Time {
 	switch {
 	case rec.Session.Finished != nil:
 		return *rec.Session.Finished
@@ -58,8 +58,8 @@ func endTime(rec *record) time.Time {
 // that ended before now - keep or are beyond the newest keepCount of them,
 // ordered oldest first. The records of sessions that are proposed or
 // running, or that ended within grace, are never among them.
-func (p retentionPolicy) expired(recs []*record, now time.Time, active func(id string) bool) []*record {
-	var ended []*record
+func (p RetentionPolicy) expired(recs []*Record, now time.Time, active func(id string) bool) []*Record {
+	var ended []*Record
 	for _, rec := range recs {
 		st := rec.Session.State
 		if (st == apitype.StateCompleted || st == apitype.StateAborted) && !active(rec.Session.ID) {
@@ -67,18 +67,18 @@ func (p retentionPolicy) expired(recs []*record, now time.Time, active func(id s
 		}
 	}
 	// Newest first, ties by ID so that every pass agrees.
-	slices.SortStableFunc(ended, func(a, b *record) int {
+	slices.SortStableFunc(ended, func(a, b *Record) int {
 		if c := endTime(b).Compare(endTime(a)); c != 0 {
 			return c
 		}
 		return compareStrings(a.Session.ID, b.Session.ID)
 	})
-	var out []*record
+	var out []*Record
 	for i, rec := range ended {
-		if endTime(rec).After(now.Add(-p.grace)) {
+		if endTime(rec).After(now.Add(-p.Grace)) {
 			continue
 		}
-		if (p.keepCount > 0 && i >= p.keepCount) || (p.keep > 0 && endTime(rec).Before(now.Add(-p.keep))) {
+		if (p.KeepCount > 0 && i >= p.KeepCount) || (p.Keep > 0 && endTime(rec).Before(now.Add(-p.Keep))) {
 			out = append(out, rec)
 		}
 	}
@@ -100,7 +100,7 @@ func compareStrings(a, b string) int {
 // first) to sums, and returns the names it changed. A run that ended no
 // later than the last one a summary holds is in it already: the daemon
 // stopped between storing the summary and removing the records.
-func summarize(sums map[string]apitype.RunSummary, expired []*record) []string {
+func summarize(sums map[string]apitype.RunSummary, expired []*Record) []string {
 	var changed []string
 	for _, rec := range expired {
 		name := rec.Session.Name
@@ -135,11 +135,11 @@ func summarize(sums map[string]apitype.RunSummary, expired []*record) []string {
 }
 
 // summariesPath is the path of the summaries of the store's data directory.
-func (s *store) summariesPath() string { return filepath.Join(filepath.Dir(s.dir), summariesFile) }
+func (s *Store) summariesPath() string { return filepath.Join(filepath.Dir(s.Dir), summariesFile) }
 
-// summaries reads the summaries of removed standing-session runs, by name;
+// Summaries reads the summaries of removed standing-session runs, by name;
 // none stored is an empty map.
-func (s *store) summaries() (map[string]apitype.RunSummary, error) {
+func (s *Store) Summaries() (map[string]apitype.RunSummary, error) {
 	sums := map[string]apitype.RunSummary{}
 	data, err := os.ReadFile(s.summariesPath())
 	if errors.Is(err, fs.ErrNotExist) {
@@ -154,24 +154,24 @@ func (s *store) summaries() (map[string]apitype.RunSummary, error) {
 	return sums, nil
 }
 
-// prune applies policy p at now to the store: the records it expires are
+// Prune applies policy p at now to the store: the records it expires are
 // removed, after the runs of standing sessions among them have been added
 // durably to the summaries (so a crash in between loses no run, nor counts
 // one twice). active reports the sessions in progress, which are kept
 // whatever their record says.
-func (s *store) prune(p retentionPolicy, now time.Time, active func(id string) bool) (pruned, error) {
-	var res pruned
-	if p.keepsAll() || s.frozen.Load() {
+func (s *Store) Prune(p RetentionPolicy, now time.Time, active func(id string) bool) (Pruned, error) {
+	var res Pruned
+	if p.KeepsAll() || s.Frozen.Load() {
 		return res, nil
 	}
-	recs, _ := s.list() // unreadable records are tidy's to move aside
+	recs, _ := s.List() // unreadable records are tidy's to move aside
 	// A record kept in memory until the disk takes it is kept: it is
 	// not on disk yet, and the disk refuses writes.
 	expired := p.expired(recs, now, func(id string) bool { return active(id) || s.unsavedRecord(id) != nil })
 	if len(expired) == 0 {
 		return res, nil
 	}
-	sums, err := s.summaries()
+	sums, err := s.Summaries()
 	if err != nil {
 		return res, fmt.Errorf("not removing expired records: %w", err)
 	}
@@ -180,7 +180,7 @@ func (s *store) prune(p retentionPolicy, now time.Time, active func(id string) b
 		if err != nil {
 			return res, err
 		}
-		if err := writeFileAtomic(s.summariesPath(), data, 0o600); err != nil {
+		if err := WriteFileAtomic(s.summariesPath(), data, 0o600); err != nil {
 			return res, fmt.Errorf("storing the summaries of standing sessions (no record removed): %w", err)
 		}
 	}
@@ -194,7 +194,7 @@ func (s *store) prune(p retentionPolicy, now time.Time, active func(id string) b
 		}
 		res.Removed++
 	}
-	return res, syncDir(s.dir)
+	return res, syncDir(s.Dir)
 }
 
 // syncDir makes the removals in directory dir durable.
@@ -210,18 +210,18 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// retentionOf is the retention policy of the [session] table c. Its
+// RetentionOf is the retention policy of the [session] table c. Its
 // grace is twice the longest a peer waits for this node before it gives a
 // session up: until then a peer may still send frames of a session that
 // ended here, which its record answers.
-func retentionOf(c config.SessionConfig) retentionPolicy {
-	return retentionPolicy{keep: c.Keep.Duration, keepCount: c.KeepCount, grace: 2 * max(c.ProposeTimeout.Duration, c.PeerTimeout.Duration)}
+func RetentionOf(c config.SessionConfig) RetentionPolicy {
+	return RetentionPolicy{Keep: c.Keep.Duration, KeepCount: c.KeepCount, Grace: 2 * max(c.ProposeTimeout.Duration, c.PeerTimeout.Duration)}
 }
 
-// withSummaries adds to list the summaries of the standing sessions' runs
+// WithSummaries adds to list the summaries of the standing sessions' runs
 // removed from the store.
-func (s *store) withSummaries(list []apitype.Standing) []apitype.Standing {
-	sums, err := s.summaries()
+func (s *Store) WithSummaries(list []apitype.Standing) []apitype.Standing {
+	sums, err := s.Summaries()
 	if err != nil || len(sums) == 0 {
 		return list
 	}

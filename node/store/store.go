@@ -1,4 +1,4 @@
-package node
+package store
 
 import (
 	"bytes"
@@ -18,8 +18,8 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 )
 
-// record is what the store keeps of one session.
-type record struct {
+// Record is what the store keeps of one session.
+type Record struct {
 	Session apitype.Session `json:"session"`
 	// Peers are the other organizations of the session, by peer ID: those
 	// an ended session still answers (see Node.answerEnded).
@@ -28,21 +28,21 @@ type record struct {
 	Local  map[string]json.RawMessage `json:"local,omitempty"`
 }
 
-// store keeps session records durably under DIR/sessions, one JSON file per
+// Store keeps session records durably under DIR/sessions, one JSON file per
 // session, each replaced atomically (write a temporary file, fsync, rename,
 // fsync the directory) so a crash leaves either the old or the new record.
-type store struct {
-	dir  string
+type Store struct {
+	Dir  string
 	lock *os.File // the data directory's lock (lockDataDir), held until close
-	// frozen makes every later write a no-op; tests set it to simulate a
+	// Frozen makes every later write a no-op; tests set it to simulate a
 	// crash, after which a dead daemon must not write anything.
-	frozen atomic.Bool
+	Frozen atomic.Bool
 
-	// failWrite, when set (by tests only), is called before every write
+	// FailWrite, when set (by tests only), is called before every write
 	// of the store with the path written, and a non-nil error fails the
 	// write as the disk would: a data directory that turns read-only or
 	// full, on demand.
-	failWrite atomic.Pointer[func(path string) error]
+	FailWrite atomic.Pointer[func(path string) error]
 
 	// The records that could not be written are kept, retried and served
 	// from memory until they are (unsaved.go). stripes orders the writes
@@ -50,7 +50,7 @@ type store struct {
 	// writes an older record over a newer one.
 	stripes [16]sync.Mutex
 	mu      sync.Mutex // guards unsaved, journaled and lastErr
-	unsaved map[string]*record
+	unsaved map[string]*Record
 	// journaled are the sessions with a copy in the journal (journalDir).
 	journaled map[string]bool
 	// lastErr is the error of the last write of the store, nil once one
@@ -58,17 +58,17 @@ type store struct {
 	lastErr error
 	// wake tells the retry loop (keepRecords) of a new unsaved record.
 	wake chan struct{}
-	// failures counts the failed writes, by what was written.
-	failures struct{ record, journal atomic.Uint64 }
+	// Failures counts the failed writes, by what was written.
+	Failures struct{ Record, Journal atomic.Uint64 }
 }
 
-// errStorage marks an error of the store's disk: the data directory cannot
+// ErrStorage marks an error of the store's disk: the data directory cannot
 // be written (read-only, full, gone).
-var errStorage = errors.New("the result store cannot be written")
+var ErrStorage = errors.New("the result store cannot be written")
 
-// validSessionID reports whether id has the shape of a session ID: 16 to 64
+// ValidSessionID reports whether id has the shape of a session ID: 16 to 64
 // lowercase hexadecimal digits. (By hand: it is checked for every message.)
-func validSessionID[T string | []byte](id T) bool {
+func ValidSessionID[T string | []byte](id T) bool {
 	if len(id) < 16 || len(id) > 64 {
 		return false
 	}
@@ -80,55 +80,55 @@ func validSessionID[T string | []byte](id T) bool {
 	return true
 }
 
-// openStore opens the store of data directory dataDir, creating it, and
+// Open opens the store of data directory dataDir, creating it, and
 // takes the directory's lock: one daemon at a time. Where the file system
 // has no locks it returns the store and an error wrapping errNoDataDirLock,
 // a warning for the operator.
-func openStore(dataDir string) (*store, error) {
-	dir := sessionsDir(dataDir)
+func Open(dataDir string) (*Store, error) {
+	dir := SessionsDir(dataDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("creating the result store: %w", err)
 	}
 	lock, err := lockDataDir(dataDir)
-	if err != nil && !errors.Is(err, errNoDataDirLock) {
+	if err != nil && !errors.Is(err, ErrNoDataDirLock) {
 		return nil, err
 	}
 	// err, if any, is errNoDataDirLock's warning: the store works unguarded.
-	return &store{dir: dir, lock: lock, wake: make(chan struct{}, 1)}, err
+	return &Store{Dir: dir, lock: lock, wake: make(chan struct{}, 1)}, err
 }
 
-// sessionsDir is where the store of data directory dataDir keeps its records.
-func sessionsDir(dataDir string) string { return filepath.Join(dataDir, "sessions") }
+// SessionsDir is where the store of data directory dataDir keeps its records.
+func SessionsDir(dataDir string) string { return filepath.Join(dataDir, "sessions") }
 
-// errNoDataDirLock marks a data directory that could not be locked because
+// ErrNoDataDirLock marks a data directory that could not be locked because
 // its file system has no locks: the daemon runs, but nothing stops a second
 // one on the same directory.
-var errNoDataDirLock = errors.New("the data directory cannot be locked: nothing stops a second daemon from using it")
+var ErrNoDataDirLock = errors.New("the data directory cannot be locked: nothing stops a second daemon from using it")
 
-// close releases the data directory's lock. The store still reads; writes
+// Close releases the data directory's lock. The store still reads; writes
 // are dropped from now on (another daemon may own the directory next).
-func (s *store) close() {
-	s.frozen.Store(true)
+func (s *Store) Close() {
+	s.Frozen.Store(true)
 	if s.lock != nil {
 		s.lock.Close()
 		s.lock = nil
 	}
 }
 
-// errNotSessionID is the error of a name that cannot be a session's ID (the
+// ErrNotSessionID is the error of a name that cannot be a session's ID (the
 // API answers it as a session it does not have).
-var errNotSessionID = errors.New("not a session ID")
+var ErrNotSessionID = errors.New("not a session ID")
 
-func (s *store) path(id string) (string, error) {
-	if !validSessionID(id) {
-		return "", fmt.Errorf("%q is %w", id, errNotSessionID)
+func (s *Store) path(id string) (string, error) {
+	if !ValidSessionID(id) {
+		return "", fmt.Errorf("%q is %w", id, ErrNotSessionID)
 	}
-	return filepath.Join(s.dir, id+".json"), nil
+	return filepath.Join(s.Dir, id+".json"), nil
 }
 
-// exists reports whether a record of session id is stored, or kept in
+// Exists reports whether a record of session id is stored, or kept in
 // memory until it can be.
-func (s *store) exists(id string) bool {
+func (s *Store) Exists(id string) bool {
 	p, err := s.path(id)
 	if err != nil {
 		return false
@@ -140,9 +140,9 @@ func (s *store) exists(id string) bool {
 	return err == nil
 }
 
-// put writes rec atomically. A record it cannot write is not kept: see
+// Put writes rec atomically. A record it cannot write is not kept: see
 // keep for the records of sessions.
-func (s *store) put(rec *record) error {
+func (s *Store) Put(rec *Record) error {
 	mu := s.stripe(rec.Session.ID)
 	mu.Lock()
 	defer mu.Unlock()
@@ -153,8 +153,8 @@ func (s *store) put(rec *record) error {
 // write writes rec atomically, unless the store is frozen (written is then
 // false), and notes how the write went. The caller holds rec's stripe. A
 // failure of the disk wraps errStorage.
-func (s *store) write(rec *record) (written bool, err error) {
-	if s.frozen.Load() {
+func (s *Store) write(rec *Record) (written bool, err error) {
+	if s.Frozen.Load() {
 		return false, nil
 	}
 	p, err := s.path(rec.Session.ID)
@@ -166,17 +166,17 @@ func (s *store) write(rec *record) (written bool, err error) {
 		return false, fmt.Errorf("encoding session %s: %w", rec.Session.ID, err)
 	}
 	if err := s.writeFile(p, data); err != nil {
-		s.failures.record.Add(1)
+		s.Failures.Record.Add(1)
 		s.setLastErr(err)
 		s.wakeRetry()
-		return false, fmt.Errorf("storing session %s: %w: %w", rec.Session.ID, errStorage, err)
+		return false, fmt.Errorf("storing session %s: %w: %w", rec.Session.ID, ErrStorage, err)
 	}
 	s.setLastErr(nil)
 	return true, nil
 }
 
 // wakeRetry tells the retry loop (keepRecords) that a write failed.
-func (s *store) wakeRetry() {
+func (s *Store) wakeRetry() {
 	if s.wake == nil {
 		return
 	}
@@ -187,18 +187,18 @@ func (s *store) wakeRetry() {
 }
 
 // writeFile is writeFileAtomic, failed first by failWrite if it is set.
-func (s *store) writeFile(p string, data []byte) error {
-	if fail := s.failWrite.Load(); fail != nil {
+func (s *Store) writeFile(p string, data []byte) error {
+	if fail := s.FailWrite.Load(); fail != nil {
 		if err := (*fail)(p); err != nil {
 			return err
 		}
 	}
-	return writeFileAtomic(p, data, 0o600)
+	return WriteFileAtomic(p, data, 0o600)
 }
 
-// get reads the record of session id: the one kept in memory, if its
+// Get reads the record of session id: the one kept in memory, if its
 // latest could not be written yet, else the stored one.
-func (s *store) get(id string) (*record, error) {
+func (s *Store) Get(id string) (*Record, error) {
 	p, err := s.path(id)
 	if err != nil {
 		return nil, err
@@ -206,19 +206,19 @@ func (s *store) get(id string) (*record, error) {
 	if rec := s.unsavedRecord(id); rec != nil {
 		return rec, nil
 	}
-	return readRecord(p, id)
+	return ReadRecord(p, id)
 }
 
-// readRecord reads and checks the record in file p, which must be that of
+// ReadRecord reads and checks the record in file p, which must be that of
 // session id: valid JSON whose session ID is id and whose state is one a
 // session can be in. A record that is not is corrupt (a bad disk, a hand
 // edit, a file copied in under another name).
-func readRecord(p, id string) (*record, error) {
+func ReadRecord(p, id string) (*Record, error) {
 	data, err := os.ReadFile(p)
 	if err != nil {
 		return nil, err
 	}
-	var rec record
+	var rec Record
 	if err := json.Unmarshal(data, &rec); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", p, err)
 	}
@@ -233,16 +233,16 @@ func readRecord(p, id string) (*record, error) {
 	// The file is indented for the operator who reads it; the result and
 	// local outputs read back as the API served them while live, byte for
 	// byte (TestStoredResultsAfterStop).
-	rec.Result = compactJSON(rec.Result)
+	rec.Result = CompactJSON(rec.Result)
 	for k, v := range rec.Local {
-		rec.Local[k] = compactJSON(v)
+		rec.Local[k] = CompactJSON(v)
 	}
 	return &rec, nil
 }
 
-// compactJSON returns raw without insignificant space; raw is valid JSON,
+// CompactJSON returns raw without insignificant space; raw is valid JSON,
 // as it came out of json.Unmarshal.
-func compactJSON(raw json.RawMessage) json.RawMessage {
+func CompactJSON(raw json.RawMessage) json.RawMessage {
 	if len(raw) == 0 {
 		return raw
 	}
@@ -253,14 +253,14 @@ func compactJSON(raw json.RawMessage) json.RawMessage {
 	return b.Bytes()
 }
 
-// list reads every record, newest first: those kept in memory until they
+// List reads every record, newest first: those kept in memory until they
 // can be written in place of their stored ones. Unreadable files are
 // skipped and reported in the returned error list.
-func (s *store) list() ([]*record, []error) {
+func (s *Store) List() ([]*Record, []error) {
 	unsaved := s.unsavedRecords()
 	out := slices.Collect(maps.Values(unsaved))
 	var errs []error
-	entries, err := os.ReadDir(s.dir)
+	entries, err := os.ReadDir(s.Dir)
 	if err != nil {
 		errs = append(errs, err)
 	}
@@ -269,7 +269,7 @@ func (s *store) list() ([]*record, []error) {
 		if !ok || unsaved[id] != nil {
 			continue
 		}
-		rec, err := readRecord(filepath.Join(s.dir, e.Name()), id)
+		rec, err := ReadRecord(filepath.Join(s.Dir, e.Name()), id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -290,17 +290,17 @@ func recordFile(e os.DirEntry) (id string, ok bool) {
 	return strings.TrimSuffix(name, ".json"), true
 }
 
-// corruptDir is where the store moves records it cannot read, under its
+// CorruptDir is where the store moves records it cannot read, under its
 // directory.
-const corruptDir = "corrupt"
+const CorruptDir = "corrupt"
 
-// tidy prepares the store for a daemon that starts: every record that
+// Tidy prepares the store for a daemon that starts: every record that
 // cannot be read or is not valid is moved to sessions/corrupt/ (so that
 // it is reported once, not at every start, and kept for whoever wants to
 // look at it), and the temporary files of writes a crash interrupted are
 // removed. It returns a line for the operator per file moved.
-func (s *store) tidy() ([]string, error) {
-	entries, err := os.ReadDir(s.dir)
+func (s *Store) Tidy() ([]string, error) {
+	entries, err := os.ReadDir(s.Dir)
 	if err != nil {
 		return nil, fmt.Errorf("reading the result store: %w", err)
 	}
@@ -308,20 +308,20 @@ func (s *store) tidy() ([]string, error) {
 	for _, e := range entries {
 		name := e.Name()
 		if !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".json.tmp") {
-			os.Remove(filepath.Join(s.dir, name)) // an interrupted writeFileAtomic
+			os.Remove(filepath.Join(s.Dir, name)) // an interrupted writeFileAtomic
 			continue
 		}
 		id, ok := recordFile(e)
 		if !ok {
 			continue
 		}
-		_, readErr := readRecord(filepath.Join(s.dir, name), id)
+		_, readErr := ReadRecord(filepath.Join(s.Dir, name), id)
 		if readErr == nil || errors.Is(readErr, fs.ErrNotExist) {
 			continue
 		}
 		to, err := s.moveAside(name)
 		if err != nil {
-			return moved, fmt.Errorf("moving the unreadable record %s aside: %w", filepath.Join(s.dir, name), err)
+			return moved, fmt.Errorf("moving the unreadable record %s aside: %w", filepath.Join(s.Dir, name), err)
 		}
 		moved = append(moved, fmt.Sprintf("%v; moved to %s", readErr, to))
 	}
@@ -330,8 +330,8 @@ func (s *store) tidy() ([]string, error) {
 
 // moveAside moves the file name of the store's directory to corrupt/,
 // under a name no earlier file there has, and returns its new path.
-func (s *store) moveAside(name string) (string, error) {
-	dir := filepath.Join(s.dir, corruptDir)
+func (s *Store) moveAside(name string) (string, error) {
+	dir := filepath.Join(s.Dir, CorruptDir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", err
 	}
@@ -342,14 +342,14 @@ func (s *store) moveAside(name string) (string, error) {
 		}
 		to = filepath.Join(dir, fmt.Sprintf("%s.%d", name, i))
 	}
-	if err := os.Rename(filepath.Join(s.dir, name), to); err != nil {
+	if err := os.Rename(filepath.Join(s.Dir, name), to); err != nil {
 		return "", err
 	}
 	return to, nil
 }
 
-// writeFileAtomic replaces path with data durably.
-func writeFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
+// WriteFileAtomic replaces path with data durably.
+func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
 	if err != nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package node
+package store
 
 import (
 	"errors"
@@ -32,7 +32,7 @@ func lockDataDir(dir string) (*os.File, error) {
 		case errors.Is(err, syscall.ENOLCK) || errors.Is(err, syscall.ENOTSUP) || errors.Is(err, syscall.EOPNOTSUPP):
 			// A file system without locks (some network ones): the
 			// daemon runs, unguarded, and says so.
-			return nil, fmt.Errorf("%w: node.data_dir %s: %v", errNoDataDirLock, dir, err)
+			return nil, fmt.Errorf("%w: node.data_dir %s: %v", ErrNoDataDirLock, dir, err)
 		}
 		return nil, fmt.Errorf("locking node.data_dir %s: %w", dir, err)
 	}

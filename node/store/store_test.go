@@ -1,4 +1,4 @@
-package node
+package store
 
 import (
 	"bytes"
@@ -13,19 +13,19 @@ import (
 
 func TestStoreRoundTripAndAtomicity(t *testing.T) {
 	dir := t.TempDir()
-	s, err := openStore(dir)
+	s, err := Open(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := &record{}
+	rec := &Record{}
 	rec.Session.ID = "0123456789abcdef"
 	rec.Session.State = apitype.StateCompleted
 	rec.Session.Created = time.Now().UTC()
 	rec.Result = []byte(`{"x":1}`)
-	if err := s.put(rec); err != nil {
+	if err := s.Put(rec); err != nil {
 		t.Fatal(err)
 	}
-	got, err := s.get(rec.Session.ID)
+	got, err := s.Get(rec.Session.ID)
 	var compact bytes.Buffer
 	if err == nil {
 		err = json.Compact(&compact, got.Result)
@@ -41,7 +41,7 @@ func TestStoreRoundTripAndAtomicity(t *testing.T) {
 	if st.Mode().Perm() != 0o600 {
 		t.Errorf("record mode %v, want 0600", st.Mode().Perm())
 	}
-	if _, err := s.get("../../etc/passwd"); err == nil {
+	if _, err := s.Get("../../etc/passwd"); err == nil {
 		t.Fatal("store accepted a path as a session ID")
 	}
 }

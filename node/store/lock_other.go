@@ -1,6 +1,6 @@
 //go:build !unix
 
-package node
+package store
 
 import (
 	"fmt"
@@ -11,5 +11,5 @@ import (
 // daemons from sharing a data directory (see lock_unix.go), and the daemon
 // warns.
 func lockDataDir(dir string) (*os.File, error) {
-	return nil, fmt.Errorf("%w: node.data_dir %s: no flock on this system", errNoDataDirLock, dir)
+	return nil, fmt.Errorf("%w: node.data_dir %s: no flock on this system", ErrNoDataDirLock, dir)
 }

@@ -1,4 +1,4 @@
-package node
+package store
 
 import (
 	"context"
@@ -49,25 +49,25 @@ const (
 )
 
 // stripe returns the mutex that orders the writes of session id's record.
-func (s *store) stripe(id string) *sync.Mutex {
+func (s *Store) stripe(id string) *sync.Mutex {
 	h := fnv.New32a()
 	h.Write([]byte(id))
 	return &s.stripes[h.Sum32()%uint32(len(s.stripes))]
 }
 
 // setLastErr notes the error of the store's last write, nil for success.
-func (s *store) setLastErr(err error) {
+func (s *Store) setLastErr(err error) {
 	s.mu.Lock()
 	s.lastErr = err
 	s.mu.Unlock()
 }
 
-// keep writes rec, the latest record of its session, as put does; if the
+// Keep writes rec, the latest record of its session, as put does; if the
 // disk fails it, rec is kept in memory (served by get and list), copied to
 // the journal and written again by the retry loop until it is. first says
 // whether this is the first failed write of the session's record since it
 // was last written, for the caller to log once.
-func (s *store) keep(rec *record) (first bool, err error) {
+func (s *Store) Keep(rec *Record) (first bool, err error) {
 	id := rec.Session.ID
 	mu := s.stripe(id)
 	mu.Lock()
@@ -75,14 +75,14 @@ func (s *store) keep(rec *record) (first bool, err error) {
 	written, err := s.write(rec)
 	switch {
 	case written:
-		s.saved(id)
+		s.Saved(id)
 		return false, nil
-	case err == nil || !errors.Is(err, errStorage):
+	case err == nil || !errors.Is(err, ErrStorage):
 		return false, err // frozen, or not a record at all
 	}
 	s.mu.Lock()
 	if s.unsaved == nil {
-		s.unsaved = map[string]*record{}
+		s.unsaved = map[string]*Record{}
 	}
 	first = s.unsaved[id] == nil
 	s.unsaved[id] = rec
@@ -92,30 +92,30 @@ func (s *store) keep(rec *record) (first bool, err error) {
 	return first, err
 }
 
-// saved forgets the record kept of session id and its journal copy, now
+// Saved forgets the record kept of session id and its journal copy, now
 // that its latest is stored. The caller holds its stripe.
-func (s *store) saved(id string) {
+func (s *Store) Saved(id string) {
 	s.mu.Lock()
 	delete(s.unsaved, id)
 	journaled := s.journaled[id]
 	delete(s.journaled, id)
 	s.mu.Unlock()
 	if journaled {
-		if err := os.Remove(s.journalPath(id)); err == nil || errors.Is(err, fs.ErrNotExist) {
-			syncDir(filepath.Dir(s.journalPath(id)))
+		if err := os.Remove(s.JournalPath(id)); err == nil || errors.Is(err, fs.ErrNotExist) {
+			syncDir(filepath.Dir(s.JournalPath(id)))
 		}
 	}
 }
 
-// journalPath is the path of session id's copy in the journal.
-func (s *store) journalPath(id string) string {
-	return filepath.Join(filepath.Dir(s.dir), journalDir, id+".json")
+// JournalPath is the path of session id's copy in the journal.
+func (s *Store) JournalPath(id string) string {
+	return filepath.Join(filepath.Dir(s.Dir), journalDir, id+".json")
 }
 
 // journal copies rec to the journal, if the disk takes it there. The
 // caller holds its stripe.
-func (s *store) journal(rec *record) {
-	p := s.journalPath(rec.Session.ID)
+func (s *Store) journal(rec *Record) {
+	p := s.JournalPath(rec.Session.ID)
 	data, err := json.MarshalIndent(rec, "", "  ")
 	if err == nil {
 		if err = os.MkdirAll(filepath.Dir(p), 0o700); err == nil {
@@ -123,7 +123,7 @@ func (s *store) journal(rec *record) {
 		}
 	}
 	if err != nil {
-		s.failures.journal.Add(1)
+		s.Failures.Journal.Add(1)
 		return
 	}
 	s.mu.Lock()
@@ -136,7 +136,7 @@ func (s *store) journal(rec *record) {
 
 // unsavedRecord returns a copy of the record kept in memory of session
 // id, or nil.
-func (s *store) unsavedRecord(id string) *record {
+func (s *Store) unsavedRecord(id string) *Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	rec := s.unsaved[id]
@@ -149,10 +149,10 @@ func (s *store) unsavedRecord(id string) *record {
 }
 
 // unsavedRecords returns copies of the records kept in memory, by ID.
-func (s *store) unsavedRecords() map[string]*record {
+func (s *Store) unsavedRecords() map[string]*Record {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	out := make(map[string]*record, len(s.unsaved))
+	out := make(map[string]*Record, len(s.unsaved))
 	for id, rec := range s.unsaved {
 		cp := *rec
 		cp.Local = maps.Clone(rec.Local)
@@ -163,7 +163,7 @@ func (s *store) unsavedRecords() map[string]*record {
 
 // unsavedIDs returns the sessions whose records are kept in memory,
 // sorted.
-func (s *store) unsavedIDs() []string {
+func (s *Store) unsavedIDs() []string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	ids := make([]string, 0, len(s.unsaved))
@@ -178,7 +178,7 @@ func (s *store) unsavedIDs() []string {
 // last write failed, it checks with a probe file whether the disk takes
 // writes again. It returns the error that is left, nil once the store
 // writes again.
-func (s *store) retry() error {
+func (s *Store) retry() error {
 	for _, id := range s.unsavedIDs() {
 		mu := s.stripe(id)
 		mu.Lock()
@@ -187,7 +187,7 @@ func (s *store) retry() error {
 		s.mu.Unlock()
 		if rec != nil {
 			if written, _ := s.write(rec); written {
-				s.saved(id)
+				s.Saved(id)
 			}
 		}
 		mu.Unlock()
@@ -195,13 +195,13 @@ func (s *store) retry() error {
 	s.mu.Lock()
 	err, left := s.lastErr, len(s.unsaved)
 	s.mu.Unlock()
-	if err != nil && left == 0 && !s.frozen.Load() {
-		p := filepath.Join(s.dir, probeFile)
+	if err != nil && left == 0 && !s.Frozen.Load() {
+		p := filepath.Join(s.Dir, probeFile)
 		if err = s.writeFile(p, []byte("{}\n")); err == nil {
 			os.Remove(p)
 			s.setLastErr(nil)
 		} else {
-			s.failures.record.Add(1)
+			s.Failures.Record.Add(1)
 			s.setLastErr(err)
 		}
 	}
@@ -211,8 +211,8 @@ func (s *store) retry() error {
 	return err
 }
 
-// problem says what is wrong with the store's disk, "" if nothing.
-func (s *store) problem() string {
+// Problem says what is wrong with the store's disk, "" if nothing.
+func (s *Store) Problem() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	switch {
@@ -224,17 +224,17 @@ func (s *store) problem() string {
 	return ""
 }
 
-// unsavedCount is the number of records kept in memory.
-func (s *store) unsavedCount() int {
+// UnsavedCount is the number of records kept in memory.
+func (s *Store) UnsavedCount() int {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.unsaved)
 }
 
-// readJournal reads the records of the journal, which a previous run could
+// ReadJournal reads the records of the journal, which a previous run could
 // not store. Unreadable files are reported in the error list and left.
-func (s *store) readJournal() ([]*record, []error) {
-	dir := filepath.Dir(s.journalPath("x"))
+func (s *Store) ReadJournal() ([]*Record, []error) {
+	dir := filepath.Dir(s.JournalPath("x"))
 	entries, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -242,20 +242,20 @@ func (s *store) readJournal() ([]*record, []error) {
 	if err != nil {
 		return nil, []error{fmt.Errorf("reading the journal of unsaved records: %w", err)}
 	}
-	var recs []*record
+	var recs []*Record
 	var errs []error
 	for _, e := range entries {
 		if name := e.Name(); !e.IsDir() && strings.HasPrefix(name, ".") && strings.Contains(name, ".json.tmp") {
-			if !s.frozen.Load() { // a reader's store (storeAt) changes nothing
+			if !s.Frozen.Load() { // a reader's store (storeAt) changes nothing
 				os.Remove(filepath.Join(dir, name)) // an interrupted writeFileAtomic
 			}
 			continue
 		}
 		id, ok := recordFile(e)
-		if !ok || !validSessionID(id) {
+		if !ok || !ValidSessionID(id) {
 			continue
 		}
-		rec, err := readRecord(filepath.Join(dir, e.Name()), id)
+		rec, err := ReadRecord(filepath.Join(dir, e.Name()), id)
 		if err != nil {
 			errs = append(errs, err)
 			continue
@@ -271,10 +271,10 @@ func (s *store) readJournal() ([]*record, []error) {
 	return recs, errs
 }
 
-// newerThan reports whether record a, from the journal, is a later state
+// NewerThan reports whether record a, from the journal, is a later state
 // of its session than b, the stored record (nil if none): b is open and a
 // ended, or a was stored later.
-func (a *record) newerThan(b *record) bool {
+func (a *Record) NewerThan(b *Record) bool {
 	if b == nil {
 		return true
 	}
@@ -285,10 +285,10 @@ func (a *record) newerThan(b *record) bool {
 	return a.Session.Updated != nil && (b.Session.Updated == nil || a.Session.Updated.After(*b.Session.Updated))
 }
 
-// keepRecords writes the records the store could not, until ctx ends:
+// KeepRecords writes the records the store could not, until ctx ends:
 // at once, then after recordRetryMin, doubling up to recordRetryMax while
 // the disk refuses them. It logs to log when the store writes again.
-func (s *store) keepRecords(ctx context.Context, log *slog.Logger) {
+func (s *Store) KeepRecords(ctx context.Context, log *slog.Logger) {
 	wait := recordRetryMin
 	failing := false
 	for {
@@ -306,9 +306,9 @@ func (s *store) keepRecords(ctx context.Context, log *slog.Logger) {
 			continue
 		}
 		if !failing {
-			log.Warn("the result store cannot be written; retrying until it can", "err", err, "unsaved", s.unsavedCount())
+			log.Warn("the result store cannot be written; retrying until it can", "err", err, "unsaved", s.UnsavedCount())
 		} else {
-			log.Debug("the result store still cannot be written", "err", err, "unsaved", s.unsavedCount(), "next", wait.String())
+			log.Debug("the result store still cannot be written", "err", err, "unsaved", s.UnsavedCount(), "next", wait.String())
 		}
 		failing = true
 		// A record that fails meanwhile waits for the backoff too.
@@ -323,12 +323,12 @@ func (s *store) keepRecords(ctx context.Context, log *slog.Logger) {
 	}
 }
 
-// flushRecords makes a last attempt, at shutdown, to write the records the
+// FlushRecords makes a last attempt, at shutdown, to write the records the
 // store could not, and logs to log those that are left: the next start
 // stores those the journal has, and records the others as the crash of an
 // open session would be.
-func (s *store) flushRecords(log *slog.Logger) {
-	if s.unsavedCount() == 0 {
+func (s *Store) FlushRecords(log *slog.Logger) {
+	if s.UnsavedCount() == 0 {
 		return
 	}
 	s.retry()
@@ -348,5 +348,5 @@ func (s *store) flushRecords(log *slog.Logger) {
 	s.mu.Unlock()
 	log.Error("stopping with session records the data directory did not take; the next start stores those in the journal",
 		"sessions", strings.Join(ids, ","), "in_journal", strings.Join(journaled, ","), "lost", strings.Join(lost, ","),
-		"journal", filepath.Dir(s.journalPath("x")), "err", s.problem())
+		"journal", filepath.Dir(s.JournalPath("x")), "err", s.Problem())
 }

@@ -1,4 +1,4 @@
-package node
+package store
 
 import (
 	"errors"
@@ -23,12 +23,12 @@ var ErrNoStoredSession = errors.New("no such session in the data directory")
 // from the journal of unsaved records when its copy there is the later
 // (unsaved.go): it is what the daemon will store at its next start.
 func StoredResult(cfg *config.Config, id string) (apitype.Result, error) {
-	st := storeAt(cfg)
-	rec, err := st.get(id)
+	st := At(cfg)
+	rec, err := st.Get(id)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return apitype.Result{}, err
 	}
-	if j, jerr := readRecord(st.journalPath(id), id); jerr == nil && j.newerThan(rec) {
+	if j, jerr := ReadRecord(st.JournalPath(id), id); jerr == nil && j.NewerThan(rec) {
 		rec, err = j, nil
 	}
 	if errors.Is(err, fs.ErrNotExist) {
@@ -44,11 +44,11 @@ func StoredResult(cfg *config.Config, id string) (apitype.Result, error) {
 // Records the journal of unsaved records has a later copy of are listed
 // as it has them (see StoredResult).
 func StoredSessions(cfg *config.Config) ([]apitype.Session, []error) {
-	st := storeAt(cfg)
-	recs, errs := st.list()
-	journal, jerrs := st.readJournal()
+	st := At(cfg)
+	recs, errs := st.List()
+	journal, jerrs := st.ReadJournal()
 	errs = append(errs, jerrs...)
-	later := map[string]*record{}
+	later := map[string]*Record{}
 	for _, j := range journal {
 		later[j.Session.ID] = j
 	}
@@ -56,7 +56,7 @@ func StoredSessions(cfg *config.Config) ([]apitype.Session, []error) {
 	for _, rec := range recs {
 		if j := later[rec.Session.ID]; j != nil {
 			delete(later, rec.Session.ID)
-			if j.newerThan(rec) {
+			if j.NewerThan(rec) {
 				rec = j
 			}
 		}
@@ -73,10 +73,10 @@ func StoredSessions(cfg *config.Config) ([]apitype.Session, []error) {
 	return out, errs
 }
 
-// storeAt is the store of cfg's data directory for reading only: it takes
+// At is the store of cfg's data directory for reading only: it takes
 // no lock and creates nothing.
-func storeAt(cfg *config.Config) *store {
-	s := &store{dir: sessionsDir(cfg.Node.DataDir)}
-	s.frozen.Store(true)
+func At(cfg *config.Config) *Store {
+	s := &Store{Dir: SessionsDir(cfg.Node.DataDir)}
+	s.Frozen.Store(true)
 	return s
 }

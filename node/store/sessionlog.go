@@ -1,4 +1,4 @@
-package node
+package store
 
 import (
 	"bufio"
@@ -36,24 +36,24 @@ const (
 	sessionLogFiles    = 256
 )
 
-// sessionLogLimits are the bounds of a sessionLogs (sessionLog* outside
+// SessionLogLimits are the bounds of a sessionLogs (sessionLog* outside
 // tests).
-type sessionLogLimits struct {
+type SessionLogLimits struct {
 	lines, bytes, sessions, files int
 }
 
-// defaultSessionLogLimits returns the bounds the daemon runs with.
-func defaultSessionLogLimits() sessionLogLimits {
-	return sessionLogLimits{sessionLogLines, sessionLogBytes, sessionLogSessions, sessionLogFiles}
+// DefaultSessionLogLimits returns the bounds the daemon runs with.
+func DefaultSessionLogLimits() SessionLogLimits {
+	return SessionLogLimits{sessionLogLines, sessionLogBytes, sessionLogSessions, sessionLogFiles}
 }
 
-// sessionLogs keeps the log lines of each session this node takes part in,
-// bounded as sessionLogLimits says. Only sessions made known with track
+// SessionLogs keeps the log lines of each session this node takes part in,
+// bounded as SessionLogLimits says. Only sessions made known with track
 // are kept, so that a peer naming made-up session IDs in its frames (which
 // this node logs) cannot fill it or push real sessions out.
-type sessionLogs struct {
+type SessionLogs struct {
 	dir    string // "" keeps the logs in memory only
-	limits sessionLogLimits
+	limits SessionLogLimits
 
 	mu   sync.Mutex // guards byID, seq, lastErr and every sessionLog
 	byID map[string]*sessionLog
@@ -62,7 +62,7 @@ type sessionLogs struct {
 	// memory only, nil once a log file was opened again; failures counts
 	// the refusals.
 	lastErr  error
-	failures atomic.Uint64
+	Failures atomic.Uint64
 }
 
 // sessionLog is the kept log of one session.
@@ -77,21 +77,21 @@ type sessionLog struct {
 	fileBytes int64
 }
 
-// newSessionLogs returns session logs kept in memory and, if dir is not
+// NewSessionLogs returns session logs kept in memory and, if dir is not
 // empty, in files under dir, which it creates.
-func newSessionLogs(dir string, limits sessionLogLimits) (*sessionLogs, error) {
+func NewSessionLogs(dir string, limits SessionLogLimits) (*SessionLogs, error) {
 	if dir != "" {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			return nil, fmt.Errorf("creating the session log directory: %w", err)
 		}
 	}
-	return &sessionLogs{dir: dir, limits: limits, byID: map[string]*sessionLog{}}, nil
+	return &SessionLogs{dir: dir, limits: limits, byID: map[string]*sessionLog{}}, nil
 }
 
-// track starts keeping the log lines of session id; a log already on disk
+// Track starts keeping the log lines of session id; a log already on disk
 // (from before a restart) is read back first.
-func (l *sessionLogs) track(id string) {
-	if !validSessionID(id) {
+func (l *SessionLogs) Track(id string) {
+	if !ValidSessionID(id) {
 		return
 	}
 	l.mu.Lock()
@@ -116,7 +116,7 @@ func (l *sessionLogs) track(id string) {
 	}
 	f, err := os.OpenFile(l.path(id), os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o600)
 	if err != nil {
-		l.failures.Add(1)
+		l.Failures.Add(1)
 		l.lastErr = err
 		l.pushLocked(sl, fmt.Sprintf("(this log is kept in memory only: %v)", err))
 		return
@@ -130,13 +130,13 @@ func (l *sessionLogs) track(id string) {
 }
 
 // add appends one line to the log of session id, if it is tracked.
-func (l *sessionLogs) add(id, line string) {
+func (l *SessionLogs) add(id, line string) {
 	l.addFunc(id, func() string { return line })
 }
 
 // addFunc is add with the line made by line, called only if id is
 // tracked (a record about an unknown session is not formatted).
-func (l *sessionLogs) addFunc(id string, makeLine func() string) {
+func (l *SessionLogs) addFunc(id string, makeLine func() string) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	sl, ok := l.byID[id]
@@ -161,16 +161,16 @@ func (l *sessionLogs) addFunc(id string, makeLine func() string) {
 	}
 }
 
-// read returns the lines of session id numbered since and later. ok is
+// Read returns the lines of session id numbered since and later. ok is
 // false if this node keeps no log of the session (in memory or on disk).
-func (l *sessionLogs) read(id string, since int64) (v apitype.SessionLogs, ok bool) {
+func (l *SessionLogs) Read(id string, since int64) (v apitype.SessionLogs, ok bool) {
 	l.mu.Lock()
 	sl, ok := l.byID[id]
 	if ok {
 		v = sl.slice(since)
 	}
 	l.mu.Unlock()
-	if ok || l.dir == "" || !validSessionID(id) {
+	if ok || l.dir == "" || !ValidSessionID(id) {
 		return v, ok
 	}
 	data, err := os.ReadFile(l.path(id))
@@ -186,9 +186,9 @@ func (l *sessionLogs) read(id string, since int64) (v apitype.SessionLogs, ok bo
 	return tmp.slice(since), true
 }
 
-// problem says why a session log is kept in memory only since the disk
+// Problem says why a session log is kept in memory only since the disk
 // refused it, "" if none is (or a log file was opened since).
-func (l *sessionLogs) problem() string {
+func (l *SessionLogs) Problem() string {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.lastErr == nil {
@@ -197,8 +197,8 @@ func (l *sessionLogs) problem() string {
 	return fmt.Sprintf("cannot write session logs: %v", l.lastErr)
 }
 
-// close closes the session log files.
-func (l *sessionLogs) close() {
+// Close closes the session log files.
+func (l *SessionLogs) Close() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	for _, sl := range l.byID {
@@ -209,11 +209,11 @@ func (l *sessionLogs) close() {
 	}
 }
 
-func (l *sessionLogs) path(id string) string { return filepath.Join(l.dir, id+".log") }
+func (l *SessionLogs) path(id string) string { return filepath.Join(l.dir, id+".log") }
 
 // pushLocked appends line to sl in memory, dropping the oldest lines over
 // the bounds.
-func (l *sessionLogs) pushLocked(sl *sessionLog, line string) {
+func (l *SessionLogs) pushLocked(sl *sessionLog, line string) {
 	if len(line) >= l.limits.bytes {
 		line = line[:l.limits.bytes-len(" …(cut)")-1] + " …(cut)"
 	}
@@ -244,7 +244,7 @@ func (sl *sessionLog) slice(since int64) apitype.SessionLogs {
 
 // rewriteLocked replaces the file of session id, grown past its bound,
 // with a marker and the lines kept in memory.
-func (l *sessionLogs) rewriteLocked(id string, sl *sessionLog) {
+func (l *SessionLogs) rewriteLocked(id string, sl *sessionLog) {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "(%d earlier lines dropped)\n", sl.next-int64(len(sl.lines)))
 	for _, line := range sl.lines {
@@ -272,8 +272,8 @@ func (l *sessionLogs) rewriteLocked(id string, sl *sessionLog) {
 
 // diskFailedLocked stops writing sl to disk after err, saying so in the log
 // itself (logging it would come back here).
-func (l *sessionLogs) diskFailedLocked(sl *sessionLog, err error) {
-	l.failures.Add(1)
+func (l *SessionLogs) diskFailedLocked(sl *sessionLog, err error) {
+	l.Failures.Add(1)
 	l.lastErr = err
 	if sl.file != nil {
 		sl.file.Close()
@@ -283,7 +283,7 @@ func (l *sessionLogs) diskFailedLocked(sl *sessionLog, err error) {
 }
 
 // evictLocked forgets the least recently written session in memory.
-func (l *sessionLogs) evictLocked() {
+func (l *SessionLogs) evictLocked() {
 	var oldest string
 	for id, sl := range l.byID {
 		if oldest == "" || sl.used < l.byID[oldest].used {
@@ -298,7 +298,7 @@ func (l *sessionLogs) evictLocked() {
 
 // pruneFilesLocked removes the least recently written log files over the
 // bound, never keep's.
-func (l *sessionLogs) pruneFilesLocked(keep string) {
+func (l *SessionLogs) pruneFilesLocked(keep string) {
 	entries, err := os.ReadDir(l.dir)
 	if err != nil {
 		return
@@ -310,7 +310,7 @@ func (l *sessionLogs) pruneFilesLocked(keep string) {
 	var files []file
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".log")
-		if !ok || !validSessionID(id) {
+		if !ok || !ValidSessionID(id) {
 			continue
 		}
 		info, err := e.Info()
@@ -353,14 +353,14 @@ func splitLines(data []byte) []string {
 // Logger.With.
 type sessionLogHandler struct {
 	next    slog.Handler
-	logs    *sessionLogs
+	logs    *SessionLogs
 	session string      // from WithAttrs; "" if none
 	attrs   []slog.Attr // added with WithAttrs, group prefixes applied
 	group   string      // the open groups, "a.b." ("" for none)
 }
 
-// newSessionLogHandler wraps next.
-func newSessionLogHandler(next slog.Handler, logs *sessionLogs) *sessionLogHandler {
+// NewSessionLogHandler wraps next.
+func NewSessionLogHandler(next slog.Handler, logs *SessionLogs) slog.Handler {
 	return &sessionLogHandler{next: next, logs: logs}
 }
 

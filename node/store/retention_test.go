@@ -1,4 +1,4 @@
-package node
+package store
 
 import (
 	"crypto/sha256"
@@ -12,35 +12,35 @@ import (
 )
 
 // retentionStore opens a store in a fresh data directory.
-func retentionStore(t *testing.T) *store {
+func retentionStore(t *testing.T) *Store {
 	t.Helper()
-	s, err := openStore(t.TempDir())
+	s, err := Open(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(s.close)
+	t.Cleanup(s.Close)
 	return s
 }
 
 // putEnded stores the record of session number i, which ended (in state)
 // at end, as a run of standing session name ("" for none) with result.
-func putEnded(t *testing.T, s *store, i int, state, name string, end time.Time, result string) string {
+func putEnded(t *testing.T, s *Store, i int, state, name string, end time.Time, result string) string {
 	t.Helper()
 	id := fmt.Sprintf("%016x", i+1)
 	created := end.Add(-time.Second)
-	rec := &record{Session: apitype.Session{ID: id, Protocol: "ping", Name: name, State: state, Created: created, Finished: &end}}
+	rec := &Record{Session: apitype.Session{ID: id, Protocol: "ping", Name: name, State: state, Created: created, Finished: &end}}
 	if result != "" {
 		rec.Result = json.RawMessage(result)
 	}
-	if err := s.put(rec); err != nil {
+	if err := s.Put(rec); err != nil {
 		t.Fatal(err)
 	}
 	return id
 }
 
-func storedIDs(t *testing.T, s *store) map[string]bool {
+func storedIDs(t *testing.T, s *Store) map[string]bool {
 	t.Helper()
-	recs, errs := s.list()
+	recs, errs := s.List()
 	if len(errs) > 0 {
 		t.Fatal(errs)
 	}
@@ -61,7 +61,7 @@ func TestRetentionKeepCount(t *testing.T) {
 	for i := range 500 {
 		ids = append(ids, putEnded(t, s, i, apitype.StateCompleted, "", t0.Add(time.Duration(i)*time.Minute), `{"n":1}`))
 	}
-	res, err := s.prune(retentionPolicy{keepCount: 100}, t0.Add(1000*time.Minute), noneActive)
+	res, err := s.Prune(RetentionPolicy{KeepCount: 100}, t0.Add(1000*time.Minute), noneActive)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,7 +78,7 @@ func TestRetentionKeepCount(t *testing.T) {
 		}
 	}
 	// A second pass has nothing more to remove.
-	if res, err := s.prune(retentionPolicy{keepCount: 100}, t0.Add(1000*time.Minute), noneActive); err != nil || res.Removed != 0 {
+	if res, err := s.Prune(RetentionPolicy{KeepCount: 100}, t0.Add(1000*time.Minute), noneActive); err != nil || res.Removed != 0 {
 		t.Errorf("second pass removed %d (%v), want 0", res.Removed, err)
 	}
 }
@@ -89,13 +89,13 @@ func TestRetentionKeepByAge(t *testing.T) {
 	now := time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 	for _, c := range []struct {
 		name string
-		p    retentionPolicy
+		p    RetentionPolicy
 		want int // records kept of the 10, ended 0..9 days ago
 	}{
-		{"forever", retentionPolicy{}, 10},
-		{"3 days", retentionPolicy{keep: 3*24*time.Hour + time.Hour}, 4},
-		{"3 days and 2 records", retentionPolicy{keep: 3*24*time.Hour + time.Hour, keepCount: 2}, 2},
-		{"3 days and 8 records", retentionPolicy{keep: 3*24*time.Hour + time.Hour, keepCount: 8}, 4},
+		{"forever", RetentionPolicy{}, 10},
+		{"3 days", RetentionPolicy{Keep: 3*24*time.Hour + time.Hour}, 4},
+		{"3 days and 2 records", RetentionPolicy{Keep: 3*24*time.Hour + time.Hour, KeepCount: 2}, 2},
+		{"3 days and 8 records", RetentionPolicy{Keep: 3*24*time.Hour + time.Hour, KeepCount: 8}, 4},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			s := retentionStore(t)
@@ -103,7 +103,7 @@ func TestRetentionKeepByAge(t *testing.T) {
 			for d := range 10 {
 				ids = append(ids, putEnded(t, s, d, apitype.StateCompleted, "", now.Add(-time.Duration(d)*24*time.Hour), ""))
 			}
-			if _, err := s.prune(c.p, now, noneActive); err != nil {
+			if _, err := s.Prune(c.p, now, noneActive); err != nil {
 				t.Fatal(err)
 			}
 			got := storedIDs(t, s)
@@ -130,8 +130,8 @@ func TestRetentionKeepsActiveSessions(t *testing.T) {
 	// Ended within the grace: peers may still ask about them.
 	recent := putEnded(t, s, 5, apitype.StateCompleted, "", now.Add(-time.Minute), "")
 	recent2 := putEnded(t, s, 6, apitype.StateAborted, "", now.Add(-30*time.Second), "")
-	p := retentionPolicy{keep: time.Hour, keepCount: 1, grace: 2 * time.Minute}
-	if _, err := s.prune(p, now, func(id string) bool { return id == ending }); err != nil {
+	p := RetentionPolicy{Keep: time.Hour, KeepCount: 1, Grace: 2 * time.Minute}
+	if _, err := s.Prune(p, now, func(id string) bool { return id == ending }); err != nil {
 		t.Fatal(err)
 	}
 	got := storedIDs(t, s)
@@ -148,14 +148,14 @@ func TestRetentionKeepsActiveSessions(t *testing.T) {
 func TestRetentionSummarizesStandingRuns(t *testing.T) {
 	s := retentionStore(t)
 	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	var recs []*record
+	var recs []*Record
 	for i := range 10 {
 		state, result := apitype.StateCompleted, fmt.Sprintf(`{"run":%d}`, i)
 		if i%3 == 0 {
 			state, result = apitype.StateAborted, ""
 		}
 		putEnded(t, s, i, state, "weekly", t0.Add(time.Duration(i)*time.Hour), result)
-		rec, err := s.get(fmt.Sprintf("%016x", i+1))
+		rec, err := s.Get(fmt.Sprintf("%016x", i+1))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -163,7 +163,7 @@ func TestRetentionSummarizesStandingRuns(t *testing.T) {
 	}
 	putEnded(t, s, 100, apitype.StateCompleted, "", t0, `{}`) // by hand: no summary
 	now := t0.Add(20 * time.Hour)
-	res, err := s.prune(retentionPolicy{keepCount: 3}, now, noneActive)
+	res, err := s.Prune(RetentionPolicy{KeepCount: 3}, now, noneActive)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestRetentionSummarizesStandingRuns(t *testing.T) {
 		LastID: fmt.Sprintf("%016x", 7), LastResult: hex.EncodeToString(h[:])}
 	check := func(when string) {
 		t.Helper()
-		sums, err := s.summaries()
+		sums, err := s.Summaries()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -192,16 +192,16 @@ func TestRetentionSummarizesStandingRuns(t *testing.T) {
 	// The removed records come back, as if the daemon had stopped after
 	// storing the summary: they are removed again, not counted again.
 	for _, rec := range recs[:7] {
-		if err := s.put(rec); err != nil {
+		if err := s.Put(rec); err != nil {
 			t.Fatal(err)
 		}
 	}
-	if res, err := s.prune(retentionPolicy{keepCount: 3}, now, noneActive); err != nil || res.Removed != 7 {
+	if res, err := s.Prune(RetentionPolicy{KeepCount: 3}, now, noneActive); err != nil || res.Removed != 7 {
 		t.Fatalf("second pass: %+v, %v; want 7 removed", res, err)
 	}
 	check("after a pass over records already summarized")
 	// The standing list shows the summary.
-	list := s.withSummaries([]apitype.Standing{{Name: "weekly"}, {Name: "daily"}})
+	list := s.WithSummaries([]apitype.Standing{{Name: "weekly"}, {Name: "daily"}})
 	if list[0].Removed == nil || list[0].Removed.Runs != 7 || list[1].Removed != nil {
 		t.Errorf("standing list: %+v", list)
 	}

@@ -1,4 +1,4 @@
-package node
+package store
 
 import (
 	"bytes"
@@ -19,13 +19,13 @@ const (
 	logIDB = "fedcba9876543210"
 )
 
-func newTestSessionLogs(t *testing.T, dir string, limits sessionLogLimits) *sessionLogs {
+func newTestSessionLogs(t *testing.T, dir string, limits SessionLogLimits) *SessionLogs {
 	t.Helper()
-	l, err := newSessionLogs(dir, limits)
+	l, err := NewSessionLogs(dir, limits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(l.close)
+	t.Cleanup(l.Close)
 	return l
 }
 
@@ -50,11 +50,11 @@ func logMessages(lines []string) []string {
 // TestSessionLogHandler checks which records the handler keeps and how it
 // renders them, and that it passes every record on unchanged.
 func TestSessionLogHandler(t *testing.T) {
-	logs := newTestSessionLogs(t, "", defaultSessionLogLimits())
-	logs.track(logIDA)
-	logs.track(logIDB)
+	logs := newTestSessionLogs(t, "", DefaultSessionLogLimits())
+	logs.Track(logIDA)
+	logs.Track(logIDB)
 	var out bytes.Buffer
-	log := slog.New(newSessionLogHandler(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}), logs))
+	log := slog.New(NewSessionLogHandler(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelInfo}), logs))
 
 	log.Info("proposed a session", "session", logIDA, "name", "weekly promo", "n", 3)
 	log.With("session", logIDA, "party", "agent/1").Warn("party said", "err", errors.New("x=1"))
@@ -65,7 +65,7 @@ func TestSessionLogHandler(t *testing.T) {
 	log.Info("made-up session", "session", "00000000deadbeef")
 	log.Info("nested", "session", logIDA, slog.Group("peer", "name", "node3", "lat", 1.5))
 
-	got, ok := logs.read(logIDA, 0)
+	got, ok := logs.Read(logIDA, 0)
 	if !ok {
 		t.Fatal("no log of session A")
 	}
@@ -85,10 +85,10 @@ func TestSessionLogHandler(t *testing.T) {
 			t.Errorf("line %d does not start with a time: %v", i, err)
 		}
 	}
-	if b, _ := logs.read(logIDB, 0); !slices.Equal(logMessages(b.Lines), []string{"the other one"}) {
+	if b, _ := logs.Read(logIDB, 0); !slices.Equal(logMessages(b.Lines), []string{"the other one"}) {
 		t.Errorf("session B's lines: %q", b.Lines)
 	}
-	if _, ok := logs.read("00000000deadbeef", 0); ok {
+	if _, ok := logs.Read("00000000deadbeef", 0); ok {
 		t.Error("a session never tracked has a log")
 	}
 	// Everything reached the real handler, session attributes included.
@@ -107,15 +107,15 @@ func TestSessionLogHandler(t *testing.T) {
 // its info lines when the daemon logs only warnings, which the wrapped
 // handler then does not get.
 func TestSessionLogKeepsInfoBelowTheLevel(t *testing.T) {
-	logs := newTestSessionLogs(t, "", defaultSessionLogLimits())
-	logs.track(logIDA)
+	logs := newTestSessionLogs(t, "", DefaultSessionLogLimits())
+	logs.Track(logIDA)
 	var out bytes.Buffer
-	log := slog.New(newSessionLogHandler(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}), logs))
+	log := slog.New(NewSessionLogHandler(slog.NewTextHandler(&out, &slog.HandlerOptions{Level: slog.LevelWarn}), logs))
 	log.Info("proposed a session", "session", logIDA)
 	log.Debug("too fine", "session", logIDA)
 	log.Warn("peer slow", "session", logIDA)
 	log.Info("unrelated")
-	got, _ := logs.read(logIDA, 0)
+	got, _ := logs.Read(logIDA, 0)
 	if !slices.Equal(logMessages(got.Lines), []string{"proposed a session", "peer slow"}) {
 		t.Errorf("kept %q", got.Lines)
 	}
@@ -129,51 +129,51 @@ func TestSessionLogKeepsInfoBelowTheLevel(t *testing.T) {
 // forgotten), the size of a file and the number of files.
 func TestSessionLogBounds(t *testing.T) {
 	t.Run("lines", func(t *testing.T) {
-		logs := newTestSessionLogs(t, "", sessionLogLimits{lines: 5, bytes: 1 << 20, sessions: 4, files: 4})
-		logs.track(logIDA)
+		logs := newTestSessionLogs(t, "", SessionLogLimits{lines: 5, bytes: 1 << 20, sessions: 4, files: 4})
+		logs.Track(logIDA)
 		for i := range 12 {
 			logs.add(logIDA, fmt.Sprint("line ", i))
 		}
-		got, _ := logs.read(logIDA, 0)
+		got, _ := logs.Read(logIDA, 0)
 		if !slices.Equal(got.Lines, []string{"line 7", "line 8", "line 9", "line 10", "line 11"}) || got.First != 7 || got.Next != 12 || got.Dropped != 7 {
 			t.Errorf("got %+v", got)
 		}
-		got, _ = logs.read(logIDA, 10)
+		got, _ = logs.Read(logIDA, 10)
 		if !slices.Equal(got.Lines, []string{"line 10", "line 11"}) || got.Dropped != 0 || got.First != 10 {
 			t.Errorf("since 10: %+v", got)
 		}
-		got, _ = logs.read(logIDA, 99)
+		got, _ = logs.Read(logIDA, 99)
 		if len(got.Lines) != 0 || got.Next != 12 {
 			t.Errorf("since 99: %+v", got)
 		}
 	})
 	t.Run("bytes", func(t *testing.T) {
-		logs := newTestSessionLogs(t, "", sessionLogLimits{lines: 1000, bytes: 100, sessions: 4, files: 4})
-		logs.track(logIDA)
+		logs := newTestSessionLogs(t, "", SessionLogLimits{lines: 1000, bytes: 100, sessions: 4, files: 4})
+		logs.Track(logIDA)
 		for range 10 {
 			logs.add(logIDA, strings.Repeat("x", 29)) // 30 bytes with its newline
 		}
-		got, _ := logs.read(logIDA, 0)
+		got, _ := logs.Read(logIDA, 0)
 		if len(got.Lines) != 3 || got.Dropped != 7 {
 			t.Errorf("kept %d lines, dropped %d; want 3 and 7", len(got.Lines), got.Dropped)
 		}
 		logs.add(logIDA, strings.Repeat("y", 500))
-		got, _ = logs.read(logIDA, 0)
+		got, _ = logs.Read(logIDA, 0)
 		if last := got.Lines[len(got.Lines)-1]; len(last) >= 100 || !strings.HasSuffix(last, "…(cut)") {
 			t.Errorf("an overlong line is kept as %q", last)
 		}
 	})
 	t.Run("sessions", func(t *testing.T) {
-		logs := newTestSessionLogs(t, "", sessionLogLimits{lines: 10, bytes: 1 << 20, sessions: 3, files: 3})
+		logs := newTestSessionLogs(t, "", SessionLogLimits{lines: 10, bytes: 1 << 20, sessions: 3, files: 3})
 		ids := []string{"0000000000000001", "0000000000000002", "0000000000000003", "0000000000000004"}
 		for _, id := range ids[:3] {
-			logs.track(id)
+			logs.Track(id)
 			logs.add(id, "hello "+id)
 		}
 		logs.add(ids[0], "written again") // ids[1] is now the least recently written
-		logs.track(ids[3])
+		logs.Track(ids[3])
 		for i, id := range ids {
-			_, ok := logs.read(id, 0)
+			_, ok := logs.Read(id, 0)
 			if ok != (i != 1) {
 				t.Errorf("session %s kept: %v", id, ok)
 			}
@@ -181,10 +181,10 @@ func TestSessionLogBounds(t *testing.T) {
 	})
 	t.Run("files", func(t *testing.T) {
 		dir := t.TempDir()
-		logs := newTestSessionLogs(t, dir, sessionLogLimits{lines: 10, bytes: 100, sessions: 2, files: 2})
+		logs := newTestSessionLogs(t, dir, SessionLogLimits{lines: 10, bytes: 100, sessions: 2, files: 2})
 		ids := []string{"0000000000000001", "0000000000000002", "0000000000000003"}
 		for i, id := range ids {
-			logs.track(id)
+			logs.Track(id)
 			logs.add(id, "hello "+id)
 			// Distinct modification times order the files.
 			when := time.Date(2026, 1, 1, 0, 0, i, 0, time.UTC)
@@ -215,20 +215,20 @@ func TestSessionLogBounds(t *testing.T) {
 // from disk by the next run, and kept growing after it.
 func TestSessionLogsSurviveReopen(t *testing.T) {
 	dir := t.TempDir()
-	first := newTestSessionLogs(t, dir, defaultSessionLogLimits())
-	first.track(logIDA)
+	first := newTestSessionLogs(t, dir, DefaultSessionLogLimits())
+	first.Track(logIDA)
 	first.add(logIDA, "before")
-	first.close()
+	first.Close()
 
-	second := newTestSessionLogs(t, dir, defaultSessionLogLimits())
-	if got, ok := second.read(logIDA, 0); !ok || !slices.Equal(got.Lines, []string{"before"}) {
+	second := newTestSessionLogs(t, dir, DefaultSessionLogLimits())
+	if got, ok := second.Read(logIDA, 0); !ok || !slices.Equal(got.Lines, []string{"before"}) {
 		t.Fatalf("after reopening, untracked: %+v, %v", got, ok)
 	}
-	second.track(logIDA)
+	second.Track(logIDA)
 	second.add(logIDA, "after")
-	second.close()
-	third := newTestSessionLogs(t, dir, defaultSessionLogLimits())
-	if got, _ := third.read(logIDA, 0); !slices.Equal(got.Lines, []string{"before", "after"}) {
+	second.Close()
+	third := newTestSessionLogs(t, dir, DefaultSessionLogLimits())
+	if got, _ := third.Read(logIDA, 0); !slices.Equal(got.Lines, []string{"before", "after"}) {
 		t.Fatalf("after a second reopening: %+v", got)
 	}
 }
