@@ -3,6 +3,7 @@ package node
 import (
 	"strings"
 
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
@@ -51,7 +52,7 @@ func newMetrics(families ...string) *metrics {
 	for _, f := range families {
 		m.rolePanics.WithLabelValues(f)
 	}
-	for _, st := range []string{stateCompleted, stateAborted} {
+	for _, st := range []string{apitype.StateCompleted, apitype.StateAborted} {
 		m.sessions.WithLabelValues(st)
 	}
 	for _, k := range errorKinds {

@@ -27,8 +27,8 @@ func (n *Node) registerCollectors() {
 			return 0
 		}),
 		newPeerCollector(n),
-		newSessionStates(n),
-		newStoreCollector(n),
+		newSessionStates(n.sessionStates),
+		newStoreCollector(n.store, n.slogs),
 		newBuildInfo(buildinfo.Read(n.version)),
 	)
 }
@@ -72,4 +72,22 @@ func newBuildInfo(info buildinfo.Info) prometheus.Collector {
 	})
 	g.Set(1)
 	return g
+}
+
+// sessionStates returns the state of each session the node holds, for
+// bandit_sessions_by_state.
+func (n *Node) sessionStates() []string {
+	n.mu.Lock()
+	active := make([]*session, 0, len(n.sessions))
+	for _, s := range n.sessions {
+		active = append(active, s)
+	}
+	n.mu.Unlock()
+	states := make([]string, 0, len(active))
+	for _, s := range active {
+		s.mu.Lock()
+		states = append(states, s.rec.Session.State)
+		s.mu.Unlock()
+	}
+	return states
 }

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -112,20 +113,21 @@ func newSessionMetrics(families []string) (*prometheus.HistogramVec, *prometheus
 func (m *metrics) sessionEnded(family, state, reason string, d time.Duration) {
 	m.sessions.WithLabelValues(state).Inc()
 	m.durations.WithLabelValues(family, state).Observe(d.Seconds())
-	if state == stateAborted {
+	if state == apitype.StateAborted {
 		m.aborts.WithLabelValues(family, abortClass(reason)).Inc()
 	}
 }
 
 // sessionStates is the collector of bandit_sessions_by_state: the active
-// sessions (proposed or running), read when scraped.
+// sessions (proposed or running), read when scraped from states, which
+// returns the state of each session the node holds.
 type sessionStates struct {
-	n    *Node
-	desc *prometheus.Desc
+	states func() []string
+	desc   *prometheus.Desc
 }
 
-func newSessionStates(n *Node) *sessionStates {
-	return &sessionStates{n: n, desc: prometheus.NewDesc("bandit_sessions_by_state",
+func newSessionStates(states func() []string) *sessionStates {
+	return &sessionStates{states: states, desc: prometheus.NewDesc("bandit_sessions_by_state",
 		"Sessions active on this node, by state (proposed, running); they sum to bandit_sessions_active.", []string{"state"}, nil)}
 }
 
@@ -134,23 +136,14 @@ func (c *sessionStates) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
 
 // Collect implements prometheus.Collector.
 func (c *sessionStates) Collect(ch chan<- prometheus.Metric) {
-	c.n.mu.Lock()
-	active := make([]*session, 0, len(c.n.sessions))
-	for _, s := range c.n.sessions {
-		active = append(active, s)
-	}
-	c.n.mu.Unlock()
-	count := map[string]int{stateProposed: 0, stateRunning: 0}
-	for _, s := range active {
-		s.mu.Lock()
-		st := s.rec.Session.State
-		s.mu.Unlock()
-		if st == stateCompleted || st == stateAborted {
+	count := map[string]int{apitype.StateProposed: 0, apitype.StateRunning: 0}
+	for _, st := range c.states() {
+		if st == apitype.StateCompleted || st == apitype.StateAborted {
 			continue // ended, and about to be forgotten
 		}
 		count[st]++
 	}
-	for _, st := range []string{stateProposed, stateRunning} {
+	for _, st := range []string{apitype.StateProposed, apitype.StateRunning} {
 		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, float64(count[st]), st)
 	}
 }

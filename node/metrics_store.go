@@ -1,6 +1,9 @@
 package node
 
-import "github.com/prometheus/client_golang/prometheus"
+import (
+	"github.com/bandit-node/bandit-node/node/store"
+	"github.com/prometheus/client_golang/prometheus"
+)
 
 // storeCollector is the collector of the metrics of the data directory's
 // health, read from the store and the session logs when scraped:
@@ -13,12 +16,13 @@ import "github.com/prometheus/client_golang/prometheus"
 //   - bandit_store_healthy: 1 while the data directory takes every write,
 //     0 otherwise (what /readyz says, "storage: …").
 type storeCollector struct {
-	n                          *Node
+	st                         *store.Store
+	logs                       *store.SessionLogs
 	failures, unsaved, healthy *prometheus.Desc
 }
 
-func newStoreCollector(n *Node) *storeCollector {
-	return &storeCollector{n: n,
+func newStoreCollector(st *store.Store, logs *store.SessionLogs) *storeCollector {
+	return &storeCollector{st: st, logs: logs,
 		failures: prometheus.NewDesc("bandit_store_write_failures_total",
 			"Writes the data directory refused, by what was written (record: a session record or the check of the disk; journal: the copy of a refused record; session_log).",
 			[]string{"what"}, nil),
@@ -38,14 +42,14 @@ func (c *storeCollector) Describe(ch chan<- *prometheus.Desc) {
 
 // Collect implements prometheus.Collector.
 func (c *storeCollector) Collect(ch chan<- prometheus.Metric) {
-	st := c.n.store
+	st := c.st
 	for what, v := range map[string]uint64{"record": st.Failures.Record.Load(), "journal": st.Failures.Journal.Load(),
-		"session_log": c.n.slogs.Failures.Load()} {
+		"session_log": c.logs.Failures.Load()} {
 		ch <- prometheus.MustNewConstMetric(c.failures, prometheus.CounterValue, float64(v), what)
 	}
 	ch <- prometheus.MustNewConstMetric(c.unsaved, prometheus.GaugeValue, float64(st.UnsavedCount()))
 	healthy := 1.0
-	if c.n.storageProblem() != "" {
+	if st.Problem() != "" || c.logs.Problem() != "" {
 		healthy = 0
 	}
 	ch <- prometheus.MustNewConstMetric(c.healthy, prometheus.GaugeValue, healthy)
