@@ -32,7 +32,7 @@ func (n *Node) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
 			n.handlePropose(from, c.SessionId, p)
 		})
 	default:
-		n.metrics.fail("rejected")
+		n.metrics.Fail("rejected")
 		n.log.Warn("too many proposals being examined; declining one", "peer", n.nameOf(from), "session", c.SessionId)
 		n.decline(from, c.SessionId, n.config().Node.Name+" is busy examining other proposals; try again")
 	}

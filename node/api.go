@@ -36,7 +36,7 @@ func (n *Node) apiHandler() http.Handler {
 	mux.HandleFunc("POST /v0/sessions/{id}/cancel", n.serveCancel)
 	mux.HandleFunc("GET /v0/sessions/{id}/logs", n.serveSessionLogs)
 	mux.HandleFunc("POST /v0/config/reload", n.serveReload)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
 	// Go's profiles, for an operator chasing CPU or memory: e.g.
 	// curl -H "Authorization: Bearer $(cat api.token)" ADDR/debug/pprof/profile?seconds=30 >cpu.pprof
 	mux.HandleFunc("GET /debug/pprof/", pprof.Index)

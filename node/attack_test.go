@@ -37,8 +37,8 @@ func TestForgedAndMalformedFramesAreRejected(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rejected := func() float64 { return counterValue(t, nodes[0].metrics.errors.WithLabelValues("rejected")) }
-	decode := func() float64 { return counterValue(t, nodes[0].metrics.errors.WithLabelValues("decode")) }
+	rejected := func() float64 { return counterValue(t, nodes[0].metrics.Errors.WithLabelValues("rejected")) }
+	decode := func() float64 { return counterValue(t, nodes[0].metrics.Errors.WithLabelValues("decode")) }
 
 	// node3 is in the address book but not in the session.
 	send(nodes[2], false, marshal(t, &nodepb.RoleFrame{SessionId: id, FromRole: "participant", FromIndex: 1, ToRole: "participant", ToIndex: 0, Body: []byte{1}}))

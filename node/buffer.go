@@ -152,7 +152,7 @@ func (n *Node) queuedBytes() float64 {
 // it, and, with the reason reserve gave (the first time), logs the overflow
 // and has the session abort.
 func (s *session) dropOverflow(from peer.ID, reason string) {
-	s.n.metrics.fail("overflow")
+	s.n.metrics.Fail("overflow")
 	if reason == "" {
 		return
 	}

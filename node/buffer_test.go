@@ -77,7 +77,7 @@ const (
 // queuedMetric reads the node's bandit_queued_bytes.
 func queuedMetric(t testing.TB, tn *testNode) float64 {
 	t.Helper()
-	families, err := tn.metrics.registry.Gather()
+	families, err := tn.metrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

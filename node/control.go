@@ -26,7 +26,7 @@ func (n *Node) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb
 		return fmt.Errorf("encoding a control frame: %w", err)
 	}
 	if err := n.control.Send(ctx, to, frame); err != nil {
-		n.metrics.fail("send")
+		n.metrics.Fail("send")
 		return fmt.Errorf("sending to %s: %w", n.nameOf(to), err)
 	}
 	return nil
@@ -36,7 +36,7 @@ func (n *Node) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb
 func (n *Node) handleControl(from peer.ID, frame []byte) {
 	c, err := decodeControl(frame)
 	if err != nil {
-		n.metrics.fail("decode")
+		n.metrics.Fail("decode")
 		n.log.Warn("rejected a control frame", "peer", n.nameOf(from), "err", err)
 		return
 	}
@@ -52,7 +52,7 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 		return
 	}
 	if _, ok := s.orgIndex[from]; !ok || (!s.initiated && from != s.initiator) {
-		n.metrics.fail("rejected")
+		n.metrics.Fail("rejected")
 		n.log.Warn("rejected a control frame from a peer outside the session", "peer", n.nameOf(from), "session", c.SessionId)
 		return
 	}
@@ -102,7 +102,7 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 func (n *Node) answerEnded(from peer.ID, c *nodepb.Control) {
 	rec, err := n.store.Get(c.SessionId)
 	if err != nil || !slices.Contains(rec.Peers, from.String()) {
-		n.metrics.fail("unknown_session")
+		n.metrics.Fail("unknown_session")
 		n.log.Debug("control frame for a session that is not active here", "peer", n.nameOf(from), "session", c.SessionId)
 		return
 	}

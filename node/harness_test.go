@@ -24,6 +24,7 @@ import (
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // testNode is one daemon of an in-process test network on 127.0.0.1.
@@ -272,4 +273,31 @@ func testRegistry(t testing.TB) *protocol.Registry {
 		t.Fatal(err)
 	}
 	return reg
+}
+
+// trafficSeries gathers bandit_messages_total and bandit_bytes_total from
+// reg, keyed "NAME DIRECTION KIND PROTOCOL", and their sums over the
+// protocols, keyed "NAME DIRECTION KIND".
+func trafficSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
+	t.Helper()
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]float64{}
+	for _, f := range families {
+		if f.GetName() != "bandit_messages_total" && f.GetName() != "bandit_bytes_total" {
+			continue
+		}
+		for _, mt := range f.GetMetric() {
+			labels := map[string]string{}
+			for _, l := range mt.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+			}
+			key := f.GetName() + " " + labels["direction"] + " " + labels["kind"]
+			got[key+" "+labels["protocol"]] = mt.GetCounter().GetValue()
+			got[key] += mt.GetCounter().GetValue()
+		}
+	}
+	return got
 }

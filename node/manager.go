@@ -46,7 +46,7 @@ func (n *Node) forget(id string) {
 		s.gone.Store(true)
 	}
 	delete(n.sessions, id)
-	n.metrics.active.Set(float64(len(n.sessions)))
+	n.metrics.Active.Set(float64(len(n.sessions)))
 }
 
 // register adds s to the active set and starts its goroutine, unless the node
@@ -67,7 +67,7 @@ func (n *Node) register(s *session) error {
 		return localDecline(s.cfg.Node.Name, "a local storage failure", err)
 	}
 	n.sessions[s.id] = s
-	n.metrics.active.Set(float64(len(n.sessions)))
+	n.metrics.Active.Set(float64(len(n.sessions)))
 	n.wg.Add(1)
 	go s.main()
 	return nil

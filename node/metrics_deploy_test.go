@@ -18,7 +18,7 @@ import (
 func TestMetricsDocumentedAndAlertable(t *testing.T) {
 	// node1 of two: its address book has a peer (not connected).
 	tn := startNode(t, testConfigs(t, 2)[0])
-	families, err := tn.metrics.registry.Gather()
+	families, err := tn.metrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package node
 
 import (
 	"github.com/bandit-node/bandit-node/internal/buildinfo"
+	"github.com/bandit-node/bandit-node/node/metrics"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -12,7 +13,7 @@ import (
 // and bandit_build_info. New calls it once the
 // host exists.
 func (n *Node) registerCollectors() {
-	n.metrics.registry.MustRegister(
+	n.metrics.Registry.MustRegister(
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "bandit_queued_bytes",
 			Help: "Bytes of received frames queued in this node's sessions, not yet taken by their roles (capped by session.max_buffered_bytes and session.max_peer_buffered_bytes).",
@@ -27,8 +28,8 @@ func (n *Node) registerCollectors() {
 			return 0
 		}),
 		newPeerCollector(n),
-		newSessionStates(n.sessionStates),
-		newStoreCollector(n.store, n.slogs),
+		metrics.NewSessionStates(n.sessionStates),
+		metrics.NewStoreCollector(n.store, n.slogs),
 		newBuildInfo(buildinfo.Read(n.version)),
 	)
 }

@@ -25,7 +25,7 @@ func (n *Node) metricsHandler() http.Handler {
 	mux := http.NewServeMux()
 	// "GET" patterns match HEAD too; net/http answers other methods on
 	// these paths 405 (with Allow) and other paths 404.
-	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.registry, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(n.metrics.Registry, promhttp.HandlerOpts{}))
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		writeText(w, http.StatusOK, "ok")
 	})

@@ -23,6 +23,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/metrics"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -95,7 +96,7 @@ type Node struct {
 	control *p2p.Messenger
 	roles   map[libp2pprotocol.ID]*p2p.Messenger // by role protocol: a family's, per wire version it speaks
 	store   *store.Store
-	metrics *metrics
+	metrics *metrics.Metrics
 	// slogs keeps each session's log lines (sessionlog.go); n.log writes
 	// to it.
 	slogs *store.SessionLogs
@@ -148,13 +149,13 @@ type Node struct {
 func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
 		progressSave: progressSaveEvery, retentionKick: make(chan struct{}, 1), roles: map[libp2pprotocol.ID]*p2p.Messenger{},
-		sessions: map[string]*session{}, metrics: newMetrics(reg.Names()...), proposals: make(chan struct{}, 8)}
+		sessions: map[string]*session{}, metrics: metrics.New(reg.Names()...), proposals: make(chan struct{}, 8)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
 			return nil, err
 		}
 	}
-	n.reloads = newReloadStatus(n.metrics.registry)
+	n.reloads = newReloadStatus(n.metrics.Registry)
 	if err := cfg.CheckLocalData(); err != nil {
 		return nil, err
 	}
@@ -232,7 +233,7 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 		return nil, fmt.Errorf("starting gossipsub: %w", err)
 	}
 	n.control = p2p.NewMessenger(n.host, ControlProtocol, n.handleControl, mopts)
-	n.metrics.traffic.carry(kindControl, controlProtocol, n.control)
+	n.metrics.Traffic.Carry(metrics.KindControl, metrics.ControlProtocol, n.control)
 	// Role frames are lent to their stream's roleStream, which copies what
 	// it queues: one allocation a message fewer on the busiest path.
 	ropts := mopts
@@ -252,7 +253,7 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 			}
 			id := RoleProtocol(fv)
 			n.roles[id] = p2p.NewMessenger(n.host, id, nil, ropts)
-			n.metrics.traffic.carry(kindRole, fam, n.roles[id])
+			n.metrics.Traffic.Carry(metrics.KindRole, fam, n.roles[id])
 		}
 	}
 	n.host.Notify(n.peerConnected, n.peerDisconnected)

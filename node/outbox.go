@@ -46,7 +46,7 @@ func (s *session) sendControl(m lifecycle.Msg) {
 	select {
 	case ob.frames <- outFrame{kind: m.Kind, frame: s.toControl(m)}:
 	default:
-		s.n.metrics.fail("send")
+		s.n.metrics.Fail("send")
 		s.n.log.Warn("too many control frames waiting for a peer; dropped one (it is repeated if it matters)",
 			"session", s.id, "peer", s.nameOf(to), "kind", m.Kind.String())
 	}

@@ -112,7 +112,7 @@ func (r *panickyRole) Tick() error {
 func (tn *testNode) rolePanics(t testing.TB, family string) float64 {
 	t.Helper()
 	var m dto.Metric
-	if err := tn.metrics.rolePanics.WithLabelValues(family).Write(&m); err != nil {
+	if err := tn.metrics.RolePanics.WithLabelValues(family).Write(&m); err != nil {
 		t.Fatal(err)
 	}
 	return m.GetCounter().GetValue()

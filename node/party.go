@@ -152,7 +152,7 @@ func (s *session) partyAbort(i int, err error) *abortError {
 	case drive.OpStart:
 		return s.partyFailure(i, failRoleStart, de.Err)
 	case drive.OpStep:
-		s.n.metrics.fail("role")
+		s.n.metrics.Fail("role")
 		return s.partyFailure(i, failMessage, de.Err, de.From)
 	case drive.OpActivate:
 		return s.partyFailure(i, failRole, fmt.Errorf("activation: %w", de.Err))

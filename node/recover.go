@@ -26,7 +26,7 @@ const maxPanicText = 200
 // ("role data_owner[2]", or what the family was doing), and returns the
 // session's abort.
 func (s *session) panicked(where string, v any, stack []byte) *abortError {
-	s.n.metrics.rolePanics.WithLabelValues(s.family).Inc()
+	s.n.metrics.RolePanics.WithLabelValues(s.family).Inc()
 	s.n.log.Error("a role panicked; aborting its session (the daemon and its other sessions go on)",
 		"session", s.id, "protocol", s.family, "in", where, "panic", fmt.Sprint(v), "stack", string(stack))
 	return &abortError{reason: fmt.Sprintf("internal error in %s at %s", where, s.cfg.Node.Name), detail: panicText(v)}
@@ -57,7 +57,7 @@ func (n *Node) recoverHandler(v any, what string, from peer.ID) bool {
 	if v == nil {
 		return false
 	}
-	n.metrics.fail("panic")
+	n.metrics.Fail("panic")
 	n.log.Error("internal error handling a frame from a peer; dropped it", "what", what, "peer", n.nameOf(from),
 		"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	return true
@@ -66,7 +66,7 @@ func (n *Node) recoverHandler(v any, what string, from peer.ID) bool {
 // internalError logs and counts a panic recovered in the node's own code
 // that runs a session and returns the session's abort.
 func (s *session) internalError(v any) *abortError {
-	s.n.metrics.fail("panic")
+	s.n.metrics.Fail("panic")
 	s.n.log.Error("internal error running a session; aborting it (the daemon and its other sessions go on)",
 		"session", s.id, "protocol", s.family, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
 	return s.nodeFailure("running the session", panicText(v))

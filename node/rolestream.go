@@ -105,7 +105,7 @@ func (r *roleStream) recoverFrame() {
 		return
 	}
 	if s := r.cur; s != nil {
-		s.n.metrics.fail("panic")
+		s.n.metrics.Fail("panic")
 		go s.requestAbortDetail(fmt.Sprintf("internal error in %s handling a frame from %s", s.cfg.Node.Name, s.nameOf(r.from)), panicText(v))
 	}
 	panic(v)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/metrics"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -26,7 +27,7 @@ func TestRoleStreamRemembersHeads(t *testing.T) {
 		roleNames: []string{"controller", "data_owner"},
 		orgs:      [][]peer.ID{{self}, {owner, other}},
 		inbox:     make(chan protocol.Message, 16)}
-	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s}}
+	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: metrics.New(), sessions: map[string]*session{id: s}}
 	n.live.Store(&liveConfig{cfg: config.DefaultConfig(), peerBuf: map[peer.ID]*peerBuffer{owner: {}, other: {}}})
 	s.n, s.live, s.cfg = n, n.live.Load(), n.config()
 	handle := n.newRoleStream("samba", owner)
@@ -37,7 +38,7 @@ func TestRoleStreamRemembersHeads(t *testing.T) {
 		return protocol.Message{From: protocol.Party{Role: "data_owner"}, To: protocol.Party{Role: "controller"}, Body: []byte(body)}
 	}
 	refused := func() float64 {
-		return counterValue(t, n.metrics.errors.WithLabelValues("rejected")) + counterValue(t, n.metrics.errors.WithLabelValues("unknown_session"))
+		return counterValue(t, n.metrics.Errors.WithLabelValues("rejected")) + counterValue(t, n.metrics.Errors.WithLabelValues("unknown_session"))
 	}
 
 	for i, tc := range []struct {
@@ -95,7 +96,7 @@ func TestRoleStreamPanicAbortsTheSession(t *testing.T) {
 		inbox:     make(chan protocol.Message, 16),
 		ctrl:      make(chan ctrlEvent, 1),
 		done:      make(chan struct{})}
-	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: newMetrics(), sessions: map[string]*session{id: s}}
+	n := &Node{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: metrics.New(), sessions: map[string]*session{id: s}}
 	cfg := config.DefaultConfig()
 	cfg.Node.Name = "node"
 	n.live.Store(&liveConfig{cfg: cfg, peerBuf: map[peer.ID]*peerBuffer{owner: {}}})

@@ -40,7 +40,7 @@ func (n *Node) joinTopic(s *session) error {
 	}
 	handler := func(from peer.ID, data []byte) {
 		defer func() { n.recoverHandler(recover(), "a topic message", from) }()
-		n.metrics.countTopic(s.family, true, len(data))
+		n.metrics.CountTopic(s.family, true, len(data))
 		m, seq, err := s.decodeTopicFrame(from, data)
 		if err != nil {
 			return
@@ -106,11 +106,11 @@ func (s *session) deliverTopic(m protocol.Message, seq uint64, borrowed bool) {
 func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s *session, decodeErr error) {
 	switch {
 	case decodeErr != nil:
-		n.metrics.fail("decode")
+		n.metrics.Fail("decode")
 		n.log.Warn("rejected a role frame", "peer", n.nameOf(from), "err", decodeErr)
 		return
 	case s == nil:
-		n.metrics.fail("unknown_session")
+		n.metrics.Fail("unknown_session")
 		n.log.Debug("role frame for a session that is not active here", "peer", n.nameOf(from), "session", string(f.SessionID))
 		return
 	}
@@ -126,7 +126,7 @@ func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s 
 		n.log.Warn("rejected a role frame for a party this node does not play", "peer", n.nameOf(from), "session", s.id,
 			"to", fmt.Sprintf("%s[%d]", f.ToRole, f.ToIndex))
 	}
-	n.metrics.fail("rejected")
+	n.metrics.Fail("rejected")
 }
 
 // deliver hands a received message to the session. While the roles of a

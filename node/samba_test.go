@@ -78,7 +78,7 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 	// counted, out and in.
 	roleFrames := func() (out, in float64) {
 		for _, tn := range nodes {
-			got := trafficSeries(t, tn.metrics.registry)
+			got := trafficSeries(t, tn.metrics.Registry)
 			out += got["bandit_messages_total out role"]
 			in += got["bandit_messages_total in role"]
 		}

@@ -262,7 +262,7 @@ func (s *session) recordEnd(st lifecycle.Status) {
 	s.mu.Lock()
 	created := s.rec.Session.Created
 	s.mu.Unlock()
-	s.n.metrics.sessionEnded(s.family, state, st.Reason, now.Sub(created))
+	s.n.metrics.SessionEnded(s.family, state, st.Reason, now.Sub(created))
 	s.update(true, func(r *store.Record) {
 		r.Session.State = state
 		r.Session.Reason = st.Reason

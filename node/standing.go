@@ -89,7 +89,7 @@ func newStanding(n *Node, cfg *config.Config, now time.Time) *standing {
 	st := &standing{n: n, path: filepath.Join(cfg.Node.DataDir, standingFile), start: n.startChecked,
 		wake: make(chan struct{}, 1), items: map[string]*standingItem{}, ctx: context.Background()}
 	st.metrics = newStandingMetrics(st)
-	n.metrics.registry.MustRegister(st.metrics)
+	n.metrics.Registry.MustRegister(st.metrics)
 	stored, err := readStandingState(st.path)
 	if err != nil {
 		n.log.Warn("the standing sessions' schedule could not be read; starting afresh", "err", err)

@@ -262,7 +262,7 @@ func TestStandingSessionResumesAfterRestart(t *testing.T) {
 // NAME{name="…"[,state="…"]}.
 func standingSeries(t *testing.T, tn *testNode) map[string]float64 {
 	t.Helper()
-	families, err := tn.metrics.registry.Gather()
+	families, err := tn.metrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -241,7 +241,7 @@ func (s *session) usesTopic() bool { return s.caps.Topic }
 // the class of failure; the numbers stay in the local log.
 func (s *session) topicWindowExceeded(p protocol.Party, err error) {
 	org, _ := s.orgOf(p)
-	s.n.metrics.fail("overflow")
+	s.n.metrics.Fail("overflow")
 	s.n.log.Warn("a party's topic messages ran past the de-duplication window; aborting the session",
 		"session", s.id, "peer", s.nameOf(org), "party", p.String(), "err", err)
 	go s.requestAbort(fmt.Sprintf("%s (%s): its topic messages ran more than %d ahead of one %s never received "+

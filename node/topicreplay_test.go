@@ -162,7 +162,7 @@ func TestForgedTopicNumbersAbortTheSession(t *testing.T) {
 		rec, err := nodes[0].sessionRecord(id)
 		return err == nil && rec.Session.State == stateRunning
 	})
-	overflows := func() float64 { return counterValue(t, nodes[0].metrics.errors.WithLabelValues("overflow")) }
+	overflows := func() float64 { return counterValue(t, nodes[0].metrics.Errors.WithLabelValues("overflow")) }
 	before := overflows()
 	// node2 plays agent[0]; its frame comes on the family's role stream,
 	// the way a replayed topic message does.

@@ -41,7 +41,7 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	org := s.orgs[r][m.To.Index]
 	rt, err := t.route(r, m.To.Index, org)
 	if err != nil {
-		s.n.metrics.fail("send")
+		s.n.metrics.Fail("send")
 		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.nameOf(org), err)
 	}
 	if rt.sender == nil {
@@ -56,7 +56,7 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	frame := appendBodyField(append(t.frame[:0], rt.head...), m.Body)
 	t.frame = frame
 	if err := rt.sender.Send(ctx, frame); err != nil {
-		s.n.metrics.fail("send")
+		s.n.metrics.Fail("send")
 		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.nameOf(org), err)
 	}
 	if s.n.traceOut != nil {
@@ -122,10 +122,10 @@ func (t *sessionTransport) publish(ctx context.Context, m protocol.Message) erro
 	}
 	s.topics.published(frame, time.Now())
 	if err := s.topic.Publish(ctx, frame); err != nil {
-		s.n.metrics.fail("send")
+		s.n.metrics.Fail("send")
 		return fmt.Errorf("could not publish on the session topic: %w", err)
 	}
-	s.n.metrics.countTopic(s.family, false, len(frame))
+	s.n.metrics.CountTopic(s.family, false, len(frame))
 	if s.n.traceOut != nil {
 		s.n.traceOut(s.id, m)
 	}

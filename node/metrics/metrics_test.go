@@ -1,4 +1,4 @@
-package node
+package metrics
 
 import (
 	"strings"
@@ -14,18 +14,18 @@ type fixedCounter p2p.MessengerStats
 func (c fixedCounter) Stats() p2p.MessengerStats { return p2p.MessengerStats(c) }
 
 func TestTrafficMetrics(t *testing.T) {
-	m := newMetrics("ping", "samba")
+	m := New("ping", "samba")
 	// A role messenger for each family, one control messenger; topic
 	// messages are counted by traffic itself, by family.
-	m.traffic.carry(kindRole, "ping", fixedCounter{FramesReceived: 1, BytesReceived: 100, FramesSent: 1, BytesSent: 7})
-	m.traffic.carry(kindRole, "samba", fixedCounter{FramesReceived: 1, BytesReceived: 20})
-	m.traffic.carry(kindControl, controlProtocol, fixedCounter{FramesSent: 1, BytesSent: 3, Errors: 5})
-	m.countTopic("samba", true, 11)
-	m.countTopic("samba", true, 1)
-	m.countTopic("ping", false, 5)
-	m.countTopic("unknown", false, 5) // no session of a family the node lacks: not counted
+	m.Traffic.Carry(KindRole, "ping", fixedCounter{FramesReceived: 1, BytesReceived: 100, FramesSent: 1, BytesSent: 7})
+	m.Traffic.Carry(KindRole, "samba", fixedCounter{FramesReceived: 1, BytesReceived: 20})
+	m.Traffic.Carry(KindControl, ControlProtocol, fixedCounter{FramesSent: 1, BytesSent: 3, Errors: 5})
+	m.CountTopic("samba", true, 11)
+	m.CountTopic("samba", true, 1)
+	m.CountTopic("ping", false, 5)
+	m.CountTopic("unknown", false, 5) // no session of a family the node lacks: not counted
 
-	got := trafficSeries(t, m.registry)
+	got := trafficSeries(t, m.Registry)
 	tests := []struct {
 		key  string
 		want float64
@@ -99,10 +99,10 @@ func trafficSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 // TestLinkMetrics: the messengers' link counters are summed over the
 // control and role messengers.
 func TestLinkMetrics(t *testing.T) {
-	m := newMetrics("ping")
-	m.traffic.carry(kindRole, "ping", fixedCounter{FramesResent: 3, Duplicates: 2, Unacknowledged: 4})
-	m.traffic.carry(kindControl, controlProtocol, fixedCounter{FramesResent: 1, FramesDropped: 7, Unacknowledged: 1})
-	families, err := m.registry.Gather()
+	m := New("ping")
+	m.Traffic.Carry(KindRole, "ping", fixedCounter{FramesResent: 3, Duplicates: 2, Unacknowledged: 4})
+	m.Traffic.Carry(KindControl, ControlProtocol, fixedCounter{FramesResent: 1, FramesDropped: 7, Unacknowledged: 1})
+	families, err := m.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package node
+package metrics
 
 import (
 	"strings"
@@ -8,69 +8,69 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 )
 
-// metrics are the daemon's Prometheus metrics, served at /metrics on the
+// Metrics are the daemon's Prometheus metrics, served at /metrics on the
 // control API's listener (with its token) and on the metrics listener
 // (metrics.listen, without one). They live in a registry of their own (no
 // global one). The collectors that read the node when scraped (peers,
 // sessions by state, build info) are registered by Node.registerCollectors.
-type metrics struct {
-	registry *prometheus.Registry
+type Metrics struct {
+	Registry *prometheus.Registry
 	sessions *prometheus.CounterVec // by final state
-	active   prometheus.Gauge
-	traffic  *traffic
-	errors   *prometheus.CounterVec // by kind
-	// rolePanics counts the panics recovered in a role's code, by
+	Active   prometheus.Gauge
+	Traffic  *Traffic
+	Errors   *prometheus.CounterVec // by kind
+	// RolePanics counts the panics recovered in a role's code, by
 	// protocol: each aborted its session (see session.rolePanicked).
-	rolePanics *prometheus.CounterVec
+	RolePanics *prometheus.CounterVec
 	// durations and aborts are observed when a session ends
 	// (metrics_sessions.go).
 	durations *prometheus.HistogramVec // by protocol and outcome
 	aborts    *prometheus.CounterVec   // by protocol and abort class
 }
 
-// newMetrics returns the metrics of a node that speaks the protocol
+// New returns the metrics of a node that speaks the protocol
 // families named: their series exist from the start, at 0.
-func newMetrics(families ...string) *metrics {
-	m := &metrics{
-		registry: prometheus.NewRegistry(),
+func New(families ...string) *Metrics {
+	m := &Metrics{
+		Registry: prometheus.NewRegistry(),
 		sessions: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bandit_sessions_total", Help: "Sessions that ended on this node, by final state (completed, aborted).",
 		}, []string{"state"}),
-		active: prometheus.NewGauge(prometheus.GaugeOpts{
+		Active: prometheus.NewGauge(prometheus.GaugeOpts{
 			Name: "bandit_sessions_active", Help: "Sessions proposed or running on this node.",
 		}),
-		traffic: newTraffic(families),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Traffic: newTraffic(families),
+		Errors: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bandit_errors_total", Help: "Errors, by kind (" + strings.Join(errorKinds, ", ") + ").",
 		}, []string{"kind"}),
-		rolePanics: prometheus.NewCounterVec(prometheus.CounterOpts{
+		RolePanics: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bandit_role_panics_total", Help: "Panics in a role's code, by protocol; each aborted its session and nothing else.",
 		}, []string{"protocol"}),
 	}
 	// Every series with labels from a fixed set starts at 0, so that a
 	// rate is defined before the first event.
 	for _, f := range families {
-		m.rolePanics.WithLabelValues(f)
+		m.RolePanics.WithLabelValues(f)
 	}
 	for _, st := range []string{apitype.StateCompleted, apitype.StateAborted} {
 		m.sessions.WithLabelValues(st)
 	}
 	for _, k := range errorKinds {
-		m.errors.WithLabelValues(k)
+		m.Errors.WithLabelValues(k)
 	}
 	m.durations, m.aborts = newSessionMetrics(families)
-	m.registry.MustRegister(m.sessions, m.active, m.traffic, m.errors, m.rolePanics, m.durations, m.aborts,
+	m.Registry.MustRegister(m.sessions, m.Active, m.Traffic, m.Errors, m.RolePanics, m.durations, m.aborts,
 		collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	return m
 }
 
-// countTopic counts a topic message of a session of family in (in) or out.
+// CountTopic counts a topic message of a session of family in (in) or out.
 // Control and role messages are counted by the messengers that carry them
 // (traffic.streams).
-func (m *metrics) countTopic(family string, in bool, size int) { m.traffic.addTopic(family, in, size) }
+func (m *Metrics) CountTopic(family string, in bool, size int) { m.Traffic.addTopic(family, in, size) }
 
 // errorKinds are the kinds of bandit_errors_total: what fail is given.
 var errorKinds = []string{"decode", "send", "rejected", "unknown_session", "role", "panic", "overflow"}
 
-// fail counts an error of kind, one of errorKinds.
-func (m *metrics) fail(kind string) { m.errors.WithLabelValues(kind).Inc() }
+// Fail counts an error of kind, one of errorKinds.
+func (m *Metrics) Fail(kind string) { m.Errors.WithLabelValues(kind).Inc() }

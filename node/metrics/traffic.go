@@ -1,4 +1,4 @@
-package node
+package metrics
 
 import (
 	"sync/atomic"
@@ -9,18 +9,18 @@ import (
 
 // The kinds of session messages traffic counts.
 const (
-	kindControl = iota
-	kindRole
+	KindControl = iota
+	KindRole
 	kindTopic
 	numKinds
 )
 
 var kindNames = [numKinds]string{"control", "role", "topic"}
 
-// controlProtocol is the protocol label of control messages: they belong
+// ControlProtocol is the protocol label of control messages: they belong
 // to the session-control protocol (ControlProtocol), whatever the family
 // of their session.
-const controlProtocol = "session"
+const ControlProtocol = "session"
 
 // frameCounter is what traffic reads of a messenger: p2p.Messenger.Stats.
 type frameCounter interface{ Stats() p2p.MessengerStats }
@@ -36,7 +36,7 @@ type carried struct {
 	c        frameCounter
 }
 
-// traffic is the Prometheus collector of bandit_messages_total and
+// Traffic is the Prometheus collector of bandit_messages_total and
 // bandit_bytes_total, by direction, kind and protocol. Control and role
 // messages travel in the frames of p2p messengers, which count them (frames
 // and payload bytes, in and out) anyway, so traffic reads their counters
@@ -46,7 +46,7 @@ type carried struct {
 // go through gossipsub, are counted here, by family. Every series —
 // control of protocol "session", role and topic of every family — is
 // exported from the start, at 0 until used.
-type traffic struct {
+type Traffic struct {
 	families []string
 	// topic has a counter for every family, made by newTraffic: the map
 	// is read-only after, so counting needs no lock.
@@ -61,9 +61,9 @@ type traffic struct {
 	unackedDesc *prometheus.Desc
 }
 
-func newTraffic(families []string) *traffic {
+func newTraffic(families []string) *Traffic {
 	labels := []string{"direction", "kind", "protocol"}
-	t := &traffic{
+	t := &Traffic{
 		families: families,
 		topic:    make(map[string]*topicCounter, len(families)),
 		msgDesc: prometheus.NewDesc("bandit_messages_total",
@@ -84,16 +84,16 @@ func newTraffic(families []string) *traffic {
 	return t
 }
 
-// carry makes traffic report the frames of c as messages of kind
+// Carry makes traffic report the frames of c as messages of kind
 // (kindControl or kindRole) and protocol (controlProtocol, or the family
 // of a role messenger). Call it before the metrics are served.
-func (t *traffic) carry(kind int, protocol string, c frameCounter) {
+func (t *Traffic) Carry(kind int, protocol string, c frameCounter) {
 	t.streams = append(t.streams, carried{kind: kind, protocol: protocol, c: c})
 }
 
 // addTopic counts a topic message of family. Sessions exist only of the
 // families the node was built with, which all have a counter.
-func (t *traffic) addTopic(family string, in bool, size int) {
+func (t *Traffic) addTopic(family string, in bool, size int) {
 	tc := t.topic[family]
 	if tc == nil {
 		return // a Node built without New, in a test
@@ -108,7 +108,7 @@ func (t *traffic) addTopic(family string, in bool, size int) {
 }
 
 // Describe implements prometheus.Collector.
-func (t *traffic) Describe(ch chan<- *prometheus.Desc) {
+func (t *Traffic) Describe(ch chan<- *prometheus.Desc) {
 	ch <- t.msgDesc
 	ch <- t.byteDesc
 	ch <- t.linkDesc
@@ -122,12 +122,12 @@ type trafficKey struct {
 }
 
 // Collect implements prometheus.Collector.
-func (t *traffic) Collect(ch chan<- prometheus.Metric) {
+func (t *Traffic) Collect(ch chan<- prometheus.Metric) {
 	type counts [2]struct{ messages, bytes uint64 } // out (0) / in (1)
-	sums := map[trafficKey]*counts{{kindControl, controlProtocol}: {}}
-	order := []trafficKey{{kindControl, controlProtocol}}
+	sums := map[trafficKey]*counts{{KindControl, ControlProtocol}: {}}
+	order := []trafficKey{{KindControl, ControlProtocol}}
 	for _, f := range t.families {
-		for _, k := range []int{kindRole, kindTopic} {
+		for _, k := range []int{KindRole, kindTopic} {
 			key := trafficKey{k, f}
 			sums[key] = &counts{}
 			order = append(order, key)

@@ -1,4 +1,4 @@
-package node
+package metrics
 
 import (
 	"regexp"
@@ -108,9 +108,9 @@ func newSessionMetrics(families []string) (*prometheus.HistogramVec, *prometheus
 	return durations, aborts
 }
 
-// sessionEnded counts a session of family that ended in state (completed
+// SessionEnded counts a session of family that ended in state (completed
 // or aborted, for reason) after d.
-func (m *metrics) sessionEnded(family, state, reason string, d time.Duration) {
+func (m *Metrics) SessionEnded(family, state, reason string, d time.Duration) {
 	m.sessions.WithLabelValues(state).Inc()
 	m.durations.WithLabelValues(family, state).Observe(d.Seconds())
 	if state == apitype.StateAborted {
@@ -126,7 +126,7 @@ type sessionStates struct {
 	desc   *prometheus.Desc
 }
 
-func newSessionStates(states func() []string) *sessionStates {
+func NewSessionStates(states func() []string) prometheus.Collector {
 	return &sessionStates{states: states, desc: prometheus.NewDesc("bandit_sessions_by_state",
 		"Sessions active on this node, by state (proposed, running); they sum to bandit_sessions_active.", []string{"state"}, nil)}
 }

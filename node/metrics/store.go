@@ -1,4 +1,4 @@
-package node
+package metrics
 
 import (
 	"github.com/bandit-node/bandit-node/node/store"
@@ -21,7 +21,7 @@ type storeCollector struct {
 	failures, unsaved, healthy *prometheus.Desc
 }
 
-func newStoreCollector(st *store.Store, logs *store.SessionLogs) *storeCollector {
+func NewStoreCollector(st *store.Store, logs *store.SessionLogs) prometheus.Collector {
 	return &storeCollector{st: st, logs: logs,
 		failures: prometheus.NewDesc("bandit_store_write_failures_total",
 			"Writes the data directory refused, by what was written (record: a session record or the check of the disk; journal: the copy of a refused record; session_log).",
