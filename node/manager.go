@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -170,4 +171,25 @@ func (n *Node) CancelSession(id string) error {
 	}
 	s.requestAbort(fmt.Sprintf("cancelled by the operator of %s", n.config().Node.Name))
 	return nil
+}
+
+// standingDeps is what the scheduler of standing sessions uses of n.
+func (n *Node) standingDeps() standingDeps {
+	return standingDeps{log: n.log, store: n.store, registry: n.metrics.Registry, start: n.startChecked,
+		done: func(id string) <-chan struct{} {
+			if s := n.lookup(id); s != nil {
+				return s.done
+			}
+			return nil
+		},
+		connected: func(name string) bool {
+			live := n.live.Load()
+			if name == live.cfg.Node.Name {
+				return true
+			}
+			id, ok := live.ids[name]
+			return ok && n.host.Connected(id)
+		},
+		proposeTimeout: func() time.Duration { return n.config().Session.ProposeTimeout.Duration },
+	}
 }

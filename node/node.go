@@ -193,7 +193,7 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 	if err := n.recoverSessions(); err != nil {
 		return nil, err
 	}
-	n.standing = newStanding(n, cfg, time.Now())
+	n.standing = newStanding(n.standingDeps(), cfg, time.Now())
 	var listen []multiaddr.Multiaddr
 	for i, a := range cfg.Node.Listen {
 		ma, err := multiaddr.NewMultiaddr(a)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"log/slog"
 	"maps"
 	"os"
 	"path/filepath"
@@ -17,6 +18,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/prometheus/client_golang/prometheus"
 )
 
 // standingFile is the scheduler's state, under the data directory.
@@ -37,19 +39,36 @@ const maxStandingWait = time.Minute
 // keeps its state in DATA_DIR/standing.json, written atomically at every
 // change, so that a restarted daemon resumes the schedule.
 type standing struct {
-	n    *Node
+	d    standingDeps
 	path string
-	// start proposes a run of a spec checked at load; it is the node's
-	// startChecked.
-	start func(spec *protocol.CheckedSpec, name string) (string, error)
-	wake  chan struct{}
-	wg    sync.WaitGroup // the goroutines that wait for runs to end
+	wake chan struct{}
+	wg   sync.WaitGroup // the goroutines that wait for runs to end
 	// metrics are the scheduler's Prometheus metrics.
 	metrics *standingMetrics
 
 	mu    sync.Mutex // guards items and ctx
 	items map[string]*standingItem
 	ctx   context.Context // run's, once it runs: ends the waits for runs
+}
+
+// standingDeps is what the scheduler uses of its daemon, as values and
+// functions, so that it knows nothing of how a session runs.
+type standingDeps struct {
+	log   *slog.Logger
+	store *store.Store
+	// registry takes the scheduler's metrics.
+	registry prometheus.Registerer
+	// start proposes a run of a spec checked at load, as StartSession
+	// does, and returns its session ID.
+	start func(spec *protocol.CheckedSpec, name string) (string, error)
+	// done returns a channel closed when the session id ends, nil if the
+	// daemon holds no such session (it ended already).
+	done func(id string) <-chan struct{}
+	// connected reports whether the organization of the address book
+	// named is connected; true for this daemon's own name.
+	connected func(name string) bool
+	// proposeTimeout returns session.propose_timeout in force.
+	proposeTimeout func() time.Duration
 }
 
 // standingItem is one standing session: its config and its state.
@@ -84,15 +103,15 @@ func newStandingItem(sc config.StandingConfig) (*standingItem, error) {
 // previous daemon stored in dataDir at now. A run that state shows active
 // ended when that daemon stopped (recoverSessions recorded it): its record
 // says how, and a retry follows if it aborted.
-func newStanding(n *Node, cfg *config.Config, now time.Time) *standing {
+func newStanding(d standingDeps, cfg *config.Config, now time.Time) *standing {
 	sessions := cfg.Sessions
-	st := &standing{n: n, path: filepath.Join(cfg.Node.DataDir, standingFile), start: n.startChecked,
+	st := &standing{d: d, path: filepath.Join(cfg.Node.DataDir, standingFile),
 		wake: make(chan struct{}, 1), items: map[string]*standingItem{}, ctx: context.Background()}
 	st.metrics = newStandingMetrics(st)
-	n.metrics.Registry.MustRegister(st.metrics)
+	d.registry.MustRegister(st.metrics)
 	stored, err := readStandingState(st.path)
 	if err != nil {
-		n.log.Warn("the standing sessions' schedule could not be read; starting afresh", "err", err)
+		d.log.Warn("the standing sessions' schedule could not be read; starting afresh", "err", err)
 	}
 	for _, sc := range sessions {
 		it, err := newStandingItem(sc)
@@ -103,7 +122,7 @@ func newStanding(n *Node, cfg *config.Config, now time.Time) *standing {
 			it.st = old.boot(it.sched, now)
 			if it.st.Active != "" {
 				state, reason := apitype.StateAborted, fmt.Sprintf("%s stopped while the run was open", cfg.Node.Name)
-				if rec, err := n.store.Get(it.st.Active); err == nil {
+				if rec, err := d.store.Get(it.st.Active); err == nil {
 					state, reason = rec.Session.State, rec.Session.Reason
 				}
 				it.st = it.st.ended(it.st.Active, state, reason, sc.Retry, now)
@@ -138,7 +157,7 @@ func readStandingState(path string) (map[string]standingState, error) {
 // save stores the state of every session. mu is held, or the scheduler
 // does not run yet.
 func (st *standing) save() {
-	if st.n.store.Frozen.Load() {
+	if st.d.store.Frozen.Load() {
 		return // the daemon has stopped (or crashed, in a test)
 	}
 	m := make(map[string]standingState, len(st.items))
@@ -150,7 +169,7 @@ func (st *standing) save() {
 		err = store.WriteFileAtomic(st.path, data, 0o600)
 	}
 	if err != nil {
-		st.n.log.Error("could not store the standing sessions' schedule", "file", st.path, "err", err)
+		st.d.log.Error("could not store the standing sessions' schedule", "file", st.path, "err", err)
 	}
 }
 
@@ -197,7 +216,7 @@ func (st *standing) step(now time.Time) time.Duration {
 		if it.st.Active != "" {
 			if !it.st.Due.IsZero() && !it.st.Due.After(now) {
 				it.st = it.st.skip(it.sched, now)
-				st.n.log.Warn("a standing session is due while its last run is still active; skipped this time",
+				st.d.log.Warn("a standing session is due while its last run is still active; skipped this time",
 					"name", name, "active", it.st.Active, "next_due", it.st.Due.Local().Format(time.DateTime))
 				changed = true
 			}
@@ -215,7 +234,7 @@ func (st *standing) step(now time.Time) time.Duration {
 			if it.waiting.IsZero() {
 				it.waiting = now
 			}
-			if now.Sub(it.waiting) < st.n.config().Session.ProposeTimeout.Duration {
+			if now.Sub(it.waiting) < st.d.proposeTimeout() {
 				continue
 			}
 		}
@@ -242,13 +261,8 @@ func (st *standing) step(now time.Time) time.Duration {
 // connected reports whether every organization of it's spec other than
 // this node is connected.
 func (st *standing) connected(it *standingItem) bool {
-	live := st.n.live.Load()
 	for _, name := range it.orgs {
-		if name == live.cfg.Node.Name {
-			continue
-		}
-		id, ok := live.ids[name]
-		if !ok || !st.n.host.Connected(id) {
+		if !st.d.connected(name) {
 			return false
 		}
 	}
@@ -257,27 +271,27 @@ func (st *standing) connected(it *standingItem) bool {
 
 // launch proposes a run of it. mu is held.
 func (st *standing) launch(name string, it *standingItem, retry bool, now time.Time) {
-	id, err := st.start(it.cfg.Checked, name)
+	id, err := st.d.start(it.cfg.Checked, name)
 	it.st = it.st.launched(it.sched, id, retry, now)
 	if err != nil {
 		it.st = it.st.ended("", apitype.StateAborted, "could not be proposed: "+err.Error(), it.cfg.Retry, now)
 		st.metrics.ended(name, apitype.StateAborted)
-		st.n.log.Error("could not propose a standing session", "name", name, "retry", retry, "err", err,
+		st.d.log.Error("could not propose a standing session", "name", name, "retry", retry, "err", err,
 			"retry_at", fmtTime(it.st.RetryAt), "next_due", fmtTime(it.st.Due))
 		return
 	}
-	st.n.log.Info("proposed a standing session", "name", name, "session", id, "retry", retry, "next_due", fmtTime(it.st.Due))
+	st.d.log.Info("proposed a standing session", "name", name, "session", id, "retry", retry, "next_due", fmtTime(it.st.Due))
 	ctx := st.ctx
 	st.wg.Go(func() {
-		if s := st.n.lookup(id); s != nil {
+		if done := st.d.done(id); done != nil {
 			select {
-			case <-s.done:
+			case <-done:
 			case <-ctx.Done():
 				return // the daemon stops; the next one reads the record (newStanding)
 			}
 		}
 		state, reason := apitype.StateAborted, "its record could not be read"
-		if rec, err := st.n.store.Get(id); err == nil {
+		if rec, err := st.d.store.Get(id); err == nil {
 			state, reason = rec.Session.State, rec.Session.Reason
 		}
 		st.finish(name, id, state, reason, time.Now())
@@ -294,7 +308,7 @@ func (st *standing) finish(name, id, state, reason string, now time.Time) {
 	}
 	it.st = it.st.ended(id, state, reason, it.cfg.Retry, now)
 	st.metrics.ended(name, state)
-	st.n.log.Info("a standing session's run ended", "name", name, "session", id, "state", state,
+	st.d.log.Info("a standing session's run ended", "name", name, "session", id, "state", state,
 		"retry_at", fmtTime(it.st.RetryAt), "next_due", fmtTime(it.st.Due))
 	st.save()
 	st.poke()
@@ -315,7 +329,7 @@ func (st *standing) update(sessions []config.StandingConfig) {
 	for _, sc := range sessions {
 		it, err := newStandingItem(sc)
 		if err != nil {
-			st.n.log.Error("ignoring a standing session with an invalid schedule", "name", sc.Name, "err", err)
+			st.d.log.Error("ignoring a standing session with an invalid schedule", "name", sc.Name, "err", err)
 			continue
 		}
 		sched := it.sched
@@ -333,7 +347,7 @@ func (st *standing) update(sessions []config.StandingConfig) {
 	}
 	for name := range st.items {
 		if _, ok := items[name]; !ok {
-			st.n.log.Info("a standing session was removed from the config", "name", name)
+			st.d.log.Info("a standing session was removed from the config", "name", name)
 		}
 	}
 	st.items = items
