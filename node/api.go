@@ -192,7 +192,7 @@ func (n *Node) serveSessions(w http.ResponseWriter, r *http.Request) {
 // serveStanding lists the standing sessions with their next due time and
 // last run.
 func (n *Node) serveStanding(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, n.store.WithSummaries(n.standing.list()))
+	writeJSON(w, http.StatusOK, n.store.WithSummaries(n.standing.List()))
 }
 
 func (n *Node) sessionOr404(w http.ResponseWriter, id string) *store.Record {

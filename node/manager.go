@@ -9,6 +9,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/standing"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -174,15 +175,15 @@ func (n *Node) CancelSession(id string) error {
 }
 
 // standingDeps is what the scheduler of standing sessions uses of n.
-func (n *Node) standingDeps() standingDeps {
-	return standingDeps{log: n.log, store: n.store, registry: n.metrics.Registry, start: n.startChecked,
-		done: func(id string) <-chan struct{} {
+func (n *Node) standingDeps() standing.Deps {
+	return standing.Deps{Log: n.log, Store: n.store, Registry: n.metrics.Registry, Start: n.startChecked,
+		Done: func(id string) <-chan struct{} {
 			if s := n.lookup(id); s != nil {
 				return s.done
 			}
 			return nil
 		},
-		connected: func(name string) bool {
+		Connected: func(name string) bool {
 			live := n.live.Load()
 			if name == live.cfg.Node.Name {
 				return true
@@ -190,6 +191,6 @@ func (n *Node) standingDeps() standingDeps {
 			id, ok := live.ids[name]
 			return ok && n.host.Connected(id)
 		},
-		proposeTimeout: func() time.Duration { return n.config().Session.ProposeTimeout.Duration },
+		ProposeTimeout: func() time.Duration { return n.config().Session.ProposeTimeout.Duration },
 	}
 }

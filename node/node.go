@@ -24,6 +24,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/metrics"
+	"github.com/bandit-node/bandit-node/node/standing"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -127,7 +128,7 @@ type Node struct {
 	wg       sync.WaitGroup // session goroutines
 
 	// standing schedules the standing sessions (standing.go).
-	standing *standing
+	standing *standing.Scheduler
 	// retentionKick asks runRetention for a pass (retention.go).
 	retentionKick chan struct{}
 
@@ -193,7 +194,7 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 	if err := n.recoverSessions(); err != nil {
 		return nil, err
 	}
-	n.standing = newStanding(n.standingDeps(), cfg, time.Now())
+	n.standing = standing.New(n.standingDeps(), cfg, time.Now())
 	var listen []multiaddr.Multiaddr
 	for i, a := range cfg.Node.Listen {
 		ma, err := multiaddr.NewMultiaddr(a)
@@ -323,7 +324,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	// the node starts to shut down.
 	schedCtx, stopSched := context.WithCancel(ctx)
 	schedDone := make(chan struct{})
-	go func() { defer close(schedDone); n.standing.run(schedCtx) }()
+	go func() { defer close(schedDone); n.standing.Run(schedCtx) }()
 	// The records of ended sessions are removed by the retention policy.
 	retentionDone := make(chan struct{})
 	go func() { defer close(retentionDone); n.runRetention(schedCtx) }()

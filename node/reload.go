@@ -117,7 +117,7 @@ func (n *Node) applyConfig(ctx context.Context, next *config.Config) (apitype.Co
 	// Standing sessions ([[sessions]]) are rescheduled from next; a run
 	// in progress goes on (standing.update).
 	if len(ch.Standing) > 0 {
-		n.standing.update(next.Sessions)
+		n.standing.Update(next.Sessions)
 	}
 
 	if ch.Empty() {

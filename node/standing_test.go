@@ -12,6 +12,7 @@ import (
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/standing"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 )
@@ -230,8 +231,8 @@ func TestStandingSessionResumesAfterRestart(t *testing.T) {
 	// The daemon "was down" for three and a half periods: its stored
 	// next due time is that far in the past. One run catches up, and the
 	// next is due at the cadence of the old due time.
-	path := filepath.Join(cfg.Node.DataDir, standingFile)
-	var stored map[string]standingState
+	path := filepath.Join(cfg.Node.DataDir, standing.StateFile)
+	var stored map[string]standing.State
 	if err := json.Unmarshal(must(os.ReadFile(path)), &stored); err != nil {
 		t.Fatal(err)
 	}
@@ -347,7 +348,7 @@ func TestStandingUpdate(t *testing.T) {
 	kept := standingOf(t, n, "kept")
 	changed := standingPing("kept", 5, time.Hour) // a new spec, the same schedule
 	added := standingPing("added", 3, time.Hour)
-	n.standing.update([]config.StandingConfig{changed, added})
+	n.standing.Update([]config.StandingConfig{changed, added})
 	testutil.WaitFor(t, 30*time.Second, "the added session's first run", func() bool {
 		return countState(namedRuns(t, n, "added"), stateCompleted) == 1
 	})
@@ -362,7 +363,7 @@ func TestStandingUpdate(t *testing.T) {
 		t.Errorf("kept lost its schedule: %+v, was %+v", list[1], kept)
 	}
 	// A changed schedule starts afresh: due at once.
-	n.standing.update([]config.StandingConfig{standingPing("kept", 3, 2*time.Hour), added})
+	n.standing.Update([]config.StandingConfig{standingPing("kept", 3, 2*time.Hour), added})
 	testutil.WaitFor(t, 30*time.Second, "kept's run under its new schedule", func() bool {
 		return countState(namedRuns(t, n, "kept"), stateCompleted) == 2
 	})
@@ -370,8 +371,8 @@ func TestStandingUpdate(t *testing.T) {
 		t.Errorf("kept after its schedule changed: %+v", s)
 	}
 	// The stored state follows: a restart knows added, and not dropped.
-	var stored map[string]standingState
-	if err := json.Unmarshal(must(os.ReadFile(filepath.Join(n.cfg.Node.DataDir, standingFile))), &stored); err != nil {
+	var stored map[string]standing.State
+	if err := json.Unmarshal(must(os.ReadFile(filepath.Join(n.cfg.Node.DataDir, standing.StateFile))), &stored); err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := stored["dropped"]; ok || len(stored) != 2 {

@@ -14,10 +14,10 @@ import (
 	"text/tabwriter"
 	"time"
 
-	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/standing"
 	"github.com/bandit-node/bandit-node/node/store"
 )
 
@@ -306,7 +306,7 @@ func printIndented(w io.Writer, raw []byte) {
 
 func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newConfigFlags("session list", "session list --config FILE [--name NAME] [--json]", "bandit-node session list --config node1/config.toml --name weekly-promo", stderr)
-	asJSON := fs.Bool("json", false, "print JSON: {standing, sessions}")
+	asJSON := fs.Bool("json", false, "print JSON: {sched, sessions}")
 	name := fs.String("name", "", "only the standing session `NAME` and its runs")
 	_, c, cfg, err := fs.dial(args, 0, 0)
 	if err != nil {
@@ -320,9 +320,9 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 	} else {
 		list, err = c.Sessions(rctx)
 	}
-	var standing []apitype.Standing
+	var sched []apitype.Standing
 	if err == nil {
-		standing, err = c.Standing(rctx)
+		sched, err = c.Standing(rctx)
 	}
 	if daemonDown(err) {
 		fmt.Fprintf(stderr, "bandit-node: the daemon is not running (%v); these are the records in %s\n", err, cfg.Node.DataDir)
@@ -334,7 +334,7 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 		if *name != "" {
 			list = slices.DeleteFunc(list, func(s apitype.Session) bool { return s.Name != *name })
 		}
-		standing, err = node.StoredStanding(cfg)
+		sched, err = standing.Stored(cfg)
 		if err != nil {
 			fmt.Fprintf(stderr, "bandit-node: the standing sessions' schedule: %v\n", err)
 			err = nil
@@ -344,18 +344,18 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 		return err
 	}
 	if *name != "" {
-		standing = slices.DeleteFunc(standing, func(s apitype.Standing) bool { return s.Name != *name })
+		sched = slices.DeleteFunc(sched, func(s apitype.Standing) bool { return s.Name != *name })
 	}
 	if *asJSON {
 		return printJSON(stdout, struct {
 			Standing []apitype.Standing `json:"standing"`
 			Sessions []apitype.Session  `json:"sessions"`
-		}{standing, list})
+		}{sched, list})
 	}
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
-	if len(standing) > 0 {
+	if len(sched) > 0 {
 		fmt.Fprintln(tw, "STANDING\tPROTOCOL\tSCHEDULE\tNEXT DUE\tACTIVE\tLAST RUN\tLAST STATE\tREASON")
-		for _, s := range standing {
+		for _, s := range sched {
 			next := "-"
 			if s.NextDue != nil {
 				next = s.NextDue.Local().Format("2006-01-02 15:04:05")
@@ -369,7 +369,7 @@ func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", s.Name, s.Protocol, s.Schedule, next, active, lastID, lastState, reason)
 		}
-		for _, s := range standing {
+		for _, s := range sched {
 			if r := s.Removed; r != nil {
 				fmt.Fprintf(tw, "%s: %d earlier runs removed by the retention policy (%d completed, %d aborted, %s to %s; last %s, result sha256 %s)\n",
 					s.Name, r.Runs, r.Completed, r.Aborted, r.First.Local().Format("2006-01-02 15:04:05"),

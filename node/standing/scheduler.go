@@ -1,4 +1,4 @@
-package node
+package standing
 
 import (
 	"context"
@@ -21,8 +21,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// standingFile is the scheduler's state, under the data directory.
-const standingFile = "standing.json"
+// StateFile is the scheduler's state, under the data directory.
+const StateFile = "standing.json"
 
 // connectPoll is how often a due run whose organizations are not all
 // connected yet looks again (see step).
@@ -32,50 +32,50 @@ const connectPoll = 250 * time.Millisecond
 // (or a suspended machine) is noticed within it.
 const maxStandingWait = time.Minute
 
-// standing is the scheduler of the node's standing sessions ([[sessions]]):
+// Scheduler is the scheduler of the node's standing sessions ([[sessions]]):
 // it proposes each when it is due, through the path of StartSession, one
 // run of a session at a time (a due time that passes while a run is
 // active is skipped), retries a run that aborted as its retry says, and
 // keeps its state in DATA_DIR/standing.json, written atomically at every
 // change, so that a restarted daemon resumes the schedule.
-type standing struct {
-	d    standingDeps
+type Scheduler struct {
+	d    Deps
 	path string
 	wake chan struct{}
 	wg   sync.WaitGroup // the goroutines that wait for runs to end
 	// metrics are the scheduler's Prometheus metrics.
-	metrics *standingMetrics
+	metrics *schedMetrics
 
 	mu    sync.Mutex // guards items and ctx
-	items map[string]*standingItem
+	items map[string]*item
 	ctx   context.Context // run's, once it runs: ends the waits for runs
 }
 
-// standingDeps is what the scheduler uses of its daemon, as values and
+// Deps is what the scheduler uses of its daemon, as values and
 // functions, so that it knows nothing of how a session runs.
-type standingDeps struct {
-	log   *slog.Logger
-	store *store.Store
-	// registry takes the scheduler's metrics.
-	registry prometheus.Registerer
-	// start proposes a run of a spec checked at load, as StartSession
+type Deps struct {
+	Log   *slog.Logger
+	Store *store.Store
+	// Registry takes the scheduler's metrics.
+	Registry prometheus.Registerer
+	// Start proposes a run of a spec checked at load, as StartSession
 	// does, and returns its session ID.
-	start func(spec *protocol.CheckedSpec, name string) (string, error)
-	// done returns a channel closed when the session id ends, nil if the
+	Start func(spec *protocol.CheckedSpec, name string) (string, error)
+	// Done returns a channel closed when the session id ends, nil if the
 	// daemon holds no such session (it ended already).
-	done func(id string) <-chan struct{}
-	// connected reports whether the organization of the address book
+	Done func(id string) <-chan struct{}
+	// Connected reports whether the organization of the address book
 	// named is connected; true for this daemon's own name.
-	connected func(name string) bool
-	// proposeTimeout returns session.propose_timeout in force.
-	proposeTimeout func() time.Duration
+	Connected func(name string) bool
+	// ProposeTimeout returns session.propose_timeout in force.
+	ProposeTimeout func() time.Duration
 }
 
-// standingItem is one standing session: its config and its state.
-type standingItem struct {
+// item is one standing session: its config and its state.
+type item struct {
 	cfg   config.StandingConfig
 	sched config.Schedule
-	st    standingState
+	st    State
 	// orgs are the address-book names of the spec's organizations.
 	orgs []string
 	// waiting is when a due run of it started to wait for its
@@ -83,8 +83,8 @@ type standingItem struct {
 	waiting time.Time
 }
 
-// newStandingItem returns the item of sc, with its state to be set.
-func newStandingItem(sc config.StandingConfig) (*standingItem, error) {
+// newItem returns the item of sc, with its state to be set.
+func newItem(sc config.StandingConfig) (*item, error) {
 	sched, err := sc.Schedule()
 	if err != nil {
 		return nil, err
@@ -92,29 +92,29 @@ func newStandingItem(sc config.StandingConfig) (*standingItem, error) {
 	if sc.Checked == nil {
 		return nil, fmt.Errorf("the spec %s was not checked", sc.Spec)
 	}
-	it := &standingItem{cfg: sc, sched: sched}
+	it := &item{cfg: sc, sched: sched}
 	for _, names := range sc.Checked.Spec.Roles.Roles {
 		it.orgs = append(it.orgs, names...)
 	}
 	return it, nil
 }
 
-// newStanding builds the scheduler of sessions, resuming the state that a
+// New builds the scheduler of sessions, resuming the state that a
 // previous daemon stored in dataDir at now. A run that state shows active
 // ended when that daemon stopped (recoverSessions recorded it): its record
 // says how, and a retry follows if it aborted.
-func newStanding(d standingDeps, cfg *config.Config, now time.Time) *standing {
+func New(d Deps, cfg *config.Config, now time.Time) *Scheduler {
 	sessions := cfg.Sessions
-	st := &standing{d: d, path: filepath.Join(cfg.Node.DataDir, standingFile),
-		wake: make(chan struct{}, 1), items: map[string]*standingItem{}, ctx: context.Background()}
-	st.metrics = newStandingMetrics(st)
-	d.registry.MustRegister(st.metrics)
+	st := &Scheduler{d: d, path: filepath.Join(cfg.Node.DataDir, StateFile),
+		wake: make(chan struct{}, 1), items: map[string]*item{}, ctx: context.Background()}
+	st.metrics = newMetrics(st)
+	d.Registry.MustRegister(st.metrics)
 	stored, err := readStandingState(st.path)
 	if err != nil {
-		d.log.Warn("the standing sessions' schedule could not be read; starting afresh", "err", err)
+		d.Log.Warn("the standing sessions' schedule could not be read; starting afresh", "err", err)
 	}
 	for _, sc := range sessions {
-		it, err := newStandingItem(sc)
+		it, err := newItem(sc)
 		if err != nil {
 			continue // checked at load
 		}
@@ -122,7 +122,7 @@ func newStanding(d standingDeps, cfg *config.Config, now time.Time) *standing {
 			it.st = old.boot(it.sched, now)
 			if it.st.Active != "" {
 				state, reason := apitype.StateAborted, fmt.Sprintf("%s stopped while the run was open", cfg.Node.Name)
-				if rec, err := d.store.Get(it.st.Active); err == nil {
+				if rec, err := d.Store.Get(it.st.Active); err == nil {
 					state, reason = rec.Session.State, rec.Session.Reason
 				}
 				it.st = it.st.ended(it.st.Active, state, reason, sc.Retry, now)
@@ -139,7 +139,7 @@ func newStanding(d standingDeps, cfg *config.Config, now time.Time) *standing {
 }
 
 // readStandingState reads the state file at path; none is an empty state.
-func readStandingState(path string) (map[string]standingState, error) {
+func readStandingState(path string) (map[string]State, error) {
 	data, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -147,7 +147,7 @@ func readStandingState(path string) (map[string]standingState, error) {
 	if err != nil {
 		return nil, err
 	}
-	var m map[string]standingState
+	var m map[string]State
 	if err := json.Unmarshal(data, &m); err != nil {
 		return nil, fmt.Errorf("reading %s: %w", path, err)
 	}
@@ -156,11 +156,11 @@ func readStandingState(path string) (map[string]standingState, error) {
 
 // save stores the state of every session. mu is held, or the scheduler
 // does not run yet.
-func (st *standing) save() {
-	if st.d.store.Frozen.Load() {
+func (st *Scheduler) save() {
+	if st.d.Store.Frozen.Load() {
 		return // the daemon has stopped (or crashed, in a test)
 	}
-	m := make(map[string]standingState, len(st.items))
+	m := make(map[string]State, len(st.items))
 	for name, it := range st.items {
 		m[name] = it.st
 	}
@@ -169,21 +169,21 @@ func (st *standing) save() {
 		err = store.WriteFileAtomic(st.path, data, 0o600)
 	}
 	if err != nil {
-		st.d.log.Error("could not store the standing sessions' schedule", "file", st.path, "err", err)
+		st.d.Log.Error("could not store the standing sessions' schedule", "file", st.path, "err", err)
 	}
 }
 
 // poke wakes the scheduler's loop.
-func (st *standing) poke() {
+func (st *Scheduler) poke() {
 	select {
 	case st.wake <- struct{}{}:
 	default:
 	}
 }
 
-// run proposes the standing sessions when due until ctx ends; it then
+// Run proposes the standing sessions when due until ctx ends; it then
 // waits for the goroutines that watch runs (they end with ctx too).
-func (st *standing) run(ctx context.Context) {
+func (st *Scheduler) Run(ctx context.Context) {
 	st.mu.Lock()
 	st.ctx = ctx
 	st.mu.Unlock()
@@ -204,7 +204,7 @@ func (st *standing) run(ctx context.Context) {
 
 // step proposes every session due at now, skips the due times of sessions
 // whose run is still active, and returns how long to sleep.
-func (st *standing) step(now time.Time) time.Duration {
+func (st *Scheduler) step(now time.Time) time.Duration {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	if st.ctx.Err() != nil {
@@ -216,7 +216,7 @@ func (st *standing) step(now time.Time) time.Duration {
 		if it.st.Active != "" {
 			if !it.st.Due.IsZero() && !it.st.Due.After(now) {
 				it.st = it.st.skip(it.sched, now)
-				st.d.log.Warn("a standing session is due while its last run is still active; skipped this time",
+				st.d.Log.Warn("a standing session is due while its last run is still active; skipped this time",
 					"name", name, "active", it.st.Active, "next_due", it.st.Due.Local().Format(time.DateTime))
 				changed = true
 			}
@@ -234,7 +234,7 @@ func (st *standing) step(now time.Time) time.Duration {
 			if it.waiting.IsZero() {
 				it.waiting = now
 			}
-			if now.Sub(it.waiting) < st.d.proposeTimeout() {
+			if now.Sub(it.waiting) < st.d.ProposeTimeout() {
 				continue
 			}
 		}
@@ -260,9 +260,9 @@ func (st *standing) step(now time.Time) time.Duration {
 
 // connected reports whether every organization of it's spec other than
 // this node is connected.
-func (st *standing) connected(it *standingItem) bool {
+func (st *Scheduler) connected(it *item) bool {
 	for _, name := range it.orgs {
-		if !st.d.connected(name) {
+		if !st.d.Connected(name) {
 			return false
 		}
 	}
@@ -270,20 +270,20 @@ func (st *standing) connected(it *standingItem) bool {
 }
 
 // launch proposes a run of it. mu is held.
-func (st *standing) launch(name string, it *standingItem, retry bool, now time.Time) {
-	id, err := st.d.start(it.cfg.Checked, name)
+func (st *Scheduler) launch(name string, it *item, retry bool, now time.Time) {
+	id, err := st.d.Start(it.cfg.Checked, name)
 	it.st = it.st.launched(it.sched, id, retry, now)
 	if err != nil {
 		it.st = it.st.ended("", apitype.StateAborted, "could not be proposed: "+err.Error(), it.cfg.Retry, now)
 		st.metrics.ended(name, apitype.StateAborted)
-		st.d.log.Error("could not propose a standing session", "name", name, "retry", retry, "err", err,
+		st.d.Log.Error("could not propose a standing session", "name", name, "retry", retry, "err", err,
 			"retry_at", fmtTime(it.st.RetryAt), "next_due", fmtTime(it.st.Due))
 		return
 	}
-	st.d.log.Info("proposed a standing session", "name", name, "session", id, "retry", retry, "next_due", fmtTime(it.st.Due))
+	st.d.Log.Info("proposed a standing session", "name", name, "session", id, "retry", retry, "next_due", fmtTime(it.st.Due))
 	ctx := st.ctx
 	st.wg.Go(func() {
-		if done := st.d.done(id); done != nil {
+		if done := st.d.Done(id); done != nil {
 			select {
 			case <-done:
 			case <-ctx.Done():
@@ -291,7 +291,7 @@ func (st *standing) launch(name string, it *standingItem, retry bool, now time.T
 			}
 		}
 		state, reason := apitype.StateAborted, "its record could not be read"
-		if rec, err := st.d.store.Get(id); err == nil {
+		if rec, err := st.d.Store.Get(id); err == nil {
 			state, reason = rec.Session.State, rec.Session.Reason
 		}
 		st.finish(name, id, state, reason, time.Now())
@@ -299,7 +299,7 @@ func (st *standing) launch(name string, it *standingItem, retry bool, now time.T
 }
 
 // finish records that run id of session name ended.
-func (st *standing) finish(name, id, state, reason string, now time.Time) {
+func (st *Scheduler) finish(name, id, state, reason string, now time.Time) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	it := st.items[name]
@@ -308,28 +308,28 @@ func (st *standing) finish(name, id, state, reason string, now time.Time) {
 	}
 	it.st = it.st.ended(id, state, reason, it.cfg.Retry, now)
 	st.metrics.ended(name, state)
-	st.d.log.Info("a standing session's run ended", "name", name, "session", id, "state", state,
+	st.d.Log.Info("a standing session's run ended", "name", name, "session", id, "state", state,
 		"retry_at", fmtTime(it.st.RetryAt), "next_due", fmtTime(it.st.Due))
 	st.save()
 	st.poke()
 }
 
-// update replaces the standing sessions with sessions (a config reload):
+// Update replaces the standing sessions with sessions (a config reload):
 // a session whose name is new starts afresh, as at boot; one whose
 // schedule changed starts afresh but keeps its active run and last run;
 // one that is unchanged, or changed only in its spec or retry, keeps its
 // state and takes the new config from its next run; one that is gone is
 // forgotten (a run of it in progress goes on, and is recorded under its
 // name as any other).
-func (st *standing) update(sessions []config.StandingConfig) {
+func (st *Scheduler) Update(sessions []config.StandingConfig) {
 	now := time.Now()
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	items := map[string]*standingItem{}
+	items := map[string]*item{}
 	for _, sc := range sessions {
-		it, err := newStandingItem(sc)
+		it, err := newItem(sc)
 		if err != nil {
-			st.d.log.Error("ignoring a standing session with an invalid schedule", "name", sc.Name, "err", err)
+			st.d.Log.Error("ignoring a standing session with an invalid schedule", "name", sc.Name, "err", err)
 			continue
 		}
 		sched := it.sched
@@ -347,7 +347,7 @@ func (st *standing) update(sessions []config.StandingConfig) {
 	}
 	for name := range st.items {
 		if _, ok := items[name]; !ok {
-			st.d.log.Info("a standing session was removed from the config", "name", name)
+			st.d.Log.Info("a standing session was removed from the config", "name", name)
 		}
 	}
 	st.items = items
@@ -355,15 +355,15 @@ func (st *standing) update(sessions []config.StandingConfig) {
 	st.poke()
 }
 
-// list returns the standing sessions, by name.
-func (st *standing) list() []apitype.Standing {
+// List returns the standing sessions, by name.
+func (st *Scheduler) List() []apitype.Standing {
 	st.mu.Lock()
 	defer st.mu.Unlock()
-	return listStanding(st.items)
+	return describe(st.items)
 }
 
-// listStanding describes items, by name.
-func listStanding(items map[string]*standingItem) []apitype.Standing {
+// describe describes items, by name.
+func describe(items map[string]*item) []apitype.Standing {
 	out := make([]apitype.Standing, 0, len(items))
 	for _, name := range slices.Sorted(maps.Keys(items)) {
 		it := items[name]
@@ -375,15 +375,15 @@ func listStanding(items map[string]*standingItem) []apitype.Standing {
 	return out
 }
 
-// StoredStanding lists the standing sessions of cfg as the daemon last
+// Stored lists the standing sessions of cfg as the daemon last
 // stored their schedule in its data directory, for a command run while the
 // daemon is down. A session the daemon has not run yet has no next due
 // time.
-func StoredStanding(cfg *config.Config) ([]apitype.Standing, error) {
-	stored, err := readStandingState(filepath.Join(cfg.Node.DataDir, standingFile))
-	items := map[string]*standingItem{}
+func Stored(cfg *config.Config) ([]apitype.Standing, error) {
+	stored, err := readStandingState(filepath.Join(cfg.Node.DataDir, StateFile))
+	items := map[string]*item{}
 	for _, sc := range cfg.Sessions {
-		it, ierr := newStandingItem(sc)
+		it, ierr := newItem(sc)
 		if ierr != nil {
 			continue
 		}
@@ -392,7 +392,7 @@ func StoredStanding(cfg *config.Config) ([]apitype.Standing, error) {
 		}
 		items[sc.Name] = it
 	}
-	return store.At(cfg).WithSummaries(listStanding(items)), err
+	return store.At(cfg).WithSummaries(describe(items)), err
 }
 
 func timePtr(t time.Time) *time.Time {

@@ -1,4 +1,4 @@
-package node
+package standing
 
 import (
 	"time"
@@ -7,10 +7,10 @@ import (
 	"github.com/bandit-node/bandit-node/node/config"
 )
 
-// standingState is what the scheduler keeps of one standing session, and
+// State is what the scheduler keeps of one standing session, and
 // stores in the data directory (standing.json) so that a restarted daemon
 // resumes its schedule. Its methods are pure: the clock is an argument.
-type standingState struct {
+type State struct {
 	// Schedule is the schedule the state was computed for (its String):
 	// a session whose schedule changes starts afresh.
 	Schedule string `json:"schedule"`
@@ -32,8 +32,8 @@ type standingState struct {
 // freshState is the state of a session with schedule sched that the
 // scheduler has just been given (at boot with no stored state, or added by
 // a reload) at now.
-func freshState(sched config.Schedule, now time.Time) standingState {
-	return standingState{Schedule: sched.String(), Due: sched.First(now)}
+func freshState(sched config.Schedule, now time.Time) State {
+	return State{Schedule: sched.String(), Due: sched.First(now)}
 }
 
 // boot is the state, stored by a daemon that stopped, of a session with
@@ -41,7 +41,7 @@ func freshState(sched config.Schedule, now time.Time) standingState {
 // (a due time that passed while the daemon was down is due at once, and
 // only once); an on-boot session is due again; a schedule that changed
 // starts afresh.
-func (st standingState) boot(sched config.Schedule, now time.Time) standingState {
+func (st State) boot(sched config.Schedule, now time.Time) State {
 	if st.Schedule != sched.String() {
 		fresh := freshState(sched, now)
 		fresh.Active, fresh.Proposed, fresh.Last = st.Active, st.Proposed, st.Last
@@ -55,7 +55,7 @@ func (st standingState) boot(sched config.Schedule, now time.Time) standingState
 
 // due reports whether a run is due at now, and whether it is a retry.
 // Nothing is due while a run is active.
-func (st standingState) due(now time.Time) (due, retry bool) {
+func (st State) due(now time.Time) (due, retry bool) {
 	if st.Active != "" {
 		return false, false
 	}
@@ -71,7 +71,7 @@ func (st standingState) due(now time.Time) (due, retry bool) {
 // wake is the next time at which something may be due: the earlier of Due
 // and RetryAt, zero if neither is set. While a run is active it is Due,
 // which is then skipped.
-func (st standingState) wake() time.Time {
+func (st State) wake() time.Time {
 	w := st.Due
 	if !st.RetryAt.IsZero() && (w.IsZero() || st.RetryAt.Before(w)) && st.Active == "" {
 		w = st.RetryAt
@@ -82,7 +82,7 @@ func (st standingState) wake() time.Time {
 // launched records that run id was proposed at now; retry says whether it
 // was a retry. A regular run moves Due to the next due time (the missed
 // ones collapsing into it) and clears the retries.
-func (st standingState) launched(sched config.Schedule, id string, retry bool, now time.Time) standingState {
+func (st State) launched(sched config.Schedule, id string, retry bool, now time.Time) State {
 	if retry {
 		st.RetryAt = time.Time{}
 		st.Retries++
@@ -97,7 +97,7 @@ func (st standingState) launched(sched config.Schedule, id string, retry bool, n
 // skip moves a Due that passed while a run was active to the next due
 // time: the scheduler never starts a second run of a session, and does not
 // queue one either.
-func (st standingState) skip(sched config.Schedule, now time.Time) standingState {
+func (st State) skip(sched config.Schedule, now time.Time) State {
 	st.Due = sched.Next(st.Due, now)
 	return st
 }
@@ -105,7 +105,7 @@ func (st standingState) skip(sched config.Schedule, now time.Time) standingState
 // ended records that the active run (or a run that could not be proposed,
 // with an empty ID) ended in state with reason at now, and schedules a
 // retry after an abort if retry allows one more.
-func (st standingState) ended(id, state, reason string, retry config.RetryConfig, now time.Time) standingState {
+func (st State) ended(id, state, reason string, retry config.RetryConfig, now time.Time) State {
 	proposed := st.Proposed
 	if proposed.IsZero() {
 		proposed = now

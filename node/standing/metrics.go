@@ -1,18 +1,18 @@
-package node
+package standing
 
 import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
-// standingMetrics exposes the scheduler's state to Prometheus: per standing
+// schedMetrics exposes the scheduler's state to Prometheus: per standing
 // session, its next due time, whether a run is active, when its last run
 // ended and whether it completed, and its runs since the daemon started by
 // final state. An operator alerts on a session overdue
 // (time() - bandit_standing_next_due_timestamp_seconds > 3600) or failing
 // (bandit_standing_last_run_completed == 0).
-type standingMetrics struct {
-	st      *standing
+type schedMetrics struct {
+	st      *Scheduler
 	runs    *prometheus.CounterVec // by name and final state
 	nextDue *prometheus.Desc
 	active  *prometheus.Desc
@@ -20,8 +20,8 @@ type standingMetrics struct {
 	lastOK  *prometheus.Desc
 }
 
-func newStandingMetrics(st *standing) *standingMetrics {
-	return &standingMetrics{st: st,
+func newMetrics(st *Scheduler) *schedMetrics {
+	return &schedMetrics{st: st,
 		runs: prometheus.NewCounterVec(prometheus.CounterOpts{
 			Name: "bandit_standing_runs_total",
 			Help: "Runs of each standing session that ended since the daemon started, by final state (completed, aborted).",
@@ -38,7 +38,7 @@ func newStandingMetrics(st *standing) *standingMetrics {
 }
 
 // Describe implements prometheus.Collector.
-func (m *standingMetrics) Describe(ch chan<- *prometheus.Desc) {
+func (m *schedMetrics) Describe(ch chan<- *prometheus.Desc) {
 	m.runs.Describe(ch)
 	for _, d := range []*prometheus.Desc{m.nextDue, m.active, m.lastEnd, m.lastOK} {
 		ch <- d
@@ -46,9 +46,9 @@ func (m *standingMetrics) Describe(ch chan<- *prometheus.Desc) {
 }
 
 // Collect implements prometheus.Collector.
-func (m *standingMetrics) Collect(ch chan<- prometheus.Metric) {
+func (m *schedMetrics) Collect(ch chan<- prometheus.Metric) {
 	m.runs.Collect(ch)
-	for _, s := range m.st.list() {
+	for _, s := range m.st.List() {
 		if s.NextDue != nil {
 			ch <- prometheus.MustNewConstMetric(m.nextDue, prometheus.GaugeValue, float64(s.NextDue.UnixMilli())/1e3, s.Name)
 		}
@@ -69,6 +69,6 @@ func (m *standingMetrics) Collect(ch chan<- prometheus.Metric) {
 }
 
 // ended counts a run of session name that ended in state.
-func (m *standingMetrics) ended(name, state string) {
+func (m *schedMetrics) ended(name, state string) {
 	m.runs.WithLabelValues(name, state).Inc()
 }
