@@ -22,23 +22,6 @@ func (n *Node) lookup(id string) *session {
 	return n.sessions[id]
 }
 
-// lookupBytes is lookup for an ID still in a frame's bytes (no copy). The
-// session found last is remembered: a running session's frames come one
-// after another, and comparing their ID with it spares the lock and the map
-// (with many daemons per core, every memory they touch is a cache miss).
-func (n *Node) lookupBytes(id []byte) *session {
-	if s := n.recent.Load(); s != nil && s.id == string(id) {
-		return s
-	}
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	s := n.sessions[string(id)]
-	if s != nil {
-		n.recent.Store(s) // under n.mu, so never a session forget has removed
-	}
-	return s
-}
-
 // forget removes an ended session from the active set.
 func (n *Node) forget(id string) {
 	n.mu.Lock()

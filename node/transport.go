@@ -10,6 +10,7 @@ import (
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
@@ -140,4 +141,55 @@ func (t *sessionTransport) nextLocal() (protocol.Message, bool) {
 	m := t.local[0]
 	t.local = t.local[1:]
 	return m, true
+}
+
+// Every message of a session travels in a nodepb.RoleFrame. The functions
+// below write and read its bytes by hand, because protobuf's reflective code
+// is a measurable share of a busy role's CPU (bench/HISTORY.md, "Comments
+// moved"); FuzzRoleFrameCodec holds them to proto.Marshal and
+// proto.Unmarshal byte for byte.
+
+// appendRoleFrame appends f's protobuf encoding to b: the bytes proto.Marshal
+// writes (fields in number order, zero values left out).
+func appendRoleFrame(b []byte, f *nodepb.RoleFrame) []byte {
+	return appendBodyField(appendRoleHead(b, f), f.Body)
+}
+
+// appendRoleHead appends the encoding of f's fields but its body: the head
+// of every frame with f's addresses (see sessionTransport.Send).
+func appendRoleHead(b []byte, f *nodepb.RoleFrame) []byte {
+	b = appendStringField(b, 1, f.SessionId)
+	b = appendStringField(b, 2, f.FromRole)
+	b = appendVarintField(b, 3, uint64(f.FromIndex))
+	b = appendStringField(b, 4, f.ToRole)
+	return appendVarintField(b, 5, uint64(f.ToIndex))
+}
+
+// bodyTag is the one-byte tag of a role frame's body field (6, bytes).
+var bodyTag = byte(protowire.EncodeTag(6, protowire.BytesType))
+
+// appendBodyField appends the body field, if body is not empty, as the last
+// field of a role frame.
+func appendBodyField(b, body []byte) []byte {
+	if len(body) == 0 {
+		return b
+	}
+	b = append(b, bodyTag)
+	return protowire.AppendBytes(b, body)
+}
+
+func appendStringField(b []byte, num protowire.Number, s string) []byte {
+	if s == "" {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendString(b, s)
+}
+
+func appendVarintField(b []byte, num protowire.Number, v uint64) []byte {
+	if v == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.VarintType)
+	return protowire.AppendVarint(b, v)
 }

@@ -2,7 +2,11 @@ package node
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -97,109 +101,6 @@ func (r *topicReplay) since(t time.Time) [][]byte {
 	return out
 }
 
-// fresh reports whether message seq of party p has not been handed over
-// yet, and marks it handed over. A frame without a number (an older
-// publisher's) is always fresh. A number more than topicSeqWindow ahead of
-// the first of p's messages not received yet is not fresh, and the first
-// such one returns a *topicWindowError: the session cannot go on (see
-// topicSeqWindow).
-func (r *topicReplay) fresh(p protocol.Party, seq uint64) (bool, error) {
-	if seq == 0 {
-		return true, nil
-	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.seen == nil {
-		r.seen = map[protocol.Party]*sequenceWindow{}
-	}
-	w := r.seen[p]
-	if w == nil {
-		w = &sequenceWindow{}
-		r.seen[p] = w
-	}
-	ok, over := w.add(seq)
-	if over {
-		return false, &topicWindowError{party: p, seq: seq, missing: w.upto + 1}
-	}
-	return ok, nil
-}
-
-// topicSeqWindow bounds the de-duplication set of a party's topic
-// messages: a receiver remembers the number of the first message of the
-// party it has not received (every one before it was handed over) and a
-// bitmap of the topicSeqWindow numbers from there — IPsec's anti-replay
-// window (RFC 4303, section 3.4.3), anchored at the first gap rather than
-// at the highest number, so that no message is turned away as old that
-// was never received. A message further ahead aborts the session: its
-// publisher kept only its last topicLogSize frames for replays when it
-// published it, and the missing one was not among them, so no replay can
-// bring it any more — it is lost for good, or the number is forged.
-// topicSeqWindow bits, 512 bytes, are held per party only while one of its
-// messages is missing. It is a multiple of 64 (the bitmap's words).
-const topicSeqWindow = topicLogSize
-
-// topicWindowError is a party's topic message numbered more than
-// topicSeqWindow ahead of the first of its messages not received.
-type topicWindowError struct {
-	party   protocol.Party
-	seq     uint64 // the number received
-	missing uint64 // the first number not received
-}
-
-func (e *topicWindowError) Error() string {
-	return fmt.Sprintf("topic message %d of %s is more than %d ahead of its message %d, never received", e.seq, e.party, topicSeqWindow, e.missing)
-}
-
-// sequenceWindow is the set of the sequence numbers, from 1, of one
-// party's topic messages handed over (see topicSeqWindow).
-type sequenceWindow struct {
-	upto uint64 // 1…upto are in
-	// bits holds the numbers in upto+2 … upto+topicSeqWindow that are in,
-	// number v at bit v % topicSeqWindow; nil while none is.
-	bits  []uint64
-	count int // numbers in bits
-	// exceeded is set once a number beyond the window came: the session
-	// aborts (topicReplay.fresh), and nothing more of the party is taken.
-	exceeded bool
-}
-
-// add puts v in, and reports whether it was not in already. over reports
-// the first number beyond the window, which is not put in; from it on,
-// nothing is.
-func (s *sequenceWindow) add(v uint64) (fresh, over bool) {
-	switch {
-	case s.exceeded || v <= s.upto:
-		return false, false
-	case v-s.upto > topicSeqWindow:
-		s.exceeded = true
-		return false, true
-	case v != s.upto+1:
-		if s.bits == nil {
-			s.bits = make([]uint64, topicSeqWindow/64)
-		}
-		i, b := v%topicSeqWindow/64, uint64(1)<<(v%64)
-		if s.bits[i]&b != 0 {
-			return false, false
-		}
-		s.bits[i] |= b
-		s.count++
-		return true, false
-	}
-	s.upto = v
-	for s.count > 0 {
-		n := s.upto + 1
-		i, b := n%topicSeqWindow/64, uint64(1)<<(n%64)
-		if s.bits[i]&b == 0 {
-			return true, false
-		}
-		s.bits[i] &^= b
-		s.count--
-		s.upto = n
-	}
-	s.bits = nil
-	return true, false
-}
-
 // peerConnected is called when this node connects to address-book peer
 // id: every session running with id that publishes on its topic replays to
 // it what it published lately (see topicReplay).
@@ -235,16 +136,64 @@ func (s *session) replayTopic(id peer.ID, frames [][]byte) {
 // session's topic (protocol.Info.UsesTopic, decided by drive.CapsOf).
 func (s *session) usesTopic() bool { return s.caps.Topic }
 
-// topicWindowExceeded aborts the session for err, a topic message of
-// party p beyond the de-duplication window (topicSeqWindow). The reason,
-// which every participant receives, names the organization, the party and
-// the class of failure; the numbers stay in the local log.
-func (s *session) topicWindowExceeded(p protocol.Party, err error) {
-	org, _ := s.orgOf(p)
-	s.n.metrics.Fail("overflow")
-	s.n.log.Warn("a party's topic messages ran past the de-duplication window; aborting the session",
-		"session", s.id, "peer", s.nameOf(org), "party", p.String(), "err", err)
-	go s.requestAbort(fmt.Sprintf("%s (%s): its topic messages ran more than %d ahead of one %s never received "+
-		"(the de-duplication window of a party's topic messages): a message was lost for good, or numbered falsely",
-		p, s.nameOf(org), topicSeqWindow, s.cfg.Node.Name))
+// joinTopic subscribes this node to the session's gossipsub topic when it
+// plays a party of a family that publishes (protocol.Info.UsesTopic). Only the session's organizations may publish on it, and only
+// as parties they play.
+func (n *Node) joinTopic(s *session) error {
+	if len(s.mine) == 0 || !s.caps.Topic {
+		return nil
+	}
+	var allowed []peer.ID
+	for _, ids := range s.orgs {
+		for _, id := range ids {
+			if !slices.Contains(allowed, id) {
+				allowed = append(allowed, id)
+			}
+		}
+	}
+	validate := func(from peer.ID, data []byte) (err error) {
+		defer func() {
+			if n.recoverHandler(recover(), "validating a topic message", from) {
+				err = errors.New("internal error validating the message")
+			}
+		}()
+		_, _, err = s.decodeTopicFrame(from, data)
+		return err
+	}
+	handler := func(from peer.ID, data []byte) {
+		defer func() { n.recoverHandler(recover(), "a topic message", from) }()
+		n.metrics.CountTopic(s.family, true, len(data))
+		m, seq, err := s.decodeTopicFrame(from, data)
+		if err != nil {
+			return
+		}
+		s.deliverTopic(m, seq, false)
+	}
+	t, err := n.gossip.Join(topicName(s.initiator, s.id), allowed, validate, handler)
+	if err != nil {
+		return fmt.Errorf("joining the session topic: %w", err)
+	}
+	s.topic = t
+	return nil
+}
+
+// decodeTopicFrame checks a topic message: this session's, from a party its
+// author plays, to nobody in particular. seq is its number among its
+// party's (0 from a daemon that did not number them).
+func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message, uint64, error) {
+	f, err := decodeRoleFrame(data)
+	if err != nil {
+		return protocol.Message{}, 0, err
+	}
+	m, err := s.topicMessage(from, &f)
+	return m, f.TopicSeq, err
+}
+
+// topicName is the gossipsub topic of a session. It is derived from the
+// initiator and the session ID by a hash, because topic subscriptions are
+// announced to every connected peer: the name must not reveal the ID, which
+// a peer outside the session could otherwise use to squat it.
+func topicName(initiator peer.ID, id string) string {
+	h := sha256.Sum256([]byte("bandit-session-topic\x00" + string(initiator) + "\x00" + id))
+	return "/bandit/session/" + hex.EncodeToString(h[:16])
 }

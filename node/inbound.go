@@ -1,0 +1,652 @@
+package node
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
+
+	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/store"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/libp2p/go-libp2p/core/peer"
+	"google.golang.org/protobuf/encoding/protowire"
+)
+
+// This file is the inbound path of a role frame, from the wire to its
+// party, in the order a frame takes it:
+//
+//   - roleStream.handle takes a frame from a stream of a family's
+//     messenger; a frame whose head repeats the last one's is delivered
+//     at once, any other is decoded (parseRoleFrame, decodeRoleFrame),
+//     matched to its session (lookupBytes) and checked against the
+//     session's parties, or rejected with a logged reason
+//     (rejectRoleFrame);
+//   - a topic message, from gossip or replayed on a stream, is checked
+//     (topicMessage) and de-duplicated by its party's sequence window
+//     (topicReplay.fresh) before it goes to each of this node's parties;
+//   - session.deliver steps the message in place or queues it for the
+//     session's loop, within the session's and the sender's buffer caps
+//     (reserve, release; a sender over its cap aborts the session).
+//
+// The session's loop (sessionloop.go) hands a queued message to its party
+// (party.go), the party driver steps the role (protocol/drive).
+
+// roleStream receives the role frames of one inbound stream of a family's
+// messenger. A sender's frames on its stream are to one party from one
+// party of one session for as long as a session runs, and differ only in
+// their bodies; so roleStream keeps the head of the last frame it
+// delivered (its bytes before the body field) and what that head decoded
+// to. A frame that begins with those very bytes and ends with one body
+// field decodes to the same session and parties and passes the same checks,
+// and is delivered without decoding its head again, which every message
+// would otherwise pay (bench/HISTORY.md). Only the stream's read goroutine
+// calls it.
+type roleStream struct {
+	n      *Node
+	family string
+	from   peer.ID
+
+	head []byte           // of the last frame delivered; empty if none
+	s    *session         // its session
+	msg  protocol.Message // its sender and addressee, without the body
+
+	cur *session // the session of the frame being handled, once known
+}
+
+// newRoleStream returns the frame handler of a stream of family from peer
+// from (p2p.MessengerOptions.NewStreamHandler).
+func (n *Node) newRoleStream(family string, from peer.ID) func(frame []byte) {
+	r := &roleStream{n: n, family: family, from: from}
+	return r.handle
+}
+
+// handle routes one frame, lent for the call (BorrowedFrames).
+func (r *roleStream) handle(frame []byte) {
+	r.cur = nil
+	defer r.recoverFrame()
+	if len(r.head) > 0 {
+		if r.s.gone.Load() {
+			r.head, r.s, r.msg = r.head[:0], nil, protocol.Message{}
+		} else if body, ok := bodyAfter(r.head, frame); ok {
+			m := r.msg
+			m.Body = body
+			r.cur = r.s
+			r.s.deliver(m, true)
+			return
+		}
+	}
+	r.decode(frame)
+}
+
+// decode routes a frame whose head it decodes and checks, and remembers the
+// head of a frame it delivers. Only the path of a frame that is delivered is
+// here; a rejected one goes to rejectRoleFrame, so that the code and stack
+// every frame runs through stay small (with many daemons per core, each
+// line of them is a miss).
+func (r *roleStream) decode(frame []byte) {
+	n := r.n
+	f, err := decodeRoleFrame(frame)
+	if err != nil {
+		n.rejectRoleFrame(r.family, r.from, &f, nil, err)
+		return
+	}
+	s := n.lookupBytes(f.SessionID)
+	r.cur = s
+	if s != nil && len(f.ToRole) == 0 && s.family == r.family && s.usesTopic() {
+		// A topic message replayed on the stream (topicreplay.go).
+		m, err := s.topicMessage(r.from, &f)
+		if err == nil {
+			s.deliverTopic(m, f.TopicSeq, true)
+			return
+		}
+		n.rejectRoleFrame(r.family, r.from, &f, nil, err)
+		return
+	}
+	if s != nil {
+		fromP, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
+		toP, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
+		if s.family == r.family && fromOK && fromOrg == r.from && toOK && toOrg == s.self {
+			if f.HeadLen > 0 {
+				r.head = append(r.head[:0], frame[:f.HeadLen]...)
+				r.s, r.msg = s, protocol.Message{From: fromP, To: toP}
+			}
+			s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body}, true)
+			return
+		}
+	}
+	n.rejectRoleFrame(r.family, r.from, &f, s, nil)
+}
+
+// recoverFrame is deferred by handle. A panic in the node's own handling of
+// a frame (a role's panic is recovered where it is stepped) aborts the
+// frame's session, once the frame named one, with the reason; the panic
+// then goes on to the messenger, which logs its stack and resets the stream
+// (the frames behind it on the stream are lost, so the session could not
+// go on anyway).
+func (r *roleStream) recoverFrame() {
+	v := recover()
+	if v == nil {
+		return
+	}
+	if s := r.cur; s != nil {
+		s.n.metrics.Fail("panic")
+		go s.requestAbortDetail(fmt.Sprintf("internal error in %s handling a frame from %s", s.cfg.Node.Name, s.nameOf(r.from)), panicText(v))
+	}
+	panic(v)
+}
+
+// lookupBytes is lookup for an ID still in a frame's bytes (no copy). The
+// session found last is remembered: a running session's frames come one
+// after another, and comparing their ID with it spares the lock and the map
+// (with many daemons per core, every memory they touch is a cache miss).
+func (n *Node) lookupBytes(id []byte) *session {
+	if s := n.recent.Load(); s != nil && s.id == string(id) {
+		return s
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	s := n.sessions[string(id)]
+	if s != nil {
+		n.recent.Store(s) // under n.mu, so never a session forget has removed
+	}
+	return s
+}
+
+// topicMessage checks decoded topic frame f from peer from.
+func (s *session) topicMessage(from peer.ID, f *roleFrameView) (protocol.Message, error) {
+	if string(f.SessionID) != s.id || len(f.ToRole) != 0 {
+		return protocol.Message{}, errors.New("topic frame of another session or addressed to a party")
+	}
+	p, org, ok := s.party(f.FromRole, f.FromIndex)
+	if !ok || org != from {
+		return protocol.Message{}, fmt.Errorf("topic frame claims to come from %s[%d], which its author does not play", f.FromRole, f.FromIndex)
+	}
+	return protocol.Message{From: p, Topic: true, Body: f.Body}, nil
+}
+
+// deliverTopic hands topic message m, number seq of its party, to each of
+// this node's parties but its author, unless it was handed over already
+// (it came both through gossip and in a replay; topicreplay.go).
+// borrowed is deliver's.
+func (s *session) deliverTopic(m protocol.Message, seq uint64, borrowed bool) {
+	fresh, err := s.topics.fresh(m.From, seq)
+	if err != nil {
+		s.topicWindowExceeded(m.From, err)
+	}
+	if !fresh {
+		return
+	}
+	for _, q := range s.mine {
+		if q != m.From {
+			c := m
+			c.To = q
+			s.deliver(c, borrowed)
+		}
+	}
+}
+
+// rejectRoleFrame counts and logs a role frame that roleStream.decode does
+// not deliver: decodeErr if it did not decode; otherwise s is its session
+// (nil if not active here), and why it is refused is worked out again.
+func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s *session, decodeErr error) {
+	switch {
+	case decodeErr != nil:
+		n.metrics.Fail("decode")
+		n.log.Warn("rejected a role frame", "peer", n.nameOf(from), "err", decodeErr)
+		return
+	case s == nil:
+		n.metrics.Fail("unknown_session")
+		n.log.Debug("role frame for a session that is not active here", "peer", n.nameOf(from), "session", string(f.SessionID))
+		return
+	}
+	_, fromOrg, fromOK := s.party(f.FromRole, f.FromIndex)
+	_, toOrg, toOK := s.party(f.ToRole, f.ToIndex)
+	switch {
+	case s.family != family:
+		n.log.Warn("rejected a role frame sent on another protocol's stream", "peer", n.nameOf(from), "session", s.id, "stream", family)
+	case !fromOK || fromOrg != from:
+		n.log.Warn("rejected a role frame whose sender does not play the party it claims", "peer", n.nameOf(from), "session", s.id,
+			"claimed", fmt.Sprintf("%s[%d]", f.FromRole, f.FromIndex))
+	case !toOK || toOrg != s.self:
+		n.log.Warn("rejected a role frame for a party this node does not play", "peer", n.nameOf(from), "session", s.id,
+			"to", fmt.Sprintf("%s[%d]", f.ToRole, f.ToIndex))
+	}
+	n.metrics.Fail("rejected")
+}
+
+// deliver hands a received message to the session. While the roles of a
+// family with small messages (protocol.Info.SmallMessages) run and nobody is
+// driving them, the calling goroutine (the sender's stream reader) steps the
+// message in place, sparing a busy session a hand-over to the session's
+// loop for every message (bench/HISTORY.md). Otherwise the message is
+// queued for the loop; it never waits for
+// the session's lock, so a reader is never stuck behind a role's sends.
+// A session that stays too far behind is aborted rather than left to grow:
+// a queued message counts against the session's and its sender's buffer
+// caps (reserve), and one over a cap is dropped and aborts the session.
+// borrowed says that m.Body is lent for the call (it lies in the stream
+// reader's buffer): stepped in place, it is the role's until Step returns,
+// which is all that family promises to need; queued, it is copied first.
+func (s *session) deliver(m protocol.Message, borrowed bool) {
+	if s.run.TryLock() {
+		if s.inPlace && s.queued.Load() == 0 {
+			s.stepInPlace(m)
+			s.run.Unlock()
+			return
+		}
+		s.run.Unlock()
+	}
+	from, _ := s.orgOf(m.From)
+	if ok, over, reason := s.reserve(from, len(m.Body)); !ok {
+		if over {
+			s.dropOverflow(from, reason)
+		}
+		return
+	}
+	if borrowed {
+		m.Body = bytes.Clone(m.Body)
+	}
+	s.queued.Add(1)
+	select {
+	case s.inbox <- m:
+		return
+	default:
+	}
+	t := time.NewTimer(inboxTimeout)
+	defer t.Stop()
+	select {
+	case s.inbox <- m:
+	case <-s.done:
+		s.queued.Add(-1)
+		s.release(from, len(m.Body))
+	case <-t.C:
+		s.queued.Add(-1)
+		s.release(from, len(m.Body))
+		go s.requestAbort(fmt.Sprintf("%s could not keep up with the messages of %s", s.cfg.Node.Name, m.From))
+	}
+}
+
+// maxRoleName bounds the role names a frame may carry.
+const maxRoleName = 64
+
+// decodeRoleFrame decodes and checks the shape of a role frame from the network.
+func decodeRoleFrame(frame []byte) (roleFrameView, error) {
+	var f roleFrameView
+	if err := parseRoleFrame(frame, &f); err != nil {
+		return f, fmt.Errorf("malformed role frame: %w", err)
+	}
+	if !store.ValidSessionID(f.SessionID) {
+		return f, fmt.Errorf("role frame with a malformed session ID %.40q", f.SessionID)
+	}
+	if len(f.FromRole) == 0 || len(f.FromRole) > maxRoleName || len(f.ToRole) > maxRoleName {
+		return f, fmt.Errorf("role frame of session %s with a missing or overlong role name", f.SessionID)
+	}
+	return f, nil
+}
+
+// bodyAfter returns frame's body when frame is head, the bytes before the
+// body field of a frame parseRoleFrame accepted (its HeadLen), followed by
+// exactly one body field as appendBodyField writes it. Such a frame parses
+// to head's fields and that body (FuzzRoleFrameHead).
+func bodyAfter(head, frame []byte) ([]byte, bool) {
+	if len(frame) < len(head)+2 || string(frame[:len(head)]) != string(head) || frame[len(head)] != bodyTag {
+		return nil, false
+	}
+	tail := frame[len(head)+1:]
+	body, n := protowire.ConsumeBytes(tail)
+	return body, n == len(tail)
+}
+
+// errRoleFrameUTF8 reports a string field that is not UTF-8, which
+// proto.Unmarshal refuses too.
+var errRoleFrameUTF8 = errors.New("string field is not valid UTF-8")
+
+// roleFrameView is a nodepb.RoleFrame decoded without copying: its byte
+// fields alias the frame, so decoding allocates nothing.
+type roleFrameView struct {
+	SessionID, FromRole, ToRole, Body []byte
+	FromIndex, ToIndex                uint32
+	TopicSeq                          uint64
+	// HeadLen is where the frame's last field starts when that field is the
+	// body, and -1 when it is another field or the frame is empty: the
+	// frame's bytes before HeadLen decode to its fields but the body.
+	HeadLen int
+}
+
+// parseRoleFrame decodes b into f as proto.Unmarshal would into a
+// nodepb.RoleFrame: unknown fields and known ones of another wire type are
+// skipped, the last of a repeated field wins, strings must be UTF-8. f's
+// fields alias b (the caller owns it). f.HeadLen says whether b ends with
+// its body field, and where that field starts.
+func parseRoleFrame(b []byte, f *roleFrameView) error {
+	size := len(b)
+	f.HeadLen = -1
+	for len(b) > 0 {
+		at := size - len(b)
+		f.HeadLen = -1
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return protowire.ParseError(n)
+		}
+		if num > protowire.MaxValidNumber {
+			return fmt.Errorf("field number %d out of range", num)
+		}
+		b = b[n:]
+		switch {
+		case typ == protowire.BytesType && (num == 1 || num == 2 || num == 4 || num == 6):
+			v, n := protowire.ConsumeBytes(b)
+			if n < 0 {
+				return protowire.ParseError(n)
+			}
+			b = b[n:]
+			if num == 6 {
+				f.Body, f.HeadLen = v, at
+				continue
+			}
+			if !utf8.Valid(v) {
+				return fmt.Errorf("field %d: %w", num, errRoleFrameUTF8)
+			}
+			switch num {
+			case 1:
+				f.SessionID = v
+			case 2:
+				f.FromRole = v
+			default:
+				f.ToRole = v
+			}
+		case typ == protowire.VarintType && (num == 3 || num == 5 || num == 7):
+			v, n := protowire.ConsumeVarint(b)
+			if n < 0 {
+				return protowire.ParseError(n)
+			}
+			b = b[n:]
+			switch num {
+			case 3:
+				f.FromIndex = uint32(v)
+			case 5:
+				f.ToIndex = uint32(v)
+			default:
+				f.TopicSeq = v
+			}
+		default:
+			n := protowire.ConsumeFieldValue(num, typ, b)
+			if n < 0 {
+				return protowire.ParseError(n)
+			}
+			b = b[n:]
+		}
+	}
+	return nil
+}
+
+// fresh reports whether message seq of party p has not been handed over
+// yet, and marks it handed over. A frame without a number (an older
+// publisher's) is always fresh. A number more than topicSeqWindow ahead of
+// the first of p's messages not received yet is not fresh, and the first
+// such one returns a *topicWindowError: the session cannot go on (see
+// topicSeqWindow).
+func (r *topicReplay) fresh(p protocol.Party, seq uint64) (bool, error) {
+	if seq == 0 {
+		return true, nil
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.seen == nil {
+		r.seen = map[protocol.Party]*sequenceWindow{}
+	}
+	w := r.seen[p]
+	if w == nil {
+		w = &sequenceWindow{}
+		r.seen[p] = w
+	}
+	ok, over := w.add(seq)
+	if over {
+		return false, &topicWindowError{party: p, seq: seq, missing: w.upto + 1}
+	}
+	return ok, nil
+}
+
+// topicSeqWindow bounds the de-duplication set of a party's topic
+// messages: a receiver remembers the number of the first message of the
+// party it has not received (every one before it was handed over) and a
+// bitmap of the topicSeqWindow numbers from there — IPsec's anti-replay
+// window (RFC 4303, section 3.4.3), anchored at the first gap rather than
+// at the highest number, so that no message is turned away as old that
+// was never received. A message further ahead aborts the session: its
+// publisher kept only its last topicLogSize frames for replays when it
+// published it, and the missing one was not among them, so no replay can
+// bring it any more — it is lost for good, or the number is forged.
+// topicSeqWindow bits, 512 bytes, are held per party only while one of its
+// messages is missing. It is a multiple of 64 (the bitmap's words).
+const topicSeqWindow = topicLogSize
+
+// topicWindowError is a party's topic message numbered more than
+// topicSeqWindow ahead of the first of its messages not received.
+type topicWindowError struct {
+	party   protocol.Party
+	seq     uint64 // the number received
+	missing uint64 // the first number not received
+}
+
+func (e *topicWindowError) Error() string {
+	return fmt.Sprintf("topic message %d of %s is more than %d ahead of its message %d, never received", e.seq, e.party, topicSeqWindow, e.missing)
+}
+
+// sequenceWindow is the set of the sequence numbers, from 1, of one
+// party's topic messages handed over (see topicSeqWindow).
+type sequenceWindow struct {
+	upto uint64 // 1…upto are in
+	// bits holds the numbers in upto+2 … upto+topicSeqWindow that are in,
+	// number v at bit v % topicSeqWindow; nil while none is.
+	bits  []uint64
+	count int // numbers in bits
+	// exceeded is set once a number beyond the window came: the session
+	// aborts (topicReplay.fresh), and nothing more of the party is taken.
+	exceeded bool
+}
+
+// add puts v in, and reports whether it was not in already. over reports
+// the first number beyond the window, which is not put in; from it on,
+// nothing is.
+func (s *sequenceWindow) add(v uint64) (fresh, over bool) {
+	switch {
+	case s.exceeded || v <= s.upto:
+		return false, false
+	case v-s.upto > topicSeqWindow:
+		s.exceeded = true
+		return false, true
+	case v != s.upto+1:
+		if s.bits == nil {
+			s.bits = make([]uint64, topicSeqWindow/64)
+		}
+		i, b := v%topicSeqWindow/64, uint64(1)<<(v%64)
+		if s.bits[i]&b != 0 {
+			return false, false
+		}
+		s.bits[i] |= b
+		s.count++
+		return true, false
+	}
+	s.upto = v
+	for s.count > 0 {
+		n := s.upto + 1
+		i, b := n%topicSeqWindow/64, uint64(1)<<(n%64)
+		if s.bits[i]&b == 0 {
+			return true, false
+		}
+		s.bits[i] &^= b
+		s.count--
+		s.upto = n
+	}
+	s.bits = nil
+	return true, false
+}
+
+// topicWindowExceeded aborts the session for err, a topic message of
+// party p beyond the de-duplication window (topicSeqWindow). The reason,
+// which every participant receives, names the organization, the party and
+// the class of failure; the numbers stay in the local log.
+func (s *session) topicWindowExceeded(p protocol.Party, err error) {
+	org, _ := s.orgOf(p)
+	s.n.metrics.Fail("overflow")
+	s.n.log.Warn("a party's topic messages ran past the de-duplication window; aborting the session",
+		"session", s.id, "peer", s.nameOf(org), "party", p.String(), "err", err)
+	go s.requestAbort(fmt.Sprintf("%s (%s): its topic messages ran more than %d ahead of one %s never received "+
+		"(the de-duplication window of a party's topic messages): a message was lost for good, or numbered falsely",
+		p, s.nameOf(org), topicSeqWindow, s.cfg.Node.Name))
+}
+
+// What a peer sends a session waits in the session's queues (inbox, ctrl)
+// until the session's goroutine takes it: while the session is proposed
+// and not started, while its roles start, while its goroutine is busy, and
+// always for a family whose messages are not stepped in place. A peer of
+// the session could fill those queues with well-formed frames faster than
+// they drain — frames for a session that has not started, or for rounds far
+// ahead. So every frame queued is counted, in bytes, against two caps:
+//
+//   - session.max_buffered_bytes, the bytes queued in one session, from
+//     all its peers;
+//   - session.max_peer_buffered_bytes, the bytes queued from one peer, in
+//     all its sessions on this node.
+//
+// A frame that would take either over is dropped, and the session it was for
+// aborts (everywhere) with a reason that names the peer and the cap. The
+// frames stepped in place (protocol.Info.SmallMessages) are never queued and
+// never counted. The daemon's memory for queued frames is thus at most
+// min(peers × max_peer_buffered_bytes, max_active × max_buffered_bytes),
+// besides the frame each inbound stream is reading (p2p bounds those: one
+// frame of at most max_frame_size per stream, and streams per peer).
+
+// peerBuffer counts the bytes queued on this node from one peer, over all
+// its sessions; peak is the most it has held.
+type peerBuffer struct {
+	bytes atomic.Int64
+	peak  atomic.Int64
+}
+
+// reserve adds n bytes unless that takes the count over limit, and keeps
+// peak.
+func (b *peerBuffer) reserve(n, limit int64) bool {
+	v := b.bytes.Add(n)
+	if v > limit {
+		b.bytes.Add(-n)
+		return false
+	}
+	for {
+		p := b.peak.Load()
+		if v <= p || b.peak.CompareAndSwap(p, v) {
+			return true
+		}
+	}
+}
+
+// sessionBuffer counts the bytes queued in one session, in total and by
+// the peer that sent them. A session's goroutine closes it when the session
+// ends, which gives back to each peer what it had queued there; nothing is
+// counted after that.
+type sessionBuffer struct {
+	mu     sync.Mutex
+	closed bool
+	bytes  int64
+	peak   int64
+	from   map[peer.ID]int64
+	// overflowed is set once the session was told to abort for an
+	// overflow: later frames are dropped without another request.
+	overflowed bool
+}
+
+// reserve counts size bytes from peer from, queued in s, against the
+// caps. When the frame is not to be queued, ok is false, and over says
+// that a cap refused it; reason, the first time, is what the session aborts
+// for. A session that has ended queues nothing (ok and over false).
+func (s *session) reserve(from peer.ID, size int) (ok, over bool, reason string) {
+	cfg := s.cfg
+	b := &s.buf
+	sz := int64(size) + config.QueuedOverhead
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	pb := s.live.peerBuf[from]
+	if b.closed || pb == nil {
+		// pb is nil for a peer outside the address book, which the
+		// messenger refuses already.
+		return false, false, ""
+	}
+	if limit := int64(cfg.Session.MaxBufferedBytes); b.bytes+sz > limit {
+		return false, true, b.overflow(fmt.Sprintf("%s sent more than session.max_buffered_bytes = %d bytes that %s had not yet processed in this session",
+			s.nameOf(from), limit, cfg.Node.Name))
+	}
+	if limit := int64(cfg.Session.MaxPeerBufferedBytes); !pb.reserve(sz, limit) {
+		return false, true, b.overflow(fmt.Sprintf("%s sent more than session.max_peer_buffered_bytes = %d bytes that %s had not yet processed, over all its sessions",
+			s.nameOf(from), limit, cfg.Node.Name))
+	}
+	b.bytes += sz
+	b.peak = max(b.peak, b.bytes)
+	if b.from == nil {
+		b.from = map[peer.ID]int64{}
+	}
+	b.from[from] += sz
+	return true, false, ""
+}
+
+// overflow returns reason the first time, and "" after: the session is
+// asked to abort once. b.mu is held.
+func (b *sessionBuffer) overflow(reason string) string {
+	if b.overflowed {
+		return ""
+	}
+	b.overflowed = true
+	return reason
+}
+
+// release gives back what reserve(from, size) counted, once the frame has
+// left the queue.
+func (s *session) release(from peer.ID, size int) {
+	b := &s.buf
+	sz := int64(size) + config.QueuedOverhead
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.closed {
+		return
+	}
+	b.bytes -= sz
+	b.from[from] -= sz
+	s.live.peerBuf[from].bytes.Add(-sz)
+}
+
+// closeBuffer ends the counting when the session ends: each peer gets back
+// what it still had queued here.
+func (s *session) closeBuffer() {
+	b := &s.buf
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.closed = true
+	for p, sz := range b.from {
+		s.live.peerBuf[p].bytes.Add(-sz)
+	}
+	b.from, b.bytes = nil, 0
+}
+
+// queuedBytes is the bytes queued from all peers (bandit_queued_bytes).
+func (n *Node) queuedBytes() float64 {
+	var sum int64
+	for _, b := range n.live.Load().peerBuf {
+		sum += b.bytes.Load()
+	}
+	return float64(sum)
+}
+
+// dropOverflow drops a frame of peer from that reserve refused, counting
+// it, and, with the reason reserve gave (the first time), logs the overflow
+// and has the session abort.
+func (s *session) dropOverflow(from peer.ID, reason string) {
+	s.n.metrics.Fail("overflow")
+	if reason == "" {
+		return
+	}
+	s.n.log.Warn("dropped a frame over a buffer cap; aborting the session", "session", s.id, "peer", s.nameOf(from), "reason", reason)
+	go s.requestAbort(reason)
+}
