@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"log/slog"
 	"net"
 	"net/http"
 
+	"github.com/bandit-node/bandit-node/node/api"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 )
 
@@ -80,9 +80,7 @@ func (n *Node) ready() (reason string, ok bool) {
 // newMetricsServer returns the metrics listener's server, with the control
 // API's timeouts.
 func (n *Node) newMetricsServer() *http.Server {
-	return &http.Server{Handler: n.metricsHandler(), ErrorLog: slog.NewLogLogger(n.log.Handler(), slog.LevelDebug),
-		ReadHeaderTimeout: apiReadHeaderTimeout, ReadTimeout: apiReadTimeout,
-		WriteTimeout: apiWriteTimeout, IdleTimeout: apiIdleTimeout}
+	return api.NewServer(n.metricsHandler(), nil, n.log)
 }
 
 // startMetrics starts the metrics listener, if metrics.listen is set. Its

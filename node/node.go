@@ -21,6 +21,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/bandit-node/bandit-node/node/api"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/metrics"
@@ -171,7 +172,7 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 	if err != nil {
 		return nil, fmt.Errorf("api.token_file: %w", err)
 	}
-	if n.apiTLS, err = loadAPITLS(cfg.API); err != nil {
+	if n.apiTLS, err = api.LoadTLS(cfg.API); err != nil {
 		return nil, err
 	}
 	if n.store, err = store.Open(cfg.Node.DataDir); errors.Is(err, store.ErrNoDataDirLock) {
@@ -302,7 +303,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	n.mu.Lock()
 	n.apiLn = ln
 	n.mu.Unlock()
-	n.api = n.newAPIServer()
+	n.api = api.NewServer(api.Handler(apiBackend{n}, n.token, n.config().Node.Name, n.metrics.Registry), n.apiTLS, n.log)
 	apiErr := make(chan error, 1)
 	if n.apiTLS != nil {
 		go func() { apiErr <- n.api.ServeTLS(ln, "", "") }()

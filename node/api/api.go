@@ -1,0 +1,270 @@
+package api
+
+import (
+	"context"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/http/pprof"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Backend is the daemon as the control API sees it: each method answers one
+// route. The daemon (package node) implements it.
+type Backend interface {
+	// NodeInfo describes the node: name, peer ID, addresses, version,
+	// protocols, config warnings and the last reload.
+	NodeInfo() apitype.NodeInfo
+	// Peers lists the address book's peers with their connection state.
+	Peers() []apitype.Peer
+	// Sessions lists the sessions, newest first, each as live as the node
+	// knows it; with byName, only the runs of the standing session name.
+	Sessions(name string, byName bool) []apitype.Session
+	// Standing lists the standing sessions with their schedule and last
+	// run.
+	Standing() []apitype.Standing
+	// Session returns the record of session id, live or stored; an error
+	// that wraps fs.ErrNotExist when the node has none.
+	Session(id string) (apitype.Result, error)
+	// StartSession proposes the session of a spec's text and returns its
+	// ID.
+	StartSession(spec []byte) (string, error)
+	// CancelSession aborts active session id.
+	CancelSession(id string) error
+	// SessionLogs returns the log lines kept of session id, those numbered
+	// since and later.
+	SessionLogs(id string, since int64) apitype.SessionLogs
+	// Reload re-reads the config file and applies it, or returns why not.
+	Reload(ctx context.Context) (apitype.ConfigChange, error)
+}
+
+// Handler returns the control API: local HTTP with JSON bodies, every route
+// behind the bearer token (api.token_file). Routes are versioned under /v0/;
+// /metrics serves registry, /debug/pprof/ Go's profiles. node is the
+// node's name, for the answers that name it.
+func Handler(b Backend, token, node string, registry *prometheus.Registry) http.Handler {
+	s := &server{b: b, node: node}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /v0/node", s.serveNode)
+	mux.HandleFunc("GET /v0/peers", s.servePeers)
+	mux.HandleFunc("GET /v0/sessions", s.serveSessions)
+	mux.HandleFunc("GET /v0/standing", s.serveStanding)
+	mux.HandleFunc("POST /v0/sessions", s.serveStartSession)
+	mux.HandleFunc("GET /v0/sessions/{id}", s.serveSession)
+	mux.HandleFunc("GET /v0/sessions/{id}/result", s.serveResult)
+	mux.HandleFunc("POST /v0/sessions/{id}/cancel", s.serveCancel)
+	mux.HandleFunc("GET /v0/sessions/{id}/logs", s.serveSessionLogs)
+	mux.HandleFunc("POST /v0/config/reload", s.serveReload)
+	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
+	// Go's profiles, for an operator chasing CPU or memory: e.g.
+	// curl -H "Authorization: Bearer $(cat api.token)" ADDR/debug/pprof/profile?seconds=30 >cpu.pprof
+	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
+	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
+	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
+	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
+	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	return authenticate(token, mux)
+}
+
+// Timeouts of the control API's server. A request (a spec of at most
+// protocol.MaxSpecSize) has ReadTimeout to arrive, and its answer
+// WriteTimeout to be written; a kept-alive connection is closed after
+// IdleTimeout without a request. The CPU profile and the execution trace
+// record for ?seconds=N before they write: net/http/pprof moves their write
+// deadline to the server's WriteTimeout plus N seconds itself.
+const (
+	ReadHeaderTimeout = 10 * time.Second
+	ReadTimeout       = 30 * time.Second
+	WriteTimeout      = 30 * time.Second
+	IdleTimeout       = 2 * time.Minute
+)
+
+// NewServer returns an HTTP server of h with the control API's timeouts, its
+// TLS config tlsConfig (nil for plain HTTP), and its errors logged to log at
+// debug level.
+func NewServer(h http.Handler, tlsConfig *tls.Config, log *slog.Logger) *http.Server {
+	return &http.Server{Handler: h, TLSConfig: tlsConfig, ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelDebug),
+		ReadHeaderTimeout: ReadHeaderTimeout, ReadTimeout: ReadTimeout,
+		WriteTimeout: WriteTimeout, IdleTimeout: IdleTimeout}
+}
+
+// LoadTLS loads the control API's certificate and key (api.cert_file,
+// api.key_file), or returns nil when the API serves plain HTTP. The key
+// file must not be readable by others.
+func LoadTLS(a config.APIConfig) (*tls.Config, error) {
+	if !a.TLS() {
+		return nil, nil
+	}
+	st, err := os.Stat(a.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("api.key_file: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return nil, fmt.Errorf("api.key_file: %s is readable by others (mode %v); run chmod 600 %s", a.KeyFile, st.Mode().Perm(), a.KeyFile)
+	}
+	cert, err := tls.LoadX509KeyPair(a.CertFile, a.KeyFile)
+	if err != nil {
+		return nil, fmt.Errorf("api.cert_file and api.key_file: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
+}
+
+func authenticate(token string, next http.Handler) http.Handler {
+	want := []byte("Bearer " + token)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		got := []byte(r.Header.Get("Authorization"))
+		if subtle.ConstantTimeCompare(got, want) != 1 {
+			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (see api.token_file)"))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func writeJSON(w http.ResponseWriter, code int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(code)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, code int, err error) {
+	writeJSON(w, code, apitype.Error{Error: err.Error()})
+}
+
+// server answers the routes from its backend.
+type server struct {
+	b    Backend
+	node string
+}
+
+func (s *server) serveNode(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.NodeInfo())
+}
+
+func (s *server) servePeers(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.Peers())
+}
+
+func (s *server) serveStartSession(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, protocol.MaxSpecSize+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	id, err := s.b.StartSession(body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	rec, err := s.b.Session(id)
+	if err != nil {
+		writeError(w, http.StatusInternalServerError, err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, rec.Session)
+}
+
+// serveSessions lists the sessions, newest first; ?name=NAME only the runs
+// of the standing session NAME.
+func (s *server) serveSessions(w http.ResponseWriter, r *http.Request) {
+	name, byName := r.URL.Query().Get("name"), r.URL.Query().Has("name")
+	out := s.b.Sessions(name, byName)
+	for i := range out {
+		out[i].Spec = ""
+	}
+	writeJSON(w, http.StatusOK, out)
+}
+
+// serveStanding lists the standing sessions with their next due time and
+// last run.
+func (s *server) serveStanding(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.Standing())
+}
+
+// sessionOr404 returns the record of session id, or answers 404 (or 500)
+// and returns nil.
+func (s *server) sessionOr404(w http.ResponseWriter, id string) *apitype.Result {
+	rec, err := s.b.Session(id)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			writeError(w, http.StatusNotFound, errors.New("no session "+id+" on "+s.node))
+			return nil
+		}
+		writeError(w, http.StatusInternalServerError, err)
+		return nil
+	}
+	return &rec
+}
+
+func (s *server) serveSession(w http.ResponseWriter, r *http.Request) {
+	if rec := s.sessionOr404(w, r.PathValue("id")); rec != nil {
+		writeJSON(w, http.StatusOK, rec.Session)
+	}
+}
+
+func (s *server) serveResult(w http.ResponseWriter, r *http.Request) {
+	if rec := s.sessionOr404(w, r.PathValue("id")); rec != nil {
+		writeJSON(w, http.StatusOK, rec)
+	}
+}
+
+// serveSessionLogs answers the log lines kept of a session, those numbered
+// ?since= and later (default all).
+func (s *server) serveSessionLogs(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	var since int64
+	if v := r.URL.Query().Get("since"); v != "" {
+		var err error
+		if since, err = strconv.ParseInt(v, 10, 64); err != nil || since < 0 {
+			writeError(w, http.StatusBadRequest, fmt.Errorf("since=%q: want a line number, 0 or more", v))
+			return
+		}
+	}
+	if rec := s.sessionOr404(w, id); rec == nil {
+		return
+	}
+	logs := s.b.SessionLogs(id, since)
+	if logs.Lines == nil {
+		logs.Lines = []string{}
+	}
+	writeJSON(w, http.StatusOK, logs)
+}
+
+func (s *server) serveCancel(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("id")
+	if rec := s.sessionOr404(w, id); rec == nil {
+		return
+	}
+	if err := s.b.CancelSession(id); err != nil {
+		writeError(w, http.StatusConflict, err)
+		return
+	}
+	writeJSON(w, http.StatusAccepted, map[string]string{"status": "cancelling"})
+}
+
+// serveReload re-reads the config file: 200 with what changed, or 400 with
+// why the new config is refused (the running one stays in force).
+func (s *server) serveReload(w http.ResponseWriter, r *http.Request) {
+	ch, err := s.b.Reload(r.Context())
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ch)
+}

@@ -1,0 +1,111 @@
+package api
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// fakeBackend holds one session, "00000000000000a1", and refuses to cancel
+// it.
+type fakeBackend struct{ started []string }
+
+const knownID = "00000000000000a1"
+
+func (f *fakeBackend) NodeInfo() apitype.NodeInfo { return apitype.NodeInfo{Name: "acme"} }
+func (f *fakeBackend) Peers() []apitype.Peer      { return []apitype.Peer{{Name: "globex"}} }
+func (f *fakeBackend) Sessions(name string, byName bool) []apitype.Session {
+	return []apitype.Session{{ID: knownID, Name: "weekly", Spec: "secret spec text"}}
+}
+func (f *fakeBackend) Standing() []apitype.Standing { return nil }
+func (f *fakeBackend) Session(id string) (apitype.Result, error) {
+	if id != knownID {
+		return apitype.Result{}, fmt.Errorf("no record of %s: %w", id, fs.ErrNotExist)
+	}
+	return apitype.Result{Session: apitype.Session{ID: knownID, State: apitype.StateRunning}}, nil
+}
+func (f *fakeBackend) StartSession(spec []byte) (string, error) {
+	if !strings.Contains(string(spec), "protocol") {
+		return "", errors.New("spec: missing protocol")
+	}
+	f.started = append(f.started, string(spec))
+	return knownID, nil
+}
+func (f *fakeBackend) CancelSession(id string) error { return errors.New("session already ended") }
+func (f *fakeBackend) SessionLogs(id string, since int64) apitype.SessionLogs {
+	return apitype.SessionLogs{}
+}
+func (f *fakeBackend) Reload(ctx context.Context) (apitype.ConfigChange, error) {
+	return apitype.ConfigChange{}, errors.New("config: node.name: changing it needs a restart")
+}
+
+// TestRoutes: each route's status and body for the Backend's answers,
+// behind the token.
+func TestRoutes(t *testing.T) {
+	b := &fakeBackend{}
+	h := Handler(b, "tok", "acme", prometheus.NewRegistry())
+	for _, tc := range []struct {
+		method, path, token, body string
+		code                      int
+		want                      string // in the body
+	}{
+		{"GET", "/v0/node", "", "", http.StatusUnauthorized, "missing or wrong bearer token"},
+		{"GET", "/v0/node", "wrong", "", http.StatusUnauthorized, "missing or wrong bearer token"},
+		{"GET", "/v0/node", "tok", "", http.StatusOK, `"name": "acme"`},
+		{"GET", "/v0/peers", "tok", "", http.StatusOK, `"name": "globex"`},
+		{"GET", "/v0/sessions", "tok", "", http.StatusOK, `"id": "00000000000000a1"`},
+		{"GET", "/v0/sessions/00000000000000ff", "tok", "", http.StatusNotFound, "no session 00000000000000ff on acme"},
+		{"GET", "/v0/sessions/" + knownID, "tok", "", http.StatusOK, `"state": "running"`},
+		{"GET", "/v0/sessions/" + knownID + "/result", "tok", "", http.StatusOK, `"session"`},
+		{"GET", "/v0/sessions/" + knownID + "/logs?since=-1", "tok", "", http.StatusBadRequest, "want a line number"},
+		{"GET", "/v0/sessions/" + knownID + "/logs", "tok", "", http.StatusOK, `"lines": []`},
+		{"POST", "/v0/sessions", "tok", "nothing", http.StatusBadRequest, "spec: missing protocol"},
+		{"POST", "/v0/sessions", "tok", `protocol = "ping"`, http.StatusCreated, `"id": "00000000000000a1"`},
+		{"POST", "/v0/sessions/" + knownID + "/cancel", "tok", "", http.StatusConflict, "already ended"},
+		{"POST", "/v0/config/reload", "tok", "", http.StatusBadRequest, "needs a restart"},
+		{"GET", "/metrics", "tok", "", http.StatusOK, ""},
+	} {
+		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
+			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
+			if tc.token != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.token)
+			}
+			rec := httptest.NewRecorder()
+			h.ServeHTTP(rec, req)
+			if rec.Code != tc.code || !strings.Contains(rec.Body.String(), tc.want) {
+				t.Errorf("%d %s, want %d with %q", rec.Code, rec.Body, tc.code, tc.want)
+			}
+			if tc.code >= 400 {
+				var e apitype.Error
+				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
+					t.Errorf("error body %q is not {\"error\": …}", rec.Body)
+				}
+			}
+		})
+	}
+	if len(b.started) != 1 {
+		t.Errorf("started %d sessions, want 1", len(b.started))
+	}
+}
+
+// TestSessionListHidesSpecs: the list of sessions leaves out each spec's
+// text; a session's own route has it.
+func TestSessionListHidesSpecs(t *testing.T) {
+	h := Handler(&fakeBackend{}, "tok", "acme", prometheus.NewRegistry())
+	req := httptest.NewRequest("GET", "/v0/sessions", nil)
+	req.Header.Set("Authorization", "Bearer tok")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if strings.Contains(rec.Body.String(), "secret spec text") {
+		t.Errorf("the session list carries a spec's text: %s", rec.Body)
+	}
+}

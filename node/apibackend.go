@@ -1,0 +1,104 @@
+package node
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+
+	"github.com/bandit-node/bandit-node/node/api"
+	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/store"
+)
+
+// apiBackend answers the control API's routes (package api) from the node.
+type apiBackend struct{ n *Node }
+
+var _ api.Backend = apiBackend{}
+
+func (b apiBackend) NodeInfo() apitype.NodeInfo {
+	n := b.n
+	cfg := n.config()
+	info := apitype.NodeInfo{Name: cfg.Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names(),
+		Warnings: cfg.Warnings(), LastReload: n.reloads.lastReload()}
+	for _, a := range n.host.Addrs() {
+		info.Addrs = append(info.Addrs, a.String())
+	}
+	return info
+}
+
+func (b apiBackend) Peers() []apitype.Peer {
+	out := []apitype.Peer{}
+	for _, p := range b.n.host.Peers() {
+		ap := apitype.Peer{Name: p.Name, PeerID: p.ID.String(), Connected: p.Connected,
+			LatencyMicros: float64(p.Latency.Nanoseconds()) / 1e3, LastError: p.LastError, Reason: p.Reason, Agent: p.Agent, Conn: p.Conn}
+		for _, a := range p.Addrs {
+			ap.Addrs = append(ap.Addrs, a.String())
+		}
+		out = append(out, ap)
+	}
+	return out
+}
+
+func (b apiBackend) Sessions(name string, byName bool) []apitype.Session {
+	n := b.n
+	recs, errs := n.store.List()
+	for _, err := range errs {
+		n.log.Warn("skipping an unreadable session record", "err", err)
+	}
+	out := make([]apitype.Session, 0, len(recs))
+	for _, rec := range recs {
+		if byName && rec.Session.Name != name {
+			continue
+		}
+		if s := n.lookup(rec.Session.ID); s != nil {
+			out = append(out, s.snapshot().Session)
+			continue
+		}
+		out = append(out, rec.Session)
+	}
+	return out
+}
+
+func (b apiBackend) Standing() []apitype.Standing {
+	return b.n.store.WithSummaries(b.n.standing.List())
+}
+
+// Session returns the record of session id; a name that cannot be a
+// session's ID is no session either (404 in the API).
+func (b apiBackend) Session(id string) (apitype.Result, error) {
+	rec, err := b.n.sessionRecord(id)
+	if errors.Is(err, store.ErrNotSessionID) {
+		return apitype.Result{}, fmt.Errorf("%w (%w)", err, fs.ErrNotExist)
+	}
+	if err != nil {
+		return apitype.Result{}, err
+	}
+	return apitype.Result{Session: rec.Session, Result: rec.Result, Local: rec.Local}, nil
+}
+
+func (b apiBackend) StartSession(spec []byte) (string, error) { return b.n.StartSession(spec) }
+
+func (b apiBackend) CancelSession(id string) error { return b.n.CancelSession(id) }
+
+func (b apiBackend) SessionLogs(id string, since int64) apitype.SessionLogs {
+	logs, _ := b.n.slogs.Read(id, since)
+	return logs
+}
+
+func (b apiBackend) Reload(ctx context.Context) (apitype.ConfigChange, error) {
+	ch, err := b.n.Reload(ctx)
+	if err != nil {
+		b.n.log.Error("config reload refused", "err", err)
+	}
+	return ch, err
+}
+
+// sessionRecord returns the live record of an active session, or the stored one.
+func (n *Node) sessionRecord(id string) (*store.Record, error) {
+	if s := n.lookup(id); s != nil {
+		r := s.snapshot()
+		return &r, nil
+	}
+	return n.store.Get(id)
+}
