@@ -97,7 +97,7 @@ func (r *roleStream) decode(frame []byte) {
 	s := n.lookupBytes(f.SessionID)
 	r.cur = s
 	if s != nil && len(f.ToRole) == 0 && s.family == r.family && s.usesTopic() {
-		// A topic message replayed on the stream (topicreplay.go).
+		// A topic message replayed on the stream (topic.go).
 		m, err := s.topicMessage(r.from, &f)
 		if err == nil {
 			s.deliverTopic(m, f.TopicSeq, true)

@@ -18,7 +18,7 @@ type liveConfig struct {
 	names map[peer.ID]string // address-book names, and this node's own
 	ids   map[string]peer.ID // the reverse
 	// peerBuf counts, for every address-book peer, the bytes of its
-	// frames queued in this node's sessions (buffer.go). A peer that
+	// frames queued in this node's sessions (inbound.go). A peer that
 	// stays in the book across a reload keeps its counter.
 	peerBuf map[peer.ID]*peerBuffer
 }

@@ -41,7 +41,7 @@ func TestBAISurvivesLostConnections(t *testing.T) {
 // the session's topic, while their connections are closed every 30 ms,
 // from either end, for the whole session. Gossipsub resends nothing
 // itself: a share published while a connection is down is replayed to
-// the peer when it connects again (topicreplay.go), and deduplicated.
+// the peer when it connects again (topic.go), and deduplicated.
 func TestPFCBSurvivesLostConnections(t *testing.T) {
 	const n, m = 3, 5
 	in, err := pfcb.NewInstance("uniform", n, m, 0.4, 7)

@@ -29,7 +29,7 @@ const (
 
 // Sizes of a session's queues. A peer that floods a session past them makes
 // the session abort rather than the daemon grow without bound; the bytes in
-// them are capped too (buffer.go).
+// them are capped too (inbound.go).
 const (
 	inboxSize     = 4096
 	ctrlSize      = 256
@@ -121,7 +121,7 @@ type session struct {
 	// remembers it then decodes the next frame's head again.
 	gone atomic.Bool
 	// topics numbers, keeps and deduplicates the session's topic
-	// messages (topicreplay.go).
+	// messages (topic.go).
 	topics topicReplay
 
 	// run is held by the goroutine that drives the roles: the loop, or a
@@ -175,9 +175,9 @@ type session struct {
 
 	// owned by the loop
 	lc      *lifecycle.Machine
-	outbox  map[peer.ID]*outbox // control frames on their way, by peer
-	told    []bool              // of mine[i]: the machine knows it finished
-	started bool                // the roles were started
+	senders map[peer.ID]*controlSender // control frames on their way, by peer
+	told    []bool                     // of mine[i]: the machine knows it finished
+	started bool                       // the roles were started
 
 	mu      sync.Mutex // guards rec, version and saved
 	rec     *store.Record
@@ -191,7 +191,7 @@ type session struct {
 	stored  uint64         // the version of the record last written
 	saving  sync.WaitGroup // background writes; the loop waits for them
 
-	// buf counts the bytes queued in inbox and ctrl (see buffer.go).
+	// buf counts the bytes queued in inbox and ctrl (see inbound.go).
 	buf sessionBuffer
 
 	topic *p2p.Topic
@@ -210,7 +210,7 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
 		kick:    make(chan struct{}, 1),
 		reports: map[protocol.Party][]byte{}, myProgress: map[protocol.Party]protocol.Progress{},
-		orgIndex: map[peer.ID]lifecycle.Org{}, outbox: map[peer.ID]*outbox{}}
+		orgIndex: map[peer.ID]lifecycle.Org{}, senders: map[peer.ID]*controlSender{}}
 	s.transport = &sessionTransport{s: s, messenger: n.roles[RoleProtocol(fam)]}
 	// bookCopy returns the node's copy of id: its own, or the address
 	// book's, which the messenger also hands over with every frame, so

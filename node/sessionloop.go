@@ -36,7 +36,7 @@ func (s *session) main() {
 		if s.topic != nil {
 			s.topic.Close()
 		}
-		s.closeOutboxes()
+		s.closeSenders()
 		s.saving.Wait()
 		s.n.sessionEndedRetention()
 		s.n.wg.Done()

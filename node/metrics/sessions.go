@@ -43,9 +43,9 @@ type abortRule struct {
 // from another organization, which wraps nothing: "node3 declined: ..."
 // is a decline whatever node3's reason says, so declines come first. The
 // substrings are those of the reasons the lifecycle (node/lifecycle) and
-// the session code (node/session*.go, runner.go, environment.go,
-// buffer.go, recover.go, watch.go, transport.go) write; a local party's
-// failure reads "party (org): <class> at step N" (disclosure.go), older
+// the session code (node/session*.go, party.go, environment.go,
+// inbound.go, panics.go, watch.go, transport.go) write; a local party's
+// failure reads "party (org): <class> at step N" (node/disclosure.go), older
 // daemons' reasons as they wrote them.
 var abortRules = []abortRule{
 	{abortDeclined, []string{" declined: "}},

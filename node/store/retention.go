@@ -197,19 +197,6 @@ func (s *Store) Prune(p RetentionPolicy, now time.Time, active func(id string) b
 	return res, syncDir(s.Dir)
 }
 
-// syncDir makes the removals in directory dir durable.
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	if err := d.Sync(); err != nil && !errors.Is(err, os.ErrInvalid) {
-		return err
-	}
-	return nil
-}
-
 // RetentionOf is the retention policy of the [session] table c. Its
 // grace is twice the longest a peer waits for this node before it gives a
 // session up: until then a peer may still send frames of a session that

@@ -378,6 +378,13 @@ func WriteFileAtomic(path string, data []byte, perm os.FileMode) (err error) {
 	if err := os.Rename(tmp.Name(), path); err != nil {
 		return err
 	}
+	return syncDir(dir)
+}
+
+// syncDir makes the entries written, renamed or removed in directory dir
+// durable. A file system that cannot sync a directory (os.ErrInvalid) has
+// nothing more to make durable.
+func syncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return err

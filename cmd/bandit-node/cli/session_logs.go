@@ -11,7 +11,7 @@ import (
 )
 
 // runSessionLogs prints the log lines the daemon kept of one session
-// (node/sessionlog.go), and with --follow the new ones until it ends.
+// (node/store/sessionlog.go), and with --follow the new ones until it ends.
 func runSessionLogs(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newConfigFlags("session logs", "session logs [--config FILE] ID [--follow]",
 		"bandit-node session logs --config node1/config.toml 3f2a9c0e1b7d4e55 --follow", stderr)

@@ -10,18 +10,18 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
-// outboxSize bounds the control frames waiting to go to one peer in one
+// controlQueueSize bounds the control frames waiting to go to one peer in one
 // session. A frame over it is dropped: every control message the lifecycle
 // waits on an answer to is repeated (lifecycle), so a drop delays, never
 // loses, and the loop never waits on a slow peer.
-const outboxSize = 64
+const controlQueueSize = 64
 
-// outbox sends one session's control frames to one peer, in order, from
+// controlSender sends one session's control frames to one peer, in order, from
 // its own goroutine, so that the session's loop never blocks on a send.
 // A frame that cannot be sent — but for heartbeats and progress, whose
 // loss the lifecycle's timeouts judge — is reported to the loop as the
 // peer being unreachable.
-type outbox struct {
+type controlSender struct {
 	frames chan outFrame
 	done   chan struct{}
 }
@@ -37,14 +37,14 @@ func (s *session) sendControl(m lifecycle.Msg) {
 		return
 	}
 	to := s.members[m.To]
-	ob := s.outbox[to]
-	if ob == nil {
-		ob = &outbox{frames: make(chan outFrame, outboxSize), done: make(chan struct{})}
-		s.outbox[to] = ob
-		go s.sendLoop(to, ob)
+	cs := s.senders[to]
+	if cs == nil {
+		cs = &controlSender{frames: make(chan outFrame, controlQueueSize), done: make(chan struct{})}
+		s.senders[to] = cs
+		go s.sendLoop(to, cs)
 	}
 	select {
-	case ob.frames <- outFrame{kind: m.Kind, frame: s.toControl(m)}:
+	case cs.frames <- outFrame{kind: m.Kind, frame: s.toControl(m)}:
 	default:
 		s.n.metrics.Fail("send")
 		s.n.log.Warn("too many control frames waiting for a peer; dropped one (it is repeated if it matters)",
@@ -52,10 +52,10 @@ func (s *session) sendControl(m lifecycle.Msg) {
 	}
 }
 
-// sendLoop sends the frames of ob to peer to until ob is closed.
-func (s *session) sendLoop(to peer.ID, ob *outbox) {
-	defer close(ob.done)
-	for f := range ob.frames {
+// sendLoop sends the frames of cs to peer to until cs is closed.
+func (s *session) sendLoop(to peer.ID, cs *controlSender) {
+	defer close(cs.done)
+	for f := range cs.frames {
 		ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 		err := s.n.sendControl(ctx, to, s.id, f.frame)
 		cancel()
@@ -74,17 +74,17 @@ func (s *session) sendLoop(to peer.ID, ob *outbox) {
 	}
 }
 
-// closeOutboxes lets every outbox send what it holds — the abort or the
+// closeSenders lets every control sender send what it holds — the abort or the
 // completion that ended the session, most likely — within shutdownGrace,
 // and waits for them.
-func (s *session) closeOutboxes() {
+func (s *session) closeSenders() {
 	deadline := time.After(shutdownGrace)
-	for _, ob := range s.outbox {
-		close(ob.frames)
+	for _, cs := range s.senders {
+		close(cs.frames)
 	}
-	for to, ob := range s.outbox {
+	for to, cs := range s.senders {
 		select {
-		case <-ob.done:
+		case <-cs.done:
 		case <-deadline:
 			s.n.log.Warn("control frames still on their way when the session ended", "session", s.id, "peer", s.nameOf(to))
 			return
