@@ -47,7 +47,7 @@ func writeSens(o SensitivityOptions, settings []Setting, best int, jobs, extra [
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "# P-FCB: sensitivity of EXP1's gaps to the paper's open choices\n\n")
-	cmd := fmt.Sprintf("bandit-node experiment pfcb --sensitivity --out %s --rounds %d --instances %d --runs %d --seed %d", o.Out, o.Rounds, o.Instances, o.Runs, o.Seed)
+	cmd := fmt.Sprintf("bandit-lab experiment pfcb --sensitivity --out %s --rounds %d --instances %d --runs %d --seed %d", o.Out, o.Rounds, o.Instances, o.Runs, o.Seed)
 	if len(o.Settings) > 0 {
 		cmd += " --settings " + strings.Join(o.Settings, ",")
 	}
