@@ -3,11 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"os"
-	"os/exec"
-	"path/filepath"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 )
@@ -99,8 +94,7 @@ func TestFlagErrors(t *testing.T) {
 }
 
 // TestCompletion checks that the scripts name bandit-lab and offer every
-// experiment and its flags, and runs the bash script's function as bash
-// would on a tab.
+// experiment and its flags (clikit's tests run the scripts in the shells).
 func TestCompletion(t *testing.T) {
 	for _, shell := range []string{"bash", "zsh", "fish"} {
 		script, _, err := run(t, "completion", shell)
@@ -115,44 +109,5 @@ func TestCompletion(t *testing.T) {
 				t.Errorf("%s: the script does not offer %s", shell, want)
 			}
 		}
-	}
-	if _, err := exec.LookPath("bash"); err != nil {
-		t.Skip("bash is not installed")
-	}
-	text, _, err := run(t, "completion", "bash")
-	if err != nil {
-		t.Fatal(err)
-	}
-	script := filepath.Join(t.TempDir(), "completion.bash")
-	if err := os.WriteFile(script, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	for _, tt := range []struct {
-		line string
-		want []string
-	}{
-		{"bandit-lab ex", []string{"experiment"}},
-		{"bandit-lab experiment ", []string{"bai", "mpccb", "pfcb", "samba"}},
-		{"bandit-lab experiment bai --q", []string{"--quiet"}},
-		{"bandit-lab experiment samba --paillier-bits 512 --r", []string{"--runs"}},
-	} {
-		t.Run(tt.line, func(t *testing.T) {
-			words := strings.Split(tt.line, " ")
-			var q []string
-			for _, w := range words {
-				q = append(q, "'"+w+"'")
-			}
-			prog := "source " + script + "\nCOMP_WORDS=(" + strings.Join(q, " ") + ")\nCOMP_CWORD=" +
-				strconv.Itoa(len(words)-1) + "\n_bandit_lab\nprintf '%s\\n' \"${COMPREPLY[@]}\"\n"
-			out, err := exec.Command("bash", "--norc", "-c", prog).CombinedOutput()
-			if err != nil {
-				t.Fatalf("bash: %v\n%s", err, out)
-			}
-			got := strings.Fields(string(out))
-			slices.Sort(got)
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("offers %q, want %q", got, tt.want)
-			}
-		})
 	}
 }
