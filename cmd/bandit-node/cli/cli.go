@@ -17,11 +17,14 @@ import (
 // program is the name the usage and completion call this program by.
 const program = "bandit-node"
 
-// moved are the commands bandit-node no longer has, each with the command
-// that does its work now: asking for one is a one-line usage error that
-// says where it went, not an unknown command.
-var moved = map[string]string{
-	"experiment": "`bandit-lab experiment` (go build ./cmd/bandit-lab), out of the daemon's binary",
+// movedTo returns where a command bandit-node no longer has went: asking
+// for one is a one-line usage error that says so, not an unknown command.
+func movedTo(name string) (string, bool) {
+	switch name {
+	case "experiment":
+		return "`bandit-lab experiment` (go build ./cmd/bandit-lab), out of the daemon's binary", true
+	}
+	return "", false
 }
 
 // Version is the program's version, set at link time with
@@ -102,7 +105,7 @@ func RunRestartable(ctx context.Context, args []string, stdout, stderr io.Writer
 		}
 		return err
 	}
-	if to, ok := moved[args[0]]; ok {
+	if to, ok := movedTo(args[0]); ok {
 		return clikit.UsageError{Msg: fmt.Sprintf("%s: the command moved to %s", args[0], to)}
 	}
 	printUsage(stderr)
