@@ -7,8 +7,8 @@ import (
 	"github.com/bandit-node/bandit-node/internal/buildinfo"
 )
 
-// loadAverage reads the load averages on Linux, or returns "".
-func loadAverage() string {
+// LoadAverage reads the load averages on Linux, or returns "".
+func LoadAverage() string {
 	b, err := os.ReadFile("/proc/loadavg")
 	if err != nil {
 		return ""
@@ -20,9 +20,9 @@ func loadAverage() string {
 	return strings.Join(f[:3], " ")
 }
 
-// buildRevision is the VCS revision the binary was built from, if stamped,
+// BuildRevision is the VCS revision the binary was built from, if stamped,
 // such as "3f69a06, with uncommitted changes".
-func buildRevision() string {
+func BuildRevision() string {
 	info := buildinfo.Read("")
 	rev := info.ShortRevision()
 	if info.Modified {

@@ -1,19 +1,23 @@
-package experiment
+package experiment_test
 
 import (
 	"context"
 	"strings"
 	"testing"
 
+	baiexp "github.com/bandit-node/bandit-node/experiment/bai"
+	mpccbexp "github.com/bandit-node/bandit-node/experiment/mpccb"
+	pfcbexp "github.com/bandit-node/bandit-node/experiment/pfcb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 )
 
-// TestNegativeOptions checks that a negative count is an error naming the
-// option, not a silent run of the default grid. The context is cancelled, so
-// that an experiment that wrongly accepts its options stops at once.
+// TestNegativeOptions checks, for each family's experiments, that a negative
+// count is an error naming the option, not a silent run of the default grid.
+// The context is cancelled, so that an experiment that wrongly accepts its
+// options stops at once.
 func TestNegativeOptions(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
@@ -26,26 +30,47 @@ func TestNegativeOptions(t *testing.T) {
 		run  func(out string) error
 		want string
 	}{
-		{"bai runs", func(out string) error { _, err := RunBAI(ctx, reg, BAIOptions{Out: out, Runs: -1}); return err }, "runs: -1 is negative"},
-		{"bai workers", func(out string) error { _, err := RunBAI(ctx, reg, BAIOptions{Out: out, Workers: -2}); return err }, "workers: -2 is negative"},
+		{"bai runs", func(out string) error { _, err := baiexp.Run(ctx, reg, baiexp.Options{Out: out, Runs: -1}); return err }, "runs: -1 is negative"},
+		{"bai workers", func(out string) error {
+			_, err := baiexp.Run(ctx, reg, baiexp.Options{Out: out, Workers: -2})
+			return err
+		}, "workers: -2 is negative"},
 		{"bai agents", func(out string) error {
-			_, err := RunBAI(ctx, reg, BAIOptions{Out: out, Agents: []int{64, 0}})
+			_, err := baiexp.Run(ctx, reg, baiexp.Options{Out: out, Agents: []int{64, 0}})
 			return err
 		}, "agents: 0 is not a number of agents"},
 		{"bai agents too few", func(out string) error {
-			_, err := RunBAI(ctx, reg, BAIOptions{Out: out, Agents: []int{64, 4}})
+			_, err := baiexp.Run(ctx, reg, baiexp.Options{Out: out, Agents: []int{64, 4}})
 			return err
 		}, "with N = 4 agents: "},
-		{"pfcb rounds", func(out string) error { _, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Rounds: -5}); return err }, "rounds: -5 is negative"},
-		{"pfcb rounds too few", func(out string) error { _, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Rounds: 150}); return err }, "rounds 150 does not suit the federated runs: params.t_lo"},
+		{"pfcb rounds", func(out string) error {
+			_, err := pfcbexp.Run(ctx, reg, pfcbexp.Options{Out: out, Rounds: -5})
+			return err
+		}, "rounds: -5 is negative"},
+		{"pfcb rounds too few", func(out string) error {
+			_, err := pfcbexp.Run(ctx, reg, pfcbexp.Options{Out: out, Rounds: 150})
+			return err
+		}, "rounds 150 does not suit the federated runs: params.t_lo"},
 		{"pfcb instances", func(out string) error {
-			_, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Instances: -1})
+			_, err := pfcbexp.Run(ctx, reg, pfcbexp.Options{Out: out, Instances: -1})
 			return err
 		}, "instances: -1 is negative"},
-		{"pfcb runs", func(out string) error { _, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Runs: -3}); return err }, "runs: -3 is negative"},
-		{"pfcb workers", func(out string) error { _, err := RunPFCB(ctx, reg, PFCBOptions{Out: out, Workers: -1}); return err }, "workers: -1 is negative"},
-		{"mpccb runs", func(out string) error { _, err := RunMPCCB(ctx, reg, MPCCBOptions{Out: out, Runs: -1}); return err }, "must be positive"},
-		{"mpccb steps", func(out string) error { _, err := RunMPCCB(ctx, reg, MPCCBOptions{Out: out, Steps: 50}); return err }, "steps: 50 is outside 100..60000"},
+		{"pfcb runs", func(out string) error {
+			_, err := pfcbexp.Run(ctx, reg, pfcbexp.Options{Out: out, Runs: -3})
+			return err
+		}, "runs: -3 is negative"},
+		{"pfcb workers", func(out string) error {
+			_, err := pfcbexp.Run(ctx, reg, pfcbexp.Options{Out: out, Workers: -1})
+			return err
+		}, "workers: -1 is negative"},
+		{"mpccb runs", func(out string) error {
+			_, err := mpccbexp.Run(ctx, reg, mpccbexp.Options{Out: out, Runs: -1})
+			return err
+		}, "must be positive"},
+		{"mpccb steps", func(out string) error {
+			_, err := mpccbexp.Run(ctx, reg, mpccbexp.Options{Out: out, Steps: 50})
+			return err
+		}, "steps: 50 is outside 100..60000"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -53,14 +78,5 @@ func TestNegativeOptions(t *testing.T) {
 				t.Errorf("err = %v, want one with %q", err, tt.want)
 			}
 		})
-	}
-}
-
-// TestMPCCBSeedZero checks that seed 0 is kept, not replaced by a default.
-func TestMPCCBSeedZero(t *testing.T) {
-	o := MPCCBOptions{Seed: 0}
-	o.defaults()
-	if o.Seed != 0 {
-		t.Errorf("seed 0 became %d", o.Seed)
 	}
 }

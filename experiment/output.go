@@ -15,9 +15,9 @@ type Claim struct {
 	Note  string
 }
 
-// writeClaims renders claims as a Markdown list: each claim, whether the
+// WriteClaims renders claims as a Markdown list: each claim, whether the
 // numbers bear it out, and its note.
-func writeClaims(b *strings.Builder, claims []Claim) {
+func WriteClaims(b *strings.Builder, claims []Claim) {
 	for _, c := range claims {
 		mark := "holds"
 		if !c.Holds {
@@ -31,8 +31,8 @@ func writeClaims(b *strings.Builder, claims []Claim) {
 	}
 }
 
-// writeCSV writes the CSV file path: the header, then the rows.
-func writeCSV(path string, header []string, rows [][]string) error {
+// WriteCSV writes the CSV file path: the header, then the rows.
+func WriteCSV(path string, header []string, rows [][]string) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -45,10 +45,10 @@ func writeCSV(path string, header []string, rows [][]string) error {
 	return f.Close()
 }
 
-// writeTableHead writes the head of a Markdown table: a row of the cells
+// WriteTableHead writes the head of a Markdown table: a row of the cells
 // lead, then one cell per column, cols[i] formatted by format, and the rule
 // under it.
-func writeTableHead[T any](b *strings.Builder, lead []string, format string, cols []T) {
+func WriteTableHead[T any](b *strings.Builder, lead []string, format string, cols []T) {
 	b.WriteString("|")
 	for _, c := range lead {
 		fmt.Fprintf(b, " %s |", c)
@@ -59,8 +59,8 @@ func writeTableHead[T any](b *strings.Builder, lead []string, format string, col
 	b.WriteString("\n|" + strings.Repeat("---|", len(lead)+len(cols)) + "\n")
 }
 
-// mdCell escapes the pipes of a Markdown table cell.
-func mdCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
+// MDCell escapes the pipes of a Markdown table cell.
+func MDCell(s string) string { return strings.ReplaceAll(s, "|", "\\|") }
 
-// fmtG formats x in the fewest digits that read back as x.
-func fmtG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
+// FmtG formats x in the fewest digits that read back as x.
+func FmtG(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }

@@ -5,10 +5,10 @@ import (
 	"sync"
 )
 
-// parallel runs do(0) … do(n−1) on workers goroutines and returns the first
+// Parallel runs do(0) … do(n−1) on workers goroutines and returns the first
 // error. It stops handing out work when ctx ends; report (which may be nil)
 // is called after each successful job, under a lock, with the number done.
-func parallel(ctx context.Context, n, workers int, do func(i int) error, report func(i, done int)) error {
+func Parallel(ctx context.Context, n, workers int, do func(i int) error, report func(i, done int)) error {
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	var firstErr error

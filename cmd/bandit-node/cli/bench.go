@@ -11,15 +11,16 @@ import (
 	"strings"
 
 	"github.com/bandit-node/bandit-node/bench/pattern"
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
 	"github.com/multiformats/go-multiaddr"
 )
 
 // benchCommands are the benchmarks of bench (not its internal
 // pattern-party, the child process of pattern --processes).
-func benchCommands(restart Restarter) []command {
-	return []command{{"pattern", "the bare message pattern of one SAMBA step over libp2p", func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+func benchCommands(restart Restarter) []clikit.Command {
+	return []clikit.Command{{Name: "pattern", Summary: "the bare message pattern of one SAMBA step over libp2p", Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return runBenchPattern(ctx, args, stdout, stderr, restart)
-	}, nil}}
+	}}}
 }
 
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {
@@ -30,13 +31,13 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer, rest
             cryptography, no protocol): K frames in, one batch to comp and
             back, K frames out. The baseline SAMBA sessions are held to.`)
 		if len(args) == 0 {
-			return usageError{"bench: no benchmark given"}
+			return clikit.UsageError{Msg: "bench: no benchmark given"}
 		}
 		return nil
 	}
 	for _, c := range benchCommands(restart) {
-		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
+		if c.Name == args[0] {
+			return c.Run(ctx, args[1:], stdout, stderr)
 		}
 	}
 	switch args[0] {
@@ -44,7 +45,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer, rest
 		// A child process of `bench pattern --processes`.
 		return pattern.ServeChild(ctx, os.Stdin, stdout)
 	}
-	return usageError{fmt.Sprintf("bench: unknown benchmark %q (want pattern)", args[0])}
+	return clikit.UsageError{Msg: fmt.Sprintf("bench: unknown benchmark %q (want pattern)", args[0])}
 }
 
 func runBenchPattern(ctx context.Context, args []string, stdout, stderr io.Writer, restart Restarter) error {
@@ -67,22 +68,22 @@ bandit-node bench pattern --k 10 --steps 100000 --processes --procs 1`, stderr)
 	routesPath := fs.String("routes", "", "with --processes, a file of \"FROM TO MULTIADDR\" lines: party FROM reaches party TO at MULTIADDR (0 the controller, 1 comp, 2 … the data owners; each party process gets its number in $"+pattern.PartyEnv+")")
 	asJSON := fs.Bool("json", false, "print the result as JSON")
 	schedtrace := fs.Bool("schedtrace", true, "restart with GODEBUG=schedtrace=2147483647 to keep the Go runtime's monitor thread awake, as the daemon's [runtime] schedtrace does (the party processes inherit it)")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+	if _, err := clikit.ParseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	cfg := pattern.Config{K: *k, Steps: *steps, Warmup: *warmup, ScoreSize: *scoreSize, BitSize: *bitSize,
 		BatchHeadSize: *batchHead, ScoreItemSize: *scoreItem, BitItemSize: *bitItem, Transport: *transport}
 	if err := cfg.Validate(); err != nil {
-		return usageError{"bench " + err.Error()}
+		return clikit.UsageError{Msg: "bench " + err.Error()}
 	}
 	if *procs < 0 || *ownerProcs < 0 {
-		return usageError{fmt.Sprintf("bench pattern: --procs %d and --owner-procs %d must not be negative (0: Go's default)", *procs, *ownerProcs)}
+		return clikit.UsageError{Msg: fmt.Sprintf("bench pattern: --procs %d and --owner-procs %d must not be negative (0: Go's default)", *procs, *ownerProcs)}
 	}
 	if *wrapper != "" && !*processes {
-		return usageError{"bench pattern: --party-wrapper starts party processes, so it needs --processes"}
+		return clikit.UsageError{Msg: "bench pattern: --party-wrapper starts party processes, so it needs --processes"}
 	}
 	if (*listen != "" || *routesPath != "") && !*processes {
-		return usageError{"bench pattern: --listen and --routes place party processes, so they need --processes"}
+		return clikit.UsageError{Msg: "bench pattern: --listen and --routes place party processes, so they need --processes"}
 	}
 	var routes map[pattern.Route]string
 	if *routesPath != "" {

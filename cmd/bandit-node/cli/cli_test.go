@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
@@ -46,6 +47,28 @@ func TestHelpShowsAnExample(t *testing.T) {
 	}
 }
 
+// TestExperimentMoved checks that the experiments, which moved to
+// bandit-lab, are a one-line usage error saying where they went (the
+// command and how to build it), with nothing else written: not an unknown
+// command followed by the usage.
+func TestExperimentMoved(t *testing.T) {
+	for _, args := range [][]string{{"experiment"}, {"experiment", "samba", "--runs", "1"}, {"experiment", "-h"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			stdout, stderr, err := run(t, args...)
+			if err == nil || ExitCode(err) != 2 {
+				t.Fatalf("err = %v (exit %d), want a usage error", err, ExitCode(err))
+			}
+			want := "experiment: the command moved to `bandit-lab experiment` (go build ./cmd/bandit-lab), out of the daemon's binary"
+			if err.Error() != want || strings.Contains(err.Error(), "\n") {
+				t.Errorf("err = %q, want %q", err, want)
+			}
+			if stdout != "" || stderr != "" {
+				t.Errorf("wrote more than the error: stdout %q, stderr %q", stdout, stderr)
+			}
+		})
+	}
+}
+
 func TestUsageErrors(t *testing.T) {
 	tests := []struct {
 		args []string
@@ -64,8 +87,6 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"bench", "pattern", "--procs", "-1"}, "--procs -1"},
 		{[]string{"bench", "pattern", "--party-wrapper", "valgrind"}, "--party-wrapper starts party processes, so it needs --processes"},
 		{[]string{"bench", "pattern", "--bit-item-bytes", "-1"}, "frame sizes must be positive"},
-		{[]string{"experiment", "pfcb", "--settings", "zeta=1"}, "--settings needs --sensitivity"},
-		{[]string{"experiment", "pfcb", "--sensitivity", "--epsilons", "1,2"}, "--epsilons set EXP2 and EXP3"},
 	}
 	for _, tt := range tests {
 		_, _, err := run(t, tt.args...)
@@ -93,7 +114,7 @@ func TestInit(t *testing.T) {
 			t.Errorf("%s has mode %v, want 0600", f, st.Mode().Perm())
 		}
 	}
-	reg, _ := Families()
+	reg, _ := families.Registry()
 	cfg, err := config.LoadConfig(filepath.Join(dir, "config.toml"), reg)
 	if err != nil {
 		t.Fatalf("the generated config does not load: %v", err)

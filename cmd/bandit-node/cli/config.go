@@ -10,6 +10,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
 )
@@ -62,7 +64,7 @@ var errNoConfig = errors.New("no config file: pass --config FILE, set " + config
 
 // load parses args as parseArgs does, then loads the --config file.
 func (f configFlags) load(args []string, minPos, maxPos int) ([]string, *config.Config, error) {
-	pos, err := parseArgs(f.FlagSet, args, minPos, maxPos)
+	pos, err := clikit.ParseArgs(f.FlagSet, args, minPos, maxPos)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -93,12 +95,12 @@ func loadConfig(fs *flag.FlagSet, flagValue string) (*config.Config, error) {
 	path, err := configPath(flagValue, os.Getenv, os.Stat)
 	if errors.Is(err, errNoConfig) {
 		fs.Usage()
-		return nil, usageError{fs.Name() + ": " + err.Error()}
+		return nil, clikit.UsageError{Msg: fs.Name() + ": " + err.Error()}
 	}
 	if err != nil {
 		return nil, err
 	}
-	reg, err := Families()
+	reg, err := families.Registry()
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
 )
 
 // TestConfigPath checks the order in which the config file is chosen:
@@ -81,7 +83,7 @@ func TestConfigFromEnvironment(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = run(t, "peers")
-	var ue usageError
+	var ue clikit.UsageError
 	if !errors.As(err, &ue) || !strings.Contains(err.Error(), configEnv) {
 		t.Fatalf("peers with no config anywhere: %v, want a usage error naming %s", err, configEnv)
 	}

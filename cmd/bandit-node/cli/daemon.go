@@ -8,6 +8,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/internal/buildinfo"
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/config"
@@ -39,7 +40,7 @@ func runDaemon(ctx context.Context, args []string, stdout, stderr io.Writer, res
 		return err
 	}
 	applySchedtrace(cfg.Runtime.Schedtrace, "[runtime] schedtrace", logger, restart)
-	reg, err := Families()
+	reg, err := families.Registry()
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
 	"github.com/bandit-node/bandit-node/dataset"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
@@ -29,21 +30,21 @@ func runData(ctx context.Context, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintln(stdout, "\nExamples:\n  bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000")
 		fmt.Fprintln(stdout, "  bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --normalize --out iris-data")
 		if len(args) == 0 {
-			return usageError{"data: name a data set"}
+			return clikit.UsageError{Msg: "data: name a data set"}
 		}
 		return nil
 	}
 	for _, c := range dataCommands() {
-		if c.name == args[0] {
-			return c.run(ctx, args[1:], stdout, stderr)
+		if c.Name == args[0] {
+			return c.Run(ctx, args[1:], stdout, stderr)
 		}
 	}
-	return usageError{fmt.Sprintf("data: unknown data set %q (known: mpccb)", args[0])}
+	return clikit.UsageError{Msg: fmt.Sprintf("data: unknown data set %q (known: mpccb)", args[0])}
 }
 
 // dataCommands are the data sets of data.
-func dataCommands() []command {
-	return []command{{"mpccb", "the private contextual bandit's feature-party and reward files", runDataMPCCB, nil}}
+func dataCommands() []clikit.Command {
+	return []clikit.Command{{Name: "mpccb", Summary: "the private contextual bandit's feature-party and reward files", Run: runDataMPCCB}}
 }
 
 // runDataMPCCB prepares the files of an mpccb session.
@@ -66,14 +67,14 @@ bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --no
 	label := fs.String("label", "", "with --csv: the column holding each row's class, an integer in 0..arms-1, the arm that pays 1")
 	pca := fs.Int("pca", 0, "with --csv: project the feature columns onto their first D principal components (0: keep the columns)")
 	normalize := fs.Bool("normalize", false, "with --csv: scale every context (after --pca) to unit norm, as Fashion-MNIST's are; without it every row's norm must be at most 1")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+	if _, err := clikit.ParseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if *out == "" {
 		fs.Usage()
-		return usageError{"data mpccb: --out is required"}
+		return clikit.UsageError{Msg: "data mpccb: --out is required"}
 	}
 	// A session takes as many feature parties as the role allows.
 	rs, err := protocol.RoleSpecOf(mpccb.Family{}, mpccb.RoleFeature)
@@ -81,15 +82,15 @@ bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --no
 		return err
 	}
 	if *parties < rs.Min || *parties > rs.Max {
-		return usageError{fmt.Sprintf("data mpccb: --parties %d: a session has %d..%d feature parties", *parties, rs.Min, rs.Max)}
+		return clikit.UsageError{Msg: fmt.Sprintf("data mpccb: --parties %d: a session has %d..%d feature parties", *parties, rs.Min, rs.Max)}
 	}
 	if *steps < 0 {
-		return usageError{fmt.Sprintf("data mpccb: --steps %d: must be 0 (all contexts) or more", *steps)}
+		return clikit.UsageError{Msg: fmt.Sprintf("data mpccb: --steps %d: must be 0 (all contexts) or more", *steps)}
 	}
 	if *csvPath != "" {
 		for _, name := range []string{"dataset", "seed", "source"} {
 			if given[name] {
-				return usageError{fmt.Sprintf("data mpccb: --%s is not for a --csv table", name)}
+				return clikit.UsageError{Msg: fmt.Sprintf("data mpccb: --%s is not for a --csv table", name)}
 			}
 		}
 		a := 0 // the largest label + 1
@@ -101,11 +102,11 @@ bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --no
 	}
 	for _, name := range []string{"label", "pca", "normalize"} {
 		if given[name] {
-			return usageError{fmt.Sprintf("data mpccb: --%s is for a --csv table only", name)}
+			return clikit.UsageError{Msg: fmt.Sprintf("data mpccb: --%s is for a --csv table only", name)}
 		}
 	}
 	if *set == dataset.FashionMNIST && *arms != 10 {
-		return usageError{fmt.Sprintf("data mpccb: --arms %d: Fashion-MNIST has 10 classes", *arms)}
+		return clikit.UsageError{Msg: fmt.Sprintf("data mpccb: --arms %d: Fashion-MNIST has 10 classes", *arms)}
 	}
 	start := time.Now()
 	if err := dataset.Prepare(*source, *out, *parties, *set, *arms, *seed, *steps); err != nil {
@@ -130,13 +131,13 @@ func dataCSV(stdout, stderr io.Writer, c csvOptions) error {
 	o := c.opts
 	switch {
 	case o.Label == "":
-		return usageError{"data mpccb: --csv needs --label COLUMN, the column holding each row's class"}
+		return clikit.UsageError{Msg: "data mpccb: --csv needs --label COLUMN, the column holding each row's class"}
 	case o.Arms != 0 && (o.Arms < 2 || o.Arms > mpccb.MaxArms):
-		return usageError{fmt.Sprintf("data mpccb: --arms %d: a session has 2..%d arms", o.Arms, mpccb.MaxArms)}
+		return clikit.UsageError{Msg: fmt.Sprintf("data mpccb: --arms %d: a session has 2..%d arms", o.Arms, mpccb.MaxArms)}
 	case o.PCA < 0 || o.PCA > mpccb.MaxDimensions:
-		return usageError{fmt.Sprintf("data mpccb: --pca %d: want 1..%d components (a session's dimensions), or 0 to keep the columns", o.PCA, mpccb.MaxDimensions)}
+		return clikit.UsageError{Msg: fmt.Sprintf("data mpccb: --pca %d: want 1..%d components (a session's dimensions), or 0 to keep the columns", o.PCA, mpccb.MaxDimensions)}
 	case o.PCA > 0 && c.parties > o.PCA:
-		return usageError{fmt.Sprintf("data mpccb: --parties %d for --pca %d: every feature party must hold one column at least", c.parties, o.PCA)}
+		return clikit.UsageError{Msg: fmt.Sprintf("data mpccb: --parties %d for --pca %d: every feature party must hold one column at least", c.parties, o.PCA)}
 	}
 	start := time.Now()
 	progress := startStageProgress(stderr, "data mpccb", stageProgressAfter, stageProgressEvery)

@@ -13,6 +13,8 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -29,12 +31,12 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	fs.Var(&listen, "listen", "a libp2p multiaddr to listen on; repeatable (default: TCP and QUIC on port 4001)")
 	api := fs.String("api", config.DefaultAPIListen, "host:port of the local control API (loopback)")
 	open := fs.Bool("policy-open", false, "accept every protocol and role from any address-book peer (for test networks; the default enables only the ping diagnostic)")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+	if _, err := clikit.ParseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	if *dir == "" {
 		fs.Usage()
-		return usageError{"init: --dir is required"}
+		return clikit.UsageError{Msg: "init: --dir is required"}
 	}
 	if *name == "" {
 		abs, err := filepath.Abs(*dir)
@@ -48,7 +50,7 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	}
 	for _, a := range listen {
 		if _, err := multiaddr.NewMultiaddr(a); err != nil {
-			return usageError{fmt.Sprintf("init: --listen %q: %v", a, err)}
+			return clikit.UsageError{Msg: fmt.Sprintf("init: --listen %q: %v", a, err)}
 		}
 	}
 	if err := checkAPIListen(*api); err != nil {
@@ -56,7 +58,7 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	}
 	keyPath := filepath.Join(*dir, "identity.key")
 	cfgPath := filepath.Join(*dir, "config.toml")
-	reg, err := Families()
+	reg, err := families.Registry()
 	if err != nil {
 		return err
 	}
@@ -106,9 +108,9 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 func checkAPIListen(addr string) error {
 	if err := config.CheckAPIListen(addr, false); err != nil {
 		if config.CheckAPIListen(addr, true) == nil {
-			return usageError{fmt.Sprintf("init: --api %v (set both in config.toml after init)", err)}
+			return clikit.UsageError{Msg: fmt.Sprintf("init: --api %v (set both in config.toml after init)", err)}
 		}
-		return usageError{fmt.Sprintf("init: --api %v", err)}
+		return clikit.UsageError{Msg: fmt.Sprintf("init: --api %v", err)}
 	}
 	return nil
 }

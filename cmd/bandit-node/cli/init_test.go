@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/node/config"
 )
 
@@ -13,7 +14,7 @@ import (
 // a refused one is a usage error naming --api that leaves nothing behind,
 // and an accepted one gives a config that loads.
 func TestInitAPI(t *testing.T) {
-	reg, err := Families()
+	reg, err := families.Registry()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,19 +7,20 @@ import (
 	"strings"
 	"text/tabwriter"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
 	"github.com/bandit-node/bandit-node/node/apitype"
 )
 
 // peersCommands are the subcommands of peers (which alone lists the peers).
-func peersCommands() []command {
-	return []command{{"add", "add an organization's peer card to the address book", runPeersAdd, nil}}
+func peersCommands() []clikit.Command {
+	return []clikit.Command{{Name: "add", Summary: "add an organization's peer card to the address book", Run: runPeersAdd}}
 }
 
 func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) > 0 {
 		for _, c := range peersCommands() {
-			if c.name == args[0] {
-				return c.run(ctx, args[1:], stdout, stderr)
+			if c.Name == args[0] {
+				return c.Run(ctx, args[1:], stdout, stderr)
 			}
 		}
 	}

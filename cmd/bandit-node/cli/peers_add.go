@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
@@ -44,7 +45,7 @@ func runPeersAdd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	next := appendCard(old, text)
 	// The new file must load as the daemon will load it.
-	reg, err := Families()
+	reg, err := families.Registry()
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,8 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
@@ -25,14 +27,14 @@ import (
 const pollEvery = 500 * time.Millisecond
 
 // sessionCommands are the subcommands of session.
-func sessionCommands() []command {
-	return []command{
-		{"start", "propose a session from a spec file", runSessionStart, nil},
-		{"status", "show a session's state and progress", runSessionStatus, nil},
-		{"result", "show a session's result", runSessionResult, nil},
-		{"list", "list sessions", runSessionList, nil},
-		{"cancel", "abort a session everywhere", runSessionCancel, nil},
-		{"logs", "show the log lines this daemon wrote about a session", runSessionLogs, nil},
+func sessionCommands() []clikit.Command {
+	return []clikit.Command{
+		{Name: "start", Summary: "propose a session from a spec file", Run: runSessionStart},
+		{Name: "status", Summary: "show a session's state and progress", Run: runSessionStatus},
+		{Name: "result", Summary: "show a session's result", Run: runSessionResult},
+		{Name: "list", Summary: "list sessions", Run: runSessionList},
+		{Name: "cancel", Summary: "abort a session everywhere", Run: runSessionCancel},
+		{Name: "logs", Summary: "show the log lines this daemon wrote about a session", Run: runSessionLogs},
 	}
 }
 
@@ -41,24 +43,24 @@ func runSession(ctx context.Context, args []string, stdout, stderr io.Writer) er
 	usage := func(w io.Writer) {
 		fmt.Fprintln(w, "Usage: bandit-node session SUBCOMMAND [flags] [args]\n\nSubcommands:")
 		for _, s := range subs {
-			fmt.Fprintf(w, "  %-7s %s\n", s.name, s.summary)
+			fmt.Fprintf(w, "  %-7s %s\n", s.Name, s.Summary)
 		}
 		fmt.Fprintln(w, "\nExample:\n  bandit-node session start --config node1/config.toml examples/ping.toml --wait")
 	}
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		usage(stdout)
 		if len(args) == 0 {
-			return usageError{"session: no subcommand given"}
+			return clikit.UsageError{Msg: "session: no subcommand given"}
 		}
 		return nil
 	}
 	for _, s := range subs {
-		if s.name == args[0] {
-			return s.run(ctx, args[1:], stdout, stderr)
+		if s.Name == args[0] {
+			return s.Run(ctx, args[1:], stdout, stderr)
 		}
 	}
 	usage(stderr)
-	return usageError{fmt.Sprintf("session: unknown subcommand %q", args[0])}
+	return clikit.UsageError{Msg: fmt.Sprintf("session: unknown subcommand %q", args[0])}
 }
 
 func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Writer) error {
@@ -102,9 +104,9 @@ func runSessionStart(ctx context.Context, args []string, stdout, stderr io.Write
 func checkTimeout(d time.Duration, waiting bool, waitFlag string) error {
 	switch {
 	case d < 0:
-		return usageError{fmt.Sprintf("--timeout %v: a wait cannot be negative (0 waits until the session ends)", d)}
+		return clikit.UsageError{Msg: fmt.Sprintf("--timeout %v: a wait cannot be negative (0 waits until the session ends)", d)}
 	case d > 0 && !waiting:
-		return usageError{fmt.Sprintf("--timeout bounds %s, which was not given", waitFlag)}
+		return clikit.UsageError{Msg: fmt.Sprintf("--timeout bounds %s, which was not given", waitFlag)}
 	}
 	return nil
 }
@@ -284,7 +286,7 @@ func showResult(w io.Writer, res apitype.Result, asJSON bool) error {
 
 // formatResult renders a family's combined result for people.
 func formatResult(w io.Writer, family string, raw []byte) error {
-	reg, err := Families()
+	reg, err := families.Registry()
 	if err != nil {
 		return err
 	}
@@ -306,7 +308,7 @@ func printIndented(w io.Writer, raw []byte) {
 
 func runSessionList(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newConfigFlags("session list", "session list --config FILE [--name NAME] [--json]", "bandit-node session list --config node1/config.toml --name weekly-promo", stderr)
-	asJSON := fs.Bool("json", false, "print JSON: {sched, sessions}")
+	asJSON := fs.Bool("json", false, "print JSON: {standing, sessions}")
 	name := fs.String("name", "", "only the standing session `NAME` and its runs")
 	_, c, cfg, err := fs.dial(args, 0, 0)
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"runtime/debug"
 	"time"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/sim"
 )
@@ -20,7 +22,7 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 	asJSON := fs.Bool("json", false, "print JSON: the protocol's result fields plus protocol, seed, messages, bytes, elapsed_seconds")
 	seed := fs.Int64("seed", 0, "override the spec's simulation.seed")
 	showProgress := fs.Bool("progress", false, "show progress on stderr (redrawn on a terminal, else a line every few seconds)")
-	pos, err := parseArgs(fs, args, 1, 1)
+	pos, err := clikit.ParseArgs(fs, args, 1, 1)
 	if err != nil {
 		return err
 	}
@@ -33,7 +35,7 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 	if err != nil {
 		return err
 	}
-	reg, err := Families()
+	reg, err := families.Registry()
 	if err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/protocol"
 )
 
@@ -15,14 +16,14 @@ const repoRoot = "../../.."
 // helpCommands are every command and subcommand with a flag set.
 var helpCommands = [][]string{{"init"}, {"run"}, {"id"}, {"peers"}, {"simulate"}, {"version"},
 	{"session", "start"}, {"session", "status"}, {"session", "result"}, {"session", "list"}, {"session", "cancel"},
-	{"experiment", "bai"}, {"experiment", "pfcb"}, {"experiment", "mpccb"}, {"experiment", "samba"}, {"data", "mpccb"}, {"bench", "pattern"}}
+	{"data", "mpccb"}, {"bench", "pattern"}}
 
 // TestHelpExamplesExist checks that every spec file a help text uses as an
 // example exists in the repository. Node configs (after --config) are the
 // operator's own, made by init, and are not checked.
 func TestHelpExamplesExist(t *testing.T) {
 	var help strings.Builder
-	for _, c := range append(helpCommands, []string{"session"}, []string{"experiment"}, []string{"data"}, []string{"bench"}) {
+	for _, c := range append(helpCommands, []string{"session"}, []string{"data"}, []string{"bench"}) {
 		out, stderr, _ := run(t, append(c, "-h")...)
 		help.WriteString(out + stderr)
 	}
@@ -50,7 +51,7 @@ func TestExampleSpecs(t *testing.T) {
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no examples/*.toml: %v", err)
 	}
-	reg, err := Families()
+	reg, err := families.Registry()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -88,8 +89,6 @@ func TestFlagErrors(t *testing.T) {
 		{[]string{"simulate", "p.toml", "--seed", "abc"}, "Usage: bandit-node simulate", `simulate: invalid value "abc" for flag -seed`},
 		{[]string{"session", "start", "--bogus"}, "Usage: bandit-node session start", "session start: flag provided but not defined: -bogus"},
 		{[]string{"run", "--config"}, "Usage: bandit-node run", "run: flag needs an argument: -config"},
-		{[]string{"experiment", "bai", "--runs", "x"}, "Usage: bandit-node experiment bai", `experiment bai: invalid value "x" for flag -runs`},
-		{[]string{"experiment", "pfcb", "--rounds", "1e9x"}, "Usage: bandit-node experiment pfcb", `invalid value "1e9x" for flag -rounds`},
 		{[]string{"init", "--policy-open=maybe"}, "Usage: bandit-node init", `invalid boolean value "maybe" for -policy-open`},
 		{[]string{"data", "mpccb", "--parties"}, "Usage: bandit-node data mpccb", "flag needs an argument: -parties"},
 		{[]string{"version", "--yaml"}, "Usage: bandit-node version", "flag provided but not defined: -yaml"},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
 	"github.com/bandit-node/bandit-node/internal/buildinfo"
 )
 
@@ -12,7 +13,7 @@ import (
 func runVersion(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("version", "version [--json]", "bandit-node version --json", stderr)
 	asJSON := fs.Bool("json", false, "print JSON: version, module, VCS revision and time, modified, Go version")
-	if _, err := parseArgs(fs, args, 0, 0); err != nil {
+	if _, err := clikit.ParseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
 	info := buildinfo.Read(Version)

@@ -1,0 +1,53 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
+	"github.com/bandit-node/bandit-node/experiment"
+)
+
+// experimentCommands are the experiments, one package of experiment/ each.
+func experimentCommands() []clikit.Command {
+	return []clikit.Command{
+		{Name: "bai", Summary: "multi-agent best-arm identification (Rio et al.)", Run: runExperimentBAI},
+		{Name: "pfcb", Summary: "P-FCB (Solanki et al.)", Run: runExperimentPFCB},
+		{Name: "mpccb", Summary: "privacy-preserving contextual bandits (Hannun et al.)", Run: runExperimentMPCCB},
+		{Name: "samba", Summary: "SAMBA, secure federated bandits (Ciucanu et al.)", Run: runExperimentSAMBA},
+	}
+}
+
+func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		fmt.Fprintln(stdout, "Usage: bandit-lab experiment NAME [flags]\n\nExperiments:\n  bai    multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb   P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)\n  mpccb  privacy-preserving contextual bandits: Figures 1–4 and Table 1 of Hannun et al.\n  samba  SAMBA: Figure 8 of Ciucanu et al. (secure against standard: reward, time, per-role costs)")
+		fmt.Fprintln(stdout, "\nExample:\n  bandit-lab experiment bai --out results/bai --runs 10")
+		if len(args) == 0 {
+			return clikit.UsageError{Msg: "experiment: name an experiment"}
+		}
+		return nil
+	}
+	for _, c := range experimentCommands() {
+		if c.Name == args[0] {
+			return c.Run(ctx, args[1:], stdout, stderr)
+		}
+	}
+	return clikit.UsageError{Msg: fmt.Sprintf("experiment: unknown experiment %q (known: bai, pfcb, mpccb, samba)", args[0])}
+}
+
+func printClaims(stdout io.Writer, runs int, elapsed time.Duration, claims []experiment.Claim, files []string) {
+	fmt.Fprintf(stdout, "%d sessions simulated in %v\n", runs, elapsed.Round(time.Millisecond))
+	for _, c := range claims {
+		mark := "holds"
+		if !c.Holds {
+			mark = "DOES NOT HOLD"
+		}
+		fmt.Fprintf(stdout, "  %-13s %s %s\n", mark, c.Text, c.Note)
+	}
+	fmt.Fprintln(stdout, "wrote:")
+	for _, f := range files {
+		fmt.Fprintln(stdout, "  "+f)
+	}
+}

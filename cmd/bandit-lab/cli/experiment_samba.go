@@ -1,0 +1,57 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+
+	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
+	"github.com/bandit-node/bandit-node/experiment/samba"
+)
+
+func runExperimentSAMBA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := newFlags("experiment samba", "experiment samba [--out DIR] [--dataset movielens|FILE] [--runs N] [--budget N] [--k K,K,...] [--paillier-bits B] [--workers N] [--seed N] [--quiet]", `
+bandit-lab experiment samba --out results/samba --runs 3 --budget 20000
+bandit-lab experiment samba --out /tmp/mine --dataset my-arms.txt --k 10,25,50   # one arm mean per line`, stderr)
+	out := fs.String("out", "results/samba", "directory for the CSV files, figures (PNG) and written results")
+	dataset := fs.String("dataset", samba.DatasetMovieLens, "movielens (the paper's MovieLens-100k means) or a file of arm means in [0, 1], one per line; the K largest are taken")
+	runs := fs.Int("runs", 3, "runs per point")
+	budget := fs.Int64("budget", 20000, "the budget N; the largest K also runs N/4 and N/2 (time and reward as N grows)")
+	ks := fs.String("k", "10,100", "comma-separated numbers of arms (data owners) K")
+	bits := fs.Int("paillier-bits", 2048, "the data customer's Paillier modulus (the paper's 2048; smaller only to try the command quickly)")
+	workers := fs.Int("workers", 0, "parallel simulations (default: GOMAXPROCS; more make the per-role busy times, which are wall times, count each other's work); a session's time is its thread's CPU time")
+	seed := fs.Int64("seed", 1, "first seed; run r uses seed+r")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	if _, err := clikit.ParseArgs(fs, args, 0, 0); err != nil {
+		return err
+	}
+	if err := clikit.AtLeastOne(fs, "runs", "budget", "workers", "paillier-bits"); err != nil {
+		return err
+	}
+	var kv []int
+	for _, f := range strings.Split(*ks, ",") {
+		k, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || k < 2 {
+			return clikit.UsageError{Msg: fmt.Sprintf("experiment samba: --k %q: %q is not a number of arms (at least 2)", *ks, f)}
+		}
+		kv = append(kv, k)
+	}
+	reg, err := families.Registry()
+	if err != nil {
+		return err
+	}
+	o := samba.Options{Out: *out, Dataset: *dataset, Runs: *runs, Budget: *budget, Ks: kv, PaillierBits: *bits, Workers: *workers,
+		Seed: *seed, Command: strings.Join(append([]string{"bandit-lab experiment samba"}, args...), " ")}
+	if !*quiet {
+		o.Progress = stderr
+	}
+	rep, err := samba.Run(ctx, reg, o)
+	if err != nil {
+		return err
+	}
+	printClaims(stdout, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+	return nil
+}
