@@ -158,15 +158,3 @@ func (n *Node) admitProposal(from peer.ID, id string, specText []byte, name stri
 	}
 	return s, nil
 }
-
-func distinctRoles(parties []protocol.Party) []string {
-	var out []string
-	seen := map[string]bool{}
-	for _, p := range parties {
-		if !seen[p.Role] {
-			seen[p.Role] = true
-			out = append(out, p.Role)
-		}
-	}
-	return out
-}

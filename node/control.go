@@ -2,35 +2,16 @@ package node
 
 import (
 	"bytes"
-	"context"
 	"fmt"
-	"slices"
-	"strings"
 	"time"
-	"unicode"
 
 	"github.com/bandit-node/bandit-node/node/config"
-	"github.com/bandit-node/bandit-node/node/lifecycle"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"google.golang.org/protobuf/proto"
 )
-
-// sendControl sends one control frame of session id to peer to.
-func (n *Node) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb.Control) error {
-	// c may be shared by concurrent senders: set the ID on a shallow copy.
-	frame, err := proto.Marshal(&nodepb.Control{SessionId: id, Body: c.Body})
-	if err != nil {
-		return fmt.Errorf("encoding a control frame: %w", err)
-	}
-	if err := n.control.Send(ctx, to, frame); err != nil {
-		n.metrics.Fail("send")
-		return fmt.Errorf("sending to %s: %w", n.nameOf(to), err)
-	}
-	return nil
-}
 
 // handleControl routes a control frame received from a peer.
 func (n *Node) handleControl(from peer.ID, frame []byte) {
@@ -91,69 +72,6 @@ func (n *Node) handleControl(from peer.ID, frame []byte) {
 		s.release(from, len(frame))
 		n.log.Warn("session is not taking control frames; dropped one", "session", s.id, "peer", n.nameOf(from))
 	}
-}
-
-// answerEnded answers a control frame for a session that is no longer
-// active here, from its record (lifecycle.AnswerEnded): an organization
-// that missed how the session ended — an Abort sent while its proposal was
-// still being examined, a lost Complete, a restart of this daemon — learns
-// it from the answer to its next frame. Only the session's organizations
-// are answered, and never an ending with an ending.
-func (n *Node) answerEnded(from peer.ID, c *nodepb.Control) {
-	rec, err := n.store.Get(c.SessionId)
-	if err != nil || !slices.Contains(rec.Peers, from.String()) {
-		n.metrics.Fail("unknown_session")
-		n.log.Debug("control frame for a session that is not active here", "peer", n.nameOf(from), "session", c.SessionId)
-		return
-	}
-	msg, ok := controlMsg(c, 1, 0)
-	if !ok {
-		return
-	}
-	st := lifecycle.Status{Reason: rec.Session.Reason}
-	switch rec.Session.State {
-	case stateCompleted:
-		st.Phase = lifecycle.Completed
-	case stateAborted:
-		st.Phase = lifecycle.Aborted
-	}
-	reply, ok := lifecycle.AnswerEnded(st, rec.Session.Local, msg)
-	if !ok {
-		return
-	}
-	frame := &nodepb.Control{Body: &nodepb.Control_Complete{Complete: &nodepb.Complete{}}}
-	if reply.Kind == lifecycle.Abort {
-		frame = &nodepb.Control{Body: &nodepb.Control_Abort{Abort: &nodepb.Abort{Reason: reply.Reason}}}
-	}
-	select {
-	case n.proposals <- struct{}{}:
-		go func() {
-			defer func() { <-n.proposals }()
-			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
-			defer cancel()
-			n.sendControl(ctx, from, c.SessionId, frame)
-		}()
-	default:
-	}
-}
-
-// maxReason bounds the length of a decline or abort reason taken from the
-// network.
-const maxReason = 512
-
-// sanitizeReason bounds a reason from the network and strips control
-// characters, since it is logged, stored and relayed.
-func sanitizeReason(r string) string {
-	r = strings.Map(func(c rune) rune {
-		if unicode.IsControl(c) {
-			return ' '
-		}
-		return c
-	}, r)
-	if len(r) > maxReason {
-		r = r[:maxReason] + "…"
-	}
-	return r
 }
 
 // decodeControl decodes and checks the shape of a control frame from the

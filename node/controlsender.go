@@ -2,12 +2,15 @@ package node
 
 import (
 	"context"
+	"fmt"
+	"slices"
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/lifecycle"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"google.golang.org/protobuf/proto"
 )
 
 // controlQueueSize bounds the control frames waiting to go to one peer in one
@@ -163,4 +166,62 @@ func controlMsg(c *nodepb.Control, from, to lifecycle.Org) (lifecycle.Msg, bool)
 		return m, false
 	}
 	return m, true
+}
+
+// sendControl sends one control frame of session id to peer to.
+func (n *Node) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb.Control) error {
+	// c may be shared by concurrent senders: set the ID on a shallow copy.
+	frame, err := proto.Marshal(&nodepb.Control{SessionId: id, Body: c.Body})
+	if err != nil {
+		return fmt.Errorf("encoding a control frame: %w", err)
+	}
+	if err := n.control.Send(ctx, to, frame); err != nil {
+		n.metrics.Fail("send")
+		return fmt.Errorf("sending to %s: %w", n.nameOf(to), err)
+	}
+	return nil
+}
+
+// answerEnded answers a control frame for a session that is no longer
+// active here, from its record (lifecycle.AnswerEnded): an organization
+// that missed how the session ended — an Abort sent while its proposal was
+// still being examined, a lost Complete, a restart of this daemon — learns
+// it from the answer to its next frame. Only the session's organizations
+// are answered, and never an ending with an ending.
+func (n *Node) answerEnded(from peer.ID, c *nodepb.Control) {
+	rec, err := n.store.Get(c.SessionId)
+	if err != nil || !slices.Contains(rec.Peers, from.String()) {
+		n.metrics.Fail("unknown_session")
+		n.log.Debug("control frame for a session that is not active here", "peer", n.nameOf(from), "session", c.SessionId)
+		return
+	}
+	msg, ok := controlMsg(c, 1, 0)
+	if !ok {
+		return
+	}
+	st := lifecycle.Status{Reason: rec.Session.Reason}
+	switch rec.Session.State {
+	case stateCompleted:
+		st.Phase = lifecycle.Completed
+	case stateAborted:
+		st.Phase = lifecycle.Aborted
+	}
+	reply, ok := lifecycle.AnswerEnded(st, rec.Session.Local, msg)
+	if !ok {
+		return
+	}
+	frame := &nodepb.Control{Body: &nodepb.Control_Complete{Complete: &nodepb.Complete{}}}
+	if reply.Kind == lifecycle.Abort {
+		frame = &nodepb.Control{Body: &nodepb.Control_Abort{Abort: &nodepb.Abort{Reason: reply.Reason}}}
+	}
+	select {
+	case n.proposals <- struct{}{}:
+		go func() {
+			defer func() { <-n.proposals }()
+			ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
+			defer cancel()
+			n.sendControl(ctx, from, c.SessionId, frame)
+		}()
+	default:
+	}
 }

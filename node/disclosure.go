@@ -2,6 +2,8 @@ package node
 
 import (
 	"fmt"
+	"strings"
+	"unicode"
 
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -163,3 +165,22 @@ func publicDecline(err error) string {
 	}
 	return err.Error()
 }
+
+// sanitizeReason bounds a reason from the network and strips control
+// characters, since it is logged, stored and relayed.
+func sanitizeReason(r string) string {
+	r = strings.Map(func(c rune) rune {
+		if unicode.IsControl(c) {
+			return ' '
+		}
+		return c
+	}, r)
+	if len(r) > maxReason {
+		r = r[:maxReason] + "…"
+	}
+	return r
+}
+
+// maxReason bounds the length of a decline or abort reason taken from the
+// network.
+const maxReason = 512

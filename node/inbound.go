@@ -4,8 +4,8 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -173,7 +173,7 @@ func (s *session) topicMessage(from peer.ID, f *roleFrameView) (protocol.Message
 // (it came both through gossip and in a replay; topicreplay.go).
 // borrowed is deliver's.
 func (s *session) deliverTopic(m protocol.Message, seq uint64, borrowed bool) {
-	fresh, err := s.topics.fresh(m.From, seq)
+	fresh, err := s.windows.fresh(m.From, seq)
 	if err != nil {
 		s.topicWindowExceeded(m.From, err)
 	}
@@ -383,13 +383,23 @@ func parseRoleFrame(b []byte, f *roleFrameView) error {
 	return nil
 }
 
+// topicWindows is what a session handed over of its parties' topic
+// messages, by publishing party: their sequence windows. A message comes
+// through gossip and again in a replay (transport.go), and is handed over
+// once. Its methods are safe for concurrent use: gossip's handler and the
+// streams' readers receive.
+type topicWindows struct {
+	mu   sync.Mutex
+	seen map[protocol.Party]*sequenceWindow
+}
+
 // fresh reports whether message seq of party p has not been handed over
 // yet, and marks it handed over. A frame without a number (an older
 // publisher's) is always fresh. A number more than topicSeqWindow ahead of
 // the first of p's messages not received yet is not fresh, and the first
 // such one returns a *topicWindowError: the session cannot go on (see
 // topicSeqWindow).
-func (r *topicReplay) fresh(p protocol.Party, seq uint64) (bool, error) {
+func (r *topicWindows) fresh(p protocol.Party, seq uint64) (bool, error) {
 	if seq == 0 {
 		return true, nil
 	}
@@ -521,29 +531,6 @@ func (s *session) topicWindowExceeded(p protocol.Party, err error) {
 // besides the frame each inbound stream is reading (p2p bounds those: one
 // frame of at most max_frame_size per stream, and streams per peer).
 
-// peerBuffer counts the bytes queued on this node from one peer, over all
-// its sessions; peak is the most it has held.
-type peerBuffer struct {
-	bytes atomic.Int64
-	peak  atomic.Int64
-}
-
-// reserve adds n bytes unless that takes the count over limit, and keeps
-// peak.
-func (b *peerBuffer) reserve(n, limit int64) bool {
-	v := b.bytes.Add(n)
-	if v > limit {
-		b.bytes.Add(-n)
-		return false
-	}
-	for {
-		p := b.peak.Load()
-		if v <= p || b.peak.CompareAndSwap(p, v) {
-			return true
-		}
-	}
-}
-
 // sessionBuffer counts the bytes queued in one session, in total and by
 // the peer that sent them. A session's goroutine closes it when the session
 // ends, which gives back to each peer what it had queued there; nothing is
@@ -630,15 +617,6 @@ func (s *session) closeBuffer() {
 	b.from, b.bytes = nil, 0
 }
 
-// queuedBytes is the bytes queued from all peers (bandit_queued_bytes).
-func (n *Node) queuedBytes() float64 {
-	var sum int64
-	for _, b := range n.live.Load().peerBuf {
-		sum += b.bytes.Load()
-	}
-	return float64(sum)
-}
-
 // dropOverflow drops a frame of peer from that reserve refused, counting
 // it, and, with the reason reserve gave (the first time), logs the overflow
 // and has the session abort.
@@ -649,4 +627,57 @@ func (s *session) dropOverflow(from peer.ID, reason string) {
 	}
 	s.n.log.Warn("dropped a frame over a buffer cap; aborting the session", "session", s.id, "peer", s.nameOf(from), "reason", reason)
 	go s.requestAbort(reason)
+}
+
+// joinTopic subscribes this node to the session's gossipsub topic when it
+// plays a party of a family that publishes (protocol.Info.UsesTopic). Only the session's organizations may publish on it, and only
+// as parties they play.
+func (n *Node) joinTopic(s *session) error {
+	if len(s.mine) == 0 || !s.caps.Topic {
+		return nil
+	}
+	var allowed []peer.ID
+	for _, ids := range s.orgs {
+		for _, id := range ids {
+			if !slices.Contains(allowed, id) {
+				allowed = append(allowed, id)
+			}
+		}
+	}
+	validate := func(from peer.ID, data []byte) (err error) {
+		defer func() {
+			if n.recoverHandler(recover(), "validating a topic message", from) {
+				err = errors.New("internal error validating the message")
+			}
+		}()
+		_, _, err = s.decodeTopicFrame(from, data)
+		return err
+	}
+	handler := func(from peer.ID, data []byte) {
+		defer func() { n.recoverHandler(recover(), "a topic message", from) }()
+		n.metrics.CountTopic(s.family, true, len(data))
+		m, seq, err := s.decodeTopicFrame(from, data)
+		if err != nil {
+			return
+		}
+		s.deliverTopic(m, seq, false)
+	}
+	t, err := n.gossip.Join(topicName(s.initiator, s.id), allowed, validate, handler)
+	if err != nil {
+		return fmt.Errorf("joining the session topic: %w", err)
+	}
+	s.topic = t
+	return nil
+}
+
+// decodeTopicFrame checks a topic message: this session's, from a party its
+// author plays, to nobody in particular. seq is its number among its
+// party's (0 from a daemon that did not number them).
+func (s *session) decodeTopicFrame(from peer.ID, data []byte) (protocol.Message, uint64, error) {
+	f, err := decodeRoleFrame(data)
+	if err != nil {
+		return protocol.Message{}, 0, err
+	}
+	m, err := s.topicMessage(from, &f)
+	return m, f.TopicSeq, err
 }

@@ -448,7 +448,7 @@ func TestSequenceWindow(t *testing.T) {
 // the set never holds more than topicSeqWindow numbers, and the first
 // number beyond it is reported once, naming the party and the numbers.
 func TestTopicWindowBoundsTheSet(t *testing.T) {
-	var r topicReplay
+	var r topicWindows
 	p := protocol.Party{Role: "agent", Index: 3}
 	var errs []error
 	for v := uint64(2); v < 3*topicSeqWindow; v += 2 {

@@ -2,6 +2,7 @@ package node
 
 import (
 	"fmt"
+	"sync/atomic"
 
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/p2p"
@@ -52,13 +53,6 @@ func (l *liveConfig) nameOf(id peer.ID) string {
 	return id.String()
 }
 
-// config returns the config in force.
-func (n *Node) config() *config.Config { return n.live.Load().cfg }
-
-// nameOf returns the name of id in the session's address book (the one it
-// was created under), or its string form.
-func (s *session) nameOf(id peer.ID) string { return s.live.nameOf(id) }
-
 // addressBook converts cfg's [[peers]] to the p2p host's address book.
 func addressBook(cfg *config.Config) ([]p2p.Peer, error) {
 	var book []p2p.Peer
@@ -97,4 +91,27 @@ func relayID(cfg *config.Config, name string) (peer.ID, error) {
 		return "", fmt.Errorf("the peer ID of relay %s: %w", name, err)
 	}
 	return id, nil
+}
+
+// peerBuffer counts the bytes queued on this node from one peer, over all
+// its sessions; peak is the most it has held.
+type peerBuffer struct {
+	bytes atomic.Int64
+	peak  atomic.Int64
+}
+
+// reserve adds n bytes unless that takes the count over limit, and keeps
+// peak.
+func (b *peerBuffer) reserve(n, limit int64) bool {
+	v := b.bytes.Add(n)
+	if v > limit {
+		b.bytes.Add(-n)
+		return false
+	}
+	for {
+		p := b.peak.Load()
+		if v <= p || b.peak.CompareAndSwap(p, v) {
+			return true
+		}
+	}
 }

@@ -92,3 +92,12 @@ func (n *Node) sessionStates() []string {
 	}
 	return states
 }
+
+// queuedBytes is the bytes queued from all peers (bandit_queued_bytes).
+func (n *Node) queuedBytes() float64 {
+	var sum int64
+	for _, b := range n.live.Load().peerBuf {
+		sum += b.bytes.Load()
+	}
+	return float64(sum)
+}

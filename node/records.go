@@ -3,8 +3,9 @@ package node
 import (
 	"context"
 	"fmt"
-	"github.com/bandit-node/bandit-node/node/store"
 	"time"
+
+	"github.com/bandit-node/bandit-node/node/store"
 )
 
 // storageProblem says what keeps this node's data directory from storing

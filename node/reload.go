@@ -128,3 +128,11 @@ func (n *Node) applyConfig(ctx context.Context, next *config.Config) (apitype.Co
 	n.warnConfig(next)
 	return ch, nil
 }
+
+// warnConfig logs at WARN what cfg, the config in force, leaves this
+// node unable to do (Config.Warnings).
+func (n *Node) warnConfig(cfg *config.Config) {
+	for _, w := range cfg.Warnings() {
+		n.log.Warn(w, "config", cfg.Path)
+	}
+}

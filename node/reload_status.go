@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
-	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -76,12 +75,4 @@ func (r *reloadStatus) lastReload() *apitype.ReloadStatus {
 	}
 	c := *r.last
 	return &c
-}
-
-// warnConfig logs at WARN what cfg, the config in force, leaves this
-// node unable to do (Config.Warnings).
-func (n *Node) warnConfig(cfg *config.Config) {
-	for _, w := range cfg.Warnings() {
-		n.log.Warn(w, "config", cfg.Path)
-	}
 }

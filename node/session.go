@@ -2,9 +2,7 @@ package node
 
 import (
 	"context"
-	"fmt"
 	"maps"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -120,9 +118,10 @@ type session struct {
 	// gone is set when the node forgets the session: a roleStream that
 	// remembers it then decodes the next frame's head again.
 	gone atomic.Bool
-	// topics numbers, keeps and deduplicates the session's topic
-	// messages (topic.go).
-	topics topicReplay
+	// topics numbers and keeps the session's topic messages for replays
+	// (transport.go); windows de-duplicates those received (inbound.go).
+	topics  topicReplay
+	windows topicWindows
 
 	// run is held by the goroutine that drives the roles: the loop, or a
 	// stream's reader stepping a message in place.
@@ -195,99 +194,6 @@ type session struct {
 	buf sessionBuffer
 
 	topic *p2p.Topic
-}
-
-// newSession builds, under the config and address book live, the session of a proposal that this node accepted or
-// made. The assignment is resolved here, once, into peer IDs (the address
-// book's copies) and the lifecycle's organizations.
-func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, params any, specText []byte, assign protocol.Assignment,
-	initiator peer.ID, local map[string]any) (*session, error) {
-	self := n.host.ID()
-	n.slogs.Track(id)
-	s := &session{n: n, live: live, cfg: live.cfg, id: id, fam: fam, family: fam.Name(), caps: drive.CapsOf(fam), params: params, specText: specText, assign: assign,
-		initiator: initiator, initiated: initiator == self, self: self,
-		mine: assign.PartiesOf(self.String()), local: local,
-		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
-		kick:    make(chan struct{}, 1),
-		reports: map[protocol.Party][]byte{}, myProgress: map[protocol.Party]protocol.Progress{},
-		orgIndex: map[peer.ID]lifecycle.Org{}, senders: map[peer.ID]*controlSender{}}
-	s.transport = &sessionTransport{s: s, messenger: n.roles[RoleProtocol(fam)]}
-	// bookCopy returns the node's copy of id: its own, or the address
-	// book's, which the messenger also hands over with every frame, so
-	// that comparing the two (every frame's sender, every message's
-	// recipient) compares pointers.
-	bookCopy := func(id peer.ID) peer.ID {
-		if id == self {
-			return self
-		}
-		if book, ok := live.ids[live.names[id]]; ok && book == id {
-			return book
-		}
-		return id
-	}
-	member := func(id peer.ID) {
-		if _, ok := s.orgIndex[id]; !ok {
-			s.orgIndex[id] = lifecycle.Org(len(s.members))
-			s.members = append(s.members, id)
-		}
-	}
-	member(bookCopy(initiator))
-	for _, role := range slices.Sorted(maps.Keys(assign.Roles)) {
-		ids := make([]peer.ID, len(assign.Roles[role]))
-		for i, org := range assign.Roles[role] {
-			pid, err := peer.Decode(org)
-			if err != nil {
-				return nil, fmt.Errorf("roles.%s[%d]: %q is not a peer ID: %w", role, i, org, err)
-			}
-			ids[i] = bookCopy(pid)
-			member(ids[i])
-		}
-		// The family's own copy of the name, its RoleSpec's: every party
-		// the session hands its roles carries it, so that a role comparing
-		// a party's role with its constant (m.From == controllerParty)
-		// compares a pointer rather than the bytes.
-		if spec, err := protocol.RoleSpecOf(fam, role); err == nil {
-			role = spec.Name
-		}
-		s.roleNames = append(s.roleNames, role)
-		s.orgs = append(s.orgs, ids)
-	}
-	for i, p := range s.mine {
-		// The session's own copy of the role name: a frame's party carries
-		// it too (party), so comparing the two compares a pointer.
-		s.mine[i].Role = s.roleNames[roleIndex(s.roleNames, p.Role)]
-	}
-	s.parties, s.told = make([]*drive.Party, len(s.mine)), make([]bool, len(s.mine))
-	s.envs = make([]*envSlot, len(s.mine))
-	s.envCtx, s.envCancel = context.WithCancel(context.Background())
-	for _, id := range s.members {
-		if id != self {
-			s.remotes = append(s.remotes, id)
-		}
-	}
-	names := map[string][]string{}
-	for r, role := range s.roleNames {
-		for _, id := range s.orgs[r] {
-			names[role] = append(names[role], live.nameOf(id))
-		}
-	}
-	var parties []string
-	for _, p := range s.mine {
-		parties = append(parties, p.String())
-	}
-	var peers []string
-	for _, p := range s.remotes {
-		peers = append(peers, p.String())
-	}
-	s.rec = &store.Record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Wire: protocol.WireVersion(fam), Initiator: live.nameOf(initiator),
-		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
-		Created: time.Now().UTC(), Spec: string(specText)}}
-	lc, err := lifecycle.New(s.lifecycleConfig())
-	if err != nil {
-		return nil, err
-	}
-	s.lc = lc
-	return s, nil
 }
 
 // setName makes s a run of the standing session name, before it is
@@ -477,3 +383,7 @@ func (s *session) post(ev ctrlEvent) {
 		s.n.log.Warn("session is not taking requests; dropped one", "session", s.id, "abort", ev.abort, "reason", ev.reason)
 	}
 }
+
+// nameOf returns the name of id in the session's address book (the one it
+// was created under), or its string form.
+func (s *session) nameOf(id peer.ID) string { return s.live.nameOf(id) }

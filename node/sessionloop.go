@@ -366,3 +366,15 @@ func (s *session) collectRoles(progress bool) {
 		s.lc.Fail(err.reason, err.detail)
 	}
 }
+
+// forget removes an ended session from the active set.
+func (n *Node) forget(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if s := n.sessions[id]; s != nil {
+		n.recent.CompareAndSwap(s, nil)
+		s.gone.Store(true)
+	}
+	delete(n.sessions, id)
+	n.metrics.Active.Set(float64(len(n.sessions)))
+}

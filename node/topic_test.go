@@ -18,6 +18,7 @@ import (
 // always handed over.
 func TestTopicReplayLog(t *testing.T) {
 	var r topicReplay
+	var w topicWindows
 	start := time.Unix(1000, 0)
 	for i := range topicLogSize + 10 {
 		r.published([]byte{byte(i)}, start.Add(time.Duration(i)*time.Millisecond))
@@ -36,7 +37,7 @@ func TestTopicReplayLog(t *testing.T) {
 	}
 	p := protocol.Party{Role: "agent", Index: 1}
 	fresh := func(seq uint64) bool {
-		ok, err := r.fresh(p, seq)
+		ok, err := w.fresh(p, seq)
 		if err != nil {
 			t.Fatal(err)
 		}

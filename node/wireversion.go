@@ -10,12 +10,6 @@ import (
 	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 )
 
-// controlWireVersion is the version of the session-control protocol this
-// build speaks (ControlProtocol). When it changes in a way an earlier
-// daemon cannot follow, the previous version joins controlWireVersions
-// for as long as this build still speaks it.
-const controlWireVersion = "2.0.0"
-
 // controlWireVersions are the versions of the session-control protocol
 // this build accepts in a proposal, the current one first.
 var controlWireVersions = [...]string{controlWireVersion}
