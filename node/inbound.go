@@ -9,7 +9,6 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
@@ -508,125 +507,6 @@ func (s *session) topicWindowExceeded(p protocol.Party, err error) {
 	go s.requestAbort(fmt.Sprintf("%s (%s): its topic messages ran more than %d ahead of one %s never received "+
 		"(the de-duplication window of a party's topic messages): a message was lost for good, or numbered falsely",
 		p, s.nameOf(org), topicSeqWindow, s.cfg.Node.Name))
-}
-
-// What a peer sends a session waits in the session's queues (inbox, ctrl)
-// until the session's goroutine takes it: while the session is proposed
-// and not started, while its roles start, while its goroutine is busy, and
-// always for a family whose messages are not stepped in place. A peer of
-// the session could fill those queues with well-formed frames faster than
-// they drain — frames for a session that has not started, or for rounds far
-// ahead. So every frame queued is counted, in bytes, against two caps:
-//
-//   - session.max_buffered_bytes, the bytes queued in one session, from
-//     all its peers;
-//   - session.max_peer_buffered_bytes, the bytes queued from one peer, in
-//     all its sessions on this node.
-//
-// A frame that would take either over is dropped, and the session it was for
-// aborts (everywhere) with a reason that names the peer and the cap. The
-// frames stepped in place (protocol.Info.SmallMessages) are never queued and
-// never counted. The daemon's memory for queued frames is thus at most
-// min(peers × max_peer_buffered_bytes, max_active × max_buffered_bytes),
-// besides the frame each inbound stream is reading (p2p bounds those: one
-// frame of at most max_frame_size per stream, and streams per peer).
-
-// sessionBuffer counts the bytes queued in one session, in total and by
-// the peer that sent them. A session's goroutine closes it when the session
-// ends, which gives back to each peer what it had queued there; nothing is
-// counted after that.
-type sessionBuffer struct {
-	mu     sync.Mutex
-	closed bool
-	bytes  int64
-	peak   int64
-	from   map[peer.ID]int64
-	// overflowed is set once the session was told to abort for an
-	// overflow: later frames are dropped without another request.
-	overflowed bool
-}
-
-// reserve counts size bytes from peer from, queued in s, against the
-// caps. When the frame is not to be queued, ok is false, and over says
-// that a cap refused it; reason, the first time, is what the session aborts
-// for. A session that has ended queues nothing (ok and over false).
-func (s *session) reserve(from peer.ID, size int) (ok, over bool, reason string) {
-	cfg := s.cfg
-	b := &s.buf
-	sz := int64(size) + config.QueuedOverhead
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	pb := s.live.peerBuf[from]
-	if b.closed || pb == nil {
-		// pb is nil for a peer outside the address book, which the
-		// messenger refuses already.
-		return false, false, ""
-	}
-	if limit := int64(cfg.Session.MaxBufferedBytes); b.bytes+sz > limit {
-		return false, true, b.overflow(fmt.Sprintf("%s sent more than session.max_buffered_bytes = %d bytes that %s had not yet processed in this session",
-			s.nameOf(from), limit, cfg.Node.Name))
-	}
-	if limit := int64(cfg.Session.MaxPeerBufferedBytes); !pb.reserve(sz, limit) {
-		return false, true, b.overflow(fmt.Sprintf("%s sent more than session.max_peer_buffered_bytes = %d bytes that %s had not yet processed, over all its sessions",
-			s.nameOf(from), limit, cfg.Node.Name))
-	}
-	b.bytes += sz
-	b.peak = max(b.peak, b.bytes)
-	if b.from == nil {
-		b.from = map[peer.ID]int64{}
-	}
-	b.from[from] += sz
-	return true, false, ""
-}
-
-// overflow returns reason the first time, and "" after: the session is
-// asked to abort once. b.mu is held.
-func (b *sessionBuffer) overflow(reason string) string {
-	if b.overflowed {
-		return ""
-	}
-	b.overflowed = true
-	return reason
-}
-
-// release gives back what reserve(from, size) counted, once the frame has
-// left the queue.
-func (s *session) release(from peer.ID, size int) {
-	b := &s.buf
-	sz := int64(size) + config.QueuedOverhead
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.closed {
-		return
-	}
-	b.bytes -= sz
-	b.from[from] -= sz
-	s.live.peerBuf[from].bytes.Add(-sz)
-}
-
-// closeBuffer ends the counting when the session ends: each peer gets back
-// what it still had queued here.
-func (s *session) closeBuffer() {
-	b := &s.buf
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.closed = true
-	for p, sz := range b.from {
-		s.live.peerBuf[p].bytes.Add(-sz)
-	}
-	b.from, b.bytes = nil, 0
-}
-
-// dropOverflow drops a frame of peer from that reserve refused, counting
-// it, and, with the reason reserve gave (the first time), logs the overflow
-// and has the session abort.
-func (s *session) dropOverflow(from peer.ID, reason string) {
-	s.n.metrics.Fail("overflow")
-	if reason == "" {
-		return
-	}
-	s.n.log.Warn("dropped a frame over a buffer cap; aborting the session", "session", s.id, "peer", s.nameOf(from), "reason", reason)
-	go s.requestAbort(reason)
 }
 
 // joinTopic subscribes this node to the session's gossipsub topic when it

@@ -19,13 +19,6 @@ import (
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
-// lookup returns the active session id, or nil.
-func (n *Node) lookup(id string) *session {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.sessions[id]
-}
-
 // register adds s to the active set and starts its goroutine, unless the node
 // is closing or at session.max_active.
 func (n *Node) register(s *session) error {

@@ -157,3 +157,10 @@ func (n *Node) config() *config.Config { return n.live.Load().cfg }
 // daemon cannot follow, the previous version joins controlWireVersions
 // for as long as this build still speaks it.
 const controlWireVersion = "2.0.0"
+
+// lookup returns the active session id, or nil.
+func (n *Node) lookup(id string) *session {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.sessions[id]
+}
