@@ -40,10 +40,10 @@ func (s *session) sendControl(m lifecycle.Msg) {
 		return
 	}
 	to := s.members[m.To]
-	cs := s.senders[to]
+	cs := s.life.senders[to]
 	if cs == nil {
 		cs = &controlSender{frames: make(chan outFrame, controlQueueSize), done: make(chan struct{})}
-		s.senders[to] = cs
+		s.life.senders[to] = cs
 		go s.sendLoop(to, cs)
 	}
 	select {
@@ -82,10 +82,10 @@ func (s *session) sendLoop(to peer.ID, cs *controlSender) {
 // and waits for them.
 func (s *session) closeSenders() {
 	deadline := time.After(shutdownGrace)
-	for _, cs := range s.senders {
+	for _, cs := range s.life.senders {
 		close(cs.frames)
 	}
-	for to, cs := range s.senders {
+	for to, cs := range s.life.senders {
 		select {
 		case <-cs.done:
 		case <-deadline:

@@ -125,7 +125,7 @@ func (s *session) partyFailure(i int, c failure, err error, other ...protocol.Pa
 // data owner's environment is asked at which step can tell which arm was
 // pulled. run is held.
 func (s *session) stepOf(i int) string {
-	if st := s.myProgress[s.mine[i]].Step; st > 0 {
+	if st := s.run.myProgress[s.mine[i]].Step; st > 0 {
 		return fmt.Sprintf(" at step %d", st)
 	}
 	return ""

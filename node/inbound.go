@@ -232,7 +232,7 @@ func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s 
 // which is all that family promises to need; queued, it is copied first.
 func (s *session) deliver(m protocol.Message, borrowed bool) {
 	if s.run.TryLock() {
-		if s.inPlace && s.queued.Load() == 0 {
+		if s.run.inPlace && s.queued.Load() == 0 {
 			s.stepInPlace(m)
 			s.run.Unlock()
 			return

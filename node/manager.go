@@ -33,7 +33,7 @@ func (n *Node) register(s *session) error {
 	if len(n.sessions) >= s.cfg.Session.MaxActive {
 		return fmt.Errorf("%s already runs %d sessions (session.max_active)", s.cfg.Node.Name, len(n.sessions))
 	}
-	if err := n.store.Put(&store.Record{Session: s.rec.Session}); err != nil {
+	if err := n.store.Put(&store.Record{Session: s.state.rec.Session}); err != nil {
 		return localDecline(s.cfg.Node.Name, "a local storage failure", err)
 	}
 	n.sessions[s.id] = s
@@ -174,10 +174,11 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 		initiator: initiator, initiated: initiator == self, self: self,
 		mine: assign.PartiesOf(self.String()), local: local,
 		ctrl: make(chan ctrlEvent, ctrlSize), inbox: make(chan protocol.Message, inboxSize), done: make(chan struct{}),
-		kick:    make(chan struct{}, 1),
-		reports: map[protocol.Party][]byte{}, myProgress: map[protocol.Party]protocol.Progress{},
-		orgIndex: map[peer.ID]lifecycle.Org{}, senders: map[peer.ID]*controlSender{}}
-	s.transport = &sessionTransport{s: s, messenger: n.roles[RoleProtocol(fam)]}
+		kick:     make(chan struct{}, 1),
+		orgIndex: map[peer.ID]lifecycle.Org{}}
+	s.run.reports, s.run.myProgress = map[protocol.Party][]byte{}, map[protocol.Party]protocol.Progress{}
+	s.life.senders = map[peer.ID]*controlSender{}
+	s.run.transport = &sessionTransport{s: s, messenger: n.roles[RoleProtocol(fam)]}
 	// bookCopy returns the node's copy of id: its own, or the address
 	// book's, which the messenger also hands over with every frame, so
 	// that comparing the two (every frame's sender, every message's
@@ -223,8 +224,8 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 		// it too (party), so comparing the two compares a pointer.
 		s.mine[i].Role = s.roleNames[roleIndex(s.roleNames, p.Role)]
 	}
-	s.parties, s.told = make([]*drive.Party, len(s.mine)), make([]bool, len(s.mine))
-	s.envs = make([]*envSlot, len(s.mine))
+	s.run.parties, s.life.told = make([]*drive.Party, len(s.mine)), make([]bool, len(s.mine))
+	s.run.envs = make([]*envSlot, len(s.mine))
 	s.envCtx, s.envCancel = context.WithCancel(context.Background())
 	for _, id := range s.members {
 		if id != self {
@@ -245,14 +246,14 @@ func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, para
 	for _, p := range s.remotes {
 		peers = append(peers, p.String())
 	}
-	s.rec = &store.Record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Wire: protocol.WireVersion(fam), Initiator: live.nameOf(initiator),
+	s.state.rec = &store.Record{Peers: peers, Session: apitype.Session{ID: id, Protocol: fam.Name(), Wire: protocol.WireVersion(fam), Initiator: live.nameOf(initiator),
 		Local: s.initiated, Roles: names, Parties: parties, State: stateProposed,
 		Created: time.Now().UTC(), Spec: string(specText)}}
 	lc, err := lifecycle.New(s.lifecycleConfig())
 	if err != nil {
 		return nil, err
 	}
-	s.lc = lc
+	s.life.lc = lc
 	return s, nil
 }
 

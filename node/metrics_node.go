@@ -86,9 +86,9 @@ func (n *Node) sessionStates() []string {
 	n.mu.Unlock()
 	states := make([]string, 0, len(active))
 	for _, s := range active {
-		s.mu.Lock()
-		states = append(states, s.rec.Session.State)
-		s.mu.Unlock()
+		s.state.Lock()
+		states = append(states, s.state.rec.Session.State)
+		s.state.Unlock()
 	}
 	return states
 }

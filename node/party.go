@@ -29,7 +29,7 @@ import (
 func (s *session) startRoles() {
 	s.run.Lock()
 	defer s.run.Unlock()
-	s.started = true
+	s.life.started = true
 	for i, p := range s.mine {
 		var rnd io.Reader = cryptoRand{}
 		if s.n.roleRand != nil {
@@ -40,28 +40,28 @@ func (s *session) startRoles() {
 			Logger: s.n.log.With("session", s.id, "party", p.String())}
 		d, err := drive.New(s.fam, s.caps, cfg)
 		if err != nil {
-			s.roleErr = s.partyAbort(i, err)
+			s.run.roleErr = s.partyAbort(i, err)
 			return
 		}
-		s.parties[i] = d
+		s.run.parties[i] = d
 		if !d.Asks() {
 			continue
 		}
 		if err := s.buildEnvironment(i, cfg); err != nil {
-			s.roleErr = err
+			s.run.roleErr = err
 			return
 		}
 	}
-	for i, d := range s.parties {
+	for i, d := range s.run.parties {
 		b, err := d.Start()
-		if s.roleErr = s.carry(i, b, err); s.roleErr != nil {
+		if s.run.roleErr = s.carry(i, b, err); s.run.roleErr != nil {
 			return
 		}
 	}
-	if s.roleErr = s.drainLocal(); s.roleErr != nil {
+	if s.run.roleErr = s.drainLocal(); s.run.roleErr != nil {
 		return
 	}
-	s.inPlace = s.caps.SmallMessages
+	s.run.inPlace = s.caps.SmallMessages
 }
 
 // tickRoles ticks this node's unfinished parties, which the driver passes
@@ -70,16 +70,16 @@ func (s *session) startRoles() {
 func (s *session) tickRoles() {
 	s.run.Lock()
 	defer s.run.Unlock()
-	if s.roleErr != nil {
+	if s.run.roleErr != nil {
 		return
 	}
-	for i, d := range s.parties {
+	for i, d := range s.run.parties {
 		b, err := d.Tick()
-		if s.roleErr = s.carry(i, b, err); s.roleErr != nil {
+		if s.run.roleErr = s.carry(i, b, err); s.run.roleErr != nil {
 			return
 		}
 	}
-	s.roleErr = s.drainLocal()
+	s.run.roleErr = s.drainLocal()
 }
 
 // carry carries out batch b of local party mine[i], or turns err, how the
@@ -107,13 +107,13 @@ func (s *session) carry(i int, b drive.Batch, err error) *abortError {
 func (s *session) recordBatch(i int, b drive.Batch) *abortError {
 	p := s.mine[i]
 	if b.Progress != nil {
-		s.myProgress[p] = *b.Progress
-		s.dirty = true
+		s.run.myProgress[p] = *b.Progress
+		s.run.dirty = true
 	}
 	if b.Result == nil {
 		return nil
 	}
-	s.reports[p] = b.Result.Report
+	s.run.reports[p] = b.Result.Report
 	s.kickLoop() // it tells the lifecycle
 	if b.Result.Local != nil {
 		var raw json.RawMessage
@@ -136,7 +136,7 @@ func (s *session) recordBatch(i int, b drive.Batch) *abortError {
 }
 
 // finished reports whether local party mine[i] has finished. run is held.
-func (s *session) finished(i int) bool { return s.parties[i] != nil && s.parties[i].Done() }
+func (s *session) finished(i int) bool { return s.run.parties[i] != nil && s.run.parties[i].Done() }
 
 // partyAbort is the session's abort for err, how local party mine[i]
 // failed (a *drive.Error): a class of failure that crosses to the other
@@ -225,7 +225,7 @@ func (s *session) step(m protocol.Message) *abortError {
 	if i < 0 {
 		return nil
 	}
-	b, err := s.parties[i].Step(m)
+	b, err := s.run.parties[i].Step(m)
 	return s.carry(i, b, err)
 }
 
@@ -243,7 +243,7 @@ func (s *session) mineIndex(p protocol.Party) int {
 // drainLocal delivers the messages this node's parties sent each other.
 func (s *session) drainLocal() *abortError {
 	for {
-		m, ok := s.transport.nextLocal()
+		m, ok := s.run.transport.nextLocal()
 		if !ok {
 			return nil
 		}
@@ -264,7 +264,7 @@ func (s *session) sendBatch(i int, msgs []protocol.Message) *abortError {
 	ctx := s.batchContext()
 	for _, m := range msgs {
 		m.From = p
-		if err := s.transport.Send(ctx, m); err != nil {
+		if err := s.run.transport.Send(ctx, m); err != nil {
 			var e *abortError
 			if m.Topic {
 				e = s.partyFailure(i, failPublish, err)
@@ -310,9 +310,9 @@ func (s *session) stepInPlace(m protocol.Message) {
 // failInPlace hands a failure found while stepping in place to the loop.
 // run is held.
 func (s *session) failInPlace(err *abortError) {
-	s.inPlace = false
-	if s.roleErr == nil {
-		s.roleErr = err
+	s.run.inPlace = false
+	if s.run.roleErr == nil {
+		s.run.roleErr = err
 	}
 	s.kickLoop()
 }
@@ -327,14 +327,14 @@ func (s *session) failInPlace(err *abortError) {
 // it for three write timeouts. The session's runner owns it.
 func (s *session) batchContext() context.Context {
 	now := time.Now()
-	if s.sendCtx == nil || s.sendDeadline.Sub(now) < sendTimeout-sendTimeout/8 {
-		if s.sendCancel != nil {
-			s.sendCancel()
+	if s.run.sendCtx == nil || s.run.sendDeadline.Sub(now) < sendTimeout-sendTimeout/8 {
+		if s.run.sendCancel != nil {
+			s.run.sendCancel()
 		}
-		s.sendDeadline = now.Add(sendTimeout)
-		s.sendCtx, s.sendCancel = context.WithDeadline(context.Background(), s.sendDeadline)
+		s.run.sendDeadline = now.Add(sendTimeout)
+		s.run.sendCtx, s.run.sendCancel = context.WithDeadline(context.Background(), s.run.sendDeadline)
 	}
-	return s.sendCtx
+	return s.run.sendCtx
 }
 
 // A local party whose role asks its environment (protocol.Asker) gets one
@@ -394,11 +394,11 @@ func (s *session) buildEnvironment(i int, cfg protocol.RoleConfig) *abortError {
 		return s.partyFailure(i, failEnvironmentSetup, fmt.Errorf("%s: its environment: %w", p, err))
 	}
 	slot := &envSlot{env: env}
-	if !s.parties[i].UseEnvironment(s.envCtx, env) {
+	if !s.run.parties[i].UseEnvironment(s.envCtx, env) {
 		slot.queue = make(chan protocol.Query, maxQueriesQueued)
 		go s.answerQueries(i, slot)
 	}
-	s.envs[i] = slot
+	s.run.envs[i] = slot
 	return nil
 }
 
@@ -429,7 +429,7 @@ func (s *session) answerQueries(i int, slot *envSlot) {
 // ask hands qs, queries of a batch of local party mine[i], to the party's
 // asynchronous environment. run is held.
 func (s *session) ask(i int, qs []protocol.Query) *abortError {
-	slot := s.envs[i]
+	slot := s.run.envs[i]
 	if slot == nil || slot.queue == nil {
 		return s.partyFailure(i, failEnvironmentSetup, errors.New("the role asked its environment, but has none"))
 	}
@@ -458,7 +458,7 @@ func (s *session) answerInPlace(a envAnswer) bool {
 	if s.envCtx.Err() != nil {
 		return false
 	}
-	if s.roleErr != nil || s.finished(a.i) {
+	if s.run.roleErr != nil || s.finished(a.i) {
 		return true
 	}
 	defer func() {
@@ -466,7 +466,7 @@ func (s *session) answerInPlace(a envAnswer) bool {
 			s.failInPlace(s.internalError(v))
 		}
 	}()
-	b, err := s.parties[a.i].Answer(a.q, a.o, a.err)
+	b, err := s.run.parties[a.i].Answer(a.q, a.o, a.err)
 	aerr := s.carry(a.i, b, err)
 	if aerr == nil {
 		aerr = s.drainLocal()
@@ -483,7 +483,7 @@ func (s *session) closeEnvironments() {
 	if s.envCancel != nil {
 		s.envCancel()
 	}
-	for i, slot := range s.envs {
+	for i, slot := range s.run.envs {
 		if slot == nil {
 			continue
 		}

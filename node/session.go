@@ -56,6 +56,53 @@ const (
 	proposeResend = 3 * time.Second
 )
 
+// runState is what the roles of a session hold and what they need to run,
+// guarded by its lock (session.run), which the goroutine that drives the
+// roles holds: the loop, or a stream's reader stepping a message in place.
+// Every message touches it.
+type runState struct {
+	sync.Mutex
+	inPlace      bool           // messages may be stepped in place: the roles run, their messages are small
+	dirty        bool           // myProgress changed since the loop last took it
+	parties      []*drive.Party // of mine[i], once built; a slice, since every message looks its party up (see mineIndex)
+	envs         []*envSlot     // of mine[i]; nil for a role that asks no environment
+	transport    *sessionTransport
+	sendCtx      context.Context    // bounds a Ready batch's sends; see batchContext
+	sendCancel   context.CancelFunc // of sendCtx
+	sendDeadline time.Time          // of sendCtx
+	// roleErr is how the roles failed, for the loop to end the session
+	// with (a message stepped in place sets it and kicks the loop).
+	roleErr    *abortError
+	reports    map[protocol.Party][]byte // of mine, once finished
+	myProgress map[protocol.Party]protocol.Progress
+}
+
+// lifeState is the session's lifecycle, owned by the session's goroutine
+// (sessionloop.go) alone.
+type lifeState struct {
+	lc      *lifecycle.Machine
+	senders map[peer.ID]*controlSender // control frames on their way, by peer
+	told    []bool                     // of mine[i]: the machine knows it finished
+	started bool                       // the roles were started
+}
+
+// recordState is the session's record and its version, guarded by its lock.
+type recordState struct {
+	sync.Mutex
+	rec     *store.Record
+	version uint64    // of rec, counting the changes that were stored
+	saved   time.Time // when rec was last stored
+}
+
+// recordWrites orders the writes of the record: a progress snapshot is
+// written in the background (setProgress), and must never overwrite a
+// later record. Its lock guards stored.
+type recordWrites struct {
+	sync.Mutex
+	stored uint64         // the version of the record last written
+	saving sync.WaitGroup // background writes; the loop waits for them
+}
+
 // ctrlEvent is what reaches a session's loop besides role messages: a
 // control frame from a peer, or something the node saw for it — a local
 // request to abort, a peer whose connection closed and could not be
@@ -83,14 +130,22 @@ func (s *session) took(ev ctrlEvent) {
 }
 
 // session is one session on this node, initiated here or proposed by a
-// peer. Its lifecycle is a deterministic state machine (lc, package
+// peer. Its lifecycle is a deterministic state machine (life.lc, package
 // lifecycle) that one goroutine, the session's loop (sessionloop.go), owns
 // and drives: it feeds the machine control frames, ticks and what the
 // node saw, persists the record, sends the machine's control messages
-// and starts the roles. The roles are the runner's (see run): the loop's,
-// or — while they run — a stream's read goroutine that steps a message in
-// place (deliver). Other goroutines reach the session through the ctrl
-// and inbox channels, and read the record under mu.
+// and starts the roles. The roles are the runner's (run): the loop's, or —
+// while they run — a stream's read goroutine that steps a message in place
+// (deliver). Other goroutines reach the session through the ctrl and inbox
+// channels, and read the record under state's lock.
+//
+// Each field has one owner, and its place says which:
+//   - the fields at the top are set before the session is registered
+//     (newSession, and the topic joined before the loop starts) and never
+//     change after: anybody reads them;
+//   - gone, queued, topics, windows and buf are safe for concurrent use;
+//   - run belongs to whoever holds its lock; life to the loop; state to
+//     whoever holds its lock; writes orders the record's writes.
 //
 // The fields every message touches come first, so that they share a few
 // cache lines.
@@ -124,28 +179,13 @@ type session struct {
 	topics  topicReplay
 	windows topicWindows
 
-	// run is held by the goroutine that drives the roles: the loop, or a
-	// stream's reader stepping a message in place.
-	run sync.Mutex
+	// run is the roles' state, owned by whoever holds its lock: the loop,
+	// or a stream's reader stepping a message in place.
+	run runState
 	// queued counts the messages put in inbox and not yet stepped. A
 	// message is stepped in place only when none is, so the messages of
 	// each sender keep their order.
 	queued atomic.Int64
-
-	// owned by the runner (see run), touched by every message
-	inPlace      bool           // messages may be stepped in place: the roles run, their messages are small
-	dirty        bool           // myProgress changed since the loop last took it
-	parties      []*drive.Party // of mine[i], once built; a slice, since every message looks its party up (see mineIndex)
-	envs         []*envSlot     // of mine[i]; nil for a role that asks no environment
-	transport    *sessionTransport
-	sendCtx      context.Context    // bounds a Ready batch's sends; see batchContext
-	sendCancel   context.CancelFunc // of sendCtx
-	sendDeadline time.Time          // of sendCtx
-	// roleErr is how the roles failed, for the loop to end the session
-	// with (a message stepped in place sets it and kicks the loop).
-	roleErr    *abortError
-	reports    map[protocol.Party][]byte // of mine, once finished
-	myProgress map[protocol.Party]protocol.Progress
 
 	params    any
 	specText  []byte
@@ -173,23 +213,13 @@ type session struct {
 	// party or failed.
 	kick chan struct{}
 
-	// owned by the loop
-	lc      *lifecycle.Machine
-	senders map[peer.ID]*controlSender // control frames on their way, by peer
-	told    []bool                     // of mine[i]: the machine knows it finished
-	started bool                       // the roles were started
-
-	mu      sync.Mutex // guards rec, version and saved
-	rec     *store.Record
-	version uint64    // of rec, counting the changes that were stored
-	saved   time.Time // when rec was last stored
-
-	// storeMu orders the writes of the record: a progress snapshot is
-	// written in the background (setProgress), and must never overwrite
-	// a later record. It guards stored.
-	storeMu sync.Mutex
-	stored  uint64         // the version of the record last written
-	saving  sync.WaitGroup // background writes; the loop waits for them
+	// life is the lifecycle's state, owned by the session's goroutine.
+	life lifeState
+	// state is the session's record, shared under its lock by the loop,
+	// the roles (progress) and the control API (snapshots).
+	state recordState
+	// writes orders the record's writes to the store (see recordWrites).
+	writes recordWrites
 
 	// buf counts the bytes queued in inbox and ctrl (see inbound.go).
 	buf sessionBuffer
@@ -201,7 +231,7 @@ type session struct {
 // registered: its proposal and its record carry the name.
 func (s *session) setName(name string) {
 	s.name = name
-	s.rec.Session.Name = name
+	s.state.rec.Session.Name = name
 }
 
 // lifecycleTick is the length of a tick of the lifecycle of a session
@@ -275,37 +305,37 @@ func roleIndex[T string | []byte](names []string, role T) int {
 
 // snapshot returns a copy of the session's record.
 func (s *session) snapshot() store.Record {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	r := *s.rec
-	r.Local = maps.Clone(s.rec.Local) // the session goroutine adds to it
+	s.state.Lock()
+	defer s.state.Unlock()
+	r := *s.state.rec
+	r.Local = maps.Clone(s.state.rec.Local) // the session goroutine adds to it
 	return r
 }
 
 // update changes the record under the lock and, if persist, stores it.
 func (s *session) update(persist bool, f func(*store.Record)) {
-	s.mu.Lock()
-	f(s.rec)
+	s.state.Lock()
+	f(s.state.rec)
 	if !persist {
-		s.mu.Unlock()
+		s.state.Unlock()
 		return
 	}
 	cp, v := s.snapshotForStore()
-	s.mu.Unlock()
+	s.state.Unlock()
 	s.store(&cp, v)
 }
 
 // snapshotForStore stamps the record as stored now and returns a copy of it
-// and its version. mu is held.
+// and its version. state is locked.
 func (s *session) snapshotForStore() (store.Record, uint64) {
 	now := time.Now()
 	utc := now.UTC()
-	s.rec.Session.Updated = &utc
-	s.saved = now // with its monotonic reading: a clock stepped back must not stop the saves
-	s.version++
-	r := *s.rec
-	r.Local = maps.Clone(s.rec.Local) // it may be written while r is (setProgress)
-	return r, s.version
+	s.state.rec.Session.Updated = &utc
+	s.state.saved = now // with its monotonic reading: a clock stepped back must not stop the saves
+	s.state.version++
+	r := *s.state.rec
+	r.Local = maps.Clone(s.state.rec.Local) // it may be written while r is (setProgress)
+	return r, s.state.version
 }
 
 // store writes version v of the record, unless a later one was written.
@@ -313,9 +343,9 @@ func (s *session) snapshotForStore() (store.Record, uint64) {
 // disk takes it (store.keep): the API shows it meanwhile, and the record
 // is logged once per failure, not at every progress save.
 func (s *session) store(rec *store.Record, v uint64) {
-	s.storeMu.Lock()
-	defer s.storeMu.Unlock()
-	if v <= s.stored {
+	s.writes.Lock()
+	defer s.writes.Unlock()
+	if v <= s.writes.stored {
 		return
 	}
 	if first, err := s.n.store.Keep(rec); first {
@@ -324,7 +354,7 @@ func (s *session) store(rec *store.Record, v uint64) {
 	} else if err != nil {
 		s.n.log.Debug("could not store session record again", "session", s.id, "state", rec.Session.State, "err", err)
 	}
-	s.stored = v
+	s.writes.stored = v
 }
 
 // setProgress records the session's progress as this node sees it. If the
@@ -333,9 +363,9 @@ func (s *session) store(rec *store.Record, v uint64) {
 // be a stream's reader stepping a message in place, which every party of
 // the session would be waiting for.
 func (s *session) setProgress(p protocol.Progress) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	s.rec.Session.Progress = apitype.Progress{Step: p.Step, Total: p.Total, Activity: p.Activity}
+	s.state.Lock()
+	defer s.state.Unlock()
+	s.state.rec.Session.Progress = apitype.Progress{Step: p.Step, Total: p.Total, Activity: p.Activity}
 	s.saveIfDue()
 }
 
@@ -345,20 +375,20 @@ func (s *session) setProgress(p protocol.Progress) {
 // still has its record renewed, so that a crash leaves a record that says
 // how long it ran.
 func (s *session) saveDue() {
-	s.mu.Lock()
-	defer s.mu.Unlock()
+	s.state.Lock()
+	defer s.state.Unlock()
 	s.saveIfDue()
 }
 
-// saveIfDue is saveDue with mu held.
+// saveIfDue is saveDue with state locked.
 func (s *session) saveIfDue() {
-	if time.Since(s.saved) < s.n.progressSave {
+	if time.Since(s.state.saved) < s.n.progressSave {
 		return
 	}
 	cp, v := s.snapshotForStore()
-	s.saving.Add(1)
+	s.writes.saving.Add(1)
 	go func() {
-		defer s.saving.Done()
+		defer s.writes.saving.Done()
 		s.store(&cp, v)
 	}()
 }

@@ -37,7 +37,7 @@ func (s *session) main() {
 			s.topic.Close()
 		}
 		s.closeSenders()
-		s.saving.Wait()
+		s.writes.saving.Wait()
 		s.n.sessionEndedRetention()
 		s.n.wg.Done()
 	}()
@@ -62,7 +62,7 @@ func (s *session) main() {
 
 // loop drives the session until its lifecycle has ended.
 func (s *session) loop() {
-	s.apply(s.lc.Ready())
+	s.apply(s.life.lc.Ready())
 	tickLen := lifecycleTick(s.cfg.Session)
 	tick := time.NewTicker(tickLen)
 	defer tick.Stop()
@@ -78,7 +78,7 @@ func (s *session) loop() {
 	)
 	idle := time.Now()
 	lastTick := idle
-	for !s.lc.Phase().Ended() {
+	for !s.life.lc.Phase().Ended() {
 		var (
 			m      protocol.Message
 			ev     ctrlEvent
@@ -109,7 +109,7 @@ func (s *session) loop() {
 			ticks, lastTick = min(ticks, 1), time.Now()
 		}
 		for range ticks {
-			s.lc.Tick()
+			s.life.lc.Tick()
 		}
 		if ticks > 0 {
 			s.saveDue()
@@ -125,14 +125,14 @@ func (s *session) loop() {
 		// start: the record says "running", and the Starts are on their
 		// way, before the first role message (a participant queues role
 		// messages that overtake its Start until its roles run).
-		s.apply(s.lc.Ready())
-		if s.lc.Phase() == lifecycle.Running && !s.started && topicC == nil {
+		s.apply(s.life.lc.Ready())
+		if s.life.lc.Phase() == lifecycle.Running && !s.life.started && topicC == nil {
 			// The machine asked for the roles (Ready.StartRoles); they
 			// start once everybody listens on the session topic.
 			topicEnd = time.Now().Add(s.cfg.Session.ProposeTimeout.Duration)
 			topicC = time.Tick(topicPoll)
 		}
-		if topicC != nil && !s.started && s.lc.Phase() == lifecycle.Running {
+		if topicC != nil && !s.life.started && s.life.lc.Phase() == lifecycle.Running {
 			if missing := s.missingFromTopic(); len(missing) == 0 {
 				topicC = nil
 				s.startRoles()
@@ -146,15 +146,15 @@ func (s *session) loop() {
 				}
 			} else if time.Now().After(topicEnd) {
 				topicC = nil
-				s.lc.Fail(fmt.Sprintf("%s did not subscribe to the session topic within %v", strings.Join(missing, ", "),
+				s.life.lc.Fail(fmt.Sprintf("%s did not subscribe to the session topic within %v", strings.Join(missing, ", "),
 					s.cfg.Session.ProposeTimeout.Duration), "")
 			}
 		}
-		if s.started {
+		if s.life.started {
 			s.collectRoles(progressDue)
 			progressDue = false
 		}
-		s.apply(s.lc.Ready())
+		s.apply(s.life.lc.Ready())
 		idle = time.Now()
 	}
 	s.stopRoles()
@@ -171,11 +171,11 @@ func (s *session) stepQueued(m protocol.Message) {
 		from, _ := s.orgOf(m.From)
 		s.release(from, len(m.Body))
 	}()
-	if s.roleErr == nil {
-		s.roleErr = s.step(m)
+	if s.run.roleErr == nil {
+		s.run.roleErr = s.step(m)
 	}
-	if s.roleErr == nil {
-		s.roleErr = s.drainLocal()
+	if s.run.roleErr == nil {
+		s.run.roleErr = s.drainLocal()
 	}
 }
 
@@ -192,7 +192,7 @@ func (s *session) checkPause(idle time.Time, tick time.Duration) bool {
 		return false
 	}
 	s.n.log.Warn("this daemon was paused; the session's peers may have given up on it", "session", s.id, "paused", gap.Round(time.Millisecond))
-	s.lc.Paused(gap)
+	s.life.lc.Paused(gap)
 	return true
 }
 
@@ -200,14 +200,14 @@ func (s *session) checkPause(idle time.Time, tick time.Duration) bool {
 func (s *session) control(ev ctrlEvent) {
 	switch {
 	case ev.abort != "":
-		s.lc.Fail(ev.abort, ev.detail)
+		s.life.lc.Fail(ev.abort, ev.detail)
 	case ev.lost != "":
 		if o, ok := s.orgIndex[ev.lost]; ok {
-			s.lc.Unreachable(o, ev.reason, ev.detail)
+			s.life.lc.Unreachable(o, ev.reason, ev.detail)
 		}
 	case ev.msg != nil:
 		if msg, ok := s.fromControl(ev.from, ev.msg); ok {
-			s.lc.Step(msg)
+			s.life.lc.Step(msg)
 		}
 	}
 }
@@ -259,9 +259,9 @@ func (s *session) recordEnd(st lifecycle.Status) {
 	}
 	// Counted before the record says so: whoever sees the session ended
 	// sees it in the metrics.
-	s.mu.Lock()
-	created := s.rec.Session.Created
-	s.mu.Unlock()
+	s.state.Lock()
+	created := s.state.rec.Session.Created
+	s.state.Unlock()
 	s.n.metrics.SessionEnded(s.family, state, st.Reason, now.Sub(created))
 	s.update(true, func(r *store.Record) {
 		r.Session.State = state
@@ -312,9 +312,9 @@ func (s *session) playsParty(id peer.ID) bool {
 // the session has ended.
 func (s *session) stopRoles() {
 	s.run.Lock()
-	s.inPlace = false
-	if s.sendCancel != nil {
-		s.sendCancel()
+	s.run.inPlace = false
+	if s.run.sendCancel != nil {
+		s.run.sendCancel()
 	}
 	s.closeEnvironments()
 	s.run.Unlock()
@@ -334,16 +334,16 @@ func (s *session) collectRoles(progress bool) {
 		news bool
 	)
 	s.run.Lock()
-	err := s.roleErr
+	err := s.run.roleErr
 	for i, p := range s.mine {
-		if s.finished(i) && !s.told[i] {
-			s.told[i] = true
-			done = append(done, finish{p, s.reports[p]})
+		if s.finished(i) && !s.life.told[i] {
+			s.life.told[i] = true
+			done = append(done, finish{p, s.run.reports[p]})
 		}
 	}
-	if s.dirty && (progress || len(done) > 0) {
-		s.dirty, news = false, true
-		for _, pr := range s.myProgress {
+	if s.run.dirty && (progress || len(done) > 0) {
+		s.run.dirty, news = false, true
+		for _, pr := range s.run.myProgress {
 			sum.Step += pr.Step
 			sum.Total += pr.Total
 			sum.Activity += pr.Activity
@@ -351,19 +351,19 @@ func (s *session) collectRoles(progress bool) {
 	}
 	s.run.Unlock()
 	if news {
-		s.lc.SetProgress(sum)
+		s.life.lc.SetProgress(sum)
 	}
 	for _, f := range done {
-		s.lc.PartyFinished(f.p, f.report)
+		s.life.lc.PartyFinished(f.p, f.report)
 	}
 	if err != nil {
 		if err.unreachable != "" {
 			if o, ok := s.orgIndex[err.unreachable]; ok {
-				s.lc.Unreachable(o, err.reason, err.detail)
+				s.life.lc.Unreachable(o, err.reason, err.detail)
 				return
 			}
 		}
-		s.lc.Fail(err.reason, err.detail)
+		s.life.lc.Fail(err.reason, err.detail)
 	}
 }
 

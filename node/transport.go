@@ -303,7 +303,7 @@ func (n *Node) peerConnected(id peer.ID) {
 // replayTopic sends frames, topic frames this node published, to peer id
 // on the family's role stream.
 func (s *session) replayTopic(id peer.ID, frames [][]byte) {
-	m := s.transport.messenger
+	m := s.run.transport.messenger
 	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 	defer cancel()
 	for _, f := range frames {
