@@ -321,11 +321,14 @@ func TestPeerGoneAbortsWithinSeconds(t *testing.T) {
 // the session aborts within seconds naming it.
 func TestQuietPeerGoneAbortsWithinSeconds(t *testing.T) {
 	fam := stall{release: make(chan struct{})}
-	t.Cleanup(func() { close(fam.release) })
 	nodes := startNetworkWith(t, 2, func(i int, cfg *config.Config) {
 		openPolicy("stall")(i, cfg)
 		cfg.Session.PeerTimeout = config.Duration{Duration: time.Minute}
 	}, func(int) []protocol.Family { return []protocol.Family{ping.Family{}, fam} })
+	// Released before the nodes stop (cleanups run last first), so that
+	// the crashed node's stalled session ends within its shutdown and logs
+	// nothing after the test.
+	t.Cleanup(func() { close(fam.release) })
 	id, err := nodes[0].StartSession([]byte("protocol = \"stall\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
 	if err != nil {
 		t.Fatal(err)
