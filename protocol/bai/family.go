@@ -37,10 +37,10 @@ var (
 // family is the best-arm identification family with its own types.
 type family struct{}
 
-// Name implements protocol.Family.
+// Name is protocol.Family's Name.
 func (family) Name() string { return Name }
 
-// Info implements protocol.Family: the coordinator announces eliminations
+// Info is protocol.Family's Info: the coordinator announces eliminations
 // on the session topic; no pair of roles is kept apart (separation.go).
 func (family) Info() protocol.Info {
 	return protocol.Info{Roles: roles(), Separations: separations(), UsesTopic: true}
@@ -54,7 +54,7 @@ func roles() []protocol.RoleSpec {
 	}
 }
 
-// ParseParams implements protocol.Family.
+// ParseParams is protocol.Family's ParseParams.
 func (family) ParseParams(raw map[string]any) (Params, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
@@ -88,7 +88,7 @@ type agentConfig struct {
 // DefaultRate is an agent's interactions per second when its config names none.
 const DefaultRate = 100
 
-// DecodeLocal implements protocol.Family. An agent's table gives its arms
+// DecodeLocal is protocol.Family's DecodeLocal. An agent's table gives its arms
 // (reward, arms, sigma) when its environment is the simulated one; with
 // another source, which answers its pulls, they are neither needed nor
 // allowed. Its rate, its pace, is given either way.
@@ -125,7 +125,7 @@ func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 	return nil, fmt.Errorf("bai has no role %q", role)
 }
 
-// SimulatedEnvironment implements protocol.Environmental: an agent's arms
+// SimulatedEnvironment is protocol.Environmental's SimulatedEnvironment: an agent's arms
 // as its local data describes them (Bernoulli or Gaussian means), drawing
 // from cfg.Rand, each reward clamped to the session's reward range. The
 // coordinator asks nothing.
@@ -143,7 +143,7 @@ func (family) SimulatedEnvironment(cfg protocol.RoleConfig, p Params) (protocol.
 	return &simulatedEnvironment{arms: local.Env, lo: p.RewardMin, hi: p.RewardMax, draw: randsrc.New(cfg.Rand)}, nil
 }
 
-// EnvironmentShape implements protocol.Environmental: an agent's
+// EnvironmentShape is protocol.Environmental's EnvironmentShape: an agent's
 // answers have one column per arm (params.arms, which a real session
 // gives); how many interactions it makes is not known in advance.
 func (family) EnvironmentShape(role string, p Params, _ protocol.Assignment) (int, int64) {
@@ -193,11 +193,11 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 	return s, nil
 }
 
-// CheckAssignment implements protocol.Family: a real session
+// CheckAssignment is protocol.Family's CheckAssignment: a real session
 // must name its arms and use an algorithm that communicates (checkReal), and
 // its agents must be able to outvote the threshold M (checkAgents). A
 // simulation that leaves params.arms out takes the number of arms from
-// simulation.arms, which PrepareSimulationParams checks.
+// simulation.arms, which PrepareSimulation checks.
 func (family) CheckAssignment(a protocol.Assignment, p Params, simulated bool) error {
 	if !simulated {
 		if err := p.checkReal(); err != nil {
@@ -210,7 +210,7 @@ func (family) CheckAssignment(a protocol.Assignment, p Params, simulated bool) e
 	return p.checkAgents(p.Arms, a.Count(RoleAgent))
 }
 
-// PrepareSimulation implements protocol.Simulator: simulation.agents
+// PrepareSimulation is protocol.Simulator's PrepareSimulation: simulation.agents
 // agents, each with the arms of simulation.arms, and a coordinator. The
 // simulation's arms must agree with params.arms when the spec gives both;
 // when it gives only simulation.arms, the agents must be able to outvote
@@ -258,7 +258,7 @@ func prepareSimulation(s simulation, roles protocol.Assignment) (protocol.Assign
 	return a, locals, nil
 }
 
-// NewSchedule implements protocol.Simulator: each global step activates
+// NewSchedule is protocol.Simulator's NewSchedule: each global step activates
 // one agent drawn from P_N over the agents still active — uniform, or
 // P(n) ∝ (n+α)^−γ — until params.budget steps have been taken.
 func (family) NewSchedule(raw map[string]any, p Params, a protocol.Assignment, rand io.Reader) (protocol.Schedule, error) {
@@ -277,7 +277,7 @@ func (family) NewSchedule(raw map[string]any, p Params, a protocol.Assignment, r
 	return newAgentSchedule(w, p.Budget, rand).Next, nil
 }
 
-// NewRole implements protocol.Family.
+// NewRole is protocol.Family's NewRole.
 func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	switch cfg.Self.Role {
 	case RoleCoordinator:

@@ -57,7 +57,7 @@ type Result struct {
 	Correct *bool     `json:"correct,omitempty"`
 }
 
-// Combine implements protocol.Family.
+// Combine is protocol.Family's Combine.
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	var coord baipb.CoordinatorReport
 	if err := proto.Unmarshal(reports[coordinatorParty], &coord); err != nil {
@@ -171,7 +171,7 @@ func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Part
 	return res, nil
 }
 
-// Grade implements protocol.Simulator: the true means, and whether the
+// Grade is protocol.Simulator's Grade: the true means, and whether the
 // answer is a best arm.
 func (family) Grade(g protocol.Grading, _ Params, res *Result) (any, error) {
 	s, err := parseSimulation(g.Raw)

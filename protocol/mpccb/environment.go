@@ -14,7 +14,7 @@ var (
 	_ protocol.Asker         = (*receiver)(nil)
 )
 
-// SimulatedEnvironment implements protocol.Environmental: a feature party's
+// SimulatedEnvironment is protocol.Environmental's SimulatedEnvironment: a feature party's
 // features and p″'s reward rows as its local data holds them — rows in
 // memory (the simulator's, FeatureLocal and RewardLocal) or the CSV file its
 // config names, read now, when the session's roles start — replayed in
@@ -65,7 +65,7 @@ func (family) SimulatedEnvironment(cfg protocol.RoleConfig, p Params) (protocol.
 	return env, nil
 }
 
-// EnvironmentShape implements protocol.Environmental: a feature
+// EnvironmentShape is protocol.Environmental's EnvironmentShape: a feature
 // party's answers are its columns of a context — dataset.Split's share of
 // the dimensions, which is the same for every feature party when the
 // parties divide the dimensions (otherwise 0, any: the shaper is not told

@@ -47,10 +47,10 @@ func (f family) erase() Family {
 // project Fashion-MNIST once.
 func NewFamily() Family { return family{cache: newDataCache()}.erase() }
 
-// Name implements protocol.Family.
+// Name is protocol.Family's Name.
 func (family) Name() string { return Name }
 
-// Info implements protocol.Family: the roles, the separations, and the
+// Info is protocol.Family's Info: the roles, the separations, and the
 // wire versions — 1.2.0, and 1.1.0 for daemons not yet upgraded
 // (learner_v110.go); a family at 1.1.0 (AtWireVersion) speaks only that.
 func (f family) Info() protocol.Info {
@@ -64,7 +64,7 @@ func (f family) Info() protocol.Info {
 	return info
 }
 
-// CheckAssignment implements protocol.Family: every assignment the roles'
+// CheckAssignment is protocol.Family's CheckAssignment: every assignment the roles'
 // bounds and separations allow can run.
 func (family) CheckAssignment(protocol.Assignment, Params, bool) error { return nil }
 
@@ -78,7 +78,7 @@ func roles() []protocol.RoleSpec {
 	}
 }
 
-// ParseParams implements protocol.Family.
+// ParseParams is protocol.Family's ParseParams.
 func (family) ParseParams(raw map[string]any) (Params, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
@@ -107,7 +107,7 @@ type rewardConfig struct {
 	Rewards string `toml:"rewards"`
 }
 
-// DecodeLocal implements protocol.Family. A feature party's features and
+// DecodeLocal is protocol.Family's DecodeLocal. A feature party's features and
 // p″'s rewards are its simulated environment (SimulatedEnvironment): the
 // files are read when the session's roles start, when the session's
 // dimensions and arms are known, so that a file replaced between sessions
@@ -153,7 +153,7 @@ func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 	return protocol.NoLocalData(Name, role, table)
 }
 
-// NewRole implements protocol.Family.
+// NewRole is protocol.Family's NewRole.
 func (f family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	if f.wire == wireV110 {
 		p.wire = wireV110

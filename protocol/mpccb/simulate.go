@@ -146,9 +146,7 @@ func loadTable(s simulation, p Params) (contexts, rewards [][]float64, err error
 	return b.Contexts, b.Rewards, nil
 }
 
-// PrepareSimulation implements protocol.Family; the simulator calls
-// PrepareSimulationParams, which knows how many steps and arms to load.
-// PrepareSimulation implements protocol.Simulator: the parties' data come
+// PrepareSimulation is protocol.Simulator's PrepareSimulation: the parties' data come
 // from the data set, each feature party receiving its own columns
 // (dataset.Split) and p″ the reward rows.
 func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, p Params) (protocol.Assignment, map[protocol.Party]any, error) {
@@ -178,13 +176,13 @@ func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment,
 	return a, locals, nil
 }
 
-// NewSchedule implements protocol.Simulator: an mpccb simulation advances
+// NewSchedule is protocol.Simulator's NewSchedule: an mpccb simulation advances
 // on messages, in ticks.
 func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
 	return nil, nil
 }
 
-// Grade implements protocol.Simulator: it runs the plaintext reference on
+// Grade is protocol.Simulator's Grade: it runs the plaintext reference on
 // the same contexts with the dealer's samples (the dealer's seeded
 // randomness replayed), compares it with p′'s arms, and sets the time per
 // step from the roles' busy time.
@@ -284,7 +282,7 @@ type Result struct {
 	Learns []string `json:"learns"`
 }
 
-// Combine implements protocol.Family.
+// Combine is protocol.Family's Combine.
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	P := a.Count(RoleFeature)
 	res := &Result{Parties: P, Arms: p.Arms, Dimensions: p.Dimensions, Steps: p.Steps, Epsilon: p.Epsilon,

@@ -37,26 +37,26 @@ var _ protocol.Family = Family{protocol.ErasedEnv[family, Params, *Result]{Erase
 // family is the P-FCB protocol family with its own types.
 type family struct{}
 
-// Name implements protocol.Family.
+// Name is protocol.Family's Name.
 func (family) Name() string { return Name }
 
-// Info implements protocol.Family: agents publish their shares on the
+// Info is protocol.Family's Info: agents publish their shares on the
 // session topic.
 func (family) Info() protocol.Info {
 	return protocol.Info{Roles: roles(), Separations: separations(), UsesTopic: true}
 }
 
-// CheckAssignment implements protocol.Family: every assignment the role's
+// CheckAssignment is protocol.Family's CheckAssignment: every assignment the role's
 // bounds allow can run.
 func (family) CheckAssignment(protocol.Assignment, Params, bool) error { return nil }
 
-// NewSchedule implements protocol.Simulator: a P-FCB simulation advances
+// NewSchedule is protocol.Simulator's NewSchedule: a P-FCB simulation advances
 // in ticks, a round a tick, as a daemon's.
 func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
 	return nil, nil
 }
 
-// Grade implements protocol.Simulator: a P-FCB result carries its own
+// Grade is protocol.Simulator's Grade: a P-FCB result carries its own
 // figures against the instance; there is nothing more to grade.
 func (family) Grade(_ protocol.Grading, _ Params, res *Result) (any, error) { return res, nil }
 
@@ -66,7 +66,7 @@ func roles() []protocol.RoleSpec {
 		Doc: "buys from producers under a quality constraint and shares noisy procurement totals"}}
 }
 
-// ParseParams implements protocol.Family.
+// ParseParams is protocol.Family's ParseParams.
 func (family) ParseParams(raw map[string]any) (Params, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
@@ -133,7 +133,7 @@ func (l *AgentLocal) validate(where string, simulated bool) error {
 	return nil
 }
 
-// DecodeLocal implements protocol.Family.
+// DecodeLocal is protocol.Family's DecodeLocal.
 func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	if role != RoleAgent {
 		return nil, fmt.Errorf("pfcb has no role %q", role)
@@ -234,7 +234,7 @@ func NewInstanceOf(s InstanceShape, seed int64) (*Instance, error) {
 	return in, nil
 }
 
-// PrepareSimulation implements protocol.Family: simulation.agents agents and
+// PrepareSimulation is protocol.Family's PrepareSimulation: simulation.agents agents and
 // simulation.producers producers of an instance drawn from
 // simulation.instance_seed (default 1; the run's seed drives the
 // realisations and the noise), "normal" instances centred on
@@ -289,7 +289,7 @@ func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment,
 	return a, locals, nil
 }
 
-// NewRole implements protocol.Family.
+// NewRole is protocol.Family's NewRole.
 func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	if cfg.Self.Role != RoleAgent {
 		return nil, fmt.Errorf("pfcb has no role %q", cfg.Self.Role)
@@ -301,7 +301,7 @@ func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) 
 	return newAgent(cfg, p, local)
 }
 
-// EnvironmentShape implements protocol.Environmental: an agent's
+// EnvironmentShape is protocol.Environmental's EnvironmentShape: an agent's
 // answers hold one realized quality per producer (a replay file's row is a
 // round, its columns the producers), and it asks at most once a round
 // (steps 0 to rounds−1).
@@ -315,7 +315,7 @@ func (family) EnvironmentShape(role string, p Params, _ protocol.Assignment) (in
 	return 0, p.Rounds
 }
 
-// SimulatedEnvironment implements protocol.Environmental: an agent's
+// SimulatedEnvironment is protocol.Environmental's SimulatedEnvironment: an agent's
 // producers as its local data describes them, whose units are each good
 // with the producer's true quality (Bernoulli, §3), drawn from cfg.Rand.
 func (family) SimulatedEnvironment(cfg protocol.RoleConfig, _ Params) (protocol.Environment, error) {

@@ -6,7 +6,7 @@ import (
 	"io"
 )
 
-// FormatResult implements protocol.Family.
+// FormatResult is protocol.Family's FormatResult.
 func (family) FormatResult(w io.Writer, result []byte) error {
 	var r Result
 	if err := json.Unmarshal(result, &r); err != nil {

@@ -62,7 +62,7 @@ type Result struct {
 	DeltaTotalPair   float64 `json:"delta_total_pair"`
 }
 
-// Combine implements protocol.Family.
+// Combine is protocol.Family's Combine.
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	n := a.Count(RoleAgent)
 	res := &Result{Algorithm: p.Algorithm, Agents: n, Rounds: p.Rounds, ExploreRounds: p.ExploreRounds(n), Rho: p.Rho,

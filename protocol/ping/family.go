@@ -49,17 +49,17 @@ var _ protocol.Family = Family{protocol.Erased[family, Params, Matrix]{Typed: fa
 // family is the ping protocol family with its own types.
 type family struct{}
 
-// Name implements protocol.Family.
+// Name is protocol.Family's Name.
 func (family) Name() string { return Name }
 
-// Info implements protocol.Family. Every ping message is small: a
+// Info is protocol.Family's Info. Every ping message is small: a
 // participant decodes a message into a value of its own and keeps nothing
 // of its bytes.
 func (family) Info() protocol.Info {
 	return protocol.Info{Roles: roles(), Separations: separations(), SmallMessages: true}
 }
 
-// CheckAssignment implements protocol.Family: every assignment the roles'
+// CheckAssignment is protocol.Family's CheckAssignment: every assignment the roles'
 // bounds allow can run.
 func (family) CheckAssignment(protocol.Assignment, Params, bool) error { return nil }
 
@@ -69,12 +69,12 @@ func roles() []protocol.RoleSpec {
 		Doc: "measures the round-trip time to every other participant"}}
 }
 
-// ParseParams implements protocol.Family.
+// ParseParams is protocol.Family's ParseParams.
 func (family) ParseParams(raw map[string]any) (Params, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
 
-// DecodeLocal implements protocol.Family: ping needs no local data, and any
+// DecodeLocal is protocol.Family's DecodeLocal: ping needs no local data, and any
 // [local.ping.participant] table is an error.
 func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	return protocol.NoLocalData(Name, role, table)
@@ -86,7 +86,7 @@ type simulation struct {
 	Participants int `toml:"participants"`
 }
 
-// PrepareSimulation implements protocol.Simulator.
+// PrepareSimulation is protocol.Simulator's PrepareSimulation.
 func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Assignment, map[protocol.Party]any, error) {
 	var s simulation
 	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
@@ -111,7 +111,7 @@ func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _
 	return protocol.Assignment{Roles: map[string][]string{RoleParticipant: names}}, nil, nil
 }
 
-// NewRole implements protocol.Family.
+// NewRole is protocol.Family's NewRole.
 func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	if cfg.Self.Role != RoleParticipant {
 		return nil, fmt.Errorf("ping has no role %q", cfg.Self.Role)
@@ -131,7 +131,7 @@ type Matrix struct {
 	MaxMicros    [][]float64 `json:"max_us"`
 }
 
-// Combine implements protocol.Family: it assembles the participants' rows into
+// Combine is protocol.Family's Combine: it assembles the participants' rows into
 // the latency matrix, validating every row.
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (Matrix, error) {
 	names := a.Roles[RoleParticipant]

@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 )
 
-// FormatResult implements protocol.Family: the median and p99
+// FormatResult is protocol.Family's FormatResult: the median and p99
 // round-trip matrices as tables, in milliseconds.
 func (family) FormatResult(w io.Writer, result []byte) error {
 	var m Matrix

@@ -10,11 +10,11 @@ import (
 // no private data, so no roles are separated.
 func separations() []protocol.Separation { return nil }
 
-// NewSchedule implements protocol.Simulator: a ping simulation advances in
+// NewSchedule is protocol.Simulator's NewSchedule: a ping simulation advances in
 // ticks.
 func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
 	return nil, nil
 }
 
-// Grade implements protocol.Simulator: a ping result has nothing to grade.
+// Grade is protocol.Simulator's Grade: a ping result has nothing to grade.
 func (family) Grade(_ protocol.Grading, _ Params, m Matrix) (any, error) { return m, nil }

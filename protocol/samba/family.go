@@ -26,10 +26,10 @@ var _ protocol.Family = Family{protocol.ErasedEnv[family, Params, *Result]{Erase
 // family is the SAMBA protocol family with its own types.
 type family struct{}
 
-// Name implements protocol.Family.
+// Name is protocol.Family's Name.
 func (family) Name() string { return Name }
 
-// Info implements protocol.Family.
+// Info is protocol.Family's Info.
 //   - Every SAMBA message is small (a batch of K envelopes of a few dozen
 //     bytes, a Paillier ciphertext of 512 bytes at 2048 bits), so a daemon
 //     may step them where it reads them; every role copies what it keeps of
@@ -43,11 +43,11 @@ func (family) Info() protocol.Info {
 		SmallMessages: true, MessageDriven: true}
 }
 
-// CheckAssignment implements protocol.Family: every assignment the roles'
+// CheckAssignment is protocol.Family's CheckAssignment: every assignment the roles'
 // bounds and separations allow can run.
 func (family) CheckAssignment(protocol.Assignment, Params, bool) error { return nil }
 
-// NewSchedule implements protocol.Simulator: a SAMBA simulation advances
+// NewSchedule is protocol.Simulator's NewSchedule: a SAMBA simulation advances
 // on messages alone.
 func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader) (protocol.Schedule, error) {
 	return nil, nil
@@ -63,7 +63,7 @@ func roles() []protocol.RoleSpec {
 	}
 }
 
-// ParseParams implements protocol.Family.
+// ParseParams is protocol.Family's ParseParams.
 func (family) ParseParams(raw map[string]any) (Params, error) {
 	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
 }
@@ -75,7 +75,7 @@ type ownerConfig struct {
 	Threshold float64  `toml:"threshold"`
 }
 
-// DecodeLocal implements protocol.Family.
+// DecodeLocal is protocol.Family's DecodeLocal.
 func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) {
 	if role != RoleOwner {
 		return protocol.NoLocalData(Name, role, table)
@@ -127,7 +127,7 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 	return s, nil
 }
 
-// PrepareSimulation implements protocol.Family: one data owner per mean of
+// PrepareSimulation is protocol.Family's PrepareSimulation: one data owner per mean of
 // simulation.arms, Bernoulli arms.
 func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Assignment, map[protocol.Party]any, error) {
 	s, err := parseSimulation(raw)
@@ -151,7 +151,7 @@ func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _
 	return a, locals, nil
 }
 
-// NewRole implements protocol.Family.
+// NewRole is protocol.Family's NewRole.
 func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	switch cfg.Self.Role {
 	case RoleCustomer:
@@ -166,7 +166,7 @@ func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) 
 	return nil, fmt.Errorf("samba has no role %q", cfg.Self.Role)
 }
 
-// EnvironmentShape implements protocol.Environmental: a data owner's
+// EnvironmentShape is protocol.Environmental's EnvironmentShape: a data owner's
 // answers are one reward, and it is asked at most once a step (steps 0 to
 // budget−1; SAMBA's step t is the query's step t−1).
 func (family) EnvironmentShape(role string, p Params, _ protocol.Assignment) (int, int64) {
@@ -176,7 +176,7 @@ func (family) EnvironmentShape(role string, p Params, _ protocol.Assignment) (in
 	return 1, p.Budget
 }
 
-// SimulatedEnvironment implements protocol.Environmental: a data owner's
+// SimulatedEnvironment is protocol.Environmental's SimulatedEnvironment: a data owner's
 // arm as its local data describes it (a Bernoulli mean, or a ratings file
 // sampled with replacement).
 func (family) SimulatedEnvironment(cfg protocol.RoleConfig, _ Params) (protocol.Environment, error) {

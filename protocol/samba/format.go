@@ -8,7 +8,7 @@ import (
 	"text/tabwriter"
 )
 
-// FormatResult implements protocol.Family.
+// FormatResult is protocol.Family's FormatResult.
 func (family) FormatResult(w io.Writer, result []byte) error {
 	var r Result
 	if err := json.Unmarshal(result, &r); err != nil {

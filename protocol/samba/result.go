@@ -49,7 +49,7 @@ type Result struct {
 	sequence                  []int
 }
 
-// Combine implements protocol.Family.
+// Combine is protocol.Family's Combine.
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	alg, _ := AlgorithmByName(p.Algorithm)
 	k := a.Count(RoleOwner)
@@ -117,7 +117,7 @@ func (r *Result) setTiming(roleSeconds map[string]float64) {
 	}
 }
 
-// Grade implements protocol.Simulator: the true means, the standard
+// Grade is protocol.Simulator's Grade: the true means, the standard
 // algorithm's cumulative reward and arm sequence from the same seed, and
 // each role's busy time.
 func (family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
