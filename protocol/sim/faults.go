@@ -68,13 +68,19 @@ const (
 	//     initiator to each participant and by each participant to the
 	//     initiator — is answered with an Abort carrying that reason
 	//     (Node.answerEnded, control.go; lifecycle.AnswerEnded), and the
-	//     initiator relays it to the other participants. So the peers
-	//     abort at once with the restart as their reason, at the latest
-	//     HeartbeatInterval after the daemon is back plus a round trip
-	//     (the simulator takes that latest moment: it does not model the
-	//     heartbeats' phase) — unless session.peer_timeout ran out first
-	//     (LinkModel.PeerTimeout after At), when they abort for its
-	//     silence, as after a Crash.
+	//     initiator relays it to the other participants. The control
+	//     link is a p2p Messenger link, which a restarted receiver joins
+	//     afresh (p2p's inLink.join), so the heartbeats reach it: one sent
+	//     while it was down is resent as soon as it is back (p2p's
+	//     resendLoop, backoff at most 1 s), otherwise the next one goes
+	//     out within HeartbeatInterval. So the peers abort with the
+	//     restart as their reason between about a second and
+	//     HeartbeatInterval after the daemon is back, plus a round trip;
+	//     the simulator takes the latest moment, back + HeartbeatInterval
+	//     + 2 × latency, since it models neither the heartbeats' phase
+	//     nor the resends of control frames — unless
+	//     session.peer_timeout ran out first (LinkModel.PeerTimeout after
+	//     At), when they abort for its silence, as after a Crash.
 	//
 	// The peers' first word of the stop is taken to be that answer: the
 	// machine is down or cut off while the daemon is, so their redials
