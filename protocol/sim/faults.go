@@ -3,6 +3,7 @@ package sim
 import (
 	"errors"
 	"fmt"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -45,10 +46,62 @@ const (
 	// no more calls, its session there is lost, and its peers abort
 	// LinkModel.PeerTimeout later (the lifecycle's heartbeats stop).
 	Crash
+	// Restart stops a party's daemon at virtual time At and starts it
+	// again Down later, as a crash followed by a restart does (the
+	// process killed, the machine rebooted; a clean stop is not this
+	// fault, see below). It models what node/ does:
+	//
+	//   - The session's state lived in the stopped process only: the
+	//     restarted daemon does not run the session again. Its role gets
+	//     no more calls, and every message to it from At on is lost —
+	//     while it is down nobody receives it, and once it is back its
+	//     daemon drops a role frame of a session it does not run (node's
+	//     rejectRoleFrame, routing.go: "role frame for a session that is
+	//     not active here").
+	//   - At start the daemon records every session its last run left
+	//     open as aborted, "NAME restarted while the session was open"
+	//     (Node.recoverSessions and crashReason, node.go). That is the
+	//     restarted party's own end (AbortError.Ends).
+	//   - It tells nobody by itself; it answers. The next control frame
+	//     of the session it receives — a peer's heartbeat, sent every
+	//     session.heartbeat_interval (LinkModel.HeartbeatInterval) by the
+	//     initiator to each participant and by each participant to the
+	//     initiator — is answered with an Abort carrying that reason
+	//     (Node.answerEnded, control.go; lifecycle.AnswerEnded), and the
+	//     initiator relays it to the other participants. The control
+	//     link is a p2p Messenger link, which a restarted receiver joins
+	//     afresh (p2p's inLink.join), so the heartbeats reach it: one sent
+	//     while it was down is resent as soon as it is back (p2p's
+	//     resendLoop, backoff at most 1 s), otherwise the next one goes
+	//     out within HeartbeatInterval. So the peers abort with the
+	//     restart as their reason between about a second and
+	//     HeartbeatInterval after the daemon is back, plus a round trip;
+	//     the simulator takes the latest moment, back + HeartbeatInterval
+	//     + 2 × latency, since it models neither the heartbeats' phase
+	//     nor the resends of control frames — unless
+	//     session.peer_timeout ran out first (LinkModel.PeerTimeout after
+	//     At), when they abort for its silence, as after a Crash.
+	//
+	// The peers' first word of the stop is taken to be that answer: the
+	// machine is down or cut off while the daemon is, so their redials
+	// get no answer (node's peerDisconnected, watch.go, then waits for
+	// the peer timeout). Two other stops end the session sooner, and are
+	// not this fault: a daemon killed on a machine that stays up refuses
+	// the redial, and its peers abort within seconds ("connection to
+	// NAME closed; redial failed: …"); a daemon stopped cleanly (SIGTERM,
+	// systemctl restart) aborts its sessions first and tells its peers
+	// ("NAME is shutting down", Node.Close).
+	//
+	// As with Crash, a party whose role had finished before At is not
+	// affected: the simulator does not model the lifecycle's Done and
+	// Complete that follow the roles' end. Nor is a party that a Crash or
+	// an earlier Restart stopped already: the simulator does not model a
+	// daemon that goes down twice.
+	Restart
 )
 
 var faultNames = [...]string{Drop: "drop", Duplicate: "dup", Delay: "delay", Reorder: "reorder",
-	Corrupt: "corrupt", Tamper: "tamper", Crash: "crash"}
+	Corrupt: "corrupt", Tamper: "tamper", Crash: "crash", Restart: "restart"}
 
 // String returns the kind's name in a schedule.
 func (k FaultKind) String() string {
@@ -73,18 +126,23 @@ type Fault struct {
 	// flips; Mask, non-zero, is what it is XORed with.
 	Byte int
 	Mask byte
-	// Party and At are the party a Crash stops and when (virtual time
-	// since the start).
+	// Party and At are the party a Crash or Restart stops and when
+	// (virtual time since the start); Down is how long a Restart's
+	// daemon stays down.
 	Party protocol.Party
 	At    time.Duration
+	Down  time.Duration
 }
 
 // String formats the fault as ParseSchedule reads it, e.g. "drop@12x2",
-// "delay@40+350ms", "tamper@7:3^0x10", "crash:comp[0]@1.5s".
+// "delay@40+350ms", "tamper@7:3^0x10", "crash:comp[0]@1.5s",
+// "restart:comp[0]@1.5s+2s".
 func (f Fault) String() string {
 	switch f.Kind {
 	case Crash:
 		return fmt.Sprintf("crash:%s@%v", f.Party, f.At)
+	case Restart:
+		return fmt.Sprintf("restart:%s@%v+%v", f.Party, f.At, f.Down)
 	case Drop:
 		return fmt.Sprintf("drop@%dx%d", f.Msg, max(f.Times, 1))
 	case Delay, Reorder:
@@ -138,13 +196,35 @@ func parseFault(s string) (Fault, error) {
 		}
 		return Fault{Kind: Crash, Party: party, At: d}, nil
 	}
+	if rest, ok := strings.CutPrefix(s, "restart:"); ok {
+		p, times, ok := strings.Cut(rest, "@")
+		if !ok {
+			return Fault{}, fmt.Errorf("want restart:role[index]@time+down")
+		}
+		at, down, ok := strings.Cut(times, "+")
+		if !ok {
+			return Fault{}, fmt.Errorf("want restart:role[index]@time+down")
+		}
+		party, err := protocol.ParseParty(p)
+		if err != nil {
+			return Fault{}, err
+		}
+		f := Fault{Kind: Restart, Party: party}
+		if f.At, err = time.ParseDuration(at); err != nil || f.At < 0 {
+			return Fault{}, fmt.Errorf("restart time %q: want a non-negative duration", at)
+		}
+		if f.Down, err = time.ParseDuration(down); err != nil || f.Down < 0 {
+			return Fault{}, fmt.Errorf("restart downtime %q: want a non-negative duration", down)
+		}
+		return f, nil
+	}
 	name, arg, ok := strings.Cut(s, "@")
 	if !ok {
 		return Fault{}, fmt.Errorf("want kind@message")
 	}
 	var f Fault
 	for k, n := range faultNames {
-		if n != "" && n == name && FaultKind(k) != Crash {
+		if n != "" && n == name && FaultKind(k) != Crash && FaultKind(k) != Restart {
 			f.Kind = FaultKind(k)
 		}
 	}
@@ -219,3 +299,34 @@ type Faults struct {
 
 // ErrDeadline ends a simulation with faults that ran past Faults.Deadline.
 var ErrDeadline = errors.New("simulation ran past its virtual-time deadline")
+
+// AbortError is how a simulated session with faults aborted: when, the
+// reason its parties record, and what the restarted ones recorded.
+type AbortError struct {
+	// At is the virtual time the session aborted.
+	At time.Duration
+	// Reason is the abort's reason, as the parties that learn it from
+	// their peers record it.
+	Reason string
+	// Ends holds the reason each restarted party's daemon recorded: its
+	// own restart (Restart), whatever its peers learned. Every other
+	// party records Reason.
+	Ends map[protocol.Party]string
+	// Finished holds when each role that finished returned its result.
+	Finished map[protocol.Party]time.Duration
+}
+
+func (e *AbortError) Error() string {
+	msg := fmt.Sprintf("session aborted at %v: %s", e.At, e.Reason)
+	parties := make([]protocol.Party, 0, len(e.Ends))
+	for p := range e.Ends {
+		parties = append(parties, p)
+	}
+	sort.Slice(parties, func(i, j int) bool { return parties[i].String() < parties[j].String() })
+	for _, p := range parties {
+		if e.Ends[p] != e.Reason {
+			msg += fmt.Sprintf("; %s recorded: %s", p, e.Ends[p])
+		}
+	}
+	return msg
+}

@@ -2,6 +2,7 @@ package sim_test
 
 import (
 	"context"
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -13,7 +14,7 @@ import (
 )
 
 func TestScheduleRoundTrip(t *testing.T) {
-	text := "drop@12x2,dup@3,delay@40+350ms,reorder@7+1ms,corrupt@0,tamper@9:17^0x10,crash:comp[0]@1.5s"
+	text := "drop@12x2,dup@3,delay@40+350ms,reorder@7+1ms,corrupt@0,tamper@9:17^0x10,crash:comp[0]@1.5s,restart:comp[0]@1.5s+2s"
 	fs, err := sim.ParseSchedule(text)
 	if err != nil {
 		t.Fatal(err)
@@ -21,7 +22,8 @@ func TestScheduleRoundTrip(t *testing.T) {
 	if got := sim.FormatSchedule(fs); got != text {
 		t.Errorf("FormatSchedule(ParseSchedule(%q)) = %q", text, got)
 	}
-	for _, bad := range []string{"drop", "drop@x", "drop@1x0", "delay@3", "tamper@1:2^0", "crash:comp@1s", "melt@1"} {
+	for _, bad := range []string{"drop", "drop@x", "drop@1x0", "delay@3", "tamper@1:2^0", "crash:comp@1s", "melt@1",
+		"restart:comp[0]@1s", "restart:comp[0]+2s", "restart:comp[0]@-1s+2s", "restart:comp[0]@1s+x"} {
 		if _, err := sim.ParseSchedule(bad); err == nil {
 			t.Errorf("ParseSchedule(%q) succeeded", bad)
 		}
@@ -49,6 +51,9 @@ func TestFaultsThroughTheLinkModel(t *testing.T) {
 		{"drop@2x5", "5 streams in a row ended without"},
 		{"delay@2+3m", "could not be reached again within 2m0s"},
 		{"crash:participant[1]@0s", "participant[1] went silent"},
+		{"restart:participant[1]@0s+2s", "participant[1] restarted while the session was open"},
+		{"restart:participant[1]@0s+40s", "participant[1] went silent (its daemon went down at 0s for 40s)"},
+		{"restart:participant[1]@1h+2s", ""}, // after the session ended
 		{"tamper@4:0^0xff", "rejected a message"},
 	}
 	for _, tt := range tests {
@@ -84,9 +89,80 @@ func TestFaultsThroughTheLinkModel(t *testing.T) {
 			if !reflect.DeepEqual(res.Result.(ping.Matrix).Participants, ref.Result.(ping.Matrix).Participants) {
 				t.Errorf("participants %v, want %v", res.Result, ref.Result)
 			}
+			if strings.HasPrefix(tt.schedule, "restart:") {
+				return // struck nothing: it costs nothing either
+			}
 			if res.VirtualTime <= ref.VirtualTime {
 				t.Errorf("virtual time %v under faults, %v without: the faults cost nothing", res.VirtualTime, ref.VirtualTime)
 			}
 		})
 	}
+}
+
+// TestRestart checks what a restart makes of a session, as node/ does it
+// (see sim.Restart): the restarted party records its restart; the others
+// learn it from its answer to their next heartbeat after it is back, or
+// give up on its silence first; and a party that had finished is not
+// affected.
+func TestRestart(t *testing.T) {
+	spec := mustSpec(t, "protocol = \"ping\"\n[roles]\nparticipant = [\"a\", \"b\", \"c\"]\n[params]\ncount = 3\n")
+	reg := registry(t, ping.Family{})
+	link := sim.DefaultLinkModel()
+	p1 := protocol.Party{Role: "participant", Index: 1}
+	restarted := "participant[1] restarted while the session was open (its daemon went down at 0s and was back at "
+	tests := []struct {
+		name     string
+		schedule string
+		at       time.Duration // the session's abort
+		reason   string        // the others' reason, a prefix
+	}{
+		{"answered", "restart:participant[1]@0s+2s", 2*time.Second + link.HeartbeatInterval + 2*sim.DefaultLinkLatency, restarted + "2s)"},
+		{"back just in time", "restart:participant[1]@0s+24s", 24*time.Second + link.HeartbeatInterval + 2*sim.DefaultLinkLatency, restarted + "24s)"},
+		{"peer timeout first", "restart:participant[1]@0s+26s", link.PeerTimeout, "participant[1] went silent"},
+		{"silent past the timeout", "restart:participant[1]@0s+1m", link.PeerTimeout, "participant[1] went silent"},
+		{"twice", "restart:participant[1]@0s+2s,restart:participant[1]@1s+1s", 2*time.Second + link.HeartbeatInterval + 2*sim.DefaultLinkLatency, restarted + "2s)"},
+		{"listed out of order", "restart:participant[1]@50ms+40s,restart:participant[1]@0s+2s", 2*time.Second + link.HeartbeatInterval + 2*sim.DefaultLinkLatency, restarted + "2s)"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			fs, err := sim.ParseSchedule(tt.schedule)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = sim.Run(context.Background(), reg, spec, sim.Options{Faults: &sim.Faults{Schedule: fs, Deadline: time.Hour}})
+			var ae *sim.AbortError
+			if !errors.As(err, &ae) {
+				t.Fatalf("err = %v, want a *sim.AbortError", err)
+			}
+			if ae.At != tt.at || !strings.HasPrefix(ae.Reason, tt.reason) {
+				t.Errorf("aborted at %v for %q, want at %v for %q…", ae.At, ae.Reason, tt.at, tt.reason)
+			}
+			if got := ae.Ends[p1]; !strings.HasPrefix(got, restarted) {
+				t.Errorf("participant[1] recorded %q, want its restart", got)
+			}
+			if len(ae.Ends) != 1 {
+				t.Errorf("ends %v, want participant[1]'s only", ae.Ends)
+			}
+		})
+	}
+	// ping's roles all finish at the session's end: a restart just after
+	// it strikes a party that finished, and changes nothing.
+	t.Run("finished before", func(t *testing.T) {
+		ref, err := sim.Run(context.Background(), reg, spec, sim.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		fin, ok := ref.Finished[p1]
+		if !ok || fin <= 0 || fin > ref.VirtualTime {
+			t.Fatalf("participant[1] finished at %v (%v), session ended at %v", fin, ok, ref.VirtualTime)
+		}
+		fs := []sim.Fault{{Kind: sim.Restart, Party: p1, At: ref.VirtualTime + time.Millisecond, Down: time.Second}}
+		res, err := sim.Run(context.Background(), reg, spec, sim.Options{Faults: &sim.Faults{Schedule: fs, Deadline: time.Hour}})
+		if err != nil {
+			t.Fatalf("restart after the end: %v", err)
+		}
+		if !reflect.DeepEqual(res.Finished, ref.Finished) {
+			t.Errorf("finished %v, want %v", res.Finished, ref.Finished)
+		}
+	})
 }

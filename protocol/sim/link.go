@@ -1,8 +1,11 @@
 package sim
 
 import (
+	"cmp"
 	"container/heap"
 	"fmt"
+	"maps"
+	"slices"
 	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
@@ -34,15 +37,26 @@ type LinkModel struct {
 	// abort the session: the daemon's session.peer_timeout, after which a
 	// peer whose heartbeats stopped is judged gone.
 	PeerTimeout time.Duration
+	// HeartbeatInterval is how often a running session's organizations
+	// tell each other they are alive: the daemon's
+	// session.heartbeat_interval. A restarted daemon answers the first
+	// heartbeat of a session it no longer runs with an Abort (Restart).
+	HeartbeatInterval time.Duration
 	// KeepDuplicates turns the receiver's de-duplication off: a broken link
 	// layer that hands a duplicated frame on twice. Only for testing that
 	// a checker (Faults.OnDeliver, the schedule explorer) catches it.
 	KeepDuplicates bool
+	// KeepRoleAcrossRestart turns the Restart fault off: a broken model
+	// in which a restarted daemon goes on with its session as if it had
+	// kept the role's state. Only for testing that the schedule explorer
+	// catches it.
+	KeepRoleAcrossRestart bool
 }
 
 // DefaultLinkModel returns the link model of a daemon with default settings.
 func DefaultLinkModel() LinkModel {
-	return LinkModel{ResendAfter: time.Second, MaxLosses: 5, GiveUpAfter: 2 * time.Minute, PeerTimeout: 30 * time.Second}
+	return LinkModel{ResendAfter: time.Second, MaxLosses: 5, GiveUpAfter: 2 * time.Minute, PeerTimeout: 30 * time.Second,
+		HeartbeatInterval: 5 * time.Second}
 }
 
 // withDefaults fills in l's zero fields.
@@ -59,6 +73,9 @@ func (l LinkModel) withDefaults() LinkModel {
 	}
 	if l.PeerTimeout <= 0 {
 		l.PeerTimeout = d.PeerTimeout
+	}
+	if l.HeartbeatInterval <= 0 {
+		l.HeartbeatInterval = d.HeartbeatInterval
 	}
 	return l
 }
@@ -81,13 +98,18 @@ type faultNet struct {
 	aborting bool
 	abortAt  time.Duration
 	abortWhy string
+	// ends holds what each restarted party's daemon recorded.
+	ends map[protocol.Party]string
 }
 
-// crash is a Crash fault resolved to the party's network index.
+// crash is a Crash or Restart fault resolved to the party's network
+// index.
 type crash struct {
 	idx     int
 	party   protocol.Party
 	at      time.Duration
+	restart bool
+	down    time.Duration // a restart's
 	applied bool
 }
 
@@ -132,12 +154,24 @@ func (n *Network) injectFaults(f *Faults) error {
 				return fmt.Errorf("fault %s: no such party in this session", fault)
 			}
 			fn.crashes = append(fn.crashes, crash{idx: e.idx, party: fault.Party, at: fault.At})
+		case Restart:
+			e := n.Endpoint(fault.Party)
+			if e == nil {
+				return fmt.Errorf("fault %s: no such party in this session", fault)
+			}
+			if fn.link.KeepRoleAcrossRestart {
+				continue // the broken model: nothing is lost
+			}
+			fn.crashes = append(fn.crashes, crash{idx: e.idx, party: fault.Party, at: fault.At, restart: true, down: fault.Down})
 		case Drop, Duplicate, Delay, Reorder, Corrupt, Tamper:
 			fn.byMsg[fault.Msg] = append(fn.byMsg[fault.Msg], fault)
 		default:
 			return fmt.Errorf("fault %s: unknown kind", fault)
 		}
 	}
+	// Due at once, they strike in the order of their times, then of the
+	// schedule.
+	slices.SortStableFunc(fn.crashes, func(a, b crash) int { return cmp.Compare(a.at, b.at) })
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.faults = fn
@@ -243,7 +277,8 @@ func (f *faultNet) pop() event {
 }
 
 // crashedBy reports whether the party at network index idx has crashed by
-// virtual time at.
+// virtual time at, or restarted (a restarted daemon drops the role frames
+// of the session it no longer runs).
 func (f *faultNet) crashedBy(idx int, at time.Duration) bool {
 	for _, c := range f.crashes {
 		if c.idx == idx && at >= c.at {
@@ -254,9 +289,11 @@ func (f *faultNet) crashedBy(idx int, at time.Duration) bool {
 }
 
 // faultsDue carries out what the faults make happen by virtual time now,
-// before the driver's calls then: the crashes due (a crashed party's role
-// gets no more calls, and its peers abort PeerTimeout later, unless it had
-// finished), and the session's abort, if due, as the error to end with.
+// before the driver's calls then: the crashes and restarts due (the
+// party's role gets no more calls, unless it had finished; the peers of a
+// crashed party abort PeerTimeout later, those of a restarted one when it
+// answers their next heartbeat, see Restart), and the session's abort, if
+// due, as an *AbortError to end with.
 func (d *simDriver) faultsDue(now time.Duration) error {
 	f := d.net.faults
 	if f == nil {
@@ -270,16 +307,35 @@ func (d *simDriver) faultsDue(now time.Duration) error {
 			continue
 		}
 		c.applied = true
-		if s := d.byNet[c.idx]; s != nil && !s.done {
-			s.done = true
+		s := d.byNet[c.idx]
+		if s == nil || s.done {
+			continue
+		}
+		s.done = true
+		if !c.restart {
 			f.abort(c.at+f.link.PeerTimeout, fmt.Sprintf("%s went silent (its daemon crashed at %v): no heartbeat for %v",
 				c.party, c.at, f.link.PeerTimeout))
+			continue
+		}
+		back := c.at + c.down
+		restarted := fmt.Sprintf("%s restarted while the session was open (its daemon went down at %v and was back at %v)",
+			c.party, c.at, back)
+		if f.ends == nil {
+			f.ends = map[protocol.Party]string{}
+		}
+		f.ends[c.party] = restarted
+		answered := back + f.link.HeartbeatInterval + 2*d.net.latency
+		if silent := c.at + f.link.PeerTimeout; silent < answered {
+			f.abort(silent, fmt.Sprintf("%s went silent (its daemon went down at %v for %v): no heartbeat for %v",
+				c.party, c.at, c.down, f.link.PeerTimeout))
+		} else {
+			f.abort(answered, restarted)
 		}
 	}
 	switch {
 	case f.aborting && f.abortAt <= now:
 		d.net.now = max(d.net.now, f.abortAt)
-		return fmt.Errorf("session aborted at %v: %s", f.abortAt, f.abortWhy)
+		return &AbortError{At: f.abortAt, Reason: f.abortWhy, Ends: maps.Clone(f.ends), Finished: maps.Clone(d.finished)}
 	case f.deadline > 0 && now > f.deadline:
 		return fmt.Errorf("%w (%v)", ErrDeadline, f.deadline)
 	}

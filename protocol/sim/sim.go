@@ -64,6 +64,8 @@ type Result struct {
 	Bytes    int64 `json:"bytes"`
 	// VirtualTime is the simulated duration of the session.
 	VirtualTime time.Duration `json:"-"`
+	// Finished holds when each role returned its result (virtual time).
+	Finished map[protocol.Party]time.Duration `json:"-"`
 	// Steps counts the global steps of a scheduled simulation (protocol.Simulator.NewSchedule).
 	Steps int64 `json:"steps,omitempty"`
 	// RoleSeconds is the wall time spent inside each role's state machines
@@ -167,7 +169,7 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	if opts.SessionID != "" {
 		sessionID = opts.SessionID
 	}
-	d := &simDriver{ctx: ctx, net: net, reports: map[protocol.Party][]byte{}, local: map[string]any{},
+	d := &simDriver{ctx: ctx, net: net, reports: map[protocol.Party][]byte{}, finished: map[protocol.Party]time.Duration{}, local: map[string]any{},
 		onProgress: opts.OnProgress}
 	caps := drive.CapsOf(f)
 	workers := workerCount(opts.Workers, len(parties))
@@ -257,6 +259,7 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 		Messages:    msgs,
 		Bytes:       bytes,
 		VirtualTime: net.Now().Sub(simEpoch),
+		Finished:    d.finished,
 	}, nil
 }
 
@@ -270,6 +273,7 @@ type simDriver struct {
 	roleNames  []string                 // by role index
 	busy       []time.Duration          // wall time inside each role's handlers, by role index
 	reports    map[protocol.Party][]byte
+	finished   map[protocol.Party]time.Duration // when each role returned its result
 	local      map[string]any
 	progress   protocol.Progress // the sum over the slots
 	onProgress func(protocol.Progress)
@@ -435,7 +439,10 @@ func (d *simDriver) runSteps(parties []protocol.Party, sched protocol.Schedule) 
 			}
 		}
 		if d.net.faults != nil {
-			if err := d.faultsDue(d.net.elapsed()); err != nil {
+			// What is due by the next activation's time strikes before
+			// the schedule picks the party to activate.
+			next := max(d.net.elapsed(), time.Duration(d.steps+1)*protocol.TickInterval)
+			if err := d.faultsDue(next); err != nil {
 				return err
 			}
 		}
@@ -572,6 +579,7 @@ func (d *simDriver) record(s *slot, b drive.Batch) {
 	if b.Result != nil {
 		s.done = true
 		d.reports[s.p] = b.Result.Report
+		d.finished[s.p] = s.now
 		if b.Result.Local != nil {
 			d.local[s.p.String()] = b.Result.Local
 		}

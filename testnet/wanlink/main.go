@@ -11,6 +11,11 @@
 // starting with # are skipped. Every toxic is put on both directions of a
 // proxy, so a proxy adds the profile's one-way latency each way whichever
 // side opened the connection.
+//
+// wanlink is a Go module of its own, so that Toxiproxy and its logger stay
+// out of the daemon's go.mod; build it from this directory:
+//
+//	cd testnet/wanlink && go build -o /tmp/wanlink .
 package main
 
 import (

@@ -49,6 +49,46 @@ func TestExplorerCatchesDuplicates(t *testing.T) {
 	}
 }
 
+// TestExplorerCatchesLostRestarts injects a bug into the restart model — a
+// restarted daemon goes on with its session as if it had kept the role's
+// state, which no daemon can — and checks that the explorer reports it
+// among random schedules of every kind, with its seed, and shrinks the
+// schedule to the one restart that shows it, which replays to the same
+// failure and passes with the model fixed.
+func TestExplorerCatchesLostRestarts(t *testing.T) {
+	fc := families[1] // samba
+	e := newExplorer(t, fc, func(c *explore.Config) {
+		c.Link.KeepRoleAcrossRestart = true
+	})
+	st, err := e.Explore(context.Background(), 1, 300)
+	var f *explore.Failure
+	if !errors.As(err, &f) {
+		t.Fatalf("%v, err = %v: the explorer missed a restarted daemon that kept its session", st, err)
+	}
+	t.Logf("caught after %v:\n%v", st, f)
+	if !strings.Contains(f.Problem.Error(), "restarted") {
+		t.Errorf("problem %q, want a restart the session survived", f.Problem)
+	}
+	if len(f.Shrunk) != 1 || f.Shrunk[0].Kind != sim.Restart {
+		t.Errorf("shrunk to %s, want one restart", sim.FormatSchedule(f.Shrunk))
+	}
+	replayed, err := sim.ParseSchedule(sim.FormatSchedule(f.Shrunk))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, p := e.Check(context.Background(), replayed); p == nil || p.Error() != f.ShrunkProblem.Error() {
+		t.Errorf("replaying %s: %v, want %v", sim.FormatSchedule(replayed), p, f.ShrunkProblem)
+	}
+	fixed := newExplorer(t, fc)
+	if out, p := fixed.Check(context.Background(), f.Schedule); p != nil {
+		t.Errorf("with restarts modelled, seed %d still fails: %v", f.Seed, p)
+	} else if out.Completed {
+		t.Errorf("with restarts modelled, seed %d (%s) completed", f.Seed, sim.FormatSchedule(f.Schedule))
+	} else if !strings.Contains(out.Reason, "restarted while the session was open") {
+		t.Logf("with restarts modelled, seed %d aborts: %s", f.Seed, out.Reason)
+	}
+}
+
 // TestExplorerCatchesTimingDependentResults runs a family whose result
 // depends on when a message arrives — what the link layer's delays may
 // change — and checks that the explorer reports a completed session whose

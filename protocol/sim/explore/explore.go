@@ -12,7 +12,14 @@
 //     tampered body, a link that gave up): the link layer hides every
 //     other fault from the roles;
 //   - a session that completed, with no tampered body, has the fault-free
-//     run's result (Config.Equal).
+//     run's result (Config.Equal);
+//   - a restart (sim.Restart) that struck a party before its role
+//     finished never lets the session complete — a restarted daemon does
+//     not run the session again — and in the session's abort the
+//     restarted party records that its daemon restarted, every other
+//     party records a reason, and the abort comes no later than the
+//     restarted daemon's answer to the next heartbeat, or the peer
+//     timeout, whichever is first.
 //
 // A failing schedule replays exactly (the simulation and the schedule are
 // both functions of their seeds) and Shrink reduces it to fewer, milder
@@ -72,7 +79,7 @@ func New(ctx context.Context, cfg Config) (*Explorer, error) {
 		cfg.MaxFaults = 4
 	}
 	if len(cfg.Kinds) == 0 {
-		cfg.Kinds = []sim.FaultKind{sim.Drop, sim.Duplicate, sim.Delay, sim.Reorder, sim.Corrupt, sim.Tamper, sim.Crash}
+		cfg.Kinds = []sim.FaultKind{sim.Drop, sim.Duplicate, sim.Delay, sim.Reorder, sim.Corrupt, sim.Tamper, sim.Crash, sim.Restart}
 	}
 	ref, err := sim.Run(ctx, cfg.Registry, cfg.Spec, sim.Options{Workers: 1})
 	if err != nil {
@@ -84,6 +91,7 @@ func New(ctx context.Context, cfg Config) (*Explorer, error) {
 	link.MaxLosses = cmpOr(link.MaxLosses, def.MaxLosses)
 	link.GiveUpAfter = cmpOr(link.GiveUpAfter, def.GiveUpAfter)
 	link.PeerTimeout = cmpOr(link.PeerTimeout, def.PeerTimeout)
+	link.HeartbeatInterval = cmpOr(link.HeartbeatInterval, def.HeartbeatInterval)
 	return &Explorer{cfg: cfg, link: link, ref: ref, refMessages: ref.Messages, refTime: ref.VirtualTime}, nil
 }
 
@@ -107,10 +115,10 @@ func (e *Explorer) Schedule(seed int64) []sim.Fault {
 	out := make([]sim.Fault, 0, n)
 	for range n {
 		f := sim.Fault{Kind: e.cfg.Kinds[r.IntN(len(e.cfg.Kinds))], Msg: r.Int64N(max(e.refMessages, 1))}
-		// A crash or a tampered body ends most sessions: drawn a third
-		// as often as the faults the link layer hides, so that most
-		// schedules test the link model.
-		for (f.Kind == sim.Crash || f.Kind == sim.Tamper) && r.IntN(3) != 0 {
+		// A crash, a restart or a tampered body ends most sessions:
+		// drawn a third as often as the faults the link layer hides, so
+		// that most schedules test the link model.
+		for (f.Kind == sim.Crash || f.Kind == sim.Restart || f.Kind == sim.Tamper) && r.IntN(3) != 0 {
 			f.Kind = e.cfg.Kinds[r.IntN(len(e.cfg.Kinds))]
 		}
 		switch f.Kind {
@@ -126,10 +134,18 @@ func (e *Explorer) Schedule(seed int64) []sim.Fault {
 			f.Delay = time.Duration(1+r.IntN(500)) * time.Millisecond
 		case sim.Tamper:
 			f.Byte, f.Mask = r.IntN(1<<16), byte(1+r.IntN(255))
-		case sim.Crash:
+		case sim.Crash, sim.Restart:
 			f.Msg = 0
 			f.Party = parties[r.IntN(len(parties))]
 			f.At = time.Duration(r.Int64N(int64(max(e.refTime, time.Millisecond)))).Truncate(time.Microsecond)
+			if f.Kind == sim.Restart {
+				// Mostly back within a few heartbeats; now and then
+				// down past the peer timeout.
+				f.Down = time.Duration(r.IntN(4*int(e.link.HeartbeatInterval/time.Millisecond))) * time.Millisecond
+				if r.IntN(4) == 0 {
+					f.Down += e.link.PeerTimeout
+				}
+			}
 		}
 		out = append(out, f)
 	}
@@ -176,9 +192,19 @@ func (e *Explorer) Check(ctx context.Context, schedule []sim.Fault) (out Outcome
 		if why := e.mayAbort(schedule); why == "" {
 			return out, fmt.Errorf("aborted, though the link layer hides every fault of the schedule from the roles: %w", err)
 		}
+		var ae *sim.AbortError
+		if errors.As(err, &ae) {
+			return out, e.checkRestartAbort(schedule, ae)
+		}
 		return out, nil
 	}
 	out.Completed, out.Result = true, res
+	for _, f := range schedule {
+		if fin, ok := res.Finished[f.Party]; f.Kind == sim.Restart && (!ok || fin >= f.At) {
+			return out, fmt.Errorf("completed, though %s's daemon restarted at %v, before its role finished (at %v): "+
+				"a restarted daemon does not run the session again", f.Party, f.At, fin)
+		}
+	}
 	if hasKind(schedule, sim.Tamper) {
 		return out, nil // a tampered body may change what a role computes
 	}
@@ -188,12 +214,64 @@ func (e *Explorer) Check(ctx context.Context, schedule []sim.Fault) (out Outcome
 	return out, nil
 }
 
+// checkRestartAbort checks the ends of an aborted session against the
+// restarts of its schedule: each restart that struck a running role is
+// recorded by its party as a restart, and the abort comes no later than
+// the restarted daemon's answer to the next heartbeat or the peer timeout.
+func (e *Explorer) checkRestartAbort(schedule []sim.Fault, ae *sim.AbortError) error {
+	if strings.TrimSpace(ae.Reason) == "" {
+		return fmt.Errorf("aborted at %v with no reason", ae.At)
+	}
+	struck := map[protocol.Party]bool{}
+	for i, f := range schedule {
+		if f.Kind != sim.Restart || f.At > ae.At {
+			continue
+		}
+		if fin, ok := ae.Finished[f.Party]; ok && fin < f.At {
+			continue // its role had finished: not affected
+		}
+		if stoppedBefore(schedule, i) {
+			continue // a crash or an earlier restart stopped its role already
+		}
+		struck[f.Party] = true
+		if end := ae.Ends[f.Party]; !strings.Contains(end, "restarted while the session was open") {
+			return fmt.Errorf("%s's daemon restarted at %v, but it recorded the session's end as %q", f.Party, f.At, end)
+		}
+		// The answer to a heartbeat a round trip after one interval;
+		// a second of slack for the links' latency.
+		latest := f.At + min(e.link.PeerTimeout, f.Down+e.link.HeartbeatInterval+time.Second)
+		if ae.At > latest {
+			return fmt.Errorf("%s's daemon restarted at %v (down %v), but the session aborted only at %v, after %v: "+
+				"its peers missed its answer to their heartbeat", f.Party, f.At, f.Down, ae.At, latest)
+		}
+	}
+	for p, end := range ae.Ends {
+		if !struck[p] {
+			return fmt.Errorf("%s recorded %q, though no restart struck it", p, end)
+		}
+	}
+	return nil
+}
+
+// stoppedBefore reports whether schedule crashes or restarts the party of
+// its restart i before the restart strikes (faults due at the same time
+// strike in the schedule's order).
+func stoppedBefore(schedule []sim.Fault, i int) bool {
+	r := schedule[i]
+	for j, f := range schedule {
+		if (f.Kind == sim.Crash || f.Kind == sim.Restart) && f.Party == r.Party && (f.At < r.At || f.At == r.At && j < i) {
+			return true
+		}
+	}
+	return false
+}
+
 // deadline bounds a schedule's virtual time: the fault-free run's, twice,
 // plus every delay its faults can add and the time a crash takes to abort.
 func (e *Explorer) deadline(schedule []sim.Fault) time.Duration {
 	d := 2*e.refTime + e.link.PeerTimeout + e.link.GiveUpAfter
 	for _, f := range schedule {
-		d += f.Delay + time.Duration(f.Times+1)*e.link.ResendAfter
+		d += f.Delay + f.Down + time.Duration(f.Times+1)*e.link.ResendAfter
 	}
 	return d
 }
@@ -204,7 +282,7 @@ func (e *Explorer) mayAbort(schedule []sim.Fault) string {
 	wait := map[int64]time.Duration{}
 	for _, f := range schedule {
 		switch f.Kind {
-		case sim.Crash, sim.Tamper:
+		case sim.Crash, sim.Restart, sim.Tamper:
 			return f.String()
 		case sim.Drop:
 			losses[f.Msg] += max(f.Times, 1)

@@ -139,6 +139,17 @@ func milder(f sim.Fault) []sim.Fault {
 			g.At = f.At / 2
 			out = append(out, g)
 		}
+	case sim.Restart:
+		if f.Down > 0 {
+			g := f
+			g.Down = f.Down / 2
+			out = append(out, g)
+		}
+		if f.At > 0 {
+			g := f
+			g.At = f.At / 2
+			out = append(out, g)
+		}
 	}
 	return out
 }
