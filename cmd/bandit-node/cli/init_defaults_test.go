@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"slices"
+	"strconv"
+	"testing"
+
+	"github.com/bandit-node/bandit-node/internal/configexample"
+	"github.com/bandit-node/bandit-node/node"
+)
+
+// TestInitConfigDefaultsFromNode: the config init writes takes every default
+// it sets from node.DefaultValues (node.DefaultConfig), none is a literal
+// in its template, so that a default changed in node follows into new
+// nodes' configs.
+func TestInitConfigDefaultsFromNode(t *testing.T) {
+	poisoned, err := configexample.Poison(node.DefaultValues())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// api.listen is init's --api, whose default is node.DefaultAPIListen.
+	api, err := strconv.Unquote(poisoned["api.listen"])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, open := range []bool{false, true} {
+		data := templateData{Name: "acme", PeerID: "(test)", API: api,
+			Listen: []string{"/ip4/127.0.0.1/tcp/4001"}, Open: open, Protocols: []string{"ping"}}
+		text, err := executeConfig(data, poisoned)
+		if err != nil {
+			t.Fatal(err)
+		}
+		found, err := configexample.Follows(text, poisoned)
+		if err != nil {
+			t.Fatalf("open=%v: %v\n%s", open, err, text)
+		}
+		// The keys init writes with their defaults, for the operator to
+		// see and change.
+		want := []string{
+			"api.listen", "api.token_file", "discovery.dial_backoff_max", "discovery.dial_backoff_min", "discovery.mdns",
+			"log.format", "log.level", "metrics.listen", "metrics.min_peers", "node.data_dir", "node.identity",
+			"runtime.schedtrace", "session.heartbeat_interval", "session.max_active", "session.max_frame_size",
+			"session.peer_timeout", "session.propose_timeout", "session.stall_timeout",
+		}
+		for _, key := range want {
+			if !slices.Contains(found, key) {
+				t.Errorf("open=%v: init's config does not set %s", open, key)
+			}
+		}
+	}
+}
