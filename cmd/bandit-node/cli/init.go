@@ -53,7 +53,13 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	if err := checkAPIListen(*api); err != nil {
 		return err
 	}
-	keyPath := filepath.Join(*dir, "identity.key")
+	// The key and the token go where the config init writes says, which
+	// leaves node.identity, node.data_dir and api.token_file at their
+	// defaults.
+	def := node.DefaultConfig()
+	dataDir := filepath.Join(*dir, def.Node.DataDir)
+	keyPath := filepath.Join(dataDir, def.Node.Identity)
+	tokenPath := filepath.Join(dataDir, def.API.TokenFile)
 	cfgPath := filepath.Join(*dir, "config.toml")
 	reg, err := Families()
 	if err != nil {
@@ -68,8 +74,8 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	if _, err := renderConfig(cfgPath, data, reg); err != nil {
 		return fmt.Errorf("init: the config would not load: %w", err)
 	}
-	if err := os.MkdirAll(*dir, 0o700); err != nil {
-		return fmt.Errorf("creating %s: %w", *dir, err)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", dataDir, err)
 	}
 	if _, err := os.Stat(cfgPath); err == nil {
 		return fmt.Errorf("%s already exists; init refuses to overwrite a node (remove the directory to start afresh)", cfgPath)
@@ -82,7 +88,7 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	if _, err := rand.Read(tok[:]); err != nil {
 		return fmt.Errorf("drawing an API token: %w", err)
 	}
-	if err := writeNew(filepath.Join(*dir, "api.token"), []byte(hex.EncodeToString(tok[:])+"\n")); err != nil {
+	if err := writeNew(tokenPath, []byte(hex.EncodeToString(tok[:])+"\n")); err != nil {
 		return err
 	}
 	data.PeerID = id

@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"testing"
@@ -46,6 +48,30 @@ func TestInitConfigDefaultsFromNode(t *testing.T) {
 			if !slices.Contains(found, key) {
 				t.Errorf("open=%v: init's config does not set %s", open, key)
 			}
+		}
+	}
+}
+
+// TestInitWritesFilesWhereItsConfigSays: the identity key and the API
+// token are where the config init writes points (node.identity and
+// api.token_file at their defaults, under node.data_dir), so that a default
+// changed in node.DefaultConfig moves the files with it.
+func TestInitWritesFilesWhereItsConfigSays(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "acme")
+	if _, _, err := run(t, "init", "--dir", dir, "--listen", "/ip4/127.0.0.1/tcp/0"); err != nil {
+		t.Fatal(err)
+	}
+	reg, err := Families()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := node.LoadConfig(filepath.Join(dir, "config.toml"), reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{cfg.Node.Identity, cfg.API.TokenFile} {
+		if st, err := os.Stat(f); err != nil || st.Mode().Perm() != 0o600 {
+			t.Errorf("the config names %s: %v (want a file of mode 0600)", f, err)
 		}
 	}
 }
