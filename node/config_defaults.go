@@ -13,18 +13,19 @@ import (
 
 // DefaultValues returns the default of every key of config.toml that has
 // one, by its dotted name ("session.peer_timeout"), written as a TOML value
-// ("\"30s\""). The values are taken from DefaultConfig, from the [relay]
-// limits the p2p host applies when a key is absent (relayDefaults), from
-// the [[sessions]] retry defaults, and from the exec and http environments'
+// ("\"30s\""). The values are taken from DefaultConfig, from the
+// [[sessions]] retry defaults, and from the exec and http environments'
 // defaults (under "local.exec." and "local.http."), so that they are
 // written once, in Go: the config `bandit-node init` writes and the
 // annotated config.example.toml take their defaults from here.
 //
-// [node] name and listen have no default (requireNode) and are not listed.
+// [node] name and listen have no default (requireNode) and are not
+// listed. Nor are the [relay] limits, whose defaults are the p2p host's
+// (RelayConfig's nil fields), which the config schema does not import:
+// RelayDefaultValues lists them.
 func DefaultValues() map[string]string {
 	m := map[string]string{}
 	cfg := reflect.ValueOf(DefaultConfig()).Elem()
-	relay := reflect.ValueOf(relayDefaults())
 	for i := range cfg.NumField() {
 		f := cfg.Type().Field(i)
 		table := tomlName(f)
@@ -38,8 +39,8 @@ func DefaultValues() map[string]string {
 				continue
 			}
 			v := tv.Field(j)
-			if v.Kind() == reflect.Pointer && v.IsNil() && table == "relay" {
-				v = relay.Field(j) // the p2p host's default
+			if v.Kind() == reflect.Pointer && v.IsNil() {
+				continue // a default of the runtime's ([relay] limits)
 			}
 			m[key] = tomlValue(v.Interface())
 		}
@@ -108,10 +109,6 @@ func tomlValue(v any) string {
 		return strconv.Itoa(v)
 	case int64:
 		return strconv.FormatInt(v, 10)
-	case *int:
-		return strconv.Itoa(*v)
-	case *int64:
-		return strconv.FormatInt(*v, 10)
 	case Duration:
 		return strconv.Quote(shortDuration(v.Duration))
 	case RetentionAge:

@@ -1,14 +1,19 @@
 package node
 
-import "github.com/bandit-node/bandit-node/p2p"
+import (
+	"strconv"
 
-// relayDefaults returns the [relay] table with each limit key the p2p host
-// applies when the key is absent (RelayConfig's nil fields): the defaults
-// are written once, in p2p, and DefaultValues lists them from here.
-func relayDefaults() RelayConfig {
-	bytes := int64(p2p.DefaultRelayCircuitBytes)
-	circuits, reservations := p2p.DefaultRelayCircuitsPerPeer, p2p.DefaultRelayReservations
-	r := DefaultRelayConfig()
-	r.MaxBytesPerCircuit, r.MaxCircuitsPerPeer, r.MaxReservations = &bytes, &circuits, &reservations
-	return r
+	"github.com/bandit-node/bandit-node/p2p"
+)
+
+// RelayDefaultValues returns the defaults of the [relay] limit keys, as
+// DefaultValues returns the others: the limits the p2p host applies when a
+// key is absent (RelayConfig's nil fields), written once, in p2p. The
+// config schema does not import the p2p host; the daemon does.
+func RelayDefaultValues() map[string]string {
+	return map[string]string{
+		"relay.max_bytes_per_circuit": strconv.FormatInt(p2p.DefaultRelayCircuitBytes, 10),
+		"relay.max_circuits_per_peer": strconv.Itoa(p2p.DefaultRelayCircuitsPerPeer),
+		"relay.max_reservations":      strconv.Itoa(p2p.DefaultRelayReservations),
+	}
 }

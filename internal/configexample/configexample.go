@@ -1,7 +1,7 @@
 // Package configexample writes config.example.toml, the annotated example
 // config at the repository's root, from its template
 // (config.example.toml.tmpl here: the doc text) and the daemon's defaults
-// (node.DefaultValues), so that each default value is written once, in
+// (Defaults), so that each default value is written once, in
 // node.DefaultConfig and the typed defaults it uses. `go generate` at the
 // root runs ./generate; the tests fail when the committed example is not
 // what Render writes.
@@ -10,6 +10,7 @@ package configexample
 import (
 	_ "embed"
 	"fmt"
+	"maps"
 	"strconv"
 	"strings"
 	"text/template"
@@ -20,8 +21,16 @@ import (
 //go:embed config.example.toml.tmpl
 var exampleTemplate string
 
+// Defaults are the defaults the example writes: node.DefaultValues and
+// the [relay] limits of the p2p host (node.RelayDefaultValues).
+func Defaults() map[string]string {
+	m := node.DefaultValues()
+	maps.Copy(m, node.RelayDefaultValues())
+	return m
+}
+
 // Render writes the example config, taking every default from defaults
-// (node.DefaultValues(); a test passes other values to see that each
+// (Defaults(); a test passes other values to see that each
 // default comes from them).
 func Render(defaults map[string]string) ([]byte, error) {
 	t, err := template.New("config.example.toml").

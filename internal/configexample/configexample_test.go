@@ -8,8 +8,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-
-	"github.com/bandit-node/bandit-node/node"
 )
 
 // TestExampleIsGenerated: the committed config.example.toml is what its
@@ -21,7 +19,7 @@ func TestExampleIsGenerated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text, err := Render(node.DefaultValues())
+	text, err := Render(Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -31,7 +29,7 @@ func TestExampleIsGenerated(t *testing.T) {
 	got, want := strings.Split(string(committed), "\n"), strings.Split(string(text), "\n")
 	for i := range min(len(got), len(want)) {
 		if got[i] != want[i] {
-			t.Fatalf("config.example.toml line %d is\n\t%s\nbut its template and node.DefaultValues write\n\t%s\n"+
+			t.Fatalf("config.example.toml line %d is\n\t%s\nbut its template and the defaults (Defaults) write\n\t%s\n"+
 				"edit internal/configexample/config.example.toml.tmpl, not the example, then run `go generate .` at the repository's root", i+1, got[i], want[i])
 		}
 	}
@@ -42,7 +40,7 @@ func TestExampleIsGenerated(t *testing.T) {
 // from node.DefaultValues, none is a literal, and every key with a
 // default is in the example, set or (with no value to give) commented out.
 func TestExampleTakesDefaultsFromNode(t *testing.T) {
-	defaults := node.DefaultValues()
+	defaults := Defaults()
 	poisoned, err := Poison(defaults)
 	if err != nil {
 		t.Fatal(err)
@@ -70,7 +68,7 @@ func TestExampleTakesDefaultsFromNode(t *testing.T) {
 // TestPoisonedTextsDiffer: Poison changes every value, or
 // TestExampleTakesDefaultsFromNode could not see a literal.
 func TestPoisonedTextsDiffer(t *testing.T) {
-	defaults := node.DefaultValues()
+	defaults := Defaults()
 	poisoned, err := Poison(defaults)
 	if err != nil {
 		t.Fatal(err)

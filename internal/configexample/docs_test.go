@@ -7,8 +7,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/bandit-node/bandit-node/node"
 )
 
 // TestOperationsTableStatesTheDefaults: the table of every section and key
@@ -28,7 +26,7 @@ func TestOperationsTableStatesTheDefaults(t *testing.T) {
 	// Brackets that are not a value: the key has none, or takes another
 	// key's.
 	notValue := map[string]bool{"required": true, "`cert_file`": true}
-	defaults := node.DefaultValues()
+	defaults := Defaults()
 	pair := regexp.MustCompile("`([a-z_]+)` \\[([^\\]]*)\\]")
 	section, checked, rows := "", 0, 0
 	for line := range strings.Lines(table) {

@@ -10,7 +10,6 @@ import (
 	"os"
 
 	"github.com/bandit-node/bandit-node/internal/configexample"
-	"github.com/bandit-node/bandit-node/node"
 )
 
 func main() {
@@ -18,7 +17,7 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: generate FILE (config.example.toml)")
 		os.Exit(2)
 	}
-	text, err := configexample.Render(node.DefaultValues())
+	text, err := configexample.Render(configexample.Defaults())
 	if err == nil {
 		err = os.WriteFile(os.Args[1], text, 0o644)
 	}
