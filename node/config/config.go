@@ -200,6 +200,10 @@ const (
 // peers. It has no node name and no listen addresses: a config must state
 // them (see requireNode), so that no daemon starts under a made-up name or
 // on every interface of its machine because a file was empty or cut short.
+//
+// It is where each default of config.toml is written, once (here or in the
+// typed defaults it uses): DefaultValues (config_defaults.go) hands them
+// to the config `init` writes and to the generated config.example.toml.
 func DefaultConfig() *Config {
 	return &Config{
 		Node: NodeConfig{DataDir: ".", Identity: "identity.key"},
@@ -216,8 +220,11 @@ func DefaultConfig() *Config {
 			MaxFrameSize:         DefaultMaxFrameSize,
 			MaxBufferedBytes:     DefaultMaxBufferedBytes,
 			MaxPeerBufferedBytes: DefaultMaxPeerBufferedBytes,
+			Keep:                 RetentionAge{DefaultKeep},
+			KeepCount:            DefaultKeepCount,
 		},
 		Runtime: RuntimeConfig{Schedtrace: true},
+		Relay:   DefaultRelayConfig(),
 		Policy:  map[string]PolicyConfig{},
 	}
 }

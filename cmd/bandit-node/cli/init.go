@@ -56,7 +56,13 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	if err := checkAPIListen(*api); err != nil {
 		return err
 	}
-	keyPath := filepath.Join(*dir, "identity.key")
+	// The key and the token go where the config init writes says, which
+	// leaves node.identity, node.data_dir and api.token_file at their
+	// defaults.
+	def := config.DefaultConfig()
+	dataDir := filepath.Join(*dir, def.Node.DataDir)
+	keyPath := filepath.Join(dataDir, def.Node.Identity)
+	tokenPath := filepath.Join(dataDir, def.API.TokenFile)
 	cfgPath := filepath.Join(*dir, "config.toml")
 	reg, err := families.Registry()
 	if err != nil {
@@ -71,8 +77,8 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	if _, err := renderConfig(cfgPath, data, reg); err != nil {
 		return fmt.Errorf("init: the config would not load: %w", err)
 	}
-	if err := os.MkdirAll(*dir, 0o700); err != nil {
-		return fmt.Errorf("creating %s: %w", *dir, err)
+	if err := os.MkdirAll(dataDir, 0o700); err != nil {
+		return fmt.Errorf("creating %s: %w", dataDir, err)
 	}
 	if _, err := os.Stat(cfgPath); err == nil {
 		return fmt.Errorf("%s already exists; init refuses to overwrite a node (remove the directory to start afresh)", cfgPath)
@@ -85,7 +91,7 @@ bandit-node init --dir /var/lib/bandit/acme --name acme \
 	if _, err := rand.Read(tok[:]); err != nil {
 		return fmt.Errorf("drawing an API token: %w", err)
 	}
-	if err := writeNew(filepath.Join(*dir, "api.token"), []byte(hex.EncodeToString(tok[:])+"\n")); err != nil {
+	if err := writeNew(tokenPath, []byte(hex.EncodeToString(tok[:])+"\n")); err != nil {
 		return err
 	}
 	data.PeerID = id
@@ -121,15 +127,29 @@ func renderConfig(path string, data templateData, reg *protocol.Registry) ([]byt
 	if data.PeerID == "" {
 		data.PeerID = "(drawn by init)"
 	}
-	var cfg strings.Builder
-	if err := configTemplate.Execute(&cfg, data); err != nil {
+	text, err := executeConfig(data, config.DefaultValues())
+	if err != nil {
 		return nil, err
 	}
-	text := []byte(cfg.String())
 	if _, err := config.ParseConfig(path, text, reg); err != nil {
 		return nil, err
 	}
 	return text, nil
+}
+
+// executeConfig writes the config template with data, taking every
+// default value from defaults (config.DefaultValues, so that a default is
+// written once, in node.DefaultConfig).
+func executeConfig(data templateData, defaults map[string]string) ([]byte, error) {
+	t, err := configTemplate.Clone()
+	if err != nil {
+		return nil, err
+	}
+	var cfg strings.Builder
+	if err := t.Funcs(config.DefaultFuncs(defaults)).Execute(&cfg, data); err != nil {
+		return nil, err
+	}
+	return []byte(cfg.String()), nil
 }
 
 // writeNew creates path with mode 0600, refusing to overwrite.
@@ -159,7 +179,10 @@ type templateData struct {
 	Protocols         []string
 }
 
-var configTemplate = template.Must(template.New("config").Funcs(template.FuncMap{"q": strconv.Quote}).Parse(
+// configTemplate is the config init writes. Every default in it is
+// written with {{set "table.key"}} (or {{default "table.key"}}), never as
+// a literal: TestInitConfigDefaultsFromNode fails on a literal one.
+var configTemplate = template.Must(template.New("config").Funcs(config.DefaultFuncs(nil)).Funcs(template.FuncMap{"q": strconv.Quote}).Parse(
 	`# bandit-node configuration of {{.Name}} (peer ID {{.PeerID}}).
 # Every key, with its default and bounds, is explained in the annotated example that
 # "bandit-node config example" prints (and in docs/operations.md, "Configuration").
@@ -167,37 +190,37 @@ var configTemplate = template.Must(template.New("config").Funcs(template.FuncMap
 
 [node]
 name = {{q .Name}}
-data_dir = "."                # results (sessions/) are written here
-identity = "identity.key"     # Ed25519 key, mode 0600; relative to data_dir
+{{printf "%-29s" (set "node.data_dir")}} # results (sessions/) are written here
+{{printf "%-29s" (set "node.identity")}} # Ed25519 key, mode 0600; relative to data_dir
 listen = [{{range $i, $a := .Listen}}{{if $i}}, {{end}}{{q $a}}{{end}}]
 
 [api]
 listen = {{q .API}}           # the local control API; loopback only unless allow_remote = true
-token_file = "api.token"      # bearer token of the control API; relative to data_dir
+{{printf "%-29s" (set "api.token_file")}} # bearer token of the control API; relative to data_dir
 
 [log]
-level = "info"                # debug, info, warn, error
-format = "text"               # text or json
+{{printf "%-29s" (set "log.level")}} # debug, info, warn, error
+{{printf "%-29s" (set "log.format")}} # text or json
 
 [discovery]
-mdns = false                  # also find address-book peers on the local network
-dial_backoff_min = "1s"       # redial a disconnected address-book peer after this ...
-dial_backoff_max = "1m"       # ... doubling up to this
+{{printf "%-29s" (set "discovery.mdns")}} # also find address-book peers on the local network
+{{printf "%-29s" (set "discovery.dial_backoff_min")}} # redial a disconnected address-book peer after this ...
+{{printf "%-29s" (set "discovery.dial_backoff_max")}} # ... doubling up to this
 
 [session]
-propose_timeout = "30s"       # every participant must answer a proposal within this
-peer_timeout = "30s"          # a session aborts when a participant is silent this long
-heartbeat_interval = "5s"     # at most half of peer_timeout
-stall_timeout = "10m"         # the initiator aborts a session whose progress stalls this long
-max_active = 16               # sessions proposed or running at once
-max_frame_size = 4194304      # largest message on a stream, in bytes
+{{printf "%-29s" (set "session.propose_timeout")}} # every participant must answer a proposal within this
+{{printf "%-29s" (set "session.peer_timeout")}} # a session aborts when a participant is silent this long
+{{printf "%-29s" (set "session.heartbeat_interval")}} # at most half of peer_timeout
+{{printf "%-29s" (set "session.stall_timeout")}} # the initiator aborts a session whose progress stalls this long
+{{printf "%-29s" (set "session.max_active")}} # sessions proposed or running at once
+{{printf "%-29s" (set "session.max_frame_size")}} # largest message on a stream, in bytes
 
 [runtime]
-schedtrace = true             # restart once with GODEBUG=schedtrace=2147483647: saves a wake-up per message
+{{printf "%-29s" (set "runtime.schedtrace")}} # restart once with GODEBUG=schedtrace=2147483647: saves a wake-up per message
 
 [metrics]
-listen = ""                   # e.g. "0.0.0.0:9601": /metrics, /healthz, /readyz with no token, read-only
-min_peers = 1                 # /readyz needs this many address-book peers connected (at most [[peers]])
+{{printf "%-29s" (set "metrics.listen")}} # e.g. "0.0.0.0:9601": /metrics, /healthz, /readyz with no token, read-only
+{{printf "%-29s" (set "metrics.min_peers")}} # /readyz needs this many address-book peers connected (at most [[peers]])
 
 # The address book: the only organizations that may connect to this node.
 # [[peers]]
