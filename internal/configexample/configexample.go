@@ -2,7 +2,7 @@
 // config at the repository's root, from its template
 // (config.example.toml.tmpl here: the doc text) and the daemon's defaults
 // (Defaults), so that each default value is written once, in
-// node.DefaultConfig and the typed defaults it uses. `go generate` at the
+// config.DefaultConfig and the typed defaults it uses. `go generate` at the
 // root runs ./generate; the tests fail when the committed example is not
 // what Render writes.
 package configexample

@@ -12,7 +12,7 @@ import (
 
 // TestExampleIsGenerated: the committed config.example.toml is what its
 // template writes with the daemon's defaults, so that a default changed in
-// node.DefaultConfig (or the typed defaults it uses) cannot leave the
+// config.DefaultConfig (or the typed defaults it uses) cannot leave the
 // operator's reference stating the old one.
 func TestExampleIsGenerated(t *testing.T) {
 	committed, err := os.ReadFile(filepath.Join("..", "..", "config.example.toml"))

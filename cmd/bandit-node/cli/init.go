@@ -139,7 +139,7 @@ func renderConfig(path string, data templateData, reg *protocol.Registry) ([]byt
 
 // executeConfig writes the config template with data, taking every
 // default value from defaults (config.DefaultValues, so that a default is
-// written once, in node.DefaultConfig).
+// written once, in config.DefaultConfig).
 func executeConfig(data templateData, defaults map[string]string) ([]byte, error) {
 	t, err := configTemplate.Clone()
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // TestInitConfigDefaultsFromNode: the config init writes takes every default
-// it sets from config.DefaultValues (node.DefaultConfig), none is a literal
+// it sets from config.DefaultValues (config.DefaultConfig), none is a literal
 // in its template, so that a default changed in node follows into new
 // nodes' configs.
 func TestInitConfigDefaultsFromNode(t *testing.T) {
@@ -56,7 +56,7 @@ func TestInitConfigDefaultsFromNode(t *testing.T) {
 // TestInitWritesFilesWhereItsConfigSays: the identity key and the API
 // token are where the config init writes points (node.identity and
 // api.token_file at their defaults, under node.data_dir), so that a default
-// changed in node.DefaultConfig moves the files with it.
+// changed in config.DefaultConfig moves the files with it.
 func TestInitWritesFilesWhereItsConfigSays(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "acme")
 	if _, _, err := run(t, "init", "--dir", dir, "--listen", "/ip4/127.0.0.1/tcp/0"); err != nil {
