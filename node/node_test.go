@@ -391,3 +391,32 @@ func TestLocalDataFileMissing(t *testing.T) {
 		t.Errorf("New with a missing features file: %v", err)
 	}
 }
+
+// TestPeerThatClosesAtOnceAbortsItsSessions: a peer whose gater starts
+// refusing this node (it dropped our card) closes every connection at
+// once; a session running with it aborts within seconds with that class.
+// One fresh connection closed early, by contrast, is no verdict: the
+// sessions of TestPFCBSurvivesLostConnections live through hundreds.
+func TestPeerThatClosesAtOnceAbortsItsSessions(t *testing.T) {
+	fam := stall{release: make(chan struct{})}
+	nodes := startNetworkWith(t, 2, func(i int, cfg *config.Config) {
+		openPolicy("stall")(i, cfg)
+		cfg.Session.PeerTimeout = config.Duration{Duration: time.Minute}
+	}, func(int) []protocol.Family { return []protocol.Family{ping.Family{}, fam} })
+	t.Cleanup(func() { close(fam.release) })
+	id, err := nodes[0].StartSession([]byte("protocol = \"stall\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	testutil.WaitFor(t, 10*time.Second, "node2 to start the session", func() bool {
+		rec, err := nodes[1].sessionRecord(id)
+		return err == nil && rec.Session.State == stateRunning
+	})
+	nodes[1].host.Gater().SetAllowed(nil) // node2 forgets node1
+	nodes[1].host.LibP2P().Network().ClosePeer(nodes[0].ID())
+	start := time.Now()
+	got := waitEnded(t, nodes[0], id, 15*time.Second)
+	if want := "connection to node2 closed; redial failed: it closes our connections at once"; got.State != stateAborted || got.Reason != want {
+		t.Errorf("node1: state %s reason %q after %v, want aborted with %q", got.State, got.Reason, time.Since(start), want)
+	}
+}

@@ -28,7 +28,9 @@ const redialTimeout = 2 * time.Second
 // that is what a network cut looks like, as much as a machine that is down,
 // and a cut shorter than session.peer_timeout must not end the session —
 // the frames in flight are resent once the connection is back (p2p
-// link.go), and the heartbeat timeout judges a peer that stays away.
+// link.go), and the heartbeat timeout judges a peer that stays away. A peer
+// that closes every connection at once for the whole of redialTimeout (its
+// gater refuses us) is told as unreachable, with that class.
 func (n *Node) peerDisconnected(id peer.ID) {
 	affected := n.sessionsWith(id)
 	if len(affected) == 0 {
@@ -37,11 +39,11 @@ func (n *Node) peerDisconnected(id peer.ID) {
 	go func() {
 		ctx, cancel := context.WithTimeout(n.hostCtx, redialTimeout)
 		defer cancel()
-		err := n.host.Redial(ctx, id)
+		err := n.redial(ctx, id)
 		if err == nil || n.hostCtx.Err() != nil {
 			return
 		}
-		if noAnswer(ctx, err) {
+		if noAnswer(ctx, err) && !p2p.ClosesAtOnce(err) {
 			n.log.Warn("lost the connection to a peer of running sessions, which does not answer a redial (a network cut?); "+
 				"the sessions wait for it up to session.peer_timeout", "peer", n.nameOf(id), "sessions", len(affected), "err", err)
 			return
@@ -54,6 +56,33 @@ func (n *Node) peerDisconnected(id peer.ID) {
 			s.post(ctrlEvent{lost: id, reason: reason, detail: err.Error()})
 		}
 	}()
+}
+
+// redialPoll is how often redial asks again whether a peer whose last
+// connection closed at once is connected (the address-book dialer dials it,
+// with backoff).
+const redialPoll = 50 * time.Millisecond
+
+// redial redials id within ctx. A peer whose last connection closed before
+// its handshake completed is not dialed again at once (p2p's redialNow: the
+// address-book dialer retries it with backoff); one such close is no
+// verdict — a chaotic network closes fresh connections too — so redial
+// waits, until ctx ends, for the dialer's connection, and returns the
+// failure only if the peer still closes ours when ctx ends.
+func (n *Node) redial(ctx context.Context, id peer.ID) error {
+	t := time.NewTicker(redialPoll)
+	defer t.Stop()
+	for {
+		err := n.host.Redial(ctx, id)
+		if !p2p.ClosesAtOnce(err) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return err
+		case <-t.C:
+		}
+	}
 }
 
 // sessionsWith returns the sessions running here with address-book peer

@@ -99,6 +99,13 @@ func kindOf(err error) failKind {
 	return failOther
 }
 
+// ClosesAtOnce reports whether err is the failure of a peer whose last
+// connection closed before the libp2p handshake's identify completed (its
+// gater refusing us, most often: it may not have our peer card yet). One
+// such close is weak evidence — a network that drops a fresh connection
+// looks the same — so a caller judging a peer gone should see it persist.
+func ClosesAtOnce(err error) bool { return kindOf(err) == failClosesAtOnce }
+
 // FailureClass names the class of a failed dial in a few words without an
 // address ("connection refused", "no answer"): what a session's abort may
 // tell other organizations about a peer it lost; the error itself, with the
