@@ -1,9 +1,11 @@
 package api
 
 import (
+	"bytes"
 	"context"
 	"crypto/subtle"
 	"crypto/tls"
+	_ "embed"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -55,29 +57,63 @@ type Backend interface {
 // Handler returns the control API: local HTTP with JSON bodies, every route
 // behind the bearer token (api.token_file). Routes are versioned under /v0/;
 // /metrics serves registry, /debug/pprof/ Go's profiles. node is the
-// node's name, for the answers that name it.
+// node's name, for the answers that name it. The routes are those of
+// Routes, each described in the OpenAPI document (openapi.json, served at
+// GET /v0/openapi.json).
 func Handler(b Backend, token, node string, registry *prometheus.Registry) http.Handler {
-	s := &server{b: b, node: node}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /v0/node", s.serveNode)
-	mux.HandleFunc("GET /v0/peers", s.servePeers)
-	mux.HandleFunc("GET /v0/sessions", s.serveSessions)
-	mux.HandleFunc("GET /v0/standing", s.serveStanding)
-	mux.HandleFunc("POST /v0/sessions", s.serveStartSession)
-	mux.HandleFunc("GET /v0/sessions/{id}", s.serveSession)
-	mux.HandleFunc("GET /v0/sessions/{id}/result", s.serveResult)
-	mux.HandleFunc("POST /v0/sessions/{id}/cancel", s.serveCancel)
-	mux.HandleFunc("GET /v0/sessions/{id}/logs", s.serveSessionLogs)
-	mux.HandleFunc("POST /v0/config/reload", s.serveReload)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{}))
-	// Go's profiles, for an operator chasing CPU or memory: e.g.
-	// curl -H "Authorization: Bearer $(cat api.token)" ADDR/debug/pprof/profile?seconds=30 >cpu.pprof
-	mux.HandleFunc("GET /debug/pprof/", pprof.Index)
-	mux.HandleFunc("GET /debug/pprof/cmdline", pprof.Cmdline)
-	mux.HandleFunc("GET /debug/pprof/profile", pprof.Profile)
-	mux.HandleFunc("GET /debug/pprof/symbol", pprof.Symbol)
-	mux.HandleFunc("GET /debug/pprof/trace", pprof.Trace)
+	for _, r := range Routes(b, node, registry) {
+		mux.Handle(r.Pattern, r.Handler)
+	}
 	return authenticate(token, mux)
+}
+
+// Route is one route of the control API: its ServeMux pattern ("GET
+// /v0/sessions/{id}") and its handler.
+type Route struct {
+	Pattern string
+	Handler http.Handler
+}
+
+// Routes returns the control API's routes, answered from b.
+func Routes(b Backend, node string, registry *prometheus.Registry) []Route {
+	s := &server{b: b, node: node}
+	f := func(pattern string, h http.HandlerFunc) Route { return Route{pattern, h} }
+	return []Route{
+		f("GET /v0/node", s.serveNode),
+		f("GET /v0/peers", s.servePeers),
+		f("GET /v0/sessions", s.serveSessions),
+		f("GET /v0/standing", s.serveStanding),
+		f("POST /v0/sessions", s.serveStartSession),
+		f("GET /v0/sessions/{id}", s.serveSession),
+		f("GET /v0/sessions/{id}/result", s.serveResult),
+		f("POST /v0/sessions/{id}/cancel", s.serveCancel),
+		f("GET /v0/sessions/{id}/logs", s.serveSessionLogs),
+		f("POST /v0/config/reload", s.serveReload),
+		f("GET /v0/openapi.json", serveOpenAPI),
+		{"GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{})},
+		// Go's profiles, for an operator chasing CPU or memory: e.g.
+		// curl -H "Authorization: Bearer $(cat api.token)" ADDR/debug/pprof/profile?seconds=30 >cpu.pprof
+		f("GET /debug/pprof/", pprof.Index),
+		f("GET /debug/pprof/cmdline", pprof.Cmdline),
+		f("GET /debug/pprof/profile", pprof.Profile),
+		f("GET /debug/pprof/symbol", pprof.Symbol),
+		f("GET /debug/pprof/trace", pprof.Trace),
+	}
+}
+
+// openAPI is the control API's OpenAPI 3.1 document, written by hand (spec
+// first) and held to the routes and to real answers by tests.
+//
+//go:embed openapi.json
+var openAPI []byte
+
+// OpenAPI returns the control API's OpenAPI 3.1 document (openapi.json).
+func OpenAPI() []byte { return bytes.Clone(openAPI) }
+
+func serveOpenAPI(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	w.Write(openAPI)
 }
 
 // Timeouts of the control API's server. A request (a spec of at most

@@ -1,0 +1,110 @@
+package node
+
+import (
+	"bytes"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/bandit-node/bandit-node/internal/testutil"
+	"github.com/bandit-node/bandit-node/node/api"
+	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/pb33f/libopenapi"
+	validator "github.com/pb33f/libopenapi-validator"
+)
+
+// TestAPIAnswersMatchOpenAPI: the control API's real answers — of a daemon
+// that ran a session, over HTTP — are what its OpenAPI document says, for
+// every operation and for its errors: status, content type and body, each
+// body checked against its schema (which allows no undocumented field).
+func TestAPIAnswersMatchOpenAPI(t *testing.T) {
+	doc, err := libopenapi.NewDocument(api.OpenAPI())
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, errs := validator.NewValidator(doc)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	// node1 runs a standing session as well, so that the list of standing
+	// sessions has one, with its last run.
+	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
+		if i == 0 {
+			cfg.Sessions = []config.StandingConfig{standingPing("weekly", 2, 168*time.Hour)}
+		}
+	})
+	tn := nodes[0]
+	testutil.WaitFor(t, 15*time.Second, "the standing session's first run to end", func() bool {
+		runs := tn.standing.List()
+		return len(runs) == 1 && runs[0].Last != nil
+	})
+	id, err := tn.StartSession(pingSpec(3, "node1", "node2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitEnded(t, tn, id, 15*time.Second)
+	token := strings.Repeat("t", 32)
+	base := "http://" + tn.APIAddr()
+	for _, c := range []struct {
+		method, path, body string
+		token              string
+		code               int
+	}{
+		{"GET", "/v0/node", "", token, 200},
+		{"GET", "/v0/peers", "", token, 200},
+		{"GET", "/v0/sessions", "", token, 200},
+		{"GET", "/v0/sessions?name=weekly", "", token, 200},
+		{"GET", "/v0/sessions/" + id, "", token, 200},
+		{"GET", "/v0/sessions/" + id + "/result", "", token, 200},
+		{"GET", "/v0/sessions/" + id + "/logs", "", token, 200},
+		{"GET", "/v0/sessions/" + id + "/logs?since=2", "", token, 200},
+		{"GET", "/v0/sessions/" + id + "/logs?since=-1", "", token, 400},
+		{"GET", "/v0/sessions/00000000000000ff", "", token, 404},
+		{"GET", "/v0/sessions/00000000000000ff/result", "", token, 404},
+		{"POST", "/v0/sessions/" + id + "/cancel", "", token, 409},
+		{"GET", "/v0/standing", "", token, 200},
+		{"POST", "/v0/sessions", "protocol = \"nope\"\n", token, 400},
+		{"POST", "/v0/sessions", string(pingSpec(2, "node1", "node2")), token, 201},
+		{"POST", "/v0/config/reload", "", token, 400}, // the test daemon was not started from a file
+		{"GET", "/v0/openapi.json", "", token, 200},
+		{"GET", "/metrics", "", token, 200},
+		{"GET", "/v0/node", "", "wrong", 401},
+	} {
+		t.Run(c.method+" "+c.path, func(t *testing.T) {
+			req, err := http.NewRequest(c.method, base+c.path, strings.NewReader(c.body))
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Header.Set("Authorization", "Bearer "+c.token)
+			if c.body != "" {
+				req.Header.Set("Content-Type", "application/toml")
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, err := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if resp.StatusCode != c.code {
+				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.code, body)
+			}
+			// The validator reads the request's body again.
+			req.Body = io.NopCloser(strings.NewReader(c.body))
+			resp.Body = io.NopCloser(bytes.NewReader(body))
+			if ok, errs := v.ValidateHttpResponse(req, resp); !ok {
+				for _, e := range errs {
+					t.Errorf("%s: %s", e.Message, e.Reason)
+					for _, se := range e.SchemaValidationErrors {
+						t.Errorf("  %s at %s", se.Reason, se.FieldPath)
+					}
+				}
+				t.Logf("body: %s", body)
+			}
+		})
+	}
+}
