@@ -7,10 +7,10 @@ package banditnode
 import _ "embed"
 
 // config.example.toml is generated: its text is
-// internal/configexample/config.example.toml.tmpl, its defaults are the
+// cmd/internal/configexample/config.example.toml.tmpl, its defaults are the
 // daemon's own (config.DefaultValues). Edit the template, then run
 // `go generate .` here.
-//go:generate go run ./internal/configexample/generate config.example.toml
+//go:generate go run ./cmd/internal/configexample/generate config.example.toml
 
 // ConfigExample is config.example.toml: every key of a node's config.toml,
 // with its default, bounds and what it does.

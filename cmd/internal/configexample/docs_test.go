@@ -14,7 +14,7 @@ import (
 // config.DefaultValues, so that the operator's documentation follows a
 // changed default too (the test names the row to edit).
 func TestOperationsTableStatesTheDefaults(t *testing.T) {
-	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operations.md"))
+	doc, err := os.ReadFile(filepath.Join("..", "..", "..", "docs", "operations.md"))
 	if err != nil {
 		t.Fatal(err)
 	}

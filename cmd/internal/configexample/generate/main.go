@@ -2,14 +2,14 @@
 // daemon's defaults (configexample.Render). `go generate` at the
 // repository's root runs it:
 //
-//	go run ./internal/configexample/generate config.example.toml
+//	go run ./cmd/internal/configexample/generate config.example.toml
 package main
 
 import (
 	"fmt"
 	"os"
 
-	"github.com/bandit-node/bandit-node/internal/configexample"
+	"github.com/bandit-node/bandit-node/cmd/internal/configexample"
 )
 
 func main() {

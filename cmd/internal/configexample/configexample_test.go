@@ -15,7 +15,7 @@ import (
 // config.DefaultConfig (or the typed defaults it uses) cannot leave the
 // operator's reference stating the old one.
 func TestExampleIsGenerated(t *testing.T) {
-	committed, err := os.ReadFile(filepath.Join("..", "..", "config.example.toml"))
+	committed, err := os.ReadFile(filepath.Join("..", "..", "..", "config.example.toml"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +30,7 @@ func TestExampleIsGenerated(t *testing.T) {
 	for i := range min(len(got), len(want)) {
 		if got[i] != want[i] {
 			t.Fatalf("config.example.toml line %d is\n\t%s\nbut its template and the defaults (Defaults) write\n\t%s\n"+
-				"edit internal/configexample/config.example.toml.tmpl, not the example, then run `go generate .` at the repository's root", i+1, got[i], want[i])
+				"edit cmd/internal/configexample/config.example.toml.tmpl, not the example, then run `go generate .` at the repository's root", i+1, got[i], want[i])
 		}
 	}
 	t.Fatalf("config.example.toml has %d lines, its template writes %d: run `go generate .` at the repository's root", len(got), len(want))
