@@ -67,6 +67,7 @@ func TestAPIAnswersMatchOpenAPI(t *testing.T) {
 		{"GET", "/v0/standing", "", token, 200},
 		{"POST", "/v0/sessions", "protocol = \"nope\"\n", token, 400},
 		{"POST", "/v0/sessions", string(pingSpec(2, "node1", "node2")), token, 201},
+		{"POST", "/v0/sessions", `{"protocol": "ping", "roles": {"participant": ["node1", "node2"]}, "params": {"count": 2}}`, token, 201},
 		{"POST", "/v0/config/reload", "", token, 400}, // the test daemon was not started from a file
 		{"GET", "/v0/openapi.json", "", token, 200},
 		{"GET", "/metrics", "", token, 200},
@@ -78,7 +79,10 @@ func TestAPIAnswersMatchOpenAPI(t *testing.T) {
 				t.Fatal(err)
 			}
 			req.Header.Set("Authorization", "Bearer "+c.token)
-			if c.body != "" {
+			switch {
+			case strings.HasPrefix(c.body, "{"):
+				req.Header.Set("Content-Type", "application/json")
+			case c.body != "":
 				req.Header.Set("Content-Type", "application/toml")
 			}
 			resp, err := http.DefaultClient.Do(req)

@@ -65,7 +65,52 @@ func Handler(b Backend, token, node string, registry *prometheus.Registry) http.
 	for _, r := range Routes(b, node, registry) {
 		mux.Handle(r.Pattern, r.Handler)
 	}
-	return authenticate(token, mux)
+	return authenticate(token, jsonMuxErrors(mux))
+}
+
+// jsonMuxErrors answers, as every route does, in JSON ({"error": …}) what
+// the mux itself answers in plain text: 404 for a path no route has, 405
+// (with its Allow header) for a method the path's routes do not take.
+func jsonMuxErrors(mux *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" {
+			mux.ServeHTTP(w, r)
+			return
+		}
+		// No route: the mux's answer says which of 404 and 405, and
+		// which methods the path takes.
+		probe := &statusProbe{header: http.Header{}}
+		mux.ServeHTTP(probe, r)
+		if allow := probe.header.Get("Allow"); allow != "" {
+			w.Header().Set("Allow", allow)
+		}
+		switch probe.code {
+		case http.StatusMethodNotAllowed:
+			writeError(w, probe.code, fmt.Errorf("%s %s: the method is not allowed (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow")))
+		default:
+			writeError(w, http.StatusNotFound, fmt.Errorf("%s %s: no such route (see GET /v0/openapi.json)", r.Method, r.URL.Path))
+		}
+	})
+}
+
+// statusProbe is a ResponseWriter that keeps the status and the header
+// written to it and drops the body.
+type statusProbe struct {
+	header http.Header
+	code   int
+}
+
+func (p *statusProbe) Header() http.Header { return p.header }
+
+func (p *statusProbe) WriteHeader(code int) {
+	if p.code == 0 {
+		p.code = code
+	}
+}
+
+func (p *statusProbe) Write(b []byte) (int, error) {
+	p.WriteHeader(http.StatusOK)
+	return len(b), nil
 }
 
 // Route is one route of the control API: its ServeMux pattern ("GET
@@ -203,7 +248,12 @@ func (s *server) serveStartSession(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, err)
 		return
 	}
-	id, err := s.b.StartSession(body)
+	spec, err := specText(r.Header.Get("Content-Type"), body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, err)
+		return
+	}
+	id, err := s.b.StartSession(spec)
 	if err != nil {
 		writeError(w, http.StatusBadRequest, err)
 		return

@@ -73,6 +73,9 @@ func TestRoutes(t *testing.T) {
 		{"POST", "/v0/sessions/" + knownID + "/cancel", "tok", "", http.StatusConflict, "already ended"},
 		{"POST", "/v0/config/reload", "tok", "", http.StatusBadRequest, "needs a restart"},
 		{"GET", "/metrics", "tok", "", http.StatusOK, ""},
+		{"GET", "/v0/nothing", "tok", "", http.StatusNotFound, "GET /v0/nothing: no such route"},
+		{"DELETE", "/v0/sessions/" + knownID, "tok", "", http.StatusMethodNotAllowed, "allowed: GET, HEAD"},
+		{"GET", "/v0/nothing", "", "", http.StatusUnauthorized, "missing or wrong bearer token"},
 	} {
 		t.Run(tc.method+" "+tc.path, func(t *testing.T) {
 			req := httptest.NewRequest(tc.method, tc.path, strings.NewReader(tc.body))
