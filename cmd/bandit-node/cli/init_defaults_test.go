@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/cmd/internal/configexample"
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/node/config"
 )
 
