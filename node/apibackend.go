@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net/http"
 
 	"github.com/bandit-node/bandit-node/node/api"
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -77,7 +78,26 @@ func (b apiBackend) Session(id string) (apitype.Result, error) {
 	return apitype.Result{Session: rec.Session, Result: rec.Result, Local: rec.Local}, nil
 }
 
-func (b apiBackend) StartSession(spec []byte) (string, error) { return b.n.StartSession(spec) }
+// StartSession proposes the session of spec; an error says its class for
+// the API: the spec's key at fault (a protocol.KeyError, or an
+// organization not in the address book), this node's policy (403), an
+// environment this node cannot play, or a node that takes no session now
+// (503).
+func (b apiBackend) StartSession(spec []byte) (string, error) {
+	id, err := b.n.StartSession(spec)
+	var se *startError
+	if errors.As(err, &se) {
+		status := 0
+		switch se.code {
+		case "policy.declined":
+			status = http.StatusForbidden
+		case "node.unavailable":
+			status = http.StatusServiceUnavailable
+		}
+		return "", &api.Error{Code: se.code, Field: se.field, Status: status, Err: err}
+	}
+	return id, err
+}
 
 func (b apiBackend) CancelSession(id string) error { return b.n.CancelSession(id) }
 

@@ -76,7 +76,8 @@ func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string,
 		for i, name := range spec.Roles.Roles[role] {
 			id, ok := live.ids[name]
 			if !ok {
-				return "", fmt.Errorf("roles.%s[%d]: %q is neither this node (%s) nor in its address book", role, i, name, n.config().Node.Name)
+				return "", &startError{code: "spec.unknown_organization", field: fmt.Sprintf("roles.%s[%d]", role, i),
+					err: fmt.Errorf("roles.%s[%d]: %q is neither this node (%s) nor in its address book", role, i, name, n.config().Node.Name)}
 			}
 			byID.Roles[role] = append(byID.Roles[role], id.String())
 		}
@@ -85,12 +86,12 @@ func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string,
 	myRoles := distinctRoles(byID.PartiesOf(self.String()))
 	local, err := live.cfg.Admit(f, params, live.cfg.Node.Name, true, myRoles)
 	if err != nil {
-		return "", err
+		return "", &startError{code: "policy.declined", err: err}
 	}
 	// The initiator's own environments are checked as a participant's
 	// are: nothing is proposed that this node could not play.
 	if err := live.cfg.CheckEnvironments(f, params, byID, myRoles); err != nil {
-		return "", err
+		return "", &startError{code: "environment.unavailable", err: err}
 	}
 	proposed := &protocol.Spec{Protocol: spec.Protocol, Roles: byID, Params: spec.Params}
 	text, err := proposed.Encode()
@@ -123,7 +124,7 @@ func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string,
 		if s.topic != nil {
 			s.topic.Close()
 		}
-		return "", err
+		return "", &startError{code: "node.unavailable", err: err}
 	}
 	n.log.Info("proposed a session", "session", id, "name", name, "protocol", f.Name(), "organizations", len(byID.Orgs()))
 	return id, nil
@@ -268,3 +269,14 @@ func distinctRoles(parties []protocol.Party) []string {
 	}
 	return out
 }
+
+// startError is why startChecked did not propose a session, with the class
+// the control API answers it with (code, and the spec's key at fault when
+// there is one); its message is err's.
+type startError struct {
+	code, field string
+	err         error
+}
+
+func (e *startError) Error() string { return e.err.Error() }
+func (e *startError) Unwrap() error { return e.err }

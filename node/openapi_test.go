@@ -2,6 +2,7 @@ package node
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"net/http"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/api"
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/pb33f/libopenapi"
 	validator "github.com/pb33f/libopenapi-validator"
@@ -46,6 +48,14 @@ func TestAPIAnswersMatchOpenAPI(t *testing.T) {
 	}
 	waitEnded(t, tn, id, 15*time.Second)
 	token := strings.Repeat("t", 32)
+	// The codes and fields of some errors, by request.
+	wantCodes := map[string]string{
+		"POST /v0/sessions protocol = \"nope\"\n":                                   "spec.unknown_protocol protocol",
+		"POST /v0/sessions " + string(pingSpec(2, "node1", "node2")) + "cont = 3\n": "spec.unknown_key params.cont",
+		"POST /v0/sessions " + string(pingSpec(2, "node1", "node9")):                "spec.unknown_organization roles.participant[1]",
+		"GET /v0/sessions/00000000000000ff ":                                        "session.not_found ",
+		"POST /v0/sessions/" + id + "/cancel ":                                      "session.not_active ",
+	}
 	base := "http://" + tn.APIAddr()
 	for _, c := range []struct {
 		method, path, body string
@@ -66,6 +76,8 @@ func TestAPIAnswersMatchOpenAPI(t *testing.T) {
 		{"POST", "/v0/sessions/" + id + "/cancel", "", token, 409},
 		{"GET", "/v0/standing", "", token, 200},
 		{"POST", "/v0/sessions", "protocol = \"nope\"\n", token, 400},
+		{"POST", "/v0/sessions", string(pingSpec(2, "node1", "node2")) + "cont = 3\n", token, 400},
+		{"POST", "/v0/sessions", string(pingSpec(2, "node1", "node9")), token, 400},
 		{"POST", "/v0/sessions", string(pingSpec(2, "node1", "node2")), token, 201},
 		{"POST", "/v0/sessions", `{"protocol": "ping", "roles": {"participant": ["node1", "node2"]}, "params": {"count": 2}}`, token, 201},
 		{"POST", "/v0/config/reload", "", token, 400}, // the test daemon was not started from a file
@@ -96,6 +108,12 @@ func TestAPIAnswersMatchOpenAPI(t *testing.T) {
 			}
 			if resp.StatusCode != c.code {
 				t.Fatalf("status %d, want %d: %s", resp.StatusCode, c.code, body)
+			}
+			if want, ok := wantCodes[c.method+" "+c.path+" "+c.body]; ok {
+				var e apitype.Error
+				if err := json.Unmarshal(body, &e); err != nil || e.Code+" "+e.Field != want {
+					t.Errorf("code and field %q %q, want %q: %s", e.Code, e.Field, want, body)
+				}
 			}
 			// The validator reads the request's body again.
 			req.Body = io.NopCloser(strings.NewReader(c.body))

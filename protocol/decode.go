@@ -49,10 +49,10 @@ func DecodeTable(section string, raw map[string]any, v any) error {
 	case 0:
 		return nil
 	case 1:
-		return fmt.Errorf("unknown key %s", d.unknown[0])
+		return keyError(KeyUnknown, d.unknown[0], fmt.Errorf("unknown key %s", d.unknown[0]))
 	}
 	slices.Sort(d.unknown)
-	return fmt.Errorf("unknown keys %s", strings.Join(d.unknown, ", "))
+	return keyError(KeyUnknown, d.unknown[0], fmt.Errorf("unknown keys %s", strings.Join(d.unknown, ", ")))
 }
 
 // tableDecoder collects the keys that have no field while it decodes.
@@ -136,7 +136,7 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value, want string)
 		if strings.ContainsAny(want, ",(") {
 			sep = "; got "
 		}
-		return fmt.Errorf("%s: want %s%s%s", path, want, sep, DescribeValue(v))
+		return keyError(KeyKind, path, fmt.Errorf("%s: want %s%s%s", path, want, sep, DescribeValue(v)))
 	}
 	switch {
 	case t == durationType:
@@ -150,7 +150,7 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value, want string)
 		case isInt(rv.Kind()):
 			n, ok := intOf(rv)
 			if !ok {
-				return fmt.Errorf("%s: %s is out of range for a duration", path, DescribeValue(v))
+				return keyError(KeyRange, path, fmt.Errorf("%s: %s is out of range for a duration", path, DescribeValue(v)))
 			}
 			dst.SetInt(n)
 		default:
@@ -169,7 +169,7 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value, want string)
 		}
 		n, ok := intOf(rv)
 		if !ok || dst.OverflowInt(n) {
-			return fmt.Errorf("%s: %s is out of range for %s", path, DescribeValue(v), intRange(t))
+			return keyError(KeyRange, path, fmt.Errorf("%s: %s is out of range for %s", path, DescribeValue(v), intRange(t)))
 		}
 		dst.SetInt(n)
 	case t.Kind() >= reflect.Uint && t.Kind() <= reflect.Uintptr:
@@ -179,7 +179,7 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value, want string)
 		// A negative number into an unsigned field would wrap around
 		// (data_seed = -1 becoming 18446744073709551615).
 		if rv.Kind() >= reflect.Int && rv.Kind() <= reflect.Int64 && rv.Int() < 0 {
-			return fmt.Errorf("%s: want a whole number of 0 or more, got %d", path, rv.Int())
+			return keyError(KeyRange, path, fmt.Errorf("%s: want a whole number of 0 or more, got %d", path, rv.Int()))
 		}
 		var n uint64
 		if rv.Kind() >= reflect.Int && rv.Kind() <= reflect.Int64 {
@@ -188,7 +188,7 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value, want string)
 			n = rv.Uint()
 		}
 		if dst.OverflowUint(n) {
-			return fmt.Errorf("%s: %s is out of range for %s", path, DescribeValue(v), intRange(t))
+			return keyError(KeyRange, path, fmt.Errorf("%s: %s is out of range for %s", path, DescribeValue(v), intRange(t)))
 		}
 		dst.SetUint(n)
 	case t.Kind() == reflect.Float32 || t.Kind() == reflect.Float64:
@@ -204,7 +204,7 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value, want string)
 			return mismatch()
 		}
 		if t.Kind() == reflect.Float32 && !math.IsInf(f, 0) && !math.IsNaN(f) && math.Abs(f) > math.MaxFloat32 {
-			return fmt.Errorf("%s: %s is out of range for a 32-bit number", path, DescribeValue(v))
+			return keyError(KeyRange, path, fmt.Errorf("%s: %s is out of range for a 32-bit number", path, DescribeValue(v)))
 		}
 		dst.SetFloat(f)
 	case t.Kind() == reflect.String:
@@ -226,7 +226,7 @@ func (d *tableDecoder) value(path string, v any, dst reflect.Value, want string)
 		if t.Kind() == reflect.Slice {
 			out = reflect.MakeSlice(t, n, n)
 		} else if n != t.Len() {
-			return fmt.Errorf("%s: want a list of %d, got a list of %d", path, t.Len(), n)
+			return keyError(KeyKind, path, fmt.Errorf("%s: want a list of %d, got a list of %d", path, t.Len(), n))
 		}
 		for i := range n {
 			if err := d.value(fmt.Sprintf("%s[%d]", path, i), rv.Index(i).Interface(), out.Index(i), ""); err != nil {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"slices"
@@ -59,7 +60,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if f.Protocol == "" {
-		return nil, fmt.Errorf("%s: missing key protocol", name)
+		return nil, fmt.Errorf("%s: %w", name, keyError(KeyMissing, "protocol", errors.New("missing key protocol")))
 	}
 	s := &Spec{
 		Protocol:   f.Protocol,
@@ -148,7 +149,7 @@ func (r *Registry) CheckSpec(s *Spec) (*CheckedSpec, error) {
 func (r *Registry) Check(s *Spec) (Family, any, error) {
 	f, err := r.Lookup(s.Protocol)
 	if err != nil {
-		return nil, nil, fmt.Errorf("protocol: %w", err)
+		return nil, nil, keyError(KeyProtocol, "protocol", fmt.Errorf("protocol: %w", err))
 	}
 	if err := CheckAssignment(f, s.Roles); err != nil {
 		return nil, nil, err
@@ -177,9 +178,9 @@ func undecodedError(md toml.MetaData, section string) error {
 		}
 	}
 	if len(keys) == 1 {
-		return fmt.Errorf("unknown key %s", keys[0])
+		return keyError(KeyUnknown, keys[0], fmt.Errorf("unknown key %s", keys[0]))
 	}
-	return fmt.Errorf("unknown keys %s", strings.Join(keys, ", "))
+	return keyError(KeyUnknown, keys[0], fmt.Errorf("unknown keys %s", strings.Join(keys, ", ")))
 }
 
 // checkNesting rejects a TOML document whose arrays and inline tables nest

@@ -86,9 +86,9 @@ func jsonMuxErrors(mux *http.ServeMux) http.Handler {
 		}
 		switch probe.code {
 		case http.StatusMethodNotAllowed:
-			writeError(w, probe.code, fmt.Errorf("%s %s: the method is not allowed (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow")))
+			writeError(w, probe.code, "route.method_not_allowed", fmt.Errorf("%s %s: the method is not allowed (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow")))
 		default:
-			writeError(w, http.StatusNotFound, fmt.Errorf("%s %s: no such route (see GET /v0/openapi.json)", r.Method, r.URL.Path))
+			writeError(w, http.StatusNotFound, "route.not_found", fmt.Errorf("%s %s: no such route (see GET /v0/openapi.json)", r.Method, r.URL.Path))
 		}
 	})
 }
@@ -209,7 +209,7 @@ func authenticate(token string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
 		if subtle.ConstantTimeCompare(got, want) != 1 {
-			writeError(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token (see api.token_file)"))
+			writeError(w, http.StatusUnauthorized, "unauthorized", errors.New("missing or wrong bearer token (see api.token_file)"))
 			return
 		}
 		next.ServeHTTP(w, r)
@@ -224,8 +224,43 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 	enc.Encode(v)
 }
 
-func writeError(w http.ResponseWriter, code int, err error) {
-	writeJSON(w, code, apitype.Error{Error: err.Error()})
+// Error is an error a Backend returns with the class of the error for the
+// answer: Code, one of the codes docs/api.md lists; Field, the spec's key
+// at fault when there is one; Status, the HTTP status when not the route's
+// (0). An error that is no Error is answered with the route's own status
+// and code (or, for a protocol.KeyError, spec.<its code> and its key).
+type Error struct {
+	Code, Field string
+	Status      int
+	Err         error
+}
+
+func (e *Error) Error() string { return e.Err.Error() }
+
+// Unwrap returns the error.
+func (e *Error) Unwrap() error { return e.Err }
+
+// writeError answers err with status as an RFC 9457 problem: code, unless
+// err says better (an Error, a protocol.KeyError).
+func writeError(w http.ResponseWriter, status int, code string, err error) {
+	field := ""
+	var ae *Error
+	var ke *protocol.KeyError
+	switch {
+	case errors.As(err, &ae):
+		code, field = ae.Code, ae.Field
+		if ae.Status != 0 {
+			status = ae.Status
+		}
+	case errors.As(err, &ke):
+		code, field = "spec."+ke.Code, ke.Key
+	}
+	w.Header().Set("Content-Type", "application/problem+json")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.Encode(apitype.Error{Type: "about:blank", Title: http.StatusText(status), Status: status,
+		Detail: err.Error(), Code: code, Field: field, Error: err.Error()})
 }
 
 // server answers the routes from its backend.
@@ -245,22 +280,22 @@ func (s *server) servePeers(w http.ResponseWriter, r *http.Request) {
 func (s *server) serveStartSession(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(io.LimitReader(r.Body, protocol.MaxSpecSize+1))
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		writeError(w, http.StatusBadRequest, "request.invalid", err)
 		return
 	}
 	spec, err := specText(r.Header.Get("Content-Type"), body)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		writeError(w, http.StatusBadRequest, "spec.invalid", err)
 		return
 	}
 	id, err := s.b.StartSession(spec)
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		writeError(w, http.StatusBadRequest, "spec.invalid", err)
 		return
 	}
 	rec, err := s.b.Session(id)
 	if err != nil {
-		writeError(w, http.StatusInternalServerError, err)
+		writeError(w, http.StatusInternalServerError, "internal", err)
 		return
 	}
 	writeJSON(w, http.StatusCreated, rec.Session)
@@ -289,10 +324,10 @@ func (s *server) sessionOr404(w http.ResponseWriter, id string) *apitype.Result 
 	rec, err := s.b.Session(id)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			writeError(w, http.StatusNotFound, errors.New("no session "+id+" on "+s.node))
+			writeError(w, http.StatusNotFound, "session.not_found", errors.New("no session "+id+" on "+s.node))
 			return nil
 		}
-		writeError(w, http.StatusInternalServerError, err)
+		writeError(w, http.StatusInternalServerError, "internal", err)
 		return nil
 	}
 	return &rec
@@ -318,7 +353,7 @@ func (s *server) serveSessionLogs(w http.ResponseWriter, r *http.Request) {
 	if v := r.URL.Query().Get("since"); v != "" {
 		var err error
 		if since, err = strconv.ParseInt(v, 10, 64); err != nil || since < 0 {
-			writeError(w, http.StatusBadRequest, fmt.Errorf("since=%q: want a line number, 0 or more", v))
+			writeError(w, http.StatusBadRequest, "request.invalid", fmt.Errorf("since=%q: want a line number, 0 or more", v))
 			return
 		}
 	}
@@ -338,7 +373,7 @@ func (s *server) serveCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if err := s.b.CancelSession(id); err != nil {
-		writeError(w, http.StatusConflict, err)
+		writeError(w, http.StatusConflict, "session.not_active", err)
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "cancelling"})
@@ -349,7 +384,7 @@ func (s *server) serveCancel(w http.ResponseWriter, r *http.Request) {
 func (s *server) serveReload(w http.ResponseWriter, r *http.Request) {
 	ch, err := s.b.Reload(r.Context())
 	if err != nil {
-		writeError(w, http.StatusBadRequest, err)
+		writeError(w, http.StatusBadRequest, "config.refused", err)
 		return
 	}
 	writeJSON(w, http.StatusOK, ch)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -36,6 +37,12 @@ func (f *fakeBackend) Session(id string) (apitype.Result, error) {
 func (f *fakeBackend) StartSession(spec []byte) (string, error) {
 	if !strings.Contains(string(spec), "protocol") {
 		return "", errors.New("spec: missing protocol")
+	}
+	if strings.Contains(string(spec), "cont") {
+		return "", fmt.Errorf("spec: %w", &protocol.KeyError{Code: protocol.KeyUnknown, Key: "params.cont", Err: errors.New("unknown key params.cont")})
+	}
+	if strings.Contains(string(spec), "weak") {
+		return "", &Error{Code: "policy.declined", Status: http.StatusForbidden, Err: errors.New("paillier_bits 512 is under acme's minimum 2048")}
 	}
 	f.started = append(f.started, string(spec))
 	return knownID, nil
@@ -89,14 +96,47 @@ func TestRoutes(t *testing.T) {
 			}
 			if tc.code >= 400 {
 				var e apitype.Error
-				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" {
-					t.Errorf("error body %q is not {\"error\": …}", rec.Body)
+				if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || e.Error == "" || e.Detail != e.Error ||
+					e.Status != tc.code || e.Code == "" || e.Type != "about:blank" {
+					t.Errorf("error body %q is not a problem with a code", rec.Body)
+				}
+				if ct := rec.Header().Get("Content-Type"); ct != "application/problem+json" {
+					t.Errorf("error answered as %q, want application/problem+json", ct)
 				}
 			}
 		})
 	}
 	if len(b.started) != 1 {
 		t.Errorf("started %d sessions, want 1", len(b.started))
+	}
+}
+
+// TestErrorCodes: an error answers with its class: the route's code, a
+// KeyError's key and code, or the Backend's own Error (and its status).
+func TestErrorCodes(t *testing.T) {
+	h := Handler(&fakeBackend{}, "tok", "acme", prometheus.NewRegistry())
+	for _, c := range []struct {
+		method, path, body string
+		status             int
+		code, field        string
+	}{
+		{"POST", "/v0/sessions", "nothing", 400, "spec.invalid", ""},
+		{"POST", "/v0/sessions", "protocol = \"ping\"\n[params]\ncont = 3\n", 400, "spec.unknown_key", "params.cont"},
+		{"POST", "/v0/sessions", "protocol = \"samba\"\n# weak\n", 403, "policy.declined", ""},
+		{"GET", "/v0/sessions/00000000000000ff", "", 404, "session.not_found", ""},
+		{"GET", "/v0/nothing", "", 404, "route.not_found", ""},
+		{"PUT", "/v0/node", "", 405, "route.method_not_allowed", ""},
+		{"POST", "/v0/sessions/" + knownID + "/cancel", "", 409, "session.not_active", ""},
+		{"POST", "/v0/config/reload", "", 400, "config.refused", ""},
+	} {
+		req := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
+		req.Header.Set("Authorization", "Bearer tok")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var e apitype.Error
+		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != c.status || e.Status != c.status || e.Code != c.code || e.Field != c.field {
+			t.Errorf("%s %s: %d %s, want %d with code %q field %q", c.method, c.path, rec.Code, rec.Body, c.status, c.code, c.field)
+		}
 	}
 }
 

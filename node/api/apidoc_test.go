@@ -99,8 +99,10 @@ func apiMarkdown(doc []byte) ([]byte, error) {
 	fmt.Fprintf(&b, "%s\n\n", d.Info.Description)
 	b.WriteString("The machine-readable contract is the OpenAPI 3.1 document [`node/api/openapi.json`](../node/api/openapi.json), " +
 		"also served by the daemon at `GET /v0/openapi.json`. Every request carries `Authorization: Bearer TOKEN`; " +
-		"a missing or wrong token is answered `401` with an [Error](#error), a path no route has `404`, and a method a path " +
-		"does not take `405` with its `Allow` header, both with an [Error](#error) too. `POST /v0/sessions` takes the spec's " +
+		"every error is an RFC 9457 problem (`application/problem+json`, an [Error](#error)) whose `code` names its class, " +
+		"stable across releases, and whose `field` names the spec's key at fault, when there is one: a missing or wrong " +
+		"token is answered `401` (`unauthorized`), a path no route has `404` (`route.not_found`), a method a path does " +
+		"not take `405` (`route.method_not_allowed`, with the `Allow` header). `POST /v0/sessions` takes the spec's " +
 		"TOML text, or the same spec as a JSON object (`Content-Type: application/json`).\n\n## Routes\n\n")
 	paths := make([]string, 0, len(d.Paths))
 	for p := range d.Paths {

@@ -174,7 +174,23 @@ type Result struct {
 	Local   map[string]json.RawMessage `json:"local,omitempty"`
 }
 
-// Error is the body of every error response.
+// Error is the body of every error response: an RFC 9457 problem
+// (Content-Type application/problem+json) whose code and field say, for a
+// program, what went wrong and where.
 type Error struct {
+	// Type is "about:blank": the class is Code; Title is the HTTP status's
+	// phrase, Status its code.
+	Type   string `json:"type"`
+	Title  string `json:"title"`
+	Status int    `json:"status"`
+	// Detail says what went wrong, in words for the operator.
+	Detail string `json:"detail"`
+	// Code names the class of the error, stable across releases
+	// ("spec.unknown_key", "session.not_found"; docs/api.md lists them).
+	Code string `json:"code"`
+	// Field is the spec's key at fault ("params.budget"), when one is.
+	Field string `json:"field,omitempty"`
+	// Error is Detail again, for the clients of the first v0 daemons,
+	// which read it.
 	Error string `json:"error"`
 }

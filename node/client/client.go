@@ -80,10 +80,14 @@ func FromFiles(addr, tokenFile, trustFile string) (*Client, error) {
 	return c, nil
 }
 
-// Error is an error answered by the daemon.
+// Error is an error answered by the daemon: its HTTP status, its message,
+// and, from a daemon that sends them, its stable code and the spec's key at
+// fault (apitype.Error).
 type Error struct {
 	Status  int
 	Message string
+	Code    string
+	Field   string
 }
 
 func (e *Error) Error() string { return e.Message }
@@ -108,8 +112,12 @@ func (c *Client) do(ctx context.Context, method, path string, body []byte, out a
 	}
 	if resp.StatusCode >= 300 {
 		var e apitype.Error
-		if json.Unmarshal(data, &e) == nil && e.Error != "" {
-			return &Error{Status: resp.StatusCode, Message: e.Error}
+		if json.Unmarshal(data, &e) == nil && (e.Detail != "" || e.Error != "") {
+			msg := e.Detail
+			if msg == "" {
+				msg = e.Error
+			}
+			return &Error{Status: resp.StatusCode, Message: msg, Code: e.Code, Field: e.Field}
 		}
 		return &Error{Status: resp.StatusCode, Message: fmt.Sprintf("%s %s: %s", method, path, resp.Status)}
 	}
