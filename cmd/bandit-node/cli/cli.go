@@ -99,9 +99,15 @@ func RunRestartable(ctx context.Context, args []string, stdout, stderr io.Writer
 		return nil
 	}
 	if c, ok := clikit.Find(commands(restart), args[0]); ok {
-		err := c.Run(ctx, args[1:], stdout, stderr)
+		out := &writeCounter{w: stdout}
+		err := c.Run(ctx, args[1:], out, stderr)
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
+		}
+		// A command that failed before its --json output (a session
+		// that aborted has written its record) writes the error there.
+		if err != nil && out.n == 0 && wantsJSON(args[1:]) {
+			writeJSONError(stdout, err)
 		}
 		return err
 	}

@@ -236,6 +236,25 @@ func TestCLIAgainstDaemons(t *testing.T) {
 	} else {
 		t.Logf("bad params: %v", err)
 	}
+	// Under --json, a failure is printed on stdout in the control API's
+	// error shape, with the daemon's code and field.
+	for _, c := range []struct {
+		args             []string
+		code, field      string
+		status, exitCode int
+	}{
+		{[]string{"session", "start", "--config", nodes[0].cfg, bad, "--json"}, "spec.wrong_kind", "params.count", 400, 1},
+		{[]string{"session", "status", "--config", nodes[0].cfg, "00000000deadbeef", "--json"}, "session.not_found", "", 404, 1},
+		{[]string{"session", "result", "--json"}, "cli.usage", "", 0, 2},
+	} {
+		out, _, err := run(t, c.args...)
+		var e apitype.Error
+		if jerr := json.Unmarshal([]byte(out), &e); jerr != nil || err == nil || e.Code != c.code || e.Field != c.field ||
+			e.Status != c.status || e.Detail != err.Error() || ExitCode(err) != c.exitCode {
+			t.Errorf("%v: err %v (exit %d), stdout %q; want code %q field %q status %d exit %d",
+				c.args, err, ExitCode(err), out, c.code, c.field, c.status, c.exitCode)
+		}
+	}
 	if _, _, err := run(t, "session", "status", "--config", nodes[0].cfg, "00000000deadbeef"); err == nil || !strings.Contains(err.Error(), "no session") {
 		t.Errorf("status of an unknown session: %v", err)
 	}
