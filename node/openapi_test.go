@@ -66,6 +66,8 @@ func TestAPIAnswersMatchOpenAPI(t *testing.T) {
 		{"GET", "/v0/peers", "", token, 200},
 		{"GET", "/v0/sessions", "", token, 200},
 		{"GET", "/v0/sessions?name=weekly", "", token, 200},
+		{"GET", "/v0/sessions?limit=1", "", token, 200},
+		{"GET", "/v0/sessions?limit=0", "", token, 400},
 		{"GET", "/v0/sessions/" + id, "", token, 200},
 		{"GET", "/v0/sessions/" + id + "/result", "", token, 200},
 		{"GET", "/v0/sessions/" + id + "/logs", "", token, 200},

@@ -14,7 +14,9 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
+	"net/url"
 	"os"
+	"slices"
 	"strconv"
 	"time"
 
@@ -302,15 +304,47 @@ func (s *server) serveStartSession(w http.ResponseWriter, r *http.Request) {
 }
 
 // serveSessions lists the sessions, newest first; ?name=NAME only the runs
-// of the standing session NAME.
+// of the standing session NAME. ?limit=N answers a page of at most N
+// (1 to maxPage), with a Link header (rel="next") to the next page while
+// there is one; ?before=ID starts after session ID. Without limit the list
+// is whole, as the first v0 clients read it.
 func (s *server) serveSessions(w http.ResponseWriter, r *http.Request) {
-	name, byName := r.URL.Query().Get("name"), r.URL.Query().Has("name")
-	out := s.b.Sessions(name, byName)
+	q := r.URL.Query()
+	limit := 0
+	if v := q.Get("limit"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > maxPage {
+			writeError(w, http.StatusBadRequest, "request.invalid", fmt.Errorf("limit=%q: want a number from 1 to %d", v, maxPage))
+			return
+		}
+		limit = n
+	}
+	out := s.b.Sessions(q.Get("name"), q.Has("name"))
+	if before := q.Get("before"); before != "" {
+		i := slices.IndexFunc(out, func(x apitype.Session) bool { return x.ID == before })
+		if i < 0 {
+			writeError(w, http.StatusBadRequest, "request.invalid",
+				fmt.Errorf("before=%q: no such session in the list (the retention policy may have removed it); list again without before", before))
+			return
+		}
+		out = out[i+1:]
+	}
+	if limit > 0 && len(out) > limit {
+		out = out[:limit]
+		next := url.Values{"before": {out[limit-1].ID}, "limit": {strconv.Itoa(limit)}}
+		if q.Has("name") {
+			next.Set("name", q.Get("name"))
+		}
+		w.Header().Set("Link", fmt.Sprintf(`</v0/sessions?%s>; rel="next"`, next.Encode()))
+	}
 	for i := range out {
 		out[i].Spec = ""
 	}
 	writeJSON(w, http.StatusOK, out)
 }
+
+// maxPage bounds a page of GET /v0/sessions.
+const maxPage = 1000
 
 // serveStanding lists the standing sessions with their next due time and
 // last run.

@@ -18,14 +18,21 @@ import (
 
 // fakeBackend holds one session, "00000000000000a1", and refuses to cancel
 // it.
-type fakeBackend struct{ started []string }
+type fakeBackend struct {
+	started []string
+	extra   int // sessions listed after knownID
+}
 
 const knownID = "00000000000000a1"
 
 func (f *fakeBackend) NodeInfo() apitype.NodeInfo { return apitype.NodeInfo{Name: "acme"} }
 func (f *fakeBackend) Peers() []apitype.Peer      { return []apitype.Peer{{Name: "globex"}} }
 func (f *fakeBackend) Sessions(name string, byName bool) []apitype.Session {
-	return []apitype.Session{{ID: knownID, Name: "weekly", Spec: "secret spec text"}}
+	out := []apitype.Session{{ID: knownID, Name: "weekly", Spec: "secret spec text"}}
+	for i := range f.extra {
+		out = append(out, apitype.Session{ID: fmt.Sprintf("%016x", 0xb0+i)})
+	}
+	return out
 }
 func (f *fakeBackend) Standing() []apitype.Standing { return nil }
 func (f *fakeBackend) Session(id string) (apitype.Result, error) {
@@ -136,6 +143,48 @@ func TestErrorCodes(t *testing.T) {
 		var e apitype.Error
 		if err := json.Unmarshal(rec.Body.Bytes(), &e); err != nil || rec.Code != c.status || e.Status != c.status || e.Code != c.code || e.Field != c.field {
 			t.Errorf("%s %s: %d %s, want %d with code %q field %q", c.method, c.path, rec.Code, rec.Body, c.status, c.code, c.field)
+		}
+	}
+}
+
+// TestSessionPages: ?limit pages the list of sessions, newest first, with a
+// Link to the next page; following the links lists every session once.
+func TestSessionPages(t *testing.T) {
+	h := Handler(&fakeBackend{extra: 6}, "tok", "acme", prometheus.NewRegistry())
+	get := func(path string) (*httptest.ResponseRecorder, []apitype.Session) {
+		req := httptest.NewRequest("GET", path, nil)
+		req.Header.Set("Authorization", "Bearer tok")
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var out []apitype.Session
+		json.Unmarshal(rec.Body.Bytes(), &out)
+		return rec, out
+	}
+	var seen []string
+	path, pages := "/v0/sessions?limit=3", 0
+	for path != "" {
+		rec, page := get(path)
+		if rec.Code != 200 || len(page) == 0 || len(page) > 3 {
+			t.Fatalf("%s: %d, %d sessions", path, rec.Code, len(page))
+		}
+		for _, s := range page {
+			seen = append(seen, s.ID)
+		}
+		pages++
+		path = ""
+		if link := rec.Header().Get("Link"); link != "" {
+			path = link[strings.Index(link, "<")+1 : strings.Index(link, ">")]
+		}
+	}
+	if pages != 3 || len(seen) != 7 || seen[0] != knownID || seen[6] != fmt.Sprintf("%016x", 0xb5) {
+		t.Errorf("%d pages, sessions %v; want 3 pages of the 7 in order", pages, seen)
+	}
+	if _, all := get("/v0/sessions"); len(all) != 7 {
+		t.Errorf("without limit: %d sessions, want all 7", len(all))
+	}
+	for _, bad := range []string{"/v0/sessions?limit=0", "/v0/sessions?limit=x", "/v0/sessions?before=ffffffffffffffff"} {
+		if rec, _ := get(bad); rec.Code != 400 || !strings.Contains(rec.Body.String(), "request.invalid") {
+			t.Errorf("%s: %d %s, want 400 request.invalid", bad, rec.Code, rec.Body)
 		}
 	}
 }
