@@ -9,6 +9,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/api"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/node/store"
 )
 
@@ -113,6 +114,8 @@ func (b apiBackend) Reload(ctx context.Context) (apitype.ConfigChange, error) {
 	}
 	return ch, err
 }
+
+func (b apiBackend) Events() *events.Hub { return b.n.events }
 
 // sessionRecord returns the live record of an active session, or the stored one.
 func (n *Node) sessionRecord(id string) (*store.Record, error) {

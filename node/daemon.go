@@ -14,6 +14,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/api"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/node/metrics"
 	"github.com/bandit-node/bandit-node/node/standing"
 	"github.com/bandit-node/bandit-node/node/store"
@@ -37,6 +38,7 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 		}
 	}
 	n.reloads = newReloadStatus(n.metrics.Registry)
+	n.events = events.New(eventsKept)
 	if err := cfg.CheckLocalData(); err != nil {
 		return nil, err
 	}

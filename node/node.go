@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/node/metrics"
 	"github.com/bandit-node/bandit-node/node/standing"
 	"github.com/bandit-node/bandit-node/node/store"
@@ -81,11 +82,13 @@ type Node struct {
 	live     atomic.Pointer[liveConfig]
 	reloadMu sync.Mutex // serializes reloads
 	reloads  *reloadStatus
-	reg      *protocol.Registry
-	log      *slog.Logger
-	version  string
-	agent    string // the libp2p agent string (WithBuild); empty: p2p's default
-	token    string
+	// events is the stream of what happens to the node (GET /v0/events).
+	events  *events.Hub
+	reg     *protocol.Registry
+	log     *slog.Logger
+	version string
+	agent   string // the libp2p agent string (WithBuild); empty: p2p's default
+	token   string
 
 	host    *p2p.Host
 	gossip  *p2p.Gossip
@@ -163,4 +166,21 @@ func (n *Node) lookup(id string) *session {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.sessions[id]
+}
+
+// eventsKept is how many events the node keeps for the readers of its
+// event stream that reconnect (GET /v0/events, Last-Event-ID).
+const eventsKept = 1024
+
+// publishPeer publishes that address-book peer id connected or lost its
+// last connection (events.KindPeer).
+func (n *Node) publishPeer(id peer.ID, connected bool) {
+	n.events.Publish(events.KindPeer, peerEvent{Name: n.nameOf(id), PeerID: id.String(), Connected: connected})
+}
+
+// peerEvent is the data of an events.KindPeer event.
+type peerEvent struct {
+	Name      string `json:"name"`
+	PeerID    string `json:"peer_id"`
+	Connected bool   `json:"connected"`
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/libp2p/go-libp2p/core/peer"
 )
 
@@ -18,6 +19,7 @@ import (
 func (n *Node) Reload(ctx context.Context) (apitype.ConfigChange, error) {
 	ch, err := n.reload(ctx)
 	n.reloads.record(time.Now(), ch, err)
+	n.events.Publish(events.KindReload, n.reloads.lastReload())
 	return ch, err
 }
 

@@ -10,6 +10,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/node/lifecycle"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/node/store"
@@ -92,6 +93,8 @@ type recordState struct {
 	rec     *store.Record
 	version uint64    // of rec, counting the changes that were stored
 	saved   time.Time // when rec was last stored
+	// progressEvent is when the last progress event was published.
+	progressEvent time.Time
 }
 
 // recordWrites orders the writes of the record: a progress snapshot is
@@ -323,6 +326,9 @@ func (s *session) update(persist bool, f func(*store.Record)) {
 	cp, v := s.snapshotForStore()
 	s.state.Unlock()
 	s.store(&cp, v)
+	ev := cp.Session
+	ev.Spec = ""
+	s.n.events.Publish(events.KindSession, ev)
 }
 
 // snapshotForStore stamps the record as stored now and returns a copy of it
@@ -366,6 +372,10 @@ func (s *session) setProgress(p protocol.Progress) {
 	s.state.Lock()
 	defer s.state.Unlock()
 	s.state.rec.Session.Progress = apitype.Progress{Step: p.Step, Total: p.Total, Activity: p.Activity}
+	if now := time.Now(); now.Sub(s.state.progressEvent) >= progressEventEvery {
+		s.state.progressEvent = now
+		s.n.events.Publish(events.KindProgress, progressEvent{ID: s.id, Progress: s.state.rec.Session.Progress})
+	}
 	s.saveIfDue()
 }
 
@@ -536,4 +546,15 @@ func (s *session) dropOverflow(from peer.ID, reason string) {
 	}
 	s.n.log.Warn("dropped a frame over a buffer cap; aborting the session", "session", s.id, "peer", s.nameOf(from), "reason", reason)
 	go s.requestAbort(reason)
+}
+
+// progressEventEvery bounds the progress events of a session
+// (events.KindProgress): a busy session reports thousands of steps a
+// second, which would push every other event out of the stream's ring.
+const progressEventEvery = time.Second
+
+// progressEvent is the data of an events.KindProgress event.
+type progressEvent struct {
+	ID       string           `json:"id"`
+	Progress apitype.Progress `json:"progress"`
 }

@@ -288,6 +288,7 @@ func (r *topicReplay) since(t time.Time) [][]byte {
 // id: every session running with id that publishes on its topic replays to
 // it what it published lately (see topicReplay).
 func (n *Node) peerConnected(id peer.ID) {
+	n.publishPeer(id, true)
 	for _, s := range n.sessionsWith(id) {
 		if !s.usesTopic() {
 			continue

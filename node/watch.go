@@ -32,6 +32,7 @@ const redialTimeout = 2 * time.Second
 // that closes every connection at once for the whole of redialTimeout (its
 // gater refuses us) is told as unreachable, with that class.
 func (n *Node) peerDisconnected(id peer.ID) {
+	n.publishPeer(id, false)
 	affected := n.sessionsWith(id)
 	if len(affected) == 0 {
 		return

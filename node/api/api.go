@@ -22,6 +22,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
@@ -54,6 +55,8 @@ type Backend interface {
 	SessionLogs(id string, since int64) apitype.SessionLogs
 	// Reload re-reads the config file and applies it, or returns why not.
 	Reload(ctx context.Context) (apitype.ConfigChange, error)
+	// Events is the node's stream of events (GET /v0/events).
+	Events() *events.Hub
 }
 
 // Handler returns the control API: local HTTP with JSON bodies, every route
@@ -137,6 +140,7 @@ func Routes(b Backend, node string, registry *prometheus.Registry) []Route {
 		f("POST /v0/sessions/{id}/cancel", s.serveCancel),
 		f("GET /v0/sessions/{id}/logs", s.serveSessionLogs),
 		f("POST /v0/config/reload", s.serveReload),
+		f("GET /v0/events", s.serveEvents),
 		f("GET /v0/openapi.json", serveOpenAPI),
 		{"GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{})},
 		// Go's profiles, for an operator chasing CPU or memory: e.g.

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/prometheus/client_golang/prometheus"
 )
@@ -21,6 +22,14 @@ import (
 type fakeBackend struct {
 	started []string
 	extra   int // sessions listed after knownID
+	hub     *events.Hub
+}
+
+func (f *fakeBackend) Events() *events.Hub {
+	if f.hub == nil {
+		f.hub = events.New(8)
+	}
+	return f.hub
 }
 
 const knownID = "00000000000000a1"
