@@ -53,6 +53,14 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 	if err != nil {
 		return nil, fmt.Errorf("api.token_file: %w", err)
 	}
+	if cfg.API.ReadTokenFile != "" {
+		if n.readToken, err = readToken(cfg.API.ReadTokenFile); err != nil {
+			return nil, fmt.Errorf("api.read_token_file: %w", err)
+		}
+		if n.readToken == n.token {
+			return nil, errors.New("api.read_token_file holds the same token as api.token_file: a read-only token must differ")
+		}
+	}
 	if n.apiTLS, err = api.LoadTLS(cfg.API); err != nil {
 		return nil, err
 	}
@@ -178,7 +186,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	n.mu.Lock()
 	n.apiLn = ln
 	n.mu.Unlock()
-	n.api = api.NewServer(api.Handler(apiBackend{n}, n.token, n.config().Node.Name, n.metrics.Registry), n.apiTLS, n.log)
+	n.api = api.NewServer(api.Handler(apiBackend{n}, api.Tokens{Operator: n.token, Read: n.readToken}, n.config().Node.Name, n.metrics.Registry), n.apiTLS, n.log)
 	apiErr := make(chan error, 1)
 	if n.apiTLS != nil {
 		go func() { apiErr <- n.api.ServeTLS(ln, "", "") }()

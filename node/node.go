@@ -89,6 +89,8 @@ type Node struct {
 	version string
 	agent   string // the libp2p agent string (WithBuild); empty: p2p's default
 	token   string
+	// readToken is the read-only token (api.read_token_file), "" if none.
+	readToken string
 
 	host    *p2p.Host
 	gossip  *p2p.Gossip

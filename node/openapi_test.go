@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -130,5 +132,44 @@ func TestAPIAnswersMatchOpenAPI(t *testing.T) {
 				t.Logf("body: %s", body)
 			}
 		})
+	}
+}
+
+// TestReadOnlyTokenOnDaemon: a daemon with api.read_token_file answers the
+// read-only token's reads and refuses it what changes the node, with
+// scope.insufficient; a read-only token equal to the operator's is refused
+// at start.
+func TestReadOnlyTokenOnDaemon(t *testing.T) {
+	cfg := testConfigs(t, 1)[0]
+	cfg.API.ReadTokenFile = filepath.Join(cfg.Node.DataDir, "api.read-token")
+	readTok := strings.Repeat("r", 32)
+	if err := os.WriteFile(cfg.API.ReadTokenFile, []byte(readTok+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tn := startNode(t, cfg)
+	do := func(method, path, token string) (int, string) {
+		req, _ := http.NewRequest(method, "http://"+tn.APIAddr()+path, strings.NewReader(`protocol = "ping"`))
+		req.Header.Set("Authorization", "Bearer "+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		body, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(body)
+	}
+	if code, body := do("GET", "/v0/node", readTok); code != 200 {
+		t.Errorf("read token, GET /v0/node: %d %s", code, body)
+	}
+	if code, body := do("POST", "/v0/sessions", readTok); code != 403 || !strings.Contains(body, "scope.insufficient") {
+		t.Errorf("read token, POST /v0/sessions: %d %s, want 403 scope.insufficient", code, body)
+	}
+	if code, _ := do("POST", "/v0/config/reload", strings.Repeat("t", 32)); code == 403 || code == 401 {
+		t.Errorf("operator token, POST /v0/config/reload: %d", code)
+	}
+	same := testConfigs(t, 1)[0]
+	same.API.ReadTokenFile = same.API.TokenFile
+	if _, err := tryStartNode(t, same); err == nil || !strings.Contains(err.Error(), "must differ") {
+		t.Errorf("a read-only token equal to the operator's: %v", err)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -65,12 +66,12 @@ type Backend interface {
 // node's name, for the answers that name it. The routes are those of
 // Routes, each described in the OpenAPI document (openapi.json, served at
 // GET /v0/openapi.json).
-func Handler(b Backend, token, node string, registry *prometheus.Registry) http.Handler {
+func Handler(b Backend, tokens Tokens, node string, registry *prometheus.Registry) http.Handler {
 	mux := http.NewServeMux()
 	for _, r := range Routes(b, node, registry) {
 		mux.Handle(r.Pattern, r.Handler)
 	}
-	return authenticate(token, jsonMuxErrors(mux))
+	return authenticate(tokens, jsonMuxErrors(mux))
 }
 
 // jsonMuxErrors answers, as every route does, in JSON ({"error": …}) what
@@ -210,11 +211,45 @@ func LoadTLS(a config.APIConfig) (*tls.Config, error) {
 	return &tls.Config{Certificates: []tls.Certificate{cert}, MinVersion: tls.VersionTLS12}, nil
 }
 
-func authenticate(token string, next http.Handler) http.Handler {
-	want := []byte("Bearer " + token)
+// Tokens are the control API's bearer tokens: Operator (api.token_file)
+// may do everything; Read (api.read_token_file), if not empty, may only
+// read (ScopeRead).
+type Tokens struct {
+	Operator, Read string
+}
+
+// The scopes of the routes.
+const (
+	// ScopeRead: every GET route but Go's profiles — what monitoring and
+	// a console need.
+	ScopeRead = "read"
+	// ScopeOperator: what changes the node (sessions started or
+	// cancelled, a reload) and Go's profiles.
+	ScopeOperator = "operator"
+)
+
+// ScopeOf is the scope a request of method on path needs.
+func ScopeOf(method, path string) string {
+	if (method == http.MethodGet || method == http.MethodHead) && !strings.HasPrefix(path, "/debug/") {
+		return ScopeRead
+	}
+	return ScopeOperator
+}
+
+func authenticate(tokens Tokens, next http.Handler) http.Handler {
+	operator := []byte("Bearer " + tokens.Operator)
+	read := []byte("Bearer " + tokens.Read)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
-		if subtle.ConstantTimeCompare(got, want) != 1 {
+		switch {
+		case subtle.ConstantTimeCompare(got, operator) == 1:
+		case tokens.Read != "" && subtle.ConstantTimeCompare(got, read) == 1:
+			if ScopeOf(r.Method, r.URL.Path) != ScopeRead {
+				writeError(w, http.StatusForbidden, "scope.insufficient",
+					fmt.Errorf("%s %s needs the operator token (api.token_file); this token may only read", r.Method, r.URL.Path))
+				return
+			}
+		default:
 			writeError(w, http.StatusUnauthorized, "unauthorized", errors.New("missing or wrong bearer token (see api.token_file)"))
 			return
 		}

@@ -75,7 +75,7 @@ func (f *fakeBackend) Reload(ctx context.Context) (apitype.ConfigChange, error) 
 // behind the token.
 func TestRoutes(t *testing.T) {
 	b := &fakeBackend{}
-	h := Handler(b, "tok", "acme", prometheus.NewRegistry())
+	h := Handler(b, Tokens{Operator: "tok", Read: "readtok"}, "acme", prometheus.NewRegistry())
 	for _, tc := range []struct {
 		method, path, token, body string
 		code                      int
@@ -130,7 +130,7 @@ func TestRoutes(t *testing.T) {
 // TestErrorCodes: an error answers with its class: the route's code, a
 // KeyError's key and code, or the Backend's own Error (and its status).
 func TestErrorCodes(t *testing.T) {
-	h := Handler(&fakeBackend{}, "tok", "acme", prometheus.NewRegistry())
+	h := Handler(&fakeBackend{}, Tokens{Operator: "tok", Read: "readtok"}, "acme", prometheus.NewRegistry())
 	for _, c := range []struct {
 		method, path, body string
 		status             int
@@ -159,7 +159,7 @@ func TestErrorCodes(t *testing.T) {
 // TestSessionPages: ?limit pages the list of sessions, newest first, with a
 // Link to the next page; following the links lists every session once.
 func TestSessionPages(t *testing.T) {
-	h := Handler(&fakeBackend{extra: 6}, "tok", "acme", prometheus.NewRegistry())
+	h := Handler(&fakeBackend{extra: 6}, Tokens{Operator: "tok", Read: "readtok"}, "acme", prometheus.NewRegistry())
 	get := func(path string) (*httptest.ResponseRecorder, []apitype.Session) {
 		req := httptest.NewRequest("GET", path, nil)
 		req.Header.Set("Authorization", "Bearer tok")
@@ -201,12 +201,67 @@ func TestSessionPages(t *testing.T) {
 // TestSessionListHidesSpecs: the list of sessions leaves out each spec's
 // text; a session's own route has it.
 func TestSessionListHidesSpecs(t *testing.T) {
-	h := Handler(&fakeBackend{}, "tok", "acme", prometheus.NewRegistry())
+	h := Handler(&fakeBackend{}, Tokens{Operator: "tok", Read: "readtok"}, "acme", prometheus.NewRegistry())
 	req := httptest.NewRequest("GET", "/v0/sessions", nil)
 	req.Header.Set("Authorization", "Bearer tok")
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, req)
 	if strings.Contains(rec.Body.String(), "secret spec text") {
 		t.Errorf("the session list carries a spec's text: %s", rec.Body)
+	}
+}
+
+// TestScopes: the read-only token reads every GET route but Go's profiles,
+// and is refused, with a code, what changes the node; the operator token
+// does everything; openapi.json says each operation's scope (x-scope) as the
+// server enforces it.
+func TestScopes(t *testing.T) {
+	h := Handler(&fakeBackend{}, Tokens{Operator: "tok", Read: "readtok"}, "acme", prometheus.NewRegistry())
+	for _, c := range []struct {
+		method, path, token string
+		code                int
+	}{
+		{"GET", "/v0/node", "readtok", 200},
+		{"GET", "/v0/sessions", "readtok", 200},
+		{"GET", "/metrics", "readtok", 200},
+		{"POST", "/v0/sessions", "readtok", 403},
+		{"POST", "/v0/config/reload", "readtok", 403},
+		{"GET", "/debug/pprof/cmdline", "readtok", 403},
+		{"GET", "/debug/pprof/cmdline", "tok", 200},
+		{"GET", "/v0/node", "", 401},
+	} {
+		req := httptest.NewRequest(c.method, c.path, strings.NewReader(`protocol = "ping"`))
+		if c.token != "" {
+			req.Header.Set("Authorization", "Bearer "+c.token)
+		}
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		if rec.Code != c.code || (c.code == 403 && !strings.Contains(rec.Body.String(), `"scope.insufficient"`)) {
+			t.Errorf("%s %s with %q: %d %s, want %d", c.method, c.path, c.token, rec.Code, rec.Body, c.code)
+		}
+	}
+	// Without a read-only token, "" is no token.
+	h = Handler(&fakeBackend{}, Tokens{Operator: "tok"}, "acme", prometheus.NewRegistry())
+	req := httptest.NewRequest("GET", "/v0/node", nil)
+	req.Header.Set("Authorization", "Bearer ")
+	rec := httptest.NewRecorder()
+	h.ServeHTTP(rec, req)
+	if rec.Code != 401 {
+		t.Errorf("an empty token with no read-only token configured: %d, want 401", rec.Code)
+	}
+	var doc struct {
+		Paths map[string]map[string]struct {
+			Scope string `json:"x-scope"`
+		} `json:"paths"`
+	}
+	if err := json.Unmarshal(OpenAPI(), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for path, ops := range doc.Paths {
+		for m, op := range ops {
+			if want := ScopeOf(strings.ToUpper(m), path); op.Scope != want {
+				t.Errorf("openapi.json: %s %s has x-scope %q, the server enforces %q", m, path, op.Scope, want)
+			}
+		}
 	}
 }

@@ -60,6 +60,7 @@ type oasResponse struct {
 
 type oasOperation struct {
 	OperationID string `json:"operationId"`
+	Scope       string `json:"x-scope"`
 	Summary     string `json:"summary"`
 	Tags        []string
 	Parameters  []struct {
@@ -98,7 +99,9 @@ func apiMarkdown(doc []byte) ([]byte, error) {
 	b.WriteString("<!-- Written from node/api/openapi.json by `go test ./node/api -run TestAPIDoc -update`; edit that, not this. -->\n\n")
 	fmt.Fprintf(&b, "%s\n\n", d.Info.Description)
 	b.WriteString("The machine-readable contract is the OpenAPI 3.1 document [`node/api/openapi.json`](../node/api/openapi.json), " +
-		"also served by the daemon at `GET /v0/openapi.json`. Every request carries `Authorization: Bearer TOKEN`; " +
+		"also served by the daemon at `GET /v0/openapi.json`. Every request carries `Authorization: Bearer TOKEN`: the " +
+		"operator token (`api.token_file`) may do everything, the read-only one (`api.read_token_file`, if set) only the " +
+		"routes of scope `read` (every GET route but Go's profiles; another answers `403`, `scope.insufficient`); " +
 		"every error is an RFC 9457 problem (`application/problem+json`, an [Error](#error)) whose `code` names its class, " +
 		"stable across releases, and whose `field` names the spec's key at fault, when there is one: a missing or wrong " +
 		"token is answered `401` (`unauthorized`), a path no route has `404` (`route.not_found`), a method a path does " +
@@ -126,7 +129,7 @@ func apiMarkdown(doc []byte) ([]byte, error) {
 		slices.Sort(methods)
 		for _, m := range methods {
 			op := d.Paths[p][m]
-			fmt.Fprintf(&b, "### %s %s\n\n%s.\n\n", strings.ToUpper(m), p, op.Summary)
+			fmt.Fprintf(&b, "### %s %s\n\n%s. Token scope: %s.\n\n", strings.ToUpper(m), p, op.Summary, op.Scope)
 			if len(op.Parameters) > 0 {
 				b.WriteString("| parameter | in | type | required | |\n|---|---|---|---|---|\n")
 				for _, prm := range op.Parameters {

@@ -43,7 +43,7 @@ func readEvents(t *testing.T, sc *bufio.Scanner, n int) []string {
 // Last-Event-ID, and learns when events it missed are no longer kept.
 func TestEventStream(t *testing.T) {
 	b := &fakeBackend{hub: events.New(4)}
-	srv := httptest.NewServer(Handler(b, "tok", "acme", prometheus.NewRegistry()))
+	srv := httptest.NewServer(Handler(b, Tokens{Operator: "tok", Read: "readtok"}, "acme", prometheus.NewRegistry()))
 	defer srv.Close()
 	b.hub.Publish(events.KindPeer, map[string]any{"name": "globex", "connected": true}) // before: not streamed
 	open := func(lastID string) (*bufio.Scanner, func()) {

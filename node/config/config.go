@@ -65,7 +65,11 @@ type NodeConfig struct {
 type APIConfig struct {
 	Listen      string `toml:"listen"`
 	TokenFile   string `toml:"token_file"`
-	AllowRemote bool   `toml:"allow_remote"`
+	// ReadTokenFile, if set, holds a second token that may only read:
+	// every GET route but Go's profiles (monitoring, a console). The token
+	// of TokenFile may do everything.
+	ReadTokenFile string `toml:"read_token_file"`
+	AllowRemote   bool   `toml:"allow_remote"`
 	// CertFile and KeyFile, PEM files, make the API serve HTTPS (TLS 1.2
 	// or later) instead of plain HTTP. A listen address that is not
 	// loopback requires them: the bearer token must not cross the network
@@ -287,6 +291,9 @@ func ParseConfig(path string, data []byte, reg *protocol.Registry) (*Config, err
 	}
 	cfg.Node.Identity = absUnder(cfg.Node.DataDir, cfg.Node.Identity)
 	cfg.API.TokenFile = absUnder(cfg.Node.DataDir, cfg.API.TokenFile)
+	if cfg.API.ReadTokenFile != "" {
+		cfg.API.ReadTokenFile = absUnder(cfg.Node.DataDir, cfg.API.ReadTokenFile)
+	}
 	for _, f := range []*string{&cfg.API.CertFile, &cfg.API.KeyFile, &cfg.API.CAFile} {
 		if *f != "" {
 			*f = absUnder(cfg.Node.DataDir, *f)

@@ -27,6 +27,7 @@ var restartKeys = []struct {
 	{"node.listen", func(c *Config) any { return c.Node.Listen }},
 	{"api.listen", func(c *Config) any { return c.API.Listen }},
 	{"api.token_file", func(c *Config) any { return c.API.TokenFile }},
+	{"api.read_token_file", func(c *Config) any { return c.API.ReadTokenFile }},
 	{"api.allow_remote", func(c *Config) any { return c.API.AllowRemote }},
 	{"api.cert_file", func(c *Config) any { return c.API.CertFile }},
 	{"api.key_file", func(c *Config) any { return c.API.KeyFile }},
