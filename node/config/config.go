@@ -63,8 +63,8 @@ type NodeConfig struct {
 
 // APIConfig is the [api] table: the local control API.
 type APIConfig struct {
-	Listen      string `toml:"listen"`
-	TokenFile   string `toml:"token_file"`
+	Listen    string `toml:"listen"`
+	TokenFile string `toml:"token_file"`
 	// ReadTokenFile, if set, holds a second token that may only read:
 	// every GET route but Go's profiles (monitoring, a console). The token
 	// of TokenFile may do everything.
