@@ -1,5 +1,10 @@
 package protocol
 
+import (
+	"errors"
+	"regexp"
+)
+
 // KeyError is what is wrong with one key of a spec, or of a table decoded
 // from one: the key, dotted ("params.budget"), and a Code that a program
 // acts on without reading the message, which is Err's, unchanged. The
@@ -25,6 +30,9 @@ const (
 	KeyRange = "out_of_range"
 	// KeyProtocol: the spec's protocol is not one this node speaks.
 	KeyProtocol = "unknown_protocol"
+	// KeyInvalid: the value breaks one of the family's own rules (a
+	// bound, a relation between keys).
+	KeyInvalid = "invalid_value"
 )
 
 func (e *KeyError) Error() string { return e.Err.Error() }
@@ -35,4 +43,23 @@ func (e *KeyError) Unwrap() error { return e.Err }
 // keyError returns a KeyError of code for key around err.
 func keyError(code, key string, err error) *KeyError {
 	return &KeyError{Code: code, Key: key, Err: err}
+}
+
+// keyPrefix is how a family's errors begin when they concern one key, by
+// the project's convention: the key, then what is wrong ("params.budget:
+// 0 is out of range [1, 100000]").
+var keyPrefix = regexp.MustCompile(`^((?:params|roles|simulation|local)(?:\.[a-z_0-9]+|\[[0-9]+\])+): `)
+
+// familyKeyError returns err as a KeyError: itself if it is one (or wraps
+// one), one of code KeyInvalid for the key its message begins with, or err
+// unchanged when it names no key.
+func familyKeyError(err error) error {
+	var ke *KeyError
+	if err == nil || errors.As(err, &ke) {
+		return err
+	}
+	if m := keyPrefix.FindStringSubmatch(err.Error()); m != nil {
+		return keyError(KeyInvalid, m[1], err)
+	}
+	return err
 }

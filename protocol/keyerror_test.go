@@ -24,6 +24,9 @@ func TestKeyErrors(t *testing.T) {
 		{"unknown protocol", "protocol = \"pong\"\n" + roles, protocol.KeyProtocol, "protocol", "protocol: "},
 		{"unknown param", "protocol = \"ping\"\n" + roles + "[params]\ncont = 3\n", protocol.KeyUnknown, "params.cont", "unknown key params.cont"},
 		{"wrong kind", "protocol = \"ping\"\n" + roles + "[params]\ncount = \"many\"\n", protocol.KeyKind, "params.count", "params.count: want"},
+		{"the family's bound", "protocol = \"ping\"\n" + roles + "[params]\ncount = -3\n", protocol.KeyInvalid, "params.count", "params.count: -3 is out of range"},
+		{"the family's rule", "protocol = \"samba\"\n[roles]\ndata_customer = \"a\"\ncontroller = \"b\"\ncomp = \"c\"\ndata_owner = [\"d\", \"e\"]\n[params]\nalgorithm = \"ucb\"\nbudget = 0\n",
+			protocol.KeyInvalid, "params.budget", "params.budget: 0 is out of range"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			spec, err := protocol.ParseSpec("spec", []byte(c.spec))
