@@ -61,7 +61,8 @@ type Backend interface {
 }
 
 // Handler returns the control API: local HTTP with JSON bodies, every route
-// behind the bearer token (api.token_file). Routes are versioned under /v0/;
+// behind a bearer token of tokens, of the scope the route needs (ScopeOf).
+// Routes are versioned under /v0/;
 // /metrics serves registry, /debug/pprof/ Go's profiles. node is the
 // node's name, for the answers that name it. The routes are those of
 // Routes, each described in the OpenAPI document (openapi.json, served at
@@ -74,9 +75,10 @@ func Handler(b Backend, tokens Tokens, node string, registry *prometheus.Registr
 	return authenticate(tokens, jsonMuxErrors(mux))
 }
 
-// jsonMuxErrors answers, as every route does, in JSON ({"error": …}) what
+// jsonMuxErrors answers, as every route does, as an RFC 9457 problem what
 // the mux itself answers in plain text: 404 for a path no route has, 405
-// (with its Allow header) for a method the path's routes do not take.
+// (with its Allow header) for a method the path's routes do not take. The
+// mux's redirects (a path to clean, a missing trailing slash) go through.
 func jsonMuxErrors(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern != "" {
@@ -90,8 +92,10 @@ func jsonMuxErrors(mux *http.ServeMux) http.Handler {
 		if allow := probe.header.Get("Allow"); allow != "" {
 			w.Header().Set("Allow", allow)
 		}
-		switch probe.code {
-		case http.StatusMethodNotAllowed:
+		switch {
+		case probe.code >= 300 && probe.code < 400:
+			mux.ServeHTTP(w, r)
+		case probe.code == http.StatusMethodNotAllowed:
 			writeError(w, probe.code, "route.method_not_allowed", fmt.Errorf("%s %s: the method is not allowed (allowed: %s)", r.Method, r.URL.Path, probe.header.Get("Allow")))
 		default:
 			writeError(w, http.StatusNotFound, "route.not_found", fmt.Errorf("%s %s: no such route (see GET /v0/openapi.json)", r.Method, r.URL.Path))

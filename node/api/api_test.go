@@ -97,6 +97,7 @@ func TestRoutes(t *testing.T) {
 		{"POST", "/v0/config/reload", "tok", "", http.StatusBadRequest, "needs a restart"},
 		{"GET", "/metrics", "tok", "", http.StatusOK, ""},
 		{"GET", "/v0/nothing", "tok", "", http.StatusNotFound, "GET /v0/nothing: no such route"},
+		{"GET", "/debug/pprof", "tok", "", http.StatusTemporaryRedirect, "/debug/pprof/"},
 		{"DELETE", "/v0/sessions/" + knownID, "tok", "", http.StatusMethodNotAllowed, "allowed: GET, HEAD"},
 		{"GET", "/v0/nothing", "", "", http.StatusUnauthorized, "missing or wrong bearer token"},
 	} {
