@@ -51,6 +51,9 @@ type Options struct {
 type Result struct {
 	// Protocol is the family simulated.
 	Protocol string `json:"protocol"`
+	// SessionID is the session's ID its roles saw ("sim-<seed>" unless
+	// Options.SessionID set another).
+	SessionID string `json:"-"`
 	// Seed is the seed every party's randomness was derived from.
 	Seed int64 `json:"seed"`
 	// Assignment lists the simulated parties.
@@ -66,6 +69,9 @@ type Result struct {
 	VirtualTime time.Duration `json:"-"`
 	// Finished holds when each role returned its result (virtual time).
 	Finished map[protocol.Party]time.Duration `json:"-"`
+	// Progress is the sum of the parties' last progress reports, as a
+	// daemon's session record would show it at the end.
+	Progress protocol.Progress `json:"-"`
 	// Steps counts the global steps of a scheduled simulation (protocol.Simulator.NewSchedule).
 	Steps int64 `json:"steps,omitempty"`
 	// RoleSeconds is the wall time spent inside each role's state machines
@@ -251,7 +257,9 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	return &Result{
 		RoleSeconds: roleSeconds,
 		Steps:       d.steps,
+		Progress:    d.progress,
 		Protocol:    f.Name(),
+		SessionID:   sessionID,
 		Seed:        simCfg.seed,
 		Assignment:  assign,
 		Result:      res,
@@ -571,9 +579,10 @@ func (d *simDriver) record(s *slot, b drive.Batch) {
 		d.progressed = true
 		d.progress.Step += b.Progress.Step - s.progress.Step
 		d.progress.Total += b.Progress.Total - s.progress.Total
+		d.progress.Activity += b.Progress.Activity - s.progress.Activity
 		s.progress = *b.Progress
 		if d.onProgress != nil {
-			d.onProgress(protocol.Progress{Step: d.progress.Step, Total: d.progress.Total})
+			d.onProgress(d.progress)
 		}
 	}
 	if b.Result != nil {

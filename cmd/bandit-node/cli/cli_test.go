@@ -147,13 +147,21 @@ func TestSimulateJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	res := testutil.DecodeJSON[struct {
-		Protocol     string      `json:"protocol"`
-		Seed         int64       `json:"seed"`
-		Participants []string    `json:"participants"`
-		Median       [][]float64 `json:"median_us"`
-		Messages     int64       `json:"messages"`
+		Session struct {
+			Protocol string `json:"protocol"`
+			State    string `json:"state"`
+		} `json:"session"`
+		Result struct {
+			Participants []string    `json:"participants"`
+			Median       [][]float64 `json:"median_us"`
+		} `json:"result"`
+		Simulation struct {
+			Seed     int64 `json:"seed"`
+			Messages int64 `json:"messages"`
+		} `json:"simulation"`
 	}](t, []byte(out))
-	if res.Protocol != "ping" || res.Seed != 9 || len(res.Participants) != 3 || res.Median[0][1] != 2000 || res.Messages != 3*2*4*2 {
+	if res.Session.Protocol != "ping" || res.Session.State != "completed" || res.Simulation.Seed != 9 || len(res.Result.Participants) != 3 ||
+		res.Result.Median[0][1] != 2000 || res.Simulation.Messages != 3*2*4*2 {
 		t.Errorf("simulate --json = %+v", res)
 	}
 	text, _, err := run(t, "simulate", spec)
@@ -305,6 +313,16 @@ func TestSimulateSAMBAJSON(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var out2 struct {
+		Result     json.RawMessage `json:"result"`
+		Simulation struct {
+			Messages       int64   `json:"messages"`
+			ElapsedSeconds float64 `json:"elapsed_seconds"`
+		} `json:"simulation"`
+	}
+	if err := json.Unmarshal([]byte(out), &out2); err != nil {
+		t.Fatal(err)
+	}
 	res := testutil.DecodeJSON[struct {
 		Algorithm       string    `json:"algorithm"`
 		Budget          int64     `json:"budget"`
@@ -315,7 +333,8 @@ func TestSimulateSAMBAJSON(t *testing.T) {
 		Messages        int64     `json:"messages"`
 		ElapsedSeconds  float64   `json:"elapsed_seconds"`
 		SameArmSequence *bool     `json:"same_arm_sequence"`
-	}](t, []byte(out))
+	}](t, out2.Result)
+	res.Messages, res.ElapsedSeconds = out2.Simulation.Messages, out2.Simulation.ElapsedSeconds
 	var pulls int64
 	for _, n := range res.Pulls {
 		pulls += n

@@ -261,6 +261,12 @@ func TestSimulateCSV(t *testing.T) {
 	if err != nil {
 		t.Fatalf("simulate examples/mpccb-csv.toml: %v\n%s", err, stderr)
 	}
+	var out struct {
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal([]byte(stdout), &out); err != nil {
+		t.Fatalf("%v\n%s", err, stdout)
+	}
 	var res struct {
 		Steps                  int64    `json:"steps"`
 		Arms                   int      `json:"arms"`
@@ -270,7 +276,7 @@ func TestSimulateCSV(t *testing.T) {
 		ArmAgreement           *float64 `json:"arm_agreement"`
 		MsPerStep              *float64 `json:"ms_per_step"`
 	}
-	if err := json.Unmarshal([]byte(stdout), &res); err != nil {
+	if err := json.Unmarshal(out.Result, &res); err != nil {
 		t.Fatalf("%v\n%s", err, stdout)
 	}
 	if res.Steps != 300 || res.Arms != 3 || res.Dimensions != 3 {

@@ -19,7 +19,7 @@ import (
 func runSimulate(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := newFlags("simulate", "simulate SPEC.toml [--json] [--seed N] [--progress]", `
 bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
-	asJSON := fs.Bool("json", false, "print JSON: the protocol's result fields plus protocol, seed, messages, bytes, elapsed_seconds")
+	asJSON := fs.Bool("json", false, "print JSON in session result --json's shape (session, result, local) plus simulation: seed, messages, bytes, elapsed_seconds, role_seconds")
 	seed := fs.Int64("seed", 0, "override the spec's simulation.seed")
 	showProgress := fs.Bool("progress", false, "show progress on stderr (redrawn on a terminal, else a line every few seconds)")
 	pos, err := clikit.ParseArgs(fs, args, 1, 1)
@@ -61,33 +61,16 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 		return fmt.Errorf("%s: %w", pos[0], err)
 	}
 	elapsed := time.Since(start)
+	if *asJSON {
+		out, err := newSimulatedResult(res, text, start, elapsed)
+		if err != nil {
+			return err
+		}
+		return printJSON(stdout, out)
+	}
 	raw, err := json.Marshal(res.Result)
 	if err != nil {
 		return err
-	}
-	if *asJSON {
-		out := map[string]any{}
-		if err := json.Unmarshal(raw, &out); err != nil {
-			out = map[string]any{"result": json.RawMessage(raw)}
-		}
-		generic := map[string]any{"protocol": res.Protocol, "seed": res.Seed, "messages": res.Messages,
-			"bytes": res.Bytes, "elapsed_seconds": elapsed.Seconds(), "role_seconds": res.RoleSeconds}
-		if res.Steps > 0 {
-			generic["steps"] = res.Steps
-		} else {
-			generic["virtual_seconds"] = res.VirtualTime.Seconds()
-		}
-		for k, v := range generic {
-			if _, taken := out[k]; !taken {
-				out[k] = v
-			}
-		}
-		if len(res.Local) > 0 {
-			if _, taken := out["local"]; !taken {
-				out["local"] = res.Local
-			}
-		}
-		return printJSON(stdout, out)
 	}
 	span := res.VirtualTime.Round(time.Microsecond).String() + " simulated"
 	if res.Steps > 0 {
