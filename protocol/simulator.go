@@ -49,4 +49,10 @@ type Grading struct {
 	// RoleSeconds is the wall time spent inside each role's state machines,
 	// summed over the role's parties, for a result that reports its speed.
 	RoleSeconds map[string]float64
+	// OwnEnvironments lists the parties ("data_owner[2]") whose queries an
+	// environment of the organization's own answered (a program, a
+	// service, a replayed file: [simulation.local.<role>]) instead of the
+	// family's simulated one. Raw's ground truth is then not theirs: a
+	// Grade compares nothing with a reference drawn from it.
+	OwnEnvironments []string
 }

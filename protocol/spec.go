@@ -56,7 +56,7 @@ func ParseSpec(name string, data []byte) (*Spec, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if err := undecodedError(md, ""); err != nil {
+	if err := undecodedError(md, "", rawSections...); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if f.Protocol == "" {
@@ -164,18 +164,29 @@ func (r *Registry) Check(s *Spec) (Family, any, error) {
 	return f, params, nil
 }
 
-// undecodedError reports the keys the decoder found no place for.
-func undecodedError(md toml.MetaData, section string) error {
-	und := md.Undecoded()
-	if len(und) == 0 {
-		return nil
-	}
-	keys := make([]string, len(und))
-	for i, k := range und {
-		keys[i] = k.String()
-		if section != "" {
-			keys[i] = section + "." + keys[i]
+// rawSections are the spec's tables decoded whole into maps, whose keys
+// their readers check (the family, the simulator).
+var rawSections = []string{"roles", "params", "simulation"}
+
+// undecodedError reports the keys the decoder found no place for, but for
+// those inside the tables raw names: those are decoded whole, into maps.
+// (BurntSushi/toml v1.6.0 reports a table two levels inside a map —
+// [simulation.local.data_owner] — and its keys as undecoded although the
+// map holds them.)
+func undecodedError(md toml.MetaData, section string, raw ...string) error {
+	var keys []string
+	for _, k := range md.Undecoded() {
+		if len(k) > 1 && slices.Contains(raw, k[0]) {
+			continue
 		}
+		key := k.String()
+		if section != "" {
+			key = section + "." + key
+		}
+		keys = append(keys, key)
+	}
+	if len(keys) == 0 {
+		return nil
 	}
 	if len(keys) == 1 {
 		return keyError(KeyUnknown, keys[0], fmt.Errorf("unknown key %s", keys[0]))

@@ -27,6 +27,8 @@ func TestParseSpec(t *testing.T) {
 		{"role is a number", "protocol = \"ping\"\n[roles]\nparticipant = 3\n", "roles.participant"},
 		{"name is a number", "protocol = \"ping\"\n[roles]\nparticipant = [\"a\", 2]\n", "roles.participant[1]"},
 		{"bad toml", "protocol = \n", "spec.toml"},
+		{"a table two levels inside [simulation]", "protocol = \"ping\"\n[simulation.local.participant]\nsource = \"exec\"\n", ""},
+		{"a table two levels inside an unknown one", "protocol = \"ping\"\n[extra.local.participant]\nsource = \"exec\"\n", "unknown keys extra"},
 		{"too large", "protocol = \"ping\"\n#" + strings.Repeat("x", protocol.MaxSpecSize), "limit"},
 		{"nesting bomb", "protocol = \"ping\"\nx = " + strings.Repeat("{a=", 5000) + "1" + strings.Repeat("}", 5000) + "\n", "line 2: arrays and inline tables nest deeper than 16"},
 		{"deep arrays", "protocol = \"ping\"\n[params]\nx = " + strings.Repeat("[", 17) + strings.Repeat("]", 17) + "\n", "nest deeper"},

@@ -172,11 +172,15 @@ func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Part
 }
 
 // Grade is protocol.Simulator's Grade: the true means, and whether the
-// answer is a best arm.
+// answer is a best arm — neither when an agent's own environment answered
+// (protocol.Grading.OwnEnvironments): the simulated means are not its.
 func (family) Grade(g protocol.Grading, _ Params, res *Result) (any, error) {
 	s, err := parseSimulation(g.Raw)
 	if err != nil {
 		return nil, err
+	}
+	if len(g.OwnEnvironments) > 0 {
+		return res, nil
 	}
 	res.Arms = s.Arms
 	if res.BestArm != nil {

@@ -185,10 +185,17 @@ func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader
 // Grade is protocol.Simulator's Grade: it runs the plaintext reference on
 // the same contexts with the dealer's samples (the dealer's seeded
 // randomness replayed), compares it with p′'s arms, and sets the time per
-// step from the roles' busy time.
+// step from the roles' busy time — only the time when a party's own environment
+// answered (protocol.Grading.OwnEnvironments).
 func (f family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
 	raw, seed, local := g.Raw, g.Seed, g.Local
 	res.setTiming(g.RoleSeconds)
+	if len(g.OwnEnvironments) > 0 {
+		// A feature party's contexts or the receiver's rewards came from
+		// its own program, service or file, which the reference cannot
+		// replay.
+		return res, nil
+	}
 	s, err := parseSimulation(raw)
 	if err != nil {
 		return nil, err

@@ -119,11 +119,18 @@ func (r *Result) setTiming(roleSeconds map[string]float64) {
 
 // Grade is protocol.Simulator's Grade: the true means, the standard
 // algorithm's cumulative reward and arm sequence from the same seed, and
-// each role's busy time.
+// each role's busy time — only the busy time when a data owner's own
+// environment answered (protocol.Grading.OwnEnvironments).
 func (family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
 	s, err := parseSimulation(g.Raw)
 	if err != nil {
 		return nil, err
+	}
+	if len(g.OwnEnvironments) > 0 {
+		// Some data owner answered from its own program, service or file:
+		// the simulated means are not its, and no reference run is.
+		res.setTiming(g.RoleSeconds)
+		return res, nil
 	}
 	res.Arms = s.Arms
 	reward, seq, err := Reference(p, s.Arms, g.Seed)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"strings"
 	"time"
@@ -45,6 +46,12 @@ type Options struct {
 	// Faults, when set, injects faults into the simulated network (see
 	// faults.go and link.go); nil keeps the fault-free fast path.
 	Faults *Faults
+	// Environments builds the environments of one's own that the spec's
+	// [simulation.local.<role>] tables name (ownenv.go); a spec with such
+	// a table and no builder is refused. Dir is the spec file's
+	// directory, which relative paths in those tables are taken from.
+	Environments EnvironmentBuilder
+	Dir          string
 }
 
 // Result is what a simulation produced.
@@ -77,6 +84,9 @@ type Result struct {
 	// RoleSeconds is the wall time spent inside each role's state machines
 	// (all parties of a role together): the per-role time breakdown.
 	RoleSeconds map[string]float64 `json:"role_seconds"`
+	// Environments says, by party, what each environment of one's own
+	// ([simulation.local.<role>]) did; nil when the family's answered all.
+	Environments map[string]EnvironmentUse `json:"environments,omitempty"`
 }
 
 // simConfig holds the [simulation] keys the simulator itself reads.
@@ -149,8 +159,18 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	if !ok {
 		return nil, fmt.Errorf("protocol %s cannot be simulated (it is no protocol.Simulator)", f.Name())
 	}
+	own, err := ownTables(rest, opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	if own != nil && opts.Environments == nil {
+		return nil, errors.New("simulation.local: this simulator runs the families' own environments only")
+	}
 	assign, locals, err := simulator.PrepareSimulation(rest, spec.Roles, params)
 	if err != nil {
+		return nil, err
+	}
+	if err := checkOwnTables(own, assign); err != nil {
 		return nil, err
 	}
 	if err := protocol.CheckAssignment(f, assign); err != nil {
@@ -182,6 +202,14 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	if opts.Faults != nil {
 		workers = 1 // the parallel driver's batches rest on a first-in, first-out queue (batch.go)
 	}
+	defer func() {
+		for _, s := range d.slots {
+			if s.env != nil {
+				s.env.Close()
+			}
+		}
+	}()
+	asking := map[string]bool{}
 	for _, p := range parties {
 		s := d.newSlot(p)
 		cfg := protocol.RoleConfig{
@@ -204,24 +232,35 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 			return nil, simError(err)
 		}
 		s.d = party
-		if party.Asks() {
-			env, err := drive.SimulatedEnvironment(f, protocol.RoleConfig{SessionID: sessionID, Self: p, Assignment: assign,
+		if !party.Asks() {
+			continue
+		}
+		asking[p.Role] = true
+		var env protocol.Environment
+		if t := own[p.Role]; t != nil && t.answers(p) {
+			e, source, err := opts.Environments(ctx, &t.table, EnvironmentFor{SessionID: sessionID, Protocol: f.Name(), Party: p,
+				Rand: protocol.SeededEnvironmentRand(simCfg.seed, p)})
+			if err != nil {
+				return nil, fmt.Errorf("%s's environment: %w", p, err)
+			}
+			s.own = &ownEnvironment{Environment: e, use: EnvironmentUse{Source: source}}
+			env = s.own
+		} else {
+			env, err = drive.SimulatedEnvironment(f, protocol.RoleConfig{SessionID: sessionID, Self: p, Assignment: assign,
 				Params: params, Local: locals[p], Rand: protocol.SeededEnvironmentRand(simCfg.seed, p),
 				Clock: slotClock{s}, Logger: logger.With("party", p.String()), Simulated: true})
 			if err != nil {
 				return nil, fmt.Errorf("%s's environment: %w", p, err)
 			}
-			s.env = env
-			party.UseEnvironment(ctx, env)
+		}
+		s.env = env
+		party.UseEnvironment(ctx, env)
+	}
+	for _, role := range slices.Sorted(maps.Keys(own)) {
+		if !asking[role] {
+			return nil, fmt.Errorf("%s: role %s asks no environment, so nothing would ask this one", own[role].table.Key, role)
 		}
 	}
-	defer func() {
-		for _, s := range d.slots {
-			if s.env != nil {
-				s.env.Close()
-			}
-		}
-	}()
 
 	sched, err := simulator.NewSchedule(rest, params, assign, protocol.SeededRand(simCfg.seed, protocol.Party{Role: "schedule"}))
 	if err != nil {
@@ -248,15 +287,17 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 		return nil, fmt.Errorf("combining reports: %w", err)
 	}
 	roleSeconds := d.roleSeconds()
+	uses, ownParties := d.environmentUses(roleSeconds)
 	res, err = simulator.Grade(protocol.Grading{Raw: rest, Seed: simCfg.seed, Params: params, Result: res,
-		Local: d.local, RoleSeconds: roleSeconds})
+		Local: d.local, RoleSeconds: roleSeconds, OwnEnvironments: ownParties})
 	if err != nil {
 		return nil, fmt.Errorf("grading the result: %w", err)
 	}
 	msgs, bytes := net.Stats()
 	return &Result{
-		RoleSeconds: roleSeconds,
-		Steps:       d.steps,
+		RoleSeconds:  roleSeconds,
+		Environments: uses,
+		Steps:        d.steps,
 		Progress:    d.progress,
 		Protocol:    f.Name(),
 		SessionID:   sessionID,
@@ -297,6 +338,7 @@ type slot struct {
 	p        protocol.Party
 	d        *drive.Party         // the party's driver
 	env      protocol.Environment // nil: the role asks nothing
+	own      *ownEnvironment      // env, when it is one of the organization's own
 	roleIdx  int                  // index into simDriver.roleNames
 	done     bool
 	now      time.Duration // virtual time of the call in progress (slotClock)

@@ -36,6 +36,9 @@ type simulationFacts struct {
 	// RoleSeconds the part of it spent inside each role's code.
 	ElapsedSeconds float64            `json:"elapsed_seconds"`
 	RoleSeconds    map[string]float64 `json:"role_seconds"`
+	// Environments says what each environment of one's own
+	// ([simulation.local.<role>]) did, by party.
+	Environments map[string]sim.EnvironmentUse `json:"environments,omitempty"`
 }
 
 // newSimulatedResult gives res, a simulation of spec text that started at
@@ -89,6 +92,7 @@ func newSimulatedResult(res *sim.Result, text []byte, start time.Time, elapsed t
 			Steps:          res.Steps,
 			ElapsedSeconds: elapsed.Seconds(),
 			RoleSeconds:    res.RoleSeconds,
+			Environments:   res.Environments,
 		},
 	}
 	if res.Steps == 0 {

@@ -6,8 +6,11 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"path/filepath"
 	"runtime/debug"
+	"slices"
 	"time"
 
 	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
@@ -39,7 +42,7 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 	if err != nil {
 		return err
 	}
-	opts := sim.Options{}
+	opts := sim.Options{Environments: simEnvironments(stderr), Dir: filepath.Dir(pos[0])}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "seed" {
 			opts.Seed = seed
@@ -76,8 +79,13 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 	if res.Steps > 0 {
 		span = fmt.Sprintf("%d global steps", res.Steps)
 	}
-	fmt.Fprintf(stdout, "simulated %s, seed %d: %d messages, %d bytes, %s, %v elapsed\n\n",
+	fmt.Fprintf(stdout, "simulated %s, seed %d: %d messages, %d bytes, %s, %v elapsed\n",
 		res.Protocol, res.Seed, res.Messages, res.Bytes, span, elapsed.Round(time.Millisecond))
+	for _, p := range slices.Sorted(maps.Keys(res.Environments)) {
+		u := res.Environments[p]
+		fmt.Fprintf(stdout, "%s: %s answered %d queries in %.3f s (the longest %.1f ms)\n", p, u.Source, u.Queries, u.Seconds, u.MaxMillis)
+	}
+	fmt.Fprintln(stdout)
 	return formatResult(stdout, res.Protocol, raw)
 }
 
