@@ -26,10 +26,12 @@ traceback goes to stderr, whose last lines the daemon quotes locally.
 
 Environment.run writes each answer as one strict JSON line and flushes it,
 sends what the functions print() to stderr (stdout is the protocol's), and
-exits cleanly on end of input and on SIGTERM. replay() answers requests
-without a daemon, through the same code, for unit tests.
+exits cleanly on end of input and on SIGTERM. Environment.serve_http
+answers the same functions as an http environment. replay() answers
+requests without a daemon, through the same code, for unit tests.
 """
 
+import http.server
 import io
 import json
 import math
@@ -199,6 +201,30 @@ class Environment:
         sys.exit(status)
 
 
+    def http_server(self, host="127.0.0.1", port=8080):
+        """An HTTP server answering the http protocol, version 1, with these functions.
+
+        Each query is a POST of its request object; the answer is the body
+        of a 200 response (docs/environments.md, the http protocol). Point
+        the role's url at it and call serve_forever() on the server (or
+        shutdown() from another thread). The daemon reaches plain http on a
+        loopback address only. start is called with the first request's
+        session facts, once per session.
+        """
+        return _HTTPServer((host, port), _handler_class(self))
+
+    def serve_http(self, host="127.0.0.1", port=8080):
+        """Serve the http protocol until interrupted (see http_server)."""
+        srv = self.http_server(host, port)
+        _log(f"serving the http protocol on http://{host}:{srv.server_address[1]}/")
+        try:
+            srv.serve_forever()
+        except KeyboardInterrupt:
+            pass
+        finally:
+            srv.server_close()
+
+
 class ProtocolError(Exception):
     """A request this module cannot answer: the program stops."""
 
@@ -296,3 +322,58 @@ def _clip(v):
 
 def _exit_on_signal(signum, frame):
     raise SystemExit(0)
+
+
+class _HTTPServer(http.server.ThreadingHTTPServer):
+    daemon_threads = True
+
+
+def _handler_class(env):
+    """The request handler of env's http server: one query per POST."""
+    started = set()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):
+            if self.headers.get("Bandit-Environment-Version", "1") != str(VERSION):
+                return self._reply(400, {"error": f"this service speaks version {VERSION} of the http protocol"})
+            try:
+                n = int(self.headers.get("Content-Length", "0"))
+                if not 0 < n <= MAX_LINE:
+                    raise ValueError(f"a body of {n} bytes")
+                raw = json.loads(self.rfile.read(n))
+            except ValueError as e:
+                return self._reply(400, {"error": f"not a request: {e}"})
+            hello = _hello_from_headers(self.headers)
+            try:
+                key = (hello["session"], hello["role"], hello["index"])
+                if env._start is not None and key not in started:
+                    env._start(hello)
+                    started.add(key)
+                self._reply(200, env.answer(raw, hello))
+            except ProtocolError as e:
+                self._reply(400, {"error": str(e)})
+            except Exception as e:  # start refused the session
+                traceback.print_exc(file=sys.stderr)
+                self._reply(200, {"id": raw.get("id") if isinstance(raw, dict) else None,
+                                  "error": f"{type(e).__name__}: {e}"})
+
+        def _reply(self, status, obj):
+            body = json.dumps(obj, separators=(",", ":"), allow_nan=False).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format, *args):  # stderr, not stdout; quiet on success
+            pass
+
+    return Handler
+
+
+def _hello_from_headers(headers):
+    """The hello's facts from the http protocol's headers (Bandit-Role: "samba data_owner 3")."""
+    parts = headers.get("Bandit-Role", "").split()
+    index = int(parts[2]) if len(parts) == 3 and parts[2].isdigit() else 0
+    return {"hello": HELLO, "version": VERSION, "session": headers.get("Bandit-Session", ""),
+            "protocol": parts[0] if parts else "", "role": parts[1] if len(parts) > 1 else "", "index": index}

@@ -185,3 +185,31 @@ def test_process_exits_cleanly_on_sigterm(program):
 def test_process_refuses_another_version(program):
     assert set(ask(program, {"hello": "bandit-node/environment", "version": 2})) == {"error"}
     assert program.wait(timeout=10) == 1
+
+
+def test_http_protocol():
+    import threading
+    import urllib.request
+
+    env = full_env()
+    started = []
+    env.start(started.append)
+    srv = env.http_server(port=0)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        url = f"http://127.0.0.1:{srv.server_address[1]}/bandit"
+        for body, want in [
+            ({"id": 1, "kind": "pull", "step": 0, "arm": 3, "arms": [3]}, {"id": 1, "reward": 0.5}),
+            ({"id": 2, "kind": "procure", "step": 1, "producers": [0], "quantities": [5]}, {"id": 2, "qualities": [0.5]}),
+        ]:
+            req = urllib.request.Request(url, data=json.dumps(body).encode(), method="POST", headers={
+                "Content-Type": "application/json", "Bandit-Environment-Version": "1",
+                "Bandit-Session": "3f2a", "Bandit-Role": "samba data_owner 3"})
+            with urllib.request.urlopen(req, timeout=10) as r:
+                assert r.status == 200
+                assert json.loads(r.read()) == want
+    finally:
+        srv.shutdown()
+        srv.server_close()
+    assert started == [{**HELLO, "session": "3f2a", "protocol": "samba", "role": "data_owner", "index": 3}]

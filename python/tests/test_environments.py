@@ -1,4 +1,4 @@
-"""A SAMBA session whose data owners are tests/owner.py, written with bandit_node.env."""
+"""Sessions on real daemons whose environments are written with bandit_node.env."""
 
 import os
 
@@ -29,3 +29,14 @@ def test_samba_with_python_data_owners(node1, testnet):
                 pulls[(index, step)] = reward
     assert len(pulls) == 60, sorted(pulls)
     assert sum(pulls.values()) == result["cumulative_reward"], result
+
+
+def test_bai_with_python_http_agents(node1, agents):
+    spec = {"protocol": "bai", "roles": {"coordinator": "node1", "agent": ["node4", "node5"]},
+            "params": {"algorithm": "central", "arms": 3, "delta": 0.05}}
+    s = node1.start(spec)
+    s = node1.wait(s["id"], timeout=120)
+    assert s["state"] == "completed", s
+    result = node1.result(s["id"])["result"]
+    assert result["best_arm"] == 0, result
+    assert {index for index, _ in agents.pulls} == {0, 1}, "both agents' pulls reach the http environment"
