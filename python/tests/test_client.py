@@ -67,3 +67,24 @@ def test_wait_times_out(node1):
         node1.wait(s["id"], timeout=0.3)
     node1.cancel(s["id"])
     assert node1.wait(s["id"], timeout=60)["state"] == "aborted"
+
+
+def test_readme_client_example(testnet):
+    """The README's client example, run as a script beside the testnet's node1/."""
+    import os
+    import re
+    import subprocess
+    import sys
+
+    import bandit_node
+
+    readme = os.path.join(os.path.dirname(__file__), "..", "README.md")
+    with open(readme) as f:
+        example = re.search(r"## Start a session.*?```python\n(.*?)```", f.read(), re.S).group(1)
+    assert len(example.splitlines()) <= 10
+    pypath = os.path.dirname(os.path.dirname(os.path.abspath(bandit_node.__file__)))
+    out = subprocess.run([sys.executable, "-c", example], cwd=testnet / "net", capture_output=True, text=True,
+                         timeout=120, env=dict(os.environ, PYTHONPATH=pypath))
+    assert out.returncode == 0, out.stderr
+    last = out.stdout.splitlines()[-1]
+    assert last.startswith("completed [["), out.stdout

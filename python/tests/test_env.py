@@ -213,3 +213,32 @@ def test_http_protocol():
         srv.shutdown()
         srv.server_close()
     assert started == [{**HELLO, "session": "3f2a", "protocol": "samba", "role": "data_owner", "index": 3}]
+
+
+def test_readme_data_owner(tmp_path):
+    """The README's data owner, run as the daemon runs it, and its replay example."""
+    import re
+
+    with open(os.path.join(os.path.dirname(__file__), "..", "README.md")) as f:
+        text = f.read()
+    owner = re.search(r"## A SAMBA data owner.*?```python\n(.*?)```", text, re.S).group(1)
+    check = re.search(r"Test it without a daemon:.*?```python\n(.*?)```", text, re.S).group(1)
+    assert len(owner.splitlines()) < 10
+    path = tmp_path / "owner.py"
+    path.write_text(owner)
+    pypath = os.path.dirname(os.path.dirname(os.path.abspath(bandit_node.__file__)))
+    p = subprocess.Popen([sys.executable, str(path)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                         text=True, env=dict(os.environ, PYTHONPATH=pypath))
+    try:
+        assert ask(p, {**HELLO, "session": "s", "protocol": "samba", "role": "data_owner", "index": 1}) == HELLO
+        assert ask(p, {"id": 1, "kind": "pull", "step": 1, "arm": 1, "arms": [1]})["reward"] in (0, 1)
+        p.stdin.close()
+        assert p.wait(timeout=10) == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+        p.stdout.close()
+    # The replay example, on the owner's functions without its run().
+    ns = {}
+    exec(owner.replace("env.run()", ""), ns)
+    exec(check, ns)
