@@ -1,0 +1,8 @@
+"""Python for bandit-node, standard library only.
+
+- bandit_node.env: write an environment (a data owner's, an agent's program)
+  that speaks the daemon's exec protocol, and test it without a daemon.
+- bandit_node.client: the daemon's control API (/v0) over HTTP.
+"""
+
+__version__ = "0.1.0"
