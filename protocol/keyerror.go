@@ -50,10 +50,10 @@ func keyError(code, key string, err error) *KeyError {
 // 0 is out of range [1, 100000]").
 var keyPrefix = regexp.MustCompile(`^((?:params|roles|simulation|local)(?:\.[a-z_0-9]+|\[[0-9]+\])+): `)
 
-// familyKeyError returns err as a KeyError: itself if it is one (or wraps
+// AsKeyError returns err as a KeyError: itself if it is one (or wraps
 // one), one of code KeyInvalid for the key its message begins with, or err
 // unchanged when it names no key.
-func familyKeyError(err error) error {
+func AsKeyError(err error) error {
 	var ke *KeyError
 	if err == nil || errors.As(err, &ke) {
 		return err

@@ -156,10 +156,10 @@ func (r *Registry) Check(s *Spec) (Family, any, error) {
 	}
 	params, err := f.ParseParams(s.Params)
 	if err != nil {
-		return nil, nil, familyKeyError(err)
+		return nil, nil, AsKeyError(err)
 	}
 	if err := f.CheckAssignment(s.Roles, params, false); err != nil {
-		return nil, nil, familyKeyError(err)
+		return nil, nil, AsKeyError(err)
 	}
 	return f, params, nil
 }

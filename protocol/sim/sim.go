@@ -161,7 +161,7 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	}
 	own, err := ownTables(rest, opts.Dir)
 	if err != nil {
-		return nil, err
+		return nil, protocol.AsKeyError(err)
 	}
 	if own != nil && opts.Environments == nil {
 		return nil, errors.New("simulation.local: this simulator runs the families' own environments only")
@@ -171,7 +171,7 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 		return nil, err
 	}
 	if err := checkOwnTables(own, assign); err != nil {
-		return nil, err
+		return nil, protocol.AsKeyError(err)
 	}
 	if err := protocol.CheckAssignment(f, assign); err != nil {
 		return nil, err
@@ -241,7 +241,7 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 			e, source, err := opts.Environments(ctx, &t.table, EnvironmentFor{SessionID: sessionID, Protocol: f.Name(), Party: p,
 				Rand: protocol.SeededEnvironmentRand(simCfg.seed, p)})
 			if err != nil {
-				return nil, fmt.Errorf("%s's environment: %w", p, err)
+				return nil, fmt.Errorf("%s's environment: %w", p, protocol.AsKeyError(err))
 			}
 			s.own = &ownEnvironment{Environment: e, use: EnvironmentUse{Source: source}}
 			env = s.own
@@ -258,7 +258,7 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	}
 	for _, role := range slices.Sorted(maps.Keys(own)) {
 		if !asking[role] {
-			return nil, fmt.Errorf("%s: role %s asks no environment, so nothing would ask this one", own[role].table.Key, role)
+			return nil, protocol.AsKeyError(fmt.Errorf("%s: role %s asks no environment, so nothing would ask this one", own[role].table.Key, role))
 		}
 	}
 

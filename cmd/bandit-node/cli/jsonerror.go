@@ -9,6 +9,7 @@ import (
 	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/protocol"
 )
 
 // wantsJSON reports whether a command's args ask for JSON output (--json
@@ -28,18 +29,22 @@ func wantsJSON(args []string) bool {
 // writeJSONError writes err on w as the control API writes its errors (an
 // RFC 9457 problem, apitype.Error), so that a program reading a command's
 // --json output reads its failure in the same shape: the daemon's code,
-// field and HTTP status when the daemon answered the error; otherwise
-// cli.usage (exit code 2), session.aborted (3), cli.gave_up (4) or
+// field and HTTP status when the daemon answered the error; a spec's
+// error (protocol.KeyError) as the daemon would answer it
+// (spec.unknown_key, field params.cont); otherwise cli.usage (exit code 2), session.aborted (3), cli.gave_up (4) or
 // cli.error (1), with status 0.
 func writeJSONError(w io.Writer, err error) {
 	e := apitype.Error{Type: "about:blank", Detail: err.Error(), Error: err.Error(), Title: "bandit-node error"}
 	var ce *client.Error
+	var ke *protocol.KeyError
 	switch {
 	case errors.As(err, &ce):
 		e.Status, e.Title, e.Code, e.Field = ce.Status, http.StatusText(ce.Status), ce.Code, ce.Field
 		if e.Code == "" {
 			e.Code = "daemon.error" // a daemon from before codes
 		}
+	case errors.As(err, &ke):
+		e.Code, e.Field = "spec."+ke.Code, ke.Key
 	case clikit.IsUsage(err):
 		e.Code = "cli.usage"
 	case errors.Is(err, errAborted):

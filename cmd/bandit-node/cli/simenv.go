@@ -32,7 +32,8 @@ func simEnvironments(stderr io.Writer) sim.EnvironmentBuilder {
 			for i, k := range keys {
 				keys[i] = t.Key + "." + k
 			}
-			return nil, "", fmt.Errorf("%s: unknown key; a table of [simulation.local] names an environment of your own: source, and its keys (docs/environments.md)", strings.Join(keys, ", "))
+			return nil, "", &protocol.KeyError{Code: protocol.KeyUnknown, Key: keys[0],
+				Err: fmt.Errorf("%s: unknown key; a table of [simulation.local] names an environment of your own: source, and its keys (docs/environments.md)", strings.Join(keys, ", "))}
 		}
 		if cfg.Simulated() {
 			return nil, "", fmt.Errorf("%s.source: want \"exec\", \"http\" or \"replay\"; the family's simulated environment needs no table", t.Key)

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/protocol/sim"
 )
 
@@ -103,14 +104,20 @@ func TestSimulateWithOwnEnvironments(t *testing.T) {
 // cannot be is refused, naming its key.
 func TestSimulateOwnEnvironmentErrors(t *testing.T) {
 	dir := t.TempDir()
-	cases := []struct{ name, table, want string }{
-		{"no such role", "[simulation.local.observer]\nsource = \"replay\"\nfile = \"r.csv\"\n", `simulation.local.observer: the session has no role "observer"`},
-		{"a role that asks nothing", "[simulation.local.comp]\nsource = \"replay\"\nfile = \"r.csv\"\n", "simulation.local.comp: role comp asks no environment"},
-		{"a party out of range", "[simulation.local.data_owner]\nsource = \"replay\"\nfile = \"r.csv\"\nparties = [2]\n", "simulation.local.data_owner.parties: data_owner has 2 parties, indices 0 to 1; 2 is none of them"},
-		{"simulated", "[simulation.local.data_owner]\nsource = \"simulated\"\n", `simulation.local.data_owner.source: want "exec", "http" or "replay"`},
-		{"a stray key", "[simulation.local.data_owner]\nsource = \"replay\"\nfile = \"r.csv\"\nbernoulli = 0.5\n", "simulation.local.data_owner.bernoulli: unknown key"},
-		{"no program", "[simulation.local.data_owner]\nsource = \"exec\"\ncommand = [\"./no-such-owner\"]\n", "simulation.local.data_owner.command: "},
-		{"no file", "[simulation.local.data_owner]\nsource = \"replay\"\nfile = \"missing.csv\"\n", "missing.csv"},
+	cases := []struct{ name, table, want, code, field string }{
+		{"no such role", "[simulation.local.observer]\nsource = \"replay\"\nfile = \"r.csv\"\n", `simulation.local.observer: the session has no role "observer"`,
+			"spec.invalid_value", "simulation.local.observer"},
+		{"a role that asks nothing", "[simulation.local.comp]\nsource = \"replay\"\nfile = \"r.csv\"\n", "simulation.local.comp: role comp asks no environment",
+			"spec.invalid_value", "simulation.local.comp"},
+		{"a party out of range", "[simulation.local.data_owner]\nsource = \"replay\"\nfile = \"r.csv\"\nparties = [2]\n", "simulation.local.data_owner.parties: data_owner has 2 parties, indices 0 to 1; 2 is none of them",
+			"spec.invalid_value", "simulation.local.data_owner.parties"},
+		{"simulated", "[simulation.local.data_owner]\nsource = \"simulated\"\n", `simulation.local.data_owner.source: want "exec", "http" or "replay"`,
+			"spec.invalid_value", "simulation.local.data_owner.source"},
+		{"a stray key", "[simulation.local.data_owner]\nsource = \"replay\"\nfile = \"r.csv\"\nbernoulli = 0.5\n", "simulation.local.data_owner.bernoulli: unknown key",
+			"spec.unknown_key", "simulation.local.data_owner.bernoulli"},
+		{"no program", "[simulation.local.data_owner]\nsource = \"exec\"\ncommand = [\"./no-such-owner\"]\n", "simulation.local.data_owner.command: ",
+			"spec.invalid_value", "simulation.local.data_owner.command"},
+		{"no file", "[simulation.local.data_owner]\nsource = \"replay\"\nfile = \"missing.csv\"\n", "missing.csv", "", ""},
 	}
 	if err := os.WriteFile(filepath.Join(dir, "r.csv"), []byte("1,0\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -121,6 +128,16 @@ func TestSimulateOwnEnvironmentErrors(t *testing.T) {
 			_, _, err := run(t, "simulate", spec)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("error %v, want one containing %q", err, c.want)
+			}
+			if c.code == "" {
+				return
+			}
+			// Under --json, the error's code and field, as the control
+			// API gives a spec's.
+			out, _, _ := run(t, "simulate", spec, "--json")
+			var e apitype.Error
+			if err := json.Unmarshal([]byte(out), &e); err != nil || e.Code != c.code || e.Field != c.field {
+				t.Errorf("--json: code %q field %q, want %q %q: %s", e.Code, e.Field, c.code, c.field, out)
 			}
 		})
 	}
