@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/environment"
+	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/drive"
@@ -362,6 +363,10 @@ type envAnswer struct {
 type envSlot struct {
 	env   protocol.Environment
 	queue chan protocol.Query // nil for an Immediate one, answered by the party driver
+	// meter is env, for an environment of the organization's own (a
+	// program, a service, a file), counted and timed; nil for the
+	// family's simulated one.
+	meter *drive.Meter
 }
 
 // environmentRand is the randomness of local party p's simulated or
@@ -394,7 +399,11 @@ func (s *session) buildEnvironment(i int, cfg protocol.RoleConfig) *abortError {
 		return s.partyFailure(i, failEnvironmentSetup, fmt.Errorf("%s: its environment: %w", p, err))
 	}
 	slot := &envSlot{env: env}
-	if !s.run.parties[i].UseEnvironment(s.envCtx, env) {
+	if !econf.Simulated() {
+		slot.meter = drive.NewMeter(env, string(econf.Source))
+		slot.env = slot.meter
+	}
+	if !s.run.parties[i].UseEnvironment(s.envCtx, slot.env) {
 		slot.queue = make(chan protocol.Query, maxQueriesQueued)
 		go s.answerQueries(i, slot)
 	}
@@ -475,6 +484,33 @@ func (s *session) answerInPlace(a envAnswer) bool {
 		s.failInPlace(aerr)
 	}
 	return true
+}
+
+// takeEnvironmentUses keeps, once the roles have stopped, what each local
+// party's environment of the organization's own did (envUses), and warns
+// of one that starved its role: it answered none of the role's queries,
+// so the party took no part (a slow program in a racing protocol, where
+// the others finish first). The counts and the warning stay in this
+// organization's record and log. run is held.
+func (s *session) takeEnvironmentUses() {
+	if s.run.envUses != nil {
+		return
+	}
+	for i, slot := range s.run.envs {
+		if slot == nil || slot.meter == nil {
+			continue
+		}
+		p := s.mine[i]
+		u := slot.meter.Use(len(slot.queue)).WithWarning(p)
+		if u.Warning != "" {
+			s.n.log.Warn("an environment starved its role", "session", s.id, "party", p.String(), "source", u.Source,
+				"unanswered", u.Unanswered, "warning", u.Warning)
+		}
+		if s.run.envUses == nil {
+			s.run.envUses = map[string]apitype.EnvironmentUse{}
+		}
+		s.run.envUses[p.String()] = apitype.EnvironmentUse(u)
+	}
 }
 
 // closeEnvironments stops the environments' goroutines and releases what

@@ -63,10 +63,14 @@ const (
 // Every message touches it.
 type runState struct {
 	sync.Mutex
-	inPlace      bool           // messages may be stepped in place: the roles run, their messages are small
-	dirty        bool           // myProgress changed since the loop last took it
-	parties      []*drive.Party // of mine[i], once built; a slice, since every message looks its party up (see mineIndex)
-	envs         []*envSlot     // of mine[i]; nil for a role that asks no environment
+	inPlace bool           // messages may be stepped in place: the roles run, their messages are small
+	dirty   bool           // myProgress changed since the loop last took it
+	parties []*drive.Party // of mine[i], once built; a slice, since every message looks its party up (see mineIndex)
+	envs    []*envSlot     // of mine[i]; nil for a role that asks no environment
+	// envUses is what the environments of the organization's own did, by
+	// party, taken when the roles stopped (stopRoles); nil until then or
+	// when there is none.
+	envUses      map[string]apitype.EnvironmentUse
 	transport    *sessionTransport
 	sendCtx      context.Context    // bounds a Ready batch's sends; see batchContext
 	sendCancel   context.CancelFunc // of sendCtx

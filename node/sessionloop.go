@@ -263,7 +263,11 @@ func (s *session) recordEnd(st lifecycle.Status) {
 	created := s.state.rec.Session.Created
 	s.state.Unlock()
 	s.n.metrics.SessionEnded(s.family, state, st.Reason, now.Sub(created))
+	s.run.Lock()
+	uses := s.run.envUses
+	s.run.Unlock()
 	s.update(true, func(r *store.Record) {
+		r.Session.Environments = uses
 		r.Session.State = state
 		r.Session.Reason = st.Reason
 		r.Session.Detail = st.Detail
@@ -317,6 +321,7 @@ func (s *session) stopRoles() {
 		s.run.sendCancel()
 	}
 	s.closeEnvironments()
+	s.takeEnvironmentUses()
 	s.run.Unlock()
 }
 

@@ -115,6 +115,28 @@ type Session struct {
 	Progress Progress   `json:"progress"`
 	// Spec is the spec as proposed (organizations by peer ID).
 	Spec string `json:"spec,omitempty"`
+	// Environments says, by party, what each environment of this
+	// organization's own (a program, a service, a replayed file) did for
+	// the parties it plays, and warns of one that starved its role. This
+	// organization's alone: never sent to a peer.
+	Environments map[string]EnvironmentUse `json:"environments,omitempty"`
+}
+
+// EnvironmentUse is what an environment of the organization's own did
+// for one of its parties in a session.
+type EnvironmentUse struct {
+	// Source is the environment's source: "exec", "http" or "replay".
+	Source string `json:"source"`
+	// Queries counts the queries it answered; Unanswered those its role
+	// asked that it had not answered when the role ended.
+	Queries    int64 `json:"queries"`
+	Unanswered int64 `json:"unanswered,omitempty"`
+	// Seconds is the time its answers took, MaxMillis the longest.
+	Seconds   float64 `json:"seconds"`
+	MaxMillis float64 `json:"max_ms"`
+	// Warning says how it held its role back: one that answered none of
+	// its role's queries starved the role, which took no part.
+	Warning string `json:"warning,omitempty"`
 }
 
 // Standing is one of the node's standing sessions (its [[sessions]]), as

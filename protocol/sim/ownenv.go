@@ -6,9 +6,9 @@ import (
 	"io"
 	"maps"
 	"slices"
-	"time"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/drive"
 )
 
 // An organization tries its own environment — its program, its service,
@@ -41,16 +41,9 @@ type EnvironmentFor struct {
 	Rand io.Reader
 }
 
-// EnvironmentUse is what an environment of one's own did in a simulation.
-type EnvironmentUse struct {
-	// Source is the environment's source ("exec", "http", "replay").
-	Source string `json:"source"`
-	// Queries counts the queries it answered and Seconds the wall time
-	// its answers took, MaxMillis the longest.
-	Queries   int64   `json:"queries"`
-	Seconds   float64 `json:"seconds"`
-	MaxMillis float64 `json:"max_ms"`
-}
+// EnvironmentUse is what an environment of one's own did in a
+// simulation: drive.Meter's report.
+type EnvironmentUse = drive.EnvironmentUse
 
 // ownTables takes the local key out of the [simulation] table rest and
 // returns its tables by role, each with the parties it answers: every
@@ -123,28 +116,12 @@ func checkOwnTables(tables map[string]*ownTable, assign protocol.Assignment) err
 }
 
 // ownEnvironment is an environment of one's own as the simulator asks
-// it: inline (Immediate), each answer timed.
-type ownEnvironment struct {
-	protocol.Environment
-	use EnvironmentUse
-}
+// it: metered, and inline (Immediate) whatever its kind.
+type ownEnvironment struct{ *drive.Meter }
 
 // Immediate is true: the simulator waits for the answer in the party's
 // call, in no virtual time.
-func (e *ownEnvironment) Immediate() bool { return true }
-
-// Answer asks the environment and times its answer.
-func (e *ownEnvironment) Answer(ctx context.Context, q protocol.Query) (protocol.Outcome, error) {
-	start := time.Now()
-	o, err := e.Environment.Answer(ctx, q)
-	d := time.Since(start)
-	e.use.Queries++
-	e.use.Seconds += d.Seconds()
-	if ms := float64(d) / float64(time.Millisecond); ms > e.use.MaxMillis {
-		e.use.MaxMillis = ms
-	}
-	return o, err
-}
+func (ownEnvironment) Immediate() bool { return true }
 
 // environmentUses returns what each party's environment of one's own did,
 // by party, and those parties, sorted; it takes the time the environments
@@ -153,15 +130,16 @@ func (d *simDriver) environmentUses(roleSeconds map[string]float64) (map[string]
 	var uses map[string]EnvironmentUse
 	var parties []string
 	for p, s := range d.slots {
-		if s.own == nil {
+		if s.own.Meter == nil {
 			continue
 		}
 		if uses == nil {
 			uses = map[string]EnvironmentUse{}
 		}
-		uses[p.String()] = s.own.use
+		u := s.own.Use(0).WithWarning(p)
+		uses[p.String()] = u
 		parties = append(parties, p.String())
-		roleSeconds[p.Role] = max(0, roleSeconds[p.Role]-s.own.use.Seconds)
+		roleSeconds[p.Role] = max(0, roleSeconds[p.Role]-u.Seconds)
 	}
 	slices.Sort(parties)
 	return uses, parties

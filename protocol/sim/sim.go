@@ -243,7 +243,7 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 			if err != nil {
 				return nil, fmt.Errorf("%s's environment: %w", p, protocol.AsKeyError(err))
 			}
-			s.own = &ownEnvironment{Environment: e, use: EnvironmentUse{Source: source}}
+			s.own = ownEnvironment{drive.NewMeter(e, source)}
 			env = s.own
 		} else {
 			env, err = drive.SimulatedEnvironment(f, protocol.RoleConfig{SessionID: sessionID, Self: p, Assignment: assign,
@@ -338,7 +338,7 @@ type slot struct {
 	p        protocol.Party
 	d        *drive.Party         // the party's driver
 	env      protocol.Environment // nil: the role asks nothing
-	own      *ownEnvironment      // env, when it is one of the organization's own
+	own      ownEnvironment       // env, when it is one of the organization's own (own.Meter set)
 	roleIdx  int                  // index into simDriver.roleNames
 	done     bool
 	now      time.Duration // virtual time of the call in progress (slotClock)

@@ -236,6 +236,18 @@ func printSession(w io.Writer, s apitype.Session) {
 	if s.Started != nil && s.Finished != nil {
 		fmt.Fprintf(w, "duration  %v\n", s.Finished.Sub(*s.Started).Round(time.Millisecond))
 	}
+	// This organization's own environments: local, as the detail is.
+	for _, p := range slices.Sorted(maps.Keys(s.Environments)) {
+		u := s.Environments[p]
+		fmt.Fprintf(w, "environment %s: %s answered %d queries in %.3f s (the longest %.1f ms)", p, u.Source, u.Queries, u.Seconds, u.MaxMillis)
+		if u.Unanswered > 0 {
+			fmt.Fprintf(w, ", %d unanswered", u.Unanswered)
+		}
+		fmt.Fprintln(w)
+		if u.Warning != "" {
+			fmt.Fprintf(w, "  warning: %s\n", u.Warning)
+		}
+	}
 }
 
 func runSessionResult(ctx context.Context, args []string, stdout, stderr io.Writer) error {

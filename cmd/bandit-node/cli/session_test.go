@@ -160,3 +160,19 @@ func TestSessionCommandsReadStoredRecordsWhenDown(t *testing.T) {
 		t.Errorf("an unknown session while the daemon is down: %v", err)
 	}
 }
+
+// TestPrintSessionEnvironments: session status and result show what the
+// organization's own environments did, and a starved one's warning.
+func TestPrintSessionEnvironments(t *testing.T) {
+	var b strings.Builder
+	printSession(&b, apitype.Session{ID: "x", State: apitype.StateCompleted, Environments: map[string]apitype.EnvironmentUse{
+		"agent[1]": {Source: "http", Unanswered: 1, Warning: "agent[1]'s environment (http) answered none of the 1 queries its role asked"},
+		"agent[0]": {Source: "exec", Queries: 40, Seconds: 0.25, MaxMillis: 12.5},
+	}})
+	want := "environment agent[0]: exec answered 40 queries in 0.250 s (the longest 12.5 ms)\n" +
+		"environment agent[1]: http answered 0 queries in 0.000 s (the longest 0.0 ms), 1 unanswered\n" +
+		"  warning: agent[1]'s environment (http) answered none of the 1 queries its role asked\n"
+	if !strings.HasSuffix(b.String(), want) {
+		t.Errorf("printSession:\n%s\nwant it to end with:\n%s", b.String(), want)
+	}
+}
