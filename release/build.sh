@@ -23,8 +23,8 @@
 # deploy/Dockerfile), stripped (-s -w). `bandit-node version --json` of a
 # release binary names its version, commit and commit time.
 #
-# Needs: go, git, dpkg-deb, gzip, sha256sum; cyclonedx-gomod v1.10.0 is run
-# from the module proxy (go run), unless --no-sbom.
+# Needs: go, git, dpkg-deb, gzip, sha256sum; cyclonedx-gomod v1.10.0 is
+# built from the module proxy, unless --no-sbom.
 set -euo pipefail
 export GOTOOLCHAIN=go1.27.3
 cd "$(dirname "$0")/.."
@@ -72,6 +72,10 @@ out=$(cd "$out" && pwd)
 work=$(mktemp -d -t bandit-release.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 
+if [ "$sbom" = 1 ]; then
+  # Built for this machine once: `go run` would build it for GOARCH.
+  GOBIN="$work/tools" go install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0
+fi
 echo "== bandit-node $version ($short, $(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%dT%H:%M:%SZ)) into $out" >&2
 files=()
 IFS=, read -r -a archlist <<<"$arches"
@@ -84,9 +88,8 @@ for arch in "${archlist[@]}"; do
     -o "$out/$bin" ./cmd/bandit-node
   files+=("$bin")
   if [ "$sbom" = 1 ]; then
-    CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOFLAGS=-tags=timetzdata \
-      go run github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@v1.10.0 app \
-      -json -licenses -std -noserial -notimestamp -main cmd/bandit-node -output "$out/$bin.cdx.json" "$root" 2>/dev/null
+    CGO_ENABLED=0 GOOS=linux GOARCH=$arch GOFLAGS=-tags=timetzdata "$work/tools/cyclonedx-gomod" app \
+      -json -licenses -std -noserial -notimestamp -main cmd/bandit-node -output "$out/$bin.cdx.json" "$root"
     files+=("$bin.cdx.json")
   fi
   deb="bandit-node_${debversion}_${arch}.deb"
