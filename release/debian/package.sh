@@ -7,12 +7,14 @@
 #   /usr/bin/bandit-node                        the binary
 #   /usr/lib/systemd/system/bandit-node.service deploy/systemd's hardened unit
 #   /usr/lib/sysusers.d/bandit-node.conf        the system user it runs as
+#   /usr/lib/tmpfiles.d/bandit-node.conf        its state directory
 #   /usr/share/man/man1/bandit-node.1.gz        made from the binary's help
 #   /usr/share/doc/bandit-node/                 copyright, changelog, README
 #
 # The maintainer scripts (postinst, prerm, postrm beside this file) create
-# the user and /var/lib/bandit-node (0700, owned by it), restart a running
-# service on upgrade, and never touch the node's identity or records.
+# the user and /var/lib/bandit-node (0700, owned by it) with
+# systemd-sysusers and systemd-tmpfiles, restart a running service on
+# upgrade, and never touch the node's identity or records.
 set -euo pipefail
 bin=$1 arch=$2 debversion=$3 version=$4 work=$5 deb=$6
 here=$(cd "$(dirname "$0")" && pwd)
@@ -23,7 +25,7 @@ date=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)
 rm -rf "$work"
 r="$work/root"
 install -d -m 0755 "$r/DEBIAN" "$r/usr/bin" "$r/usr/lib/systemd/system" "$r/usr/lib/sysusers.d" \
-  "$r/usr/share/man/man1" "$r/usr/share/doc/bandit-node"
+  "$r/usr/lib/tmpfiles.d" "$r/usr/share/man/man1" "$r/usr/share/doc/bandit-node" "$r/usr/share/lintian/overrides"
 install -m 0755 "$bin" "$r/usr/bin/bandit-node"
 # The unit as deploy/systemd has it, for the packaged binary's path.
 sed -e 's|/usr/local/bin/bandit-node|/usr/bin/bandit-node|g' \
@@ -33,6 +35,8 @@ sed -e 's|/usr/local/bin/bandit-node|/usr/bin/bandit-node|g' \
   "$repo/deploy/systemd/bandit-node.service" >"$r/usr/lib/systemd/system/bandit-node.service"
 chmod 0644 "$r/usr/lib/systemd/system/bandit-node.service"
 install -m 0644 "$repo/deploy/systemd/bandit-node.sysusers" "$r/usr/lib/sysusers.d/bandit-node.conf"
+install -m 0644 "$here/bandit-node.tmpfiles" "$r/usr/lib/tmpfiles.d/bandit-node.conf"
+install -m 0644 "$here/lintian-overrides" "$r/usr/share/lintian/overrides/bandit-node"
 
 # The man page, from the help of a binary this machine can run: BIN when
 # it is this machine's architecture, else one built for it.
@@ -51,8 +55,8 @@ maintainer="bandit-node developers <bandit-node@users.noreply.github.com>"
 {
   echo "bandit-node ($debversion) unstable; urgency=medium"
   echo
-  echo "  * Release $version. What changed, the wire versions it speaks and what an"
-  echo "    operator must do on upgrade: /usr/share/doc/bandit-node/CHANGELOG.md.gz"
+  echo "  * Release $version. What changed, the wire versions it speaks and"
+  echo "    what an operator must do on upgrade: see CHANGELOG.md.gz."
   echo
   echo " -- $maintainer  $(date -u -R -d "@$SOURCE_DATE_EPOCH")"
 } | gzip -9n >"$doc/changelog.gz"
@@ -69,6 +73,7 @@ Version: $debversion
 Architecture: $arch
 Maintainer: $maintainer
 Installed-Size: $size
+Depends: systemd | systemd-standalone-sysusers, systemd | systemd-standalone-tmpfiles
 Recommends: systemd
 Section: net
 Priority: optional
