@@ -55,8 +55,9 @@ maintainer="bandit-node developers <bandit-node@users.noreply.github.com>"
 {
   echo "bandit-node ($debversion) unstable; urgency=medium"
   echo
-  echo "  * Release $version. What changed, the wire versions it speaks and"
-  echo "    what an operator must do on upgrade: see CHANGELOG.md.gz."
+  echo "  * Release $version."
+  echo "  * What changed, the wire versions it speaks and what an operator"
+  echo "    must do on upgrade: see CHANGELOG.md.gz."
   echo
   echo " -- $maintainer  $(date -u -R -d "@$SOURCE_DATE_EPOCH")"
 } | gzip -9n >"$doc/changelog.gz"
