@@ -28,7 +28,8 @@ install -d -m 0755 "$r/DEBIAN" "$r/usr/bin" "$r/usr/lib/systemd/system" "$r/usr/
   "$r/usr/lib/tmpfiles.d" "$r/usr/share/man/man1" "$r/usr/share/doc/bandit-node" "$r/usr/share/lintian/overrides"
 install -m 0755 "$bin" "$r/usr/bin/bandit-node"
 # The unit as deploy/systemd has it, for the packaged binary's path.
-sed -e 's|/usr/local/bin/bandit-node|/usr/bin/bandit-node|g' \
+# The package has the man page: the unit points to it first.
+sed -e 's|/usr/local/bin/bandit-node|/usr/bin/bandit-node|g' -e 's|^Documentation=|Documentation=man:bandit-node(1) |' \
   -e 's|^#   install -m 0755 bandit-node .*|#   apt install ./bandit-node_VERSION_ARCH.deb   (this package: binary, unit, user, state directory)|' \
   -e '/^#   install -m 0644 bandit-node.sysusers/d' -e '/^#   install -m 0644 bandit-node.service/d' \
   -e '/^#   install -d -o bandit-node/d' \
