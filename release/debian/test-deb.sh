@@ -102,12 +102,15 @@ as_node init --dir /var/lib/bandit-node --name acme --listen "/ip4/127.0.0.1/tcp
 # Not through as_node: $! must be the daemon's PID (chroot execs it).
 chroot --userspec="$uid:$gid" "$r" /usr/bin/bandit-node run --config /var/lib/bandit-node/config.toml >"$work/daemon.log" 2>&1 &
 daemon=$!
-for _ in $(seq 100); do
-  if as_node id --config /var/lib/bandit-node/config.toml --json >"$work/id.json" 2>/dev/null; then break; fi
+# Started once it logs so (`id` alone would answer from the files).
+for _ in $(seq 150); do
+  grep -q 'msg="node started"' "$work/daemon.log" && break
   kill -0 "$daemon" 2>/dev/null || { cat "$work/daemon.log" >&2; fail "the daemon exited"; }
   sleep 0.1
 done
-grep -q '"name": "acme"' "$work/id.json" || { cat "$work/daemon.log" >&2; fail "the daemon's API did not answer id"; }
+grep -q 'msg="node started"' "$work/daemon.log" || { cat "$work/daemon.log" >&2; fail "the daemon did not start within 15 s"; }
+as_node peers --config /var/lib/bandit-node/config.toml --json >"$work/peers.json" 2>"$work/peers.err" ||
+  { cat "$work/peers.err" "$work/daemon.log" >&2; fail "the daemon's API did not answer peers"; }
 as_node version --json | grep -q '"version"' || fail "version --json"
 kill -TERM "$daemon"
 rc=0
