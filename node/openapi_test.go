@@ -1,7 +1,6 @@
 package node
 
 import (
-	"bytes"
 	"encoding/json"
 	"io"
 	"net/http"
@@ -12,11 +11,9 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
-	"github.com/bandit-node/bandit-node/node/api"
+	"github.com/bandit-node/bandit-node/node/api/apitest"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
 )
 
 // TestAPIAnswersMatchOpenAPI: the control API's real answers — of a daemon
@@ -24,14 +21,7 @@ import (
 // every operation and for its errors: status, content type and body, each
 // body checked against its schema (which allows no undocumented field).
 func TestAPIAnswersMatchOpenAPI(t *testing.T) {
-	doc, err := libopenapi.NewDocument(api.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	v := apitest.Validator(t)
 	// node1 runs a standing session as well, so that the list of standing
 	// sessions has one, with its last run.
 	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
@@ -119,18 +109,7 @@ func TestAPIAnswersMatchOpenAPI(t *testing.T) {
 					t.Errorf("code and field %q %q, want %q: %s", e.Code, e.Field, want, body)
 				}
 			}
-			// The validator reads the request's body again.
-			req.Body = io.NopCloser(strings.NewReader(c.body))
-			resp.Body = io.NopCloser(bytes.NewReader(body))
-			if ok, errs := v.ValidateHttpResponse(req, resp); !ok {
-				for _, e := range errs {
-					t.Errorf("%s: %s", e.Message, e.Reason)
-					for _, se := range e.SchemaValidationErrors {
-						t.Errorf("  %s at %s", se.Reason, se.FieldPath)
-					}
-				}
-				t.Logf("body: %s", body)
-			}
+			apitest.CheckResponse(t, v, req, c.body, resp, body)
 		})
 	}
 }

@@ -1,17 +1,13 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
 	"testing"
 
-	"github.com/bandit-node/bandit-node/node/api"
-	"github.com/pb33f/libopenapi"
-	validator "github.com/pb33f/libopenapi-validator"
+	"github.com/bandit-node/bandit-node/node/api/apitest"
 )
 
 // TestSimulateJSONIsASessionResult: what `simulate --json` prints, less its
@@ -20,14 +16,7 @@ import (
 // field), for a family of each kind of result — so a program reads a
 // simulated and a real session's result alike.
 func TestSimulateJSONIsASessionResult(t *testing.T) {
-	doc, err := libopenapi.NewDocument(api.OpenAPI())
-	if err != nil {
-		t.Fatal(err)
-	}
-	v, errs := validator.NewValidator(doc)
-	if len(errs) > 0 {
-		t.Fatal(errs)
-	}
+	v := apitest.Validator(t)
 	specs := map[string]string{
 		"ping":  "protocol = \"ping\"\n[params]\ncount = 2\n[simulation]\nparticipants = 2\n",
 		"samba": "protocol = \"samba\"\n[params]\nalgorithm = \"ucb\"\nbudget = 30\npaillier_bits = 512\n[simulation]\narms = [0.6, 0.4]\n",
@@ -65,17 +54,8 @@ func TestSimulateJSONIsASessionResult(t *testing.T) {
 				t.Errorf("session %+v", s.Session)
 			}
 			req := httptest.NewRequest(http.MethodGet, "http://127.0.0.1:5601/v0/sessions/"+filepath.Base(s.Session.ID)+"/result", nil)
-			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}},
-				Body: io.NopCloser(bytes.NewReader(body)), Request: req}
-			if ok, errs := v.ValidateHttpResponse(req, resp); !ok {
-				for _, e := range errs {
-					t.Errorf("%s: %s", e.Message, e.Reason)
-					for _, se := range e.SchemaValidationErrors {
-						t.Errorf("  %s at %s", se.Reason, se.FieldPath)
-					}
-				}
-				t.Logf("body: %s", body)
-			}
+			resp := &http.Response{StatusCode: http.StatusOK, Header: http.Header{"Content-Type": {"application/json"}}, Request: req}
+			apitest.CheckResponse(t, v, req, "", resp, body)
 		})
 	}
 }
