@@ -8,6 +8,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -82,6 +83,7 @@ func ReadTable(path, label string, progress func(stage string)) (*Table, error) 
 	r.Comment = '#'
 	r.TrimLeadingSpace = true
 	r.ReuseRecord = true
+	r.FieldsPerRecord = -1 // checked below, to name the counts
 
 	header, err := r.Read()
 	if errors.Is(err, io.EOF) {
@@ -131,6 +133,10 @@ func ReadTable(path, label string, progress func(stage string)) (*Table, error) 
 			return nil, fmt.Errorf("CSV table %s: %w", path, err) // a csv.ParseError names the line
 		}
 		line, _ := r.FieldPos(0)
+		if len(rec) != len(header) {
+			return nil, fmt.Errorf("CSV table %s, line %d: %d fields, but the header (line %d) names %d columns (%s); every row needs one field per column",
+				path, line, len(rec), headerLine, len(header), strings.Join(header, ","))
+		}
 		for i, cell := range rec {
 			cell = strings.TrimSpace(cell)
 			name := header[i]
@@ -204,6 +210,12 @@ type TableOptions struct {
 	// Fashion-MNIST's are (NormalizeRows). Without it every context must
 	// already have norm at most MaxNorm.
 	Normalize bool
+	// Standardize z-scores every feature column first (its mean and
+	// standard deviation over all the rows, as the PCA is fitted), so that
+	// no column dominates by its scale alone, and then scales every context
+	// to unit norm as Normalize does: a z-scored context has a norm near
+	// √d. A column that does not vary becomes 0.
+	Standardize bool
 	// Progress, if not nil, is told what is being done, stage by stage.
 	Progress func(stage string)
 }
@@ -218,6 +230,12 @@ type NormError struct {
 	// Norm is the context's norm; PCA its components (0: no PCA).
 	Norm float64
 	PCA  int
+	// Scales, when the feature columns' scales differ by orders of
+	// magnitude (ScaleSpread), names the widest and the narrowest column
+	// with their standard deviations: the case for Standardize rather
+	// than Normalize, under which the widest column alone would set every
+	// context's direction.
+	Scales string
 }
 
 func (e *NormError) Error() string {
@@ -225,8 +243,63 @@ func (e *NormError) Error() string {
 	if e.PCA > 0 {
 		what = fmt.Sprintf("its projection onto %d principal components has", e.PCA)
 	}
-	return fmt.Sprintf("CSV table %s, line %d: %s norm %.6g; the engine needs every context's norm to be at most 1",
+	msg := fmt.Sprintf("CSV table %s, line %d: %s norm %.6g; the engine needs every context's norm to be at most 1",
 		e.Path, e.Line, what, e.Norm)
+	if e.Scales != "" {
+		msg += "; the columns' scales differ by orders of magnitude (" + e.Scales + "), so standardize them first"
+	}
+	return msg
+}
+
+// ScaleSpread is the ratio of the widest feature column's standard
+// deviation to the narrowest's above which a table's columns are said to
+// differ in scale by orders of magnitude (NormError.Scales).
+const ScaleSpread = 100
+
+// columnStats returns the mean and standard deviation (over the n rows) of
+// every column of x.
+func columnStats(x *mat.Dense) (mean, std []float64) {
+	n, d := x.Dims()
+	mean, std = make([]float64, d), make([]float64, d)
+	for i := range n {
+		for j, v := range x.RawRowView(i) {
+			mean[j] += v
+		}
+	}
+	for j := range mean {
+		mean[j] /= float64(n)
+	}
+	for i := range n {
+		for j, v := range x.RawRowView(i) {
+			t := v - mean[j]
+			std[j] += t * t
+		}
+	}
+	for j := range std {
+		std[j] = math.Sqrt(std[j] / float64(n))
+	}
+	return mean, std
+}
+
+// scaleSpread names the widest and narrowest varying columns of t when
+// their standard deviations differ by ScaleSpread or more, else "".
+func (t *Table) scaleSpread(std []float64) string {
+	lo, hi := -1, -1
+	for j, s := range std {
+		if s == 0 {
+			continue
+		}
+		if lo < 0 || s < std[lo] {
+			lo = j
+		}
+		if hi < 0 || s > std[hi] {
+			hi = j
+		}
+	}
+	if lo < 0 || std[hi] < ScaleSpread*std[lo] {
+		return ""
+	}
+	return fmt.Sprintf("%s has standard deviation %.3g, %s %.3g", t.Features[hi], std[hi], t.Features[lo], std[lo])
 }
 
 // TableBandit is a table made a contextual bandit by (*Table).Bandit.
@@ -240,11 +313,19 @@ type TableBandit struct {
 	// Explained is the fraction of the features' total variance the PCA
 	// keeps (1 without PCA; 0 when the features do not vary at all).
 	Explained float64
+	// Unused lists the arms no row's label names: arms that never pay
+	// (gaps in the labels, or more arms asked than classes).
+	Unused []int
+	// Majority is the fraction of the contexts whose label is the most
+	// common one: the average reward of always pulling that arm, which a
+	// learned policy should beat.
+	Majority float64
 }
 
 // Bandit turns the table into a contextual bandit: the first limit rows (all
-// of them if limit is 0) as contexts, projected (o.PCA) and normalised
-// (o.Normalize), with one-hot rewards. The PCA is fitted on all the rows,
+// of them if limit is 0) as contexts, standardized (o.Standardize),
+// projected (o.PCA) and normalised (o.Normalize), with one-hot rewards.
+// The column statistics and the PCA are fitted on all the rows,
 // and every row's label and norm are checked, so that a shorter run sees a
 // prefix of a longer one's data. t.X is not modified.
 func (t *Table) Bandit(o TableOptions, limit int) (*TableBandit, error) {
@@ -256,14 +337,12 @@ func (t *Table) Bandit(o TableOptions, limit int) (*TableBandit, error) {
 	if limit == 0 {
 		limit = n
 	}
+	if slices.Min(t.Labels) == slices.Max(t.Labels) {
+		return nil, fmt.Errorf("CSV table %s: every row's label is %d; a bandit needs at least two classes (arms) among the rows", t.Path, t.Labels[0])
+	}
 	arms := o.Arms
 	if arms == 0 {
-		for _, l := range t.Labels {
-			arms = max(arms, l+1)
-		}
-		if arms < 2 {
-			return nil, fmt.Errorf("CSV table %s: every label is 0; a bandit needs at least two classes (arms)", t.Path)
-		}
+		arms = slices.Max(t.Labels) + 1
 	}
 	if arms < 2 || arms > MaxClasses {
 		return nil, &RangeError{Dataset: name, Arg: "arms", Value: arms, Min: 2, Max: MaxClasses}
@@ -280,19 +359,48 @@ func (t *Table) Bandit(o TableOptions, limit int) (*TableBandit, error) {
 	}
 
 	b := &TableBandit{Arms: arms, Explained: 1}
+	seen := make([]int, arms)
+	for _, l := range t.Labels {
+		seen[l]++
+	}
+	for a, n := range seen {
+		if n == 0 {
+			b.Unused = append(b.Unused, a)
+		}
+	}
+	top := make([]int, arms)
+	for _, l := range t.Labels[:limit] {
+		top[l]++
+	}
+	b.Majority = float64(slices.Max(top)) / float64(limit)
+	mean, std := columnStats(t.X)
+	x := t.X
+	if o.Standardize {
+		x = mat.DenseCopyOf(t.X)
+		for i := range n {
+			row := x.RawRowView(i)
+			for j := range row {
+				if std[j] == 0 {
+					row[j] = 0
+				} else {
+					row[j] = (row[j] - mean[j]) / std[j]
+				}
+			}
+		}
+	}
 	var rows [][]float64
 	if o.PCA > 0 {
 		if o.Progress != nil {
 			o.Progress(fmt.Sprintf("fitting a %d-component PCA on %d rows of %d columns", o.PCA, n, d))
 		}
-		p, err := FitPCA(t.X, o.PCA)
+		p, err := FitPCA(x, o.PCA)
 		if err != nil {
 			return nil, fmt.Errorf("CSV table %s: %w", t.Path, err)
 		}
 		if o.Progress != nil {
 			o.Progress(fmt.Sprintf("projecting %d rows onto %d components", n, o.PCA))
 		}
-		if rows, err = p.Project(t.X); err != nil {
+		if rows, err = p.Project(x); err != nil {
 			return nil, fmt.Errorf("CSV table %s: %w", t.Path, err)
 		}
 		var kept float64
@@ -300,22 +408,22 @@ func (t *Table) Bandit(o TableOptions, limit int) (*TableBandit, error) {
 			kept += max(v, 0)
 		}
 		b.Explained = 0
-		if total := totalVariance(t.X, p.Mean); total > 0 {
+		if total := totalVariance(x, p.Mean); total > 0 {
 			b.Explained = min(1, kept/total)
 		}
 	} else {
-		flat := append([]float64(nil), t.X.RawMatrix().Data...)
+		flat := append([]float64(nil), x.RawMatrix().Data...)
 		rows = make([][]float64, n)
 		for i := range rows {
 			rows[i] = flat[i*d : (i+1)*d : (i+1)*d]
 		}
 	}
-	if o.Normalize {
+	if o.Normalize || o.Standardize {
 		NormalizeRows(rows)
 	} else {
 		for i, row := range rows {
 			if nv := math.Sqrt(floats64Dot(row, row)); nv > MaxNorm {
-				return nil, &NormError{Path: t.Path, Line: t.Lines[i], Norm: nv, PCA: o.PCA}
+				return nil, &NormError{Path: t.Path, Line: t.Lines[i], Norm: nv, PCA: o.PCA, Scales: t.scaleSpread(std)}
 			}
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -49,7 +50,8 @@ func TestReadTableErrors(t *testing.T) {
 		{"text label", "a,b,class\n0.1,0.2,setosa\n", "class", []string{`line 2, column 3 (class): label "setosa" is not a class`}},
 		{"empty label", "a,b,class\n0.1,0.2,\n", "class", []string{`line 2, column 3 (class): label an empty cell is not a class`}},
 		{"label too large", "a,b,class\n0.1,0.2,256\n", "class", []string{`label "256" is not a class: want an integer in 0..255`}},
-		{"short row", "a,b,class\n0.1,0.2,1\n0.3,0\n", "class", []string{"line 3", "wrong number of fields"}},
+		{"short row", "a,b,class\n0.1,0.2,1\n0.3,0\n", "class", []string{"line 3: 2 fields, but the header (line 1) names 3 columns (a,b,class)"}},
+		{"long row", "a,class\n0.1,1\n0.3,0,7\n", "class", []string{"line 3: 3 fields, but the header (line 1) names 2 columns"}},
 		{"line numbers count comments", "# a table\na,b,class\n# a comment\n0.1,0.2,1\n0.3,x,0\n", "class", []string{`line 5, column 2 (b): "x"`}},
 	}
 	for _, tt := range tests {
@@ -123,8 +125,10 @@ func TestTableBanditErrors(t *testing.T) {
 		{"one arm", text, TableOptions{Arms: 1}, 0, []string{"1 arms, want 2..256"}, false, "arms"},
 		{"PCA too wide", text, TableOptions{PCA: 3}, 0, []string{"PCA to 3 components, but the table has 2 feature columns (a, b); want 1..2"}, false, ""},
 		{"negative PCA", text, TableOptions{PCA: -1}, 0, []string{"PCA to -1 components"}, false, ""},
-		{"one class", "a,class\n0.5,0\n0.1,0\n", TableOptions{}, 0, []string{"every label is 0; a bandit needs at least two classes"}, false, ""},
+		{"one class", "a,class\n0.5,0\n0.1,0\n", TableOptions{}, 0, []string{"every row's label is 0; a bandit needs at least two classes"}, false, ""},
+		{"one class of several arms", "a,class\n0.5,2\n0.1,2\n", TableOptions{Arms: 3}, 0, []string{"every row's label is 2; a bandit needs at least two classes"}, false, ""},
 		{"norm above 1", "a,b,class\n0.6,0.8,0\n0.9,0.5,1\n", TableOptions{}, 0, []string{"line 3: its features have norm 1.02956", "at most 1"}, true, ""},
+		{"scales apart", "a,b,class\n1000,0.01,0\n0,0.02,1\n500,0,0\n", TableOptions{}, 0, []string{"line 2: its features have norm 1000", "the columns' scales differ by orders of magnitude (a has standard deviation 408, b 0.00816), so standardize them first"}, true, ""},
 		{"projection norm above 1", "a,b,class\n0,0,0\n3,0,1\n0,4,0\n", TableOptions{PCA: 1}, 0, []string{"line 3: its projection onto 1 principal components has norm"}, true, ""},
 	}
 	for _, tt := range tests {
@@ -243,5 +247,39 @@ func TestExampleTable(t *testing.T) {
 	}
 	if len(counts) != 3 || counts[0] != 100 || counts[1] != 100 || counts[2] != 100 {
 		t.Errorf("species counts %v, want 100 each of 0, 1, 2", counts)
+	}
+}
+
+// TestTableStandardize: Standardize z-scores every column with the whole
+// table's statistics and then scales each context to unit norm, so a
+// column of large numbers no longer sets every context's direction; a
+// column that does not vary becomes 0. Unused names the classes no row
+// has, Majority the share of the most common label among the steps.
+func TestTableStandardize(t *testing.T) {
+	path := writeTable(t, "big,small,flat,class\n1000,0.01,5,0\n0,0.03,5,2\n2000,0.02,5,0\n1000,0.02,5,0\n")
+	b, err := LoadCSV(path, TableOptions{Label: "class", Standardize: true}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// big: mean 1000, sd √500000; small: mean 0.02, sd √0.00005.
+	sdBig, sdSmall := math.Sqrt(500000), math.Sqrt(0.00005)
+	z := [][]float64{{0, -0.01 / sdSmall, 0}, {-1000 / sdBig, 0.01 / sdSmall, 0}, {1000 / sdBig, 0, 0}, {0, 0, 0}}
+	for i, want := range z {
+		norm := math.Hypot(want[0], want[1])
+		for j := range want {
+			if norm > 0 {
+				want[j] /= norm
+			}
+			if got := b.Contexts[i][j]; math.Abs(got-want[j]) > 1e-9 {
+				t.Errorf("context %d = %v, want %v", i, b.Contexts[i], want)
+				break
+			}
+		}
+	}
+	if b.Arms != 3 || !slices.Equal(b.Unused, []int{1}) || b.Majority != 0.75 {
+		t.Errorf("arms %d, unused %v, majority %v; want 3, [1], 0.75", b.Arms, b.Unused, b.Majority)
+	}
+	if _, err := LoadCSV(path, TableOptions{Label: "class", Normalize: true}, 0); err != nil {
+		t.Errorf("Normalize alone: %v", err)
 	}
 }

@@ -11,11 +11,13 @@ import "io"
 type Simulator interface {
 	// PrepareSimulation decodes the family's keys of the spec's
 	// [simulation] table (the simulator has removed its own: seed,
-	// link_latency) and returns the session's assignment — roles when given,
-	// or one derived from the table — and every party's local data. params
-	// is what ParseParams returned: the local data may depend on it (how
-	// many steps of a data set, how many arms).
-	PrepareSimulation(raw map[string]any, roles Assignment, params any) (Assignment, map[Party]any, error)
+	// link_latency, local) and returns the session's assignment — roles
+	// when given, or one derived from the table — every party's local data
+	// and, where the spec leaves a parameter to the simulated data, the
+	// params completed (Prepared). params is what ParseParams returned: the
+	// local data may depend on it (how many steps of a data set, how many
+	// arms).
+	PrepareSimulation(raw map[string]any, roles Assignment, params any) (Prepared, error)
 	// NewSchedule returns the schedule of a family whose simulation
 	// advances in global steps (the multi-agent bandits' "one active agent
 	// per round"), built from the table, the params and a seeded source of
@@ -28,6 +30,20 @@ type Simulator interface {
 	// Grade returns the simulation's result: the combined result, graded
 	// where the family can (see Grading), or as it is.
 	Grade(g Grading) (any, error)
+}
+
+// Prepared is a simulation as Simulator.PrepareSimulation prepared it.
+type Prepared struct {
+	// Assignment is the session's: the spec's roles, or derived from the
+	// [simulation] table.
+	Assignment Assignment
+	// Local holds every party's local data, by party.
+	Local map[Party]any
+	// Params, when not nil, are the session's params completed from the
+	// simulated data, in place of ParseParams's (mpccb: the number of arms
+	// of a table whose spec leaves params.arms out is its classes'). Of
+	// the family's params type, as ParseParams returns them.
+	Params any
 }
 
 // Grading is what the simulator hands Simulator.Grade once a simulation

@@ -51,7 +51,8 @@ type typedFamily[P, R any] interface {
 	Combine(a Assignment, p P, reports map[Party][]byte) (R, error)
 	FormatResult(w io.Writer, result []byte) error
 
-	PrepareSimulation(raw map[string]any, roles Assignment, p P) (Assignment, map[Party]any, error)
+	// PrepareSimulation's Prepared.Params, when set, is a P.
+	PrepareSimulation(raw map[string]any, roles Assignment, p P) (Prepared, error)
 	NewSchedule(raw map[string]any, p P, a Assignment, rand io.Reader) (Schedule, error)
 	// Grade grades r, what Combine returned; p and r are g.Params and
 	// g.Result, typed.
@@ -138,12 +139,21 @@ func (e Erased[F, P, R]) FormatResult(w io.Writer, result []byte) error {
 }
 
 // PrepareSimulation implements Simulator.
-func (e Erased[F, P, R]) PrepareSimulation(raw map[string]any, roles Assignment, params any) (Assignment, map[Party]any, error) {
+func (e Erased[F, P, R]) PrepareSimulation(raw map[string]any, roles Assignment, params any) (Prepared, error) {
 	p, err := typed[P](e.Typed.Name(), "params", params)
 	if err != nil {
-		return Assignment{}, nil, err
+		return Prepared{}, err
 	}
-	return e.Typed.PrepareSimulation(raw, roles, p)
+	prep, err := e.Typed.PrepareSimulation(raw, roles, p)
+	if err != nil {
+		return Prepared{}, err
+	}
+	if prep.Params != nil {
+		if _, err := typed[P](e.Typed.Name(), "completed params", prep.Params); err != nil {
+			return Prepared{}, err
+		}
+	}
+	return prep, nil
 }
 
 // NewSchedule implements Simulator.

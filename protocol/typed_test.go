@@ -58,9 +58,9 @@ func (t toy) Combine(_ protocol.Assignment, p toyParams, reports map[protocol.Pa
 
 func (toy) FormatResult(io.Writer, []byte) error { return nil }
 
-func (t toy) PrepareSimulation(_ map[string]any, roles protocol.Assignment, p toyParams) (protocol.Assignment, map[protocol.Party]any, error) {
+func (t toy) PrepareSimulation(_ map[string]any, roles protocol.Assignment, p toyParams) (protocol.Prepared, error) {
 	t.note("prepare %d", p.N)
-	return roles, nil, nil
+	return protocol.Prepared{Assignment: roles}, nil
 }
 
 func (t toy) NewSchedule(_ map[string]any, p toyParams, _ protocol.Assignment, _ io.Reader) (protocol.Schedule, error) {
@@ -112,7 +112,7 @@ func TestErasedRoundTrip(t *testing.T) {
 	steps := []error{
 		f.CheckAssignment(a, params, true),
 		second(f.NewRole(cfg)),
-		third(f.PrepareSimulation(nil, a, params)),
+		second(f.PrepareSimulation(nil, a, params)),
 		second(f.NewSchedule(nil, params, a, nil)),
 		second(f.Grade(protocol.Grading{Params: params, Result: res})),
 		second(f.SimulatedEnvironment(cfg)),
@@ -150,7 +150,7 @@ func TestErasedWrongType(t *testing.T) {
 		{"NewRole", second(f.NewRole(cfg)), "ping.Params"},
 		{"Combine", second(f.Combine(a, other, nil)), "ping.Params"},
 		{"Combine nil", second(f.Combine(a, nil, nil)), "<nil>"},
-		{"PrepareSimulation", third(f.PrepareSimulation(nil, a, other)), "ping.Params"},
+		{"PrepareSimulation", second(f.PrepareSimulation(nil, a, other)), "ping.Params"},
 		{"NewSchedule", second(f.NewSchedule(nil, other, a, nil)), "ping.Params"},
 		{"Grade params", second(f.Grade(protocol.Grading{Params: other, Result: toyResult{}})), "ping.Params"},
 		{"Grade result", second(f.Grade(protocol.Grading{Params: good, Result: &toyResult{}})), "*protocol_test.toyResult"},
@@ -242,4 +242,3 @@ func TestLocalOf(t *testing.T) {
 
 func second[T any](_ T, err error) error { return err }
 
-func third[T, U any](_ T, _ U, err error) error { return err }

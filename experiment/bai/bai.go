@@ -218,7 +218,7 @@ func checkBAIGrid(grid []baiSeries, o Options) error {
 				return fmt.Errorf("bai experiment: %s: %w", s.Name, err)
 			}
 			delete(spec.Simulation, "seed") // the simulator's key, not the family's
-			if _, _, err := f.PrepareSimulation(spec.Simulation, protocol.Assignment{}, params); err != nil {
+			if _, err := f.PrepareSimulation(spec.Simulation, protocol.Assignment{}, params); err != nil {
 				return fmt.Errorf("bai experiment: %s with N = %d agents: %w", s.Name, n, err)
 			}
 		}

@@ -215,24 +215,24 @@ func (family) CheckAssignment(a protocol.Assignment, p Params, simulated bool) e
 // simulation's arms must agree with params.arms when the spec gives both;
 // when it gives only simulation.arms, the agents must be able to outvote
 // the threshold M with that many arms.
-func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, p Params) (protocol.Assignment, map[protocol.Party]any, error) {
+func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, p Params) (protocol.Prepared, error) {
 	s, err := parseSimulation(raw)
 	if err != nil {
-		return protocol.Assignment{}, nil, err
+		return protocol.Prepared{}, err
 	}
 	if p.Arms != 0 && p.Arms != len(s.Arms) {
-		return protocol.Assignment{}, nil, fmt.Errorf("simulation.arms: %d means, but params.arms = %d; give one mean per arm, or leave params.arms out (a simulation takes it from simulation.arms)", len(s.Arms), p.Arms)
+		return protocol.Prepared{}, fmt.Errorf("simulation.arms: %d means, but params.arms = %d; give one mean per arm, or leave params.arms out (a simulation takes it from simulation.arms)", len(s.Arms), p.Arms)
 	}
 	a, locals, err := prepareSimulation(s, roles)
 	if err != nil {
-		return protocol.Assignment{}, nil, err
+		return protocol.Prepared{}, err
 	}
 	if p.Arms == 0 {
 		if err := p.checkAgents(len(s.Arms), a.Count(RoleAgent)); err != nil {
-			return protocol.Assignment{}, nil, err
+			return protocol.Prepared{}, err
 		}
 	}
-	return a, locals, nil
+	return protocol.Prepared{Assignment: a, Local: locals}, nil
 }
 
 // prepareSimulation is PrepareSimulation of a parsed [simulation] table.

@@ -80,7 +80,10 @@ func roles() []protocol.RoleSpec {
 
 // ParseParams is protocol.Family's ParseParams.
 func (family) ParseParams(raw map[string]any) (Params, error) {
-	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
+	p, err := protocol.ParseParams(raw, DefaultParams(), Params.validate)
+	_, p.armsGiven = raw["arms"]
+	_, p.dimensionsGiven = raw["dimensions"]
+	return p, err
 }
 
 // FeatureLocal is a feature party's private data in memory (the

@@ -21,6 +21,9 @@ func (family) FormatResult(w io.Writer, result []byte) error {
 			fmt.Fprintf(w, "                   in the private learner's state, the same choice in %.2f%% of steps\n", 100**r.DecisionAgreement)
 		}
 	}
+	if r.BestFixedArmReward != nil {
+		fmt.Fprintf(w, "  best fixed arm   %.4f (one arm pulled at every step, in hindsight)\n", *r.BestFixedArmReward)
+	}
 	fmt.Fprintf(w, "  privacy          a_t is η = log(|A|/ε) = %.3f-DP per step (Theorem 1)\n", r.DPEta)
 	fmt.Fprintf(w, "  per step         %.1f rounds, %.0f bytes among feature parties, %.0f bytes dealer → party 0, %.2f ms\n",
 		r.RoundsPerStep, r.BytesPerStep, r.DealerBytesPerStep, r.SessionMsPerStep)
@@ -29,6 +32,9 @@ func (family) FormatResult(w io.Writer, result []byte) error {
 	}
 	for _, l := range r.Learns {
 		fmt.Fprintf(w, "  learns: %s\n", l)
+	}
+	for _, warning := range r.Warnings {
+		fmt.Fprintf(w, "  warning: %s\n", warning)
 	}
 	return nil
 }

@@ -28,6 +28,10 @@ type Params struct {
 	// wire is the wire version the session runs on, set by Family.NewRole:
 	// "" for the family's current one, or wireV110, whose step differs.
 	wire string
+	// armsGiven and dimensionsGiven say whether the spec gave arms and
+	// dimensions (ParseParams): a simulation of a table takes those it
+	// did not give from the table (PrepareSimulation).
+	armsGiven, dimensionsGiven bool
 }
 
 // DefaultParams: ε = 0.1, 10 arms, 20 dimensions, three reciprocal

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
+	"strconv"
+	"strings"
 	"sync"
 
 	"github.com/bandit-node/bandit-node/dataset"
@@ -30,6 +33,10 @@ type simulation struct {
 	Label     string `toml:"label"`
 	PCA       int    `toml:"pca"`
 	Normalize bool   `toml:"normalize"`
+	// Standardize is data mpccb's --standardize: every feature column
+	// z-scored, then every context scaled to unit norm, for a table whose
+	// columns have different scales (dataset.TableOptions).
+	Standardize bool `toml:"standardize"`
 }
 
 func parseSimulation(raw map[string]any) (simulation, error) {
@@ -48,7 +55,7 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 		for _, k := range []struct {
 			key string
 			set bool
-		}{{"csv", s.CSV != ""}, {"label", s.Label != ""}, {"pca", s.PCA != 0}, {"normalize", s.Normalize}} {
+		}{{"csv", s.CSV != ""}, {"label", s.Label != ""}, {"pca", s.PCA != 0}, {"normalize", s.Normalize}, {"standardize", s.Standardize}} {
 			if k.set {
 				return s, fmt.Errorf("simulation.%s: only for dataset = %q, not %q", k.key, dataset.CSV, s.Dataset)
 			}
@@ -75,9 +82,9 @@ type dataKey struct {
 	seed    uint64
 	limit   int
 	// A table's path and options.
-	csv, label string
-	pca        int
-	normalize  bool
+	csv, label             string
+	pca                    int
+	normalize, standardize bool
 }
 
 // dataCache keeps the data sets a Family has loaded.
@@ -91,7 +98,7 @@ func newDataCache() *dataCache { return &dataCache{sets: map[dataKey][2][][]floa
 // load returns the contexts and reward rows of a data set, from the cache
 // when it has them.
 func (f family) load(s simulation, p Params) (contexts, rewards [][]float64, err error) {
-	k := dataKey{s.Dataset, p.Arms, s.DataSeed, int(p.Steps), s.CSV, s.Label, s.PCA, s.Normalize}
+	k := dataKey{s.Dataset, p.Arms, s.DataSeed, int(p.Steps), s.CSV, s.Label, s.PCA, s.Normalize, s.Standardize}
 	if f.cache != nil {
 		f.cache.mu.Lock()
 		defer f.cache.mu.Unlock()
@@ -131,11 +138,14 @@ func (f family) load(s simulation, p Params) (contexts, rewards [][]float64, err
 // loadTable reads the table of dataset "csv": params.steps contexts, each
 // label a class in 0..params.arms−1.
 func loadTable(s simulation, p Params) (contexts, rewards [][]float64, err error) {
-	b, err := dataset.LoadCSV(s.CSV, dataset.TableOptions{Label: s.Label, Arms: p.Arms, PCA: s.PCA, Normalize: s.Normalize}, int(p.Steps))
+	b, err := dataset.LoadCSV(s.CSV, dataset.TableOptions{Label: s.Label, Arms: p.Arms, PCA: s.PCA, Normalize: s.Normalize,
+		Standardize: s.Standardize}, int(p.Steps))
 	if err != nil {
 		var ne *dataset.NormError
 		var re *dataset.RangeError
 		switch {
+		case errors.As(err, &ne) && ne.Scales != "":
+			return nil, nil, fmt.Errorf("simulation.csv: %w: set simulation.standardize = true (or simulation.normalize = true to scale every context to unit norm as it is)", err)
 		case errors.As(err, &ne):
 			return nil, nil, fmt.Errorf("simulation.csv: %w: set simulation.normalize = true to scale every context to unit norm", err)
 		case errors.As(err, &re):
@@ -149,10 +159,10 @@ func loadTable(s simulation, p Params) (contexts, rewards [][]float64, err error
 // PrepareSimulation is protocol.Simulator's PrepareSimulation: the parties' data come
 // from the data set, each feature party receiving its own columns
 // (dataset.Split) and p″ the reward rows.
-func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, p Params) (protocol.Assignment, map[protocol.Party]any, error) {
+func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, p Params) (protocol.Prepared, error) {
 	s, err := parseSimulation(raw)
 	if err != nil {
-		return protocol.Assignment{}, nil, err
+		return protocol.Prepared{}, err
 	}
 	a := roles
 	if len(a.Roles) == 0 {
@@ -164,16 +174,55 @@ func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment,
 			RoleReceiver: {"receiver"}, RoleDealer: {"dealer"}}}
 	}
 	P := a.Count(RoleFeature)
+	var completed bool
+	if s.Dataset == dataset.CSV && (!p.armsGiven || !p.dimensionsGiven) {
+		if p, err = f.fromTable(s, p); err != nil {
+			return protocol.Prepared{}, err
+		}
+		completed = true
+	}
 	contexts, rewards, err := f.load(s, p)
 	if err != nil {
-		return protocol.Assignment{}, nil, err
+		return protocol.Prepared{}, err
 	}
 	locals := map[protocol.Party]any{}
 	for i, c := range dataset.Split(p.Dimensions, P) {
 		locals[protocol.Party{Role: RoleFeature, Index: i}] = &FeatureLocal{Rows: dataset.Columns(contexts[:p.Steps], c[0], c[1])}
 	}
 	locals[protocol.Party{Role: RoleReceiver}] = &RewardLocal{Rows: rewards[:p.Steps]}
-	return a, locals, nil
+	prep := protocol.Prepared{Assignment: a, Local: locals}
+	if completed {
+		prep.Params = p
+	}
+	return prep, nil
+}
+
+// fromTable completes p from the table of a simulation of dataset "csv"
+// whose spec leaves params.arms or params.dimensions out, as data mpccb
+// does: the arms are the table's classes (its largest label + 1; a table
+// of one class is refused), the dimensions its contexts' (its feature
+// columns, or simulation.pca).
+func (f family) fromTable(s simulation, p Params) (Params, error) {
+	if !p.armsGiven {
+		p.Arms = 0 // the table's classes
+	}
+	b, err := dataset.LoadCSV(s.CSV, dataset.TableOptions{Label: s.Label, Arms: p.Arms, PCA: s.PCA, Normalize: s.Normalize,
+		Standardize: s.Standardize}, 0)
+	if err != nil {
+		// load, with the completed params, words the errors.
+		if _, _, lerr := loadTable(s, p); lerr != nil {
+			return p, lerr
+		}
+		return p, fmt.Errorf("simulation.csv: %w", err)
+	}
+	p.Arms = b.Arms
+	if !p.dimensionsGiven {
+		p.Dimensions = len(b.Contexts[0])
+	}
+	if err := p.validate(); err != nil {
+		return p, fmt.Errorf("%w (taken from the table %s: give params.arms and params.dimensions to choose them)", err, s.CSV)
+	}
+	return p, nil
 }
 
 // NewSchedule is protocol.Simulator's NewSchedule: an mpccb simulation advances
@@ -235,7 +284,49 @@ func (f family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
 	res.ReferenceAverageReward = &avg
 	res.ArmAgreement = &ag
 	res.DecisionAgreement = &dg
+	res.grade(rewards[:p.Steps], s)
 	return res, nil
+}
+
+// bestFixedMargin is how far above the best fixed arm's average reward a
+// learned policy must earn not to be warned of: within it, the contexts
+// taught it nothing an arm pulled blindly would not earn.
+const bestFixedMargin = 0.01
+
+// grade sets what the simulated rewards say of the result: the average
+// reward of the best arm pulled at every step (for a table's one-hot
+// rewards: the majority class's share), and warnings of arms that never
+// pay and of a policy that does no better than that arm.
+func (r *Result) grade(rewards [][]float64, s simulation) {
+	sums := make([]float64, r.Arms)
+	for _, row := range rewards {
+		for a, v := range row {
+			sums[a] += v
+		}
+	}
+	best := slices.Max(sums) / float64(len(rewards))
+	r.BestFixedArmReward = &best
+	var never []string
+	for a, v := range sums {
+		if v == 0 {
+			never = append(never, strconv.Itoa(a))
+		}
+	}
+	if len(never) > 0 {
+		why := ""
+		if s.Dataset == dataset.CSV {
+			why = fmt.Sprintf(": no row of %s has that label among the steps (a gap in the labels, or params.arms above the classes)", s.CSV)
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("arm %s never pays in these %d steps%s", strings.Join(never, ", "), len(rewards), why))
+	}
+	if r.AverageReward <= best+bestFixedMargin {
+		hint := ""
+		if s.Dataset == dataset.CSV && !s.Standardize {
+			hint = "; if the table's columns have different scales, try simulation.standardize = true"
+		}
+		r.Warnings = append(r.Warnings, fmt.Sprintf("the learned policy earns %.4f a step, no better than always pulling the best single arm (%.4f)%s",
+			r.AverageReward, best, hint))
+	}
 }
 
 // setTiming sets the time per step from the roles' busy time (Grade).
@@ -279,7 +370,14 @@ type Result struct {
 	// flipped near-tie changes the two learners' later states, so
 	// ArmAgreement counts its consequences, DecisionAgreement only the flips.
 	DecisionAgreement *float64 `json:"decision_agreement,omitempty"`
-	MsPerStep         *float64 `json:"ms_per_step,omitempty"`
+	// BestFixedArmReward is, in a simulation, the average reward of the
+	// best single arm pulled at every step: the majority class's share of
+	// a table. A policy that learns from the contexts earns more.
+	BestFixedArmReward *float64 `json:"best_fixed_arm_reward,omitempty"`
+	// Warnings say, in a simulation, what makes the result doubtful: arms
+	// that never pay, a policy no better than the best fixed arm.
+	Warnings  []string `json:"warnings,omitempty"`
+	MsPerStep *float64 `json:"ms_per_step,omitempty"`
 	// SessionMsPerStep is the time per step by the feature parties' clocks,
 	// from the first step to the last: on the network, the wall time the
 	// session took; in a simulation, virtual time (link latency only).

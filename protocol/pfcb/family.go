@@ -241,15 +241,15 @@ func NewInstanceOf(s InstanceShape, seed int64) (*Instance, error) {
 // simulation.center (default 0.4, the paper's α) with standard deviation
 // simulation.spread (default 0.1), capacities U{1, …, simulation.max_capacity}
 // (default 50).
-func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Assignment, map[protocol.Party]any, error) {
+func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Prepared, error) {
 	var s simulation
 	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
-		return protocol.Assignment{}, nil, err
+		return protocol.Prepared{}, err
 	}
 	a := roles
 	if len(a.Roles) == 0 {
 		if s.Agents < 2 || s.Agents > MaxAgents {
-			return protocol.Assignment{}, nil, fmt.Errorf("simulation.agents: %d is out of range [2, %d]", s.Agents, MaxAgents)
+			return protocol.Prepared{}, fmt.Errorf("simulation.agents: %d is out of range [2, %d]", s.Agents, MaxAgents)
 		}
 		names := make([]string, s.Agents)
 		for i := range names {
@@ -257,10 +257,10 @@ func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment,
 		}
 		a = protocol.Assignment{Roles: map[string][]string{RoleAgent: names}}
 	} else if s.Agents != 0 && s.Agents != a.Count(RoleAgent) {
-		return protocol.Assignment{}, nil, fmt.Errorf("simulation.agents: %d disagrees with the %d names of roles.agent", s.Agents, a.Count(RoleAgent))
+		return protocol.Prepared{}, fmt.Errorf("simulation.agents: %d disagrees with the %d names of roles.agent", s.Agents, a.Count(RoleAgent))
 	}
 	if s.Producers < 1 || s.Producers > MaxProducers {
-		return protocol.Assignment{}, nil, fmt.Errorf("simulation.producers: %d is out of range [1, %d]", s.Producers, MaxProducers)
+		return protocol.Prepared{}, fmt.Errorf("simulation.producers: %d is out of range [1, %d]", s.Producers, MaxProducers)
 	}
 	seed := int64(1)
 	if s.InstanceSeed != nil {
@@ -279,14 +279,14 @@ func (f family) PrepareSimulation(raw map[string]any, roles protocol.Assignment,
 	}
 	in, err := NewInstanceOf(shape, seed)
 	if err != nil {
-		return protocol.Assignment{}, nil, err
+		return protocol.Prepared{}, err
 	}
 	locals := map[protocol.Party]any{}
 	for j := range a.Count(RoleAgent) {
 		locals[protocol.Party{Role: RoleAgent, Index: j}] = &AgentLocal{Qualities: in.Qualities, Costs: in.Costs[j], Capacities: in.Capacities[j],
 			Rate: SimulatedRate}
 	}
-	return a, locals, nil
+	return protocol.Prepared{Assignment: a, Local: locals}, nil
 }
 
 // NewRole is protocol.Family's NewRole.

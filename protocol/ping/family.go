@@ -87,28 +87,28 @@ type simulation struct {
 }
 
 // PrepareSimulation is protocol.Simulator's PrepareSimulation.
-func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Assignment, map[protocol.Party]any, error) {
+func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Prepared, error) {
 	var s simulation
 	if err := protocol.DecodeTable("simulation", raw, &s); err != nil {
-		return protocol.Assignment{}, nil, err
+		return protocol.Prepared{}, err
 	}
 	if len(roles.Roles) > 0 {
 		if s.Participants != 0 && s.Participants != roles.Count(RoleParticipant) {
-			return protocol.Assignment{}, nil, fmt.Errorf("simulation.participants: %d disagrees with the %d names of roles.participant", s.Participants, roles.Count(RoleParticipant))
+			return protocol.Prepared{}, fmt.Errorf("simulation.participants: %d disagrees with the %d names of roles.participant", s.Participants, roles.Count(RoleParticipant))
 		}
-		return roles, nil, nil
+		return protocol.Prepared{Assignment: roles}, nil
 	}
 	if s.Participants == 0 {
-		return protocol.Assignment{}, nil, fmt.Errorf("simulation: give [roles] participant = [...] or simulation.participants")
+		return protocol.Prepared{}, fmt.Errorf("simulation: give [roles] participant = [...] or simulation.participants")
 	}
 	if s.Participants < 2 || s.Participants > MaxParticipants {
-		return protocol.Assignment{}, nil, fmt.Errorf("simulation.participants: %d is out of range [2, %d]", s.Participants, MaxParticipants)
+		return protocol.Prepared{}, fmt.Errorf("simulation.participants: %d is out of range [2, %d]", s.Participants, MaxParticipants)
 	}
 	names := make([]string, s.Participants)
 	for i := range names {
 		names[i] = fmt.Sprintf("node%d", i+1)
 	}
-	return protocol.Assignment{Roles: map[string][]string{RoleParticipant: names}}, nil, nil
+	return protocol.Prepared{Assignment: protocol.Assignment{Roles: map[string][]string{RoleParticipant: names}}}, nil
 }
 
 // NewRole is protocol.Family's NewRole.

@@ -89,10 +89,11 @@ func TestRatingsFileReadAtRoleStart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{}, params)
+	prep, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := prep.Assignment
 	build := func() (*armEnvironment, error) {
 		e, err := f.SimulatedEnvironment(protocol.RoleConfig{SessionID: "test", Self: protocol.Party{Role: RoleOwner, Index: 0}, Assignment: a,
 			Params: params, Local: RatingsFile{Path: path, Threshold: 4}, Rand: protocol.SeededRand(1, protocol.Party{Role: RoleOwner}), Clock: fixedClock{}})

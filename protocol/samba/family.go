@@ -129,10 +129,10 @@ func parseSimulation(raw map[string]any) (simulation, error) {
 
 // PrepareSimulation is protocol.Family's PrepareSimulation: one data owner per mean of
 // simulation.arms, Bernoulli arms.
-func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Assignment, map[protocol.Party]any, error) {
+func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _ Params) (protocol.Prepared, error) {
 	s, err := parseSimulation(raw)
 	if err != nil {
-		return protocol.Assignment{}, nil, err
+		return protocol.Prepared{}, err
 	}
 	a := roles
 	if len(a.Roles) == 0 {
@@ -142,13 +142,13 @@ func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _
 		}
 		a = protocol.Assignment{Roles: map[string][]string{RoleCustomer: {"dc"}, RoleController: {"controller"}, RoleComp: {"comp"}, RoleOwner: owners}}
 	} else if a.Count(RoleOwner) != len(s.Arms) {
-		return protocol.Assignment{}, nil, fmt.Errorf("simulation.arms: %d means for %d data owners", len(s.Arms), a.Count(RoleOwner))
+		return protocol.Prepared{}, fmt.Errorf("simulation.arms: %d means for %d data owners", len(s.Arms), a.Count(RoleOwner))
 	}
 	locals := map[protocol.Party]any{}
 	for i, mu := range s.Arms {
 		locals[protocol.Party{Role: RoleOwner, Index: i}] = Bernoulli{Mu: mu}
 	}
-	return a, locals, nil
+	return protocol.Prepared{Assignment: a, Local: locals}, nil
 }
 
 // NewRole is protocol.Family's NewRole.

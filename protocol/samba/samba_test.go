@@ -97,10 +97,11 @@ func newDriver(t testing.TB, alg string, budget int64, arms []float64, seed int6
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, locals, err := f.PrepareSimulation(map[string]any{"arms": toAny(arms)}, protocol.Assignment{}, params)
+	prep, err := f.PrepareSimulation(map[string]any{"arms": toAny(arms)}, protocol.Assignment{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
+	a, locals := prep.Assignment, prep.Local
 	d := &driver{t: t, net: sim.NewNetwork(a.Parties(), 0, time.Unix(0, 0)), roles: map[protocol.Party]protocol.Role{},
 		envs: map[protocol.Party]protocol.Environment{}, done: map[protocol.Party]bool{}, results: map[protocol.Party]*protocol.Result{}}
 	for _, p := range a.Parties() {
@@ -549,10 +550,11 @@ func TestCombineStepsTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, _, err := f.PrepareSimulation(map[string]any{"arms": toAny([]float64{0.5, 0.4})}, protocol.Assignment{}, params)
+	prep, err := f.PrepareSimulation(map[string]any{"arms": toAny([]float64{0.5, 0.4})}, protocol.Assignment{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
+	a := prep.Assignment
 	for _, c := range []struct {
 		name    string
 		who     protocol.Party

@@ -23,10 +23,11 @@ func newFuzzSession(t testing.TB) *fuzzSession {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a, locals, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{}, params)
+	prep, err := f.PrepareSimulation(map[string]any{"arms": []any{0.5, 0.4}}, protocol.Assignment{}, params)
 	if err != nil {
 		t.Fatal(err)
 	}
+	a, locals := prep.Assignment, prep.Local
 	s := &fuzzSession{params: params, assign: a, locals: locals}
 	if s.customer, err = f.NewRole(s.config(customerParty)); err != nil {
 		t.Fatal(err)

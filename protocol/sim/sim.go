@@ -166,9 +166,13 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	if own != nil && opts.Environments == nil {
 		return nil, errors.New("simulation.local: this simulator runs the families' own environments only")
 	}
-	assign, locals, err := simulator.PrepareSimulation(rest, spec.Roles, params)
+	prep, err := simulator.PrepareSimulation(rest, spec.Roles, params)
 	if err != nil {
 		return nil, err
+	}
+	assign, locals := prep.Assignment, prep.Local
+	if prep.Params != nil {
+		params = prep.Params
 	}
 	if err := checkOwnTables(own, assign); err != nil {
 		return nil, protocol.AsKeyError(err)

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,13 +51,15 @@ func dataCommands() []clikit.Command {
 
 // runDataMPCCB prepares the files of an mpccb session.
 func runDataMPCCB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("data mpccb", "data mpccb --out DIR [--parties P] [--csv FILE --label COLUMN [--pca D] [--normalize] | --dataset fashion-mnist|synthetic [--seed N] [--source DIR]] [--arms N] [--steps N]", `
+	fs := newFlags("data mpccb", "data mpccb --out DIR [--parties P] [--csv FILE --label COLUMN [--pca D] [--normalize | --standardize] | --dataset fashion-mnist|synthetic [--seed N] [--source DIR]] [--arms N] [--steps N]", `
 bandit-node data mpccb --out mpccb-data --parties 2 --steps 1000
   then give party0.csv to the first feature party's organisation, party1.csv
   to the second, rewards.csv to the reward receiver's.
 bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --normalize --out iris-data
   the same from your own table: every column but the label is a feature, the
-  label is the class (0, 1, …), the arm that pays 1.`, stderr)
+  label is the class (0, 1, …), the arm that pays 1.
+bandit-node data mpccb --csv wine.csv --label class --standardize --out wine-data
+  columns on different scales: z-scored first, so none dominates.`, stderr)
 	out := fs.String("out", "", "directory to write party0.csv … and rewards.csv into (required)")
 	parties := fs.Int("parties", 2, fmt.Sprintf("number of feature parties, 2..%d; each gets a contiguous block of the columns", mpccb.MaxParties))
 	set := fs.String("dataset", dataset.FashionMNIST, "fashion-mnist (10 arms, reward 1 for the right class) or synthetic (k-means arms, Bernoulli rewards)")
@@ -67,6 +71,7 @@ bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --no
 	label := fs.String("label", "", "with --csv: the column holding each row's class, an integer in 0..arms-1, the arm that pays 1")
 	pca := fs.Int("pca", 0, "with --csv: project the feature columns onto their first D principal components (0: keep the columns)")
 	normalize := fs.Bool("normalize", false, "with --csv: scale every context (after --pca) to unit norm, as Fashion-MNIST's are; without it every row's norm must be at most 1")
+	standardize := fs.Bool("standardize", false, "with --csv: z-score every feature column (the table's mean and standard deviation) before --pca, then scale every context to unit norm: for columns on different scales")
 	if _, err := clikit.ParseArgs(fs, args, 0, 0); err != nil {
 		return err
 	}
@@ -98,9 +103,9 @@ bandit-node data mpccb --csv examples/data/iris.csv --label species --pca 3 --no
 			a = *arms
 		}
 		return dataCSV(stdout, stderr, csvOptions{path: *csvPath, out: *out, parties: *parties, steps: *steps,
-			opts: dataset.TableOptions{Label: *label, Arms: a, PCA: *pca, Normalize: *normalize}})
+			opts: dataset.TableOptions{Label: *label, Arms: a, PCA: *pca, Normalize: *normalize, Standardize: *standardize}})
 	}
-	for _, name := range []string{"label", "pca", "normalize"} {
+	for _, name := range []string{"label", "pca", "normalize", "standardize"} {
 		if given[name] {
 			return clikit.UsageError{Msg: fmt.Sprintf("data mpccb: --%s is for a --csv table only", name)}
 		}
@@ -148,6 +153,8 @@ func dataCSV(stdout, stderr io.Writer, c csvOptions) error {
 			var ne *dataset.NormError
 			var re *dataset.RangeError
 			switch {
+			case errors.As(err, &ne) && ne.Scales != "":
+				return nil, fmt.Errorf("%w: pass --standardize (or --normalize to scale every context to unit norm as it is)", err)
 			case errors.As(err, &ne):
 				return nil, fmt.Errorf("%w: pass --normalize to scale every context to unit norm", err)
 			case errors.As(err, &re) && re.Arg == "steps":
@@ -178,8 +185,15 @@ func dataCSV(stdout, stderr io.Writer, c csvOptions) error {
 	if o.PCA > 0 {
 		how = fmt.Sprintf("PCA to %d components (%.1f %% of the variance)", d, 100*b.Explained)
 	}
-	if o.Normalize {
+	switch {
+	case o.Standardize:
+		how = "standardized columns, " + how + ", unit norm"
+	case o.Normalize:
 		how += ", unit norm"
+	}
+	if len(b.Unused) > 0 {
+		fmt.Fprintf(stderr, "data mpccb: warning: no row of %s has label %s: %s never pay (gaps in the labels, or --arms above the classes)\n",
+			c.path, joinInts(b.Unused), plural(len(b.Unused), "that arm", "those arms"))
 	}
 	fmt.Fprintf(stdout, "wrote %d feature-party files and %s into %s: %d contexts of %s, %d arms (%.1fs)\n",
 		c.parties, dataset.RewardsFile, c.out, len(b.Contexts), how, b.Arms, time.Since(start).Seconds())
@@ -242,4 +256,24 @@ func (s *stageProgress) set(stage string) {
 func (s *stageProgress) finish() {
 	close(s.stop)
 	<-s.done
+}
+
+// joinInts writes xs as "1, 4 and 7".
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = strconv.Itoa(x)
+	}
+	if len(parts) == 1 {
+		return parts[0]
+	}
+	return strings.Join(parts[:len(parts)-1], ", ") + " or " + parts[len(parts)-1]
+}
+
+// plural returns one or many by n.
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -316,7 +317,7 @@ func TestSimulateCSVErrors(t *testing.T) {
 		{"unknown data set", "", `dataset = "mnist"`, []string{`simulation.dataset: "mnist" is not "fashion-mnist", "synthetic" or "csv"`}},
 		{"too many steps", "steps = 301\narms = 3\ndimensions = 4", fmt.Sprintf("csv = %q\nlabel = \"species\"\nnormalize = true", table), []string{"params.steps", "301 steps, but it has only 300 contexts"}},
 		{"too few arms", "steps = 300\narms = 2\ndimensions = 4", fmt.Sprintf("csv = %q\nlabel = \"species\"\nnormalize = true", table), []string{"simulation.csv", "label 2 is not a class in 0..1"}},
-		{"other dimensions", "steps = 300\narms = 3", fmt.Sprintf("csv = %q\nlabel = \"species\"\npca = 3\nnormalize = true", table), []string{"params.dimensions: 20, but the contexts of " + table + " (its feature columns, or simulation.pca) have 3"}},
+		{"other dimensions", "steps = 300\narms = 3\ndimensions = 20", fmt.Sprintf("csv = %q\nlabel = \"species\"\npca = 3\nnormalize = true", table), []string{"params.dimensions: 20, but the contexts of " + table + " (its feature columns, or simulation.pca) have 3"}},
 		{"not normalised", "steps = 300\narms = 3\ndimensions = 4", fmt.Sprintf("csv = %q\nlabel = \"species\"", table), []string{"simulation.csv", "line 2", "set simulation.normalize = true"}},
 	}
 	for _, tt := range tests {
@@ -336,5 +337,132 @@ func TestSimulateCSVErrors(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// wineTable is the example table whose columns differ in scale.
+var wineTable = filepath.Join(repoRoot, "examples", "data", "wine.csv")
+
+// TestSimulateWine: the Wine table through simulate, with no params.arms
+// or params.dimensions: standardized it gets 3 arms and 13 dimensions from
+// the table, an average reward within 0.05 of the plaintext reference's,
+// which is at least 0.8, and no warning; scaled to unit norm only, a
+// warning that the policy does no better than the best fixed arm; as it
+// is, refused with the advice to standardize, naming the two columns.
+func TestSimulateWine(t *testing.T) {
+	table, err := filepath.Abs(wineTable)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec := func(scaling string) string {
+		return writeSpec(t, t.TempDir(), "wine.toml", fmt.Sprintf("protocol = \"mpccb\"\n[params]\nsteps = 356\n[simulation]\ncsv = %q\nlabel = \"cultivar\"\n%s", table, scaling))
+	}
+	type result struct {
+		Arms       int      `json:"arms"`
+		Dimensions int      `json:"dimensions"`
+		Average    float64  `json:"average_reward"`
+		Reference  *float64 `json:"reference_average_reward"`
+		BestFixed  *float64 `json:"best_fixed_arm_reward"`
+		Warnings   []string `json:"warnings"`
+	}
+	simulate := func(scaling string) result {
+		out, stderr, err := run(t, "simulate", spec(scaling), "--json")
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", scaling, err, stderr)
+		}
+		var r struct {
+			Result result `json:"result"`
+		}
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatal(err)
+		}
+		return r.Result
+	}
+	r := simulate("standardize = true\n")
+	switch {
+	case r.Arms != 3 || r.Dimensions != 13:
+		t.Errorf("%d arms, %d dimensions; want 3 and 13, from the table", r.Arms, r.Dimensions)
+	case r.Reference == nil || *r.Reference < 0.8 || math.Abs(r.Average-*r.Reference) > 0.05:
+		t.Errorf("average reward %v, reference %v; want the reference ≥ 0.8 and the average within 0.05 of it", r.Average, r.Reference)
+	case r.BestFixed == nil || *r.BestFixed > 0.45 || len(r.Warnings) > 0:
+		t.Errorf("best fixed arm %v (want the most common cultivar's share, ≈ 0.40), warnings %q (want none)", r.BestFixed, r.Warnings)
+	}
+	r = simulate("normalize = true\n")
+	if len(r.Warnings) != 1 || !strings.Contains(r.Warnings[0], "no better than always pulling the best single arm") ||
+		!strings.Contains(r.Warnings[0], "try simulation.standardize = true") {
+		t.Errorf("unit norm only: average %v, warnings %q; want the warning of a policy no better than one arm", r.Average, r.Warnings)
+	}
+	_, _, err = run(t, "simulate", spec(""))
+	for _, w := range []string{"the columns' scales differ by orders of magnitude (proline has standard deviation 314, nonflavanoid_phenols 0.124)",
+		"set simulation.standardize = true"} {
+		if err == nil || !strings.Contains(err.Error(), w) {
+			t.Errorf("the table as it is: error %v, want one with %q", err, w)
+		}
+	}
+}
+
+// TestTableGaps: a table whose labels skip a class (0 and 2) runs, and
+// says that arm 1 never pays: simulate in its result's warnings, data
+// mpccb on stderr; a table of one class is refused by both alike.
+func TestTableGaps(t *testing.T) {
+	dir := t.TempDir()
+	gaps := filepath.Join(dir, "gaps.csv")
+	var rows strings.Builder
+	rows.WriteString("a,b,class\n")
+	for i := range 40 {
+		fmt.Fprintf(&rows, "%g,%g,%d\n", 0.1+float64(i%7)/10, 0.5-float64(i%5)/10, 2*(i%2))
+	}
+	if err := os.WriteFile(gaps, []byte(rows.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	spec := writeSpec(t, dir, "gaps.toml", fmt.Sprintf("protocol = \"mpccb\"\n[params]\nsteps = 40\n[simulation]\ncsv = %q\nlabel = \"class\"\nnormalize = true\n", gaps))
+	out, stderr, err := run(t, "simulate", spec, "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	if !strings.Contains(out, "arm 1 never pays in these 40 steps: no row of "+gaps+" has that label") {
+		t.Errorf("simulate does not warn of arm 1:\n%s", out)
+	}
+	_, stderr, err = run(t, "data", "mpccb", "--csv", gaps, "--label", "class", "--normalize", "--out", filepath.Join(dir, "out"))
+	if err != nil || !strings.Contains(stderr, "no row of "+gaps+" has label 1: that arm never pay") {
+		t.Errorf("data mpccb: %v, stderr %q; want a warning of label 1", err, stderr)
+	}
+	one := filepath.Join(dir, "one.csv")
+	if err := os.WriteFile(one, []byte("a,class\n0.5,1\n0.1,1\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, args := range [][]string{
+		{"simulate", writeSpec(t, dir, "one.toml", fmt.Sprintf("protocol = \"mpccb\"\n[params]\nsteps = 2\n[simulation]\ncsv = %q\nlabel = \"class\"\n", one))},
+		{"data", "mpccb", "--csv", one, "--label", "class", "--out", filepath.Join(dir, "one-out")},
+	} {
+		if _, _, err := run(t, args...); err == nil || !strings.Contains(err.Error(), "every row's label is 1; a bandit needs at least two classes") {
+			t.Errorf("%s of a one-class table: %v", args[0], err)
+		}
+	}
+}
+
+// TestDataMPCCBStandardize: data mpccb --standardize writes the Wine
+// table's contexts z-scored and of unit norm, and says so.
+func TestDataMPCCBStandardize(t *testing.T) {
+	out := filepath.Join(t.TempDir(), "wine-data")
+	stdout, stderr, err := run(t, "data", "mpccb", "--csv", wineTable, "--label", "cultivar", "--standardize", "--out", out)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr)
+	}
+	for _, w := range []string{"356 contexts of standardized columns, 13 feature columns, unit norm, 3 arms", "arms = 3, dimensions = 13"} {
+		if !strings.Contains(stdout, w) {
+			t.Errorf("output lacks %q:\n%s", w, stdout)
+		}
+	}
+	want, err := dataset.LoadCSV(wineTable, dataset.TableOptions{Label: "cultivar", Standardize: true}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := dataset.ReadFeatures(filepath.Join(out, dataset.PartyFile(0)), 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 356 || math.Abs(got[5][0]-want.Contexts[5][0]) > 1e-9 {
+		t.Errorf("party 0's rows: %d, row 5 %v; want 356 rows, row 5 starting %v", len(got), got[5], want.Contexts[5][:1])
 	}
 }
