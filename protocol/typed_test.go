@@ -241,4 +241,3 @@ func TestLocalOf(t *testing.T) {
 }
 
 func second[T any](_ T, err error) error { return err }
-
