@@ -32,6 +32,9 @@ const DatasetMovieLens = "movielens"
 type sambaDataset struct {
 	Name  string
 	Means []float64
+	// Tuning is its algorithms' parameters: MovieLens's own, or those of
+	// a means file's description (descriptionPath) over MovieLens's.
+	Tuning tuned
 }
 
 // loadSAMBADataset returns the arm means named by name: "movielens" (or
@@ -43,7 +46,7 @@ func loadSAMBADataset(name string) (sambaDataset, error) {
 		if err != nil {
 			return sambaDataset{}, fmt.Errorf("the embedded MovieLens means: %w", err)
 		}
-		return sambaDataset{Name: DatasetMovieLens, Means: means}, nil
+		return sambaDataset{Name: DatasetMovieLens, Means: means, Tuning: builtinTuning()}, nil
 	}
 	f, err := os.Open(name)
 	if err != nil {
@@ -54,7 +57,15 @@ func loadSAMBADataset(name string) (sambaDataset, error) {
 	if err != nil {
 		return sambaDataset{}, fmt.Errorf("dataset %s: %w", name, err)
 	}
-	return sambaDataset{Name: name, Means: means}, nil
+	t, desc, err := readDescription(name)
+	if err != nil {
+		return sambaDataset{}, fmt.Errorf("dataset %s: %w", name, err)
+	}
+	tuning := builtinTuning()
+	if desc != "" {
+		tuning = tuning.over(t, "the dataset's description "+desc)
+	}
+	return sambaDataset{Name: name, Means: means, Tuning: tuning}, nil
 }
 
 // readMovieLens reads the rank,mu CSV of the paper's prototype.

@@ -148,7 +148,7 @@ func sambaMarkdown(o Options, data sambaDataset, rep *Report, pts map[sambaKey]s
 	if data.Name == DatasetMovieLens {
 		b.WriteString(" (the paper's prototype's MovieLens-100k means: ratings ≥ 4 over all 943 users; μ* = 0.531)")
 	}
-	b.WriteString(". Parameters as the prototype's: ε = 0.1, ε-decreasing 1/log₂ t, τ = 0.06, β = 0.1.\n\n")
+	b.WriteString(". Parameters: " + data.Tuning.describe() + ".\n\n")
 
 	fmt.Fprintf(&b, "## (a) Cumulative reward, SAMBA against the standard algorithm (the paper's Figure 8(c))\n\n")
 	b.WriteString("Mean over runs (± 95 % interval), and how many runs were exact: the same reward and the same arms pulled in the same order.\n\n")

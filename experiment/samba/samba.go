@@ -48,6 +48,10 @@ type Options struct {
 	Progress io.Writer
 	// Command is the command line the results file names.
 	Command string
+	// Tuning, where given, overrides the dataset's parameters (those of
+	// its description, a .toml file beside a means file; MovieLens's
+	// otherwise): the command line's --epsilon, --tau, ….
+	Tuning Tuning
 }
 
 // sambaAlgorithms are the six lines of the paper's Figure 8, in its order:
@@ -57,14 +61,12 @@ func sambaAlgorithms() []string {
 	return []string{"epsilon_greedy", "epsilon_decreasing", "ucb", "thompson", "softmax", "pursuit"}
 }
 
-// sambaParams are the paper's prototype's tuned parameters
-// (the SAMBA authors' prototype's params_MovieLens.csv): ε = 0.1, τ = 0.06, β = 0.1,
-// and for ε-decreasing the prototype's f_ε(t) = 1/log₂ t (the paper's text
-// names no schedule; the prototype's is the one its figures come from).
-func sambaParams(alg string, budget int64, bits int) map[string]any {
-	p := map[string]any{"algorithm": alg, "budget": budget, "epsilon": 0.1, "tau": 0.06, "beta": 0.1, "paillier_bits": int64(bits)}
+// sambaParams are a session's params: algorithm alg over budget with the
+// dataset's parameters t (the schedule for ε-decreasing only).
+func sambaParams(alg string, budget int64, bits int, t Tuning) map[string]any {
+	p := map[string]any{"algorithm": alg, "budget": budget, "epsilon": t.Epsilon, "tau": t.Tau, "beta": t.Beta, "paillier_bits": int64(bits)}
 	if alg == "epsilon_decreasing" {
-		p["epsilon_schedule"] = "log2"
+		p["epsilon_schedule"] = t.EpsilonSchedule
 	}
 	return p
 }
@@ -151,6 +153,7 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 	if err != nil {
 		return nil, fmt.Errorf("samba experiment: %w", err)
 	}
+	data.Tuning = data.Tuning.over(o.Tuning, "the command line")
 	ks := slices.Clone(o.Ks)
 	slices.Sort(ks)
 	ks = slices.Compact(ks)
@@ -169,7 +172,7 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 	}
 	// Check every algorithm's parameters before any run.
 	for _, alg := range sambaAlgorithms() {
-		if _, err := (samba.Family{}).ParseParams(sambaParams(alg, o.Budget, o.PaillierBits)); err != nil {
+		if _, err := (samba.Family{}).ParseParams(sambaParams(alg, o.Budget, o.PaillierBits, data.Tuning.Tuning)); err != nil {
 			return nil, fmt.Errorf("samba experiment: %s: %w", alg, err)
 		}
 	}
@@ -194,7 +197,7 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 	start := time.Now()
 	runs := make([]Session, len(jobs))
 	err = experiment.Parallel(ctx, len(jobs), o.Workers, func(i int) error {
-		run, err := simulateSAMBA(ctx, reg, jobs[i], data.Means[:jobs[i].K], o)
+		run, err := simulateSAMBA(ctx, reg, jobs[i], data.Means[:jobs[i].K], data.Tuning.Tuning, o)
 		if err != nil {
 			return fmt.Errorf("samba %s, K = %d, N = %d, run %d: %w", jobs[i].Algorithm, jobs[i].K, jobs[i].Budget, jobs[i].Run, err)
 		}
@@ -244,9 +247,9 @@ const minStandardTiming = 20 * time.Millisecond
 
 // simulateSAMBA runs one SAMBA session in the simulator, on one thread,
 // and the standard algorithm on the same arms and seed.
-func simulateSAMBA(ctx context.Context, reg *protocol.Registry, j sambaJob, means []float64, o Options) (Session, error) {
+func simulateSAMBA(ctx context.Context, reg *protocol.Registry, j sambaJob, means []float64, t Tuning, o Options) (Session, error) {
 	seed := o.Seed + int64(j.Run)
-	raw := sambaParams(j.Algorithm, j.Budget, o.PaillierBits)
+	raw := sambaParams(j.Algorithm, j.Budget, o.PaillierBits, t)
 	spec := &protocol.Spec{Protocol: samba.Name, Params: raw,
 		Simulation: map[string]any{"arms": slices.Clone(means), "seed": seed}}
 	ownerMsgs := make([]int64, j.K)

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
 	"strconv"
@@ -13,11 +14,17 @@ import (
 )
 
 func runExperimentSAMBA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("experiment samba", "experiment samba [--out DIR] [--dataset movielens|FILE] [--runs N] [--budget N] [--k K,K,...] [--paillier-bits B] [--workers N] [--seed N] [--quiet]", `
+	fs := newFlags("experiment samba", "experiment samba [--out DIR] [--dataset movielens|FILE] [--epsilon E] [--epsilon-schedule ln|log2] [--tau T] [--beta B] [--runs N] [--budget N] [--k K,K,...] [--paillier-bits B] [--workers N] [--seed N] [--quiet]", `
 bandit-lab experiment samba --out results/samba --runs 3 --budget 20000
-bandit-lab experiment samba --out /tmp/mine --dataset my-arms.txt --k 10,25,50   # one arm mean per line`, stderr)
+bandit-lab experiment samba --out /tmp/mine --dataset my-arms.txt --k 10,25,50   # one arm mean per line
+bandit-lab experiment samba --dataset jester.txt --tau 0.02 --beta 0.2   # Jester's prototype parameters
+  (or write them in jester.toml beside jester.txt: tau = 0.02, beta = 0.2; epsilon and epsilon_schedule too)`, stderr)
 	out := fs.String("out", "results/samba", "directory for the CSV files, figures (PNG) and written results")
 	dataset := fs.String("dataset", samba.DatasetMovieLens, "movielens (the paper's MovieLens-100k means) or a file of arm means in [0, 1], one per line; the K largest are taken")
+	epsilon := fs.Float64("epsilon", 0, "ε of ε-greedy and the ε-first step (default: the dataset's: its description's, else MovieLens's 0.1)")
+	schedule := fs.String("epsilon-schedule", "", "ε-decreasing's f_ε(t): ln (1/ln t) or log2 (1/log₂ t) (default: the dataset's, else MovieLens's log2)")
+	tau := fs.Float64("tau", 0, "softmax's temperature τ (default: the dataset's, else MovieLens's 0.06)")
+	beta := fs.Float64("beta", 0, "pursuit's learning rate β (default: the dataset's, else MovieLens's 0.1)")
 	runs := fs.Int("runs", 3, "runs per point")
 	budget := fs.Int64("budget", 20000, "the budget N; the largest K also runs N/4 and N/2 (time and reward as N grows)")
 	ks := fs.String("k", "10,100", "comma-separated numbers of arms (data owners) K")
@@ -30,6 +37,14 @@ bandit-lab experiment samba --out /tmp/mine --dataset my-arms.txt --k 10,25,50  
 	}
 	if err := clikit.AtLeastOne(fs, "runs", "budget", "workers", "paillier-bits"); err != nil {
 		return err
+	}
+	for _, f := range []struct {
+		name string
+		v    float64
+	}{{"epsilon", *epsilon}, {"tau", *tau}, {"beta", *beta}} {
+		if given(fs, f.name) && !(f.v > 0) {
+			return clikit.UsageError{Msg: fmt.Sprintf("experiment samba: --%s %v: want a positive number", f.name, f.v)}
+		}
 	}
 	var kv []int
 	for _, f := range strings.Split(*ks, ",") {
@@ -44,7 +59,8 @@ bandit-lab experiment samba --out /tmp/mine --dataset my-arms.txt --k 10,25,50  
 		return err
 	}
 	o := samba.Options{Out: *out, Dataset: *dataset, Runs: *runs, Budget: *budget, Ks: kv, PaillierBits: *bits, Workers: *workers,
-		Seed: *seed, Command: strings.Join(append([]string{"bandit-lab experiment samba"}, args...), " ")}
+		Seed: *seed, Command: strings.Join(append([]string{"bandit-lab experiment samba"}, args...), " "),
+		Tuning: samba.Tuning{Epsilon: *epsilon, EpsilonSchedule: *schedule, Tau: *tau, Beta: *beta}}
 	if !*quiet {
 		o.Progress = stderr
 	}
@@ -54,4 +70,11 @@ bandit-lab experiment samba --out /tmp/mine --dataset my-arms.txt --k 10,25,50  
 	}
 	printClaims(stdout, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
 	return nil
+}
+
+// given reports whether the command line set flag name.
+func given(fs *flag.FlagSet, name string) bool {
+	set := false
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
 }
