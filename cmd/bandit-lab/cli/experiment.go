@@ -2,8 +2,10 @@ package cli
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"io"
+	"path/filepath"
 	"time"
 
 	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
@@ -35,6 +37,29 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 		}
 	}
 	return clikit.UsageError{Msg: fmt.Sprintf("experiment: unknown experiment %q (known: bai, pfcb, mpccb, samba)", args[0])}
+}
+
+// finish prints what an experiment found and wrote, and writes its
+// manifest (experiment.Manifest) beside: m began when the experiment did,
+// fs holds the options it ran with.
+func finish(stdout io.Writer, m experiment.Manifest, fs *flag.FlagSet, out string, runs int, elapsed time.Duration, claims []experiment.Claim, files []string) error {
+	return finishAs(stdout, m, fs, out, experiment.ManifestFile, runs, elapsed, claims, files)
+}
+
+// finishAs is finish with the manifest's file name.
+func finishAs(stdout io.Writer, m experiment.Manifest, fs *flag.FlagSet, out, name string, runs int, elapsed time.Duration, claims []experiment.Claim, files []string) error {
+	m.Options = map[string]string{}
+	fs.VisitAll(func(f *flag.Flag) { m.Options[f.Name] = f.Value.String() })
+	if err := m.Write(out, name, files); err != nil {
+		return err
+	}
+	printClaims(stdout, runs, elapsed, claims, append(files, filepath.Join(out, name)))
+	return nil
+}
+
+// manifest begins the manifest of experiment name run with args.
+func manifest(name string, args []string) experiment.Manifest {
+	return experiment.NewManifest(program, name, append([]string{program, "experiment", name}, args...), nil)
 }
 
 func printClaims(stdout io.Writer, runs int, elapsed time.Duration, claims []experiment.Claim, files []string) {

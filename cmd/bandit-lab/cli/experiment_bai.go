@@ -47,10 +47,10 @@ bandit-lab experiment bai --out results/bai --runs 10 --agents 64,128,256,512,10
 	if !*quiet {
 		o.Progress = stderr
 	}
+	m := manifest("bai", args)
 	rep, err := bai.Run(ctx, reg, o)
 	if err != nil {
 		return err
 	}
-	printClaims(stdout, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
-	return nil
+	return finish(stdout, m, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
 }

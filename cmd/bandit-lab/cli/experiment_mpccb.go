@@ -56,10 +56,10 @@ bandit-lab experiment mpccb --out /tmp/mpccb --quick                           #
 	if !*quiet {
 		o.Progress = stderr
 	}
+	m := manifest("mpccb", args)
 	rep, err := mpccb.Run(ctx, reg, o)
 	if err != nil {
 		return err
 	}
-	printClaims(stdout, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
-	return nil
+	return finish(stdout, m, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
 }

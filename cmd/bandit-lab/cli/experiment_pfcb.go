@@ -35,7 +35,7 @@ bandit-lab experiment pfcb --sensitivity --out results/pfcb --instances 4 --runs
 		return err
 	}
 	if *sensitivity {
-		return runPFCBSensitivity(ctx, fs, *out, *rounds, *workers, *seed, *settings, *quiet, stdout, stderr)
+		return runPFCBSensitivity(ctx, fs, args, *out, *rounds, *workers, *seed, *settings, *quiet, stdout, stderr)
 	}
 	if *settings != "" {
 		return clikit.UsageError{Msg: "experiment pfcb: --settings needs --sensitivity"}
@@ -64,17 +64,17 @@ bandit-lab experiment pfcb --sensitivity --out results/pfcb --instances 4 --runs
 	if !*quiet {
 		o.Progress = stderr
 	}
+	m := manifest("pfcb", args)
 	rep, err := pfcb.Run(ctx, reg, o)
 	if err != nil {
 		return err
 	}
-	printClaims(stdout, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
-	return nil
+	return finish(stdout, m, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
 }
 
 // runPFCBSensitivity runs experiment pfcb --sensitivity: --instances and
 // --runs default to the study's (4 and 1) unless given.
-func runPFCBSensitivity(ctx context.Context, fs *flag.FlagSet, out string, rounds int64, workers int, seed int64, settings string, quiet bool, stdout, stderr io.Writer) error {
+func runPFCBSensitivity(ctx context.Context, fs *flag.FlagSet, args []string, out string, rounds int64, workers int, seed int64, settings string, quiet bool, stdout, stderr io.Writer) error {
 	o := pfcb.SensitivityOptions{Out: out, Rounds: rounds, Workers: workers, Seed: seed}
 	var unused []string
 	fs.Visit(func(f *flag.Flag) {
@@ -103,10 +103,11 @@ func runPFCBSensitivity(ctx context.Context, fs *flag.FlagSet, out string, round
 	if err != nil {
 		return err
 	}
+	m := manifest("pfcb", args)
 	rep, err := pfcb.RunSensitivity(ctx, reg, o)
 	if err != nil {
 		return err
 	}
-	printClaims(stdout, rep.Jobs, rep.Elapsed, rep.Claims, rep.Files)
-	return nil
+	// The study shares the directory of the main run: a manifest of its own.
+	return finishAs(stdout, m, fs, out, "manifest_sensitivity.json", rep.Jobs, rep.Elapsed, rep.Claims, rep.Files)
 }

@@ -64,12 +64,12 @@ bandit-lab experiment samba --dataset jester.txt --tau 0.02 --beta 0.2   # Jeste
 	if !*quiet {
 		o.Progress = stderr
 	}
+	m := manifest("samba", args)
 	rep, err := samba.Run(ctx, reg, o)
 	if err != nil {
 		return err
 	}
-	printClaims(stdout, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
-	return nil
+	return finish(stdout, m, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
 }
 
 // given reports whether the command line set flag name.

@@ -3,11 +3,16 @@ package cli
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/bandit-node/bandit-node/experiment"
 )
 
 // TestExperimentFlagRanges checks that a count the operator typed as 0 or
@@ -96,6 +101,7 @@ func TestExperimentSAMBA(t *testing.T) {
 	if !strings.Contains(stderr.String(), "[18/18] ") || strings.Contains(stderr.String(), "NOT EXACT") {
 		t.Errorf("progress:\n%s", stderr.String())
 	}
+	checkManifest(t, out, "samba", map[string]string{"seed": "1", "runs": "1", "budget": "40", "tau": "0"})
 	bad := filepath.Join(t.TempDir(), "arms.txt")
 	if err := os.WriteFile(bad, []byte("0.5\n0.2\n0,3\n"), 0o644); err != nil {
 		t.Fatal(err)
@@ -103,5 +109,52 @@ func TestExperimentSAMBA(t *testing.T) {
 	err = Run(context.Background(), []string{"experiment", "samba", "--out", out, "--dataset", bad, "--k", "2", "--quiet"}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), `line 3: "0,3" is not a number`) {
 		t.Errorf("err = %v, want the bad line named", err)
+	}
+}
+
+// checkManifest checks the manifest an experiment wrote into out: the
+// experiment, the command, the options as run (defaults too), the Go
+// runtime's parallelism and host, and every other file of out listed with
+// its true size and SHA-256.
+func checkManifest(t *testing.T, out, name string, options map[string]string) {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(out, experiment.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m experiment.Manifest
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Program != "bandit-lab" || m.Experiment != name || len(m.Command) < 3 || m.Command[2] != name ||
+		m.GOMAXPROCS < 1 || m.Host.CPUs < 1 || m.Build.GoVersion == "" || m.Finished.Before(m.Started) {
+		t.Errorf("manifest %s", b)
+	}
+	for k, v := range options {
+		if m.Options[k] != v {
+			t.Errorf("manifest option %s = %q, want %q", k, m.Options[k], v)
+		}
+	}
+	entries, err := os.ReadDir(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	listed := map[string]experiment.WrittenFile{}
+	for _, f := range m.Files {
+		listed[f.Name] = f
+	}
+	for _, e := range entries {
+		if e.Name() == experiment.ManifestFile {
+			continue
+		}
+		f, ok := listed[e.Name()]
+		data, err := os.ReadFile(filepath.Join(out, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(data)
+		if !ok || f.Bytes != int64(len(data)) || f.SHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("%s: listed %v as %+v; want its size %d and SHA-256", e.Name(), ok, f, len(data))
+		}
 	}
 }
