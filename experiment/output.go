@@ -12,18 +12,31 @@ import (
 type Claim struct {
 	Text  string
 	Holds bool
-	Note  string
+	// Unresolved says the runs cannot tell whether the claim holds: the
+	// quantities it compares differ by less than their noise (their 95 %
+	// intervals overlap), or a single run gives no noise to compare with.
+	// Holds is then false.
+	Unresolved bool
+	Note       string
+}
+
+// Verdict is the claim's verdict in words: "holds", "does not hold" or
+// "not resolved".
+func (c Claim) Verdict() string {
+	switch {
+	case c.Unresolved:
+		return "not resolved"
+	case c.Holds:
+		return "holds"
+	}
+	return "does not hold"
 }
 
 // WriteClaims renders claims as a Markdown list: each claim, whether the
 // numbers bear it out, and its note.
 func WriteClaims(b *strings.Builder, claims []Claim) {
 	for _, c := range claims {
-		mark := "holds"
-		if !c.Holds {
-			mark = "does not hold"
-		}
-		fmt.Fprintf(b, "- %s: **%s**", c.Text, mark)
+		fmt.Fprintf(b, "- %s: **%s**", c.Text, c.Verdict())
 		if c.Note != "" {
 			fmt.Fprintf(b, " (%s)", c.Note)
 		}

@@ -41,3 +41,32 @@ func Summarize(xs []float64) Summary {
 	half := t * sd / math.Sqrt(float64(n))
 	return Summary{N: n, Mean: mean, Low: mean - half, High: mean + half, StdDev: sd}
 }
+
+// Compare says how two summaries' means compare beyond their noise: 1
+// when a's 95 % interval lies wholly above b's, −1 when wholly below, 0
+// when the intervals overlap or either summary has fewer than two runs (a
+// single run has no spread to judge by): the order is not resolved.
+func Compare(a, b Summary) int {
+	switch {
+	case a.N < 2 || b.N < 2:
+		return 0
+	case a.Low > b.High:
+		return 1
+	case a.High < b.Low:
+		return -1
+	}
+	return 0
+}
+
+// Ordered is the verdict of "a > b" beyond noise, as a Claim builds it:
+// true and resolved when Compare says 1, false and resolved when −1,
+// unresolved otherwise.
+func Ordered(a, b Summary) (holds, resolved bool) {
+	switch Compare(a, b) {
+	case 1:
+		return true, true
+	case -1:
+		return false, true
+	}
+	return false, false
+}

@@ -285,73 +285,110 @@ func summarizeBAI(grid []baiSeries, runs []Session, agents []int) map[string]map
 	return out
 }
 
-// baiClaims checks the paper's claims on the means.
+// baiClaims checks the paper's claims on the runs. A claim that one
+// series needs more samples than another holds only where their 95 %
+// intervals do not overlap (experiment.Compare); where they overlap, or
+// with a single run, it is not resolved — unless another N refutes it.
 func baiClaims(sum map[string]map[int]baiPoint, agents []int) []experiment.Claim {
-	mean := func(s string, n int) float64 { return sum[s][n].Mean }
-	check := func(text string, ok func(n int) bool) experiment.Claim {
-		var bad []string
-		for _, n := range agents {
-			if !ok(n) {
-				bad = append(bad, strconv.Itoa(n))
+	// verdict is one comparison's: holds, and whether the runs resolve it.
+	type verdict struct{ holds, resolved bool }
+	gt := func(a, b string, n int) verdict {
+		h, r := experiment.Ordered(sum[a][n].Summary, sum[b][n].Summary)
+		return verdict{h, r}
+	}
+	// all is the verdict of every one of vs: refuted by any refuted one,
+	// held when all hold, else not resolved.
+	all := func(vs ...verdict) verdict {
+		out := verdict{true, true}
+		for _, v := range vs {
+			if v.resolved && !v.holds {
+				return v
+			}
+			if !v.resolved {
+				out = verdict{false, false}
 			}
 		}
-		c := experiment.Claim{Text: text, Holds: len(bad) == 0}
-		if len(bad) > 0 {
+		return out
+	}
+	check := func(text string, ok func(n int) verdict) experiment.Claim {
+		var bad, open []string
+		for _, n := range agents {
+			switch v := ok(n); {
+			case v.resolved && !v.holds:
+				bad = append(bad, strconv.Itoa(n))
+			case !v.resolved:
+				open = append(open, strconv.Itoa(n))
+			}
+		}
+		c := experiment.Claim{Text: text, Holds: len(bad) == 0 && len(open) == 0, Unresolved: len(bad) == 0 && len(open) > 0}
+		switch {
+		case len(bad) > 0:
 			c.Note = "not at N = " + strings.Join(bad, ", ")
+		case len(open) > 0:
+			c.Note = "within the runs' noise at N = " + strings.Join(open, ", ")
 		}
 		return c
 	}
 	private := []string{"DP-MASE ε=0.05", "DP-MASE ε=0.1", "DP-MASE ε=0.25", "Corrupted ξ=0", "Corrupted ξ=0.05", "Corrupted ξ=0.1"}
 	claims := []experiment.Claim{
-		check("Corrupted Elimination's sample complexity falls as ξ grows (η = 0.9)", func(n int) bool {
-			return mean("Corrupted ξ=0", n) > mean("Corrupted ξ=0.05", n) && mean("Corrupted ξ=0.05", n) > mean("Corrupted ξ=0.1", n)
+		check("Corrupted Elimination's sample complexity falls as ξ grows (η = 0.9)", func(n int) verdict {
+			return all(gt("Corrupted ξ=0", "Corrupted ξ=0.05", n), gt("Corrupted ξ=0.05", "Corrupted ξ=0.1", n))
 		}),
-		check("DP-MASE's sample complexity rises as ε falls", func(n int) bool {
-			return mean("DP-MASE ε=0.05", n) > mean("DP-MASE ε=0.1", n) && mean("DP-MASE ε=0.1", n) > mean("DP-MASE ε=0.25", n)
+		check("DP-MASE's sample complexity rises as ε falls", func(n int) verdict {
+			return all(gt("DP-MASE ε=0.05", "DP-MASE ε=0.1", n), gt("DP-MASE ε=0.1", "DP-MASE ε=0.25", n))
 		}),
-		check("every private algorithm needs fewer samples than INDEPENDENT", func(n int) bool {
+		check("every private algorithm needs fewer samples than INDEPENDENT", func(n int) verdict {
+			var vs []verdict
 			for _, s := range private {
-				if mean(s, n) >= mean("INDEPENDENT", n) {
-					return false
-				}
+				vs = append(vs, gt("INDEPENDENT", s, n))
 			}
-			return true
+			return all(vs...)
 		}),
-		check("CENTRAL is fastest", func(n int) bool {
+		check("CENTRAL is fastest", func(n int) verdict {
+			var vs []verdict
 			for _, s := range append(private, "INDEPENDENT") {
-				if mean("CENTRAL", n) >= mean(s, n) {
-					return false
-				}
+				vs = append(vs, gt(s, "CENTRAL", n))
 			}
-			return true
+			return all(vs...)
 		}),
-		check("an unbalanced P_N is faster than a uniform one (DP-MASE ε=0.1, Corrupted ξ=0.05)", func(n int) bool {
-			return mean("DP-MASE ε=0.1 unbalanced", n) < mean("DP-MASE ε=0.1", n) && mean("Corrupted ξ=0.05 unbalanced", n) < mean("Corrupted ξ=0.05", n)
+		check("an unbalanced P_N is faster than a uniform one (DP-MASE ε=0.1, Corrupted ξ=0.05)", func(n int) verdict {
+			return all(gt("DP-MASE ε=0.1", "DP-MASE ε=0.1 unbalanced", n), gt("Corrupted ξ=0.05", "Corrupted ξ=0.05 unbalanced", n))
 		}),
-		check("DP-MASE's sample complexity rises with local accuracy 1−β (Figure 5, ε = 0.5)", func(n int) bool {
-			return mean("DP-MASE ε=0.5 β=0.3", n) > mean("DP-MASE ε=0.5 β=0.5", n) && mean("DP-MASE ε=0.5 β=0.5", n) > mean("DP-MASE ε=0.5 β=0.8", n)
+		check("DP-MASE's sample complexity rises with local accuracy 1−β (Figure 5, ε = 0.5)", func(n int) verdict {
+			return all(gt("DP-MASE ε=0.5 β=0.3", "DP-MASE ε=0.5 β=0.5", n), gt("DP-MASE ε=0.5 β=0.5", "DP-MASE ε=0.5 β=0.8", n))
 		}),
-		check("the returned arm is the best in at least 1−δ = 95% of runs, for every series", func(n int) bool {
+		check("the returned arm is the best in at least 1−δ = 95% of runs, for every series", func(n int) verdict {
 			for s := range sum {
 				if sum[s][n].Accuracy < 0.95 {
-					return false
+					return verdict{false, true}
 				}
 			}
-			return true
+			return verdict{true, true}
 		}),
 	}
-	grow := experiment.Claim{Text: "both private algorithms need more samples as N grows", Holds: true}
-	var flat []string
+	// Growth with N: every private series, every step of N.
+	var vs []verdict
+	var flat, open []string
 	for _, s := range private {
 		for i := 1; i < len(agents); i++ {
-			if mean(s, agents[i]) <= mean(s, agents[i-1]) {
-				grow.Holds = false
-				flat = append(flat, fmt.Sprintf("%s from N = %d to %d", s, agents[i-1], agents[i]))
+			h, r := experiment.Ordered(sum[s][agents[i]].Summary, sum[s][agents[i-1]].Summary)
+			step := fmt.Sprintf("%s from N = %d to %d", s, agents[i-1], agents[i])
+			switch {
+			case r && !h:
+				flat = append(flat, step)
+			case !r:
+				open = append(open, step)
 			}
+			vs = append(vs, verdict{h, r})
 		}
 	}
-	if !grow.Holds {
+	v := all(vs...)
+	grow := experiment.Claim{Text: "both private algorithms need more samples as N grows", Holds: v.holds && v.resolved, Unresolved: !v.resolved}
+	switch {
+	case len(flat) > 0:
 		grow.Note = "not for " + strings.Join(flat, "; ")
+	case len(open) > 0:
+		grow.Note = "within the runs' noise for " + strings.Join(open, "; ")
 	}
 	return append(claims, grow)
 }

@@ -151,6 +151,14 @@ func pointReward(pt etaPoint) float64 {
 	return pt.Private.Mean
 }
 
+// pointSummary is the runs' summary behind pointReward.
+func pointSummary(pt etaPoint) experiment.Summary {
+	if pt.Epsilon == 0 {
+		return pt.Reference
+	}
+	return pt.Private
+}
+
 // etaText formats η, ∞ included.
 func etaText(eps float64) string {
 	if eps == 0 {

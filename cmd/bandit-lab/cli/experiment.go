@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
@@ -65,9 +66,9 @@ func manifest(name string, args []string) experiment.Manifest {
 func printClaims(stdout io.Writer, runs int, elapsed time.Duration, claims []experiment.Claim, files []string) {
 	fmt.Fprintf(stdout, "%d sessions simulated in %v\n", runs, elapsed.Round(time.Millisecond))
 	for _, c := range claims {
-		mark := "holds"
+		mark := c.Verdict()
 		if !c.Holds {
-			mark = "DOES NOT HOLD"
+			mark = strings.ToUpper(mark)
 		}
 		fmt.Fprintf(stdout, "  %-13s %s %s\n", mark, c.Text, c.Note)
 	}

@@ -1,0 +1,41 @@
+package experiment
+
+import "testing"
+
+// TestCompare: an order holds beyond noise only when the 95 % intervals
+// are apart; overlapping intervals, a tie, or a single run leave it
+// unresolved.
+func TestCompare(t *testing.T) {
+	tight := func(m float64) Summary { return Summarize([]float64{m - 0.01, m, m + 0.01}) }
+	tests := []struct {
+		name     string
+		a, b     Summary
+		want     int
+		holds    bool
+		resolved bool
+	}{
+		{"apart, above", tight(2), tight(1), 1, true, true},
+		{"apart, below", tight(1), tight(2), -1, false, true},
+		{"overlapping", Summarize([]float64{1, 3}), Summarize([]float64{1.5, 2.5}), 0, false, false},
+		{"a tie", tight(1), tight(1), 0, false, false},
+		{"one run each", Summarize([]float64{5}), Summarize([]float64{1}), 0, false, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := Compare(tt.a, tt.b); got != tt.want {
+				t.Errorf("Compare = %d, want %d", got, tt.want)
+			}
+			if h, r := Ordered(tt.a, tt.b); h != tt.holds || r != tt.resolved {
+				t.Errorf("Ordered = %v, %v; want %v, %v", h, r, tt.holds, tt.resolved)
+			}
+		})
+	}
+	for _, c := range []struct {
+		claim Claim
+		want  string
+	}{{Claim{Holds: true}, "holds"}, {Claim{}, "does not hold"}, {Claim{Unresolved: true}, "not resolved"}} {
+		if got := c.claim.Verdict(); got != c.want {
+			t.Errorf("%+v: verdict %q, want %q", c.claim, got, c.want)
+		}
+	}
+}
