@@ -17,7 +17,7 @@ import (
 func plotBAI(o Options, grid []baiSeries, sum map[string]map[int]baiPoint) ([]string, error) {
 	var files []string
 	for _, fig := range baiFigures() {
-		p := plot.New()
+		p := experiment.NewFigure("agents", "sample_complexity")
 		p.Title.Text = fmt.Sprintf("%s (Problem %d)", fig.Title, o.Problem)
 		p.X.Label.Text = "agents N"
 		p.Y.Label.Text = "sample complexity (global steps, all agents)"
@@ -32,6 +32,7 @@ func plotBAI(o Options, grid []baiSeries, sum map[string]map[int]baiPoint) ([]st
 			}
 			pts := make(plotter.XYs, len(o.Agents))
 			lo, hi := make([]float64, len(o.Agents)), make([]float64, len(o.Agents))
+			low := make([]float64, len(o.Agents)) // the interval as it is, for the data
 			banded := false
 			for j, n := range o.Agents {
 				pt := sum[s.Name][n]
@@ -39,21 +40,22 @@ func plotBAI(o Options, grid []baiSeries, sum map[string]map[int]baiPoint) ([]st
 				// A log axis has no room for an interval reaching 0 or
 				// below (two runs far apart): such a band is cut at a
 				// tenth of the mean.
-				lo[j], hi[j] = max(pt.Low, pt.Mean/10), pt.High
+				lo[j], hi[j], low[j] = max(pt.Low, pt.Mean/10), pt.High, pt.Low
 				banded = banded || pt.N > 1
 				runs = max(runs, pt.N)
 			}
 			c := plotutil.Color(i)
-			thumbs, err := experiment.AddSeries(p, pts, lo, hi, banded, c, plotutil.Shape(i))
+			thumbs, err := experiment.AddSeries(p.Plot, pts, lo, hi, banded, c, plotutil.Shape(i))
 			if err != nil {
 				return nil, err
 			}
+			p.Record(s.Name, pts, low, hi)
 			p.Legend.Add(s.Name, thumbs...)
 			i++
 		}
-		experiment.AddBandKey(p, runs)
+		experiment.AddBandKey(p.Plot, runs)
 		p.Add(plotter.NewGrid())
-		f, err := experiment.SavePlot(p, filepath.Join(o.Out, fmt.Sprintf("bai_problem%d_%s", o.Problem, fig.Name)))
+		f, err := p.Save(filepath.Join(o.Out, fmt.Sprintf("bai_problem%d_%s", o.Problem, fig.Name)))
 		if err != nil {
 			return nil, err
 		}

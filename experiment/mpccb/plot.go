@@ -20,9 +20,9 @@ import (
 // plotMPCCB draws Figures 1–4 of the contextual-bandit experiment.
 func plotMPCCB(o Options, curves []mpccbCurve, fig2 []etaSeries, timing []Session) ([]string, error) {
 	var files []string
-	save := func(p *plot.Plot, name string) error {
+	save := func(p *experiment.Figure, name string) error {
 		p.Add(plotter.NewGrid())
-		f, err := experiment.SavePlot(p, filepath.Join(o.Out, name))
+		f, err := p.Save(filepath.Join(o.Out, name))
 		files = append(files, f...)
 		return err
 	}
@@ -30,7 +30,7 @@ func plotMPCCB(o Options, curves []mpccbCurve, fig2 []etaSeries, timing []Sessio
 
 	// Figure 1: the reward curves, private (solid, its 95% interval over the
 	// runs shaded) and reference (dashed).
-	p := plot.New()
+	p := experiment.NewFigure("step", "average_reward")
 	p.Title.Text = fmt.Sprintf("Figure 1: average reward during training (Fashion-MNIST, P = 2, %d runs)", o.Runs)
 	p.X.Label.Text = "step t (one image, all parties)"
 	p.Y.Label.Text = "average reward up to t (fraction correct)"
@@ -48,10 +48,15 @@ func plotMPCCB(o Options, curves []mpccbCurve, fig2 []etaSeries, timing []Sessio
 			ref[k] = plotter.XY{X: float64(t), Y: c.Reference[k].Mean}
 			lo[k], hi[k] = rewardBounds(c.Private[k])
 		}
-		thumbs, err := experiment.AddSeries(p, mean, lo, hi, c.Runs > 1, col, nil)
+		rlo, rhi := make([]float64, len(c.Steps)), make([]float64, len(c.Steps))
+		for k := range c.Steps {
+			rlo[k], rhi[k] = rewardBounds(c.Reference[k])
+		}
+		thumbs, err := p.AddSeries(fmt.Sprintf("ε = %g private", c.Epsilon), mean, lo, hi, c.Runs > 1, col, nil)
 		if err != nil {
 			return nil, err
 		}
+		p.Record(fmt.Sprintf("ε = %g reference", c.Epsilon), ref, rlo, rhi)
 		runs = max(runs, c.Runs)
 		rl, err := plotter.NewLine(ref)
 		if err != nil {
@@ -64,14 +69,14 @@ func plotMPCCB(o Options, curves []mpccbCurve, fig2 []etaSeries, timing []Sessio
 		p.Legend.Add(fmt.Sprintf("ε = %g reference", c.Epsilon), rl)
 		i++
 	}
-	experiment.AddBandKey(p, runs)
+	experiment.AddBandKey(p.Plot, runs)
 	if err := save(p, "fig1_reward"); err != nil {
 		return nil, err
 	}
 
 	// Figure 2: final reward against η, one series per T; the greedy
 	// reference (η = ∞) as a dashed level.
-	p = plot.New()
+	p = experiment.NewFigure("eta", "average_reward")
 	p.Title.Text = fmt.Sprintf("Figure 2: average reward against η = log(|A|/ε) (%d runs)", o.Runs)
 	p.X.Label.Text = "η = log(|A|/ε)   (dashed: η = ∞, greedy plaintext reference)"
 	p.Y.Label.Text = "average reward after T steps (fraction correct)"
@@ -91,6 +96,8 @@ func plotMPCCB(o Options, curves []mpccbCurve, fig2 []etaSeries, timing []Sessio
 		for _, pt := range s.Points {
 			if pt.Epsilon == 0 {
 				greedy = pt.Reference.Mean
+				glo, ghi := rewardBounds(pt.Reference)
+				p.Record(fmt.Sprintf("T = %d, η = ∞ (greedy reference)", s.T), plotter.XYs{{X: math.Inf(1), Y: greedy}}, []float64{glo}, []float64{ghi})
 				continue
 			}
 			at = append(at, pt)
@@ -106,7 +113,7 @@ func plotMPCCB(o Options, curves []mpccbCurve, fig2 []etaSeries, timing []Sessio
 			banded = banded || pt.Private.N > 1
 			runs = max(runs, pt.Private.N)
 		}
-		thumbs, err := experiment.AddSeries(p, pts, bandLo, bandHi, banded, col, plotutil.Shape(i))
+		thumbs, err := p.AddSeries(fmt.Sprintf("T = %d", s.T), pts, bandLo, bandHi, banded, col, plotutil.Shape(i))
 		if err != nil {
 			return nil, err
 		}
@@ -123,24 +130,24 @@ func plotMPCCB(o Options, curves []mpccbCurve, fig2 []etaSeries, timing []Sessio
 		key := &plotter.Line{LineStyle: draw.LineStyle{Color: color.Gray{Y: 90}, Width: vg.Points(1), Dashes: dashed}}
 		p.Legend.Add("η = ∞ (ε = 0, plaintext), dashed", key)
 	}
-	experiment.AddBandKey(p, runs)
+	experiment.AddBandKey(p.Plot, runs)
 	if err := save(p, "fig2_reward_vs_eta"); err != nil {
 		return nil, err
 	}
 
 	// Figures 3 and 4: time per step, log–log, with a quadratic guide.
 	for _, fig := range []struct {
-		file, title, x, sym string
-		lines, xs           []int
-		lineName            string
-		at                  func(line, x int) (Session, bool)
+		file, title, x, sym, xName string
+		lines, xs                  []int
+		lineName                   string
+		at                         func(line, x int) (Session, bool)
 	}{
-		{"fig3_time_vs_arms", "Figure 3: time per step against |A| (synthetic data)", "arms |A|", "|A|", o.Parties, o.Arms, "P = %d",
+		{"fig3_time_vs_arms", "Figure 3: time per step against |A| (synthetic data)", "arms |A|", "|A|", "arms", o.Parties, o.Arms, "P = %d",
 			func(line, x int) (Session, bool) { return timingAt(timing, x, line) }},
-		{"fig4_time_vs_parties", "Figure 4: time per step against P (synthetic data)", "parties P", "P", o.ScaleArms, o.ScaleParties, "|A| = %d",
+		{"fig4_time_vs_parties", "Figure 4: time per step against P (synthetic data)", "parties P", "P", "parties", o.ScaleArms, o.ScaleParties, "|A| = %d",
 			func(line, x int) (Session, bool) { return timingAt(timing, line, x) }},
 	} {
-		p := plot.New()
+		p := experiment.NewFigure(fig.xName, "ms_per_step")
 		p.Title.Text = fig.title
 		p.X.Label.Text = fig.x
 		p.Y.Label.Text = "time per step (ms, all roles, fastest repeat)"
@@ -169,6 +176,7 @@ func plotMPCCB(o Options, curves []mpccbCurve, fig2 []etaSeries, timing []Sessio
 			line.Color, points.Color, points.Shape = col, col, plotutil.Shape(i)
 			p.Add(line, points)
 			p.Legend.Add(fmt.Sprintf(fig.lineName, l), line, points)
+			p.Record(fmt.Sprintf(fig.lineName, l), pts, nil, nil)
 		}
 		if guideAt.X > 0 && len(fig.xs) > 1 {
 			var g plotter.XYs

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
@@ -21,7 +20,7 @@ import (
 func plotPFCB(o Options, runs []Session, eps []float64, frr, perN map[string][]float64) ([]string, error) {
 	var files []string
 	for _, fam := range []string{"uniform", "normal"} {
-		p := plot.New()
+		p := experiment.NewFigure("round", "cumulative_regret_per_agent")
 		p.Title.Text = fmt.Sprintf("EXP1: cumulative regret per agent (n = 10, m = 30, %s instances)", fam)
 		p.X.Label.Text = "round t"
 		p.Y.Label.Text = "cumulative regret per agent (revenue units)"
@@ -43,22 +42,22 @@ func plotPFCB(o Options, runs []Session, eps []float64, frr, perN map[string][]f
 			}
 			pts, lo, hi := curveSummary(curves, every)
 			most = max(most, len(curves))
-			thumbs, err := experiment.AddSeries(p, pts, lo, hi, len(curves) > 1, plotutil.Color(i), nil)
+			thumbs, err := p.AddSeries(s.name, pts, lo, hi, len(curves) > 1, plotutil.Color(i), nil)
 			if err != nil {
 				return nil, err
 			}
 			p.Legend.Add(s.name, thumbs...)
 		}
-		experiment.AddBandKey(p, most)
+		experiment.AddBandKey(p.Plot, most)
 		p.Add(plotter.NewGrid())
-		f, err := experiment.SavePlot(p, filepath.Join(o.Out, fmt.Sprintf("pfcb_exp1_%s", fam)))
+		f, err := p.Save(filepath.Join(o.Out, fmt.Sprintf("pfcb_exp1_%s", fam)))
 		if err != nil {
 			return nil, err
 		}
 		files = append(files, f...)
 	}
 
-	p := plot.New()
+	p := experiment.NewFigure("epsilon", "frr")
 	p.Title.Text = "EXP2: FRR of P-FCB against ε (n = 10, m = 30)"
 	p.X.Label.Text = "privacy budget ε (total over the session)"
 	p.Y.Label.Text = "FRR = regret(P-FCB) / regret(Non-federated)"
@@ -67,7 +66,7 @@ func plotPFCB(o Options, runs []Session, eps []float64, frr, perN map[string][]f
 		for j, x := range eps {
 			pts[j] = plotter.XY{X: x, Y: frr[fam][j]}
 		}
-		thumbs, err := experiment.AddSeries(p, pts, nil, nil, false, plotutil.Color(i), plotutil.Shape(i))
+		thumbs, err := p.AddSeries(fam+" instances", pts, nil, nil, false, plotutil.Color(i), plotutil.Shape(i))
 		if err != nil {
 			return nil, err
 		}
@@ -83,13 +82,13 @@ func plotPFCB(o Options, runs []Session, eps []float64, frr, perN map[string][]f
 		p.Legend.Add("FRR = 1 (no gain)", ref)
 	}
 	p.Add(plotter.NewGrid())
-	f, err := experiment.SavePlot(p, filepath.Join(o.Out, "pfcb_exp2_frr"))
+	f, err := p.Save(filepath.Join(o.Out, "pfcb_exp2_frr"))
 	if err != nil {
 		return nil, err
 	}
 	files = append(files, f...)
 
-	p = plot.New()
+	p = experiment.NewFigure("agents", "regret_per_agent")
 	p.Title.Text = "EXP3: regret per agent against n (P-FCB, ε = 1, m = 30)"
 	p.X.Label.Text = "agents n"
 	p.Y.Label.Text = "regret per agent at T (revenue units)"
@@ -107,15 +106,15 @@ func plotPFCB(o Options, runs []Session, eps []float64, frr, perN map[string][]f
 			lo[j], hi[j] = s.Low, s.High
 			most = max(most, s.N)
 		}
-		thumbs, err := experiment.AddSeries(p, pts, lo, hi, most > 1, plotutil.Color(i), plotutil.Shape(i))
+		thumbs, err := p.AddSeries(fam+" instances", pts, lo, hi, most > 1, plotutil.Color(i), plotutil.Shape(i))
 		if err != nil {
 			return nil, err
 		}
 		p.Legend.Add(fam+" instances", thumbs...)
 	}
-	experiment.AddBandKey(p, most)
+	experiment.AddBandKey(p.Plot, most)
 	p.Add(plotter.NewGrid())
-	f, err = experiment.SavePlot(p, filepath.Join(o.Out, "pfcb_exp3_agents"))
+	f, err = p.Save(filepath.Join(o.Out, "pfcb_exp3_agents"))
 	if err != nil {
 		return nil, err
 	}

@@ -23,9 +23,9 @@ func plotSAMBA(o Options, dataset string, pts map[sambaKey]sambaPoint) ([]string
 	budgets := sambaBudgets(n, kmax, kmax)
 	dashed := []vg.Length{vg.Points(4), vg.Points(3)}
 	var files []string
-	save := func(p *plot.Plot, name string) error {
+	save := func(p *experiment.Figure, name string) error {
 		p.Add(plotter.NewGrid())
-		written, err := experiment.SavePlot(p, filepath.Join(o.Out, name))
+		written, err := p.Save(filepath.Join(o.Out, name))
 		if err != nil {
 			return err
 		}
@@ -35,12 +35,14 @@ func plotSAMBA(o Options, dataset string, pts map[sambaKey]sambaPoint) ([]string
 	// series draws one algorithm's line with points and 95 % error bars,
 	// and, if std is set, the standard algorithm's dashed line. On a log
 	// axis (logY) a bar's lower end stops above zero.
-	series := func(p *plot.Plot, i int, alg string, xs []float64, sec, std func(int) experiment.Summary, logY bool) error {
+	series := func(p *experiment.Figure, i int, alg string, xs []float64, sec, std func(int) experiment.Summary, logY bool) error {
 		pts := make(plotter.XYs, len(xs))
 		errs := make(plotter.YErrors, len(xs))
+		lows, highs := make([]float64, len(xs)), make([]float64, len(xs))
 		for j, x := range xs {
 			s := sec(j)
 			pts[j] = plotter.XY{X: x, Y: s.Mean}
+			lows[j], highs[j] = s.Low, s.High
 			low := s.Mean - s.Low
 			if logY {
 				low = min(low, 0.9*s.Mean)
@@ -63,11 +65,16 @@ func plotSAMBA(o Options, dataset string, pts map[sambaKey]sambaPoint) ([]string
 		eb.Color = c
 		p.Add(line, points, eb)
 		p.Legend.Add(alg, line, points)
+		p.Record("SAMBA "+alg, pts, lows, highs)
 		if std != nil {
 			sp := make(plotter.XYs, len(xs))
+			slo, shi := make([]float64, len(xs)), make([]float64, len(xs))
 			for j, x := range xs {
-				sp[j] = plotter.XY{X: x, Y: std(j).Mean}
+				sj := std(j)
+				sp[j] = plotter.XY{X: x, Y: sj.Mean}
+				slo[j], shi[j] = sj.Low, sj.High
 			}
+			p.Record("standard "+alg, sp, slo, shi)
 			sl, err := plotter.NewLine(sp)
 			if err != nil {
 				return err
@@ -82,7 +89,7 @@ func plotSAMBA(o Options, dataset string, pts map[sambaKey]sambaPoint) ([]string
 		xsN[j] = float64(b)
 	}
 
-	p := plot.New()
+	p := experiment.NewFigure("budget", "cumulative_reward")
 	p.Title.Text = fmt.Sprintf("Cumulative reward, K = %d (%s; SAMBA points, standard dashed)", kmax, dataset)
 	p.X.Label.Text = "budget N (pulls)"
 	p.Y.Label.Text = "cumulative reward (successes)"
@@ -100,16 +107,16 @@ func plotSAMBA(o Options, dataset string, pts map[sambaKey]sambaPoint) ([]string
 	}
 
 	for _, fig := range []struct {
-		file, title, x string
-		xs             []float64
-		key            func(alg string, j int) sambaKey
+		file, title, x, xName string
+		xs                    []float64
+		key                   func(alg string, j int) sambaKey
 	}{
-		{"samba_time_n.png", fmt.Sprintf("Time against N, K = %d (SAMBA solid, standard dashed)", kmax), "budget N (pulls)", xsN,
+		{"samba_time_n.png", fmt.Sprintf("Time against N, K = %d (SAMBA solid, standard dashed)", kmax), "budget N (pulls)", "budget", xsN,
 			func(alg string, j int) sambaKey { return sambaKey{alg, kmax, budgets[j]} }},
-		{"samba_time_k.png", fmt.Sprintf("Time against K, N = %d (SAMBA solid, standard dashed)", n), "arms K (data owners)", experiment.IntsToFloats(ks),
+		{"samba_time_k.png", fmt.Sprintf("Time against K, N = %d (SAMBA solid, standard dashed)", n), "arms K (data owners)", "arms", experiment.IntsToFloats(ks),
 			func(alg string, j int) sambaKey { return sambaKey{alg, ks[j], n} }},
 	} {
-		p := plot.New()
+		p := experiment.NewFigure(fig.xName, "cpu_seconds")
 		p.Title.Text = fig.title
 		p.X.Label.Text = fig.x
 		p.Y.Label.Text = "time (s, CPU, log scale)"
@@ -129,7 +136,7 @@ func plotSAMBA(o Options, dataset string, pts map[sambaKey]sambaPoint) ([]string
 	}
 
 	// The roles' shares, averaged over the algorithms, one bar per K.
-	p = plot.New()
+	p = experiment.NewFigure("role", "busy_share_percent")
 	p.Title.Text = fmt.Sprintf("Share of the busy time by role, N = %d (mean over the algorithms)", n)
 	p.Y.Label.Text = "share of all parties' busy time (%)"
 	labels := []string{"comp", "controller", "one data owner", "data customer"}
@@ -144,6 +151,9 @@ func plotSAMBA(o Options, dataset string, pts map[sambaKey]sambaPoint) ([]string
 			for _, alg := range sambaAlgorithms() {
 				vals[j] += 100 * pts[sambaKey{alg, k, n}].share(r.role, r.perOwner) / float64(len(sambaAlgorithms()))
 			}
+		}
+		for j, v := range vals {
+			p.RecordAt(fmt.Sprintf("K = %d", k), labels[j], v)
 		}
 		bars, err := plotter.NewBarChart(vals, width)
 		if err != nil {

@@ -5,6 +5,7 @@ package figuretest
 
 import (
 	"bytes"
+	"encoding/csv"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -30,8 +31,8 @@ func Bands(t *testing.T, draw func(dir string, runs int) ([]string, error), band
 			if err != nil {
 				t.Fatal(err)
 			}
-			if len(files) == 0 || len(files)%3 != 0 {
-				t.Fatalf("%d files: want PNG, SVG and PDF of each figure", len(files))
+			if len(files) == 0 || len(files)%4 != 0 {
+				t.Fatalf("%d files: want PNG, SVG and PDF of each figure, and its data", len(files))
 			}
 			for _, f := range files {
 				name := strings.TrimSuffix(filepath.Base(f), filepath.Ext(f))
@@ -40,6 +41,8 @@ func Bands(t *testing.T, draw func(dir string, runs int) ([]string, error), band
 					PNG(t, f)
 				case ".pdf":
 					PDF(t, f)
+				case ".csv":
+					Data(t, f)
 				case ".svg":
 					fills := SVG(t, f)
 					if want := banded[name] && runs > 1; (fills > 0) != want {
@@ -50,6 +53,33 @@ func Bands(t *testing.T, draw func(dir string, runs int) ([]string, error), band
 				}
 			}
 		})
+	}
+}
+
+// Data checks a figure's data file (NAME.data.csv, experiment.Figure):
+// tidy CSV with the header series, x, y, y_low, y_high and a row at least,
+// every x and y a number (or a category, for x).
+func Data(t testing.TB, path string) {
+	t.Helper()
+	if !strings.HasSuffix(path, ".data.csv") {
+		t.Errorf("%s: a figure's data file is NAME.data.csv", path)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	rows, err := csv.NewReader(f).ReadAll()
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	if len(rows) < 2 || len(rows[0]) != 5 || rows[0][0] != "series" || !strings.HasSuffix(rows[0][3], "_low") {
+		t.Fatalf("%s: header %v and %d rows; want series, x, y, y_low, y_high and data", path, rows[0], len(rows)-1)
+	}
+	for i, r := range rows[1:] {
+		if _, err := strconv.ParseFloat(r[2], 64); err != nil {
+			t.Errorf("%s, row %d: y %q is not a number", path, i+2, r[2])
+		}
 	}
 }
 
