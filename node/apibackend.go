@@ -10,6 +10,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/api"
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/events"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/node/store"
 )
 
@@ -22,7 +23,7 @@ func (b apiBackend) NodeInfo() apitype.NodeInfo {
 	n := b.n
 	cfg := n.config()
 	info := apitype.NodeInfo{Name: cfg.Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names(),
-		Warnings: cfg.Warnings(), LastReload: n.reloads.lastReload()}
+		Warnings: cfg.Warnings(), LastReload: n.reloads.Last()}
 	for _, a := range n.host.Addrs() {
 		info.Addrs = append(info.Addrs, a.String())
 	}
@@ -53,8 +54,8 @@ func (b apiBackend) Sessions(name string, byName bool) []apitype.Session {
 		if byName && rec.Session.Name != name {
 			continue
 		}
-		if s := n.lookup(rec.Session.ID); s != nil {
-			out = append(out, s.snapshot().Session)
+		if live, ok := n.rt.Snapshot(rec.Session.ID); ok {
+			out = append(out, live.Session)
 			continue
 		}
 		out = append(out, rec.Session)
@@ -86,16 +87,16 @@ func (b apiBackend) Session(id string) (apitype.Result, error) {
 // (503).
 func (b apiBackend) StartSession(spec []byte) (string, error) {
 	id, err := b.n.StartSession(spec)
-	var se *startError
+	var se *sessions.StartError
 	if errors.As(err, &se) {
 		status := 0
-		switch se.code {
+		switch se.Code {
 		case "policy.declined":
 			status = http.StatusForbidden
 		case "node.unavailable":
 			status = http.StatusServiceUnavailable
 		}
-		return "", &api.Error{Code: se.code, Field: se.field, Status: status, Err: err}
+		return "", &api.Error{Code: se.Code, Field: se.Field, Status: status, Err: err}
 	}
 	return id, err
 }
@@ -119,8 +120,7 @@ func (b apiBackend) Events() *events.Hub { return b.n.events }
 
 // sessionRecord returns the live record of an active session, or the stored one.
 func (n *Node) sessionRecord(id string) (*store.Record, error) {
-	if s := n.lookup(id); s != nil {
-		r := s.snapshot()
+	if r, ok := n.rt.Snapshot(id); ok {
 		return &r, nil
 	}
 	return n.store.Get(id)

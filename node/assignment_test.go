@@ -38,9 +38,7 @@ func TestStartSessionRefusesImpossibleAssignment(t *testing.T) {
 		if recs, _ := tn.store.List(); len(recs) != 0 {
 			t.Errorf("%s recorded %d sessions, want none: the first is %+v", tn.cfg.Node.Name, len(recs), recs[0].Session)
 		}
-		tn.mu.Lock()
-		active := len(tn.sessions)
-		tn.mu.Unlock()
+		active := tn.rt.ActiveCount()
 		if active != 0 {
 			t.Errorf("%s holds %d active sessions, want none", tn.cfg.Node.Name, active)
 		}

@@ -31,7 +31,7 @@ func TestForgedAndMalformedFramesAreRejected(t *testing.T) {
 		defer cancel()
 		m := from.roleMessenger(t, "ping")
 		if control {
-			m = from.control
+			m = from.rt.ControlMessenger()
 		}
 		if err := m.Send(ctx, target, frame); err != nil {
 			t.Fatal(err)

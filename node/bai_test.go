@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
 	"github.com/bandit-node/bandit-node/protocol/bai/baipb"
@@ -40,11 +41,11 @@ func TestBAIOnTheNetwork(t *testing.T) {
 	var mu sync.Mutex
 	sent := map[string][]protocol.Message{}
 	for _, tn := range nodes {
-		tn.traceOut = func(session string, m protocol.Message) {
+		tn.rt.SetHooks(sessions.Hooks{TraceOut: func(session string, m protocol.Message) {
 			mu.Lock()
 			sent[session] = append(sent[session], m)
 			mu.Unlock()
-		}
+		}})
 	}
 	for _, c := range []struct {
 		name, alg, params string

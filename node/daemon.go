@@ -16,12 +16,12 @@ import (
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/node/metrics"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/node/standing"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
-	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/multiformats/go-multiaddr"
 )
 
@@ -30,21 +30,17 @@ import (
 // aborted), and creates the libp2p host. Run starts it.
 func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
 	n := &Node{reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
-		progressSave: progressSaveEvery, retentionKick: make(chan struct{}, 1), roles: map[libp2pprotocol.ID]*p2p.Messenger{},
-		sessions: map[string]*session{}, metrics: metrics.New(reg.Names()...), proposals: make(chan struct{}, 8)}
+		retentionKick: make(chan struct{}, 1), metrics: metrics.New(reg.Names()...)}
 	for _, o := range opts {
 		if err := o(n); err != nil {
 			return nil, err
 		}
 	}
-	n.reloads = newReloadStatus(n.metrics.Registry)
+	n.reloads = metrics.NewReloads(n.metrics.Registry)
 	n.events = events.New(eventsKept)
 	if err := cfg.CheckLocalData(); err != nil {
 		return nil, err
 	}
-	// The config is in force from here; the address book joins it once
-	// the host, and so this node's own peer ID, exists.
-	n.live.Store(newLiveConfig(cfg, "", nil, nil))
 	key, err := p2p.LoadIdentity(cfg.Node.Identity)
 	if err != nil {
 		return nil, fmt.Errorf("node.identity: %w", err)
@@ -74,6 +70,10 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 		return nil, err
 	}
 	n.log = slog.New(store.NewSessionLogHandler(n.log.Handler(), n.slogs))
+	// The config is in force from here; the address book joins it once
+	// the host, and so this node's own peer ID, exists (Attach).
+	n.rt = sessions.New(sessions.Config{Config: cfg, Registry: reg, Logger: n.log, Version: n.version, Metrics: n.metrics,
+		Store: n.store, Logs: n.slogs, Events: n.events, OnEnded: n.sessionEndedRetention})
 	built := false
 	defer func() {
 		if !built {
@@ -93,17 +93,13 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 		}
 		listen = append(listen, ma)
 	}
-	book, err := addressBook(cfg)
+	book, err := n.rt.AddressBook(cfg)
 	if err != nil {
 		return nil, err
 	}
-	mopts := p2p.MessengerOptions{MaxFrameSize: cfg.Session.MaxFrameSize, WriteTimeout: sendTimeout, Logger: n.log, OnGiveUp: n.framesDropped}
-	if err := mopts.Validate(); err != nil {
-		return nil, fmt.Errorf("session.max_frame_size: %w", err)
-	}
 	var relayVia peer.ID
 	if cfg.Relay.Via != "" {
-		if relayVia, err = relayID(cfg, cfg.Relay.Via); err != nil {
+		if relayVia, err = sessions.RelayID(cfg, cfg.Relay.Via); err != nil {
 			return nil, fmt.Errorf("relay.via: %w", err)
 		}
 	}
@@ -113,41 +109,15 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 	if err != nil {
 		return nil, fmt.Errorf("starting the libp2p host: %w", err)
 	}
-	n.live.Store(newLiveConfig(cfg, n.host.ID(), book, nil))
 	n.registerCollectors()
-	// Gossip and the stream handlers exist before anything can reach them:
-	// the host listens only once they are registered.
+	// The sessions' streams and gossip exist before anything can reach
+	// them: the host listens only once they are registered.
 	n.hostCtx, n.stop = context.WithCancel(context.Background())
-	if n.gossip, err = p2p.NewGossip(n.hostCtx, n.host); err != nil {
+	if err := n.rt.Attach(n.hostCtx, n.host, book); err != nil {
 		n.stop()
 		n.host.Close()
-		return nil, fmt.Errorf("starting gossipsub: %w", err)
+		return nil, err
 	}
-	n.control = p2p.NewMessenger(n.host, ControlProtocol, n.handleControl, mopts)
-	n.metrics.Traffic.Carry(metrics.KindControl, metrics.ControlProtocol, n.control)
-	// Role frames are lent to their stream's roleStream, which copies what
-	// it queues: one allocation a message fewer on the busiest path.
-	ropts := mopts
-	ropts.BorrowedFrames = true
-	for _, fam := range reg.Names() {
-		ropts.NewStreamHandler = func(from peer.ID) func([]byte) { return n.newRoleStream(fam, from) }
-		f, err := reg.Lookup(fam)
-		if err != nil {
-			return nil, err
-		}
-		// A role stream per version of the family's messages this
-		// build speaks (protocol.Info.WireVersions).
-		for _, v := range protocol.WireVersions(f) {
-			fv, ok := protocol.AtWireVersion(f, v)
-			if !ok {
-				return nil, fmt.Errorf("family %s lists wire version %s but does not speak it", fam, v)
-			}
-			id := RoleProtocol(fv)
-			n.roles[id] = p2p.NewMessenger(n.host, id, nil, ropts)
-			n.metrics.Traffic.Carry(metrics.KindRole, fam, n.roles[id])
-		}
-	}
-	n.host.Notify(n.peerConnected, n.peerDisconnected)
 	if err := n.host.Listen(); err != nil {
 		n.stop()
 		n.host.Close()
@@ -155,6 +125,20 @@ func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, err
 	}
 	built = true
 	return n, nil
+}
+
+// standingDeps is what the scheduler of standing sessions uses of n.
+func (n *Node) standingDeps() standing.Deps {
+	return standing.Deps{Log: n.log, Store: n.store, Registry: n.metrics.Registry, Start: n.rt.StartChecked, Done: n.rt.Done,
+		Connected: func(name string) bool {
+			if name == n.config().Node.Name {
+				return true
+			}
+			id, ok := n.rt.PeerID(name)
+			return ok && n.host.Connected(id)
+		},
+		ProposeTimeout: func() time.Duration { return n.config().Session.ProposeTimeout.Duration },
+	}
 }
 
 // APIAddr returns the control API's address once Run has started it.
@@ -221,7 +205,7 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 	stopSched()
 	select {
 	case <-schedDone:
-	case <-time.After(shutdownGrace):
+	case <-time.After(sessions.ShutdownGrace):
 		n.log.Warn("the standing sessions' scheduler did not stop in time")
 	}
 	<-retentionDone
@@ -232,45 +216,16 @@ func (n *Node) Run(ctx context.Context, ready chan<- struct{}) error {
 // shutdown aborts every session, stops the API and closes the host.
 func (n *Node) shutdown() {
 	n.log.Info("shutting down", "name", n.config().Node.Name)
-	n.mu.Lock()
-	n.closing = true
-	active := make([]*session, 0, len(n.sessions))
-	for _, s := range n.sessions {
-		active = append(active, s)
-	}
-	n.mu.Unlock()
-	for _, s := range active {
-		s.requestAbort(fmt.Sprintf("%s is shutting down", n.config().Node.Name))
-	}
-	waited := make(chan struct{})
-	go func() { n.wg.Wait(); close(waited) }()
-	select {
-	case <-waited:
-	case <-time.After(shutdownGrace + time.Second):
-		n.log.Warn("some sessions did not stop in time; they were recorded as aborted when they started running")
-	}
-	if len(active) > 0 {
-		// The aborts just sent are this daemon's last words: the peers
-		// get a moment to read them before the connections close. A
-		// connection closed while the peer's frames to it are unread is
-		// reset, and the reset can discard what was written just before
-		// it: the peer then records the failed send or the silence, not
-		// the shutdown (TestShutdownAndRestart, 1 run in 40 under load).
-		time.Sleep(shutdownLinger)
-	}
+	n.rt.Stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	if n.api != nil {
 		n.api.Shutdown(ctx)
 	}
 	n.stopMetrics(ctx)
-	n.control.Close()
-	for _, m := range n.roles {
-		m.Close()
-	}
 	// No frame arrives any more: the proposals being examined are the last
 	// (they decline, since the node is closing).
-	n.examining.Wait()
+	n.rt.Close()
 	n.stop()
 	n.host.Close()
 	n.store.FlushRecords(n.log)
@@ -297,11 +252,11 @@ func (n *Node) recoverSessions() error {
 	recs = n.replayJournal(recs)
 	for _, rec := range recs {
 		st := rec.Session.State
-		if st == stateCompleted || st == stateAborted {
+		if st == apitype.StateCompleted || st == apitype.StateAborted {
 			continue
 		}
 		rec.Session.Reason = crashReason(n.config().Node.Name, rec.Session)
-		rec.Session.State = stateAborted
+		rec.Session.State = apitype.StateAborted
 		// The session ended at the crash, not now: its last stored
 		// record is the latest moment it is known to have run, so that
 		// its duration does not count the time the daemon was down.
@@ -371,7 +326,7 @@ func (n *Node) replayJournal(recs []*store.Record) []*store.Record {
 // record last showed, and when.
 func crashReason(node string, s apitype.Session) string {
 	reason := fmt.Sprintf("%s restarted while the session was open", node)
-	if s.Updated == nil || s.State != stateRunning {
+	if s.Updated == nil || s.State != apitype.StateRunning {
 		return reason
 	}
 	at := s.Updated.UTC().Format(time.DateTime + " UTC")

@@ -16,6 +16,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/bai"
@@ -25,6 +26,7 @@ import (
 	"github.com/bandit-node/bandit-node/protocol/samba"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"github.com/prometheus/client_golang/prometheus"
+	"google.golang.org/protobuf/proto"
 )
 
 // testNode is one daemon of an in-process test network on 127.0.0.1.
@@ -259,9 +261,9 @@ func (tn *testNode) roleMessenger(t testing.TB, family string) *p2p.Messenger {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := tn.roles[RoleProtocol(f)]
+	m := tn.rt.RoleMessenger(f)
 	if m == nil {
-		t.Fatalf("%s has no role messenger for %s", tn.cfg.Node.Name, RoleProtocol(f))
+		t.Fatalf("%s has no role messenger for %s", tn.cfg.Node.Name, sessions.RoleProtocol(f))
 	}
 	return m
 }
@@ -300,4 +302,14 @@ func trafficSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 		}
 	}
 	return got
+}
+
+// marshal encodes m, failing the test if it cannot.
+func marshal(t testing.TB, m proto.Message) []byte {
+	t.Helper()
+	b, err := proto.Marshal(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
 }

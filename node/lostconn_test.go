@@ -9,6 +9,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/samba"
 )
@@ -86,8 +87,8 @@ func TestSAMBASurvivesLostConnections(t *testing.T) {
 		}
 	})
 	for _, tn := range nodes {
-		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
-		tn.envRand = func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed, p) }
+		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }})
+		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed, p) }})
 	}
 	alg := samba.Algorithms()[0].Name()
 	spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = %d\npaillier_bits = 512\n", alg, budget)

@@ -17,7 +17,7 @@ func (n *Node) registerCollectors() {
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "bandit_queued_bytes",
 			Help: "Bytes of received frames queued in this node's sessions, not yet taken by their roles (capped by session.max_buffered_bytes and session.max_peer_buffered_bytes).",
-		}, n.queuedBytes),
+		}, n.rt.QueuedBytes),
 		prometheus.NewGaugeFunc(prometheus.GaugeOpts{
 			Name: "bandit_ready",
 			Help: "1 when this node is ready (its libp2p host listens, its data directory takes its writes and at least metrics.min_peers address-book peers are connected), 0 otherwise: what /readyz answers, for alerting rules.",
@@ -28,7 +28,7 @@ func (n *Node) registerCollectors() {
 			return 0
 		}),
 		newPeerCollector(n),
-		metrics.NewSessionStates(n.sessionStates),
+		metrics.NewSessionStates(n.rt.States),
 		metrics.NewStoreCollector(n.store, n.slogs),
 		newBuildInfo(buildinfo.Read(n.version)),
 	)
@@ -73,31 +73,4 @@ func newBuildInfo(info buildinfo.Info) prometheus.Collector {
 	})
 	g.Set(1)
 	return g
-}
-
-// sessionStates returns the state of each session the node holds, for
-// bandit_sessions_by_state.
-func (n *Node) sessionStates() []string {
-	n.mu.Lock()
-	active := make([]*session, 0, len(n.sessions))
-	for _, s := range n.sessions {
-		active = append(active, s)
-	}
-	n.mu.Unlock()
-	states := make([]string, 0, len(active))
-	for _, s := range active {
-		s.state.Lock()
-		states = append(states, s.state.rec.Session.State)
-		s.state.Unlock()
-	}
-	return states
-}
-
-// queuedBytes is the bytes queued from all peers (bandit_queued_bytes).
-func (n *Node) queuedBytes() float64 {
-	var sum int64
-	for _, b := range n.live.Load().peerBuf {
-		sum += b.bytes.Load()
-	}
-	return float64(sum)
 }

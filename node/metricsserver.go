@@ -47,36 +47,6 @@ func writeText(w http.ResponseWriter, code int, body string) {
 	fmt.Fprintln(w, body)
 }
 
-// ready reports whether the node is ready to take part in sessions — its
-// libp2p host is listening, its data directory takes what it writes and
-// at least metrics.min_peers address-book peers are connected — and, when
-// it is not, why.
-func (n *Node) ready() (reason string, ok bool) {
-	n.mu.Lock()
-	closing := n.closing
-	n.mu.Unlock()
-	if closing {
-		return n.config().Node.Name + " is shutting down", false
-	}
-	if len(n.host.Addrs()) == 0 {
-		return "the libp2p host is not listening (node.listen)", false
-	}
-	if reason := n.storageProblem(); reason != "" {
-		return reason, false
-	}
-	peers := n.host.Peers()
-	connected := 0
-	for _, p := range peers {
-		if p.Connected {
-			connected++
-		}
-	}
-	if min := n.config().Metrics.MinPeers; connected < min {
-		return fmt.Sprintf("%d of the %d address-book peers connected, fewer than metrics.min_peers = %d", connected, len(peers), min), false
-	}
-	return "", true
-}
-
 // newMetricsServer returns the metrics listener's server, with the control
 // API's timeouts.
 func (n *Node) newMetricsServer() *http.Server {

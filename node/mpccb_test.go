@@ -14,6 +14,7 @@ import (
 	"github.com/bandit-node/bandit-node/environment"
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
@@ -69,7 +70,7 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 				})
 			}
 			for _, tn := range nodes {
-				tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
+				tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }})
 			}
 			spec := fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\nwindow = %d\n", steps, arms, dims, c.window)
 			session, res := completedSession[mpccb.Result](t, nodes[0], spec, 90*time.Second)

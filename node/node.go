@@ -9,51 +9,27 @@ import (
 	"context"
 	"crypto/tls"
 	"errors"
-	"io"
+	"fmt"
 	"log/slog"
 	"net"
 	"net/http"
 	"sync"
-	"sync/atomic"
-	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/node/metrics"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/node/standing"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
-	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 	"github.com/multiformats/go-multiaddr"
 )
 
-// ControlProtocol is the protocol ID of session-control streams. 1.1.0:
-// the lifecycle of node/lifecycle, whose participants repeat their Accept
-// and Done until answered and whose ended sessions answer from their
-// records — a 1.0.0 initiator would abort on a repeated Done, so the two
-// do not talk ("protocols not supported" at the proposal) rather than fail
-// now and then. 2.0.0: every stream of the daemon, control and role,
-// carries a link (p2p link.go: a header, numbered frames, acknowledgements
-// and resends across reconnections), which a 1.x daemon cannot read; its
-// role streams keep their IDs, since a session never reaches them without
-// a proposal on this one.
-const ControlProtocol = libp2pprotocol.ID("/bandit/session/" + controlWireVersion)
-
-// RoleProtocol is the protocol ID of the role streams of a family:
-// /bandit/<name>/<protocol.WireVersion>.
-func RoleProtocol(f protocol.Family) libp2pprotocol.ID {
-	return libp2pprotocol.ID("/bandit/" + f.Name() + "/" + protocol.WireVersion(f))
-}
-
-// shutdownGrace bounds how long a stopping daemon spends telling its peers
-// that its sessions are aborted.
-const shutdownGrace = 5 * time.Second
-
-// shutdownLinger is how long a stopping daemon that aborted sessions keeps
-// its connections open after the aborts went out.
-const shutdownLinger = 500 * time.Millisecond
+// ControlProtocol is the protocol ID of session-control streams
+// (sessions.ControlProtocol).
+const ControlProtocol = sessions.ControlProtocol
 
 // Option configures a Node.
 type Option func(*Node) error
@@ -74,14 +50,15 @@ func WithVersion(v string) Option {
 	return func(n *Node) error { n.version = v; return nil }
 }
 
-// Node is one organization's daemon.
+// Node is one organization's daemon: it owns the host, the store, the
+// control API and the metrics listener, and hands the sessions to its
+// runtime (package sessions).
 type Node struct {
-	// live is the config in force and the address book built from it,
-	// swapped whole by a reload (reload.go); a session keeps the one it
-	// started under. Read it with config() or live.Load().
-	live     atomic.Pointer[liveConfig]
+	// rt runs the sessions and holds the config in force (Reload hands it
+	// each new one).
+	rt       *sessions.Runtime
 	reloadMu sync.Mutex // serializes reloads
-	reloads  *reloadStatus
+	reloads  *metrics.Reloads
 	// events is the stream of what happens to the node (GET /v0/events).
 	events  *events.Hub
 	reg     *protocol.Registry
@@ -93,45 +70,18 @@ type Node struct {
 	readToken string
 
 	host    *p2p.Host
-	gossip  *p2p.Gossip
-	control *p2p.Messenger
-	roles   map[libp2pprotocol.ID]*p2p.Messenger // by role protocol: a family's, per wire version it speaks
 	store   *store.Store
 	metrics *metrics.Metrics
 	// slogs keeps each session's log lines (sessionlog.go); n.log writes
 	// to it.
 	slogs *store.SessionLogs
-	// proposals bounds the proposals examined at once; examining tracks
-	// the goroutines that examine them, which shutdown waits for.
-	proposals chan struct{}
-	examining sync.WaitGroup
-	// traceOut, when set (by tests), sees every protocol message this node
-	// sends to another organization, direct or on a topic.
-	traceOut func(session string, m protocol.Message)
-	// roleRand, when set (by tests only), replaces crypto/rand as the roles'
-	// randomness, so a networked session can be replayed against a reference.
-	roleRand func(p protocol.Party) io.Reader
-	// envRand, when set (by tests only), replaces crypto/rand as the
-	// randomness of the roles' simulated environments.
-	envRand func(p protocol.Party) io.Reader
-	// specParses counts the spec texts this node has parsed (parseSpec),
-	// so a test can hold it to one parse per session.
-	specParses atomic.Int64
-	// progressSave is how often, at most, a running session's progress is
-	// stored (progressSaveEvery; tests shorten it).
-	progressSave time.Duration
-
-	mu       sync.Mutex // guards sessions and closing, and writes to recent
-	sessions map[string]*session
-	recent   atomic.Pointer[session] // the session lookupBytes found last, while active; read without mu
-	closing  bool
-	wg       sync.WaitGroup // session goroutines
 
 	// standing schedules the standing sessions (standing.go).
 	standing *standing.Scheduler
 	// retentionKick asks runRetention for a pass (retention.go).
 	retentionKick chan struct{}
 
+	mu      sync.Mutex // guards apiLn, metricsSrv and metricsLn
 	api     *http.Server
 	apiTLS  *tls.Config // nil for plain HTTP
 	apiLn   net.Listener
@@ -152,37 +102,60 @@ func (n *Node) Addrs() []multiaddr.Multiaddr { return n.host.Addrs() }
 
 // nameOf returns the address-book name of id in the book in force, or its
 // string form.
-func (n *Node) nameOf(id peer.ID) string { return n.live.Load().nameOf(id) }
+func (n *Node) nameOf(id peer.ID) string { return n.rt.NameOf(id) }
 
 // config returns the config in force.
-func (n *Node) config() *config.Config { return n.live.Load().cfg }
-
-// controlWireVersion is the version of the session-control protocol this
-// build speaks (ControlProtocol). When it changes in a way an earlier
-// daemon cannot follow, the previous version joins controlWireVersions
-// for as long as this build still speaks it.
-const controlWireVersion = "2.0.0"
-
-// lookup returns the active session id, or nil.
-func (n *Node) lookup(id string) *session {
-	n.mu.Lock()
-	defer n.mu.Unlock()
-	return n.sessions[id]
-}
+func (n *Node) config() *config.Config { return n.rt.Config() }
 
 // eventsKept is how many events the node keeps for the readers of its
 // event stream that reconnect (GET /v0/events, Last-Event-ID).
 const eventsKept = 1024
 
-// publishPeer publishes that address-book peer id connected or lost its
-// last connection (events.KindPeer).
-func (n *Node) publishPeer(id peer.ID, connected bool) {
-	n.events.Publish(events.KindPeer, peerEvent{Name: n.nameOf(id), PeerID: id.String(), Connected: connected})
+// StartSession validates a spec written by this node's operator, resolves
+// its address-book names and proposes it (sessions.Runtime.StartSession).
+// It returns the new session's ID.
+func (n *Node) StartSession(specText []byte) (string, error) { return n.rt.StartSession(specText) }
+
+// CancelSession aborts the active session id on every participant
+// (sessions.Runtime.CancelSession).
+func (n *Node) CancelSession(id string) error { return n.rt.CancelSession(id) }
+
+// ready reports whether the node is ready to take part in sessions — its
+// libp2p host is listening, its data directory takes what it writes and
+// at least metrics.min_peers address-book peers are connected — and, when
+// it is not, why.
+func (n *Node) ready() (reason string, ok bool) {
+	if n.rt.Closing() {
+		return n.config().Node.Name + " is shutting down", false
+	}
+	if len(n.host.Addrs()) == 0 {
+		return "the libp2p host is not listening (node.listen)", false
+	}
+	if reason := n.storageProblem(); reason != "" {
+		return reason, false
+	}
+	peers := n.host.Peers()
+	connected := 0
+	for _, p := range peers {
+		if p.Connected {
+			connected++
+		}
+	}
+	if min := n.config().Metrics.MinPeers; connected < min {
+		return fmt.Sprintf("%d of the %d address-book peers connected, fewer than metrics.min_peers = %d", connected, len(peers), min), false
+	}
+	return "", true
 }
 
-// peerEvent is the data of an events.KindPeer event.
-type peerEvent struct {
-	Name      string `json:"name"`
-	PeerID    string `json:"peer_id"`
-	Connected bool   `json:"connected"`
+// storageProblem says what keeps this node's data directory from storing
+// what it must — session records, session logs — "" if nothing: a reason
+// /readyz gives.
+func (n *Node) storageProblem() string {
+	if p := n.store.Problem(); p != "" {
+		return "storage: " + p
+	}
+	if p := n.slogs.Problem(); p != "" {
+		return "storage: " + p
+	}
+	return ""
 }

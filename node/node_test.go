@@ -13,6 +13,7 @@ import (
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -206,7 +207,7 @@ func TestShutdownAndRestart(t *testing.T) {
 	// A crash: node3 dies with a session open; on restart it is aborted.
 	// Its record, stored with its progress, tells how far the session got
 	// and when it last ran; the time it was down is not its duration.
-	nodes[2].progressSave = 0 // every progress report is stored
+	nodes[2].rt.SetHooks(sessions.Hooks{ProgressSave: new(time.Duration)}) // every progress report is stored
 	id3, err := nodes[0].StartSession(pingSpec(ping.MaxCount, "node1", "node3"))
 	if err != nil {
 		t.Fatal(err)

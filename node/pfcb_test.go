@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/pfcb"
 	"github.com/bandit-node/bandit-node/protocol/pfcb/pfcbpb"
@@ -32,11 +33,11 @@ func TestPFCBOnTheNetwork(t *testing.T) {
 	var mu sync.Mutex
 	var sent []protocol.Message
 	for _, tn := range nodes {
-		tn.traceOut = func(_ string, m protocol.Message) {
+		tn.rt.SetHooks(sessions.Hooks{TraceOut: func(_ string, m protocol.Message) {
 			mu.Lock()
 			sent = append(sent, m)
 			mu.Unlock()
-		}
+		}})
 	}
 	spec := "protocol = \"pfcb\"\n[roles]\nagent = [\"node1\", \"node2\", \"node3\"]\n[params]\nalgorithm = \"pfcb\"\nrounds = 5000\n"
 	session, res := completedSession[pfcb.Result](t, nodes[0], spec, 60*time.Second)

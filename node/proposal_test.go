@@ -104,7 +104,7 @@ func TestSessionIDCannotBeReused(t *testing.T) {
 	spec := []byte("protocol = \"ping\"\n[roles]\nparticipant = [\"" + nodes[2].ID().String() + "\", \"" + nodes[1].ID().String() + "\"]\n")
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := nodes[2].sendControl(ctx, nodes[1].ID(), id, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: spec}}}); err != nil {
+	if err := nodes[2].rt.SendControl(ctx, nodes[1].ID(), id, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: spec}}}); err != nil {
 		t.Fatal(err)
 	}
 	time.Sleep(300 * time.Millisecond)
@@ -133,13 +133,6 @@ func TestProposalBeforeRunDoesNotCrash(t *testing.T) {
 	}
 }
 
-func TestSanitizeReason(t *testing.T) {
-	got := sanitizeReason("a\nb\x1b[31m" + strings.Repeat("x", 600))
-	if strings.ContainsAny(got, "\n\x1b") || len(got) > maxReason+len("…") {
-		t.Errorf("sanitizeReason kept control characters or length: %q", got)
-	}
-}
-
 // A proposal repeated by its initiator — it resends to participants that
 // have not answered, in case the answer was lost — is accepted again, not
 // declined as a reused session ID, and the session runs normally.
@@ -149,14 +142,14 @@ func TestRepeatedProposalIsAcceptedAgain(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, 10*time.Second, "node2 to accept", func() bool { return nodes[1].lookup(id) != nil })
-	s := nodes[0].lookup(id)
-	if s == nil {
+	testutil.WaitFor(t, 10*time.Second, "node2 to accept", func() bool { return nodes[1].rt.Active(id) })
+	snap, ok := nodes[0].rt.Snapshot(id)
+	if !ok {
 		t.Fatal("the session is not active on its initiator")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := nodes[0].sendControl(ctx, nodes[1].ID(), id, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: s.specText}}}); err != nil {
+	if err := nodes[0].rt.SendControl(ctx, nodes[1].ID(), id, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: []byte(snap.Session.Spec)}}}); err != nil {
 		t.Fatal(err)
 	}
 	for _, tn := range nodes {

@@ -8,24 +8,11 @@ import (
 	"github.com/bandit-node/bandit-node/node/store"
 )
 
-// storageProblem says what keeps this node's data directory from storing
-// what it must — session records, session logs — "" if nothing: a reason
-// /readyz gives.
-func (n *Node) storageProblem() string {
-	if p := n.store.Problem(); p != "" {
-		return "storage: " + p
-	}
-	if p := n.slogs.Problem(); p != "" {
-		return "storage: " + p
-	}
-	return ""
-}
-
 // applyRetention applies the retention policy in force to the store at
 // now, keeping the records of active sessions.
 func (n *Node) applyRetention(now time.Time) {
 	p := store.RetentionOf(n.config().Session)
-	res, err := n.store.Prune(p, now, func(id string) bool { return n.lookup(id) != nil })
+	res, err := n.store.Prune(p, now, n.rt.Active)
 	if err != nil {
 		n.log.Warn("applying the record retention policy", "err", err)
 	}
@@ -47,11 +34,7 @@ func (n *Node) kickRetention() {
 // session ended, and another once its record is past the grace.
 func (n *Node) sessionEndedRetention() {
 	n.kickRetention()
-	live := n.live.Load()
-	if live == nil {
-		return // a Node built without New, in a test
-	}
-	if p := store.RetentionOf(live.cfg.Session); !p.KeepsAll() {
+	if p := store.RetentionOf(n.config().Session); !p.KeepsAll() {
 		time.AfterFunc(p.Grace+time.Second, n.kickRetention)
 	}
 }

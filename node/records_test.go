@@ -23,6 +23,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/node/store"
 )
 
@@ -168,7 +169,7 @@ func TestRecordKeptWhileDiskRefuses(t *testing.T) {
 		}
 	})
 	tn := nodes[0]
-	tn.progressSave = 0 // every progress report is stored, and refused
+	tn.rt.SetHooks(sessions.Hooks{ProgressSave: new(time.Duration)}) // every progress report is stored, and refused
 	if code, body := readyz(t, tn); code != http.StatusOK {
 		t.Fatalf("/readyz before: %d %q", code, body)
 	}

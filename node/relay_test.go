@@ -10,6 +10,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/samba"
@@ -119,8 +120,8 @@ func TestSAMBAThroughRelay(t *testing.T) {
 		}
 	})
 	for _, tn := range nodes {
-		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
-		tn.envRand = func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed, p) }
+		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }})
+		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed, p) }})
 	}
 	if k := nodes[1].host.ConnKind(nodes[3].host.ID()); k != p2p.ConnRelayed {
 		t.Fatalf("node2's connection to node4 is %q, want relayed", k)

@@ -8,18 +8,17 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/events"
-	"github.com/libp2p/go-libp2p/core/peer"
 )
 
 // Reload re-reads the config file the daemon was started from and applies
 // it (applyConfig). ctx bounds nothing yet but is taken for the callers'
 // sake: the API handler and SIGHUP. Every reload, applied or refused, is
 // counted (bandit_config_reloads_total) and its outcome kept for GET
-// /v0/node (reloadStatus).
+// /v0/node (metrics.Reloads).
 func (n *Node) Reload(ctx context.Context) (apitype.ConfigChange, error) {
 	ch, err := n.reload(ctx)
-	n.reloads.record(time.Now(), ch, err)
-	n.events.Publish(events.KindReload, n.reloads.lastReload())
+	n.reloads.Record(time.Now(), ch, err)
+	n.events.Publish(events.KindReload, n.reloads.Last())
 	return ch, err
 }
 
@@ -52,27 +51,20 @@ func (n *Node) reload(ctx context.Context) (apitype.ConfigChange, error) {
 func (n *Node) applyConfig(ctx context.Context, next *config.Config) (apitype.ConfigChange, error) {
 	n.reloadMu.Lock()
 	defer n.reloadMu.Unlock()
-	prev := n.live.Load()
+	prev := n.config()
 	refused := func(err error) (apitype.ConfigChange, error) {
 		return apitype.ConfigChange{}, fmt.Errorf("the new config is refused, the running one stays in force: %w", err)
 	}
-	ch, err := config.DiffConfig(prev.cfg, next)
+	ch, err := config.DiffConfig(prev, next)
 	if err != nil {
 		return refused(err)
 	}
 	if err := next.CheckLocalData(); err != nil {
 		return refused(err)
 	}
-	book, err := addressBook(next)
+	book, err := n.rt.AddressBook(next)
 	if err != nil {
 		return refused(err)
-	}
-	// A peer that stays keeps the book's copy of its ID, which the
-	// running sessions hold: comparing the two stays a pointer compare.
-	for i, p := range book {
-		if old, ok := prev.ids[p.Name]; ok && old == p.ID {
-			book[i].ID = old
-		}
 	}
 	if len(ch.PeersAdded)+len(ch.PeersRemoved)+len(ch.PeersReaddressed) > 0 {
 		// The host validates the book and swaps it whole, or not at all.
@@ -80,41 +72,7 @@ func (n *Node) applyConfig(ctx context.Context, next *config.Config) (apitype.Co
 			return refused(fmt.Errorf("peers: %w", err))
 		}
 	}
-	live := newLiveConfig(next, n.host.ID(), book, prev)
-	n.live.Store(live)
-
-	// A session that runs with a peer that left the book cannot go on:
-	// the peer is disconnected and refused. It aborts now, saying why,
-	// rather than at its heartbeat timeout.
-	removed := map[peer.ID]string{}
-	for id, name := range prev.names {
-		if _, ok := live.names[id]; !ok {
-			removed[id] = name
-		}
-	}
-	if len(removed) > 0 {
-		n.mu.Lock()
-		var affected []*session
-		for _, s := range n.sessions {
-			for id := range removed {
-				if _, ok := s.orgIndex[id]; ok {
-					affected = append(affected, s)
-					break
-				}
-			}
-		}
-		n.mu.Unlock()
-		for _, s := range affected {
-			var gone []string
-			for id, name := range removed {
-				if _, ok := s.orgIndex[id]; ok {
-					gone = append(gone, name)
-				}
-			}
-			ch.Aborted = append(ch.Aborted, s.id)
-			go s.requestAbort(fmt.Sprintf("%v removed from the address book of %s by a config reload", gone, next.Node.Name))
-		}
-	}
+	ch.Aborted = append(ch.Aborted, n.rt.Reconfigure(next, book)...)
 
 	// Standing sessions ([[sessions]]) are rescheduled from next; a run
 	// in progress goes on (standing.update).

@@ -17,6 +17,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/metrics"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/ping"
 	dto "github.com/prometheus/client_model/go"
@@ -110,7 +111,7 @@ func TestReloadMembership(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, 10*time.Second, "the stall session to run on node2", func() bool { return n2.lookup(running) != nil })
+	testutil.WaitFor(t, 10*time.Second, "the stall session to run on node2", func() bool { return n2.rt.Active(running) })
 	before := n2.config()
 
 	// The newcomer's card, as `id --peer-card` prints it, goes into the
@@ -155,7 +156,7 @@ func TestReloadMembership(t *testing.T) {
 	})
 
 	// The running session kept its config, and completes under it.
-	if s := n2.lookup(running); s == nil || s.cfg != before || n2.config() == before {
+	if cfg, ok := n2.rt.SessionConfig(running); !ok || cfg != before || n2.config() == before {
 		t.Error("node2's running session does not hold the config it started with, or the reload did not replace the node's")
 	}
 	unblock()
@@ -197,9 +198,7 @@ func TestReloadMembership(t *testing.T) {
 	// A participant ends a moment after the initiator: node2 is idle
 	// before node4 leaves its book (or its sessions with node4 abort).
 	testutil.WaitFor(t, 20*time.Second, "node2 to end its sessions", func() bool {
-		n2.mu.Lock()
-		defer n2.mu.Unlock()
-		return len(n2.sessions) == 0
+		return n2.rt.ActiveCount() == 0
 	})
 
 	// node2 removes node4: disconnected at once and refused at its
@@ -238,7 +237,7 @@ func TestReloadAbortsSessionsOfARemovedPeer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	testutil.WaitFor(t, 10*time.Second, "the session to run on node2", func() bool { return n2.lookup(id) != nil })
+	testutil.WaitFor(t, 10*time.Second, "the session to run on node2", func() bool { return n2.rt.Active(id) })
 	cfg := *n1.cfg
 	cfg.Peers = nil
 	writeConfig(t, cfg.Path, configText(&cfg))
@@ -324,8 +323,8 @@ func TestTruncatedConfigAndRefusedReload(t *testing.T) {
 		t.Errorf("GET /v0/node: warnings %q, last reload %+v; want the two warnings and no reload", info.Warnings, info.LastReload)
 	}
 	counts := func() (applied, refused, successful float64) {
-		return counterValue(t, tn.reloads.total.WithLabelValues(reloadApplied)), counterValue(t, tn.reloads.total.WithLabelValues(reloadRefused)),
-			gaugeValue(t, tn.reloads.successful)
+		return counterValue(t, tn.reloads.Total.WithLabelValues(metrics.ReloadApplied)), counterValue(t, tn.reloads.Total.WithLabelValues(metrics.ReloadRefused)),
+			gaugeValue(t, tn.reloads.Successful)
 	}
 	if a, r, s := counts(); a != 0 || r != 0 || s != 1 {
 		t.Errorf("at start: %v applied, %v refused, last successful %v; want 0, 0, 1", a, r, s)
@@ -346,7 +345,7 @@ func TestTruncatedConfigAndRefusedReload(t *testing.T) {
 	if info, err = tn.api.Node(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if lr := info.LastReload; lr == nil || lr.Result != reloadRefused || !strings.Contains(lr.Reason, "node.listen: missing") ||
+	if lr := info.LastReload; lr == nil || lr.Result != metrics.ReloadRefused || !strings.Contains(lr.Reason, "node.listen: missing") ||
 		!strings.Contains(lr.Reason, "the running one stays in force") || time.Since(lr.At) > time.Minute {
 		t.Errorf("GET /v0/node: last reload %+v, want refused for node.listen, just now", lr)
 	}
@@ -365,7 +364,7 @@ func TestTruncatedConfigAndRefusedReload(t *testing.T) {
 	if info, err = tn.api.Node(ctx); err != nil {
 		t.Fatal(err)
 	}
-	if lr := info.LastReload; len(info.Warnings) != 0 || lr == nil || lr.Result != reloadApplied || !strings.Contains(lr.Change, "peers added: node2") {
+	if lr := info.LastReload; len(info.Warnings) != 0 || lr == nil || lr.Result != metrics.ReloadApplied || !strings.Contains(lr.Change, "peers added: node2") {
 		t.Errorf("GET /v0/node after the applied reload: warnings %q, last reload %+v", info.Warnings, lr)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/randsrc"
 	"github.com/bandit-node/bandit-node/protocol/samba"
@@ -71,8 +72,8 @@ func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
 		}
 	})
 	for _, tn := range nodes {
-		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed.Load(), p) }
-		tn.envRand = func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed.Load(), p) }
+		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(seed.Load(), p) }})
+		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed.Load(), p) }})
 	}
 	// roleFrames is how many role messages the six daemons' metrics
 	// counted, out and in.

@@ -125,7 +125,7 @@ func TestCollusiveAssignmentsAreDeclinedEverywhere(t *testing.T) {
 				if r := declines[0].Attrs["reason"]; !strings.HasPrefix(r, c.want) {
 					t.Errorf("%s declined with %q, want %q", tn.cfg.Node.Name, r, c.want)
 				}
-				if tn.lookup(id) != nil {
+				if tn.rt.Active(id) {
 					t.Errorf("%s holds the declined session", tn.cfg.Node.Name)
 				}
 			}
@@ -141,7 +141,7 @@ func TestCollusiveAssignmentsAreDeclinedEverywhere(t *testing.T) {
 		const session = "5e9a7a7e5e9a7a7e"
 		for _, tn := range nodes[1:] {
 			ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-			err := nodes[0].sendControl(ctx, tn.ID(), session, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: []byte(spec)}}})
+			err := nodes[0].rt.SendControl(ctx, tn.ID(), session, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: []byte(spec)}}})
 			cancel()
 			if err != nil {
 				t.Fatal(err)
@@ -156,7 +156,7 @@ func TestCollusiveAssignmentsAreDeclinedEverywhere(t *testing.T) {
 			if r := declines[0].Attrs["reason"]; !strings.HasPrefix(r, "roles.data_owner[2]: ") || !strings.Contains(r, "is not written as a peer ID is in a proposal") {
 				t.Errorf("%s declined with %q, want the second spelling named", tn.cfg.Node.Name, r)
 			}
-			if tn.lookup(session) != nil {
+			if tn.rt.Active(session) {
 				t.Errorf("%s holds the declined session", tn.cfg.Node.Name)
 			}
 		}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/mpccb"
 	"github.com/bandit-node/bandit-node/protocol/ping"
@@ -105,16 +106,16 @@ func TestDaemonsAndSimulatorAgree(t *testing.T) {
 	var sessionMu sync.Mutex
 	var session string
 	for _, tn := range nodes {
-		tn.roleRand = func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }
-		tn.envRand = func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed, p) }
-		tn.traceOut = func(id string, m protocol.Message) {
+		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }})
+		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed, p) }})
+		tn.rt.SetHooks(sessions.Hooks{TraceOut: func(id string, m protocol.Message) {
 			sessionMu.Lock()
 			ok := id == session
 			sessionMu.Unlock()
 			if ok {
 				daemons.add(m, true)
 			}
-		}
+		}})
 	}
 	reg, err := protocol.NewRegistry(ping.Family{}, samba.Family{}, mpccb.NewFamily())
 	if err != nil {

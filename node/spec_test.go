@@ -38,10 +38,10 @@ func TestSpecParsedOncePerOrganization(t *testing.T) {
 			t.Fatalf("the standing list names protocol %q, want ping", s.Protocol)
 		}
 	}
-	if got := nodes[0].specParses.Load(); got != 0 {
+	if got := nodes[0].rt.SpecParses(); got != 0 {
 		t.Errorf("the initiator parsed the standing session's spec %d times after the config's load, want 0", got)
 	}
-	if got := nodes[1].specParses.Load(); got != 1 {
+	if got := nodes[1].rt.SpecParses(); got != 1 {
 		t.Errorf("the participant parsed the standing run's spec %d times, want 1", got)
 	}
 
@@ -53,10 +53,10 @@ func TestSpecParsedOncePerOrganization(t *testing.T) {
 		t.Fatalf("session %s: %s (%s)", id.ID, s.State, s.Reason)
 	}
 	waitEnded(t, nodes[1], id.ID, 30*time.Second)
-	if got := nodes[0].specParses.Load(); got != 1 {
+	if got := nodes[0].rt.SpecParses(); got != 1 {
 		t.Errorf("the initiator parsed the spec of a session started by hand %d times, want 1", got)
 	}
-	if got := nodes[1].specParses.Load() - 1; got != 1 {
+	if got := nodes[1].rt.SpecParses() - 1; got != 1 {
 		t.Errorf("the participant parsed the spec of a session started by hand %d times, want 1", got)
 	}
 }
@@ -90,7 +90,7 @@ func TestParseSpecCallSites(t *testing.T) {
 		t.Fatal(err)
 	}
 	slices.Sort(sites)
-	if want := []string{"config/sessions.go", "spec.go"}; !slices.Equal(sites, want) {
+	if want := []string{"config/sessions.go", "sessions/spec.go"}; !slices.Equal(sites, want) {
 		t.Errorf("protocol.ParseSpec is called in %v, want only in %v", sites, want)
 	}
 }

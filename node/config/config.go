@@ -117,7 +117,7 @@ type SessionConfig struct {
 	MaxFrameSize      int      `toml:"max_frame_size"`
 	// MaxBufferedBytes caps the bytes of frames queued in one session,
 	// from all its peers, before its goroutine takes them; beyond it a
-	// frame is dropped and the session aborts (see node/inbound.go).
+	// frame is dropped and the session aborts (see node/sessions/inbound.go).
 	MaxBufferedBytes int64 `toml:"max_buffered_bytes"`
 	// MaxPeerBufferedBytes caps the bytes of frames queued from one peer,
 	// over all its sessions on this node.

@@ -320,7 +320,7 @@ func (m *Machine) Tick() {
 // the daemon shuts down, a role failed), telling the other side. reason is
 // what the other organizations learn; detail, what only this one records
 // (the local error behind it; "" for none). The machine does not judge
-// what may cross: its driver decides (node/disclosure.go).
+// what may cross: its driver decides (node/sessions/disclosure.go).
 func (m *Machine) Fail(reason, detail string) {
 	if m.phase.Ended() {
 		return

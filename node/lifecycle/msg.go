@@ -13,7 +13,7 @@ type Org int
 // Kind is the kind of a control message.
 //
 // NOTE: a new kind needs a case in Describe and in the node's translation
-// to and from the wire (node/control.go).
+// to and from the wire (node/sessions/control.go).
 type Kind uint8
 
 // The control messages between the initiator and a participant. Each is

@@ -45,7 +45,7 @@ type abortRule struct {
 // substrings are those of the reasons the lifecycle (node/lifecycle) and
 // the session code (node/session*.go, party.go, environment.go,
 // inbound.go, panics.go, watch.go, transport.go) write; a local party's
-// failure reads "party (org): <class> at step N" (node/disclosure.go), older
+// failure reads "party (org): <class> at step N" (node/sessions/disclosure.go), older
 // daemons' reasons as they wrote them.
 var abortRules = []abortRule{
 	{abortDeclined, []string{" declined: "}},

@@ -240,7 +240,7 @@ type Propose struct {
 	Name string `protobuf:"bytes,2,opt,name=name,proto3" json:"name,omitempty"`
 	// versions are the initiator's: its build and the wire versions the
 	// session runs on. A participant that does not speak them declines,
-	// naming both (node/wireversion.go). Empty from a daemon older than
+	// naming both (node/sessions/wireversion.go). Empty from a daemon older than
 	// these fields.
 	Versions      *Versions `protobuf:"bytes,3,opt,name=versions,proto3" json:"versions,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -22,7 +22,7 @@ import (
 type Record struct {
 	Session apitype.Session `json:"session"`
 	// Peers are the other organizations of the session, by peer ID: those
-	// an ended session still answers (see Node.answerEnded).
+	// an ended session still answers (see sessions.Runtime.answerEnded).
 	Peers  []string                   `json:"peers,omitempty"`
 	Result json.RawMessage            `json:"result,omitempty"`
 	Local  map[string]json.RawMessage `json:"local,omitempty"`

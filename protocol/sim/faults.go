@@ -56,7 +56,7 @@ const (
 	//     no more calls, and every message to it from At on is lost —
 	//     while it is down nobody receives it, and once it is back its
 	//     daemon drops a role frame of a session it does not run (node's
-	//     rejectRoleFrame, node/inbound.go: "role frame for a session that is
+	//     rejectRoleFrame, node/sessions/inbound.go: "role frame for a session that is
 	//     not active here").
 	//   - At start the daemon records every session its last run left
 	//     open as aborted, "NAME restarted while the session was open"
@@ -67,7 +67,7 @@ const (
 	//     session.heartbeat_interval (LinkModel.HeartbeatInterval) by the
 	//     initiator to each participant and by each participant to the
 	//     initiator — is answered with an Abort carrying that reason
-	//     (Node.answerEnded, node/controlsender.go; lifecycle.AnswerEnded), and the
+	//     (Runtime.answerEnded, node/sessions/controlsender.go; lifecycle.AnswerEnded), and the
 	//     initiator relays it to the other participants. The control
 	//     link is a p2p Messenger link, which a restarted receiver joins
 	//     afresh (p2p's inLink.join), so the heartbeats reach it: one sent
@@ -84,7 +84,7 @@ const (
 	//
 	// The peers' first word of the stop is taken to be that answer: the
 	// machine is down or cut off while the daemon is, so their redials
-	// get no answer (node's peerDisconnected, node/watch.go, then waits for
+	// get no answer (node's peerDisconnected, node/sessions/watch.go, then waits for
 	// the peer timeout). Two other stops end the session sooner, and are
 	// not this fault: a daemon killed on a machine that stays up refuses
 	// the redial, and its peers abort within seconds ("connection to

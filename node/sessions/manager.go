@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"context"
@@ -12,7 +12,6 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/lifecycle"
-	"github.com/bandit-node/bandit-node/node/standing"
 	"github.com/bandit-node/bandit-node/node/store"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/bandit-node/bandit-node/protocol/drive"
@@ -21,7 +20,7 @@ import (
 
 // register adds s to the active set and starts its goroutine, unless the node
 // is closing or at session.max_active.
-func (n *Node) register(s *session) error {
+func (n *Runtime) register(s *session) error {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if n.closing {
@@ -48,7 +47,7 @@ func (n *Node) register(s *session) error {
 // name the spec key at fault; nothing is sent when the spec is bad. The spec
 // is parsed and checked here, once; the proposal and the session carry the
 // result.
-func (n *Node) StartSession(specText []byte) (string, error) {
+func (n *Runtime) StartSession(specText []byte) (string, error) {
 	spec, err := n.parseSpec("spec", specText)
 	if err != nil {
 		return "", err
@@ -57,13 +56,13 @@ func (n *Node) StartSession(specText []byte) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	return n.startChecked(checked, "")
+	return n.StartChecked(checked, "")
 }
 
-// startChecked proposes a spec parsed and checked once, by StartSession or
+// StartChecked proposes a spec parsed and checked once, by StartSession or
 // at the config's load, as a run of the standing session name ("" for a
 // session started by hand): the proposal and the records carry the name.
-func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string, error) {
+func (n *Runtime) StartChecked(checked *protocol.CheckedSpec, name string) (string, error) {
 	spec, f, params := checked.Spec, checked.Family, checked.Params
 	if len(spec.Simulation) > 0 {
 		n.log.Debug("ignoring the spec's [simulation] table in a real session")
@@ -76,8 +75,8 @@ func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string,
 		for i, name := range spec.Roles.Roles[role] {
 			id, ok := live.ids[name]
 			if !ok {
-				return "", &startError{code: "spec.unknown_organization", field: fmt.Sprintf("roles.%s[%d]", role, i),
-					err: fmt.Errorf("roles.%s[%d]: %q is neither this node (%s) nor in its address book", role, i, name, n.config().Node.Name)}
+				return "", &StartError{Code: "spec.unknown_organization", Field: fmt.Sprintf("roles.%s[%d]", role, i),
+					Err: fmt.Errorf("roles.%s[%d]: %q is neither this node (%s) nor in its address book", role, i, name, n.config().Node.Name)}
 			}
 			byID.Roles[role] = append(byID.Roles[role], id.String())
 		}
@@ -86,12 +85,12 @@ func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string,
 	myRoles := distinctRoles(byID.PartiesOf(self.String()))
 	local, err := live.cfg.Admit(f, params, live.cfg.Node.Name, true, myRoles)
 	if err != nil {
-		return "", &startError{code: "policy.declined", err: err}
+		return "", &StartError{Code: "policy.declined", Err: err}
 	}
 	// The initiator's own environments are checked as a participant's
 	// are: nothing is proposed that this node could not play.
 	if err := live.cfg.CheckEnvironments(f, params, byID, myRoles); err != nil {
-		return "", &startError{code: "environment.unavailable", err: err}
+		return "", &StartError{Code: "environment.unavailable", Err: err}
 	}
 	proposed := &protocol.Spec{Protocol: spec.Protocol, Roles: byID, Params: spec.Params}
 	text, err := proposed.Encode()
@@ -124,14 +123,14 @@ func (n *Node) startChecked(checked *protocol.CheckedSpec, name string) (string,
 		if s.topic != nil {
 			s.topic.Close()
 		}
-		return "", &startError{code: "node.unavailable", err: err}
+		return "", &StartError{Code: "node.unavailable", Err: err}
 	}
 	n.log.Info("proposed a session", "session", id, "name", name, "protocol", f.Name(), "organizations", len(byID.Orgs()))
 	return id, nil
 }
 
 // CancelSession aborts an active session everywhere.
-func (n *Node) CancelSession(id string) error {
+func (n *Runtime) CancelSession(id string) error {
 	s := n.lookup(id)
 	if s == nil {
 		if _, err := n.store.Get(id); err != nil {
@@ -143,31 +142,10 @@ func (n *Node) CancelSession(id string) error {
 	return nil
 }
 
-// standingDeps is what the scheduler of standing sessions uses of n.
-func (n *Node) standingDeps() standing.Deps {
-	return standing.Deps{Log: n.log, Store: n.store, Registry: n.metrics.Registry, Start: n.startChecked,
-		Done: func(id string) <-chan struct{} {
-			if s := n.lookup(id); s != nil {
-				return s.done
-			}
-			return nil
-		},
-		Connected: func(name string) bool {
-			live := n.live.Load()
-			if name == live.cfg.Node.Name {
-				return true
-			}
-			id, ok := live.ids[name]
-			return ok && n.host.Connected(id)
-		},
-		ProposeTimeout: func() time.Duration { return n.config().Session.ProposeTimeout.Duration },
-	}
-}
-
 // newSession builds, under the config and address book live, the session of a proposal that this node accepted or
 // made. The assignment is resolved here, once, into peer IDs (the address
 // book's copies) and the lifecycle's organizations.
-func (n *Node) newSession(live *liveConfig, id string, fam protocol.Family, params any, specText []byte, assign protocol.Assignment,
+func (n *Runtime) newSession(live *liveConfig, id string, fam protocol.Family, params any, specText []byte, assign protocol.Assignment,
 	initiator peer.ID, local map[string]any) (*session, error) {
 	self := n.host.ID()
 	n.slogs.Track(id)
@@ -270,13 +248,16 @@ func distinctRoles(parties []protocol.Party) []string {
 	return out
 }
 
-// startError is why startChecked did not propose a session, with the class
-// the control API answers it with (code, and the spec's key at fault when
-// there is one); its message is err's.
-type startError struct {
-	code, field string
-	err         error
+// StartError is why StartSession did not propose a session, with the
+// class the control API answers it with; its message is Err's.
+type StartError struct {
+	// Code is the class: spec.unknown_organization, policy.declined,
+	// environment.unavailable or node.unavailable.
+	Code string
+	// Field is the spec's key at fault, "" if none.
+	Field string
+	Err   error
 }
 
-func (e *startError) Error() string { return e.err.Error() }
-func (e *startError) Unwrap() error { return e.err }
+func (e *StartError) Error() string { return e.Err.Error() }
+func (e *StartError) Unwrap() error { return e.Err }

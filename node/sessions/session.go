@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"context"
@@ -157,7 +157,7 @@ func (s *session) took(ev ctrlEvent) {
 // The fields every message touches come first, so that they share a few
 // cache lines.
 type session struct {
-	n *Node
+	n *Runtime
 	// live is the node's config and address book as they were when the
 	// session was proposed or accepted, and cfg its config: the session
 	// keeps them to its end, whatever a reload changes (reload.go).

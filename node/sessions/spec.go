@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import "github.com/bandit-node/bandit-node/protocol"
 
@@ -8,7 +8,7 @@ import "github.com/bandit-node/bandit-node/protocol"
 // (A standing session's spec is parsed once, at the config's load.) From
 // then on the parsed and checked spec (protocol.CheckedSpec, or its parts)
 // is carried; the text stays the wire format and what records keep.
-func (n *Node) parseSpec(name string, text []byte) (*protocol.Spec, error) {
+func (n *Runtime) parseSpec(name string, text []byte) (*protocol.Spec, error) {
 	n.specParses.Add(1)
 	return protocol.ParseSpec(name, text)
 }

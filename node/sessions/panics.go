@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"fmt"
@@ -53,7 +53,7 @@ func panicText(v any) string {
 // The frame is dropped. Use it as
 //
 //	defer func() { if n.recoverHandler(recover(), what, from) { ... } }()
-func (n *Node) recoverHandler(v any, what string, from peer.ID) bool {
+func (n *Runtime) recoverHandler(v any, what string, from peer.ID) bool {
 	if v == nil {
 		return false
 	}

@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"context"
@@ -287,7 +287,7 @@ func (r *topicReplay) since(t time.Time) [][]byte {
 // peerConnected is called when this node connects to address-book peer
 // id: every session running with id that publishes on its topic replays to
 // it what it published lately (see topicReplay).
-func (n *Node) peerConnected(id peer.ID) {
+func (n *Runtime) peerConnected(id peer.ID) {
 	n.publishPeer(id, true)
 	for _, s := range n.sessionsWith(id) {
 		if !s.usesTopic() {

@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"bytes"
@@ -14,7 +14,7 @@ import (
 )
 
 // handleControl routes a control frame received from a peer.
-func (n *Node) handleControl(from peer.ID, frame []byte) {
+func (n *Runtime) handleControl(from peer.ID, frame []byte) {
 	c, err := decodeControl(frame)
 	if err != nil {
 		n.metrics.Fail("decode")

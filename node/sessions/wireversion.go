@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"fmt"
@@ -16,7 +16,7 @@ var controlWireVersions = [...]string{controlWireVersion}
 
 // versionsOf is what this node says of its versions in a proposal or an
 // accept of a session of family f (at the version the session runs on).
-func (n *Node) versionsOf(f protocol.Family) *nodepb.Versions {
+func (n *Runtime) versionsOf(f protocol.Family) *nodepb.Versions {
 	speaks := []string{protocol.WireVersion(f)}
 	if base, err := n.reg.Lookup(f.Name()); err == nil {
 		speaks = protocol.WireVersions(base)
@@ -36,7 +36,7 @@ func (n *Node) versionsOf(f protocol.Family) *nodepb.Versions {
 // speaking any; with no common version it returns f at its current
 // version, which the participants that do not speak it decline, naming
 // both versions.
-func (n *Node) chooseWireVersion(f protocol.Family, others []peer.ID) protocol.Family {
+func (n *Runtime) chooseWireVersion(f protocol.Family, others []peer.ID) protocol.Family {
 	ps := n.host.LibP2P().Peerstore()
 	for _, v := range protocol.WireVersions(f) {
 		fv, ok := protocol.AtWireVersion(f, v)
@@ -77,7 +77,7 @@ func containsProtocol(list []libp2pprotocol.ID, id libp2pprotocol.ID) bool {
 // than them) runs on the current ones; a mismatch there fails when the
 // streams are negotiated. The error is written for the initiator's
 // operator: it names both versions and who must upgrade.
-func (n *Node) admitVersions(self, initiator string, base protocol.Family, v *nodepb.Versions) (protocol.Family, error) {
+func (n *Runtime) admitVersions(self, initiator string, base protocol.Family, v *nodepb.Versions) (protocol.Family, error) {
 	if v == nil {
 		return base, nil
 	}

@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"context"
@@ -78,10 +78,10 @@ func (s *session) sendLoop(to peer.ID, cs *controlSender) {
 }
 
 // closeSenders lets every control sender send what it holds — the abort or the
-// completion that ended the session, most likely — within shutdownGrace,
+// completion that ended the session, most likely — within ShutdownGrace,
 // and waits for them.
 func (s *session) closeSenders() {
-	deadline := time.After(shutdownGrace)
+	deadline := time.After(ShutdownGrace)
 	for _, cs := range s.life.senders {
 		close(cs.frames)
 	}
@@ -169,7 +169,7 @@ func controlMsg(c *nodepb.Control, from, to lifecycle.Org) (lifecycle.Msg, bool)
 }
 
 // sendControl sends one control frame of session id to peer to.
-func (n *Node) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb.Control) error {
+func (n *Runtime) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb.Control) error {
 	// c may be shared by concurrent senders: set the ID on a shallow copy.
 	frame, err := proto.Marshal(&nodepb.Control{SessionId: id, Body: c.Body})
 	if err != nil {
@@ -188,7 +188,7 @@ func (n *Node) sendControl(ctx context.Context, to peer.ID, id string, c *nodepb
 // still being examined, a lost Complete, a restart of this daemon — learns
 // it from the answer to its next frame. Only the session's organizations
 // are answered, and never an ending with an ending.
-func (n *Node) answerEnded(from peer.ID, c *nodepb.Control) {
+func (n *Runtime) answerEnded(from peer.ID, c *nodepb.Control) {
 	rec, err := n.store.Get(c.SessionId)
 	if err != nil || !slices.Contains(rec.Peers, from.String()) {
 		n.metrics.Fail("unknown_session")

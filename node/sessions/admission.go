@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 
 // examine examines a proposal in the background, at most a few at once:
 // it is accepted (the session's lifecycle then says so) or declined.
-func (n *Node) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
+func (n *Runtime) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
 	select {
 	case n.proposals <- struct{}{}:
 		n.examining.Go(func() {
@@ -40,7 +40,7 @@ func (n *Node) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
 
 // decline sends a Decline of session id to peer to, waiting at most
 // sendTimeout.
-func (n *Node) decline(to peer.ID, id, reason string) {
+func (n *Runtime) decline(to peer.ID, id, reason string) {
 	ctx, cancel := context.WithTimeout(context.Background(), sendTimeout)
 	defer cancel()
 	n.sendControl(ctx, to, id, &nodepb.Control{Body: &nodepb.Control_Decline{Decline: &nodepb.Decline{Reason: reason}}})
@@ -50,7 +50,7 @@ func (n *Node) decline(to peer.ID, id, reason string) {
 // local data, and accepts (registering the session) or declines with a reason.
 // A proposal repeated by its initiator (it resends to participants that have
 // not answered) is accepted again without a second registration.
-func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
+func (n *Runtime) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 	if n.store.Exists(id) && n.lookup(id) == nil {
 		// A proposal of a session that has ended here (a late resend):
 		// its record answers.
@@ -78,7 +78,7 @@ func (n *Node) handlePropose(from peer.ID, id string, p *nodepb.Propose) {
 // admitProposal validates a proposal of the standing session name ("" for
 // one started by hand) that needs versions, and, when this node takes
 // part, registers the session at those versions.
-func (n *Node) admitProposal(from peer.ID, id string, specText []byte, name string, versions *nodepb.Versions) (*session, error) {
+func (n *Runtime) admitProposal(from peer.ID, id string, specText []byte, name string, versions *nodepb.Versions) (*session, error) {
 	spec, err := n.parseSpec("proposed spec", specText)
 	if err != nil {
 		return nil, err

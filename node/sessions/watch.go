@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"context"
@@ -31,7 +31,7 @@ const redialTimeout = 2 * time.Second
 // link.go), and the heartbeat timeout judges a peer that stays away. A peer
 // that closes every connection at once for the whole of redialTimeout (its
 // gater refuses us) is told as unreachable, with that class.
-func (n *Node) peerDisconnected(id peer.ID) {
+func (n *Runtime) peerDisconnected(id peer.ID) {
 	n.publishPeer(id, false)
 	affected := n.sessionsWith(id)
 	if len(affected) == 0 {
@@ -70,7 +70,7 @@ const redialPoll = 50 * time.Millisecond
 // verdict — a chaotic network closes fresh connections too — so redial
 // waits, until ctx ends, for the dialer's connection, and returns the
 // failure only if the peer still closes ours when ctx ends.
-func (n *Node) redial(ctx context.Context, id peer.ID) error {
+func (n *Runtime) redial(ctx context.Context, id peer.ID) error {
 	t := time.NewTicker(redialPoll)
 	defer t.Stop()
 	for {
@@ -88,7 +88,7 @@ func (n *Node) redial(ctx context.Context, id peer.ID) error {
 
 // sessionsWith returns the sessions running here with address-book peer
 // id among their organizations.
-func (n *Node) sessionsWith(id peer.ID) []*session {
+func (n *Runtime) sessionsWith(id peer.ID) []*session {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	var affected []*session
@@ -105,7 +105,7 @@ func (n *Node) sessionsWith(id peer.ID) []*session {
 // framesDropped is p2p.MessengerOptions.OnGiveUp: the messenger gave up on
 // frames to peer id, so that every session running with id lacks some of
 // what it sent, and aborts, saying why.
-func (n *Node) framesDropped(id peer.ID, frames uint64, why string) {
+func (n *Runtime) framesDropped(id peer.ID, frames uint64, why string) {
 	affected := n.sessionsWith(id)
 	if len(affected) == 0 {
 		return

@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"fmt"
@@ -12,7 +12,7 @@ import (
 
 // liveConfig is one version of what a running node reads of its config: the
 // config and the address book built from it. It is never modified; a reload
-// replaces it whole (Node.applyConfig), and a session keeps the one it was
+// replaces it whole (Runtime.Reconfigure), and a session keeps the one it was
 // created under.
 type liveConfig struct {
 	cfg   *config.Config
@@ -71,7 +71,7 @@ func addressBook(cfg *config.Config) ([]p2p.Peer, error) {
 		}
 		var relay peer.ID
 		if pc.Relay != "" {
-			if relay, err = relayID(cfg, pc.Relay); err != nil {
+			if relay, err = RelayID(cfg, pc.Relay); err != nil {
 				return nil, fmt.Errorf("peers[%d] (%s).relay: %w", i, pc.Name, err)
 			}
 		}
@@ -80,8 +80,8 @@ func addressBook(cfg *config.Config) ([]p2p.Peer, error) {
 	return book, nil
 }
 
-// relayID returns the peer ID of the [[peers]] entry named name, a relay.
-func relayID(cfg *config.Config, name string) (peer.ID, error) {
+// RelayID returns the peer ID of the [[peers]] entry named name, a relay.
+func RelayID(cfg *config.Config, name string) (peer.ID, error) {
 	rc, ok := cfg.PeerByName(name)
 	if !ok {
 		return "", fmt.Errorf("%q is not the name of a [[peers]] entry", name)

@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ import (
 // would otherwise pay (bench/HISTORY.md). Only the stream's read goroutine
 // calls it.
 type roleStream struct {
-	n      *Node
+	n      *Runtime
 	family string
 	from   peer.ID
 
@@ -58,7 +58,7 @@ type roleStream struct {
 
 // newRoleStream returns the frame handler of a stream of family from peer
 // from (p2p.MessengerOptions.NewStreamHandler).
-func (n *Node) newRoleStream(family string, from peer.ID) func(frame []byte) {
+func (n *Runtime) newRoleStream(family string, from peer.ID) func(frame []byte) {
 	r := &roleStream{n: n, family: family, from: from}
 	return r.handle
 }
@@ -142,7 +142,7 @@ func (r *roleStream) recoverFrame() {
 // session found last is remembered: a running session's frames come one
 // after another, and comparing their ID with it spares the lock and the map
 // (with many daemons per core, every memory they touch is a cache miss).
-func (n *Node) lookupBytes(id []byte) *session {
+func (n *Runtime) lookupBytes(id []byte) *session {
 	if s := n.recent.Load(); s != nil && s.id == string(id) {
 		return s
 	}
@@ -191,7 +191,7 @@ func (s *session) deliverTopic(m protocol.Message, seq uint64, borrowed bool) {
 // rejectRoleFrame counts and logs a role frame that roleStream.decode does
 // not deliver: decodeErr if it did not decode; otherwise s is its session
 // (nil if not active here), and why it is refused is worked out again.
-func (n *Node) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s *session, decodeErr error) {
+func (n *Runtime) rejectRoleFrame(family string, from peer.ID, f *roleFrameView, s *session, decodeErr error) {
 	switch {
 	case decodeErr != nil:
 		n.metrics.Fail("decode")
@@ -512,7 +512,7 @@ func (s *session) topicWindowExceeded(p protocol.Party, err error) {
 // joinTopic subscribes this node to the session's gossipsub topic when it
 // plays a party of a family that publishes (protocol.Info.UsesTopic). Only the session's organizations may publish on it, and only
 // as parties they play.
-func (n *Node) joinTopic(s *session) error {
+func (n *Runtime) joinTopic(s *session) error {
 	if len(s.mine) == 0 || !s.caps.Topic {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package node
+package sessions
 
 import (
 	"encoding/json"
@@ -38,7 +38,7 @@ func (s *session) main() {
 		}
 		s.closeSenders()
 		s.writes.saving.Wait()
-		s.n.sessionEndedRetention()
+		s.n.sessionEnded()
 		s.n.wg.Done()
 	}()
 	defer func() {
@@ -373,7 +373,7 @@ func (s *session) collectRoles(progress bool) {
 }
 
 // forget removes an ended session from the active set.
-func (n *Node) forget(id string) {
+func (n *Runtime) forget(id string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	if s := n.sessions[id]; s != nil {
