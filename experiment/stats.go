@@ -70,3 +70,19 @@ func Ordered(a, b Summary) (holds, resolved bool) {
 	}
 	return false, false
 }
+
+// Rising is the verdict of "xs[0] < xs[1] < … " beyond noise, as a Claim
+// takes it: it holds when every next mean lies above the one before it
+// beyond both 95 % intervals (Compare), does not hold when one lies below
+// beyond them, and is unresolved otherwise.
+func Rising(xs ...Summary) (holds, unresolved bool) {
+	for i := 1; i < len(xs); i++ {
+		switch Compare(xs[i], xs[i-1]) {
+		case -1:
+			return false, false
+		case 0:
+			unresolved = true
+		}
+	}
+	return !unresolved, unresolved
+}

@@ -39,3 +39,26 @@ func TestCompare(t *testing.T) {
 		}
 	}
 }
+
+// TestRising: a chain of means rises beyond noise only when every link
+// does; one link that falls beyond noise fails it, an overlap leaves it
+// unresolved.
+func TestRising(t *testing.T) {
+	tight := func(m float64) Summary { return Summarize([]float64{m - 0.01, m, m + 0.01}) }
+	wide := func(m float64) Summary { return Summarize([]float64{m - 1, m, m + 1}) }
+	for _, c := range []struct {
+		name             string
+		xs               []Summary
+		holds, unresolve bool
+	}{
+		{"rising apart", []Summary{tight(1), tight(2), tight(3)}, true, false},
+		{"one overlap", []Summary{tight(1), wide(2), wide(2.5)}, false, true},
+		{"one fall", []Summary{tight(1), tight(3), tight(2)}, false, false},
+		{"a fall after an overlap", []Summary{wide(1), wide(1.2), tight(0)}, false, false},
+		{"one run", []Summary{Summarize([]float64{1}), Summarize([]float64{2})}, false, true},
+	} {
+		if h, u := Rising(c.xs...); h != c.holds || u != c.unresolve {
+			t.Errorf("%s: Rising = %v, %v; want %v, %v", c.name, h, u, c.holds, c.unresolve)
+		}
+	}
+}

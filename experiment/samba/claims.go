@@ -3,6 +3,7 @@ package samba
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"math"
 	"slices"
 	"strings"
@@ -146,9 +147,10 @@ func sambaClaims(o Options, runs []Session, pts map[sambaKey]sambaPoint) []exper
 	add("Theorem 4: O(NK) messages, four lists of size K per step and iteration", msgOK,
 		"every run: (2K + 2)·(N − K)·nb_A messages (K scores, a batch each way, K bits) and at most %d for the set-up and the sum (threshold 10K)", maxExtra)
 
-	// The hierarchy of the times.
+	// The hierarchy of the times. Thompson slowest and ε-greedy fastest
+	// are orders of means, judged beyond the runs' noise (rankBeyondNoise).
 	pursuitLo, pursuitHi := math.Inf(1), math.Inf(-1)
-	thompsonSlowest, greedyFastest := true, true
+	var slowest, fastest []rank
 	var order []string
 	for _, k := range ks {
 		one := 0.0
@@ -157,6 +159,7 @@ func sambaClaims(o Options, runs []Session, pts map[sambaKey]sambaPoint) []exper
 			t   float64
 		}
 		var ts []at2
+		secure := map[string]experiment.Summary{}
 		for _, alg := range algs {
 			if alg == "pursuit" {
 				continue
@@ -164,16 +167,13 @@ func sambaClaims(o Options, runs []Session, pts map[sambaKey]sambaPoint) []exper
 			t := at(alg, k, n).Secure.Mean
 			one += t / 5
 			ts = append(ts, at2{alg, t})
+			secure[alg] = at(alg, k, n).Secure
 		}
 		r := at("pursuit", k, n).Secure.Mean / one
 		pursuitLo, pursuitHi = min(pursuitLo, r), max(pursuitHi, r)
 		slices.SortFunc(ts, func(a, b at2) int { return cmp.Compare(a.t, b.t) })
-		if ts[len(ts)-1].alg != "thompson" {
-			thompsonSlowest = false
-		}
-		if ts[0].alg != "epsilon_greedy" {
-			greedyFastest = false
-		}
+		slowest = append(slowest, rankBeyondNoise("thompson", secure, 1))
+		fastest = append(fastest, rankBeyondNoise("epsilon_greedy", secure, -1))
 		var names []string
 		for _, x := range ts {
 			names = append(names, x.alg)
@@ -182,27 +182,31 @@ func sambaClaims(o Options, runs []Session, pts map[sambaKey]sambaPoint) []exper
 	}
 	add("Pursuit takes about double the time of the others (two iterations a step)", pursuitLo >= 1.5 && pursuitHi <= 2.5,
 		"N = %d: Pursuit / the mean of the other five ×%.2f–×%.2f over K (threshold ×1.5–×2.5)", n, pursuitLo, pursuitHi)
-	add("Thompson Sampling is the slowest of the one-iteration algorithms", thompsonSlowest, "N = %d, fastest first: %s", n, strings.Join(order, "; "))
-	add("ε-greedy with a fixed ε is the fastest", greedyFastest, "the same order")
+	claims = append(claims, rankClaim("Thompson Sampling is the slowest of the one-iteration algorithms", slowest,
+		fmt.Sprintf("N = %d, fastest first by mean: %s; %s", n, strings.Join(order, "; "), rankNote(slowest, "slower than"))))
+	claims = append(claims, rankClaim("ε-greedy with a fixed ε is the fastest", fastest,
+		fmt.Sprintf("the same order; %s", rankNote(fastest, "faster than"))))
 
-	// Rewards.
-	best := true
+	// Rewards: Thompson's mean reward above every other algorithm's,
+	// beyond the runs' noise, at every K and N.
 	var bests []string
+	var bestRanks []rank
 	for _, k := range ks {
 		for _, b := range sambaBudgets(n, k, kmax) {
 			top, topR := "", math.Inf(-1)
+			reward := map[string]experiment.Summary{}
 			for _, alg := range algs {
+				reward[alg] = at(alg, k, b).Reward
 				if v := at(alg, k, b).Reward.Mean; v > topR {
 					top, topR = alg, v
 				}
 			}
-			if top != "thompson" {
-				best = false
-			}
+			bestRanks = append(bestRanks, rankBeyondNoise("thompson", reward, 1))
 			bests = append(bests, fmt.Sprintf("K = %d, N = %d: %s (%.0f; Thompson %.0f)", k, b, top, topR, at("thompson", k, b).Reward.Mean))
 		}
 	}
-	add("Thompson Sampling always produces the best cumulative reward", best, "best mean: %s", strings.Join(bests, "; "))
+	claims = append(claims, rankClaim("Thompson Sampling always produces the best cumulative reward", bestRanks,
+		fmt.Sprintf("best mean: %s; %s", strings.Join(bests, "; "), rankNote(bestRanks, "above"))))
 
 	// The roles (Figure 8(d)).
 	compMost, ctrlLikeOwner, dcNegligible := true, true, true
@@ -286,6 +290,78 @@ func sambaClaims(o Options, runs []Session, pts map[sambaKey]sambaPoint) []exper
 			"the one-iteration algorithms' lines in N at K = 100, extrapolated to N = 10⁵: median %.2f min (threshold 7.5–30 min); the paper's prototype was Python with the phe library", med)
 	}
 	return claims
+}
+
+// rank is how one algorithm stands against the others at one point of
+// the grid, judged beyond the runs' noise (experiment.Compare): first
+// when its 95 % interval lies beyond every other's, beaten when some
+// other's lies beyond its own; neither when intervals overlap or a point
+// has one run.
+type rank struct {
+	first, beaten bool
+	// open names the algorithms it cannot be told from.
+	open []string
+}
+
+// rankBeyondNoise ranks alg among the summaries of by: first when its
+// mean exceeds every other's beyond the noise (dir 1), or falls below
+// every other's (dir −1).
+func rankBeyondNoise(alg string, by map[string]experiment.Summary, dir int) rank {
+	r := rank{first: true}
+	for _, other := range slices.Sorted(maps.Keys(by)) {
+		if other == alg {
+			continue
+		}
+		switch experiment.Compare(by[alg], by[other]) * dir {
+		case 1:
+		case -1:
+			r.first, r.beaten = false, true
+		default:
+			r.first = false
+			r.open = append(r.open, other)
+		}
+	}
+	return r
+}
+
+// rankClaim is the claim that alg is first at every point: it holds when
+// it is first everywhere, does not hold when it is beaten somewhere, and
+// is not resolved otherwise.
+func rankClaim(text string, ranks []rank, note string) experiment.Claim {
+	c := experiment.Claim{Text: text, Holds: true, Note: note}
+	for _, r := range ranks {
+		switch {
+		case r.beaten:
+			c.Holds, c.Unresolved = false, false
+			return c
+		case !r.first:
+			c.Holds, c.Unresolved = false, true
+		}
+	}
+	return c
+}
+
+// rankNote says, for rankClaim's note, at how many points the order is
+// resolved by the runs' 95 % intervals.
+func rankNote(ranks []rank, how string) string {
+	first, beaten := 0, 0
+	open := map[string]bool{}
+	for _, r := range ranks {
+		if r.first {
+			first++
+		}
+		if r.beaten {
+			beaten++
+		}
+		for _, o := range r.open {
+			open[o] = true
+		}
+	}
+	note := fmt.Sprintf("%s every other beyond the runs' 95 %% intervals at %d of %d points, beaten at %d", how, first, len(ranks), beaten)
+	if len(open) > 0 {
+		note += fmt.Sprintf("; not told apart from %s", strings.Join(slices.Sorted(maps.Keys(open)), ", "))
+	}
+	return note
 }
 
 func joinInt(xs []int) string {
