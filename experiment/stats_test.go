@@ -54,7 +54,7 @@ func TestRising(t *testing.T) {
 		{"rising apart", []Summary{tight(1), tight(2), tight(3)}, true, false},
 		{"one overlap", []Summary{tight(1), wide(2), wide(2.5)}, false, true},
 		{"one fall", []Summary{tight(1), tight(3), tight(2)}, false, false},
-		{"a fall after an overlap", []Summary{wide(1), wide(1.2), tight(0)}, false, false},
+		{"a fall after an overlap", []Summary{wide(1), wide(1.2), tight(-5)}, false, false},
 		{"one run", []Summary{Summarize([]float64{1}), Summarize([]float64{2})}, false, true},
 	} {
 		if h, u := Rising(c.xs...); h != c.holds || u != c.unresolve {
