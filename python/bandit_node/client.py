@@ -106,9 +106,89 @@ class Client:
         """The address book's peers with their connection state."""
         return self._call("GET", "/v0/peers")
 
-    def sessions(self, name=None):
-        """Every session this node knows, newest first (without specs); name: a standing session's runs."""
-        return self._call("GET", "/v0/sessions", {"name": name} if name else None)
+    def sessions(self, name=None, limit=None, before=None):
+        """Sessions this node knows, newest first (without specs); name: a standing session's runs.
+
+        Without limit, every one. With limit (1 to 1000), one page of at
+        most limit, starting after session before (None: the newest); the
+        page's last session's id is the next page's before. all_sessions
+        walks every page.
+        """
+        return self._call("GET", "/v0/sessions", {"name": name, "limit": limit, "before": before})
+
+    def all_sessions(self, name=None, page=100):
+        """Every session, newest first, fetched a page of page at a time (a generator)."""
+        query = {"name": name, "limit": page}
+        while query is not None:
+            items, headers = self._call("GET", "/v0/sessions", query, with_headers=True)
+            yield from items
+            query = _next_page(headers.get("Link"))
+
+    def sessions_frame(self, name=None):
+        """Every session as a pandas DataFrame: one row each, progress flattened (progress_step, …)."""
+        pd = _pandas()
+        rows = []
+        for s in self.all_sessions(name):
+            row = {k: v for k, v in s.items() if not isinstance(v, (dict, list))}
+            for k, v in (s.get("progress") or {}).items():
+                row["progress_" + k] = v
+            rows.append(row)
+        df = pd.DataFrame(rows)
+        for col in ("created", "started", "finished", "updated"):
+            if col in df:
+                df[col] = pd.to_datetime(df[col], utc=True, errors="coerce")
+        return df
+
+    def result_frame(self, id):
+        """A session's result as a tidy pandas DataFrame, for the families whose result is a table or a curve.
+
+        ping: one row per ordered pair (from, to) with its latency
+        statistics; pfcb: the regret curve (round, regret); mpccb: the
+        reward curve (step, average_reward so far); samba and bai: one row of
+        the result's numbers.
+        """
+        pd = _pandas()
+        rec = self.result(id)
+        return result_table(pd, rec.get("session", {}).get("protocol"), rec.get("result") or {})
+
+    def events(self, since=None, timeout=None, read_timeout=60):
+        """The node's events (GET /v0/events) as dicts {"id", "event", "data"}, a generator.
+
+        since=None starts with the next event; since=0 with every event the
+        node still keeps; since=N after event N. A dropped connection is
+        reopened after the last event seen. A "lost" event (id None) says
+        events were missed: read the state again. Stops after timeout
+        seconds (None: never) or when the caller stops iterating.
+        """
+        deadline = None if timeout is None else time.monotonic() + timeout
+        last = since
+        failures = 0
+        while deadline is None or time.monotonic() < deadline:
+            left = None if deadline is None else max(0.05, deadline - time.monotonic())
+            query = {} if last is None else {"since": last}
+            url = self.base + "/v0/events" + ("?" + urllib.parse.urlencode(query) if query else "")
+            req = urllib.request.Request(url, method="GET")
+            req.add_header("Authorization", "Bearer " + self._token)
+            req.add_header("Accept", "text/event-stream")
+            wait = read_timeout if left is None else min(read_timeout, left)
+            try:
+                with urllib.request.urlopen(req, timeout=wait, context=self._ssl) as r:
+                    failures = 0
+                    for ev in _sse(r):
+                        if ev["id"] is not None:
+                            last = ev["id"]
+                        yield ev
+                        if deadline is not None and time.monotonic() >= deadline:
+                            return
+            except urllib.error.HTTPError as e:
+                raise _error(e.code, e.read()) from None
+            except (TimeoutError, OSError, urllib.error.URLError) as e:
+                if deadline is not None and time.monotonic() >= deadline:
+                    return
+                failures += 1
+                if failures > 5:
+                    raise BanditError(None, f"the event stream of {self.base} keeps failing: {e}") from e
+                time.sleep(min(2.0, 0.1 * 2 ** failures))
 
     def session(self, id):
         """One session: state, progress, roles, reason, …"""
@@ -169,10 +249,11 @@ class Client:
 
     # The transport.
 
-    def _call(self, method, path, query=None, body=None, ctype=None):
+    def _call(self, method, path, query=None, body=None, ctype=None, with_headers=False):
         url = self.base + path
+        query = {k: v for k, v in (query or {}).items() if v is not None}
         if query:
-            url += "?" + urllib.parse.urlencode({k: v for k, v in query.items() if v is not None})
+            url += "?" + urllib.parse.urlencode(query)
         req = urllib.request.Request(url, data=body, method=method)
         req.add_header("Authorization", "Bearer " + self._token)
         req.add_header("Accept", "application/json")
@@ -181,17 +262,20 @@ class Client:
         try:
             with urllib.request.urlopen(req, timeout=self.timeout, context=self._ssl) as r:
                 data = r.read()
+                headers = r.headers
         except urllib.error.HTTPError as e:
             raise _error(e.code, e.read()) from None
         except (urllib.error.URLError, OSError) as e:
             reason = getattr(e, "reason", e)
             raise BanditError(None, f"cannot reach the daemon at {self.base}: {reason}") from e
         if not data:
-            return None
-        try:
-            return json.loads(data)
-        except ValueError:
-            raise BanditError(200, f"{method} {path}: the answer is not JSON: {data[:200]!r}") from None
+            value = None
+        else:
+            try:
+                value = json.loads(data)
+            except ValueError:
+                raise BanditError(200, f"{method} {path}: the answer is not JSON: {data[:200]!r}") from None
+        return (value, headers) if with_headers else value
 
 
 def _error(status, data):
@@ -209,6 +293,80 @@ def _error(status, data):
                            code=err.get("code"), field=err.get("field"), body=body)
     msg = err if isinstance(err, str) and err else body.get("detail") or json.dumps(body)[:500]
     return BanditError(status, msg, code=body.get("code"), field=body.get("field"), body=body)
+
+
+def _next_page(link):
+    """The query of a Link header's rel="next" target, or None."""
+    if not link:
+        return None
+    for part in link.split(","):
+        target, _, params = part.partition(";")
+        if 'rel="next"' in params.replace(" ", ""):
+            target = target.strip().lstrip("<").rstrip(">")
+            q = urllib.parse.parse_qs(urllib.parse.urlsplit(target).query)
+            return {k: v[0] for k, v in q.items()}
+    return None
+
+
+def _sse(stream):
+    """The events of a text/event-stream body: dicts {"id", "event", "data"} (data decoded from JSON)."""
+    ev = {"id": None, "event": "message", "data": []}
+    for raw in stream:
+        line = raw.decode("utf-8").rstrip("\r\n")
+        if not line:
+            if ev["data"]:
+                text = "\n".join(ev["data"])
+                try:
+                    data = json.loads(text)
+                except ValueError:
+                    data = text
+                yield {"id": ev["id"], "event": ev["event"], "data": data}
+            ev = {"id": None, "event": "message", "data": []}
+            continue
+        if line.startswith(":"):
+            continue  # a comment: the stream's keep-alive
+        field, _, value = line.partition(":")
+        value = value[1:] if value.startswith(" ") else value
+        if field == "id":
+            ev["id"] = int(value) if value.isdigit() else value
+        elif field == "event":
+            ev["event"] = value
+        elif field == "data":
+            ev["data"].append(value)
+
+
+def _pandas():
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("this needs pandas: apt-get install python3-pandas (or pip install pandas)") from None
+    return pandas
+
+
+def result_table(pd, protocol, result):
+    """A family's result as a tidy DataFrame (see Client.result_frame)."""
+    if protocol == "ping" and isinstance(result.get("participants"), list):
+        names = result["participants"]
+        rows = []
+        for i, a in enumerate(names):
+            for j, b in enumerate(names):
+                if i == j:
+                    continue
+                row = {"from": a, "to": b}
+                for key in ("min_us", "median_us", "p99_us", "max_us"):
+                    m = result.get(key) or []
+                    row[key] = m[i][j] if i < len(m) and j < len(m[i]) else None
+                rows.append(row)
+        return pd.DataFrame(rows)
+    if isinstance(result.get("regret_curve"), list) and result["regret_curve"]:
+        every = result.get("regret_curve_every") or 1
+        curve = result["regret_curve"]
+        return pd.DataFrame({"round": [every * (i + 1) for i in range(len(curve))], "regret": curve})
+    if isinstance(result.get("reward_curve"), list) and result["reward_curve"]:
+        curve = result["reward_curve"]
+        every = result.get("checkpoint_every") or 1
+        return pd.DataFrame({"step": [every * (i + 1) for i in range(len(curve))], "average_reward": curve})
+    return pd.DataFrame([{k: v for k, v in result.items() if not isinstance(v, (dict, list))}])
 
 
 def _seg(s):

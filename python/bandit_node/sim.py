@@ -21,6 +21,16 @@ program is tried before it joins a session:
         "source": "exec", "command": [sys.executable, "owner.py"]}}
 
 The binary is `binary`, else $BANDIT_NODE_BIN, else `bandit-node` on PATH.
+
+The papers' experiments run in the lab's own binary, `bandit-lab`
+($BANDIT_LAB_BIN or PATH); experiment() returns what it wrote, and rows()
+and frame() read its CSV outputs (every figure's data is NAME.data.csv):
+
+    from bandit_node.sim import experiment, frame
+
+    out = experiment("samba", "out/samba", runs=1, budget=2000, k=[3, 10])
+    out["manifest"]["build"]["revision"]
+    frame(out["dir"] + "/samba_reward.data.csv")    # a series column, then the plotted x, y and its interval
 """
 
 import json
@@ -32,7 +42,7 @@ import tempfile
 
 from .client import BanditError
 
-__all__ = ["simulate", "find_binary", "to_toml", "SimulationError"]
+__all__ = ["simulate", "experiment", "rows", "frame", "find_binary", "to_toml", "SimulationError"]
 
 
 class SimulationError(BanditError):
@@ -95,6 +105,69 @@ def simulate(spec, seed=None, binary=None, timeout=3600, cwd=None):
     if p.returncode != 0:
         raise _error(p)
     return json.loads(p.stdout)
+
+
+def experiment(name, out_dir, binary=None, timeout=24 * 3600, progress=False, **options):
+    """Run `bandit-lab experiment NAME --out OUT_DIR` with options as flags; return what it wrote.
+
+    Each option becomes a flag: runs=3 → --runs 3, paillier_bits=512 →
+    --paillier-bits 512, a list → comma-separated (k=[3, 10] → --k 3,10),
+    True → the bare flag, False/None → left out. progress=False passes
+    --quiet. Returns {"dir", "manifest" (manifest.json as a dict), "files"
+    (the paths it lists), "stdout"}; raises SimulationError with the
+    lab's message when it fails.
+    """
+    args = [find_binary(binary, "bandit-lab"), "experiment", str(name), "--out", os.fspath(out_dir)]
+    for key, value in options.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + key.replace("_", "-")
+        if value is True:
+            args.append(flag)
+        elif isinstance(value, (list, tuple)):
+            args += [flag, ",".join(str(v) for v in value)]
+        else:
+            args += [flag, str(value)]
+    if not progress:
+        args.append("--quiet")
+    p = subprocess.run(args, capture_output=True, text=True, timeout=timeout)
+    if p.returncode != 0:
+        msg = p.stderr.strip() or p.stdout.strip() or f"exit status {p.returncode}"
+        raise SimulationError(None, msg.removeprefix("bandit-lab: "), body=msg)
+    path = os.path.join(os.fspath(out_dir), "manifest.json")
+    with open(path, encoding="utf-8") as f:
+        manifest = json.load(f)
+    files = [os.path.join(os.fspath(out_dir), f["name"]) if isinstance(f, dict) else f for f in manifest.get("files", [])]
+    return {"dir": os.fspath(out_dir), "manifest": manifest, "files": files, "stdout": p.stdout}
+
+
+def rows(path):
+    """An experiment's CSV output as a list of dicts, numbers as float where they read as one."""
+    import csv
+
+    with open(path, newline="", encoding="utf-8") as f:
+        return [{k: _number(v) for k, v in row.items()} for row in csv.DictReader(f)]
+
+
+def frame(path):
+    """An experiment's CSV output as a pandas DataFrame (needs pandas: apt-get install python3-pandas)."""
+    try:
+        import pandas
+    except ImportError:
+        raise ImportError("frame() needs pandas: apt-get install python3-pandas (or pip install pandas); rows() needs nothing") from None
+    return pandas.read_csv(path)
+
+
+def _number(v):
+    if v is None:
+        return v
+    try:
+        f = float(v)
+    except ValueError:
+        return v
+    if f.is_integer() and v.lstrip("-").isdigit():
+        return int(v)
+    return f
 
 
 def _error(p):

@@ -43,6 +43,20 @@ def bandit_node_bin(tmp_path_factory):
 
 
 @pytest.fixture(scope="session")
+def bandit_lab_bin(tmp_path_factory):
+    """The path of a bandit-lab binary (the papers' experiments)."""
+    given = os.environ.get("BANDIT_LAB_BIN")
+    if given:
+        return given
+    if shutil.which("go") is None:
+        pytest.skip("go is not installed and BANDIT_LAB_BIN is not set")
+    out = str(tmp_path_factory.mktemp("labbin") / "bandit-lab")
+    env = dict(os.environ, GOTOOLCHAIN="go1.27.3")
+    subprocess.run(["go", "build", "-o", out, "./cmd/bandit-lab"], cwd=ROOT, env=env, check=True, timeout=600)
+    return out
+
+
+@pytest.fixture(scope="session")
 def testnet(bandit_node_bin, agents, tmp_path_factory):
     """The testnet's directory: node1 … node5, each with its config.toml."""
     d = tmp_path_factory.mktemp("testnet")
