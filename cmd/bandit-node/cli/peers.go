@@ -13,7 +13,10 @@ import (
 
 // peersCommands are the subcommands of peers (which alone lists the peers).
 func peersCommands() []clikit.Command {
-	return []clikit.Command{{Name: "add", Summary: "add an organization's peer card to the address book", Run: runPeersAdd}}
+	return []clikit.Command{
+		{Name: "add", Summary: "add an organization's peer card to the address book", Run: runPeersAdd},
+		{Name: "remove", Summary: "take an organization out of the address book: it is disconnected and refused", Run: runPeersRemove},
+	}
 }
 
 func runPeers(ctx context.Context, args []string, stdout, stderr io.Writer) error {

@@ -81,6 +81,9 @@ func TestParsePeerCardRefuses(t *testing.T) {
 // each other exchange peer cards (id --peer-card, peers add), reload without
 // a restart and run a session together. peers add refuses a duplicate and
 // a node's own card, and saves a card for a daemon that is not running.
+// TestPeersAddJoinsRunningDaemons: peers add, then peers remove, on running
+// daemons: the card joins two nodes that run a session; its removal parts
+// them for good.
 func TestPeersAddJoinsRunningDaemons(t *testing.T) {
 	root := t.TempDir()
 	used := map[int]bool{}
@@ -179,5 +182,40 @@ func TestPeersAddJoinsRunningDaemons(t *testing.T) {
 	}
 	if again, _ := os.ReadFile(cfgs[0]); !bytes.Equal(again, after) {
 		t.Error("a refused card changed the config")
+	}
+
+	// peers remove takes node2 out of node1's address book: the file is as
+	// it was before the card, node1 disconnects node2 and refuses it, so
+	// node2 — which still lists node1 and keeps dialing — stays apart.
+	if _, _, err := run(t, "peers", "remove", "--config", cfgs[0], "node9"); err == nil || !strings.Contains(err.Error(), `no peer named "node9"`) {
+		t.Errorf("peers remove of an unknown name: %v", err)
+	}
+	out, stderr, err := run(t, "peers", "remove", "--config", cfgs[0], "node2")
+	if err != nil || !strings.Contains(out, "the daemon reloaded its config: peers removed: node2") {
+		t.Fatalf("peers remove node2: %v\n%s%s", err, out, stderr)
+	}
+	if removed, _ := os.ReadFile(cfgs[0]); !bytes.Equal(bytes.TrimRight(removed, "\n"), bytes.TrimRight(before, "\n")) {
+		t.Errorf("node1's config after peers remove is not what it was before peers add:\n%s", removed)
+	}
+	connected := func(cfg string) bool {
+		out, _, err := run(t, "peers", "--config", cfg, "--json")
+		var peers []apitype.Peer
+		if err != nil || json.Unmarshal([]byte(out), &peers) != nil {
+			return true
+		}
+		for _, p := range peers {
+			if p.Connected {
+				return true
+			}
+		}
+		return false
+	}
+	testutil.WaitFor(t, 20*time.Second, "node1 and node2 to be apart", func() bool { return !connected(cfgs[0]) && !connected(cfgs[1]) })
+	time.Sleep(3 * time.Second) // node2's redials, with backoff, must keep failing
+	if connected(cfgs[1]) {
+		t.Error("node2 reconnected to node1 after node1 removed it")
+	}
+	if _, _, err := run(t, "session", "start", "--config", cfgs[1], spec, "--wait", "--timeout", "20s"); err == nil {
+		t.Error("a session with a removed peer started")
 	}
 }
