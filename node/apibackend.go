@@ -116,6 +116,10 @@ func (b apiBackend) Reload(ctx context.Context) (apitype.ConfigChange, error) {
 	return ch, err
 }
 
+func (b apiBackend) CheckConfig(ctx context.Context, text []byte) (apitype.ConfigChange, error) {
+	return b.n.CheckConfig(ctx, text)
+}
+
 func (b apiBackend) Events() *events.Hub { return b.n.events }
 
 // sessionRecord returns the live record of an active session, or the stored one.

@@ -33,6 +33,12 @@ func newAddressBook(peers []Peer, prev *addressBook) *addressBook {
 	return b
 }
 
+// CheckBook reports whether SetBook would take peers, changing nothing.
+func (h *Host) CheckBook(peers []Peer) error {
+	_, err := validateBook(h.ID(), peers)
+	return err
+}
+
 // BookChange is what SetBook changed in the address book.
 type BookChange struct {
 	// Added are the peers now in the book that were not before; Removed

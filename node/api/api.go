@@ -56,6 +56,10 @@ type Backend interface {
 	SessionLogs(id string, since int64) apitype.SessionLogs
 	// Reload re-reads the config file and applies it, or returns why not.
 	Reload(ctx context.Context) (apitype.ConfigChange, error)
+	// CheckConfig is a reload's dry run on text, a candidate config file
+	// (nil: the file on disk): what a reload would change, or why it
+	// would be refused. Nothing is applied.
+	CheckConfig(ctx context.Context, text []byte) (apitype.ConfigChange, error)
 	// Events is the node's stream of events (GET /v0/events).
 	Events() *events.Hub
 }
@@ -145,6 +149,7 @@ func Routes(b Backend, node string, registry *prometheus.Registry) []Route {
 		f("POST /v0/sessions/{id}/cancel", s.serveCancel),
 		f("GET /v0/sessions/{id}/logs", s.serveSessionLogs),
 		f("POST /v0/config/reload", s.serveReload),
+		f("POST /v0/config/check", s.serveCheckConfig),
 		f("GET /v0/events", s.serveEvents),
 		f("GET /v0/openapi.json", serveOpenAPI),
 		{"GET /metrics", promhttp.HandlerFor(registry, promhttp.HandlerOpts{})},
@@ -454,6 +459,34 @@ func (s *server) serveCancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusAccepted, map[string]string{"status": "cancelling"})
+}
+
+// maxConfigBody bounds a candidate config sent to POST /v0/config/check.
+const maxConfigBody = 4 << 20
+
+// serveCheckConfig is a reload's dry run: the body, if any, is a candidate
+// config file (TOML); without one, the file on disk. 200 with what a
+// reload would change, or 400 with why it would be refused.
+func (s *server) serveCheckConfig(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxConfigBody+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "request.invalid", err)
+		return
+	}
+	if len(body) > maxConfigBody {
+		writeError(w, http.StatusBadRequest, "request.invalid", fmt.Errorf("a config of more than %d bytes", maxConfigBody))
+		return
+	}
+	var text []byte
+	if len(body) > 0 {
+		text = body
+	}
+	ch, err := s.b.CheckConfig(r.Context(), text)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "config.refused", err)
+		return
+	}
+	writeJSON(w, http.StatusOK, ch)
 }
 
 // serveReload re-reads the config file: 200 with what changed, or 400 with

@@ -71,6 +71,10 @@ func (f *fakeBackend) Reload(ctx context.Context) (apitype.ConfigChange, error) 
 	return apitype.ConfigChange{}, errors.New("config: node.name: changing it needs a restart")
 }
 
+func (f *fakeBackend) CheckConfig(ctx context.Context, text []byte) (apitype.ConfigChange, error) {
+	return f.Reload(ctx)
+}
+
 // TestRoutes: each route's status and body for the Backend's answers,
 // behind the token.
 func TestRoutes(t *testing.T) {

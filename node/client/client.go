@@ -200,6 +200,17 @@ func (c *Client) Reload(ctx context.Context) (apitype.ConfigChange, error) {
 	return v, c.do(ctx, http.MethodPost, "/v0/config/reload", nil, &v)
 }
 
+// CheckConfig is a reload's dry run on text, a candidate config file (nil:
+// the file on disk): what a reload would change, or a *Error with code
+// config.refused saying why it would be refused. Nothing is applied.
+func (c *Client) CheckConfig(ctx context.Context, text []byte) (apitype.ConfigChange, error) {
+	var v apitype.ConfigChange
+	if text != nil && len(text) == 0 {
+		text = nil
+	}
+	return v, c.do(ctx, http.MethodPost, "/v0/config/check", text, &v)
+}
+
 // Wait polls a session until it has ended or ctx ends, calling onUpdate (if
 // set) with each state seen.
 func (c *Client) Wait(ctx context.Context, id string, every time.Duration, onUpdate func(apitype.Session)) (apitype.Session, error) {

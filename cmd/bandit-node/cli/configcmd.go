@@ -16,9 +16,9 @@ func runConfig(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		for _, c := range configCommands() {
 			fmt.Fprintf(stdout, "  %-8s %s\n", c.Name, c.Summary)
 		}
-		fmt.Fprintln(stdout, "\nExample:\n  bandit-node config example | less")
+		fmt.Fprintln(stdout, "\nExamples:\n  bandit-node config check --config /var/lib/bandit/acme/config.toml\n  bandit-node config example | less")
 		if len(args) == 0 {
-			return clikit.UsageError{Msg: "config: name a command (example)"}
+			return clikit.UsageError{Msg: "config: name a command (check, example)"}
 		}
 		return nil
 	}
@@ -27,12 +27,15 @@ func runConfig(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return c.Run(ctx, args[1:], stdout, stderr)
 		}
 	}
-	return clikit.UsageError{Msg: fmt.Sprintf("config: unknown command %q (known: example)", args[0])}
+	return clikit.UsageError{Msg: fmt.Sprintf("config: unknown command %q (known: check, example)", args[0])}
 }
 
 // configCommands are the config subcommands.
 func configCommands() []clikit.Command {
-	return []clikit.Command{{Name: "example", Summary: "print the annotated example config.toml: every key, its default and bounds", Run: runConfigExample}}
+	return []clikit.Command{
+		{Name: "check", Summary: "check a config (and what a reload would change) or a session spec, changing nothing", Run: runConfigCheck},
+		{Name: "example", Summary: "print the annotated example config.toml: every key, its default and bounds", Run: runConfigExample},
+	}
 }
 
 // runConfigExample prints the annotated example configuration, built
