@@ -130,8 +130,8 @@ type Report struct {
 	// LoadAverage is the machine's at the end ("; " between the shards'
 	// after a merge).
 	LoadAverage string
-	Claims  []experiment.Claim
-	Files   []string
+	Claims      []experiment.Claim
+	Files       []string
 }
 
 // Run runs Figure 8 of the SAMBA paper: every algorithm, secure (the
