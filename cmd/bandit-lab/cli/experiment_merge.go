@@ -9,6 +9,7 @@ import (
 	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
 	"github.com/bandit-node/bandit-node/experiment"
 	"github.com/bandit-node/bandit-node/experiment/bai"
+	"github.com/bandit-node/bandit-node/experiment/pfcb"
 	"github.com/bandit-node/bandit-node/experiment/samba"
 )
 
@@ -64,6 +65,12 @@ bandit-lab experiment merge --out results/samba part/1 part/2 part/3 part/4`, st
 	mf := experiment.NewManifest(program, m.Experiment, append([]string{program, "experiment", "merge"}, args...), nil)
 	mf.Partials = m.Sources
 	switch m.Experiment {
+	case pfcb.Experiment:
+		rep, err := pfcb.Merge(m, *out)
+		if err != nil {
+			return err
+		}
+		return finish(stdout, mf, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
 	case bai.Experiment:
 		rep, err := bai.Merge(m, *out)
 		if err != nil {
