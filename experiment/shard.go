@@ -99,6 +99,9 @@ type Partial struct {
 	LoadAverage    string  `json:"load_average,omitempty"`
 	// Results are the shard's jobs' results, by position in the grid.
 	Results []PartialResult `json:"results"`
+	// Extra is what one shard alone produces besides its jobs (mpccb's
+	// shard 1: the measurements that must come from one machine).
+	Extra json.RawMessage `json:"extra,omitempty"`
 }
 
 // PartialResult is one job's result and its position in the grid's order.
@@ -155,6 +158,8 @@ type Merged struct {
 	Workers     int
 	Elapsed     time.Duration
 	LoadAverage string
+	// Extra is the first shard's (by index) that has one.
+	Extra json.RawMessage
 	// Sources are the partial directories, each with the SHA-256 of its
 	// manifest.json.
 	Sources []MergedSource
@@ -246,6 +251,9 @@ func ReadPartials(dirs []string) (*Merged, error) {
 		}
 		m.Workers += p.Workers
 		m.Elapsed += time.Duration(p.ElapsedSeconds * float64(time.Second))
+		if m.Extra == nil && len(p.Extra) > 0 {
+			m.Extra = p.Extra
+		}
 		if p.LoadAverage != "" {
 			loads = append(loads, p.LoadAverage)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
 	"github.com/bandit-node/bandit-node/experiment"
 	"github.com/bandit-node/bandit-node/experiment/bai"
+	"github.com/bandit-node/bandit-node/experiment/mpccb"
 	"github.com/bandit-node/bandit-node/experiment/pfcb"
 	"github.com/bandit-node/bandit-node/experiment/samba"
 )
@@ -67,6 +68,12 @@ bandit-lab experiment merge --out results/samba part/1 part/2 part/3 part/4`, st
 	switch m.Experiment {
 	case pfcb.Experiment:
 		rep, err := pfcb.Merge(m, *out)
+		if err != nil {
+			return err
+		}
+		return finish(stdout, mf, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+	case mpccb.Experiment:
+		rep, err := mpccb.Merge(m, *out)
 		if err != nil {
 			return err
 		}
