@@ -31,9 +31,9 @@ var pdfDate = regexp.MustCompile(`/(CreationDate|ModDate) \(D:[0-9]+\)`)
 // writes the manifest the CLI would.
 func shardRun(t *testing.T, reg *protocol.Registry, fm *dataset.Contexts, out string, sh experiment.Shard, workers int, seed int64) *Report {
 	t.Helper()
-	rep, err := Run(context.Background(), reg, Options{Out: out, Quick: true, Steps: 300, Runs: 2, Epsilons: []float64{0.1, 0.5},
+	rep, err := Run(context.Background(), reg, Options{Out: out, Quick: true, Steps: MinSteps, Runs: 2, Epsilons: []float64{0.1, 0.5},
 		CurveEpsilons: []float64{0.1}, Arms: []int{10}, Parties: []int{2}, ScaleParties: []int{2, 3}, ScaleArms: []int{10},
-		TimingSteps: 20, TimingRepeats: 1, BenchTime: time.Millisecond, Workers: workers, Seed: seed, Command: "bandit-lab experiment mpccb --quick",
+		TimingSteps: 10, TimingRepeats: 1, BenchTime: time.Millisecond, Workers: workers, Seed: seed, Command: "bandit-lab experiment mpccb --quick",
 		Shard: sh, stamp: detStamp, fashion: fm})
 	if err != nil {
 		t.Fatal(err)
