@@ -42,6 +42,9 @@ type Manifest struct {
 	Finished       time.Time `json:"finished"`
 	ElapsedSeconds float64   `json:"elapsed_seconds"`
 	Host           Host      `json:"host"`
+	// Partials, in a merge's manifest, are the shards' outputs it read,
+	// each with the SHA-256 of its manifest.
+	Partials []MergedSource `json:"partials,omitempty"`
 	// Files are the files the run wrote, with their sizes and SHA-256.
 	Files []WrittenFile `json:"files"`
 }

@@ -2,6 +2,7 @@ package bai
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -39,6 +40,15 @@ type Options struct {
 	Seed int64
 	// Progress receives one line per finished run; nil for none.
 	Progress io.Writer
+	// Shard, unless zero, runs only that slice of the grid's sessions and
+	// writes a partial output (experiment.PartialFile and no figures or
+	// results) for Merge to combine with the other shards'.
+	Shard experiment.Shard
+
+	// stamp, set only by tests, replaces the time each session measured
+	// by a function of the session and makes the elapsed time zero: a
+	// deterministic clock, so that two executions write the same bytes.
+	stamp func(*Session)
 }
 
 // Problems of the paper's Appendix C.1.
@@ -158,20 +168,27 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 			}
 		}
 	}
+	if err := o.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("bai experiment: %w", err)
+	}
+	idx := o.Shard.Jobs(len(jobs))
 	start := time.Now()
-	results := make([]Session, len(jobs))
-	err := experiment.Parallel(ctx, len(jobs), o.Workers, func(i int) error {
-		j := jobs[i]
+	results := make([]Session, len(idx))
+	err := experiment.Parallel(ctx, len(idx), o.Workers, func(i int) error {
+		j := jobs[idx[i]]
 		run, err := simulateBAI(ctx, reg, j.s, j.n, j.r, o)
 		if err != nil {
 			return fmt.Errorf("%s, N = %d, run %d: %w", j.s.Name, j.n, j.r, err)
+		}
+		if o.stamp != nil {
+			o.stamp(&run)
 		}
 		results[i] = run
 		return nil
 	}, func(i, done int) {
 		if o.Progress != nil {
-			j, run := jobs[i], results[i]
-			fmt.Fprintf(o.Progress, "[%d/%d] %-30s N=%-5d run %-2d %9d steps  correct=%v  %v\n", done, len(jobs),
+			j, run := jobs[idx[i]], results[i]
+			fmt.Fprintf(o.Progress, "[%d/%d] %-30s N=%-5d run %-2d %9d steps  correct=%v  %v\n", done, len(idx),
 				j.s.Name, j.n, j.r, run.SampleComplexity, run.Correct, run.Elapsed.Round(time.Millisecond))
 		}
 	})
@@ -179,13 +196,82 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 		return nil, err
 	}
 	rep := &Report{Runs: results, Elapsed: time.Since(start)}
-	sum := summarizeBAI(grid, results, o.Agents)
+	if o.stamp != nil {
+		rep.Elapsed = 0
+	}
+	if !o.Shard.Whole() {
+		p, err := experiment.NewPartial(Experiment, baiGridOptions{Runs: o.Runs, Agents: o.Agents, Problem: o.Problem, Seed: o.Seed}, o.Shard, len(jobs))
+		if err != nil {
+			return nil, err
+		}
+		p.Workers, p.ElapsedSeconds, p.LoadAverage = o.Workers, rep.Elapsed.Seconds(), experiment.LoadAverage()
+		for i, r := range results {
+			if err := p.Add(idx[i], r); err != nil {
+				return nil, err
+			}
+		}
+		path, err := p.Write(o.Out)
+		if err != nil {
+			return nil, err
+		}
+		rep.Files = []string{path}
+		return rep, nil
+	}
+	if err := renderBAI(o, grid, rep); err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// renderBAI checks the claims on rep.Runs and writes the files, as Run and
+// Merge do alike.
+func renderBAI(o Options, grid []baiSeries, rep *Report) error {
+	sum := summarizeBAI(grid, rep.Runs, o.Agents)
 	rep.Claims = baiClaims(sum, o.Agents)
-	files, err := writeBAI(o, grid, results, sum, rep)
+	files, err := writeBAI(o, grid, rep.Runs, sum, rep)
+	if err != nil {
+		return err
+	}
+	rep.Files = files
+	return nil
+}
+
+// Experiment is this experiment's name in partial outputs and manifests.
+const Experiment = "bai"
+
+// baiGridOptions are the options that define the grid, as Run resolved
+// them: all but the output, the workers and the progress.
+type baiGridOptions struct {
+	Runs    int   `json:"runs"`
+	Agents  []int `json:"agents"`
+	Problem int   `json:"problem"`
+	Seed    int64 `json:"seed"`
+}
+
+// Merge writes into out, from the shards' partial outputs m (read by
+// experiment.ReadPartials), what the unsharded run writes: the same CSV
+// files, figures and results. The results name the shards' workers
+// summed and the sum of their elapsed times.
+func Merge(m *experiment.Merged, out string) (*Report, error) {
+	if m.Experiment != Experiment {
+		return nil, fmt.Errorf("bai merge: the partials are of experiment %q", m.Experiment)
+	}
+	var g baiGridOptions
+	if err := json.Unmarshal(m.Grid, &g); err != nil {
+		return nil, fmt.Errorf("bai merge: the grid's options: %w", err)
+	}
+	runs, err := experiment.Decode[Session](m)
 	if err != nil {
 		return nil, err
 	}
-	rep.Files = files
+	o := Options{Out: out, Runs: g.Runs, Agents: g.Agents, Problem: g.Problem, Seed: g.Seed, Workers: m.Workers}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the output directory: %w", err)
+	}
+	rep := &Report{Runs: runs, Elapsed: m.Elapsed}
+	if err := renderBAI(o, baiGrid(), rep); err != nil {
+		return nil, err
+	}
 	return rep, nil
 }
 

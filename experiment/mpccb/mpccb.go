@@ -2,6 +2,7 @@ package mpccb
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -65,6 +66,21 @@ type Options struct {
 	Command string
 	// Progress receives one line per finished simulation; nil for none.
 	Progress io.Writer
+	// Shard, unless zero, runs only that slice of the reward sessions
+	// (Figures 1 and 2) and writes a partial output for Merge. The timing
+	// runs (Figures 3 and 4) and the Table 1 benchmarks compare times with
+	// each other, so they are not split across machines: shard 1 runs them
+	// all, besides its reward sessions.
+	Shard experiment.Shard
+
+	// stamp, set only by tests, replaces the times each session measured
+	// by a function of the session, and makes Table 1's times, the
+	// elapsed time and the load averages fixed: a deterministic clock, so
+	// that two executions write the same bytes.
+	stamp func(*Session)
+	// fashion, set only by tests, is Fashion-MNIST's contexts, loaded
+	// once for several runs (nil: Run loads them).
+	fashion *dataset.Contexts
 }
 
 func (o *Options) defaults() {
@@ -245,43 +261,74 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 		}
 	}
 	// The reference replays need the contexts themselves.
-	logf("loading Fashion-MNIST (PCA to %d dimensions) for the plaintext reference", mpccbDims)
-	fm, err := dataset.FashionMNISTContexts(dataset.FashionMNISTDir)
-	if err != nil {
-		return nil, fmt.Errorf("loading Fashion-MNIST: %w", err)
+	fm, err := o.fashion, error(nil)
+	if fm == nil {
+		logf("loading Fashion-MNIST (PCA to %d dimensions) for the plaintext reference", mpccbDims)
+		fm, err = dataset.FashionMNISTContexts(dataset.FashionMNISTDir)
+		if err != nil {
+			return nil, fmt.Errorf("loading Fashion-MNIST: %w", err)
+		}
 	}
 	contexts, rewards, err := fm.Bandit(dataset.FashionMNIST, 10, 1, int(o.Steps))
 	if err != nil {
 		return nil, err
 	}
-	// Table 1 first, while nothing else runs.
-	logf("Table 1: timing plaintext and MPC operations (P = 2, |A| = 100), %v each", o.BenchTime)
-	ops, err := measureOps(o.BenchTime, fm.X)
-	if err != nil {
-		return nil, fmt.Errorf("table 1: %w", err)
+	// The grid that shards split: the reward sessions, longest first.
+	all := mpccbJobs(o)
+	sort.SliceStable(all, func(a, b int) bool { return all[a].cost() > all[b].cost() })
+	var rewardJobs, timingJobs []mpccbJob
+	for _, j := range all {
+		if j.Kind == "reward" {
+			rewardJobs = append(rewardJobs, j)
+		} else {
+			timingJobs = append(timingJobs, j)
+		}
+	}
+	if err := o.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("mpccb experiment: %w", err)
+	}
+	idx := o.Shard.Jobs(len(rewardJobs))
+	if len(idx) == 0 {
+		return nil, fmt.Errorf("mpccb experiment: shard %s: the grid has %d reward sessions, fewer than the %d shards", o.Shard, len(rewardJobs), o.Shard.Count)
+	}
+	// Shard 1 (or the whole run) measures what is compared across one
+	// machine: Table 1 and the timing runs.
+	machine := o.Shard.Whole() || o.Shard.Index == 1
+	var ops []Op
+	if machine {
+		// Table 1 first, while nothing else runs.
+		logf("Table 1: timing plaintext and MPC operations (P = 2, |A| = 100), %v each", o.BenchTime)
+		ops, err = measureOps(o.BenchTime, fm.X)
+		if err != nil {
+			return nil, fmt.Errorf("table 1: %w", err)
+		}
+	} else {
+		timingJobs = nil
+	}
+	rewardMine := make([]mpccbJob, len(idx))
+	for i, k := range idx {
+		rewardMine[i] = rewardJobs[k]
 	}
 
 	// The reward runs side by side; then the timing runs one at a time
 	// (TimingWorkers), so that they do not compete for the CPUs.
-	all := mpccbJobs(o)
-	sort.SliceStable(all, func(a, b int) bool { return all[a].cost() > all[b].cost() })
-	runs := make([]Session, 0, len(all))
+	total := len(rewardMine) + len(timingJobs)
+	var rewardRuns, timingRuns []Session
 	done := 0
 	for _, phase := range []struct {
-		kind    string
+		jobs    []mpccbJob
 		workers int
-	}{{"reward", o.Workers}, {"timing", o.TimingWorkers}} {
-		var jobs []mpccbJob
-		for _, j := range all {
-			if j.Kind == phase.kind {
-				jobs = append(jobs, j)
-			}
-		}
+		into    *[]Session
+	}{{rewardMine, o.Workers, &rewardRuns}, {timingJobs, o.TimingWorkers, &timingRuns}} {
+		jobs := phase.jobs
 		out := make([]Session, len(jobs))
 		err = experiment.Parallel(ctx, len(jobs), phase.workers, func(i int) error {
 			run, err := simulateMPCCB(ctx, reg, jobs[i], o.Seed, contexts, rewards)
 			if err != nil {
 				return fmt.Errorf("%+v: %w", jobs[i], err)
+			}
+			if o.stamp != nil {
+				o.stamp(&run)
 			}
 			out[i] = run
 			return nil
@@ -289,46 +336,172 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 			done++
 			r := out[i]
 			if r.Kind == "reward" {
-				logf("[%d/%d] reward %s ε=%-5g run %d: %.4f (reference %.4f, agreement %.2f%%)  %.2f ms/step  %v", done, len(all),
+				logf("[%d/%d] reward %s ε=%-5g run %d: %.4f (reference %.4f, agreement %.2f%%)  %.2f ms/step  %v", done, total,
 					r.Dataset, r.Epsilon, r.Run, r.AverageReward, r.ReferenceAverageReward, 100*r.ArmAgreement, r.MsPerStep, r.Elapsed.Round(time.Millisecond))
 			} else {
-				logf("[%d/%d] timing %s |A|=%-3d P=%d run %d: %.2f ms/step, %.0f rounds/step, %.0f kB/step  %v", done, len(all),
+				logf("[%d/%d] timing %s |A|=%-3d P=%d run %d: %.2f ms/step, %.0f rounds/step, %.0f kB/step  %v", done, total,
 					r.Dataset, r.Arms, r.Parties, r.Run, r.MsPerStep, r.RoundsPerStep, r.BytesPerStep/1000, r.Elapsed.Round(time.Millisecond))
 			}
 		})
 		if err != nil {
 			return nil, err
 		}
-		runs = append(runs, out...)
+		*phase.into = out
 	}
-	// Private runs report in job order; put them in a stable one.
-	sort.SliceStable(runs, func(a, b int) bool { return runs[a].less(runs[b]) })
-	rep := &Report{Options: o, Runs: runs, Ops: ops, LoadBefore: loadBefore, LoadAfter: experiment.LoadAverage()}
-	// η = ∞: the greedy plaintext learner on each run's samples.
-	for r := range o.Runs {
-		var steps []int64
-		for _, run := range runs {
-			if run.Kind == "reward" && run.Run == r {
-				steps = run.CurveSteps
-				break
+	var m *mpccbMachine
+	if machine {
+		m = &mpccbMachine{Ops: ops, Timing: timingRuns, LoadBefore: loadBefore, LoadAfter: experiment.LoadAverage()}
+		// η = ∞: the greedy plaintext learner on each run's samples, at
+		// the reward runs' checkpoints (the same in every reward run).
+		steps := rewardRuns[0].CurveSteps
+		for r := range o.Runs {
+			g, err := referenceCurve(0, o.Seed+int64(r), 2, contexts, rewards, steps)
+			if err != nil {
+				return nil, err
 			}
+			m.Greedy = append(m.Greedy, g)
 		}
-		g, err := referenceCurve(0, o.Seed+int64(r), 2, contexts, rewards, steps)
+		_, timing := splitRuns(timingRuns)
+		m.StepPlain, err = measureStepPlain(timing, fm.X, contexts, rewards, o.BenchTime)
 		if err != nil {
 			return nil, err
 		}
-		rep.Greedy = append(rep.Greedy, g)
+		if o.stamp != nil {
+			m.fix()
+		}
 	}
-	if err := addStepRows(rep, fm.X, contexts, rewards, o.BenchTime); err != nil {
-		return nil, err
+	elapsed := time.Since(start)
+	if o.stamp != nil {
+		elapsed = 0
 	}
-	rep.Elapsed = time.Since(start)
+	if !o.Shard.Whole() {
+		p, err := experiment.NewPartial(Experiment, gridOf(o), o.Shard, len(rewardJobs))
+		if err != nil {
+			return nil, err
+		}
+		p.Command, p.Workers, p.ElapsedSeconds, p.LoadAverage = o.Command, o.Workers, elapsed.Seconds(), experiment.LoadAverage()
+		if o.stamp != nil {
+			p.LoadAverage = ""
+		}
+		if m != nil {
+			if p.Extra, err = json.Marshal(m); err != nil {
+				return nil, fmt.Errorf("the partial output: %w", err)
+			}
+		}
+		for i, r := range rewardRuns {
+			if err := p.Add(idx[i], r); err != nil {
+				return nil, err
+			}
+		}
+		path, err := p.Write(o.Out)
+		if err != nil {
+			return nil, err
+		}
+		return &Report{Options: o, Runs: rewardRuns, Elapsed: elapsed, Files: []string{path}}, nil
+	}
+	return renderMPCCB(o, rewardRuns, m, elapsed)
+}
+
+// renderMPCCB assembles the report from the reward runs (in the grid's
+// order) and the machine-bound measurements, and writes the files, as Run
+// and Merge do alike.
+func renderMPCCB(o Options, reward []Session, m *mpccbMachine, elapsed time.Duration) (*Report, error) {
+	runs := append(slices.Clone(reward), m.Timing...)
+	// Private runs report in job order; put them in a stable one.
+	sort.SliceStable(runs, func(a, b int) bool { return runs[a].less(runs[b]) })
+	rep := &Report{Options: o, Runs: runs, Ops: slices.Clone(m.Ops), Greedy: m.Greedy, LoadBefore: m.LoadBefore, LoadAfter: m.LoadAfter,
+		Elapsed: elapsed}
+	addStepRows(rep, m.StepPlain)
 	files, err := writeMPCCB(rep)
 	if err != nil {
 		return nil, err
 	}
 	rep.Files = files
 	return rep, nil
+}
+
+// mpccbMachine is what one machine measures for the whole grid: Table 1's
+// operations, the timing runs, the plaintext reference's step times; and
+// the greedy reference's curves. Shard 1 carries it in its partial output.
+type mpccbMachine struct {
+	Ops        []Op        `json:"ops"`
+	Timing     []Session   `json:"timing"`
+	Greedy     [][]float64 `json:"greedy"`
+	StepPlain  []stepPlain `json:"step_plain"`
+	LoadBefore string      `json:"load_before"`
+	LoadAfter  string      `json:"load_after"`
+}
+
+// fix replaces m's measured times by fixed values: the tests' clock.
+func (m *mpccbMachine) fix() {
+	for i := range m.Ops {
+		m.Ops[i].PlainNs, m.Ops[i].PrivateNs = float64(i+1), float64(100*(i+1))
+	}
+	for i := range m.StepPlain {
+		m.StepPlain[i].Ns = float64(m.StepPlain[i].Arms)
+	}
+	m.LoadBefore, m.LoadAfter = "", ""
+}
+
+// Experiment is this experiment's name in partial outputs and manifests.
+const Experiment = "mpccb"
+
+// gridOptions are the options that define the grid, as Run resolved them:
+// all but the output, the reward workers, the progress and the command.
+type gridOptions struct {
+	Steps         int64         `json:"steps"`
+	Runs          int           `json:"runs"`
+	Epsilons      []float64     `json:"epsilons"`
+	CurveEpsilons []float64     `json:"curve_epsilons"`
+	Arms          []int         `json:"arms"`
+	Parties       []int         `json:"parties"`
+	ScaleParties  []int         `json:"scale_parties"`
+	ScaleArms     []int         `json:"scale_arms"`
+	TimingSteps   int64         `json:"timing_steps"`
+	TimingRepeats int           `json:"timing_repeats"`
+	BenchTime     time.Duration `json:"bench_time"`
+	TimingWorkers int           `json:"timing_workers"`
+	Seed          int64         `json:"seed"`
+	Quick         bool          `json:"quick"`
+}
+
+func gridOf(o Options) gridOptions {
+	return gridOptions{Steps: o.Steps, Runs: o.Runs, Epsilons: o.Epsilons, CurveEpsilons: o.CurveEpsilons, Arms: o.Arms, Parties: o.Parties,
+		ScaleParties: o.ScaleParties, ScaleArms: o.ScaleArms, TimingSteps: o.TimingSteps, TimingRepeats: o.TimingRepeats,
+		BenchTime: o.BenchTime, TimingWorkers: o.TimingWorkers, Seed: o.Seed, Quick: o.Quick}
+}
+
+// Merge writes into out, from the shards' partial outputs m (read by
+// experiment.ReadPartials), what the unsharded run writes: the same CSV
+// files, figures and results. Table 1, the timing runs and the load
+// averages are shard 1's; the results name shard 1's command line, the
+// shards' reward workers summed and the sum of their elapsed times.
+func Merge(m *experiment.Merged, out string) (*Report, error) {
+	if m.Experiment != Experiment {
+		return nil, fmt.Errorf("mpccb merge: the partials are of experiment %q", m.Experiment)
+	}
+	var g gridOptions
+	if err := json.Unmarshal(m.Grid, &g); err != nil {
+		return nil, fmt.Errorf("mpccb merge: the grid's options: %w", err)
+	}
+	if len(m.Extra) == 0 {
+		return nil, fmt.Errorf("mpccb merge: no shard holds the timing runs and Table 1 (shard 1 measures them)")
+	}
+	var mach mpccbMachine
+	if err := json.Unmarshal(m.Extra, &mach); err != nil {
+		return nil, fmt.Errorf("mpccb merge: shard 1's measurements: %w", err)
+	}
+	reward, err := experiment.Decode[Session](m)
+	if err != nil {
+		return nil, err
+	}
+	o := Options{Out: out, Steps: g.Steps, Runs: g.Runs, Epsilons: g.Epsilons, CurveEpsilons: g.CurveEpsilons, Arms: g.Arms, Parties: g.Parties,
+		ScaleParties: g.ScaleParties, ScaleArms: g.ScaleArms, TimingSteps: g.TimingSteps, TimingRepeats: g.TimingRepeats, BenchTime: g.BenchTime,
+		TimingWorkers: g.TimingWorkers, Seed: g.Seed, Quick: g.Quick, Workers: m.Workers, Command: m.Command}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the output directory: %w", err)
+	}
+	return renderMPCCB(o, reward, &mach, m.Elapsed)
 }
 
 func (r Session) less(s Session) bool {

@@ -364,55 +364,76 @@ func measureOps(least time.Duration, contexts [][]float64) ([]Op, error) {
 	return ops, nil
 }
 
-// addStepRows adds Table 1's whole-step rows: the private learner's time
-// per step from the simulations (all roles; the P = 2 timing runs at |A| =
-// 10 and 100, or the reward runs' mean without a timing run at 10) against
-// the plaintext reference's Step.
-func addStepRows(rep *Report, all, contexts, rewards [][]float64, least time.Duration) error {
-	reward, timing := splitRuns(rep.Runs)
-	var ms, rounds []float64
-	for _, r := range reward {
-		ms, rounds = append(ms, r.MsPerStep), append(rounds, r.RoundsPerStep)
-	}
-	type stepRow struct {
+// stepPlain is the plaintext reference's time per Step at |A| = Arms.
+type stepPlain struct {
+	Arms int     `json:"arms"`
+	Ns   float64 `json:"ns"`
+}
+
+// measureStepPlain times the plaintext reference's Step for Table 1's
+// whole-step rows: at |A| = 10 always, and at |A| = 100 where the timing
+// runs (timing, one per point) have a P = 2 point at |A| = 100.
+func measureStepPlain(timing []Session, all, contexts, rewards [][]float64, least time.Duration) ([]stepPlain, error) {
+	type row struct {
 		arms                  int
-		ms, rounds            float64
 		contexts, rewardTable [][]float64
-		paper                 string
 	}
-	var rows []stepRow
-	if r, ok := timingAt(timing, 10, 2); ok {
-		// Timed alone, unlike the reward runs; the data set does not
-		// change the work.
-		rows = append(rows, stepRow{10, r.MsPerStep, r.RoundsPerStep, contexts, rewards, "—, ≈ 500×"})
-	} else if len(ms) > 0 {
-		rows = append(rows, stepRow{10, experiment.Summarize(ms).Mean, experiment.Summarize(rounds).Mean, contexts, rewards, "—, ≈ 500×"})
-	}
-	if r, ok := timingAt(timing, 100, 2); ok {
+	// The data set does not change the work.
+	rows := []row{{10, contexts, rewards}}
+	if _, ok := timingAt(timing, 100, 2); ok {
 		// Timing only: the rewards do not change the reference's work.
 		zero := make([][]float64, len(all))
 		flat := make([]float64, 100)
 		for i := range zero {
 			zero[i] = flat
 		}
-		rows = append(rows, stepRow{100, r.MsPerStep, r.RoundsPerStep, all, zero, "—"})
+		rows = append(rows, row{100, all, zero})
 	}
-	for _, row := range rows {
+	var out []stepPlain
+	for _, r := range rows {
 		p := mpccb.DefaultParams()
-		p.Epsilon, p.Arms, p.Dimensions, p.PrecisionBits, p.ReciprocalIterations = 0.1, row.arms, mpccbDims, mpccbPrecision, mpccbIters
+		p.Epsilon, p.Arms, p.Dimensions, p.PrecisionBits, p.ReciprocalIterations = 0.1, r.arms, mpccbDims, mpccbPrecision, mpccbIters
 		var seed mpc.Seed
 		ref := mpccb.NewReference(p, seed)
 		t := 0
 		plain, err := perOp(least, func() error {
-			ref.Step(row.contexts[t], row.rewardTable[t])
-			t = (t + 1) % len(row.contexts)
+			ref.Step(r.contexts[t], r.rewardTable[t])
+			t = (t + 1) % len(r.contexts)
 			return nil
 		})
 		if err != nil {
-			return err
+			return nil, err
 		}
-		rep.Ops = append(rep.Ops, Op{Operation: "whole learner step", Size: fmt.Sprintf("|A| = %d", row.arms), Rounds: row.rounds,
-			PlainNs: plain, PrivateNs: row.ms * 1e6, Paper: row.paper})
+		out = append(out, stepPlain{Arms: r.arms, Ns: plain})
 	}
-	return nil
+	return out, nil
+}
+
+// addStepRows adds Table 1's whole-step rows: the private learner's time
+// per step from the simulations (all roles; the P = 2 timing runs at |A| =
+// 10 and 100, or the reward runs' mean without a timing run at 10) against
+// the plaintext reference's Step (plain, measureStepPlain's).
+func addStepRows(rep *Report, plain []stepPlain) {
+	reward, timing := splitRuns(rep.Runs)
+	var ms, rounds []float64
+	for _, r := range reward {
+		ms, rounds = append(ms, r.MsPerStep), append(rounds, r.RoundsPerStep)
+	}
+	for _, p := range plain {
+		var priv, rnd float64
+		paper := "—"
+		if r, ok := timingAt(timing, p.Arms, 2); ok {
+			// Timed alone, unlike the reward runs.
+			priv, rnd = r.MsPerStep, r.RoundsPerStep
+		} else if p.Arms == 10 && len(ms) > 0 {
+			priv, rnd = experiment.Summarize(ms).Mean, experiment.Summarize(rounds).Mean
+		} else {
+			continue
+		}
+		if p.Arms == 10 {
+			paper = "—, ≈ 500×"
+		}
+		rep.Ops = append(rep.Ops, Op{Operation: "whole learner step", Size: fmt.Sprintf("|A| = %d", p.Arms), Rounds: rnd,
+			PlainNs: p.Ns, PrivateNs: priv * 1e6, Paper: paper})
+	}
 }

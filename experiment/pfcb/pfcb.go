@@ -2,6 +2,7 @@ package pfcb
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"math"
@@ -42,6 +43,15 @@ type Options struct {
 	Seed int64
 	// Progress receives one line per finished run; nil for none.
 	Progress io.Writer
+	// Shard, unless zero, runs only that slice of the grid's sessions and
+	// writes a partial output (experiment.PartialFile and no figures or
+	// results) for Merge to combine with the other shards'.
+	Shard experiment.Shard
+
+	// stamp, set only by tests, replaces the time each session measured
+	// by a function of the session and makes the elapsed time zero: a
+	// deterministic clock, so that two executions write the same bytes.
+	stamp func(*Session)
 }
 
 // pfcbJob is one simulated session of the grid.
@@ -148,19 +158,26 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 			}
 		}
 	}
+	if err := o.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("pfcb experiment: %w", err)
+	}
+	idx := o.Shard.Jobs(len(jobs))
 	start := time.Now()
-	runs := make([]Session, len(jobs))
-	err := experiment.Parallel(ctx, len(jobs), o.Workers, func(i int) error {
-		run, err := simulatePFCB(ctx, reg, jobs[i], o)
+	runs := make([]Session, len(idx))
+	err := experiment.Parallel(ctx, len(idx), o.Workers, func(i int) error {
+		run, err := simulatePFCB(ctx, reg, jobs[idx[i]], o)
 		if err != nil {
-			return fmt.Errorf("%+v: %w", jobs[i], err)
+			return fmt.Errorf("%+v: %w", jobs[idx[i]], err)
+		}
+		if o.stamp != nil {
+			o.stamp(&run)
 		}
 		runs[i] = run
 		return nil
 	}, func(i, done int) {
 		if o.Progress != nil {
-			j, run := jobs[i], runs[i]
-			fmt.Fprintf(o.Progress, "[%d/%d] %-7s %-13s ε=%-4g n=%-2d instance %d run %d: regret/agent %.0f  %v\n", done, len(jobs),
+			j, run := jobs[idx[i]], runs[i]
+			fmt.Fprintf(o.Progress, "[%d/%d] %-7s %-13s ε=%-4g n=%-2d instance %d run %d: regret/agent %.0f  %v\n", done, len(idx),
 				j.Family, j.Algorithm, j.Epsilon, j.Agents, j.Instance, j.Run, run.RegretPerAgent, run.Elapsed.Round(time.Millisecond))
 		}
 	})
@@ -168,6 +185,72 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 		return nil, err
 	}
 	rep := &Report{Runs: runs, Elapsed: time.Since(start)}
+	if o.stamp != nil {
+		rep.Elapsed = 0
+	}
+	if !o.Shard.Whole() {
+		g := pfcbGridOptions{Rounds: o.Rounds, Instances: o.Instances, Runs: o.Runs, Epsilons: o.Epsilons, Agents: o.Agents, Seed: o.Seed}
+		p, err := experiment.NewPartial(Experiment, g, o.Shard, len(jobs))
+		if err != nil {
+			return nil, err
+		}
+		p.Workers, p.ElapsedSeconds, p.LoadAverage = o.Workers, rep.Elapsed.Seconds(), experiment.LoadAverage()
+		for i, r := range runs {
+			if err := p.Add(idx[i], r); err != nil {
+				return nil, err
+			}
+		}
+		path, err := p.Write(o.Out)
+		if err != nil {
+			return nil, err
+		}
+		rep.Files = []string{path}
+		return rep, nil
+	}
+	files, err := writePFCB(o, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Files = files
+	return rep, nil
+}
+
+// Experiment is this experiment's name in partial outputs and manifests.
+const Experiment = "pfcb"
+
+// pfcbGridOptions are the options that define EXP1–3's grid, as Run
+// resolved them: all but the output, the workers and the progress.
+type pfcbGridOptions struct {
+	Rounds    int64     `json:"rounds"`
+	Instances int       `json:"instances"`
+	Runs      int       `json:"runs"`
+	Epsilons  []float64 `json:"epsilons"`
+	Agents    []int     `json:"agents"`
+	Seed      int64     `json:"seed"`
+}
+
+// Merge writes into out, from the shards' partial outputs m (read by
+// experiment.ReadPartials), what the unsharded run of EXP1–3 writes: the
+// same CSV files, figures and results. The results name the shards'
+// workers summed and the sum of their elapsed times.
+func Merge(m *experiment.Merged, out string) (*Report, error) {
+	if m.Experiment != Experiment {
+		return nil, fmt.Errorf("pfcb merge: the partials are of experiment %q", m.Experiment)
+	}
+	var g pfcbGridOptions
+	if err := json.Unmarshal(m.Grid, &g); err != nil {
+		return nil, fmt.Errorf("pfcb merge: the grid's options: %w", err)
+	}
+	runs, err := experiment.Decode[Session](m)
+	if err != nil {
+		return nil, err
+	}
+	o := Options{Out: out, Rounds: g.Rounds, Instances: g.Instances, Runs: g.Runs, Epsilons: g.Epsilons, Agents: g.Agents,
+		Seed: g.Seed, Workers: m.Workers}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the output directory: %w", err)
+	}
+	rep := &Report{Runs: runs, Elapsed: m.Elapsed}
 	files, err := writePFCB(o, rep)
 	if err != nil {
 		return nil, err

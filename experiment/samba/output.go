@@ -132,7 +132,7 @@ func sambaMarkdown(o Options, data sambaDataset, rep *Report, pts map[sambaKey]s
 	}
 	fmt.Fprintf(&b, "%d sessions in %v on %d workers, GOMAXPROCS %d, %s/%s", len(rep.Runs), rep.Elapsed.Round(time.Second), o.Workers,
 		runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
-	if la := experiment.LoadAverage(); la != "" {
+	if la := rep.LoadAverage; la != "" {
 		fmt.Fprintf(&b, ", load average %s at the end", la)
 	}
 	if rev := experiment.BuildRevision(); rev != "" {

@@ -2,6 +2,7 @@ package samba
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -52,6 +53,16 @@ type Options struct {
 	// its description, a .toml file beside a means file; MovieLens's
 	// otherwise): the command line's --epsilon, --tau, ….
 	Tuning Tuning
+	// Shard, unless zero, runs only that slice of the grid's sessions and
+	// writes a partial output (experiment.PartialFile and no figures or
+	// results) for Merge to combine with the other shards'.
+	Shard experiment.Shard
+
+	// stamp, set only by tests, replaces every time a session measured
+	// (CPU, wall and busy seconds) by a function of the session, and makes
+	// the elapsed time zero and the load average empty: a deterministic
+	// clock, so that two executions write the same bytes.
+	stamp func(*Session)
 }
 
 // sambaAlgorithms are the six lines of the paper's Figure 8, in its order:
@@ -116,8 +127,11 @@ type Report struct {
 	Dataset string
 	Runs    []Session
 	Elapsed time.Duration
-	Claims  []experiment.Claim
-	Files   []string
+	// LoadAverage is the machine's at the end ("; " between the shards'
+	// after a merge).
+	LoadAverage string
+	Claims      []experiment.Claim
+	Files       []string
 }
 
 // Run runs Figure 8 of the SAMBA paper: every algorithm, secure (the
@@ -194,12 +208,20 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 	slices.SortStableFunc(jobs, func(a, b sambaJob) int {
 		return int(int64(b.K)*b.Budget - int64(a.K)*a.Budget)
 	})
+	if err := o.Shard.Validate(); err != nil {
+		return nil, fmt.Errorf("samba experiment: %w", err)
+	}
+	idx := o.Shard.Jobs(len(jobs))
 	start := time.Now()
-	runs := make([]Session, len(jobs))
-	err = experiment.Parallel(ctx, len(jobs), o.Workers, func(i int) error {
-		run, err := simulateSAMBA(ctx, reg, jobs[i], data.Means[:jobs[i].K], data.Tuning.Tuning, o)
+	runs := make([]Session, len(idx))
+	err = experiment.Parallel(ctx, len(idx), o.Workers, func(i int) error {
+		j := jobs[idx[i]]
+		run, err := simulateSAMBA(ctx, reg, j, data.Means[:j.K], data.Tuning.Tuning, o)
 		if err != nil {
-			return fmt.Errorf("samba %s, K = %d, N = %d, run %d: %w", jobs[i].Algorithm, jobs[i].K, jobs[i].Budget, jobs[i].Run, err)
+			return fmt.Errorf("samba %s, K = %d, N = %d, run %d: %w", j.Algorithm, j.K, j.Budget, j.Run, err)
+		}
+		if o.stamp != nil {
+			o.stamp(&run)
 		}
 		runs[i] = run
 		return nil
@@ -211,14 +233,88 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 				exact = "NOT EXACT"
 			}
 			fmt.Fprintf(o.Progress, "[%d/%d] %-18s K=%-3d N=%-6d run %d: reward %d (standard %d, %s)  secure %.2f s, standard %.2f ms\n",
-				done, len(jobs), r.Algorithm, r.K, r.Budget, r.Run, r.Reward, r.StandardReward, exact, r.SecureSeconds, 1e3*r.StandardSeconds)
+				done, len(idx), r.Algorithm, r.K, r.Budget, r.Run, r.Reward, r.StandardReward, exact, r.SecureSeconds, 1e3*r.StandardSeconds)
 		}
 	})
 	if err != nil {
 		return nil, err
 	}
-	rep := &Report{Dataset: data.Name, Runs: runs, Elapsed: time.Since(start)}
+	rep := &Report{Dataset: data.Name, Runs: runs, Elapsed: time.Since(start), LoadAverage: experiment.LoadAverage()}
+	if o.stamp != nil {
+		rep.Elapsed, rep.LoadAverage = 0, ""
+	}
+	if !o.Shard.Whole() {
+		p, err := experiment.NewPartial(Experiment, sambaGridOf(o, data), o.Shard, len(jobs))
+		if err != nil {
+			return nil, err
+		}
+		p.Command, p.Workers, p.ElapsedSeconds, p.LoadAverage = o.Command, o.Workers, rep.Elapsed.Seconds(), rep.LoadAverage
+		for i, r := range runs {
+			if err := p.Add(idx[i], r); err != nil {
+				return nil, err
+			}
+		}
+		path, err := p.Write(o.Out)
+		if err != nil {
+			return nil, err
+		}
+		rep.Files = []string{path}
+		return rep, nil
+	}
 	files, err := writeSAMBA(o, data, rep)
+	if err != nil {
+		return nil, err
+	}
+	rep.Files = files
+	return rep, nil
+}
+
+// Experiment is this experiment's name in partial outputs and manifests.
+const Experiment = "samba"
+
+// sambaGrid is what defines the grid: every option but the output, the
+// workers, the progress and the command line, as Run resolved them (the
+// dataset's means and parameters included).
+type sambaGrid struct {
+	Dataset      sambaDataset `json:"dataset"`
+	Runs         int          `json:"runs"`
+	Budget       int64        `json:"budget"`
+	Ks           []int        `json:"ks"`
+	PaillierBits int          `json:"paillier_bits"`
+	Seed         int64        `json:"seed"`
+}
+
+func sambaGridOf(o Options, data sambaDataset) sambaGrid {
+	return sambaGrid{Dataset: data, Runs: o.Runs, Budget: o.Budget, Ks: o.Ks, PaillierBits: o.PaillierBits, Seed: o.Seed}
+}
+
+// Merge writes into out, from the shards' partial outputs m (read by
+// experiment.ReadPartials), what the unsharded run writes: the same CSV
+// files, figures and results, the runs in the same order. The results
+// name the first shard's command line, the shards' workers summed, the
+// sum of their elapsed times and their load averages.
+func Merge(m *experiment.Merged, out string) (*Report, error) {
+	if m.Experiment != Experiment {
+		return nil, fmt.Errorf("samba merge: the partials are of experiment %q", m.Experiment)
+	}
+	var g sambaGrid
+	if err := json.Unmarshal(m.Grid, &g); err != nil {
+		return nil, fmt.Errorf("samba merge: the grid's options: %w", err)
+	}
+	if len(g.Ks) == 0 {
+		return nil, fmt.Errorf("samba merge: the grid names no K")
+	}
+	runs, err := experiment.Decode[Session](m)
+	if err != nil {
+		return nil, err
+	}
+	o := Options{Out: out, Runs: g.Runs, Budget: g.Budget, Ks: g.Ks, PaillierBits: g.PaillierBits, Seed: g.Seed,
+		Workers: m.Workers, Command: m.Command}
+	if err := os.MkdirAll(out, 0o755); err != nil {
+		return nil, fmt.Errorf("creating the output directory: %w", err)
+	}
+	rep := &Report{Dataset: g.Dataset.Name, Runs: runs, Elapsed: m.Elapsed, LoadAverage: m.LoadAverage}
+	files, err := writeSAMBA(o, g.Dataset, rep)
 	if err != nil {
 		return nil, err
 	}

@@ -26,11 +26,16 @@ func experimentCommands() []clikit.Command {
 func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		fmt.Fprintln(stdout, "Usage: bandit-lab experiment NAME [flags]\n\nExperiments:\n  bai    multi-agent best-arm identification: Figures 1, 5 and 6 of Rio et al. (ICML 2023)\n  pfcb   P-FCB: EXP1–3 of Solanki et al. (ECML PKDD 2022)\n  mpccb  privacy-preserving contextual bandits: Figures 1–4 and Table 1 of Hannun et al.\n  samba  SAMBA: Figure 8 of Ciucanu et al. (secure against standard: reward, time, per-role costs)")
+		fmt.Fprintln(stdout, "\nAcross machines: run each shard with --shard I/N (1 ≤ I ≤ N; as a Slurm job array, a Kubernetes\n"+
+			"indexed Job or GNU parallel over ssh: docs/papers.md), then\n  merge  bandit-lab experiment merge --out DIR PARTIAL_DIR...   (the unsharded run's files, byte for byte)")
 		fmt.Fprintln(stdout, "\nExample:\n  bandit-lab experiment bai --out results/bai --runs 10")
 		if len(args) == 0 {
 			return clikit.UsageError{Msg: "experiment: name an experiment"}
 		}
 		return nil
+	}
+	if args[0] == "merge" {
+		return runExperimentMerge(ctx, args[1:], stdout, stderr)
 	}
 	for _, c := range experimentCommands() {
 		if c.Name == args[0] {

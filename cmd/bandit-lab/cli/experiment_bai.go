@@ -13,7 +13,7 @@ import (
 )
 
 func runExperimentBAI(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("experiment bai", "experiment bai [--out DIR] [--runs N] [--agents N,N,...] [--problem 1|2] [--workers N] [--seed N] [--quiet]", `
+	fs := newFlags("experiment bai", "experiment bai [--out DIR] [--runs N] [--agents N,N,...] [--problem 1|2] [--workers N] [--seed N] [--shard I/N] [--quiet]", `
 bandit-lab experiment bai --out results/bai --runs 10 --agents 64,128,256,512,1024`, stderr)
 	out := fs.String("out", "results/bai", "directory for the CSV files, figures (PNG, SVG and PDF) and written results")
 	runs := fs.Int("runs", 10, "runs per point")
@@ -21,6 +21,7 @@ bandit-lab experiment bai --out results/bai --runs 10 --agents 64,128,256,512,10
 	problem := fs.Int("problem", 1, "the paper's problem: 1 (Bernoulli) or 2 (Gaussian)")
 	workers := fs.Int("workers", 0, "parallel simulations (default: the number of CPUs)")
 	seed := fs.Int64("seed", 1, "first seed; run r uses seed+r")
+	shardFlag := fs.String("shard", "", shardUsage)
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	if _, err := clikit.ParseArgs(fs, args, 0, 0); err != nil {
 		return err
@@ -39,11 +40,15 @@ bandit-lab experiment bai --out results/bai --runs 10 --agents 64,128,256,512,10
 		}
 		ns = append(ns, n)
 	}
+	shard, err := parseShard("bai", *shardFlag)
+	if err != nil {
+		return err
+	}
 	reg, err := families.Registry()
 	if err != nil {
 		return err
 	}
-	o := bai.Options{Out: *out, Runs: *runs, Agents: ns, Problem: *problem, Workers: *workers, Seed: *seed}
+	o := bai.Options{Out: *out, Runs: *runs, Agents: ns, Problem: *problem, Workers: *workers, Seed: *seed, Shard: shard}
 	if !*quiet {
 		o.Progress = stderr
 	}

@@ -13,7 +13,7 @@ import (
 )
 
 func runExperimentMPCCB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("experiment mpccb", "experiment mpccb [--out DIR] [--steps N] [--runs N] [--epsilons E,E,...] [--timing-steps N] [--timing-repeats N] [--workers N] [--seed N] [--quick] [--quiet]", `
+	fs := newFlags("experiment mpccb", "experiment mpccb [--out DIR] [--steps N] [--runs N] [--epsilons E,E,...] [--timing-steps N] [--timing-repeats N] [--workers N] [--seed N] [--quick] [--shard I/N] [--quiet]", `
 bandit-lab experiment mpccb --out results/mpccb
 bandit-lab experiment mpccb --out results/mpccb-paper --steps 60000 --runs 10   # the paper's size: ~1.5 h on 2 CPUs
 bandit-lab experiment mpccb --out /tmp/mpccb --quick                           # smoke test, under a minute`, stderr)
@@ -26,6 +26,7 @@ bandit-lab experiment mpccb --out /tmp/mpccb --quick                           #
 	workers := fs.Int("workers", 0, "parallel reward simulations (default: the number of CPUs)")
 	seed := fs.Int64("seed", 1, "first seed; run r uses seed+r")
 	quick := fs.Bool("quick", false, "a small smoke-test version (500 steps, 1 run, few points)")
+	shardFlag := fs.String("shard", "", shardUsage+" (the reward runs; shard 1 also runs the timing runs and Table 1, which compare times on one machine)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	if _, err := clikit.ParseArgs(fs, args, 0, 0); err != nil {
 		return err
@@ -47,12 +48,16 @@ bandit-lab experiment mpccb --out /tmp/mpccb --quick                           #
 		return clikit.UsageError{Msg: fmt.Sprintf("experiment mpccb: --steps %d: must be within %d..%d (Fashion-MNIST has %d training images; the curves need %d checkpoints)",
 			*steps, mpccb.MinSteps, mpccb.MaxSteps, mpccb.MaxSteps, mpccb.MinSteps)}
 	}
+	shard, err := parseShard("mpccb", *shardFlag)
+	if err != nil {
+		return err
+	}
 	reg, err := families.Registry()
 	if err != nil {
 		return err
 	}
 	o := mpccb.Options{Out: *out, Steps: *steps, Runs: *runs, Epsilons: eps, TimingSteps: *timingSteps, TimingRepeats: *timingRepeats, Workers: *workers,
-		Seed: *seed, Quick: *quick, Command: strings.Join(append([]string{"bandit-lab experiment mpccb"}, args...), " ")}
+		Seed: *seed, Quick: *quick, Command: strings.Join(append([]string{"bandit-lab experiment mpccb"}, withoutShard(args)...), " "), Shard: shard}
 	if !*quiet {
 		o.Progress = stderr
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func runExperimentPFCB(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("experiment pfcb", "experiment pfcb [--out DIR] [--rounds T] [--instances N] [--runs N] [--epsilons E,E,...] [--agents N,N,...] [--workers N] [--seed N] [--quiet]\n       bandit-lab experiment pfcb --sensitivity [--settings NAME,...] [--out DIR] [--rounds T] [--instances N] [--runs N] [--workers N] [--seed N] [--quiet]", `
+	fs := newFlags("experiment pfcb", "experiment pfcb [--out DIR] [--rounds T] [--instances N] [--runs N] [--epsilons E,E,...] [--agents N,N,...] [--workers N] [--seed N] [--shard I/N] [--quiet]\n       bandit-lab experiment pfcb --sensitivity [--settings NAME,...] [--out DIR] [--rounds T] [--instances N] [--runs N] [--workers N] [--seed N] [--quiet]", `
 bandit-lab experiment pfcb --out results/pfcb --rounds 100000 --instances 10 --runs 3
 bandit-lab experiment pfcb --sensitivity --out results/pfcb --instances 4 --runs 1   # the gap to the paper's EXP1: pfcb_sensitivity.md`, stderr)
 	out := fs.String("out", "results/pfcb", "directory for the CSV files, figures (PNG, SVG and PDF) and written results")
@@ -25,6 +25,7 @@ bandit-lab experiment pfcb --sensitivity --out results/pfcb --instances 4 --runs
 	agents := fs.String("agents", "2,4,6,8,10", "EXP3's numbers of agents")
 	workers := fs.Int("workers", 0, "parallel simulations (default: the number of CPUs)")
 	seed := fs.Int64("seed", 1, "first instance seed")
+	shardFlag := fs.String("shard", "", shardUsage+" (EXP1–3 only; the sensitivity study runs whole)")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	sensitivity := fs.Bool("sensitivity", false, "run the sensitivity study of EXP1's gaps to the paper over the choices it leaves open (default 4 instances × 1 run) instead of EXP1–3")
 	settings := fs.String("settings", "", "with --sensitivity: the settings to run, comma-separated (default all; the defaults always run)")
@@ -33,6 +34,9 @@ bandit-lab experiment pfcb --sensitivity --out results/pfcb --instances 4 --runs
 	}
 	if err := clikit.AtLeastOne(fs, "rounds", "instances", "runs", "workers"); err != nil {
 		return err
+	}
+	if *sensitivity && *shardFlag != "" {
+		return clikit.UsageError{Msg: "experiment pfcb: --shard splits EXP1–3's grid; the sensitivity study runs whole"}
 	}
 	if *sensitivity {
 		return runPFCBSensitivity(ctx, fs, args, *out, *rounds, *workers, *seed, *settings, *quiet, stdout, stderr)
@@ -56,11 +60,15 @@ bandit-lab experiment pfcb --sensitivity --out results/pfcb --instances 4 --runs
 		}
 		ns = append(ns, n)
 	}
+	shard, err := parseShard("pfcb", *shardFlag)
+	if err != nil {
+		return err
+	}
 	reg, err := families.Registry()
 	if err != nil {
 		return err
 	}
-	o := pfcb.Options{Out: *out, Rounds: *rounds, Instances: *instances, Runs: *runs, Epsilons: eps, Agents: ns, Workers: *workers, Seed: *seed}
+	o := pfcb.Options{Shard: shard, Out: *out, Rounds: *rounds, Instances: *instances, Runs: *runs, Epsilons: eps, Agents: ns, Workers: *workers, Seed: *seed}
 	if !*quiet {
 		o.Progress = stderr
 	}

@@ -14,7 +14,7 @@ import (
 )
 
 func runExperimentSAMBA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("experiment samba", "experiment samba [--out DIR] [--dataset movielens|FILE] [--epsilon E] [--epsilon-schedule ln|log2] [--tau T] [--beta B] [--runs N] [--budget N] [--k K,K,...] [--paillier-bits B] [--workers N] [--seed N] [--quiet]", `
+	fs := newFlags("experiment samba", "experiment samba [--out DIR] [--dataset movielens|FILE] [--epsilon E] [--epsilon-schedule ln|log2] [--tau T] [--beta B] [--runs N] [--budget N] [--k K,K,...] [--paillier-bits B] [--workers N] [--seed N] [--shard I/N] [--quiet]", `
 bandit-lab experiment samba --out results/samba --runs 3 --budget 20000
 bandit-lab experiment samba --out /tmp/mine --dataset my-arms.txt --k 10,25,50   # one arm mean per line
 bandit-lab experiment samba --dataset jester.txt --tau 0.02 --beta 0.2   # Jester's prototype parameters
@@ -31,6 +31,7 @@ bandit-lab experiment samba --dataset jester.txt --tau 0.02 --beta 0.2   # Jeste
 	bits := fs.Int("paillier-bits", 2048, "the data customer's Paillier modulus (the paper's 2048; smaller only to try the command quickly)")
 	workers := fs.Int("workers", 0, "parallel simulations (default: GOMAXPROCS; more make the per-role busy times, which are wall times, count each other's work); a session's time is its thread's CPU time")
 	seed := fs.Int64("seed", 1, "first seed; run r uses seed+r")
+	shardFlag := fs.String("shard", "", shardUsage)
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	if _, err := clikit.ParseArgs(fs, args, 0, 0); err != nil {
 		return err
@@ -54,12 +55,16 @@ bandit-lab experiment samba --dataset jester.txt --tau 0.02 --beta 0.2   # Jeste
 		}
 		kv = append(kv, k)
 	}
+	shard, err := parseShard("samba", *shardFlag)
+	if err != nil {
+		return err
+	}
 	reg, err := families.Registry()
 	if err != nil {
 		return err
 	}
 	o := samba.Options{Out: *out, Dataset: *dataset, Runs: *runs, Budget: *budget, Ks: kv, PaillierBits: *bits, Workers: *workers,
-		Seed: *seed, Command: strings.Join(append([]string{"bandit-lab experiment samba"}, args...), " "),
+		Seed: *seed, Command: strings.Join(append([]string{"bandit-lab experiment samba"}, withoutShard(args)...), " "), Shard: shard,
 		Tuning: samba.Tuning{Epsilon: *epsilon, EpsilonSchedule: *schedule, Tau: *tau, Beta: *beta}}
 	if !*quiet {
 		o.Progress = stderr

@@ -48,6 +48,10 @@ func TestExperimentFlagRanges(t *testing.T) {
 		{[]string{"samba", "--paillier-bits", "0"}, "--paillier-bits 0: must be at least 1"},
 		{[]string{"samba", "--k", "1"}, `--k "1": "1" is not a number of arms (at least 2)`},
 		{[]string{"samba", "--k", "10,x"}, `--k "10,x": "x" is not a number of arms`},
+		{[]string{"samba", "--shard", "0/4"}, "--shard: shard 0/4: i counts from 1 to n (4)"},
+		{[]string{"bai", "--shard", "5/4"}, "--shard: shard 5/4: i counts from 1 to n"},
+		{[]string{"mpccb", "--shard", "2"}, `--shard: shard "2": want i/n`},
+		{[]string{"pfcb", "--shard", "1/2", "--sensitivity"}, "the sensitivity study runs whole"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -109,6 +113,71 @@ func TestExperimentSAMBA(t *testing.T) {
 	err = Run(context.Background(), []string{"experiment", "samba", "--out", out, "--dataset", bad, "--k", "2", "--quiet"}, &stdout, &stderr)
 	if err == nil || !strings.Contains(err.Error(), `line 3: "0,3" is not a number`) {
 		t.Errorf("err = %v, want the bad line named", err)
+	}
+}
+
+// TestExperimentMerge runs a small SAMBA grid as 2 shards through the
+// command and merges them: every session once in the merged runs, the
+// merge's manifest naming each partial with its manifest's SHA-256; and a
+// merge missing a shard is refused.
+func TestExperimentMerge(t *testing.T) {
+	root := t.TempDir()
+	grid := []string{"--runs", "1", "--budget", "40", "--k", "3", "--paillier-bits", "512", "--workers", "1", "--quiet"}
+	var parts []string
+	for _, sh := range []string{"1/2", "2/2"} {
+		dir := filepath.Join(root, "part"+sh[:1])
+		var stdout, stderr bytes.Buffer
+		if err := Run(context.Background(), append([]string{"experiment", "samba", "--out", dir, "--shard", sh}, grid...), &stdout, &stderr); err != nil {
+			t.Fatalf("shard %s: %v\n%s", sh, err, stderr.String())
+		}
+		if _, err := os.Stat(filepath.Join(dir, "samba_runs.csv")); err == nil {
+			t.Errorf("shard %s wrote samba_runs.csv; a shard writes only its partial output", sh)
+		}
+		parts = append(parts, dir)
+	}
+	out := filepath.Join(root, "merged")
+	var stdout bytes.Buffer
+	if err := Run(context.Background(), append([]string{"experiment", "merge", "--out", out}, parts...), &stdout, &bytes.Buffer{}); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(out, "samba_runs.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rows := strings.Count(string(b), "\n"); rows != 19 {
+		t.Errorf("samba_runs.csv: %d lines, want a header and 18 sessions", rows)
+	}
+	if !strings.Contains(stdout.String(), "holds         Theorem 2: SAMBA returns exactly") {
+		t.Errorf("stdout:\n%s", stdout.String())
+	}
+	mb, err := os.ReadFile(filepath.Join(out, experiment.ManifestFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m experiment.Manifest
+	if err := json.Unmarshal(mb, &m); err != nil {
+		t.Fatal(err)
+	}
+	if m.Experiment != "samba" || len(m.Partials) != 2 {
+		t.Fatalf("merged manifest: experiment %q, partials %+v", m.Experiment, m.Partials)
+	}
+	for i, p := range m.Partials {
+		pb, err := os.ReadFile(filepath.Join(parts[i], experiment.ManifestFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(pb)
+		if p.Dir != parts[i] || p.ManifestSHA256 != hex.EncodeToString(sum[:]) {
+			t.Errorf("partial %d: %+v, want %s with its manifest's SHA-256", i, p, parts[i])
+		}
+	}
+	err = Run(context.Background(), []string{"experiment", "merge", "--out", filepath.Join(root, "m2"), parts[1]}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "shard 1/2 missing") {
+		t.Errorf("err = %v, want shard 1/2 missing", err)
+	}
+	err = Run(context.Background(), []string{"experiment", "merge", "--out", filepath.Join(root, "m3")}, &bytes.Buffer{}, &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "wrong number of arguments (0)") || ExitCode(err) != 2 {
+		t.Errorf("err = %v, want a usage error: no partials", err)
 	}
 }
 
