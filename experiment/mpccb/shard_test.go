@@ -50,8 +50,8 @@ func shardRun(t *testing.T, reg *protocol.Registry, fm *dataset.Contexts, out st
 // and the PDFs' creation dates — with the same verdicts, and that merge
 // refuses a missing shard, a repeated one and a shard of another grid.
 func TestShardMerge(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads Fashion-MNIST and runs the grid six times")
+	if testing.Short() || raceEnabled {
+		t.Skip("loads Fashion-MNIST and runs the grid six times: too slow under -short or -race (.ci/run runs it without -race)")
 	}
 	fm, err := dataset.FashionMNISTContexts(dataset.FashionMNISTDir)
 	if err != nil {
