@@ -22,8 +22,8 @@ import (
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
-	"github.com/bandit-node/bandit-node/node/console"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/console"
 	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/prometheus/client_golang/prometheus"
