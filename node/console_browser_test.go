@@ -87,7 +87,9 @@ func (d *webDriver) element(css string) string {
 	return ""
 }
 
-func (d *webDriver) click(css string) { d.call("POST", "/element/"+d.element(css)+"/click", map[string]any{}) }
+func (d *webDriver) click(css string) {
+	d.call("POST", "/element/"+d.element(css)+"/click", map[string]any{})
+}
 func (d *webDriver) typeIn(css, text string) {
 	d.call("POST", "/element/"+d.element(css)+"/value", map[string]string{"text": text})
 }

@@ -227,8 +227,8 @@ async function pageSessions() {
 }
 
 async function pageSession(id) {
-  const rec = await api("GET", "/v0/sessions/" + encodeURIComponent(id));
-  const s = rec.session;
+  const s = await api("GET", "/v0/sessions/" + encodeURIComponent(id));
+  const rec = s.state === "completed" ? await api("GET", "/v0/sessions/" + encodeURIComponent(id) + "/result").catch(() => ({})) : {};
   const logs = await api("GET", "/v0/sessions/" + encodeURIComponent(id) + "/logs").catch(() => ({ lines: [] }));
   const charts = rec.result ? renderCharts(rec.result) : "";
   return `<p><a href="#sessions">← Sessions</a></p><h1>Session <span class="mono">${esc(s.id)}</span></h1>
@@ -311,7 +311,7 @@ function wire() {
   };
   const raw = $("#raw");
   if (raw) raw.onclick = async () => {
-    const rec = await api("GET", "/v0/sessions/" + encodeURIComponent(raw.dataset.id));
+    const rec = await api("GET", "/v0/sessions/" + encodeURIComponent(raw.dataset.id) + "/result");
     const a = document.createElement("a");
     a.href = URL.createObjectURL(new Blob([JSON.stringify(rec, null, 2)], { type: "application/json" }));
     a.download = raw.dataset.id + ".json";
