@@ -182,7 +182,7 @@ async function pagePartners() {
   const ver = (agent) => (agent || "").replace(/^bandit-node\//, "");
   const rows = peers.map((p) => {
     const v = ver(p.agent);
-    const skew = v && mine && v.split(/[ (]/)[0] !== mine.split(/[ (]/)[0];
+    const skew = v && mine && !v.includes(mine) && !mine.includes(v);
     return `<tr data-peer="${esc(p.name)}">
       <td><strong>${esc(p.name)}</strong><br><span class="mono muted">${esc(p.peer_id)}</span></td>
       <td>${p.connected ? badge("ok", "connected") : badge("bad", "not connected")}</td>
@@ -282,14 +282,14 @@ function lineChart(ys, label) {
   <polyline fill="none" stroke="#0b5cad" stroke-width="2" points="${pts}"/></svg>`;
 }
 function heatMap(m, label) {
-  const n = m.length, C = Math.max(14, Math.min(40, Math.floor(300 / n))), P = 30;
+  const n = m.length, C = Math.max(14, Math.min(32, Math.floor(240 / n))), P = 30;
   const vals = m.flat().filter((v) => typeof v === "number");
   const lo = Math.min(...vals), hi = Math.max(...vals) || 1;
   const col = (v) => { if (typeof v !== "number") return "#eee"; const t = hi === lo ? 0.5 : (v - lo) / (hi - lo); return `hsl(${210 - 200 * t},70%,${85 - 40 * t}%)`; };
   let cells = "";
   m.forEach((r, i) => r.forEach((v, j) => { cells += `<rect x="${P + j * C}" y="${P + i * C}" width="${C - 1}" height="${C - 1}" fill="${col(v)}"><title>${i}→${j}: ${v ?? "none"}</title></rect>`; }));
   const labels = m.map((_, i) => `<text x="${P + i * C + C / 2}" y="${P - 6}" text-anchor="middle">${i}</text><text x="${P - 6}" y="${P + i * C + C / 2 + 4}" text-anchor="end">${i}</text>`).join("");
-  return `<svg viewBox="0 0 ${P + n * C + 4} ${P + n * C + 20}" width="100%" style="max-width:${P + n * C + 4}px" role="img" aria-label="${esc(label)}: ${n} by ${n} matrix, ${+lo.toFixed(3)} to ${+hi.toFixed(3)}">${labels}${cells}<text x="${P}" y="${P + n * C + 16}">low ${+lo.toFixed(3)} → high ${+hi.toFixed(3)}</text></svg>`;
+  return `<svg viewBox="0 0 ${P + n * C + 4} ${P + n * C + 20}" width="${P + n * C + 4}" style="max-width:100%" role="img" aria-label="${esc(label)}: ${n} by ${n} matrix, ${+lo.toFixed(3)} to ${+hi.toFixed(3)}">${labels}${cells}<text x="${P}" y="${P + n * C + 16}">low ${+lo.toFixed(3)} → high ${+hi.toFixed(3)}</text></svg>`;
 }
 
 // ---- actions (operator token only; the API answers 403 to the read-only one) ----
