@@ -23,6 +23,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node/apitype"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/console"
 	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/prometheus/client_golang/prometheus"
@@ -67,7 +68,8 @@ type Backend interface {
 // Handler returns the control API: local HTTP with JSON bodies, every route
 // behind a bearer token of tokens, of the scope the route needs (ScopeOf).
 // Routes are versioned under /v0/;
-// /metrics serves registry, /debug/pprof/ Go's profiles. node is the
+// /metrics serves registry, /debug/pprof/ Go's profiles; /ui/ serves the
+// web console's files (package console) without a token. node is the
 // node's name, for the answers that name it. The routes are those of
 // Routes, each described in the OpenAPI document (openapi.json, served at
 // GET /v0/openapi.json).
@@ -76,7 +78,13 @@ func Handler(b Backend, tokens Tokens, node string, registry *prometheus.Registr
 	for _, r := range Routes(b, node, registry) {
 		mux.Handle(r.Pattern, r.Handler)
 	}
-	return authenticate(tokens, jsonMuxErrors(mux))
+	outer := http.NewServeMux()
+	// The web console's files carry no data and load without a token;
+	// the page asks for one and reads everything through the routes
+	// below (docs/console.md).
+	outer.Handle("GET "+console.Prefix, console.Handler())
+	outer.Handle("/", authenticate(tokens, jsonMuxErrors(mux)))
+	return outer
 }
 
 // jsonMuxErrors answers, as every route does, as an RFC 9457 problem what
