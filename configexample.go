@@ -11,6 +11,7 @@ import _ "embed"
 // daemon's own (config.DefaultValues). Edit the template, then run
 // `go generate .` here.
 //go:generate go run ./cmd/internal/configexample/generate config.example.toml
+//go:generate go run ./cmd/internal/schemagen/generate docs/schema
 
 // ConfigExample is config.example.toml: every key of a node's config.toml,
 // with its default, bounds and what it does.
