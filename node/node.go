@@ -100,10 +100,6 @@ func (n *Node) ID() peer.ID { return n.host.ID() }
 // Addrs returns the node's listen multiaddrs.
 func (n *Node) Addrs() []multiaddr.Multiaddr { return n.host.Addrs() }
 
-// nameOf returns the address-book name of id in the book in force, or its
-// string form.
-func (n *Node) nameOf(id peer.ID) string { return n.rt.NameOf(id) }
-
 // config returns the config in force.
 func (n *Node) config() *config.Config { return n.rt.Config() }
 
