@@ -81,6 +81,10 @@ func TestSAMBASurvivesLostConnections(t *testing.T) {
 	const budget, seed = 3000, 21
 	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {
 		cfg.Log.Level = "warn"
+		// Closing connections every 40 ms under -race on a loaded machine
+		// can hold a peer's frames past the harness's 3 s: what is tested
+		// is that none is lost, not how soon they come.
+		cfg.Session.PeerTimeout = config.Duration{Duration: 20 * time.Second}
 		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
 		if i >= 3 {
 			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
