@@ -22,6 +22,9 @@ func detStamp(s *Session) {
 // with the same verdicts; and that merge refuses what is not one grid's
 // shards (shardtest.ShardMerge).
 func TestShardMerge(t *testing.T) {
+	if testing.Short() || raceEnabled {
+		t.Skip("runs the grid six times (about 10 s; minutes under -race): .ci/run runs it without -race")
+	}
 	reg, err := protocol.NewRegistry(bai.Family{})
 	if err != nil {
 		t.Fatal(err)

@@ -15,8 +15,8 @@ import (
 // that the experiment's replay of the dealer's samples is the simulator's
 // reference (simulateMPCCB fails otherwise).
 func TestMPCCBPrefix(t *testing.T) {
-	if testing.Short() {
-		t.Skip("loads Fashion-MNIST three times (about 10 s)")
+	if testing.Short() || raceEnabled {
+		t.Skip("loads Fashion-MNIST three times (about 10 s; minutes under -race): .ci/run runs it without -race")
 	}
 	reg, err := protocol.NewRegistry(mpccb.NewFamily())
 	if err != nil {

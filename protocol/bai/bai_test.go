@@ -78,8 +78,8 @@ func TestParamsErrorsNameTheKey(t *testing.T) {
 // TestAccuracy: the returned arm is the best arm in at least 1−δ of 100 runs
 // of each private algorithm (Propositions 4.2 and 5.2).
 func TestAccuracy(t *testing.T) {
-	if testing.Short() {
-		t.Skip("200 simulations")
+	if testing.Short() || raceEnabled {
+		t.Skip("200 simulations, single-threaded: too slow under -short or -race (.ci/run runs it without -race)")
 	}
 	for _, c := range []struct {
 		alg    string
@@ -198,8 +198,8 @@ func TestWireCarriesOnlyVotesAndEliminations(t *testing.T) {
 // reward. The noise is the secure sampler of real sessions. A mechanism with
 // a tenth of the noise must fail the same test, which shows it can fail.
 func TestDPMASEVotesAreDifferentiallyPrivate(t *testing.T) {
-	if testing.Short() {
-		t.Skip("statistical test")
+	if testing.Short() || raceEnabled {
+		t.Skip("statistical test, single-threaded: too slow under -short or -race (.ci/run runs it without -race)")
 	}
 	const eps, trials = 0.5, 40000
 	a, err := newAgent(protocol.RoleConfig{Self: protocol.Party{Role: RoleAgent}, Rand: cryptoReader{}, Logger: slog.New(slog.DiscardHandler)},

@@ -1,0 +1,5 @@
+//go:build !race
+
+package bai
+
+const raceEnabled = false
