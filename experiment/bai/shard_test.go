@@ -29,33 +29,16 @@ func TestShardMerge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	shardtest.ShardMerge(t, shardtest.Grid{
-		Run: func(t *testing.T, out string, sh experiment.Shard, workers int, seed int64) shardtest.Output {
-			t.Helper()
-			rep, err := Run(context.Background(), reg, Options{Out: out, Runs: 2, Agents: []int{32, 40}, Workers: workers, Seed: seed,
+	shardtest.ShardMerge(t, shardtest.Grid[*Report]{
+		Experiment: Experiment,
+		Run: func(out string, sh experiment.Shard, workers int, seed int64) (*Report, error) {
+			return Run(context.Background(), reg, Options{Out: out, Runs: 2, Agents: []int{32, 40}, Workers: workers, Seed: seed,
 				Shard: sh, stamp: detStamp})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The CLI writes each directory's manifest; so does this
-			// test, for the merge to name it.
-			if err := experiment.NewManifest("test", Experiment, nil, nil).Write(out, experiment.ManifestFile, rep.Files); err != nil {
-				t.Fatal(err)
-			}
-			return output(rep)
 		},
-		Merge: func(m *experiment.Merged, out string) (shardtest.Output, error) {
-			rep, err := Merge(m, out)
-			if err != nil {
-				return shardtest.Output{}, err
-			}
-			return output(rep), nil
+		Merge: Merge,
+		Output: func(rep *Report) shardtest.Output {
+			return shardtest.Output{Files: rep.Files, Runs: len(rep.Runs), Claims: rep.Claims}
 		},
 		WholeWorkers: 8, ShardWorkers: 2, Seed: 3,
 	})
-}
-
-// output is what the sharding test compares of a report.
-func output(rep *Report) shardtest.Output {
-	return shardtest.Output{Files: rep.Files, Runs: len(rep.Runs), Claims: rep.Claims}
 }

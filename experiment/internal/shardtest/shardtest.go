@@ -21,19 +21,39 @@ type Output struct {
 	Claims []experiment.Claim
 }
 
-// Grid is one experiment's small grid as the sharding test drives it.
-type Grid struct {
+// Grid is one experiment's small grid as the sharding test drives it; R
+// is the experiment's report.
+type Grid[R any] struct {
+	// Experiment names the experiment in the manifests.
+	Experiment string
 	// Run runs the grid into out as shard sh (the zero Shard: the whole
-	// grid) on workers with seed, and writes the manifest the CLI would.
-	Run func(t *testing.T, out string, sh experiment.Shard, workers int, seed int64) Output
+	// grid) on workers with seed.
+	Run func(out string, sh experiment.Shard, workers int, seed int64) (R, error)
 	// Merge merges the partial outputs read into out, as `experiment
 	// merge` does.
-	Merge func(m *experiment.Merged, out string) (Output, error)
+	Merge func(m *experiment.Merged, out string) (R, error)
+	// Output is what the test compares of a report.
+	Output func(R) Output
 	// WholeWorkers runs the unsharded grid; ShardWorkers each of 4 shards.
 	WholeWorkers, ShardWorkers int
 	// Seed is the grid's seed; a shard run with Seed+1 belongs to another
 	// grid.
 	Seed int64
+}
+
+// run runs g into out and writes the manifest the CLI would (the merge
+// names each shard's).
+func (g Grid[R]) run(t *testing.T, out string, sh experiment.Shard, workers int, seed int64) Output {
+	t.Helper()
+	rep, err := g.Run(out, sh, workers, seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	o := g.Output(rep)
+	if err := experiment.NewManifest("test", g.Experiment, nil, nil).Write(out, experiment.ManifestFile, o.Files); err != nil {
+		t.Fatal(err)
+	}
+	return o
 }
 
 // pdfDate is the clock time gonum's PDF writer stamps every file with (and
@@ -45,32 +65,33 @@ var pdfDate = regexp.MustCompile(`/(CreationDate|ModDate) \(D:[0-9]+\)`)
 // dates — with the same verdicts and notes, and that merging refuses a
 // missing shard, a repeated one, a shard of another grid and an output that
 // is no shard's.
-func ShardMerge(t *testing.T, g Grid) {
+func ShardMerge[R any](t *testing.T, g Grid[R]) {
 	t.Helper()
 	root := t.TempDir()
 	whole := filepath.Join(root, "whole")
-	want := g.Run(t, whole, experiment.Shard{}, g.WholeWorkers, g.Seed)
+	want := g.run(t, whole, experiment.Shard{}, g.WholeWorkers, g.Seed)
 	var dirs []string
 	for i := 1; i <= 4; i++ {
 		d := filepath.Join(root, "shard"+strconv.Itoa(i))
-		out := g.Run(t, d, experiment.Shard{Index: i, Count: 4}, g.ShardWorkers, g.Seed)
+		out := g.run(t, d, experiment.Shard{Index: i, Count: 4}, g.ShardWorkers, g.Seed)
 		if len(out.Files) != 1 || filepath.Base(out.Files[0]) != experiment.PartialFile {
 			t.Fatalf("shard %d wrote %v, want only its partial output", i, out.Files)
 		}
 		dirs = append(dirs, d)
 	}
 	other := filepath.Join(root, "other")
-	g.Run(t, other, experiment.Shard{Index: 3, Count: 4}, g.ShardWorkers, g.Seed+1)
+	g.run(t, other, experiment.Shard{Index: 3, Count: 4}, g.ShardWorkers, g.Seed+1)
 
 	m, err := experiment.ReadPartials(dirs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	merged := filepath.Join(root, "merged")
-	got, err := g.Merge(m, merged)
+	rep, err := g.Merge(m, merged)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := g.Output(rep)
 	if len(got.Files) != len(want.Files) || got.Runs != want.Runs {
 		t.Fatalf("merged: %d files, %d runs; unsharded: %d files, %d runs", len(got.Files), got.Runs, len(want.Files), want.Runs)
 	}
