@@ -55,7 +55,9 @@ type Placement struct {
 // Edit is a key of the config set to a new value.
 type Edit struct{ Table, Key, Value string }
 
-func (e Edit) String() string { return fmt.Sprintf("[%s] %s = %s", e.Table, e.Key, tomlString(e.Value)) }
+func (e Edit) String() string {
+	return fmt.Sprintf("[%s] %s = %s", e.Table, e.Key, tomlString(e.Value))
+}
 
 // paths are the config's keys that name files, as the config writes them
 // (defaults filled in).
@@ -427,7 +429,7 @@ func equalTOML(a, b map[string]any) bool {
 
 // setKey sets one key of a table in config text (see applyEdits).
 func setKey(text []byte, e Edit) []byte {
-	line := []byte(e.Key + " = " + tomlString(e.Value) + "\n")
+	line := []byte(e.Key + " = " + tomlString(e.Value) + "  # set by bandit-node restore\n")
 	lines := bytes.SplitAfter(text, []byte("\n"))
 	header := -1
 	for i, l := range lines {

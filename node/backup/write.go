@@ -48,6 +48,11 @@ func Write(src Source, out string) (m *Manifest, skipped []string, err error) {
 	if within(src.DataDir, outAbs) {
 		return nil, nil, fmt.Errorf("the archive %s would be inside the data directory %s, and so in every later backup: write it elsewhere", out, src.DataDir)
 	}
+	for _, p := range []*string{&src.Config, &src.DataDir} {
+		if *p, err = filepath.Abs(*p); err != nil {
+			return nil, nil, err
+		}
+	}
 	m = &Manifest{Format: Format, Program: src.Program, Node: src.Node, PeerID: src.PeerID, Created: src.Now.UTC().Truncate(time.Second)}
 	tmp, err := os.CreateTemp(filepath.Dir(outAbs), "."+filepath.Base(outAbs)+".tmp*")
 	if err != nil {
@@ -76,6 +81,9 @@ func Write(src Source, out string) (m *Manifest, skipped []string, err error) {
 		p := src.Files[r]
 		if p == "" {
 			continue
+		}
+		if p, err = filepath.Abs(p); err != nil {
+			return nil, nil, err
 		}
 		if err := w.add(r, p, false); err != nil {
 			return nil, nil, err
