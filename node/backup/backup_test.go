@@ -59,16 +59,16 @@ func newTestNode(t *testing.T) *testNode {
 	files := map[string]string{
 		"config.toml": "# acme's node\n[node]\nname = \"acme\"\ndata_dir = \".\"   # the state directory\n" +
 			"identity = " + tomlString(n.identity) + "\nlisten = [\"/ip4/127.0.0.1/tcp/0\"]\n\n[api]\ntoken_file = \"api.token\"\n",
-		"api.token":                        "secret-token\n",
-		"sessions/" + sessionID + ".json":  `{"session":{"id":"` + sessionID + `"}}`,
-		"session-summaries.json":           `{}`,
-		"standing.json":                    `{"nightly":{}}`,
-		"unsaved/" + sessionID + ".json":   `{"session":{}}`,
-		"logs/" + sessionID + ".log":       "first line\nsecond line\na line being writ",
-		"lock":                             "pid 42\n",
-		"sessions/.x.json.tmp1234":         "half a record",
-		"logs/" + sessionID + ".log.tmp":   "a log being rewritten",
-		"specs/nightly.toml":               "protocol = \"ping\"\n",
+		"api.token":                       "secret-token\n",
+		"sessions/" + sessionID + ".json": `{"session":{"id":"` + sessionID + `"}}`,
+		"session-summaries.json":          `{}`,
+		"standing.json":                   `{"nightly":{}}`,
+		"unsaved/" + sessionID + ".json":  `{"session":{}}`,
+		"logs/" + sessionID + ".log":      "first line\nsecond line\na line being writ",
+		"lock":                            "pid 42\n",
+		"sessions/.x.json.tmp1234":        "half a record",
+		"logs/" + sessionID + ".log.tmp":  "a log being rewritten",
+		"specs/nightly.toml":              "protocol = \"ping\"\n",
 	}
 	for name, text := range files {
 		p := filepath.Join(n.dataDir, name)
