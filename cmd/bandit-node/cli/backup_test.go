@@ -4,22 +4,27 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/client"
+	"github.com/bandit-node/bandit-node/node/config"
 )
 
 // TestBackupRestoreRunningDaemon: two daemons run a session; node1 is
 // backed up while it runs, stopped, its directory moved away, and restored
-// into a fresh config and data directory at other paths. The restored
-// daemon has node1's peer ID, serves the earlier session's result and logs
-// through its control API, and node2, which was not changed at all, runs
-// a new session with it.
+// into a fresh config and data directory at other paths, listening on a
+// new address. The restored daemon has node1's peer ID and serves the
+// earlier session's result and logs through its control API; node2, which
+// changed only node1's address in its address book, runs new sessions
+// with it.
 func TestBackupRestoreRunningDaemon(t *testing.T) {
 	root := t.TempDir()
 	nodes := initPair(t, root)
@@ -105,6 +110,45 @@ func TestBackupRestoreRunningDaemon(t *testing.T) {
 	}
 	if _, _, err := run(t, "restore", "--config", newCfg, "--data-dir", newData, archive); err == nil || !strings.Contains(err.Error(), "not empty") {
 		t.Errorf("a second restore over the first: %v, want a refusal", err)
+	}
+
+	// The new machine has another address: the restored config listens
+	// on it, and node2 changes only node1's addrs in its address book,
+	// then reloads.
+	newPort := testutil.FreePort(t)
+	for newPort == nodes[0].port || newPort == nodes[1].port {
+		newPort = testutil.FreePort(t)
+	}
+	readdress := func(cfg string) {
+		t.Helper()
+		text, err := os.ReadFile(cfg)
+		old := fmt.Sprintf("/ip4/127.0.0.1/tcp/%d\"", nodes[0].port)
+		if err != nil || bytes.Count(text, []byte(old)) != 1 {
+			t.Fatalf("%s: %v, or not one %s in it", cfg, err, old)
+		}
+		text = bytes.Replace(text, []byte(old), fmt.Appendf(nil, "/ip4/127.0.0.1/tcp/%d\"", newPort), 1)
+		if err := os.WriteFile(cfg, text, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	readdress(newCfg)
+	readdress(nodes[1].cfg)
+	reg, err := families.Registry()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg2, err := config.LoadConfig(nodes[1].cfg, reg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c2, err := client.FromFiles(cfg2.API.Listen, cfg2.API.TokenFile, cfg2.API.TrustFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+	defer rcancel()
+	if ch, err := c2.Reload(rctx); err != nil || len(ch.PeersReaddressed) != 1 || len(ch.PeersAdded)+len(ch.PeersRemoved) != 0 {
+		t.Fatalf("node2's reload with node1's new address: %+v, %v", ch, err)
 	}
 
 	stop := start(newCfg)
