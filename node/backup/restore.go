@@ -96,7 +96,7 @@ func decodePaths(text []byte) (*paths, error) {
 }
 
 // PlanRestore reads and checks the archive at path, and returns what
-// Restore would write where. It refuses, writing nothing, a damaged
+// Restore would write where, and the archived config's text. It refuses, writing nothing, a damaged
 // archive, a data directory that is not empty and any file that exists
 // (unless o.Force), and two files of the archive that would land on one
 // path.
