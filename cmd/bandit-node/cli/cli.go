@@ -53,6 +53,8 @@ func commands(restart Restarter) []clikit.Command {
 			return runBench(ctx, args, stdout, stderr, restart)
 		}, Subs: benchCommands(restart)},
 		{Name: "config", Summary: "print the annotated example config.toml (every key explained)", Run: runConfig, Subs: configCommands()},
+		{Name: "backup", Summary: "write a backup archive of this node while it runs: identity, token, config, records, logs", Run: runBackup},
+		{Name: "restore", Summary: "restore a backup archive onto a new data directory or machine, keeping the peer ID", Run: runRestore},
 		{Name: "version", Summary: "print the build: version, VCS revision and time, Go version", Run: runVersion},
 		{Name: "completion", Summary: "print a shell completion script: bash, zsh or fish", Run: func(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			return clikit.RunCompletion(ctx, program, commands(nil), args, stdout, stderr)
