@@ -186,6 +186,14 @@ func (e *Engine) SetCorrections(c []uint64) {
 	e.corr, e.corrPos = c, 0
 }
 
+// TakeUsedCorrections returns, on party 0, the batch SetCorrections handed
+// it, and forgets it: the caller may reuse its words.
+func (e *Engine) TakeUsedCorrections() []uint64 {
+	c := e.corr
+	e.corr, e.corrPos = nil, 0
+	return c
+}
+
 // CorrectionsLeft returns how many words of the current batch party 0 has
 // not used: after a step it must be zero, or the dealer and the parties
 // disagree about the computation.
