@@ -98,7 +98,11 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 // runs, unless GOGC is set. A simulation allocates fast and keeps little:
 // SAMBA with full cryptography (UCB, K = 100, N = 100,000) took 11.0 s at
 // Go's default of 100 and 9.0–9.6 s at 400, its peak memory going from 50 to
-// 82 MB (`/usr/bin/time`, alternating, on the 2-core test machine).
+// 82 MB (`/usr/bin/time`, alternating, on the 2-core test machine). The
+// contextual bandit (mpccb) needed it while a step allocated 4.3 MB; since
+// its engine reuses a step's words it runs the same at 100 and 400 (2,000
+// Fashion-MNIST steps: 1.05× the CPU at 400, peak 183 against 182 MB;
+// docs/performance.md, "mpccb's memory"), so 400 stays for SAMBA's sake.
 const simulationGCPercent = 400
 
 // simulationGC sets the collector's target for a simulation and returns the
