@@ -205,7 +205,7 @@ func (e *Engine) CorrectionsLeft() int { return len(e.corr) - e.corrPos }
 func (e *Engine) TakeCorrections() []uint64 {
 	c := e.corr
 	e.corr = nil
-	if e.recycling {
+	if e.recycling && c != nil {
 		e.corrSpare = c
 	}
 	return c
