@@ -101,7 +101,7 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 // 82 MB (`/usr/bin/time`, alternating, on the 2-core test machine). The
 // contextual bandit (mpccb) needed it while a step allocated 4.3 MB; since
 // its engine reuses a step's words it runs the same at 100 and 400 (2,000
-// Fashion-MNIST steps: 1.05× the CPU at 400, peak 183 against 182 MB;
+// Fashion-MNIST steps: 1.05× the CPU at 400, peak 183 against 182 MiB;
 // docs/performance.md, "mpccb's memory"), so 400 stays for SAMBA's sake.
 const simulationGCPercent = 400
 
