@@ -65,27 +65,40 @@ func loadFashionTrain(dir string) (*Images, []int, error) {
 // loadFashionPart reads one images file and its labels file from dir and
 // checks them against each other.
 func loadFashionPart(dir, imagesName, labelsName string) (*Images, []int, error) {
+	b, labels, err := loadFashionBytes(dir, imagesName, labelsName)
+	if err != nil {
+		return nil, nil, err
+	}
+	im := &Images{Count: b.n, Rows: b.rows, Cols: b.cols, Pixels: make([]float64, len(b.data))}
+	for i, v := range b.data {
+		im.Pixels[i] = b.scale[v]
+	}
+	return im, labels, nil
+}
+
+// loadFashionBytes is loadFashionPart with the pixels kept as bytes.
+func loadFashionBytes(dir, imagesName, labelsName string) (*imageBytes, []int, error) {
 	imagesPath, labelsPath := filepath.Join(dir, imagesName), filepath.Join(dir, labelsName)
 	for _, p := range []string{imagesPath, labelsPath} {
 		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
 			return nil, nil, fmt.Errorf("Fashion-MNIST file %s is missing: %s: %w", p, InstallHint, err)
 		}
 	}
-	im, err := ReadImages(imagesPath)
+	im, err := readImageBytes(imagesPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading Fashion-MNIST: %w", err)
 	}
-	if im.Rows != FashionSide || im.Cols != FashionSide {
+	if im.rows != FashionSide || im.cols != FashionSide {
 		return nil, nil, fmt.Errorf("loading Fashion-MNIST: %s holds %d×%d-pixel images, want %d×%d",
-			imagesPath, im.Rows, im.Cols, FashionSide, FashionSide)
+			imagesPath, im.rows, im.cols, FashionSide, FashionSide)
 	}
 	labels, err := ReadLabels(labelsPath)
 	if err != nil {
 		return nil, nil, fmt.Errorf("loading Fashion-MNIST: %w", err)
 	}
-	if len(labels) != im.Count {
+	if len(labels) != im.n {
 		return nil, nil, fmt.Errorf("loading Fashion-MNIST: %s holds %d labels but %s holds %d images",
-			labelsPath, len(labels), imagesPath, im.Count)
+			labelsPath, len(labels), imagesPath, im.n)
 	}
 	for i, l := range labels {
 		if l >= FashionClasses {

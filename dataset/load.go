@@ -36,12 +36,33 @@ type Contexts struct {
 // FashionMNISTContexts reads Fashion-MNIST's training set from dir (normally
 // FashionMNISTDir), fits the PCA on it and returns the projected, unit-norm
 // contexts with their labels (section 5 of the paper).
+//
+// The pixels stay bytes, converted a block of rows at a time for the PCA's
+// passes: the contexts are ProjectImages's to the bit (TestContextsFromBytes)
+// in an eighth of the memory (47 MB of pixels instead of 376 MB).
 func FashionMNISTContexts(dir string) (*Contexts, error) {
-	im, labels, err := loadFashionTrain(dir)
+	im, labels, err := loadFashionBytes(dir, FashionTrainImages, FashionTrainLabels)
 	if err != nil {
 		return nil, err
 	}
-	return ProjectImages(im, labels, PCADims)
+	return projectImageBytes(im, labels, PCADims)
+}
+
+// projectImageBytes is ProjectImages on images kept as bytes.
+func projectImageBytes(im *imageBytes, labels []int, k int) (*Contexts, error) {
+	if len(labels) != im.n {
+		return nil, fmt.Errorf("%d labels for %d images", len(labels), im.n)
+	}
+	p, err := fitPCA(im.byteRows, k)
+	if err != nil {
+		return nil, fmt.Errorf("projecting %d images: %w", im.n, err)
+	}
+	rows, err := p.projectRows(im.byteRows)
+	if err != nil {
+		return nil, fmt.Errorf("projecting %d images: %w", im.n, err)
+	}
+	NormalizeRows(rows)
+	return &Contexts{X: rows, Labels: labels}, nil
 }
 
 // ProjectImages fits a k-component PCA on the images and returns their

@@ -47,7 +47,57 @@ type PCA struct {
 // n×n matrix of the centred rows' inner products instead (see fitDual). The
 // result is deterministic: sums run in a fixed order and each component's
 // sign is fixed (see PCA.Components).
-func FitPCA(x *mat.Dense, k int) (*PCA, error) {
+func FitPCA(x *mat.Dense, k int) (*PCA, error) { return fitPCA(denseRows{x}, k) }
+
+// rowSource gives fitPCA and projectRows a matrix's rows a block at a time,
+// as float64 values: a mat.Dense's own (denseRows), or bytes converted
+// block by block (byteRows), so that Fashion-MNIST's 47 million pixels need
+// not be held as float64 values (376 MB) at once.
+type rowSource interface {
+	Dims() (n, d int)
+	// buffer returns words for block to convert rows rows into, or nil
+	// when the source needs none.
+	buffer(rows int) []float64
+	// block returns rows lo..hi−1, row-major, converted into buf if the
+	// source must convert them.
+	block(lo, hi int, buf []float64) blas64.General
+	// dense returns the whole matrix.
+	dense() *mat.Dense
+}
+
+// denseRows is a mat.Dense as a rowSource: its blocks are views.
+type denseRows struct{ x *mat.Dense }
+
+func (r denseRows) Dims() (int, int)     { return r.x.Dims() }
+func (r denseRows) buffer(int) []float64 { return nil }
+func (r denseRows) dense() *mat.Dense    { return r.x }
+func (r denseRows) block(lo, hi int, _ []float64) blas64.General {
+	raw := r.x.RawMatrix()
+	return blas64.General{Rows: hi - lo, Cols: raw.Cols, Stride: raw.Stride, Data: raw.Data[lo*raw.Stride:]}
+}
+
+// byteRows is n rows of d bytes, each byte b read as the value scale[b].
+type byteRows struct {
+	data  []byte
+	n, d  int
+	scale *[256]float64
+}
+
+func (r byteRows) Dims() (int, int)          { return r.n, r.d }
+func (r byteRows) buffer(rows int) []float64 { return make([]float64, rows*r.d) }
+func (r byteRows) dense() *mat.Dense {
+	return mat.NewDense(r.n, r.d, r.block(0, r.n, r.buffer(r.n)).Data)
+}
+func (r byteRows) block(lo, hi int, buf []float64) blas64.General {
+	buf = buf[:(hi-lo)*r.d]
+	for i, b := range r.data[lo*r.d : hi*r.d] {
+		buf[i] = r.scale[b]
+	}
+	return blas64.General{Rows: hi - lo, Cols: r.d, Stride: r.d, Data: buf}
+}
+
+// fitPCA is FitPCA on a rowSource.
+func fitPCA(x rowSource, k int) (*PCA, error) {
 	n, d := x.Dims()
 	if n < 1 || d < 1 {
 		return nil, fmt.Errorf("PCA: empty training matrix (%d×%d)", n, d)
@@ -55,13 +105,17 @@ func FitPCA(x *mat.Dense, k int) (*PCA, error) {
 	if k < 1 || k > d {
 		return nil, fmt.Errorf("PCA: %d components asked of %d-dimensional data; want 1..%d", k, d, d)
 	}
-	raw := x.RawMatrix()
 
 	mean := make([]float64, d)
-	for i := range n {
-		row := raw.Data[i*raw.Stride : i*raw.Stride+d]
-		for j, v := range row {
-			mean[j] += v
+	buf := x.buffer(covChunk)
+	for lo := 0; lo < n; lo += covChunk {
+		hi := min(lo+covChunk, n)
+		raw := x.block(lo, hi, buf)
+		for i := range hi - lo {
+			row := raw.Data[i*raw.Stride : i*raw.Stride+d]
+			for j, v := range row {
+				mean[j] += v
+			}
 		}
 	}
 	for j := range mean {
@@ -69,7 +123,7 @@ func FitPCA(x *mat.Dense, k int) (*PCA, error) {
 	}
 
 	if n <= d {
-		if p, ok := fitDual(x, mean, k); ok {
+		if p, ok := fitDual(x.dense(), mean, k); ok {
 			return p, nil
 		}
 	}
@@ -87,7 +141,7 @@ func FitPCA(x *mat.Dense, k int) (*PCA, error) {
 		if lo == hi {
 			continue
 		}
-		wg.Go(func() { accumulateGram(stripes[s], raw, lo, hi) })
+		wg.Go(func() { accumulateGram(stripes[s], x, lo, hi) })
 	}
 	wg.Wait()
 	cov := mat.NewSymDense(d, nil)
@@ -169,10 +223,10 @@ func fitDual(x *mat.Dense, mean []float64, k int) (*PCA, bool) {
 
 // accumulateGram adds Σ x_i x_iᵀ over rows lo..hi−1 of x to the upper
 // triangle of acc.
-func accumulateGram(acc blas64.Symmetric, x blas64.General, lo, hi int) {
+func accumulateGram(acc blas64.Symmetric, x rowSource, lo, hi int) {
+	buf := x.buffer(covChunk)
 	for start := lo; start < hi; start += covChunk {
-		m := min(covChunk, hi-start)
-		chunk := blas64.General{Rows: m, Cols: x.Cols, Stride: x.Stride, Data: x.Data[start*x.Stride:]}
+		chunk := x.block(start, start+min(covChunk, hi-start), buf)
 		blas64.Syrk(blas.Trans, 1, chunk, 1, acc)
 	}
 }
@@ -219,6 +273,47 @@ func (p *PCA) Project(x *mat.Dense) ([][]float64, error) {
 			row[c] -= offset[c]
 		}
 		rows[i] = row[:k:k]
+	}
+	return rows, nil
+}
+
+// projectChunk is the rows projectRows projects at a time: a multiple of
+// gonum's 64-row blocks and at least four of them, so that every chunk takes
+// the path (parallel, one k-block after the other) one product of all the
+// rows takes, and the results are the same to the bit.
+const projectChunk = 2048
+
+// projectRows is Project on rows of bytes, converted projectChunk rows at
+// a time; a last chunk of fewer than 256 rows joins the one before it.
+func (p *PCA) projectRows(x byteRows) ([][]float64, error) {
+	k, d := p.Dims()
+	n, xd := x.Dims()
+	if xd != d {
+		return nil, fmt.Errorf("PCA: projecting %d-dimensional rows with components fitted on %d dimensions", xd, d)
+	}
+	offset := make([]float64, k)
+	for c := range k {
+		offset[c] = floats64Dot(p.Mean, p.Components.RawRowView(c))
+	}
+	out := make([]float64, n*k)
+	rows := make([][]float64, n)
+	buf := x.buffer(projectChunk + 256)
+	for lo := 0; lo < n; {
+		hi := min(lo+projectChunk, n)
+		if n-hi < 256 {
+			hi = n
+		}
+		xc := mat.NewDense(hi-lo, d, x.block(lo, hi, buf).Data)
+		y := mat.NewDense(hi-lo, k, out[lo*k:hi*k])
+		y.Mul(xc, p.Components.T())
+		for i := lo; i < hi; i++ {
+			row := out[i*k : (i+1)*k : (i+1)*k]
+			for c := range row {
+				row[c] -= offset[c]
+			}
+			rows[i] = row
+		}
+		lo = hi
 	}
 	return rows, nil
 }

@@ -1,8 +1,10 @@
 package dataset
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -254,4 +256,86 @@ func TestNormalizeRows(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestContextsFromBytes: the PCA on rows of bytes converted a block at a
+// time (fitPCA and projectRows on byteRows, what FashionMNISTContexts runs)
+// gives FitPCA's and Project's results on the same rows as float64 values
+// to the bit — with fewer rows than columns (the dual), fewer rows than a
+// projection chunk, and several chunks whose short last one joins the one
+// before or stands alone — and FashionMNISTContexts gives ProjectImages's
+// contexts. (On the real training set too: TestContextsFromBytes with
+// FASHION_MNIST_BYTES=1, 25 s.)
+func TestContextsFromBytes(t *testing.T) {
+	for _, c := range []struct{ n, d, k int }{{50, 100, 5}, {300, 100, 20}, {2*projectChunk + 100, 100, 20}, {2*projectChunk + 300, 130, 7}} {
+		t.Run(fmt.Sprintf("%dx%d_k%d", c.n, c.d, c.k), func(t *testing.T) {
+			data := randomBytes(c.n*c.d, uint64(c.n))
+			var scale [256]float64
+			for b := range scale {
+				scale[b] = float64(b) / 255
+			}
+			rows := byteRows{data: data, n: c.n, d: c.d, scale: &scale}
+			x := mat.NewDense(c.n, c.d, nil)
+			for i, b := range data {
+				x.RawMatrix().Data[i] = scale[b]
+			}
+			want, err := FitPCA(x, c.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := fitPCA(rows, c.k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !sameBits(got.Mean, want.Mean) || !sameBits(got.Components.RawMatrix().Data, want.Components.RawMatrix().Data) {
+				t.Fatal("the PCA fitted on bytes differs from FitPCA's")
+			}
+			wantX, err := want.Project(x)
+			if err != nil {
+				t.Fatal(err)
+			}
+			gotX, err := want.projectRows(rows)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range wantX {
+				if !sameBits(gotX[i], wantX[i]) {
+					t.Fatalf("row %d: %v projected from bytes, %v by Project", i, gotX[i], wantX[i])
+				}
+			}
+		})
+	}
+	dirs := map[string]string{"80 random images": fakeFashionDir(t, 80, 1)}
+	if os.Getenv("FASHION_MNIST_BYTES") != "" {
+		dirs["Fashion-MNIST"] = FashionMNISTDir
+	}
+	for name, dir := range dirs {
+		t.Run(name, func(t *testing.T) {
+			got, err := FashionMNISTContexts(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			im, labels, err := loadFashionTrain(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ProjectImages(im, labels, PCADims)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.X) != len(want.X) || !slices.Equal(got.Labels, want.Labels) {
+				t.Fatalf("%d contexts, want %d (or other labels)", len(got.X), len(want.X))
+			}
+			for i := range want.X {
+				if !sameBits(got.X[i], want.X[i]) {
+					t.Fatalf("context %d: %v from bytes, %v from ProjectImages", i, got.X[i], want.X[i])
+				}
+			}
+		})
+	}
+}
+
+// sameBits reports whether a and b hold the same float64 values to the bit.
+func sameBits(a, b []float64) bool {
+	return slices.EqualFunc(a, b, func(x, y float64) bool { return math.Float64bits(x) == math.Float64bits(y) })
 }

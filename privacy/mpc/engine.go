@@ -3,7 +3,6 @@ package mpc
 import (
 	"errors"
 	"fmt"
-	"slices"
 )
 
 // Dealer is the party index of the dealer's engine.
@@ -51,6 +50,60 @@ type Engine struct {
 	sampler    *PRG  // the dealer's private samples
 
 	termCache map[termKey][]term // fused products' terms by shape (fused.go)
+
+	// The scratch words of the current step (Recycle): nil until the first
+	// Recycle, when every operation allocates afresh.
+	scratch   []uint64
+	used      int      // words of scratch handed out since the last Recycle
+	overflow  int      // words allocated afresh since then: scratch was too small
+	recycling bool     // Recycle has been called
+	corrSpare []uint64 // the dealer's last corrections (TakeCorrections), reused
+}
+
+// Recycle declares that nothing the engine returned before is in use any
+// more — no slice, Open, Trunc, And, Many or Payload that its operations
+// returned (Share and Public excepted: their results are the caller's) —
+// and, on the dealer, no slice TakeCorrections returned. The engine then
+// reuses that memory for the operations that follow: a protocol that runs
+// the same computation every step (protocol/mpccb's learner) calls it at the
+// start of each step, so that a step allocates next to nothing and a
+// session's memory does not grow with its length. From the first call on,
+// the engine keeps one block of scratch words sized by the largest step
+// since the previous call; an engine that never calls it allocates every
+// result afresh.
+func (e *Engine) Recycle() {
+	if need := e.used + e.overflow; e.overflow > 0 || need < len(e.scratch)/4 {
+		e.scratch = make([]uint64, need+need/8)
+	}
+	e.used, e.overflow, e.recycling = 0, 0, true
+	if e.party == Dealer && e.corr == nil {
+		e.corr = e.corrSpare[:0]
+	}
+}
+
+// alloc returns n zeroed words that live until the next Recycle.
+func (e *Engine) alloc(n int) []uint64 {
+	if e.used+n <= len(e.scratch) {
+		s := e.scratch[e.used : e.used+n : e.used+n]
+		clear(s)
+		e.used += n
+		return s
+	}
+	if e.recycling {
+		e.overflow += n
+	}
+	return make([]uint64, n)
+}
+
+// grow returns buf with room for n more words, moving it into scratch
+// words (alloc) when it needs more capacity.
+func (e *Engine) grow(buf []uint64, n int) []uint64 {
+	if cap(buf)-len(buf) >= n {
+		return buf
+	}
+	nb := e.alloc(max(2*cap(buf), len(buf)+n, 64))[:len(buf)]
+	copy(nb, buf)
+	return nb
 }
 
 // Err returns the first failure of an operation, if any: a party 0 whose
@@ -133,16 +186,28 @@ func (e *Engine) SetCorrections(c []uint64) {
 	e.corr, e.corrPos = c, 0
 }
 
+// TakeUsedCorrections returns, on party 0, the batch SetCorrections handed
+// it, and forgets it: the caller may reuse its words.
+func (e *Engine) TakeUsedCorrections() []uint64 {
+	c := e.corr
+	e.corr, e.corrPos = nil, 0
+	return c
+}
+
 // CorrectionsLeft returns how many words of the current batch party 0 has
 // not used: after a step it must be zero, or the dealer and the parties
 // disagree about the computation.
 func (e *Engine) CorrectionsLeft() int { return len(e.corr) - e.corrPos }
 
 // TakeCorrections returns the corrections the dealer made since the last
-// call, for party 0.
+// call, for party 0. Once the engine recycles (Recycle), the slice is valid
+// only until the next Recycle, which reuses it.
 func (e *Engine) TakeCorrections() []uint64 {
 	c := e.corr
 	e.corr = nil
+	if e.recycling && c != nil {
+		e.corrSpare = c
+	}
 	return c
 }
 
@@ -160,7 +225,7 @@ func (e *Engine) draw(dst []uint64, bin bool) [][]uint64 {
 	each := make([][]uint64, e.parties)
 	clear(dst)
 	for p, g := range e.all {
-		each[p] = make([]uint64, len(dst))
+		each[p] = e.alloc(len(dst))
 		g.Fill(each[p])
 		for i, v := range each[p] {
 			if bin {
@@ -179,11 +244,11 @@ func (e *Engine) draw(dst []uint64, bin bool) [][]uint64 {
 // the correction is recorded. Arithmetic shares sum to the value; binary
 // shares (bin) XOR to it.
 func (e *Engine) dealt(n int, bin bool, value func(dst []uint64)) []uint64 {
-	out := make([]uint64, n)
+	out := e.alloc(n)
 	switch {
 	case e.party == Dealer:
 		value(out)
-		tmp := make([]uint64, n)
+		tmp := e.alloc(n)
 		for p := 1; p < e.parties; p++ {
 			e.all[p].Fill(tmp)
 			for i, v := range tmp {
@@ -239,9 +304,9 @@ type Open struct {
 // streams: after the round every party knows x − m and holds a share of m,
 // which is what Beaver products need.
 func (e *Engine) Mask(x []uint64) *Open {
-	o := &Open{n: len(x), off: len(e.outA), mask: make([]uint64, len(x))}
+	o := &Open{n: len(x), off: len(e.outA), mask: e.alloc(len(x))}
 	e.draw(o.mask, false)
-	e.outA = slices.Grow(e.outA, len(x))
+	e.outA = e.grow(e.outA, len(x))
 	for i, v := range x {
 		e.outA = append(e.outA, v-o.mask[i])
 	}
@@ -251,9 +316,9 @@ func (e *Engine) Mask(x []uint64) *Open {
 
 // MaskBinary queues x ⊕ m for opening, with m a fresh binary mask.
 func (e *Engine) MaskBinary(x []uint64) *Open {
-	o := &Open{n: len(x), bin: true, off: len(e.outB), mask: make([]uint64, len(x))}
+	o := &Open{n: len(x), bin: true, off: len(e.outB), mask: e.alloc(len(x))}
 	e.draw(o.mask, true)
-	e.outB = slices.Grow(e.outB, len(x))
+	e.outB = e.grow(e.outB, len(x))
 	for i, v := range x {
 		e.outB = append(e.outB, v^o.mask[i])
 	}
@@ -264,7 +329,7 @@ func (e *Engine) MaskBinary(x []uint64) *Open {
 // Reveal queues the shares x for opening to every party.
 func (e *Engine) Reveal(x []uint64) *Open {
 	o := &Open{n: len(x), off: len(e.outA), reveal: true}
-	e.outA = append(e.outA, x...)
+	e.outA = append(e.grow(e.outA, len(x)), x...)
 	e.opens = append(e.opens, o)
 	return o
 }
@@ -272,7 +337,7 @@ func (e *Engine) Reveal(x []uint64) *Open {
 // RevealBinary queues the binary shares x for opening to every party.
 func (e *Engine) RevealBinary(x []uint64) *Open {
 	o := &Open{n: len(x), bin: true, off: len(e.outB), reveal: true}
-	e.outB = append(e.outB, x...)
+	e.outB = append(e.grow(e.outB, len(x)), x...)
 	e.opens = append(e.opens, o)
 	return o
 }
@@ -308,7 +373,7 @@ func (e *Engine) Complete(in []Payload) error {
 		if o.bin {
 			src = e.outB
 		}
-		o.Value = make([]uint64, o.n)
+		o.Value = e.alloc(o.n)
 		if e.party != Dealer {
 			copy(o.Value, src[o.off:o.off+o.n])
 			if o.reveal {
@@ -338,12 +403,13 @@ func (e *Engine) Complete(in []Payload) error {
 		} else if o.reveal {
 			o.Shares = make([][]uint64, e.parties)
 			for p := range o.Shares {
-				o.Shares[p] = make([]uint64, o.n)
+				o.Shares[p] = e.alloc(o.n)
 			}
 		}
 		o.done = true
 	}
-	e.outA, e.outB, e.opens = nil, nil, nil
+	clear(e.opens)
+	e.outA, e.outB, e.opens = nil, nil, e.opens[:0]
 	return nil
 }
 

@@ -55,8 +55,8 @@ func (o *Open) fused() bool { return o.comps != nil }
 func (t *Trunc) Open() *Open {
 	e, l := t.e, t.l
 	n := len(t.low)
-	o := &Open{n: n, done: true, Value: make([]uint64, n), mask: make([]uint64, n)}
-	top, low, sign := make([]uint64, n), make([]uint64, n), make([]uint64, n)
+	o := &Open{n: n, done: true, Value: e.alloc(n), mask: e.alloc(n)}
+	top, low, sign := e.alloc(n), e.alloc(n), e.alloc(n)
 	for i := range n {
 		if e.party == Dealer {
 			top[i] = (t.r[i] >> 63) << (63 - l)
@@ -100,7 +100,7 @@ func AddOpen(a, b *Open) *Open {
 // value (added by party 0) plus the share of the mask. The dealer gets
 // zeros.
 func (e *Engine) SharesOf(o *Open) []uint64 {
-	out := make([]uint64, o.n)
+	out := e.alloc(o.n)
 	if e.party == Dealer {
 		return out
 	}
@@ -142,7 +142,7 @@ func (e *Engine) terms(k termKey, build func() []term) []term {
 // dealer supplies the products summed per output when both coefficients
 // are constants, and term by term otherwise.
 func (e *Engine) mulTerms(a, b *Open, n int, terms []term) []uint64 {
-	out := make([]uint64, n)
+	out := e.alloc(n)
 	if e.party != Dealer {
 		for _, t := range terms {
 			da, db := a.Value[t.i], b.Value[t.j]

@@ -57,7 +57,7 @@ func (e *Engine) TruncStart(x []uint64) *Trunc { return e.ShiftStart(x, e.fx.Fra
 // TruncStart.
 func (e *Engine) ShiftStart(x []uint64, l uint) *Trunc {
 	n := len(x)
-	r := make([]uint64, n)
+	r := e.alloc(n)
 	e.draw(r, false) // a party's share of r; on the dealer, r itself
 	t := &Trunc{e: e, l: l}
 	if e.party == Dealer {
@@ -73,7 +73,7 @@ func (e *Engine) ShiftStart(x []uint64, l uint) *Trunc {
 			dst[i] = v >> 63
 		}
 	})
-	c := make([]uint64, n)
+	c := e.alloc(n)
 	for i, v := range x {
 		c[i] = v + r[i]
 		if e.party == 0 {
@@ -93,7 +93,7 @@ func (t *Trunc) Result() []uint64 {
 		return t.done
 	}
 	e, l := t.e, t.l
-	out := make([]uint64, len(t.low))
+	out := e.alloc(len(t.low))
 	for i, c := range t.c.Value {
 		c63 := c >> 63
 		// Shares of w = c₆₃ ⊕ r₆₃ = c₆₃ + r₆₃ − 2·c₆₃·r₆₃.

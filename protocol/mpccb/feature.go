@@ -48,6 +48,7 @@ type featureParty struct {
 	prog        *mpc.Program
 	round       uint32
 	corrections map[uint64][]uint64
+	spare       [][]uint64 // party 0: the words of steps' corrections done with, for steps to come
 	rewardRows  map[uint64][]uint64
 	rounds      map[roundKey]mpc.Payload
 	finished    bool
@@ -194,7 +195,17 @@ func (f *featureParty) Step(m protocol.Message) error {
 			return fmt.Errorf("%d correction words for step %d from %s after %d; a step uses %d",
 				len(k.Corrections.Words), st, m.From, have, limit)
 		}
-		f.corrections[st] = append(f.corrections[st], k.Corrections.Words...)
+		c, ok := f.corrections[st]
+		switch {
+		case ok:
+		case st != 0 && len(f.spare) > 0:
+			// A step's words in those of a step done with (endStep): the
+			// dealer's window bounds the buffers party 0 ever holds.
+			c, f.spare = f.spare[len(f.spare)-1][:0], f.spare[:len(f.spare)-1]
+		default:
+			c = make([]uint64, 0, limit)
+		}
+		f.corrections[st] = append(c, k.Corrections.Words...)
 	case *mpccbpb.Message_RewardRow:
 		st := k.RewardRow.Step
 		if m.From.Role != RoleReceiver || st == 0 || !f.ahead(st) || f.rewardRows[st] != nil {
@@ -400,6 +411,9 @@ func (f *featureParty) endStep() error {
 	if f.idx == 0 {
 		if left := f.engine.CorrectionsLeft(); left != 0 {
 			return fmt.Errorf("step %d: %d of the dealer's correction words were not used: the dealer and the parties disagree about the computation", f.step, left)
+		}
+		if f.step != 0 {
+			f.spare = append(f.spare, f.engine.TakeUsedCorrections())
 		}
 		f.send(protocol.Party{Role: RoleDealer}, &mpccbpb.Message{Kind: &mpccbpb.Message_Ack{Ack: &mpccbpb.Step{Step: f.step}}})
 	}

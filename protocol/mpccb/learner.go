@@ -45,7 +45,14 @@ type stepOutputs struct {
 
 // step returns the Program of one step of Algorithm 1 at the session's wire
 // version: stepFused, or stepV110 for wire 1.1.0.
+//
+// The engine recycles the previous step's memory first (mpc.Engine.Recycle):
+// nothing of that step is in use any more. What outlives a step is W_a⁻¹
+// and b_a, updated in place in words of the learner's own, and what the
+// step's outputs sent (encoded into messages before the step returns); x
+// and rr are the caller's (mpc.Engine.Share), not the engine's scratch.
 func (l *learner) step(x, rr []uint64, out stepOutputs) *mpc.Program {
+	l.e.Recycle()
 	if l.v110 {
 		return l.stepV110(x, rr, out)
 	}
@@ -150,8 +157,8 @@ func (l *learner) stepFused(x, rr []uint64, out stepOutputs) *mpc.Program {
 		return true
 	}, func() bool {
 		// o_a is an integer: no rescaling.
-		l.winv = mpc.Sub(l.winv, e.MulRows(oO, m, D*D))
-		l.b = mpc.Add(l.b, e.MulRows(oO, rx, D))
+		subInPlace(l.winv, e.MulRows(oO, m, D*D))
+		addInPlace(l.b, e.MulRows(oO, rx, D))
 		var rt uint64
 		for _, w := range e.MulElem(oO, oRR) {
 			rt += w
@@ -191,4 +198,19 @@ func (l *learner) scale(d, u *mpc.Open, m **mpc.Open) *mpc.Proc {
 			return true
 		})
 	return p
+}
+
+// subInPlace sets a to a − b, word by word: the learner's state stays in
+// its own words across steps (learner.step).
+func subInPlace(a, b []uint64) {
+	for i, v := range b {
+		a[i] -= v
+	}
+}
+
+// addInPlace sets a to a + b.
+func addInPlace(a, b []uint64) {
+	for i, v := range b {
+		a[i] += v
+	}
 }

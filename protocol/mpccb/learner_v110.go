@@ -94,8 +94,8 @@ func (l *learner) stepV110(x, rr []uint64, out stepOutputs) *mpc.Program {
 		tb = e.TruncStart(e.MulRows(oOR, oX, D))
 		return true
 	}, func() bool {
-		l.winv = mpc.Sub(l.winv, tw.Result())
-		l.b = mpc.Add(l.b, tb.Result())
+		subInPlace(l.winv, tw.Result())
+		addInPlace(l.b, tb.Result())
 		return true
 	})
 	g.Go(main)

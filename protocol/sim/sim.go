@@ -28,6 +28,10 @@ type Options struct {
 	Seed *int64
 	// Logger receives the roles' log lines; nil discards them.
 	Logger *slog.Logger
+	// Prepared, when set, is called once the family has prepared the
+	// simulation (read its data sets) and before any role starts: the CLI
+	// collects the preparation's garbage there (bandit-node simulate).
+	Prepared func()
 	// OnProgress, when set, is called with the summed progress of all roles
 	// whenever some role reports progress.
 	OnProgress func(protocol.Progress)
@@ -169,6 +173,9 @@ func Run(ctx context.Context, reg *protocol.Registry, spec *protocol.Spec, opts 
 	prep, err := simulator.PrepareSimulation(rest, spec.Roles, params)
 	if err != nil {
 		return nil, err
+	}
+	if opts.Prepared != nil {
+		opts.Prepared()
 	}
 	assign, locals := prep.Assignment, prep.Local
 	if prep.Params != nil {

@@ -9,6 +9,7 @@ import (
 	"maps"
 	"os"
 	"path/filepath"
+	"runtime"
 	"runtime/debug"
 	"slices"
 	"time"
@@ -42,7 +43,11 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 	if err != nil {
 		return err
 	}
-	opts := sim.Options{Environments: simEnvironments(stderr), Dir: filepath.Dir(pos[0])}
+	// The preparation may leave far more garbage than the session keeps
+	// live (reading and projecting Fashion-MNIST: ≈ 90 MB); collected
+	// there, the collector's target follows the session's heap (≈ 20 MB
+	// for mpccb), not the preparation's peak times the GC percentage.
+	opts := sim.Options{Environments: simEnvironments(stderr), Dir: filepath.Dir(pos[0]), Prepared: runtime.GC}
 	fs.Visit(func(f *flag.Flag) {
 		if f.Name == "seed" {
 			opts.Seed = seed
@@ -93,7 +98,11 @@ bandit-node simulate examples/ping.toml --json --seed 7`, stderr)
 // runs, unless GOGC is set. A simulation allocates fast and keeps little:
 // SAMBA with full cryptography (UCB, K = 100, N = 100,000) took 11.0 s at
 // Go's default of 100 and 9.0–9.6 s at 400, its peak memory going from 50 to
-// 82 MB (`/usr/bin/time`, alternating, on the 2-core test machine).
+// 82 MB (`/usr/bin/time`, alternating, on the 2-core test machine). The
+// contextual bandit (mpccb) needed it while a step allocated 4.3 MB; since
+// its engine reuses a step's words it runs the same at 100 and 400 (2,000
+// Fashion-MNIST steps: 1.05× the CPU at 400, peak 183 against 182 MiB;
+// docs/performance.md, "mpccb's memory"), so 400 stays for SAMBA's sake.
 const simulationGCPercent = 400
 
 // simulationGC sets the collector's target for a simulation and returns the
