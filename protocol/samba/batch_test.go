@@ -315,3 +315,39 @@ func TestBatchedMessagesStaySmall(t *testing.T) {
 		}
 	}
 }
+
+// TestWireVersions: the family speaks 1.2.0 (batches) and 1.1.0, on which a
+// session of params.batch = 1 runs as before — its messages are the same
+// (TestBatchOneIsTheSequentialProtocol) — and a batched one cannot start,
+// the error naming params.batch and both versions.
+func TestWireVersions(t *testing.T) {
+	if got := protocol.WireVersions(Family{}); fmt.Sprint(got) != "[1.2.0 1.1.0]" {
+		t.Fatalf("wire versions %v", got)
+	}
+	old, ok := protocol.AtWireVersion(Family{}, "1.1.0")
+	if !ok || protocol.WireVersion(old) != "1.1.0" {
+		t.Fatalf("at 1.1.0: %v %v", old, ok)
+	}
+	s := newFuzzSession(t)
+	for _, c := range []struct {
+		batch int64
+		want  string // "" if the role starts
+	}{
+		{1, ""},
+		{4, "params.batch: 4 needs SAMBA wire 1.2.0, and this session runs on 1.1.0"},
+	} {
+		p, err := old.ParseParams(map[string]any{"budget": int64(20), "paillier_bits": int64(512), "batch": c.batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := s.config(controllerParty)
+		cfg.Params = p
+		_, err = old.NewRole(cfg)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("batch %d at 1.1.0: err = %v, want %q", c.batch, err, c.want)
+		}
+		if _, err := (Family{}).NewRole(cfg); err != nil {
+			t.Errorf("batch %d at 1.2.0: %v", c.batch, err)
+		}
+	}
+}
