@@ -246,3 +246,68 @@ func TestSAMBATamperingAbortsOnTheNetwork(t *testing.T) {
 		}
 	}
 }
+
+// TestSAMBABatchedOnTheNetwork runs batched SAMBA (params.batch = 16; the
+// 397 steps after the initial pulls make 24 batches of 16 and one of 13)
+// across six daemons, roles' randomness seeded as a simulation's, and
+// checks the batched Theorem 2 over libp2p: the data customer's cumulative
+// reward and every arm's pulls equal the batched reference's from the same
+// seed, and so do the arms pulled in each batch — the data owners pull a
+// batch's arms at its end, each its own in step order, all of them before
+// the next batch's scores, so the log orders the batches though not the
+// data owners within one (the step of each pull is checked in simulation,
+// TestTheorem2Batched, by the same role code).
+func TestSAMBABatchedOnTheNetwork(t *testing.T) {
+	means := []float64{0.6, 0.45, 0.3}
+	const budget, batch, k = 400, 16, 3
+	var seed atomic.Int64
+	pulls := &pullLog{}
+	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
+		if i >= 3 {
+			cfg.LocalData["samba"] = map[string]any{"data_owner": loggedArm{Bernoulli: samba.Bernoulli{Mu: means[i-3]}, i: i - 3, log: pulls}}
+		}
+	})
+	for _, tn := range nodes {
+		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(seed.Load(), p) }})
+		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed.Load(), p) }})
+	}
+	for _, alg := range []string{"ucb", "thompson", "pursuit"} {
+		t.Run(alg, func(t *testing.T) {
+			seed.Store(21)
+			pulls.take()
+			spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = %d\npaillier_bits = 512\nbatch = %d\n", alg, budget, batch)
+			_, res := completedSession[samba.Result](t, nodes[0], spec, 60*time.Second)
+			p, err := samba.Family{}.ParseParams(map[string]any{"algorithm": alg, "budget": int64(budget), "paillier_bits": int64(512), "batch": int64(batch)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantReward, seq, err := samba.Reference(p.(samba.Params), means, 21)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CumulativeReward != wantReward || res.Batch != batch {
+				t.Errorf("the data customer got %d over libp2p (batch %d), the batched reference %d", res.CumulativeReward, res.Batch, wantReward)
+			}
+			pulled := pulls.take()
+			if len(pulled) != len(seq) {
+				t.Fatalf("the data owners pulled %d times over libp2p, the batched reference %d", len(pulled), len(seq))
+			}
+			for t0 := k; t0 < budget; t0 += batch {
+				end := min(t0+batch, budget)
+				got, want := slices.Sorted(slices.Values(pulled[t0:end])), slices.Sorted(slices.Values(seq[t0:end]))
+				if !slices.Equal(got, want) {
+					t.Errorf("the batch at step %d pulled arms %v over libp2p, %v in the batched reference", t0+1, got, want)
+				}
+			}
+			iterations := int64(map[string]int{"pursuit": 2}[alg])
+			if iterations == 0 {
+				iterations = 1
+			}
+			batches := int64((budget - k + batch - 1) / batch)
+			if want := iterations*(2*k*batches+2*(budget-k)) + k + 1 + k + k + k + 1; res.Messages != want {
+				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration)", res.Messages, want)
+			}
+		})
+	}
+}

@@ -20,12 +20,16 @@ type RoleCost struct {
 
 // Result is a SAMBA session's result.
 type Result struct {
-	Algorithm        string `json:"algorithm"`
-	Budget           int64  `json:"budget"`
-	K                int    `json:"k"`
-	CumulativeReward int64  `json:"cumulative_reward"`
+	Algorithm string `json:"algorithm"`
+	Budget    int64  `json:"budget"`
+	K         int    `json:"k"`
+	// Batch is B, the decisions one round serves (params.batch).
+	Batch            int   `json:"batch"`
+	CumulativeReward int64 `json:"cumulative_reward"`
 	// Messages counts every message of the session; PerStep those of one
-	// step and iteration: 2K+2 (K scores, a batch each way, K bits).
+	// round (a step's iteration; a full batch's, with params.batch = B > 1):
+	// 2K+2 (K scores, a list each way, K bits), 2K+2B batched (K scores
+	// messages, B lists each way, K bits messages).
 	Messages int64 `json:"messages"`
 	PerStep  int64 `json:"messages_per_step_iteration"`
 	// Costs breaks the work down by role (the paper's Figure 8(d)).
@@ -53,7 +57,7 @@ type Result struct {
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	alg, _ := AlgorithmByName(p.Algorithm)
 	k := a.Count(RoleOwner)
-	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2),
+	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Batch: max(p.Batch, 1), Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2*max(p.Batch, 1)),
 		Leakage: leakage(alg)}
 	type pull struct {
 		t uint64
