@@ -351,3 +351,67 @@ func TestWireVersions(t *testing.T) {
 		}
 	}
 }
+
+// TestBatchedTampering: within a batch each envelope is bound to its own
+// step — a data owner's scores of two steps swapped, a bit of one step
+// moved to another, a score copied across data owners in a step's list,
+// and a batch replayed at the next — and the session stops with an error
+// naming it.
+func TestBatchedTampering(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		rewrite func(msg *sambapb.Message, saved *[][]byte) bool
+		want    string
+	}{
+		{"two steps' scores swapped in a data owner's batch", func(msg *sambapb.Message, _ *[][]byte) bool {
+			if b := msg.GetOwnerScores(); b != nil && b.T == 14 {
+				b.Boxes[0], b.Boxes[1] = b.Boxes[1], b.Boxes[0]
+				return true
+			}
+			return false
+		}, "does not open"},
+		{"a step's bit moved to another step", func(msg *sambapb.Message, _ *[][]byte) bool {
+			if b := msg.GetOwnerBits(); b != nil && b.T == 24 {
+				b.Boxes[3] = b.Boxes[2]
+				return true
+			}
+			return false
+		}, "does not open"},
+		{"a data owner's score copied into another's place in a step's list", func(msg *sambapb.Message, _ *[][]byte) bool {
+			if b := msg.GetScores(); b != nil && b.T == 15 {
+				b.Boxes[2] = b.Boxes[0]
+				return true
+			}
+			return false
+		}, "same envelope"},
+		{"a data owner's batch replayed at the next", func(msg *sambapb.Message, saved *[][]byte) bool {
+			if b := msg.GetOwnerScores(); b != nil {
+				if b.T == 4 && *saved == nil {
+					*saved = b.Boxes
+				}
+				if b.T == 14 && *saved != nil {
+					b.Boxes = *saved
+					return true
+				}
+			}
+			return false
+		}, "does not open"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(100), "paillier_bits": int64(512), "batch": int64(10)},
+				[]float64{0.5, 0.4, 0.3}, 1)
+			var saved [][]byte
+			d.tamper = func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				proto.Unmarshal(m.Body, &msg)
+				if tt.rewrite(&msg, &saved) {
+					m.Body, _ = proto.Marshal(&msg)
+				}
+				return true
+			}
+			if err := d.run(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}
