@@ -1,6 +1,7 @@
 package samba
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"os"
@@ -61,7 +62,13 @@ func runBatches(o Options, data sambaDataset) ([]batchRun, error) {
 	kmax := o.Ks[len(o.Ks)-1]
 	means := data.Means[:kmax]
 	best := slices.Max(means)
-	var out []batchRun
+	type job struct {
+		alg   string
+		batch int
+		run   int
+		p     samba.Params
+	}
+	var jobs []job
 	for _, alg := range sambaAlgorithms() {
 		for _, b := range batchSizes(o.Batches) {
 			raw := sambaParams(alg, o.Budget, o.PaillierBits, data.Tuning.Tuning)
@@ -71,21 +78,30 @@ func runBatches(o Options, data sambaDataset) ([]batchRun, error) {
 				return nil, fmt.Errorf("samba experiment: %s, batch %d: %w", alg, b, err)
 			}
 			for r := range o.Runs {
-				seed := o.Seed + int64(r)
-				reward, seq, err := samba.Reference(p.(samba.Params), means, seed)
-				if err != nil {
-					return nil, fmt.Errorf("samba experiment: %s, batch %d, run %d: %w", alg, b, r, err)
-				}
-				br := batchRun{alg: alg, batch: b, run: r, seed: seed, reward: reward}
-				for _, i := range seq {
-					br.regret += best - means[i]
-					if means[i] == best {
-						br.bestArmPulled++
-					}
-				}
-				out = append(out, br)
+				jobs = append(jobs, job{alg, b, r, p.(samba.Params)})
 			}
 		}
+	}
+	out := make([]batchRun, len(jobs))
+	err := experiment.Parallel(context.Background(), len(jobs), max(o.Workers, 1), func(i int) error {
+		j := jobs[i]
+		seed := o.Seed + int64(j.run)
+		reward, seq, err := samba.Reference(j.p, means, seed)
+		if err != nil {
+			return fmt.Errorf("samba experiment: %s, batch %d, run %d: %w", j.alg, j.batch, j.run, err)
+		}
+		br := batchRun{alg: j.alg, batch: j.batch, run: j.run, seed: seed, reward: reward}
+		for _, a := range seq {
+			br.regret += best - means[a]
+			if means[a] == best {
+				br.bestArmPulled++
+			}
+		}
+		out[i] = br
+		return nil
+	}, func(int, int) {})
+	if err != nil {
+		return nil, err
 	}
 	return out, nil
 }
@@ -208,7 +224,7 @@ func runBatchOnly(o Options, data sambaDataset) (*Report, error) {
 	if o.stamp != nil {
 		elapsed = 0
 	}
-	fmt.Fprintf(&b, "%v on one thread, GOMAXPROCS %d, %s/%s", elapsed.Round(time.Millisecond), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
+	fmt.Fprintf(&b, "%v wall time on %d workers, GOMAXPROCS %d, %s/%s", elapsed.Round(time.Millisecond), max(o.Workers, 1), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH)
 	if rev := experiment.BuildRevision(); rev != "" {
 		fmt.Fprintf(&b, ", build %s", rev)
 	}
