@@ -58,7 +58,7 @@ func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Part
 	alg, _ := AlgorithmByName(p.Algorithm)
 	k := a.Count(RoleOwner)
 	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Batch: max(p.Batch, 1), Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2*max(p.Batch, 1)),
-		Leakage: leakage(alg)}
+		Leakage: leakage(alg, p.Batch)}
 	type pull struct {
 		t uint64
 		i int
@@ -151,9 +151,9 @@ func (family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
 	return res, nil
 }
 
-// leakage states what comp learns in a session of alg (docs/protocols/samba.md,
-// "What each role learns").
-func leakage(alg Algorithm) string {
+// leakage states what comp learns in a session of alg in batches of batch
+// steps (docs/protocols/samba.md, "What each role learns" and "Batches").
+func leakage(alg Algorithm, batch int) string {
 	var argmax, matching bool
 	for l := 1; l <= alg.Iterations(); l++ {
 		if alg.Matching(l) {
@@ -179,6 +179,9 @@ func leakage(alg Algorithm) string {
 		s += "; softmax's ratios are exp((μ_i − μ_j)/τ) with τ public, so comp learns the differences of the data owners' empirical means"
 	case "pursuit":
 		s += "; Pursuit's second iteration matches probabilities that sum to 1, so comp learns them exactly, permuted"
+	}
+	if batch > 1 {
+		s += fmt.Sprintf("; in batches of %d steps, each step's list under its own permutation and mask, but all of a batch's lists computed from the same variables, so comp can relate them across the batch over every arm (for an argmax whose scores move with t only through a public term, as UCB's ln t, fitting the masks could reveal the means and 1/√n up to one affine map — of positions, never of named data owners)", batch)
 	}
 	return s
 }
