@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -309,5 +310,65 @@ func TestSAMBABatchedOnTheNetwork(t *testing.T) {
 				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration)", res.Messages, want)
 			}
 		})
+	}
+}
+
+// TestSAMBABatchesAcrossWireVersions: a data owner whose build speaks
+// SAMBA wire 1.1.0 only (before batches) takes part in a session of
+// params.batch = 1, which runs on 1.1.0 with the reward of the sequential
+// reference — B = 1 is 1.1.0's protocol byte for byte
+// (protocol/samba's TestBatchOneIsTheSequentialProtocol) — while a batched
+// session cannot run with it and ends with a reason naming params.batch.
+func TestSAMBABatchesAcrossWireVersions(t *testing.T) {
+	means := []float64{0.6, 0.45, 0.3}
+	old, ok := protocol.AtWireVersion(samba.Family{}, "1.1.0")
+	if !ok {
+		t.Fatal("samba does not speak wire 1.1.0")
+	}
+	nodes := startNetworkWith(t, 6, func(i int, cfg *config.Config) {
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
+		if i >= 3 {
+			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
+		}
+	}, func(i int) []protocol.Family {
+		if i == 4 { // node5, a data owner, not yet upgraded
+			return []protocol.Family{old}
+		}
+		return nil
+	})
+	for _, tn := range nodes {
+		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(5, p) }})
+		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(5, p) }})
+	}
+	ps := nodes[0].host.LibP2P().Peerstore()
+	testutil.WaitFor(t, 20*time.Second, "node5's protocols identified", func() bool {
+		protos, err := ps.GetProtocols(nodes[4].ID())
+		return err == nil && len(protos) > 0
+	})
+	spec := func(batch int) string {
+		return fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nbudget = 300\npaillier_bits = 512\nbatch = %d\n", batch)
+	}
+	got, res := completedSession[samba.Result](t, nodes[0], spec(1), 60*time.Second)
+	if got.Wire != "1.1.0" {
+		t.Errorf("the session of batch 1 ran on wire %q, want 1.1.0", got.Wire)
+	}
+	p, _ := samba.Family{}.ParseParams(map[string]any{"budget": int64(300), "paillier_bits": int64(512)})
+	want, _, err := samba.Reference(p.(samba.Params), means, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CumulativeReward != want {
+		t.Errorf("cumulative reward %d on wire 1.1.0, the sequential reference %d", res.CumulativeReward, want)
+	}
+	id, err := nodes[0].StartSession([]byte(spec(8)))
+	if err != nil {
+		if !strings.Contains(err.Error(), "params.batch") {
+			t.Fatalf("a batched session with a 1.1.0 data owner: %v, want a reason naming params.batch", err)
+		}
+		return
+	}
+	ended := waitEnded(t, nodes[0], id, 30*time.Second)
+	if ended.State == stateCompleted || !strings.Contains(ended.Reason+ended.Detail, "params.batch") {
+		t.Errorf("a batched session with a 1.1.0 data owner: %s (%q, %q), want it refused naming params.batch", ended.State, ended.Reason, ended.Detail)
 	}
 }
