@@ -317,6 +317,9 @@ func (d *dataOwner) stepBits(t uint64, l uint32, boxes [][]byte) error {
 
 func (d *dataOwner) checkBits(t uint64, l uint32, n int) error {
 	if !d.started || d.asked != 0 || d.pulling || t != d.t || int(l) != d.l || n != d.n {
+		if !d.p.batched() {
+			return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", t, l, d.t, d.l)
+		}
 		return fmt.Errorf("%d bits for the batch at step %d iteration %d, but this data owner is at the batch of %d steps at step %d iteration %d", n, t, l, d.n, d.t, d.l)
 	}
 	return nil
