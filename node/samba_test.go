@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -244,5 +245,130 @@ func TestSAMBATamperingAbortsOnTheNetwork(t *testing.T) {
 		if tn.cfg.Node.Name == "node3" && !strings.Contains(got.Detail, "same envelope") {
 			t.Errorf("node3: the abort's detail %q does not name the copied envelope", got.Detail)
 		}
+	}
+}
+
+// TestSAMBABatchedOnTheNetwork runs batched SAMBA (params.batch = 16; the
+// 397 steps after the initial pulls make 24 batches of 16 and one of 13)
+// across six daemons, roles' randomness seeded as a simulation's, and
+// checks the batched Theorem 2 over libp2p: the data customer's cumulative
+// reward and every arm's pulls equal the batched reference's from the same
+// seed, and so do the arms pulled in each batch — the data owners pull a
+// batch's arms at its end, each its own in step order, all of them before
+// the next batch's scores, so the log orders the batches though not the
+// data owners within one (the step of each pull is checked in simulation,
+// TestTheorem2Batched, by the same role code).
+func TestSAMBABatchedOnTheNetwork(t *testing.T) {
+	means := []float64{0.6, 0.45, 0.3}
+	const budget, batch, k = 400, 16, 3
+	var seed atomic.Int64
+	pulls := &pullLog{}
+	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
+		if i >= 3 {
+			cfg.LocalData["samba"] = map[string]any{"data_owner": loggedArm{Bernoulli: samba.Bernoulli{Mu: means[i-3]}, i: i - 3, log: pulls}}
+		}
+	})
+	for _, tn := range nodes {
+		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(seed.Load(), p) }})
+		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(seed.Load(), p) }})
+	}
+	for _, alg := range []string{"ucb", "thompson", "pursuit"} {
+		t.Run(alg, func(t *testing.T) {
+			seed.Store(21)
+			pulls.take()
+			spec := fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = %d\npaillier_bits = 512\nbatch = %d\n", alg, budget, batch)
+			_, res := completedSession[samba.Result](t, nodes[0], spec, 60*time.Second)
+			p, err := samba.Family{}.ParseParams(map[string]any{"algorithm": alg, "budget": int64(budget), "paillier_bits": int64(512), "batch": int64(batch)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			wantReward, seq, err := samba.Reference(p.(samba.Params), means, 21)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.CumulativeReward != wantReward || res.Batch != batch {
+				t.Errorf("the data customer got %d over libp2p (batch %d), the batched reference %d", res.CumulativeReward, res.Batch, wantReward)
+			}
+			pulled := pulls.take()
+			if len(pulled) != len(seq) {
+				t.Fatalf("the data owners pulled %d times over libp2p, the batched reference %d", len(pulled), len(seq))
+			}
+			for t0 := k; t0 < budget; t0 += batch {
+				end := min(t0+batch, budget)
+				got, want := slices.Sorted(slices.Values(pulled[t0:end])), slices.Sorted(slices.Values(seq[t0:end]))
+				if !slices.Equal(got, want) {
+					t.Errorf("the batch at step %d pulled arms %v over libp2p, %v in the batched reference", t0+1, got, want)
+				}
+			}
+			iterations := int64(map[string]int{"pursuit": 2}[alg])
+			if iterations == 0 {
+				iterations = 1
+			}
+			batches := int64((budget - k + batch - 1) / batch)
+			if want := iterations*(2*k*batches+2*(budget-k)) + k + 1 + k + k + k + 1; res.Messages != want {
+				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration)", res.Messages, want)
+			}
+		})
+	}
+}
+
+// TestSAMBABatchesAcrossWireVersions: a data owner whose build speaks
+// SAMBA wire 1.1.0 only (before batches) takes part in a session of
+// params.batch = 1, which runs on 1.1.0 with the reward of the sequential
+// reference — B = 1 is 1.1.0's protocol byte for byte
+// (protocol/samba's TestBatchOneIsTheSequentialProtocol) — while a batched
+// session cannot run with it and ends with a reason naming params.batch.
+func TestSAMBABatchesAcrossWireVersions(t *testing.T) {
+	means := []float64{0.6, 0.45, 0.3}
+	old, ok := protocol.AtWireVersion(samba.Family{}, "1.1.0")
+	if !ok {
+		t.Fatal("samba does not speak wire 1.1.0")
+	}
+	nodes := startNetworkWith(t, 6, func(i int, cfg *config.Config) {
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
+		if i >= 3 {
+			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
+		}
+	}, func(i int) []protocol.Family {
+		if i == 4 { // node5, a data owner, not yet upgraded
+			return []protocol.Family{old}
+		}
+		return nil
+	})
+	for _, tn := range nodes {
+		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(5, p) }})
+		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(5, p) }})
+	}
+	ps := nodes[0].host.LibP2P().Peerstore()
+	testutil.WaitFor(t, 20*time.Second, "node5's protocols identified", func() bool {
+		protos, err := ps.GetProtocols(nodes[4].ID())
+		return err == nil && len(protos) > 0
+	})
+	spec := func(batch int) string {
+		return fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nbudget = 300\npaillier_bits = 512\nbatch = %d\n", batch)
+	}
+	got, res := completedSession[samba.Result](t, nodes[0], spec(1), 60*time.Second)
+	if got.Wire != "1.1.0" {
+		t.Errorf("the session of batch 1 ran on wire %q, want 1.1.0", got.Wire)
+	}
+	p, _ := samba.Family{}.ParseParams(map[string]any{"budget": int64(300), "paillier_bits": int64(512)})
+	want, _, err := samba.Reference(p.(samba.Params), means, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CumulativeReward != want {
+		t.Errorf("cumulative reward %d on wire 1.1.0, the sequential reference %d", res.CumulativeReward, want)
+	}
+	id, err := nodes[0].StartSession([]byte(spec(8)))
+	if err != nil {
+		if !strings.Contains(err.Error(), "params.batch") {
+			t.Fatalf("a batched session with a 1.1.0 data owner: %v, want a reason naming params.batch", err)
+		}
+		return
+	}
+	ended := waitEnded(t, nodes[0], id, 30*time.Second)
+	if ended.State == stateCompleted || !strings.Contains(ended.Reason+ended.Detail, "params.batch") {
+		t.Errorf("a batched session with a 1.1.0 data owner: %s (%q, %q), want it refused naming params.batch", ended.State, ended.Reason, ended.Detail)
 	}
 }

@@ -17,7 +17,8 @@ samba_locals() {
   done
 }
 
-# samba_spec FILE K BUDGET ALGORITHM: a session spec over those nodes.
+# samba_spec FILE K BUDGET ALGORITHM [BATCH]: a session spec over those
+# nodes (params.batch = BATCH when given and not 1).
 samba_spec() {
   local owners
   owners=$(seq -f '"node%g"' 4 $(($2 + 3)) | paste -sd, -)
@@ -32,6 +33,9 @@ data_owner = [$owners]
 algorithm = "$4"
 budget = $3
 SPEC
+  if [ "${5:-1}" != 1 ]; then
+    echo "batch = $5" >>"$1"
+  fi
 }
 
 # sorted COLUMN LINES...: a column of the lines, sorted numerically.

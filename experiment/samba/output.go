@@ -108,6 +108,14 @@ func writeSAMBA(o Options, data sambaDataset, rep *Report) ([]string, error) {
 	}
 	files = append(files, figs...)
 	md := sambaMarkdown(o, data, rep, pts)
+	if len(o.Batches) > 0 {
+		written, section, err := writeBatches(o, data)
+		if err != nil {
+			return nil, err
+		}
+		files = append(files, written...)
+		md += section
+	}
 	mdPath := filepath.Join(o.Out, "samba_results.md")
 	if err := os.WriteFile(mdPath, []byte(md), 0o644); err != nil {
 		return nil, err

@@ -53,6 +53,15 @@ type Options struct {
 	// its description, a .toml file beside a means file; MovieLens's
 	// otherwise): the command line's --epsilon, --tau, ….
 	Tuning Tuning
+	// Batches, when given, are batch sizes B (params.batch) whose regret
+	// the experiment compares with the sequential algorithm's (B = 1) at
+	// the largest K and the budget N: samba_batch.csv and its section of
+	// samba_results.md (batch.go).
+	Batches []int
+	// BatchOnly runs only the batches' comparison, not Figure 8's secure
+	// sessions: samba_batch.csv, samba_batch_summary.csv, the figure and
+	// samba_batch_results.md.
+	BatchOnly bool
 	// Shard, unless zero, runs only that slice of the grid's sessions and
 	// writes a partial output (experiment.PartialFile and no figures or
 	// results) for Merge to combine with the other shards'.
@@ -184,6 +193,9 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 	if o.Budget <= int64(kmax) {
 		return nil, fmt.Errorf("samba experiment: budget %d: must exceed the largest K, %d (the first K pulls try every arm once)", o.Budget, kmax)
 	}
+	if err := checkBatches(o.Batches, o.Budget); err != nil {
+		return nil, err
+	}
 	// Check every algorithm's parameters before any run.
 	for _, alg := range sambaAlgorithms() {
 		if _, err := (samba.Family{}).ParseParams(sambaParams(alg, o.Budget, o.PaillierBits, data.Tuning.Tuning)); err != nil {
@@ -192,6 +204,9 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 	}
 	if err := os.MkdirAll(o.Out, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the output directory: %w", err)
+	}
+	if o.BatchOnly {
+		return runBatchOnly(o, data)
 	}
 	var jobs []sambaJob
 	for _, k := range ks {
@@ -282,10 +297,11 @@ type sambaGrid struct {
 	Ks           []int        `json:"ks"`
 	PaillierBits int          `json:"paillier_bits"`
 	Seed         int64        `json:"seed"`
+	Batches      []int        `json:"batches,omitempty"`
 }
 
 func sambaGridOf(o Options, data sambaDataset) sambaGrid {
-	return sambaGrid{Dataset: data, Runs: o.Runs, Budget: o.Budget, Ks: o.Ks, PaillierBits: o.PaillierBits, Seed: o.Seed}
+	return sambaGrid{Dataset: data, Runs: o.Runs, Budget: o.Budget, Ks: o.Ks, PaillierBits: o.PaillierBits, Seed: o.Seed, Batches: o.Batches}
 }
 
 // Merge writes into out, from the shards' partial outputs m (read by
@@ -309,7 +325,7 @@ func Merge(m *experiment.Merged, out string) (*Report, error) {
 		return nil, err
 	}
 	o := Options{Out: out, Runs: g.Runs, Budget: g.Budget, Ks: g.Ks, PaillierBits: g.PaillierBits, Seed: g.Seed,
-		Workers: m.Workers, Command: m.Command}
+		Batches: g.Batches, Workers: m.Workers, Command: m.Command}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the output directory: %w", err)
 	}

@@ -66,7 +66,8 @@ func TestRoleProtocolCarriesTheWireVersion(t *testing.T) {
 		want string
 	}{
 		{ping.Family{}, "/bandit/ping/1.0.0"},
-		{samba.Family{}, "/bandit/samba/1.1.0"},
+		{samba.Family{}, "/bandit/samba/1.2.0"},
+		{mustAt(t, samba.Family{}, "1.1.0"), "/bandit/samba/1.1.0"},
 		{mpccb.Family{}, "/bandit/mpccb/1.2.0"},
 		{pingAt{ping.Family{}, "2.0.0"}, "/bandit/ping/2.0.0"},
 	} {
@@ -106,4 +107,14 @@ func (f pingBumped) Info() protocol.Info {
 		return f
 	}
 	return info
+}
+
+// mustAt is f at wire version v (protocol.AtWireVersion).
+func mustAt(t *testing.T, f protocol.Family, v string) protocol.Family {
+	t.Helper()
+	fv, ok := protocol.AtWireVersion(f, v)
+	if !ok {
+		t.Fatalf("%s does not speak wire %s", f.Name(), v)
+	}
+	return fv
 }

@@ -132,3 +132,31 @@ func BenchmarkStepAgainstAESFloor(b *testing.B) {
 	b.ReportMetric(floor.Seconds()*1e3/float64(n), "floor-ms/step")
 	b.ReportMetric(steps.Seconds()/floor.Seconds(), "x-floor")
 }
+
+// BenchmarkBatchedStep measures SAMBA with full cryptography in the
+// simulator (K = 100, UCB, the sequential driver) per decision, at batch
+// sizes B = 1, 10 and 100: the same AES-GCM work a decision, K + 2 messages
+// a decision fewer per batch (2K + 2B a batch instead of B(2K + 2)).
+func BenchmarkBatchedStep(b *testing.B) {
+	arms := make([]float64, 100)
+	for i := range arms {
+		arms[i] = 0.5 - float64(i)*0.004
+	}
+	const budget = 2100
+	reg, err := protocol.NewRegistry(Family{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, batch := range []int{1, 10, 100} {
+		b.Run(fmt.Sprintf("B=%d", batch), func(b *testing.B) {
+			spec := testSpec("ucb", budget, arms, 1)
+			spec.Params["batch"] = int64(batch)
+			for range b.N {
+				if _, err := sim.Run(context.Background(), reg, spec, sim.Options{Workers: 1}); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(b.N*(budget-100)), "µs/decision")
+		})
+	}
+}

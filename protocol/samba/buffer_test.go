@@ -95,3 +95,46 @@ func TestControllerRefusesBitsOfAnotherSize(t *testing.T) {
 		t.Fatalf("%d messages forwarded", len(rd.Messages))
 	}
 }
+
+// TestBatchedControllerBuffersAreBounded: in a batched session the
+// controller holds each data owner's n scores of the batch until the last
+// data owner's are in — n envelopes of 36 bytes each, no more — and refuses
+// single scores, batches of other steps or lengths, repeated and oversized
+// ones, each with the reason.
+func TestBatchedControllerBuffersAreBounded(t *testing.T) {
+	const k, batch = 3, 10
+	d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(100), "paillier_bits": int64(512), "batch": int64(batch)},
+		[]float64{0.5, 0.4, 0.3}, 1)
+	c := d.roles[controllerParty].(*controller)
+	owner := func(i int) protocol.Party { return protocol.Party{Role: RoleOwner, Index: i} }
+	scores := func(t uint64, n, size int) []byte {
+		body := appendBatchHead(nil, fieldOwnerScores, stepHeadSize(t, 1)+n*boxFieldSize(size), t, 1)
+		for range n {
+			body = append(appendBoxHead(body, size), make([]byte, size)...)
+		}
+		return body
+	}
+	bound := k * batch * scoreBoxSize
+	step := func(from protocol.Party, body []byte, want string) {
+		t.Helper()
+		err := c.Step(protocol.Message{From: from, To: controllerParty, Body: body})
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Fatalf("err = %v, want %q", err, want)
+		}
+		c.Ready()
+		if held := c.heldBytes(); held > bound {
+			t.Fatalf("the controller holds %d bytes, more than %d", held, bound)
+		}
+	}
+	step(owner(0), scores(k+1, batch, scoreBoxSize), "")
+	for i := range 500 {
+		step(owner(i%k), scores(uint64(k+2+i), batch, scoreBoxSize), "but the controller is at the batch of 10 steps at step 4 iteration 1")
+		step(owner(1), scores(k+1, batch+1, scoreBoxSize), "11 scores of the batch at step 4 iteration 1 from data_owner[1]")
+		step(owner(0), scores(k+1, batch, scoreBoxSize), "from data_owner[0], but the controller is at the batch")
+		step(owner(2), scores(k+1, batch, 1<<12), "score 0 of 4096 bytes from data_owner[2]")
+		step(owner(1), appendSealedMessage(nil, fieldScore, k+1, 1, make([]byte, scoreBoxSize)), "a single score from data_owner[1] in a batched session")
+	}
+	if c.got != 1 {
+		t.Fatalf("%d data owners' scores held, want the 1 legitimate one", c.got)
+	}
+}

@@ -26,8 +26,13 @@ type comp struct {
 	decide *randsrc.Source
 	key    privacy.EnvelopeKey
 	epoch  uint64 // the key epoch of the workers' channels
-	t      uint64
-	l      int
+	// t is the step whose scores come next, in the batch of n steps that
+	// starts at step t0 (t0 = t and n = 1 when params.batch = 1), at
+	// iteration l: the controller sends a batch's steps in order, every
+	// step of its iteration l before any of l+1.
+	t, t0 uint64
+	n     int
+	l     int
 
 	// What each worker of c.cfg.ForEach uses, and, reused from step to step,
 	// the decoded batch, the scores, each position's error, the bits'
@@ -98,10 +103,13 @@ func newComp(cfg protocol.RoleConfig, p Params) (*comp, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &comp{base: b, decide: randsrc.New(s), t: uint64(b.k) + 1, l: 1, v: make([]float64, b.k), errs: make([]error, b.k),
+	c := &comp{base: b, decide: randsrc.New(s), t: uint64(b.k) + 1, t0: uint64(b.k) + 1, l: 1, v: make([]float64, b.k), errs: make([]error, b.k),
 		bits: [2]byte{0, 1}, workers: make([]compWorker, cfg.WorkerCount()), nonce: make([]byte, b.k*privacy.EnvelopeNonceSize)}
 	if c.key, err = privacy.NewEnvelopeKey(cfg.Rand); err != nil {
 		return nil, err
+	}
+	if c.t0 <= uint64(b.p.Budget) {
+		c.n = batchLen(b.p, c.t0)
 	}
 	if err := c.rekey(keyEpoch(c.t)); err != nil {
 		return nil, err
@@ -158,7 +166,8 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	if t != c.t || int(l) != c.l || len(boxes) != c.k {
 		return fmt.Errorf("a batch of step %d iteration %d with %d scores, but comp is at step %d iteration %d of %d arms", t, l, len(boxes), c.t, c.l, c.k)
 	}
-	if e := keyEpoch(c.t); e != c.epoch {
+	// Every envelope of a batch is in the key epoch of its first step.
+	if e := keyEpoch(c.t0); e != c.epoch {
 		if err := c.rekey(e); err != nil {
 			return err
 		}
@@ -227,10 +236,17 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	}
 	c.rep.AesOps += int64(c.k)
 	c.sendBody(controllerParty, body)
-	if c.l < c.alg.Iterations() {
-		c.l++
-	} else {
-		c.t, c.l = c.t+1, 1
+	switch {
+	case c.t+1 < c.t0+uint64(c.n):
+		c.t++ // the batch's next step
+	case c.l < c.alg.Iterations():
+		c.t, c.l = c.t0, c.l+1 // the batch's next iteration
+	default:
+		c.t0 += uint64(c.n)
+		c.t, c.l = c.t0, 1
+		if c.t0 <= uint64(c.p.Budget) {
+			c.n = batchLen(c.p, c.t0)
+		}
 	}
 	if c.t > uint64(c.p.Budget) {
 		c.finish(nil)

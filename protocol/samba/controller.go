@@ -18,14 +18,22 @@ import (
 // data customer.
 type controller struct {
 	base
-	perm        *rand.Rand
-	pk          *privacy.PublicKey
-	t           uint64
-	l           int
-	boxes       [][]byte // this step's score of each data owner; storage reused
-	have        []bool   // which data owners' scores are in boxes
-	got         int
-	sigma       []int // σ_t; storage reused
+	perm *rand.Rand
+	pk   *privacy.PublicKey
+	// t is the first step of the current batch (the step, when
+	// params.batch = 1), n its number of steps, l the iteration; once the
+	// scores are out, j is the batch's step whose bits come next.
+	t     uint64
+	n     int
+	l     int
+	j     int
+	boxes [][]byte // the batch's scores of each data owner, n envelopes end to end; storage reused
+	have  []bool   // which data owners' scores are in boxes
+	got   int
+	sigma []int // σ_t of each step of the batch, K entries each; storage reused
+	// out holds each data owner's bits of the batch, n envelopes end to
+	// end, until the last step's are in (params.batch > 1).
+	out         [][]byte
 	in          inbound
 	sums        []bool
 	nsums       int
@@ -45,8 +53,15 @@ func newController(cfg protocol.RoleConfig, p Params) (*controller, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &controller{base: b, perm: rand.New(s), t: uint64(b.k) + 1, l: 1, boxes: make([][]byte, b.k), have: make([]bool, b.k),
-		sigma: make([]int, b.k), sums: make([]bool, b.k)}, nil
+	c := &controller{base: b, perm: rand.New(s), t: uint64(b.k) + 1, l: 1, boxes: make([][]byte, b.k), have: make([]bool, b.k),
+		sigma: make([]int, b.k*b.p.Batch), sums: make([]bool, b.k)}
+	if c.t <= uint64(b.p.Budget) {
+		c.n = batchLen(b.p, c.t)
+	}
+	if b.p.batched() {
+		c.out = make([][]byte, b.k)
+	}
+	return c, nil
 }
 
 // Start sends the data owners seed_α and seed_ε (Step 1).
@@ -76,6 +91,8 @@ func (c *controller) step(m protocol.Message) error {
 		switch {
 		case c.in.field == fieldScore && owner:
 			return c.stepScore(m.From.Index, c.in.t, c.in.l, c.in.box)
+		case c.in.field == fieldOwnerScores && owner:
+			return c.stepScores(m.From.Index, c.in.t, c.in.l, c.in.boxes)
 		case c.in.field == fieldBits && m.From == compParty:
 			return c.stepBits(c.in.t, c.in.l, c.in.boxes)
 		}
@@ -98,6 +115,11 @@ func (c *controller) step(m protocol.Message) error {
 			return fmt.Errorf("a score from %s", m.From)
 		}
 		return c.stepScore(m.From.Index, k.Score.T, k.Score.L, k.Score.Box)
+	case *sambapb.Message_OwnerScores:
+		if !owner {
+			return fmt.Errorf("scores from %s", m.From)
+		}
+		return c.stepScores(m.From.Index, k.OwnerScores.T, k.OwnerScores.L, k.OwnerScores.Boxes)
 	case *sambapb.Message_Bits:
 		if m.From != compParty {
 			return fmt.Errorf("bits from %s", m.From)
@@ -120,78 +142,156 @@ func (c *controller) step(m protocol.Message) error {
 	return fmt.Errorf("%s sent the controller a message it never takes", m.From)
 }
 
+// stepScore takes a data owner's score of step t, iteration l
+// (params.batch = 1).
 func (c *controller) stepScore(i int, t uint64, l uint32, box []byte) error {
-	if t != c.t || int(l) != c.l || c.have[i] || c.inStep {
-		return fmt.Errorf("a score of step %d iteration %d from data_owner[%d], but the controller is at step %d iteration %d", t, l, i, c.t, c.l)
+	if c.p.batched() {
+		return fmt.Errorf("a single score from data_owner[%d] in a batched session (params.batch = %d)", i, c.p.Batch)
+	}
+	if err := c.checkScores(i, t, l, 1); err != nil {
+		return err
 	}
 	// The controller holds one score per data owner, each exactly the
 	// envelope of an 8-byte float, until the step's last one is in.
 	if len(box) != scoreBoxSize {
 		return fmt.Errorf("a score of %d bytes from data_owner[%d] at step %d iteration %d, want %d (a sealed 8-byte score)", len(box), i, t, l, scoreBoxSize)
 	}
+	c.boxes[i] = append(c.boxes[i][:0], box...)
+	return c.gotScores(i)
+}
+
+// stepScores takes a data owner's scores of the batch that starts at step
+// t, iteration l (params.batch > 1).
+func (c *controller) stepScores(i int, t uint64, l uint32, boxes [][]byte) error {
+	if !c.p.batched() {
+		return fmt.Errorf("the scores of a batch from data_owner[%d] in a session of one step a round (params.batch = 1)", i)
+	}
+	if err := c.checkScores(i, t, l, len(boxes)); err != nil {
+		return err
+	}
+	// The controller holds n scores per data owner, each exactly the
+	// envelope of an 8-byte float, until the batch's last ones are in.
+	for j, box := range boxes {
+		if len(box) != scoreBoxSize {
+			return fmt.Errorf("score %d of %d bytes from data_owner[%d] in the batch at step %d iteration %d, want %d (a sealed 8-byte score)", j, len(box), i, t, l, scoreBoxSize)
+		}
+	}
+	c.boxes[i] = c.boxes[i][:0]
+	for _, box := range boxes {
+		c.boxes[i] = append(c.boxes[i], box...)
+	}
+	return c.gotScores(i)
+}
+
+func (c *controller) checkScores(i int, t uint64, l uint32, n int) error {
+	if t != c.t || int(l) != c.l || c.have[i] || c.inStep || n != c.n {
+		if !c.p.batched() {
+			return fmt.Errorf("a score of step %d iteration %d from data_owner[%d], but the controller is at step %d iteration %d", t, l, i, c.t, c.l)
+		}
+		return fmt.Errorf("%d scores of the batch at step %d iteration %d from data_owner[%d], but the controller is at the batch of %d steps at step %d iteration %d", n, t, l, i, c.n, c.t, c.l)
+	}
+	return nil
+}
+
+// gotScores notes data owner i's scores, and once every data owner's are
+// in, sends comp each step's list under a fresh permutation (Step 3).
+func (c *controller) gotScores(i int) error {
 	if !c.cfg.Simulated && c.firstScore.IsZero() {
 		c.firstScore = c.cfg.Clock.Now()
 	}
-	c.boxes[i] = append(c.boxes[i][:0], box...)
 	c.have[i] = true
 	c.got++
 	if c.got < c.k {
 		return nil
 	}
-	// Step 3: a fresh uniformly random permutation σ_t (rand.Perm's draws,
-	// into the storage of the last one).
-	for j := range c.sigma {
-		c.sigma[j] = j
+	for j := range c.n {
+		t := c.t + uint64(j)
+		// A fresh uniformly random permutation σ_t for every step
+		// (rand.Perm's draws, into the storage of the last one).
+		sigma := c.sigma[j*c.k : (j+1)*c.k]
+		for x := range sigma {
+			sigma[x] = x
+		}
+		c.perm.Shuffle(c.k, func(a, b int) { sigma[a], sigma[b] = sigma[b], sigma[a] })
+		size := stepHeadSize(t, uint32(c.l)) + c.k*boxFieldSize(scoreBoxSize)
+		body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldScores, size)), fieldScores, size, t, uint32(c.l))
+		for _, i := range sigma {
+			body = append(appendBoxHead(body, scoreBoxSize), c.boxes[i][j*scoreBoxSize:(j+1)*scoreBoxSize]...)
+		}
+		c.sendBody(compParty, body)
 	}
-	c.perm.Shuffle(c.k, func(a, b int) { c.sigma[a], c.sigma[b] = c.sigma[b], c.sigma[a] })
-	size := stepHeadSize(c.t, uint32(c.l))
-	for _, box := range c.boxes {
-		size += boxFieldSize(len(box))
-	}
-	body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldScores, size)), fieldScores, size, c.t, uint32(c.l))
-	for _, i := range c.sigma {
-		body = append(appendBoxHead(body, len(c.boxes[i])), c.boxes[i]...)
-		c.have[i] = false
-	}
+	clear(c.have)
 	c.got = 0
+	c.j = 0
 	c.inStep = true
-	c.sendBody(compParty, body)
 	return nil
 }
 
+// stepBits takes comp's bits of the batch's step c.t+c.j (Step 4) and
+// routes them through σ_t⁻¹ (Step 5): at once when params.batch = 1, after
+// the batch's last step's otherwise, each data owner's in one message.
 func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
-	if !c.inStep || t != c.t || int(l) != c.l || len(boxes) != c.k {
-		return fmt.Errorf("bits of step %d iteration %d (%d of them), but the controller waits for step %d iteration %d", t, l, len(boxes), c.t, c.l)
+	if !c.inStep || t != c.t+uint64(c.j) || int(l) != c.l || len(boxes) != c.k {
+		return fmt.Errorf("bits of step %d iteration %d (%d of them), but the controller waits for step %d iteration %d", t, l, len(boxes), c.t+uint64(c.j), c.l)
 	}
 	for j, box := range boxes {
 		if len(box) != bitBoxSize {
 			return fmt.Errorf("bit %d of step %d iteration %d has %d bytes, want %d (a sealed bit)", j, t, l, len(box), bitBoxSize)
 		}
 	}
-	// Step 5: σ_t⁻¹. The K messages are cut from one allocation, each
-	// capped so that none can grow into the next.
-	size := 0
-	for _, box := range boxes {
-		size += sealedMessageSize(fieldBit, c.t, uint32(c.l), len(box))
-	}
-	slab := make([]byte, 0, size)
-	c.Grow(c.k)
-	for j, i := range c.sigma {
-		start := len(slab)
-		slab = appendSealedMessage(slab, fieldBit, c.t, uint32(c.l), boxes[j])
-		c.sendBody(protocol.Party{Role: RoleOwner, Index: i}, slab[start:len(slab):len(slab)])
+	sigma := c.sigma[c.j*c.k : (c.j+1)*c.k]
+	if c.p.batched() {
+		if c.j == 0 {
+			for i := range c.out {
+				c.out[i] = c.out[i][:0]
+			}
+		}
+		for x, i := range sigma {
+			c.out[i] = append(c.out[i], boxes[x]...)
+		}
+		if c.j++; c.j < c.n {
+			return nil
+		}
+		field := boxFieldSize(bitBoxSize)
+		size := stepHeadSize(c.t, uint32(c.l)) + c.n*field
+		c.Grow(c.k)
+		for i, bits := range c.out {
+			body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldOwnerBits, size)), fieldOwnerBits, size, c.t, uint32(c.l))
+			for j := range c.n {
+				body = append(appendBoxHead(body, bitBoxSize), bits[j*bitBoxSize:(j+1)*bitBoxSize]...)
+			}
+			c.sendBody(protocol.Party{Role: RoleOwner, Index: i}, body)
+		}
+	} else {
+		// The K messages are cut from one allocation, each capped so that
+		// none can grow into the next.
+		size := 0
+		for _, box := range boxes {
+			size += sealedMessageSize(fieldBit, c.t, uint32(c.l), len(box))
+		}
+		slab := make([]byte, 0, size)
+		c.Grow(c.k)
+		for j, i := range sigma {
+			start := len(slab)
+			slab = appendSealedMessage(slab, fieldBit, c.t, uint32(c.l), boxes[j])
+			c.sendBody(protocol.Party{Role: RoleOwner, Index: i}, slab[start:len(slab):len(slab)])
+		}
 	}
 	c.inStep = false
 	if c.l < c.alg.Iterations() {
 		c.l++
-	} else {
-		c.t, c.l = c.t+1, 1
-		if done := int64(c.t) - 1; done%256 == 0 || done == c.p.Budget {
-			c.SetProgress(protocol.Progress{Step: done, Total: c.p.Budget, Activity: done})
-			if done == c.p.Budget && !c.cfg.Simulated {
-				c.rep.StepsNs = c.cfg.Clock.Now().Sub(c.firstScore).Nanoseconds()
-			}
+		return nil
+	}
+	before := int64(c.t) - 1
+	c.t, c.l = c.t+uint64(c.n), 1
+	if done := int64(c.t) - 1; done/256 != before/256 || done == c.p.Budget {
+		c.SetProgress(protocol.Progress{Step: done, Total: c.p.Budget, Activity: done})
+		if done == c.p.Budget && !c.cfg.Simulated {
+			c.rep.StepsNs = c.cfg.Clock.Now().Sub(c.firstScore).Nanoseconds()
 		}
+	}
+	if c.t <= uint64(c.p.Budget) {
+		c.n = batchLen(c.p, c.t)
 	}
 	return nil
 }

@@ -22,8 +22,10 @@ func TestEnvelopesPerKey(t *testing.T) {
 		}
 	}
 	perStep := uint64(MaxOwners * maxIterations) // on each of the two channels
-	if perKey := perStep << keyEpochBits; perKey > 1<<32 {
-		t.Errorf("a key seals up to %d envelopes, more than 2³²", perKey)
+	// A batch is sealed in the epoch of its first step: up to MaxBatch − 1
+	// steps of the next epoch under the same key.
+	if perKey := perStep<<keyEpochBits + perStep*(MaxBatch-1); perKey > 1<<27 {
+		t.Errorf("a key seals up to %d envelopes, more than 2²⁷", perKey)
 	}
 	if perSession := perStep * MaxBudget; perSession <= 1<<32 {
 		t.Errorf("one key per session would seal only %d envelopes: epochs are not needed", perSession)
@@ -106,5 +108,60 @@ func TestSessionAcrossKeyEpochs(t *testing.T) {
 	}
 	if r := d.results[customerParty]; r == nil {
 		t.Fatal("the data customer has no result")
+	}
+}
+
+// TestBatchedSessionAcrossKeyEpochs: a batched session (params.batch = 100,
+// K = 2: batches start at steps 3, 103, …) whose batch at step 65,503 spans
+// the epoch boundary: all of that batch's envelopes, step 65,536's too, are
+// in epoch 0, the next batch's (step 65,603) in epoch 1, and the session
+// completes with the batched reference's reward.
+func TestBatchedSessionAcrossKeyEpochs(t *testing.T) {
+	const boundary, across, next = 65536, 65503, 65603
+	d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(next + 50), "paillier_bits": int64(512), "batch": int64(100)},
+		[]float64{0.5, 0.4}, 1)
+	c := d.roles[compParty].(*comp)
+	var bits [2]*privacy.Channel
+	for e := range bits {
+		var err error
+		if _, bits[e], err = channels(c.key, "test", uint64(e)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	checked := 0
+	var in inbound
+	d.tamper = func(m *protocol.Message) bool {
+		if !in.parse(m.Body) || in.field != fieldOwnerBits || (in.t != across && in.t != next) {
+			return true
+		}
+		e := 0
+		if in.t == next {
+			e = 1
+		}
+		for j, box := range in.boxes {
+			step := in.t + uint64(j)
+			if _, err := bits[e].AppendOpen(nil, step, in.l, box); err != nil {
+				t.Errorf("the bit of step %d (batch at %d) does not open in epoch %d: %v", step, in.t, e, err)
+			}
+			if _, err := bits[1-e].AppendOpen(nil, step, in.l, box); err == nil {
+				t.Errorf("the bit of step %d (batch at %d) opens in epoch %d too", step, in.t, 1-e)
+			}
+		}
+		checked++
+		return true
+	}
+	if err := d.run(); err != nil {
+		t.Fatal(err)
+	}
+	if checked != 4 {
+		t.Errorf("%d batches of bits checked, want 2 data owners × 2 batches", checked)
+	}
+	p := c.p
+	want, _, err := Reference(p, []float64{0.5, 0.4}, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := d.results[customerParty].Local.(CustomerOutcome).CumulativeReward; got != want {
+		t.Errorf("cumulative reward %d, the batched reference %d", got, want)
 	}
 }

@@ -24,7 +24,9 @@ type Family struct {
 var _ protocol.Family = Family{protocol.ErasedEnv[family, Params, *Result]{Erased: protocol.Erased[family, Params, *Result]{Typed: family{}}}}
 
 // family is the SAMBA protocol family with its own types.
-type family struct{}
+type family struct {
+	wire string // the wire version its roles speak; "" is wireVersion
+}
 
 // Name is protocol.Family's Name.
 func (family) Name() string { return Name }
@@ -36,11 +38,28 @@ func (family) Name() string { return Name }
 //     a message (the controller the score envelopes, into storage of its
 //     own).
 //   - SAMBA's roles ignore Tick: every one of them moves only on a message.
-//   - Wire 1.1.0 derives the envelope keys per epoch of steps
-//     (wireVersion).
-func (family) Info() protocol.Info {
-	return protocol.Info{Roles: roles(), Separations: separations(), WireVersions: []string{wireVersion},
-		SmallMessages: true, MessageDriven: true}
+//   - Wire 1.2.0 adds batched sessions (params.batch > 1); 1.1.0, still
+//     spoken, derives the envelope keys per epoch of steps (wireVersion).
+//     A session of params.batch = 1 is the same on both, message for
+//     message; a family at 1.1.0 (AtWireVersion) refuses batches.
+func (f family) Info() protocol.Info {
+	info := protocol.Info{Roles: roles(), Separations: separations(), SmallMessages: true, MessageDriven: true}
+	if f.wire != "" {
+		info.WireVersions = []string{f.wire}
+	} else {
+		info.WireVersions = []string{wireVersion, wireV110}
+		info.AtWireVersion = f.atWireVersion
+	}
+	return info
+}
+
+// atWireVersion is the family speaking v, one of its wire versions
+// (protocol.Info.AtWireVersion).
+func (family) atWireVersion(v string) protocol.Family {
+	if v == wireVersion {
+		v = ""
+	}
+	return Family{protocol.ErasedEnv[family, Params, *Result]{Erased: protocol.Erased[family, Params, *Result]{Typed: family{wire: v}}}}
 }
 
 // CheckAssignment is protocol.Family's CheckAssignment: every assignment the roles'
@@ -151,8 +170,12 @@ func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _
 	return protocol.Prepared{Assignment: a, Local: locals}, nil
 }
 
-// NewRole is protocol.Family's NewRole.
-func (family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
+// NewRole is protocol.Family's NewRole. At wire 1.1.0, which has no
+// batches, a session of params.batch > 1 cannot start.
+func (f family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
+	if f.wire == wireV110 && p.batched() {
+		return nil, fmt.Errorf("params.batch: %d needs SAMBA wire %s, and this session runs on %s because an organization of it speaks no newer one: upgrade it, or run with params.batch = 1", p.Batch, wireVersion, wireV110)
+	}
 	switch cfg.Self.Role {
 	case RoleCustomer:
 		return newCustomer(cfg, p)
@@ -204,7 +227,13 @@ func (family) SimulatedEnvironment(cfg protocol.RoleConfig, _ Params) (protocol.
 }
 
 // wireVersion is the version of SAMBA's role messages (protocol.Info):
-// 1.1.0 derives the data owners' and comp's envelope keys per epoch of
+// 1.2.0 adds the batched rounds of params.batch > 1 (batch.go: the
+// owner_scores and owner_bits kinds); a session of params.batch = 1 is
+// 1.1.0's, byte for byte, so the family still speaks wireV110 with daemons
+// not yet upgraded.
+const wireVersion = "1.2.0"
+
+// wireV110 derives the data owners' and comp's envelope keys per epoch of
 // steps (keyEpoch), which a 1.0.0 daemon, with one key per session, cannot
-// open.
-const wireVersion = "1.1.0"
+// open; it has no batches.
+const wireV110 = "1.1.0"

@@ -38,9 +38,18 @@ type dataOwner struct {
 	keyed   bool
 	started bool
 
-	t     uint64
-	l     int
-	pulls []uint64
+	// t is the first step of the current batch (the step, when
+	// params.batch = 1), n its number of steps, l the iteration; bits are
+	// the batch's bits of that iteration, v its scores; while pulling, at
+	// is the batch's next step to look at.
+	t       uint64
+	n       int
+	l       int
+	bits    []bool
+	v       []float64
+	pulling bool
+	at      int
+	pulls   []uint64
 
 	// The channels of the scores sealed for comp and of the bits comp seals
 	// in key epoch epoch (see channels), and, reused from step to step, the
@@ -64,7 +73,8 @@ func newDataOwner(cfg protocol.RoleConfig, p Params) (*dataOwner, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &dataOwner{base: b, i: cfg.Self.Index, arm: [1]int{cfg.Self.Index}, plain: make([]byte, 0, 16), nonces: bufio.NewReaderSize(cfg.Rand, nonceBuffer)}
+	d := &dataOwner{base: b, i: cfg.Self.Index, arm: [1]int{cfg.Self.Index}, plain: make([]byte, 0, 16), nonces: bufio.NewReaderSize(cfg.Rand, nonceBuffer),
+		bits: make([]bool, b.p.Batch), v: make([]float64, b.p.Batch)}
 	s, err := stream(cfg.Rand)
 	if err != nil {
 		return nil, err
@@ -117,8 +127,7 @@ func (d *dataOwner) answer(o protocol.Outcome) error {
 	if !d.started {
 		return d.maybeStart()
 	}
-	d.t, d.l = d.t+1, 1
-	return d.next()
+	return d.pullNext()
 }
 
 // maybeStart starts the steps once the setup has arrived and the initial
@@ -138,9 +147,12 @@ func (d *dataOwner) Step(m protocol.Message) error {
 }
 
 func (d *dataOwner) step(m protocol.Message) error {
-	if d.in.decodeStep(m) && d.in.field == fieldBit {
+	if d.in.decodeStep(m) && (d.in.field == fieldBit || d.in.field == fieldOwnerBits) {
 		if m.From != controllerParty {
 			return fmt.Errorf("a bit from %s", m.From)
+		}
+		if d.in.field == fieldOwnerBits {
+			return d.stepBits(d.in.t, d.in.l, d.in.boxes)
 		}
 		return d.stepBit(d.in.t, d.in.l, d.in.box)
 	}
@@ -184,13 +196,19 @@ func (d *dataOwner) step(m protocol.Message) error {
 			return fmt.Errorf("a bit from %s", m.From)
 		}
 		return d.stepBit(k.Bit.T, k.Bit.L, k.Bit.Box)
+	case *sambapb.Message_OwnerBits:
+		if m.From != controllerParty {
+			return fmt.Errorf("bits from %s", m.From)
+		}
+		return d.stepBits(k.OwnerBits.T, k.OwnerBits.L, k.OwnerBits.Boxes)
 	default:
 		return fmt.Errorf("%s sent a data owner a message it never takes", m.From)
 	}
 	return d.maybeStart()
 }
 
-// next sends the score of (t, l), or, past the budget, E(s_i).
+// next starts the batch at step d.t (iteration 1), or, past the budget,
+// sends E(s_i).
 func (d *dataOwner) next() error {
 	if d.t > uint64(d.p.Budget) {
 		c, err := d.pk.Encrypt(d.cfg.Rand, big.NewInt(d.sc.S))
@@ -204,19 +222,37 @@ func (d *dataOwner) next() error {
 		return nil
 	}
 	if e := keyEpoch(d.t); e != d.epoch {
-		// The first step of a new key epoch: the bit of this step will
-		// come sealed in it too.
+		// The first batch of a new key epoch (the epoch of a batch's first
+		// step): its bits will come sealed in it too.
 		var err error
 		if d.sealCh, d.openCh, err = channels(d.key, d.cfg.SessionID, e); err != nil {
 			return err
 		}
 		d.epoch = e
 	}
-	d.sc.T, d.sc.L = int64(d.t), d.l
-	if d.coin {
-		d.sc.Coin = coinFor(d.eps, d.t)
+	d.n = batchLen(d.p, d.t)
+	if !d.p.batched() {
+		return d.sendScore(d.scoreOf(d.t, d.l))
 	}
-	v := maskFor(d.alpha, d.t, d.l, d.alg.Matching(d.l)).apply(d.alg.ComputeScore(&d.sc))
+	for j := range d.n {
+		d.v[j] = d.scoreOf(d.t+uint64(j), d.l)
+	}
+	return d.sendScores()
+}
+
+// scoreOf is the masked score of step t, iteration l, from this data
+// owner's variables (ComputeScore).
+func (d *dataOwner) scoreOf(t uint64, l int) float64 {
+	d.sc.T, d.sc.L = int64(t), l
+	if d.coin {
+		d.sc.Coin = coinFor(d.eps, t)
+	}
+	return maskFor(d.alpha, t, l, d.alg.Matching(l)).apply(d.alg.ComputeScore(&d.sc))
+}
+
+// sendScore sends the score v of step d.t, iteration d.l, sealed for comp
+// (the paper's Step 2, params.batch = 1).
+func (d *dataOwner) sendScore(v float64) error {
 	putFloat(&d.score, v)
 	n := sealedBoxSize(len(d.score))
 	body := appendSealedHead(d.bodies.cut(sealedMessageSize(fieldScore, d.t, uint32(d.l), n), bodyChunk), fieldScore, d.t, uint32(d.l), n)
@@ -229,29 +265,116 @@ func (d *dataOwner) next() error {
 	return nil
 }
 
-func (d *dataOwner) stepBit(t uint64, l uint32, box []byte) error {
-	if !d.started || d.asked != 0 || t != d.t || int(l) != d.l {
-		return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", t, l, d.t, d.l)
+// sendScores sends the scores d.v of the batch's d.n steps, iteration d.l,
+// each sealed for comp with its own step, in one message (owner_scores).
+func (d *dataOwner) sendScores() error {
+	field := boxFieldSize(scoreBoxSize)
+	size := stepHeadSize(d.t, uint32(d.l)) + d.n*field
+	body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldOwnerScores, size)), fieldOwnerScores, size, d.t, uint32(d.l))
+	for j := range d.n {
+		putFloat(&d.score, d.v[j])
+		var err error
+		body, err = d.sealCh.AppendSeal(appendBoxHead(body, scoreBoxSize), d.nonces, d.t+uint64(j), uint32(d.l), d.score[:])
+		if err != nil {
+			return err
+		}
 	}
-	plain, err := d.openCh.AppendOpen(d.plain[:0], d.t, uint32(d.l), box)
+	d.rep.AesOps += int64(d.n)
+	d.sendBody(controllerParty, body)
+	return nil
+}
+
+// stepBit takes the bit of step t, iteration l (params.batch = 1).
+func (d *dataOwner) stepBit(t uint64, l uint32, box []byte) error {
+	if d.p.batched() {
+		return fmt.Errorf("a single bit in a batched session (params.batch = %d)", d.p.Batch)
+	}
+	if err := d.checkBits(t, l, 1); err != nil {
+		return err
+	}
+	if err := d.openBit(0, box); err != nil {
+		return err
+	}
+	return d.afterBits()
+}
+
+// stepBits takes the bits of the batch that starts at step t, iteration l
+// (params.batch > 1).
+func (d *dataOwner) stepBits(t uint64, l uint32, boxes [][]byte) error {
+	if !d.p.batched() {
+		return fmt.Errorf("the bits of a batch in a session of one step a round (params.batch = 1)")
+	}
+	if err := d.checkBits(t, l, len(boxes)); err != nil {
+		return err
+	}
+	for j, box := range boxes {
+		if err := d.openBit(j, box); err != nil {
+			return err
+		}
+	}
+	return d.afterBits()
+}
+
+func (d *dataOwner) checkBits(t uint64, l uint32, n int) error {
+	if !d.started || d.asked != 0 || d.pulling || t != d.t || int(l) != d.l || n != d.n {
+		if !d.p.batched() {
+			return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", t, l, d.t, d.l)
+		}
+		return fmt.Errorf("%d bits for the batch at step %d iteration %d, but this data owner is at the batch of %d steps at step %d iteration %d", n, t, l, d.n, d.t, d.l)
+	}
+	return nil
+}
+
+// openBit opens the bit of the batch's step d.t+j into d.bits[j].
+func (d *dataOwner) openBit(j int, box []byte) error {
+	t := d.t + uint64(j)
+	plain, err := d.openCh.AppendOpen(d.plain[:0], t, uint32(d.l), box)
 	if err != nil {
-		return fmt.Errorf("the bit of step %d iteration %d does not open: %w", d.t, d.l, err)
+		return fmt.Errorf("the bit of step %d iteration %d does not open: %w", t, d.l, err)
 	}
 	d.rep.AesOps++
 	if len(plain) != 1 || plain[0] > 1 {
-		return fmt.Errorf("the bit of step %d iteration %d is not a bit", d.t, d.l)
+		return fmt.Errorf("the bit of step %d iteration %d is not a bit", t, d.l)
 	}
-	bit := plain[0] == 1
+	d.bits[j] = plain[0] == 1
+	return nil
+}
+
+// afterBits goes on once the batch's bits of iteration d.l are in: before
+// the last iteration, each step's bit updates the data owner's state
+// (AfterIteration) and its next iteration's score is computed from the
+// state so updated, step after step; after the last, the arm is pulled at
+// every step of the batch whose bit says so, in step order.
+func (d *dataOwner) afterBits() error {
 	if d.l < d.alg.Iterations() {
-		d.alg.AfterIteration(d.l, bit, &d.sc)
+		l := d.l
 		d.l++
-		return d.next()
+		if !d.p.batched() {
+			d.alg.AfterIteration(l, d.bits[0], &d.sc)
+			return d.sendScore(d.scoreOf(d.t, d.l))
+		}
+		for j := range d.n {
+			d.alg.AfterIteration(l, d.bits[j], &d.sc)
+			d.v[j] = d.scoreOf(d.t+uint64(j), d.l)
+		}
+		return d.sendScores()
 	}
-	if bit {
-		d.pull(d.t) // Answer goes on to the next step
-		return nil
+	d.pulling, d.at = true, 0
+	return d.pullNext()
+}
+
+// pullNext pulls the arm at the batch's next step whose bit is set (Answer
+// goes on), or, if none is left, starts the next batch.
+func (d *dataOwner) pullNext() error {
+	for ; d.at < d.n; d.at++ {
+		if d.bits[d.at] {
+			d.at++
+			d.pull(d.t + uint64(d.at) - 1)
+			return nil
+		}
 	}
-	d.t, d.l = d.t+1, 1
+	d.pulling = false
+	d.t, d.l = d.t+uint64(d.n), 1
 	return d.next()
 }
 

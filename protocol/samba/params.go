@@ -23,16 +23,30 @@ type Params struct {
 	Beta float64 `toml:"beta"`
 	// PaillierBits is the size of the data customer's Paillier modulus.
 	PaillierBits int `toml:"paillier_bits"`
+	// Batch is B, the decisions one protocol round serves (batch.go): the
+	// steps K+1..N are cut into batches of B (the last one shorter when
+	// N − K is not a multiple of B), every decision of a batch is made from
+	// the variables at the batch's start, and the rewards of its pulls
+	// update them at its end. 1, the default, is the paper's protocol.
+	Batch int `toml:"batch"`
 }
 
 // DefaultParams are the paper's prototype's tuned values (ε = 0.1,
 // τ = 0.06, β = 0.1) with UCB, N = 10,000 and 2048-bit Paillier.
 func DefaultParams() Params {
-	return Params{Algorithm: "ucb", Budget: 10000, Epsilon: 0.1, EpsilonSchedule: "ln", Tau: 0.06, Beta: 0.1, PaillierBits: 2048}
+	return Params{Algorithm: "ucb", Budget: 10000, Epsilon: 0.1, EpsilonSchedule: "ln", Tau: 0.06, Beta: 0.1, PaillierBits: 2048, Batch: 1}
 }
 
 // MaxBudget bounds N.
 const MaxBudget = 100_000_000
+
+// MaxBatch bounds B: a data owner's message of a batch carries B sealed
+// scores of 38 bytes on the wire, and the controller's to it B sealed bits
+// of 31, so that at B = 1,000 both stay below the 64 KiB a driver steps
+// where it reads them (protocol.Info.SmallMessages); the controller's
+// messages to comp stay one a step of the batch, K envelopes each, as in
+// the sequential protocol.
+const MaxBatch = 1000
 
 func (p Params) validate() error {
 	if _, err := AlgorithmByName(p.Algorithm); err != nil {
@@ -58,6 +72,12 @@ func (p Params) validate() error {
 	}
 	if !(p.Beta > 0 && p.Beta <= 1) {
 		return fmt.Errorf("params.beta: %v is not in (0, 1]", p.Beta)
+	}
+	if p.Batch < 1 || p.Batch > MaxBatch {
+		return fmt.Errorf("params.batch: %d is out of range [1, %d] (1 is the paper's protocol, one decision a round)", p.Batch, MaxBatch)
+	}
+	if int64(p.Batch) > p.Budget {
+		return fmt.Errorf("params.batch: %d is more than params.budget %d; a batch serves at most the budget's decisions", p.Batch, p.Budget)
 	}
 	if p.PaillierBits < 512 || p.PaillierBits > 8192 || p.PaillierBits%2 != 0 {
 		return fmt.Errorf("params.paillier_bits: %d is not an even size in [512, 8192] (2048 or more for real sessions)", p.PaillierBits)

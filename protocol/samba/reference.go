@@ -15,7 +15,11 @@ import (
 // Thompson draws, the controller's stream for seed_ε and
 // the permutations — which break the argmax's ties, as they do in SAMBA — and
 // comp's stream for probability matching. Theorem 2: it returns the same
-// cumulative reward and the same sequence of pulled arms.
+// cumulative reward and the same sequence of pulled arms. With
+// params.batch = B > 1 it is the batched algorithm (batch.go): each batch
+// of B steps decides from the variables at the batch's start, and its
+// rewards update them at its end — the plaintext reference of a batched
+// session, step for step.
 func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int, err error) {
 	alg, err := AlgorithmByName(p.Algorithm)
 	if err != nil {
@@ -66,40 +70,54 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 	for i := range min(int64(k), p.Budget) {
 		pull(int(i))
 	}
-	v := make([]float64, k)
+	// The batches of params.batch steps (batch.go): every step's scores
+	// from the variables at the batch's start, the pulls at its end. With
+	// B = 1 this is Figure 3's loop, one step at a time.
+	batch := max(p.Batch, 1)
+	v := make([]float64, batch*k)
 	w := make([]float64, k)
 	sigma := make([]int, k)
+	chosen := make([]int, batch)
+	coin := make([]float64, batch)
 	coins := usesCoin(alg)
-	for t := int64(k) + 1; t <= p.Budget; t++ {
-		coin := 0.0
+	for t0 := int64(k) + 1; t0 <= p.Budget; t0 += int64(batch) {
+		n := int(min(int64(batch), p.Budget-t0+1))
 		if coins {
-			coin = coinFor(eps, uint64(t))
+			for j := range n {
+				coin[j] = coinFor(eps, uint64(t0)+uint64(j))
+			}
 		}
 		for l := 1; l <= alg.Iterations(); l++ {
+			// Each data owner's scores of the batch, in step order: at the
+			// first iteration from its variables, at a later one after each
+			// step's bit of the iteration before (Pursuit's p_i).
 			for i := range k {
-				ctx[i].T, ctx[i].L, ctx[i].Coin = t, l, coin
-				v[i] = alg.ComputeScore(&ctx[i])
-			}
-			// The controller's σ_t: rand.Perm's draws, into one slice.
-			for j := range sigma {
-				sigma[j] = j
-			}
-			perm.Shuffle(k, func(a, b int) { sigma[a], sigma[b] = sigma[b], sigma[a] })
-			for j, i := range sigma {
-				w[j] = v[i]
-			}
-			u := 0.0
-			if alg.Matching(l) {
-				u = match.Float()
-			}
-			chosen := sigma[SelectArm(alg.Matching(l), w, u)]
-			if l < alg.Iterations() {
-				for i := range k {
-					alg.AfterIteration(l, i == chosen, &ctx[i])
+				for j := range n {
+					if l > 1 {
+						alg.AfterIteration(l-1, i == chosen[j], &ctx[i])
+					}
+					ctx[i].T, ctx[i].L, ctx[i].Coin = t0+int64(j), l, coin[j]
+					v[j*k+i] = alg.ComputeScore(&ctx[i])
 				}
-				continue
 			}
-			pull(chosen)
+			for j := range n {
+				// The controller's σ_t: rand.Perm's draws, into one slice.
+				for x := range sigma {
+					sigma[x] = x
+				}
+				perm.Shuffle(k, func(a, b int) { sigma[a], sigma[b] = sigma[b], sigma[a] })
+				for x, i := range sigma {
+					w[x] = v[j*k+i]
+				}
+				u := 0.0
+				if alg.Matching(l) {
+					u = match.Float()
+				}
+				chosen[j] = sigma[SelectArm(alg.Matching(l), w, u)]
+			}
+		}
+		for j := range n {
+			pull(chosen[j])
 		}
 	}
 	if len(pulls) != int(p.Budget) {

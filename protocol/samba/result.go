@@ -20,12 +20,16 @@ type RoleCost struct {
 
 // Result is a SAMBA session's result.
 type Result struct {
-	Algorithm        string `json:"algorithm"`
-	Budget           int64  `json:"budget"`
-	K                int    `json:"k"`
-	CumulativeReward int64  `json:"cumulative_reward"`
+	Algorithm string `json:"algorithm"`
+	Budget    int64  `json:"budget"`
+	K         int    `json:"k"`
+	// Batch is B, the decisions one round serves (params.batch).
+	Batch            int   `json:"batch"`
+	CumulativeReward int64 `json:"cumulative_reward"`
 	// Messages counts every message of the session; PerStep those of one
-	// step and iteration: 2K+2 (K scores, a batch each way, K bits).
+	// round (a step's iteration; a full batch's, with params.batch = B > 1):
+	// 2K+2 (K scores, a list each way, K bits), 2K+2B batched (K scores
+	// messages, B lists each way, K bits messages).
 	Messages int64 `json:"messages"`
 	PerStep  int64 `json:"messages_per_step_iteration"`
 	// Costs breaks the work down by role (the paper's Figure 8(d)).
@@ -53,8 +57,8 @@ type Result struct {
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	alg, _ := AlgorithmByName(p.Algorithm)
 	k := a.Count(RoleOwner)
-	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2),
-		Leakage: leakage(alg)}
+	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Batch: max(p.Batch, 1), Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2*max(p.Batch, 1)),
+		Leakage: leakage(alg, p.Batch)}
 	type pull struct {
 		t uint64
 		i int
@@ -147,9 +151,9 @@ func (family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
 	return res, nil
 }
 
-// leakage states what comp learns in a session of alg (docs/protocols/samba.md,
-// "What each role learns").
-func leakage(alg Algorithm) string {
+// leakage states what comp learns in a session of alg in batches of batch
+// steps (docs/protocols/samba.md, "What each role learns" and "Batches").
+func leakage(alg Algorithm, batch int) string {
 	var argmax, matching bool
 	for l := 1; l <= alg.Iterations(); l++ {
 		if alg.Matching(l) {
@@ -175,6 +179,9 @@ func leakage(alg Algorithm) string {
 		s += "; softmax's ratios are exp((μ_i − μ_j)/τ) with τ public, so comp learns the differences of the data owners' empirical means"
 	case "pursuit":
 		s += "; Pursuit's second iteration matches probabilities that sum to 1, so comp learns them exactly, permuted"
+	}
+	if batch > 1 {
+		s += fmt.Sprintf("; in batches of %d steps, each step's list under its own permutation and mask, but all of a batch's lists computed from the same variables, so comp can relate them across the batch over every arm (for an argmax whose scores move with t only through a public term, as UCB's ln t, fitting the masks could reveal the means and 1/√n up to one affine map — of positions, never of named data owners)", batch)
 	}
 	return s
 }

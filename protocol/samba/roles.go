@@ -172,7 +172,9 @@ func decodeFloat(b []byte) (float64, error) {
 // (TestEnvelopesPerKey). Both sides derive an epoch's channels once, when
 // the first step of the epoch comes: a data owner at most every 65,536
 // steps, not every step. The envelopes' wire format is unchanged; the step
-// in their associated data names the epoch.
+// in their associated data names the epoch. A batch (params.batch > 1) is
+// sealed whole in the epoch of its first step, so a key carries at most
+// MaxBatch − 1 steps of the next epoch more: under 2²⁷ still.
 const keyEpochBits = 16
 
 // maxIterations bounds the iterations L of a step of every algorithm.

@@ -66,7 +66,13 @@ func TestLeakage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := leakage(alg)
+		got := leakage(alg, 1)
+		if strings.Contains(got, "batches") {
+			t.Errorf("%s: a sequential session's leakage speaks of batches: %q", tt.alg, got)
+		}
+		if b := leakage(alg, 100); !strings.HasPrefix(b, got) || !strings.Contains(b, "in batches of 100 steps") {
+			t.Errorf("%s: a batched session's leakage %q does not add the batches' to %q", tt.alg, b, got)
+		}
 		for _, w := range tt.want {
 			if !strings.Contains(got, w) {
 				t.Errorf("%s: leakage %q does not say %q", tt.alg, got, w)

@@ -92,8 +92,14 @@ type driver struct {
 
 func newDriver(t testing.TB, alg string, budget int64, arms []float64, seed int64) *driver {
 	t.Helper()
+	return newDriverWith(t, map[string]any{"algorithm": alg, "budget": budget, "paillier_bits": int64(512)}, arms, seed)
+}
+
+// newDriverWith is newDriver with the session's raw params.
+func newDriverWith(t testing.TB, raw map[string]any, arms []float64, seed int64) *driver {
+	t.Helper()
 	f := Family{}
-	params, err := f.ParseParams(map[string]any{"algorithm": alg, "budget": budget, "paillier_bits": int64(512)})
+	params, err := f.ParseParams(raw)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -351,6 +357,17 @@ func sealChecker(t *testing.T, d *driver) func(msg *sambapb.Message) {
 		if b := msg.GetBits(); b != nil {
 			for _, box := range b.Boxes {
 				open(bits, scores, "bit", b.T, b.L, box)
+			}
+		}
+		// A batch's: step t+j's envelope at index j.
+		if b := msg.GetOwnerScores(); b != nil {
+			for j, box := range b.Boxes {
+				open(scores, bits, "score", b.T+uint64(j), b.L, box)
+			}
+		}
+		if b := msg.GetOwnerBits(); b != nil {
+			for j, box := range b.Boxes {
+				open(bits, scores, "bit", b.T+uint64(j), b.L, box)
 			}
 		}
 	}

@@ -17,9 +17,12 @@ type fuzzSession struct {
 	pkMsgs   []protocol.Message // the data customer's Start
 }
 
-func newFuzzSession(t testing.TB) *fuzzSession {
+func newFuzzSession(t testing.TB) *fuzzSession { return newFuzzSessionBatch(t, 1) }
+
+// newFuzzSessionBatch is newFuzzSession with params.batch = batch.
+func newFuzzSessionBatch(t testing.TB, batch int64) *fuzzSession {
 	f := Family{}
-	params, err := f.ParseParams(map[string]any{"algorithm": "pursuit", "budget": int64(20), "paillier_bits": int64(512)})
+	params, err := f.ParseParams(map[string]any{"algorithm": "pursuit", "budget": int64(20), "paillier_bits": int64(512), "batch": batch})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,25 +50,42 @@ func (s *fuzzSession) config(p protocol.Party) protocol.RoleConfig {
 		Rand: protocol.SeededRand(1, p), Clock: fixedClock{}, Logger: slog.New(slog.DiscardHandler), Simulated: true}
 }
 
-// FuzzStep runs a session for a number of messages, then hands one
-// arbitrary message from an arbitrary party to an arbitrary role (twice):
-// no role may panic, whatever the message and whenever it comes.
+// FuzzStep runs a session — sequential, or batched (params.batch = 3,
+// batches of 3 steps and a last one of 2 after the 2 initial pulls) — for
+// a number of messages, then hands one arbitrary message from an
+// arbitrary party to an arbitrary role (twice): no role may panic,
+// whatever the message and whenever it comes.
 func FuzzStep(f *testing.F) {
-	s := newFuzzSession(f)
+	sessions := [2]*fuzzSession{newFuzzSession(f), newFuzzSessionBatch(f, 3)}
 	score := appendSealedMessage(nil, fieldScore, 3, 1, make([]byte, scoreBoxSize))
 	bit := appendSealedMessage(nil, fieldBit, 3, 1, make([]byte, bitBoxSize))
 	batch := appendBatchHead(nil, fieldScores, stepHeadSize(3, 1)+2*boxFieldSize(scoreBoxSize), 3, 1)
 	for range 2 {
 		batch = append(appendBoxHead(batch, scoreBoxSize), make([]byte, scoreBoxSize)...)
 	}
-	f.Add(score, uint8(3), uint8(1), uint8(10), false)
-	f.Add(bit, uint8(1), uint8(3), uint8(12), false)
-	f.Add(batch, uint8(1), uint8(2), uint8(9), false)
-	f.Add(batch, uint8(2), uint8(1), uint8(11), false)
-	f.Add(s.pkMsgs[0].Body, uint8(0), uint8(1), uint8(0), false)
-	f.Add([]byte{0x0a, 0x02, 0x0a, 0x00}, uint8(0), uint8(4), uint8(30), true)
-	parties := s.assign.Parties()
-	f.Fuzz(func(t *testing.T, body []byte, from, to, after uint8, topic bool) {
+	// A data owner's scores and bits of a batch of 3 at step 3.
+	ownerScores := appendBatchHead(nil, fieldOwnerScores, stepHeadSize(3, 1)+3*boxFieldSize(scoreBoxSize), 3, 1)
+	ownerBits := appendBatchHead(nil, fieldOwnerBits, stepHeadSize(3, 1)+3*boxFieldSize(bitBoxSize), 3, 1)
+	for range 3 {
+		ownerScores = append(appendBoxHead(ownerScores, scoreBoxSize), make([]byte, scoreBoxSize)...)
+		ownerBits = append(appendBoxHead(ownerBits, bitBoxSize), make([]byte, bitBoxSize)...)
+	}
+	for _, batched := range []bool{false, true} {
+		f.Add(score, uint8(3), uint8(1), uint8(10), false, batched)
+		f.Add(bit, uint8(1), uint8(3), uint8(12), false, batched)
+		f.Add(batch, uint8(1), uint8(2), uint8(9), false, batched)
+		f.Add(batch, uint8(2), uint8(1), uint8(11), false, batched)
+		f.Add(ownerScores, uint8(3), uint8(1), uint8(10), false, batched)
+		f.Add(ownerBits, uint8(1), uint8(3), uint8(14), false, batched)
+		f.Add(sessions[0].pkMsgs[0].Body, uint8(0), uint8(1), uint8(0), false, batched)
+		f.Add([]byte{0x0a, 0x02, 0x0a, 0x00}, uint8(0), uint8(4), uint8(30), true, batched)
+	}
+	f.Fuzz(func(t *testing.T, body []byte, from, to, after uint8, topic, batched bool) {
+		s := sessions[0]
+		if batched {
+			s = sessions[1]
+		}
+		parties := s.assign.Parties()
 		roles := map[protocol.Party]protocol.Role{customerParty: s.customer}
 		queue := append([]protocol.Message(nil), s.pkMsgs...)
 		for _, p := range parties {
@@ -81,10 +101,22 @@ func FuzzStep(f *testing.F) {
 				t.Fatal(err)
 			}
 		}
-		flush := func(p protocol.Party) {
-			for _, m := range roles[p].Ready().Messages {
+		var flush func(p protocol.Party)
+		flush = func(p protocol.Party) {
+			rd := roles[p].Ready()
+			for _, m := range rd.Messages {
 				m.From = p
 				queue = append(queue, m)
+			}
+			// A data owner's pulls, answered (reward 1), so that the
+			// session gets past its initial pulls into its steps.
+			for _, q := range rd.Queries {
+				if err := roles[p].(protocol.Asker).Answer(protocol.Outcome{ID: q.ID, Rewards: []float64{1}}); err != nil {
+					t.Fatalf("%s: answering %v: %v", p, q, err)
+				}
+			}
+			if len(rd.Queries) > 0 {
+				flush(p)
 			}
 		}
 		for _, p := range parties {
@@ -93,7 +125,7 @@ func FuzzStep(f *testing.F) {
 			}
 		}
 		// The session's own messages, up to after of them.
-		for i := 0; i < int(after%48) && len(queue) > 0; i++ {
+		for i := 0; i < int(after) && len(queue) > 0; i++ {
 			m := queue[0]
 			queue = queue[1:]
 			if m.To == customerParty {

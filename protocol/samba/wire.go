@@ -21,7 +21,16 @@ const (
 	fieldScores protowire.Number = 5 // Batch: controller -> comp
 	fieldBits   protowire.Number = 6 // Batch: comp -> controller
 	fieldBit    protowire.Number = 7 // Sealed: controller -> data owner
+
+	// With params.batch > 1, a data owner's messages of a batch.
+	fieldOwnerScores protowire.Number = 10 // Batch: data owner -> controller
+	fieldOwnerBits   protowire.Number = 11 // Batch: controller -> data owner
 )
+
+// isBatch reports whether the kind field num holds a Batch.
+func isBatch(num protowire.Number) bool {
+	return num == fieldScores || num == fieldBits || num == fieldOwnerScores || num == fieldOwnerBits
+}
 
 // Field numbers inside Sealed and Batch.
 const (
@@ -182,7 +191,8 @@ type inbound struct {
 	boxes [][]byte // Batch
 }
 
-// parse decodes body when it is a Message holding a score, a batch or a bit
+// parse decodes body when it is a Message holding a score, a batch, a bit or
+// a data owner's scores or bits of a batch
 // in the form proto.Marshal writes: exactly one kind field, then inside it
 // (every tag in one byte)
 // t, l and the box or boxes, each at most once and in field order (boxes
@@ -192,7 +202,7 @@ type inbound struct {
 // means.
 func (in *inbound) parse(body []byte) bool {
 	num, typ, ok := tag1(body)
-	if !ok || typ != protowire.BytesType || num < fieldScore || num > fieldBit {
+	if !ok || typ != protowire.BytesType || ((num < fieldScore || num > fieldBit) && num != fieldOwnerScores && num != fieldOwnerBits) {
 		return false
 	}
 	msg, m := consumeBytes(body[1:])
@@ -200,7 +210,7 @@ func (in *inbound) parse(body []byte) bool {
 		return false
 	}
 	in.field, in.t, in.l, in.box, in.boxes = num, 0, 0, nil, in.boxes[:0]
-	batch := num == fieldScores || num == fieldBits
+	batch := isBatch(num)
 	last := protowire.Number(0)
 	for len(msg) > 0 {
 		num, typ, ok := tag1(msg)

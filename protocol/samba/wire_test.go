@@ -39,7 +39,9 @@ func wireCases() []*sambapb.Message {
 					&sambapb.Message{Kind: &sambapb.Message_Bit{Bit: s()}},
 					&sambapb.Message{Kind: &sambapb.Message_Scores{Scores: b(3)}},
 					&sambapb.Message{Kind: &sambapb.Message_Bits{Bits: b(1)}},
-					&sambapb.Message{Kind: &sambapb.Message_Bits{Bits: b(0)}})
+					&sambapb.Message{Kind: &sambapb.Message_Bits{Bits: b(0)}},
+					&sambapb.Message{Kind: &sambapb.Message_OwnerScores{OwnerScores: b(3)}},
+					&sambapb.Message{Kind: &sambapb.Message_OwnerBits{OwnerBits: b(2)}})
 			}
 		}
 	}
@@ -78,6 +80,10 @@ func encodeWire(m *sambapb.Message) []byte {
 		return batch(fieldScores, k.Scores)
 	case *sambapb.Message_Bits:
 		return batch(fieldBits, k.Bits)
+	case *sambapb.Message_OwnerScores:
+		return batch(fieldOwnerScores, k.OwnerScores)
+	case *sambapb.Message_OwnerBits:
+		return batch(fieldOwnerBits, k.OwnerBits)
 	}
 	panic("not a per-step message")
 }
@@ -100,6 +106,10 @@ func checkParsed(t *testing.T, in *inbound, body []byte) {
 		b = m.GetScores()
 	case fieldBits:
 		b = m.GetBits()
+	case fieldOwnerScores:
+		b = m.GetOwnerScores()
+	case fieldOwnerBits:
+		b = m.GetOwnerBits()
 	}
 	switch {
 	case s != nil:
@@ -192,7 +202,10 @@ func TestWireOfASession(t *testing.T) {
 
 // FuzzParse: whatever parse accepts, proto.Unmarshal reads the same.
 func FuzzParse(f *testing.F) {
-	for _, m := range wireCases()[:40] {
+	cases := wireCases()
+	// The first ones, and a data owner's scores and bits of a batch.
+	seeds := append(cases[:49:49], cases[len(cases)-2:]...)
+	for _, m := range seeds {
 		b, err := proto.Marshal(m)
 		if err != nil {
 			f.Fatal(err)
@@ -239,7 +252,8 @@ func TestStepBodySizes(t *testing.T) {
 
 // FuzzConsume holds the inlined decoders to protowire's.
 func FuzzConsume(f *testing.F) {
-	for _, b := range [][]byte{{0x08}, {0x07}, {0x80, 0x00}, {0xff, 0x7f}, {0x80, 0x80, 0x01}, {0x03, 'a', 'b', 'c'}, {0x81, 0x00, 'x'}, {0x05, 'a'}} {
+	for _, b := range [][]byte{{0x08}, {0x07}, {0x80, 0x00}, {0xff, 0x7f}, {0x80, 0x80, 0x01}, {0x03, 'a', 'b', 'c'}, {0x81, 0x00, 'x'}, {0x05, 'a'},
+		{0x52, 0x02, 0x08, 0x05}, {0x5a, 0x00}} { // owner_scores and owner_bits tags
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {

@@ -14,11 +14,12 @@ import (
 )
 
 func runExperimentSAMBA(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	fs := newFlags("experiment samba", "experiment samba [--out DIR] [--dataset movielens|FILE] [--epsilon E] [--epsilon-schedule ln|log2] [--tau T] [--beta B] [--runs N] [--budget N] [--k K,K,...] [--paillier-bits B] [--workers N] [--seed N] [--shard I/N] [--quiet]", `
+	fs := newFlags("experiment samba", "experiment samba [--out DIR] [--dataset movielens|FILE] [--epsilon E] [--epsilon-schedule ln|log2] [--tau T] [--beta B] [--runs N] [--budget N] [--k K,K,...] [--paillier-bits B] [--batch B,B,... [--batch-only]] [--workers N] [--seed N] [--shard I/N] [--quiet]", `
 bandit-lab experiment samba --out results/samba --runs 3 --budget 20000
 bandit-lab experiment samba --out /tmp/mine --dataset my-arms.txt --k 10,25,50   # one arm mean per line
 bandit-lab experiment samba --dataset jester.txt --tau 0.02 --beta 0.2   # Jester's prototype parameters
-  (or write them in jester.toml beside jester.txt: tau = 0.02, beta = 0.2; epsilon and epsilon_schedule too)`, stderr)
+  (or write them in jester.toml beside jester.txt: tau = 0.02, beta = 0.2; epsilon and epsilon_schedule too)
+bandit-lab experiment samba --out results/samba --budget 100000 --k 100 --batch 10,100,1000 --batch-only   # the regret of batches against B = 1`, stderr)
 	out := fs.String("out", "results/samba", "directory for the CSV files, figures (PNG) and written results")
 	dataset := fs.String("dataset", samba.DatasetMovieLens, "movielens (the paper's MovieLens-100k means) or a file of arm means in [0, 1], one per line; the K largest are taken")
 	epsilon := fs.Float64("epsilon", 0, "ε of ε-greedy and the ε-first step (default: the dataset's: its description's, else MovieLens's 0.1)")
@@ -28,6 +29,8 @@ bandit-lab experiment samba --dataset jester.txt --tau 0.02 --beta 0.2   # Jeste
 	runs := fs.Int("runs", 3, "runs per point")
 	budget := fs.Int64("budget", 20000, "the budget N; the largest K also runs N/4 and N/2 (time and reward as N grows)")
 	ks := fs.String("k", "10,100", "comma-separated numbers of arms (data owners) K")
+	batches := fs.String("batch", "", "comma-separated batch sizes B (params.batch) whose regret is compared with the sequential algorithm's at the largest K and the budget N (samba_batch.csv)")
+	batchOnly := fs.Bool("batch-only", false, "run only the --batch comparison (the plaintext batched algorithm, seconds), not Figure 8's secure sessions")
 	bits := fs.Int("paillier-bits", 2048, "the data customer's Paillier modulus (the paper's 2048; smaller only to try the command quickly)")
 	workers := fs.Int("workers", 0, "parallel simulations (default: GOMAXPROCS; more make the per-role busy times, which are wall times, count each other's work); a session's time is its thread's CPU time")
 	seed := fs.Int64("seed", 1, "first seed; run r uses seed+r")
@@ -55,6 +58,19 @@ bandit-lab experiment samba --dataset jester.txt --tau 0.02 --beta 0.2   # Jeste
 		}
 		kv = append(kv, k)
 	}
+	var bv []int
+	if *batches != "" {
+		for _, f := range strings.Split(*batches, ",") {
+			b, err := strconv.Atoi(strings.TrimSpace(f))
+			if err != nil || b < 1 {
+				return clikit.UsageError{Msg: fmt.Sprintf("experiment samba: --batch %q: %q is not a batch size (at least 1)", *batches, f)}
+			}
+			bv = append(bv, b)
+		}
+	}
+	if *batchOnly && len(bv) == 0 {
+		return clikit.UsageError{Msg: "experiment samba: --batch-only needs --batch"}
+	}
 	shard, err := parseShard("samba", *shardFlag)
 	if err != nil {
 		return err
@@ -63,7 +79,7 @@ bandit-lab experiment samba --dataset jester.txt --tau 0.02 --beta 0.2   # Jeste
 	if err != nil {
 		return err
 	}
-	o := samba.Options{Out: *out, Dataset: *dataset, Runs: *runs, Budget: *budget, Ks: kv, PaillierBits: *bits, Workers: *workers,
+	o := samba.Options{Out: *out, Dataset: *dataset, Runs: *runs, Budget: *budget, Ks: kv, PaillierBits: *bits, Batches: bv, BatchOnly: *batchOnly, Workers: *workers,
 		Seed: *seed, Command: strings.Join(append([]string{"bandit-lab experiment samba"}, withoutShard(args)...), " "), Shard: shard,
 		Tuning: samba.Tuning{Epsilon: *epsilon, EpsilonSchedule: *schedule, Tau: *tau, Beta: *beta}}
 	if !*quiet {

@@ -37,6 +37,8 @@ type Message struct {
 	//	*Message_Bit
 	//	*Message_Sum
 	//	*Message_Total
+	//	*Message_OwnerScores
+	//	*Message_OwnerBits
 	Kind          isMessage_Kind `protobuf_oneof:"kind"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -160,6 +162,24 @@ func (x *Message) GetTotal() *Paillier {
 	return nil
 }
 
+func (x *Message) GetOwnerScores() *Batch {
+	if x != nil {
+		if x, ok := x.Kind.(*Message_OwnerScores); ok {
+			return x.OwnerScores
+		}
+	}
+	return nil
+}
+
+func (x *Message) GetOwnerBits() *Batch {
+	if x != nil {
+		if x, ok := x.Kind.(*Message_OwnerBits); ok {
+			return x.OwnerBits
+		}
+	}
+	return nil
+}
+
 type isMessage_Kind interface {
 	isMessage_Kind()
 }
@@ -200,6 +220,19 @@ type Message_Total struct {
 	Total *Paillier `protobuf:"bytes,9,opt,name=total,proto3,oneof"` // controller -> data customer: E(Σ s_i)
 }
 
+type Message_OwnerScores struct {
+	// With params.batch = B > 1 (wire 1.2.0), a round serves the steps
+	// t..t+n−1 of a batch (n ≤ B): a data owner's scores and its bits of
+	// them travel in one message each, step t+j's at index j. The
+	// controller and comp exchange scores and bits as above, one message
+	// a step of the batch.
+	OwnerScores *Batch `protobuf:"bytes,10,opt,name=owner_scores,json=ownerScores,proto3,oneof"` // data owner -> controller: its n scores
+}
+
+type Message_OwnerBits struct {
+	OwnerBits *Batch `protobuf:"bytes,11,opt,name=owner_bits,json=ownerBits,proto3,oneof"` // controller -> data owner: its n bits
+}
+
 func (*Message_PublicKey) isMessage_Kind() {}
 
 func (*Message_Seeds) isMessage_Kind() {}
@@ -217,6 +250,10 @@ func (*Message_Bit) isMessage_Kind() {}
 func (*Message_Sum) isMessage_Kind() {}
 
 func (*Message_Total) isMessage_Kind() {}
+
+func (*Message_OwnerScores) isMessage_Kind() {}
+
+func (*Message_OwnerBits) isMessage_Kind() {}
 
 type PublicKey struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
@@ -419,7 +456,9 @@ func (x *Sealed) GetBox() []byte {
 	return nil
 }
 
-// Batch is K envelopes of step t, iteration l, in permuted order.
+// Batch is K envelopes of step t, iteration l, in permuted order; or, as
+// owner_scores and owner_bits, one data owner's envelopes of the n steps of
+// a batch starting at step t.
 type Batch struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	T             uint64                 `protobuf:"varint,1,opt,name=t,proto3" json:"t,omitempty"`
@@ -638,7 +677,7 @@ var File_samba_proto protoreflect.FileDescriptor
 
 const file_samba_proto_rawDesc = "" +
 	"\n" +
-	"\vsamba.proto\x12\x0fbandit.samba.v1\"\xd2\x03\n" +
+	"\vsamba.proto\x12\x0fbandit.samba.v1\"\xc8\x04\n" +
 	"\aMessage\x12;\n" +
 	"\n" +
 	"public_key\x18\x01 \x01(\v2\x1a.bandit.samba.v1.PublicKeyH\x00R\tpublicKey\x12.\n" +
@@ -649,7 +688,11 @@ const file_samba_proto_rawDesc = "" +
 	"\x04bits\x18\x06 \x01(\v2\x16.bandit.samba.v1.BatchH\x00R\x04bits\x12+\n" +
 	"\x03bit\x18\a \x01(\v2\x17.bandit.samba.v1.SealedH\x00R\x03bit\x12-\n" +
 	"\x03sum\x18\b \x01(\v2\x19.bandit.samba.v1.PaillierH\x00R\x03sum\x121\n" +
-	"\x05total\x18\t \x01(\v2\x19.bandit.samba.v1.PaillierH\x00R\x05totalB\x06\n" +
+	"\x05total\x18\t \x01(\v2\x19.bandit.samba.v1.PaillierH\x00R\x05total\x12;\n" +
+	"\fowner_scores\x18\n" +
+	" \x01(\v2\x16.bandit.samba.v1.BatchH\x00R\vownerScores\x127\n" +
+	"\n" +
+	"owner_bits\x18\v \x01(\v2\x16.bandit.samba.v1.BatchH\x00R\townerBitsB\x06\n" +
 	"\x04kind\"\x19\n" +
 	"\tPublicKey\x12\f\n" +
 	"\x01n\x18\x01 \x01(\fR\x01n\"7\n" +
@@ -705,20 +748,22 @@ var file_samba_proto_goTypes = []any{
 	(*Report)(nil),    // 7: bandit.samba.v1.Report
 }
 var file_samba_proto_depIdxs = []int32{
-	1, // 0: bandit.samba.v1.Message.public_key:type_name -> bandit.samba.v1.PublicKey
-	2, // 1: bandit.samba.v1.Message.seeds:type_name -> bandit.samba.v1.Seeds
-	3, // 2: bandit.samba.v1.Message.aes_key:type_name -> bandit.samba.v1.AESKey
-	4, // 3: bandit.samba.v1.Message.score:type_name -> bandit.samba.v1.Sealed
-	5, // 4: bandit.samba.v1.Message.scores:type_name -> bandit.samba.v1.Batch
-	5, // 5: bandit.samba.v1.Message.bits:type_name -> bandit.samba.v1.Batch
-	4, // 6: bandit.samba.v1.Message.bit:type_name -> bandit.samba.v1.Sealed
-	6, // 7: bandit.samba.v1.Message.sum:type_name -> bandit.samba.v1.Paillier
-	6, // 8: bandit.samba.v1.Message.total:type_name -> bandit.samba.v1.Paillier
-	9, // [9:9] is the sub-list for method output_type
-	9, // [9:9] is the sub-list for method input_type
-	9, // [9:9] is the sub-list for extension type_name
-	9, // [9:9] is the sub-list for extension extendee
-	0, // [0:9] is the sub-list for field type_name
+	1,  // 0: bandit.samba.v1.Message.public_key:type_name -> bandit.samba.v1.PublicKey
+	2,  // 1: bandit.samba.v1.Message.seeds:type_name -> bandit.samba.v1.Seeds
+	3,  // 2: bandit.samba.v1.Message.aes_key:type_name -> bandit.samba.v1.AESKey
+	4,  // 3: bandit.samba.v1.Message.score:type_name -> bandit.samba.v1.Sealed
+	5,  // 4: bandit.samba.v1.Message.scores:type_name -> bandit.samba.v1.Batch
+	5,  // 5: bandit.samba.v1.Message.bits:type_name -> bandit.samba.v1.Batch
+	4,  // 6: bandit.samba.v1.Message.bit:type_name -> bandit.samba.v1.Sealed
+	6,  // 7: bandit.samba.v1.Message.sum:type_name -> bandit.samba.v1.Paillier
+	6,  // 8: bandit.samba.v1.Message.total:type_name -> bandit.samba.v1.Paillier
+	5,  // 9: bandit.samba.v1.Message.owner_scores:type_name -> bandit.samba.v1.Batch
+	5,  // 10: bandit.samba.v1.Message.owner_bits:type_name -> bandit.samba.v1.Batch
+	11, // [11:11] is the sub-list for method output_type
+	11, // [11:11] is the sub-list for method input_type
+	11, // [11:11] is the sub-list for extension type_name
+	11, // [11:11] is the sub-list for extension extendee
+	0,  // [0:11] is the sub-list for field type_name
 }
 
 func init() { file_samba_proto_init() }
@@ -736,6 +781,8 @@ func file_samba_proto_init() {
 		(*Message_Bit)(nil),
 		(*Message_Sum)(nil),
 		(*Message_Total)(nil),
+		(*Message_OwnerScores)(nil),
+		(*Message_OwnerBits)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{

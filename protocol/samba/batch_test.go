@@ -1,0 +1,417 @@
+package samba
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"hash"
+	"math"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
+	"google.golang.org/protobuf/proto"
+)
+
+func batchSpec(alg string, budget int64, batch int, arms []float64, seed int64) *protocol.Spec {
+	s := testSpec(alg, budget, arms, seed)
+	s.Params["batch"] = int64(batch)
+	return s
+}
+
+// TestTheorem2Batched: Theorem 2 for batched sessions. For every algorithm,
+// batch sizes that do and do not divide N − K = 1,496 (the last batch
+// shorter: 1,496 = 187·8 = 14·100 + 96 = 1,000 + 496), SAMBA in simulation and the plaintext batched
+// reference (Reference with params.batch) return the same cumulative reward
+// and the same arm sequence, step for step; a round of each iteration costs
+// 2K + 2n messages for a batch of n steps (K scores messages, n lists to
+// comp, n lists of bits back, K bits messages).
+func TestTheorem2Batched(t *testing.T) {
+	const budget, k = 1500, 4
+	arms := []float64{0.6, 0.5, 0.45, 0.2}
+	for _, alg := range Algorithms() {
+		for _, batch := range []int{8, 100, MaxBatch} {
+			for _, seed := range []int64{1, 2} {
+				res, sim := simulate(t, batchSpec(alg.Name(), budget, batch, arms, seed))
+				if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || !*res.SameArmSequence {
+					t.Errorf("%s B = %d seed %d: SAMBA %d, reference %v, same sequence %v", alg.Name(), batch, seed, res.CumulativeReward, res.ReferenceCumulativeReward, res.SameArmSequence)
+				}
+				var total int64
+				for _, n := range res.Pulls {
+					total += n
+				}
+				if total != budget {
+					t.Errorf("%s B = %d: %d pulls for a budget of %d", alg.Name(), batch, total, budget)
+				}
+				batches := (budget - k + int64(batch) - 1) / int64(batch)
+				setup := int64(k + 1 + k + k + k + 1)
+				if want := int64(alg.Iterations())*(2*k*batches+2*(budget-k)) + setup; sim.Messages != want {
+					t.Errorf("%s B = %d: %d messages, want %d", alg.Name(), batch, sim.Messages, want)
+				}
+			}
+		}
+	}
+}
+
+// TestBatchedReferenceDecidesFromTheBatchStart: the batched reference is
+// not the sequential algorithm — with a batch as long as the session, UCB
+// never sees a reward after the initial pulls, and every step's score
+// differs only by ln t, so it pulls one arm throughout — and B = 1 is the
+// sequential one.
+func TestBatchedReferenceDecidesFromTheBatchStart(t *testing.T) {
+	arms := []float64{0.6, 0.5, 0.45, 0.2}
+	p := DefaultParams()
+	p.Budget, p.PaillierBits = 1000, 512
+	seq, seqPulls, err := Reference(p, arms, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Batch = 1000
+	_, pulls, err := Reference(p, arms, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts := map[int]int{}
+	for _, i := range pulls[len(arms):] {
+		counts[i]++
+	}
+	if len(counts) != 1 {
+		t.Errorf("UCB in one batch pulled %d arms after the initial ones, want 1: %v", len(counts), counts)
+	}
+	p.Batch = 1
+	again, againPulls, err := Reference(p, arms, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again != seq || fmt.Sprint(againPulls) != fmt.Sprint(seqPulls) {
+		t.Error("the reference with batch = 1 differs from the sequential one")
+	}
+}
+
+// transcript runs a session by hand and returns the SHA-256 of every
+// party's messages, recipient and bytes, in the order the party sent them
+// (the order between parties depends on the driver's map iteration, each
+// party's own does not).
+func transcript(t *testing.T, raw map[string]any, arms []float64, seed int64) string {
+	d := newDriverWith(t, raw, arms, seed)
+	bySender := map[protocol.Party]hash.Hash{}
+	d.tamper = func(m *protocol.Message) bool {
+		h := bySender[m.From]
+		if h == nil {
+			h = sha256.New()
+			bySender[m.From] = h
+		}
+		fmt.Fprintf(h, "%s:%d:", m.To, len(m.Body))
+		h.Write(m.Body)
+		return true
+	}
+	if err := d.run(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	for p, h := range bySender {
+		lines = append(lines, fmt.Sprintf("%s %x", p, h.Sum(nil)))
+	}
+	sort.Strings(lines)
+	all := sha256.New()
+	for _, l := range lines {
+		fmt.Fprintln(all, l)
+	}
+	return hex.EncodeToString(all.Sum(nil))
+}
+
+// TestBatchOneIsTheSequentialProtocol: params.batch = 1, given or not, is
+// the paper's protocol byte for byte — the transcripts are those of the
+// build before batches existed (wire 1.1.0), recorded from it — so that a
+// session of B = 1 runs between this build and the previous one.
+func TestBatchOneIsTheSequentialProtocol(t *testing.T) {
+	arms := []float64{0.7, 0.4, 0.35}
+	for _, c := range []struct {
+		alg, want string
+	}{
+		{"ucb", goldenUCB},
+		{"pursuit", goldenPursuit},
+		{"epsilon_greedy", goldenEpsilon},
+	} {
+		for _, raw := range []map[string]any{
+			{"algorithm": c.alg, "budget": int64(300), "paillier_bits": int64(512)},
+			{"algorithm": c.alg, "budget": int64(300), "paillier_bits": int64(512), "batch": int64(1)},
+		} {
+			if got := transcript(t, raw, arms, 9); got != c.want {
+				t.Errorf("%v: transcript %s, the sequential protocol's is %s", raw, got, c.want)
+			}
+		}
+	}
+}
+
+// The transcripts of TestBatchOneIsTheSequentialProtocol, recorded with
+// the build before params.batch (commit 6b3d8f4).
+const (
+	goldenUCB     = "b2df9171c72c6ed2e6756c701970449dc0f412d82f1096f7cca1c4e33a077f10"
+	goldenPursuit = "3cb1ef5528c25e1d0adbdae3a9f46fccf499bc2c38108ab861fb7806d65bbd6c"
+	goldenEpsilon = "d7e525278e5dc56fc938e6bb5a4ec88c0256e58df180c88c7a9bb2ba9e7be6b8"
+)
+
+// TestBatchedViews (Figure 7 for batched sessions): over a batch of B steps
+// each role receives what it would over B sequential steps, no more. Comp
+// receives every step's list on its own, permuted by its own σ_t and masked
+// by its own mask — the position it selects uniform over the positions
+// (χ²), the lists unlike unmasked scores; the controller handles envelopes
+// sealed for comp or for the data owners only, each step's under that
+// step's associated data; a data owner receives, besides the setup, one
+// message a batch and iteration holding exactly the batch's bits, one a
+// step, and no other data owner's score; the data customer one message.
+func TestBatchedViews(t *testing.T) {
+	const k, budget, batch = 4, 4000, 64
+	for _, tt := range []struct {
+		alg string
+		// [lo, hi] holds the unmasked scores: UCB's lie in [0, 1 + √(2 ln 4000)]
+		// ⊂ [0, 6], softmax's exp(μ̂/τ) in [1, exp(1/τ)], Pursuit's means
+		// and probabilities in [0, 1].
+		lo, hi float64
+	}{{"ucb", 0, 6}, {"softmax", 1, math.Exp(1 / 0.06)}, {"pursuit", 0, 1}} {
+		alg := tt.alg
+		t.Run(alg, func(t *testing.T) {
+			d := newDriverWith(t, map[string]any{"algorithm": alg, "budget": int64(budget), "paillier_bits": int64(512), "batch": int64(batch)},
+				[]float64{0.9, 0.2, 0.2, 0.1}, 5)
+			c := d.roles[compParty].(*comp)
+			iters := c.alg.Iterations()
+			positions := make([]int, k)
+			lists := map[[2]uint64]int{} // (t, l) → lists comp saw
+			rawLists := 0
+			c.view = func(step uint64, l int, scores []float64, sel int) {
+				lists[[2]uint64{step, uint64(l)}]++
+				if len(scores) != k {
+					t.Errorf("comp saw %d scores at step %d, want K = %d", len(scores), step, k)
+				}
+				if l == iters {
+					positions[sel]++
+				}
+				unmasked := true
+				for _, v := range scores {
+					if v < tt.lo || v > tt.hi {
+						unmasked = false
+					}
+				}
+				if unmasked {
+					rawLists++
+				}
+			}
+			bits := make([]int, k)     // bits each data owner received
+			messages := make([]int, k) // bits messages each received
+			toCustomer := 0
+			checkSealed := sealChecker(t, d)
+			d.tamper = func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				if err := proto.Unmarshal(m.Body, &msg); err != nil {
+					t.Fatal(err)
+				}
+				if m.To == controllerParty || m.From == controllerParty {
+					if msg.GetAesKey() != nil {
+						t.Error("the AES key went through the controller")
+					}
+					checkSealed(&msg)
+				}
+				if msg.GetScore() != nil || msg.GetBit() != nil {
+					t.Errorf("a sequential %T in a batched session", msg.Kind)
+				}
+				if m.To == customerParty {
+					toCustomer++
+				}
+				if m.To.Role == RoleOwner {
+					switch b := msg.GetOwnerBits(); {
+					case b != nil && m.From == controllerParty:
+						messages[m.To.Index]++
+						bits[m.To.Index] += len(b.Boxes)
+						if want := batchLen(c.p, b.T); len(b.Boxes) != want {
+							t.Errorf("data owner %d received %d bits for the batch at step %d, want %d", m.To.Index, len(b.Boxes), b.T, want)
+						}
+					case msg.GetSeeds() != nil && m.From == controllerParty, msg.GetAesKey() != nil && m.From == compParty,
+						msg.GetPublicKey() != nil && m.From == customerParty:
+					default:
+						t.Errorf("data owner %d received %T from %s", m.To.Index, msg.Kind, m.From)
+					}
+				}
+				return true
+			}
+			if err := d.run(); err != nil {
+				t.Fatal(err)
+			}
+			steps := budget - k
+			if len(lists) != steps*iters {
+				t.Errorf("comp saw lists of %d steps and iterations, want %d", len(lists), steps*iters)
+			}
+			for key, n := range lists {
+				if n != 1 {
+					t.Errorf("comp saw %d lists of step %d iteration %d, want 1", n, key[0], key[1])
+				}
+			}
+			chi := 0.0
+			for _, o := range positions {
+				e := float64(steps) / k
+				chi += (float64(o) - e) * (float64(o) - e) / e
+			}
+			if chi > 16.27 { // 3 degrees of freedom, 0.001
+				t.Errorf("comp's selected positions %v are not uniform (χ² = %.1f)", positions, chi)
+			}
+			if rawLists > steps*iters/2 {
+				t.Errorf("%d of comp's %d lists could be unmasked scores", rawLists, steps*iters)
+			}
+			rounds := (steps + batch - 1) / batch * iters
+			for i := range k {
+				if bits[i] != steps*iters || messages[i] != rounds {
+					t.Errorf("data owner %d received %d bits in %d messages, want one a step and iteration (%d) in one message a batch and iteration (%d)", i, bits[i], messages[i], steps*iters, rounds)
+				}
+			}
+			if toCustomer != 1 {
+				t.Errorf("the data customer received %d messages, want 1", toCustomer)
+			}
+		})
+	}
+}
+
+// TestBatchParams: params.batch is validated, and its errors name it.
+func TestBatchParams(t *testing.T) {
+	for _, c := range []struct {
+		raw  map[string]any
+		want string // "" if valid
+	}{
+		{map[string]any{"batch": int64(0)}, "params.batch: 0 is out of range [1, 1000]"},
+		{map[string]any{"batch": int64(-3)}, "params.batch"},
+		{map[string]any{"batch": int64(MaxBatch + 1)}, "params.batch: 1001 is out of range"},
+		{map[string]any{"batch": int64(200), "budget": int64(100)}, "params.batch: 200 is more than params.budget 100"},
+		{map[string]any{"batch": 2.5}, "batch"},
+		{map[string]any{"batch": int64(100), "budget": int64(100)}, ""},
+		{map[string]any{"batch": int64(MaxBatch)}, ""},
+	} {
+		p, err := (Family{}).ParseParams(c.raw)
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%v: %v", c.raw, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%v: err = %v, want %q", c.raw, err, c.want)
+		}
+		_ = p
+	}
+	if p, _ := (Family{}).ParseParams(nil); p.(Params).Batch != 1 {
+		t.Errorf("default batch %d, want 1", p.(Params).Batch)
+	}
+}
+
+// TestBatchedMessagesStaySmall: at the largest batch and the most data
+// owners, every message of a round stays below the 64 KiB a driver steps
+// where it reads it (protocol.Info.SmallMessages).
+func TestBatchedMessagesStaySmall(t *testing.T) {
+	const small = 64 << 10
+	t0 := uint64(MaxBudget - MaxBatch)
+	owner := batchMessageSize(fieldOwnerScores, stepHeadSize(t0, maxIterations)+MaxBatch*boxFieldSize(scoreBoxSize))
+	bits := batchMessageSize(fieldOwnerBits, stepHeadSize(t0, maxIterations)+MaxBatch*boxFieldSize(bitBoxSize))
+	comp := batchMessageSize(fieldScores, stepHeadSize(t0, maxIterations)+MaxOwners*boxFieldSize(scoreBoxSize))
+	for what, n := range map[string]int{"a data owner's scores": owner, "a data owner's bits": bits, "a list to comp": comp} {
+		if n > small {
+			t.Errorf("%s: %d bytes, more than %d", what, n, small)
+		}
+	}
+}
+
+// TestWireVersions: the family speaks 1.2.0 (batches) and 1.1.0, on which a
+// session of params.batch = 1 runs as before — its messages are the same
+// (TestBatchOneIsTheSequentialProtocol) — and a batched one cannot start,
+// the error naming params.batch and both versions.
+func TestWireVersions(t *testing.T) {
+	if got := protocol.WireVersions(Family{}); fmt.Sprint(got) != "[1.2.0 1.1.0]" {
+		t.Fatalf("wire versions %v", got)
+	}
+	old, ok := protocol.AtWireVersion(Family{}, "1.1.0")
+	if !ok || protocol.WireVersion(old) != "1.1.0" {
+		t.Fatalf("at 1.1.0: %v %v", old, ok)
+	}
+	s := newFuzzSession(t)
+	for _, c := range []struct {
+		batch int64
+		want  string // "" if the role starts
+	}{
+		{1, ""},
+		{4, "params.batch: 4 needs SAMBA wire 1.2.0, and this session runs on 1.1.0"},
+	} {
+		p, err := old.ParseParams(map[string]any{"budget": int64(20), "paillier_bits": int64(512), "batch": c.batch})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := s.config(controllerParty)
+		cfg.Params = p
+		_, err = old.NewRole(cfg)
+		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("batch %d at 1.1.0: err = %v, want %q", c.batch, err, c.want)
+		}
+		if _, err := (Family{}).NewRole(cfg); err != nil {
+			t.Errorf("batch %d at 1.2.0: %v", c.batch, err)
+		}
+	}
+}
+
+// TestBatchedTampering: within a batch each envelope is bound to its own
+// step — a data owner's scores of two steps swapped, a bit of one step
+// moved to another, a score copied across data owners in a step's list,
+// and a batch replayed at the next — and the session stops with an error
+// naming it.
+func TestBatchedTampering(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		rewrite func(msg *sambapb.Message, saved *[][]byte) bool
+		want    string
+	}{
+		{"two steps' scores swapped in a data owner's batch", func(msg *sambapb.Message, _ *[][]byte) bool {
+			if b := msg.GetOwnerScores(); b != nil && b.T == 14 {
+				b.Boxes[0], b.Boxes[1] = b.Boxes[1], b.Boxes[0]
+				return true
+			}
+			return false
+		}, "does not open"},
+		{"a step's bit moved to another step", func(msg *sambapb.Message, _ *[][]byte) bool {
+			if b := msg.GetOwnerBits(); b != nil && b.T == 24 {
+				b.Boxes[3] = b.Boxes[2]
+				return true
+			}
+			return false
+		}, "does not open"},
+		{"a data owner's score copied into another's place in a step's list", func(msg *sambapb.Message, _ *[][]byte) bool {
+			if b := msg.GetScores(); b != nil && b.T == 15 {
+				b.Boxes[2] = b.Boxes[0]
+				return true
+			}
+			return false
+		}, "same envelope"},
+		{"a data owner's batch replayed at the next", func(msg *sambapb.Message, saved *[][]byte) bool {
+			if b := msg.GetOwnerScores(); b != nil {
+				if b.T == 4 && *saved == nil {
+					*saved = b.Boxes
+				}
+				if b.T == 14 && *saved != nil {
+					b.Boxes = *saved
+					return true
+				}
+			}
+			return false
+		}, "does not open"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(100), "paillier_bits": int64(512), "batch": int64(10)},
+				[]float64{0.5, 0.4, 0.3}, 1)
+			var saved [][]byte
+			d.tamper = func(m *protocol.Message) bool {
+				var msg sambapb.Message
+				proto.Unmarshal(m.Body, &msg)
+				if tt.rewrite(&msg, &saved) {
+					m.Body, _ = proto.Marshal(&msg)
+				}
+				return true
+			}
+			if err := d.run(); err == nil || !strings.Contains(err.Error(), tt.want) {
+				t.Fatalf("err = %v, want one saying %q", err, tt.want)
+			}
+		})
+	}
+}
