@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node/api"
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -23,7 +24,9 @@ func (b apiBackend) NodeInfo() apitype.NodeInfo {
 	n := b.n
 	cfg := n.config()
 	info := apitype.NodeInfo{Name: cfg.Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names(),
-		Warnings: cfg.Warnings(), LastReload: n.reloads.Last()}
+		Warnings: cfg.Warnings(), LastReload: n.reloads.Last(), StorageProblem: n.storageProblem(),
+		Started: n.started, UptimeSeconds: time.Since(n.started).Round(time.Second).Seconds()}
+	info.NotReady, info.Ready = n.ready()
 	for _, a := range n.host.Addrs() {
 		info.Addrs = append(info.Addrs, a.String())
 	}

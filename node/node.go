@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/events"
@@ -64,6 +65,8 @@ type Node struct {
 	reg     *protocol.Registry
 	log     *slog.Logger
 	version string
+	// started is when New built the node: GET /v0/node's uptime.
+	started time.Time
 	agent   string // the libp2p agent string (WithBuild); empty: p2p's default
 	token   string
 	// readToken is the read-only token (api.read_token_file), "" if none.

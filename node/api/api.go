@@ -148,6 +148,7 @@ func Routes(b Backend, node string, registry *prometheus.Registry) []Route {
 	f := func(pattern string, h http.HandlerFunc) Route { return Route{pattern, h} }
 	return []Route{
 		f("GET /v0/node", s.serveNode),
+		f("GET /v0/auth/scope", serveScope),
 		f("GET /v0/peers", s.servePeers),
 		f("GET /v0/sessions", s.serveSessions),
 		f("GET /v0/standing", s.serveStanding),
@@ -253,14 +254,26 @@ func ScopeOf(method, path string) string {
 	return ScopeOperator
 }
 
+// scopeKey is the request context's key of the scope its token has.
+type scopeKey struct{}
+
+// TokenScope returns the scope of the token that authenticated r
+// (ScopeRead or ScopeOperator); "" outside the control API's handler.
+func TokenScope(r *http.Request) string {
+	s, _ := r.Context().Value(scopeKey{}).(string)
+	return s
+}
+
 func authenticate(tokens Tokens, next http.Handler) http.Handler {
 	operator := []byte("Bearer " + tokens.Operator)
 	read := []byte("Bearer " + tokens.Read)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
+		scope := ScopeOperator
 		switch {
 		case subtle.ConstantTimeCompare(got, operator) == 1:
 		case tokens.Read != "" && subtle.ConstantTimeCompare(got, read) == 1:
+			scope = ScopeRead
 			if ScopeOf(r.Method, r.URL.Path) != ScopeRead {
 				writeError(w, http.StatusForbidden, "scope.insufficient",
 					fmt.Errorf("%s %s needs the operator token (api.token_file); this token may only read", r.Method, r.URL.Path))
@@ -270,8 +283,14 @@ func authenticate(tokens Tokens, next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, "unauthorized", errors.New("missing or wrong bearer token (see api.token_file)"))
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, scope)))
 	})
+}
+
+// serveScope tells a token its scope, so that a client (the console)
+// knows which actions it may offer without trying one.
+func serveScope(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, apitype.Scope{Scope: TokenScope(r)})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {

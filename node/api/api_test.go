@@ -216,6 +216,21 @@ func TestSessionListHidesSpecs(t *testing.T) {
 	}
 }
 
+// TestTokenScope: GET /v0/auth/scope tells each token its own scope.
+func TestTokenScope(t *testing.T) {
+	h := Handler(&fakeBackend{}, Tokens{Operator: "tok", Read: "readtok"}, "acme", prometheus.NewRegistry())
+	for _, c := range []struct{ token, want string }{{"readtok", ScopeRead}, {"tok", ScopeOperator}} {
+		req := httptest.NewRequest("GET", "/v0/auth/scope", nil)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var got apitype.Scope
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 || got.Scope != c.want {
+			t.Errorf("token %q: %d %s, want 200 with scope %q", c.token, rec.Code, rec.Body, c.want)
+		}
+	}
+}
+
 // TestScopes: the read-only token reads every GET route but Go's profiles,
 // and is refused, with a code, what changes the node; the operator token
 // does everything; openapi.json says each operation's scope (x-scope) as the
@@ -234,6 +249,9 @@ func TestScopes(t *testing.T) {
 		{"GET", "/debug/pprof/cmdline", "readtok", 403},
 		{"GET", "/debug/pprof/cmdline", "tok", 200},
 		{"GET", "/v0/node", "", 401},
+		{"GET", "/v0/auth/scope", "readtok", 200},
+		{"GET", "/v0/auth/scope", "tok", 200},
+		{"GET", "/v0/auth/scope", "", 401},
 	} {
 		req := httptest.NewRequest(c.method, c.path, strings.NewReader(`protocol = "ping"`))
 		if c.token != "" {

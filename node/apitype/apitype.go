@@ -20,6 +20,28 @@ type NodeInfo struct {
 	// LastReload is the outcome of the last config reload tried since the
 	// daemon started (SIGHUP or POST /v0/config/reload); nil if none.
 	LastReload *ReloadStatus `json:"last_reload,omitempty"`
+	// Ready says whether the node is ready to take part in sessions, as
+	// the metrics listener's GET /readyz judges it: its libp2p host
+	// listens, its data directory takes its writes and at least
+	// metrics.min_peers address-book peers are connected. NotReady says
+	// why not ("" when ready).
+	Ready    bool   `json:"ready"`
+	NotReady string `json:"not_ready,omitempty"`
+	// StorageProblem says what keeps the data directory from storing
+	// session records or logs; "" while it takes them.
+	StorageProblem string `json:"storage_problem,omitempty"`
+	// Started is when the daemon started; UptimeSeconds how long ago,
+	// as the node's clock counts it.
+	Started       time.Time `json:"started"`
+	UptimeSeconds float64   `json:"uptime_s"`
+}
+
+// Scope answers GET /v0/auth/scope: the scope of the token that asked.
+type Scope struct {
+	// Scope is "read" (the read-only token, api.read_token_file: every
+	// GET route but Go's profiles) or "operator" (api.token_file:
+	// everything).
+	Scope string `json:"scope"`
 }
 
 // ReloadStatus is the outcome of a config reload.

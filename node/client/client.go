@@ -136,6 +136,12 @@ func (c *Client) Node(ctx context.Context) (apitype.NodeInfo, error) {
 	return v, c.do(ctx, http.MethodGet, "/v0/node", nil, &v)
 }
 
+// Scope returns the scope of the client's token: "read" or "operator".
+func (c *Client) Scope(ctx context.Context) (string, error) {
+	var v apitype.Scope
+	return v.Scope, c.do(ctx, http.MethodGet, "/v0/auth/scope", nil, &v)
+}
+
 // Peers returns the address book with connection states.
 func (c *Client) Peers(ctx context.Context) ([]apitype.Peer, error) {
 	var v []apitype.Peer
