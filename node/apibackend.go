@@ -33,6 +33,8 @@ func (b apiBackend) NodeInfo() apitype.NodeInfo {
 	return info
 }
 
+func (b apiBackend) Policy() apitype.Policy { return b.n.policyView() }
+
 func (b apiBackend) Peers() []apitype.Peer {
 	out := []apitype.Peer{}
 	for _, p := range b.n.host.Peers() {

@@ -36,6 +36,10 @@ type Backend interface {
 	// NodeInfo describes the node: name, peer ID, addresses, version,
 	// protocols, config warnings and the last reload.
 	NodeInfo() apitype.NodeInfo
+	// Policy describes what the node accepts: its protocols and roles,
+	// for which initiators, within which limits, and what each role
+	// learns.
+	Policy() apitype.Policy
 	// Peers lists the address book's peers with their connection state.
 	Peers() []apitype.Peer
 	// Sessions lists the sessions, newest first, each as live as the node
@@ -149,6 +153,7 @@ func Routes(b Backend, node string, registry *prometheus.Registry) []Route {
 	return []Route{
 		f("GET /v0/node", s.serveNode),
 		f("GET /v0/auth/scope", serveScope),
+		f("GET /v0/policy", s.servePolicy),
 		f("GET /v0/peers", s.servePeers),
 		f("GET /v0/sessions", s.serveSessions),
 		f("GET /v0/standing", s.serveStanding),
@@ -348,6 +353,10 @@ type server struct {
 
 func (s *server) serveNode(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.b.NodeInfo())
+}
+
+func (s *server) servePolicy(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.Policy())
 }
 
 func (s *server) servePeers(w http.ResponseWriter, r *http.Request) {

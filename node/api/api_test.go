@@ -36,6 +36,11 @@ const knownID = "00000000000000a1"
 
 func (f *fakeBackend) NodeInfo() apitype.NodeInfo { return apitype.NodeInfo{Name: "acme"} }
 func (f *fakeBackend) Peers() []apitype.Peer      { return []apitype.Peer{{Name: "globex"}} }
+func (f *fakeBackend) Policy() apitype.Policy {
+	return apitype.Policy{Node: "acme", Protocols: []apitype.ProtocolPolicy{{Protocol: "samba", Enabled: true, Initiators: []string{"globex"},
+		Roles:  []apitype.RolePolicy{{Role: "data_owner", Accepted: true, Environment: "simulated"}},
+		Limits: []apitype.PolicyLimit{{Key: "paillier_bits", Bound: "min", Value: 2048, Default: true}}}}}
+}
 func (f *fakeBackend) Sessions(name string, byName bool) []apitype.Session {
 	out := []apitype.Session{{ID: knownID, Name: "weekly", Spec: "secret spec text"}}
 	for i := range f.extra {
@@ -89,6 +94,7 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/v0/node", "wrong", "", http.StatusUnauthorized, "missing or wrong bearer token"},
 		{"GET", "/v0/node", "tok", "", http.StatusOK, `"name": "acme"`},
 		{"GET", "/v0/peers", "tok", "", http.StatusOK, `"name": "globex"`},
+		{"GET", "/v0/policy", "readtok", "", http.StatusOK, `"key": "paillier_bits"`},
 		{"GET", "/v0/sessions", "tok", "", http.StatusOK, `"id": "00000000000000a1"`},
 		{"GET", "/v0/sessions/00000000000000ff", "tok", "", http.StatusNotFound, "no session 00000000000000ff on acme"},
 		{"GET", "/v0/sessions/" + knownID, "tok", "", http.StatusOK, `"state": "running"`},

@@ -238,3 +238,78 @@ type Error struct {
 	// which read it.
 	Error string `json:"error"`
 }
+
+// Policy answers GET /v0/policy: what this node accepts, as the config in
+// force says it and as its admission of a proposal enforces it
+// (config.Admit, AdmitName): which protocols and roles it plays, for
+// which initiators, within which limits, and what each role learns.
+type Policy struct {
+	// Node is this organization's name.
+	Node string `json:"node"`
+	// Protocols lists every protocol this build knows, sorted, enabled
+	// or not.
+	Protocols []ProtocolPolicy `json:"protocols"`
+}
+
+// ProtocolPolicy is what a node accepts of one protocol: its
+// [policy.<protocol>] table.
+type ProtocolPolicy struct {
+	Protocol string `json:"protocol"`
+	// Enabled is true when the config has [policy.<protocol>]; without
+	// it the node declines every session of the protocol, its own too.
+	Enabled bool `json:"enabled"`
+	// Initiators are the address-book names that may propose its
+	// sessions (policy.<protocol>.initiators); "*" is any address-book
+	// peer. This node may always propose its own.
+	Initiators []string `json:"initiators,omitempty"`
+	// AnyStanding is true when the node takes part in any session of the
+	// protocol, started by hand or standing; otherwise Standing lists the
+	// standing sessions' names it accepts ("" for one started by hand)
+	// (policy.<protocol>.sessions).
+	AnyStanding bool     `json:"any_session"`
+	Standing    []string `json:"sessions,omitempty"`
+	// Roles are the protocol's roles, each with whether this node plays
+	// it.
+	Roles []RolePolicy `json:"roles"`
+	// Limits bound what an initiator may choose: the policy's max and
+	// min tables and the daemon's own minimums (a key size), sorted by
+	// key.
+	Limits []PolicyLimit `json:"limits,omitempty"`
+}
+
+// RolePolicy is one role of a protocol as a node's policy takes it.
+type RolePolicy struct {
+	Role string `json:"role"`
+	// Doc says what the role does; Learns what a party of it learns of
+	// the other organizations' data (docs/security.md's table).
+	Doc    string `json:"doc"`
+	Learns string `json:"learns"`
+	// Accepted is true when policy.<protocol>.roles lists the role (or
+	// "*").
+	Accepted bool `json:"accepted"`
+	// Environment is where the role's outcomes come from on this node:
+	// "simulated", "exec", "http" or "replay" (its [local] table's
+	// source).
+	Environment string `json:"environment"`
+	// Missing says why this node could not play an accepted role now:
+	// the local data the role needs is not configured. Empty when it
+	// can.
+	Missing string `json:"missing,omitempty"`
+}
+
+// PolicyLimit is one bound on a parameter, or on a public figure computed
+// from the parameters (a privacy budget's total), of a proposed session.
+type PolicyLimit struct {
+	// Key is the parameter's or figure's name (params.<key>).
+	Key string `json:"key"`
+	// Bound is "max" (the value may not exceed Value) or "min" (it may
+	// not be under Value).
+	Bound string  `json:"bound"`
+	Value float64 `json:"value"`
+	// Default is true for a daemon's own minimum, which applies while
+	// the policy does not set the key itself (samba's paillier_bits ≥
+	// 2048).
+	Default bool `json:"default,omitempty"`
+	// Figure describes a computed figure; empty for a parameter.
+	Figure string `json:"figure,omitempty"`
+}

@@ -142,6 +142,13 @@ func (c *Client) Scope(ctx context.Context) (string, error) {
 	return v.Scope, c.do(ctx, http.MethodGet, "/v0/auth/scope", nil, &v)
 }
 
+// Policy returns what the daemon accepts: its protocols and roles, for
+// which initiators, within which limits, and what each role learns.
+func (c *Client) Policy(ctx context.Context) (apitype.Policy, error) {
+	var v apitype.Policy
+	return v, c.do(ctx, http.MethodGet, "/v0/policy", nil, &v)
+}
+
 // Peers returns the address book with connection states.
 func (c *Client) Peers(ctx context.Context) ([]apitype.Peer, error) {
 	var v []apitype.Peer
