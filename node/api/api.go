@@ -40,6 +40,12 @@ type Backend interface {
 	// for which initiators, within which limits, and what each role
 	// learns.
 	Policy() apitype.Policy
+	// RefusedPeers lists the peers the connection gater refused, with
+	// this node's own peer card.
+	RefusedPeers() apitype.RefusedPeers
+	// AddPeer adds the peer card card to the config file and reloads it
+	// (the API's bandit-node peers add).
+	AddPeer(ctx context.Context, card []byte) (apitype.PeerAdded, error)
 	// Peers lists the address book's peers with their connection state.
 	Peers() []apitype.Peer
 	// Sessions lists the sessions, newest first, each as live as the node
@@ -155,6 +161,8 @@ func Routes(b Backend, node string, registry *prometheus.Registry) []Route {
 		f("GET /v0/auth/scope", serveScope),
 		f("GET /v0/policy", s.servePolicy),
 		f("GET /v0/peers", s.servePeers),
+		f("GET /v0/peers/refused", s.serveRefusedPeers),
+		f("POST /v0/peers", s.serveAddPeer),
 		f("GET /v0/sessions", s.serveSessions),
 		f("GET /v0/standing", s.serveStanding),
 		f("POST /v0/sessions", s.serveStartSession),
@@ -357,6 +365,31 @@ func (s *server) serveNode(w http.ResponseWriter, r *http.Request) {
 
 func (s *server) servePolicy(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.b.Policy())
+}
+
+func (s *server) serveRefusedPeers(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.RefusedPeers())
+}
+
+// serveAddPeer adds the peer card of the body (TOML, one [[peers]] block)
+// to the config file and reloads it: 201 with the peer and what the reload
+// changed; 400 for a card that is none, 409 for a peer already listed.
+func (s *server) serveAddPeer(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, config.MaxPeerCardSize+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "request.invalid", err)
+		return
+	}
+	if len(body) > config.MaxPeerCardSize {
+		writeError(w, http.StatusBadRequest, "peer.card_invalid", fmt.Errorf("a card of more than %d bytes; a card is one [[peers]] block", config.MaxPeerCardSize))
+		return
+	}
+	out, err := s.b.AddPeer(r.Context(), body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "config.refused", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
 }
 
 func (s *server) servePeers(w http.ResponseWriter, r *http.Request) {

@@ -313,3 +313,38 @@ type PolicyLimit struct {
 	// Figure describes a computed figure; empty for a parameter.
 	Figure string `json:"figure,omitempty"`
 }
+
+// RefusedPeers answers GET /v0/peers/refused: the peers that tried to
+// connect without being in the address book, and the peer card to send
+// their operators.
+type RefusedPeers struct {
+	// PeerCard is this node's own [[peers]] block, as `bandit-node id
+	// --peer-card` writes it: what a partner's operator adds to its
+	// address book (bandit-node peers add) for the two nodes to connect.
+	PeerCard string `json:"peer_card"`
+	// Refused lists the peers the connection gater refused on an inbound
+	// connection since the daemon started, once each, most recent first;
+	// at most the 64 most recent.
+	Refused []RefusedPeer `json:"refused"`
+}
+
+// RefusedPeer is a peer that tried to connect without being in the address
+// book.
+type RefusedPeer struct {
+	PeerID string `json:"peer_id"`
+	// Addr is the remote address of its last attempt.
+	Addr string `json:"addr,omitempty"`
+	// First and Last are when it first and last tried, Count how many
+	// times.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+	Count uint64    `json:"count"`
+}
+
+// PeerAdded answers POST /v0/peers: the peer whose card was added to the
+// config file, and what the reload that followed changed.
+type PeerAdded struct {
+	Name   string       `json:"name"`
+	PeerID string       `json:"peer_id"`
+	Change ConfigChange `json:"change"`
+}
