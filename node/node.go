@@ -61,8 +61,8 @@ type Node struct {
 	reloadMu sync.Mutex // serializes reloads
 	// editMu serializes the edits of the config file (AddPeer); taken
 	// before reloadMu.
-	editMu sync.Mutex
-	reloads  *metrics.Reloads
+	editMu  sync.Mutex
+	reloads *metrics.Reloads
 	// events is the stream of what happens to the node (GET /v0/events).
 	events  *events.Hub
 	reg     *protocol.Registry
