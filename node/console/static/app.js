@@ -192,10 +192,12 @@ async function pageNode() {
 async function pagePartners() {
   const [peers, refused] = await Promise.all([api("GET", "/v0/peers"), api("GET", "/v0/peers/refused")]);
   const mine = (state.node && state.node.version) || "";
-  const ver = (agent) => (agent || "").replace(/^bandit-node\//, "");
+  // An agent string is "bandit-node/VERSION (REVISION)"; skew is flagged
+  // only when both versions are known and differ.
+  const ver = (agent) => { const m = /^bandit-node\/(\S+)/.exec(agent || ""); return m ? m[1] : ""; };
   const rows = peers.map((p) => {
-    const v = ver(p.agent);
-    const skew = v && mine && !v.includes(mine) && !mine.includes(v);
+    const known = ver(p.agent), v = known || p.agent || "";
+    const skew = known && mine && known !== mine.split(" ")[0];
     return `<tr data-peer="${esc(p.name)}" tabindex="0" aria-label="${esc(p.name)}: ${p.connected ? "connected" : "not connected"}">
       <td data-label="Peer"><strong>${esc(p.name)}</strong><br><span class="mono muted">${esc(p.peer_id)}</span></td>
       <td data-label="State">${p.connected ? badge("ok", "connected") : badge("bad", "not connected")}</td>
