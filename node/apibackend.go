@@ -28,6 +28,7 @@ func (b apiBackend) NodeInfo() apitype.NodeInfo {
 		Warnings: cfg.Warnings(), LastReload: n.reloads.Last(), StorageProblem: n.storageProblem(),
 		Started: n.started, UptimeSeconds: time.Since(n.started).Round(time.Second).Seconds()}
 	info.NotReady, info.Ready = n.ready()
+	info.Environments = n.environmentHealth()
 	for _, a := range n.host.Addrs() {
 		info.Addrs = append(info.Addrs, a.String())
 	}

@@ -34,6 +34,30 @@ type NodeInfo struct {
 	// as the node's clock counts it.
 	Started       time.Time `json:"started"`
 	UptimeSeconds float64   `json:"uptime_s"`
+	// Environments are this organization's own environments that its
+	// config sets up (exec programs, http services, replayed files), each
+	// with how it fared in the last session that used it. Never sent to
+	// a peer.
+	Environments []EnvironmentHealth `json:"environments,omitempty"`
+}
+
+// EnvironmentHealth is how an environment of the organization's own fared
+// in the last session, of those whose records the node keeps, that used
+// it.
+type EnvironmentHealth struct {
+	// Key is its config table ([local.<protocol>.<role>]); Source "exec",
+	// "http" or "replay".
+	Key    string `json:"key"`
+	Source string `json:"source"`
+	// Session is the last session that used it and Finished when that
+	// session ended; both absent when no kept session did.
+	Session  string     `json:"session,omitempty"`
+	Finished *time.Time `json:"finished,omitempty"`
+	// Restarts, LastError and Warning are that session's (see
+	// EnvironmentUse), summed over the parties of the role.
+	Restarts  int64  `json:"restarts,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+	Warning   string `json:"warning,omitempty"`
 }
 
 // Scope answers GET /v0/auth/scope: the scope of the token that asked.
@@ -159,6 +183,11 @@ type EnvironmentUse struct {
 	// Warning says how it held its role back: one that answered none of
 	// its role's queries starved the role, which took no part.
 	Warning string `json:"warning,omitempty"`
+	// Restarts counts an exec program's restarts (after it exited or
+	// closed its pipes); LastError is the last line it wrote to its
+	// stderr.
+	Restarts  int64  `json:"restarts,omitempty"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Standing is one of the node's standing sessions (its [[sessions]]), as

@@ -169,8 +169,12 @@ async function pageNode() {
     <dt>Readiness</dt><dd id="ready">${n.ready ? badge("ok", "ready") : `${badge("bad", "not ready")}<div class="error">${esc(n.not_ready)}</div>`}</dd>
     <dt>Storage</dt><dd id="storage">${n.storage_problem ? `${badge("bad", "problem")}<div class="error">${esc(n.storage_problem)}</div>` : badge("ok", "takes its writes")}</dd>
     <dt>Up since</dt><dd>${n.started ? `${esc(new Date(n.started).toLocaleString())} <span class="muted">(${esc(duration(n.uptime_s))})</span>` : "—"}</dd>
-    <dt>Environments</dt><dd class="muted">per session: a session's page shows what its exec, http or replay environments did</dd>
   </dl></div>
+  <div class="card"><h2>Environments</h2>${(n.environments || []).length ? `<ul class="plain" id="environments">${n.environments.map((e) => `<li data-env="${esc(e.key)}"><code>${esc(e.key)}</code> ${badge("info", e.source)}
+      ${e.session ? `${e.warning || e.last_error || e.restarts ? badge("warn", e.restarts ? `${e.restarts} restart${e.restarts > 1 ? "s" : ""}` : "trouble") : badge("ok", "healthy")}
+      <br><span class="muted">last used by <a class="mono" href="#session/${encodeURIComponent(e.session)}">${esc(e.session)}</a>, ended ${when(e.finished)}</span>
+      ${e.last_error ? `<br><span class="error mono">${esc(e.last_error)}</span>` : ""}${e.warning ? `<br><span class="error">${esc(e.warning)}</span>` : ""}` : '<br><span class="muted">not used by any session kept</span>'}</li>`).join("")}</ul>`
+    : '<p class="muted">Every role this node plays takes its simulated environment: no program, service or file of its own is set up.</p>'}</div>
   <div class="card"><h2>Identity</h2><dl class="kv">
     <dt>Name</dt><dd>${esc(n.name)}</dd>
     <dt>Peer ID</dt><dd class="mono">${esc(n.peer_id)}</dd>
@@ -296,6 +300,7 @@ async function pageSession(id) {
   const charts = rec.result || rec.local ? renderResult(s.protocol, rec) : "";
   const envs = Object.entries(s.environments || {}).map(([party, e]) => `<tr><td data-label="Party">${esc(party)}</td><td data-label="Source">${esc(e.source)}</td>
     <td data-label="Queries">${esc(e.queries)}${e.unanswered ? ` (${esc(e.unanswered)} unanswered)` : ""}</td><td data-label="Time">${(+e.seconds).toFixed(2)} s, longest ${(+e.max_ms).toFixed(1)} ms</td>
+    <td data-label="Restarts">${esc(e.restarts || 0)}${e.last_error ? `<br><span class="error mono">${esc(e.last_error)}</span>` : ""}</td>
     <td data-label="Warning">${e.warning ? `<span class="error">${esc(e.warning)}</span>` : "—"}</td></tr>`).join("");
   return `<p><a href="#sessions">← Sessions</a></p><h1>Session <span class="mono">${esc(s.id)}</span></h1>
   <div class="grid"><div class="card"><dl class="kv">
@@ -306,7 +311,7 @@ async function pageSession(id) {
     <dt>Created</dt><dd>${when(s.created)}</dd><dt>Finished</dt><dd>${when(s.finished)}</dd>
   </dl>${active(s) ? `<button type="button" class="danger cancel" data-id="${esc(s.id)}" ${state.operator ? "" : "disabled"}>Cancel session</button>` : ""}</div>
   <div class="card"><h2>Log tail</h2><pre class="log" tabindex="0">${esc((logs.lines || []).slice(-60).join("\n")) || "no lines kept"}</pre></div></div>
-  ${envs ? `<div class="card"><h2>This organization's environments</h2><table class="stack"><thead><tr><th scope="col">Party</th><th scope="col">Source</th><th scope="col">Queries</th><th scope="col">Time</th><th scope="col">Warning</th></tr></thead><tbody>${envs}</tbody></table></div>` : ""}
+  ${envs ? `<div class="card"><h2>This organization's environments</h2><table class="stack"><thead><tr><th scope="col">Party</th><th scope="col">Source</th><th scope="col">Queries</th><th scope="col">Time</th><th scope="col">Restarts, last stderr line</th><th scope="col">Warning</th></tr></thead><tbody>${envs}</tbody></table></div>` : ""}
   <div class="card"><h2>Result</h2>${rec.result || rec.local ? charts || '<p class="muted">The result has no series to chart.</p>' : '<p class="muted">No result yet.</p>'}
   <p><button type="button" class="secondary" id="raw" data-id="${esc(s.id)}">Download raw JSON</button></p></div>`;
 }
