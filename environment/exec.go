@@ -129,15 +129,15 @@ func (c ExecConfig) Validate() error {
 // goroutine. Answer and Start are serialized; Close may be called from
 // any goroutine at any time.
 type Exec struct {
-	cfg     ExecConfig
-	hello   []byte // the daemon's hello line
-	stderr  tail
+	cfg    ExecConfig
+	hello  []byte // the daemon's hello line
+	stderr tail
 	// restarted counts the program's restarts since the environment
 	// was built; lastErr is the last stderr line it wrote before its last
 	// restart or failure (Health).
 	restarted atomic.Int64
 	lastErr   atomic.Pointer[string]
-	closing chan struct{} // closed by Close
+	closing   chan struct{} // closed by Close
 
 	reqMu    sync.Mutex // serializes Answer and Start; guards the fields up to mu
 	req      []byte     // the request line being sent
