@@ -31,6 +31,14 @@ var ErrBadPeerCard = errors.New("not a peer card")
 // already has.
 var ErrPeerKnown = errors.New("already in the address book")
 
+// classed is an error of a class (ErrBadPeerCard, ErrPeerKnown) whose
+// message is its own: errors.Is finds the class, the operator reads err.
+type classed struct{ class, err error }
+
+func (c classed) Error() string       { return c.err.Error() }
+func (c classed) Unwrap() []error     { return []error{c.class, c.err} }
+func classify(class, err error) error { return classed{class, err} }
+
 // PeerCard renders a node's [[peers]] block, ready to paste into a peer's
 // config or to give to `peers add`: its name, peer ID and addresses, each
 // with the /p2p/ID suffix. listen are the addresses it listens on (the
@@ -95,12 +103,12 @@ func reachable(ifaces []multiaddr.Multiaddr) []multiaddr.Multiaddr {
 }
 
 // ParsePeerCard decodes a card: TOML holding exactly one [[peers]] entry and
-// nothing else (an unknown key is an error naming it). Its errors wrap
-// ErrBadPeerCard.
+// nothing else (an unknown key is an error naming it). Its errors are of
+// the class ErrBadPeerCard (errors.Is).
 func ParsePeerCard(text []byte) (PeerConfig, error) {
 	p, err := parsePeerCard(text)
 	if err != nil {
-		return PeerConfig{}, fmt.Errorf("%w: %w", ErrBadPeerCard, err)
+		return PeerConfig{}, classify(ErrBadPeerCard, err)
 	}
 	return p, nil
 }
@@ -138,26 +146,26 @@ func parsePeerCard(text []byte) (PeerConfig, error) {
 
 // CheckNewPeer refuses a card whose name or peer ID the address book, or
 // this node itself, already has; self is this node's peer ID ("" if not
-// known). A known peer's error wraps ErrPeerKnown, this node's own card's
-// ErrBadPeerCard.
+// known). A known peer's error is of the class ErrPeerKnown, this node's
+// own card's of ErrBadPeerCard (errors.Is).
 func (c *Config) CheckNewPeer(card PeerConfig, self string) error {
 	id, err := peer.Decode(card.PeerID)
 	if err != nil {
-		return fmt.Errorf("%w: peers.peer_id: %q is not a peer ID: %w", ErrBadPeerCard, card.PeerID, err)
+		return classify(ErrBadPeerCard, fmt.Errorf("peers.peer_id: %q is not a peer ID: %w", card.PeerID, err))
 	}
 	if card.Name == c.Node.Name {
-		return fmt.Errorf("%w: %q is this node's own name (node.name)", ErrBadPeerCard, card.Name)
+		return classify(ErrBadPeerCard, fmt.Errorf("%q is this node's own name (node.name)", card.Name))
 	}
 	if self != "" && self == id.String() {
-		return fmt.Errorf("%w: %s is this node's own peer ID: this is its own card", ErrBadPeerCard, id)
+		return classify(ErrBadPeerCard, fmt.Errorf("%s is this node's own peer ID: this is its own card", id))
 	}
 	for i, p := range c.Peers {
 		other, _ := peer.Decode(p.PeerID)
 		switch {
 		case p.Name == card.Name:
-			return fmt.Errorf("%w: the address book already has a peer named %q (peers[%d], %s)", ErrPeerKnown, p.Name, i, p.PeerID)
+			return classify(ErrPeerKnown, fmt.Errorf("the address book already has a peer named %q (peers[%d], %s)", p.Name, i, p.PeerID))
 		case other == id:
-			return fmt.Errorf("%w: the address book already has peer ID %s, named %q (peers[%d])", ErrPeerKnown, id, p.Name, i)
+			return classify(ErrPeerKnown, fmt.Errorf("the address book already has peer ID %s, named %q (peers[%d])", id, p.Name, i))
 		}
 	}
 	return nil
@@ -204,7 +212,7 @@ func AddPeerCard(path string, text []byte, reg *protocol.Registry, self string) 
 	next := AppendPeerCard(old, text)
 	cfg, err := ParseConfig(path, next, reg)
 	if err != nil {
-		return PeerConfig{}, nil, fmt.Errorf("%w: the config with this card would not load, so it is left as it was: %w", ErrBadPeerCard, err)
+		return PeerConfig{}, nil, classify(ErrBadPeerCard, fmt.Errorf("the config with this card would not load, so it is left as it was: %w", err))
 	}
 	if err := WriteFileAtomic(path, next); err != nil {
 		return PeerConfig{}, nil, err

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -66,5 +67,33 @@ func TestParsePeerCardRefuses(t *testing.T) {
 				t.Errorf("ParsePeerCard: %v, want an error containing %q", err, tc.want)
 			}
 		})
+	}
+}
+
+// TestCheckNewPeer: a card of a peer the address book has is of the class
+// ErrPeerKnown, this node's own of ErrBadPeerCard, each saying why in its
+// own words; a new peer passes.
+func TestCheckNewPeer(t *testing.T) {
+	const known, other, self = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx", "12D3KooWJWoaqZhDaoEFshF7Rh1bpY9ohihFhzcW6d69Lr2NASuq", "12D3KooWMt4E5CzKXVU4uUrLdqo1VN9PxafwDeXffe9XgG9Y3V5q"
+	cfg := &Config{Node: NodeConfig{Name: "acme"}, Peers: []PeerConfig{{Name: "globex", PeerID: known}}}
+	for _, c := range []struct {
+		name  string
+		card  PeerConfig
+		class error
+		want  string
+	}{
+		{"new", PeerConfig{Name: "initech", PeerID: other}, nil, ""},
+		{"known name", PeerConfig{Name: "globex", PeerID: other}, ErrPeerKnown, `already has a peer named "globex"`},
+		{"known ID", PeerConfig{Name: "initech", PeerID: known}, ErrPeerKnown, "already has peer ID " + known},
+		{"own name", PeerConfig{Name: "acme", PeerID: other}, ErrBadPeerCard, "this node's own name"},
+		{"own ID", PeerConfig{Name: "initech", PeerID: self}, ErrBadPeerCard, "its own card"},
+	} {
+		err := cfg.CheckNewPeer(c.card, self)
+		switch {
+		case c.class == nil && err != nil:
+			t.Errorf("%s: %v", c.name, err)
+		case c.class != nil && (!errors.Is(err, c.class) || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), c.class.Error()+":")):
+			t.Errorf("%s: %v, want of class %q saying %q", c.name, err, c.class, c.want)
+		}
 	}
 }
