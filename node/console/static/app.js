@@ -131,8 +131,12 @@ function onEvent(kind, data) {
 
 // ---- pages ----
 const pages = { node: pageNode, partners: pagePartners, sessions: pageSessions, standing: pageStanding, session: pageSession, policy: pagePolicy };
+let routeSeq = 0;
 async function route(quiet) {
   if (!state.token) return showLogin();
+  // A page drawn after a later one was asked for would cover it: only the
+  // newest request's answer is drawn.
+  const seq = ++routeSeq;
   const [name, arg] = (location.hash.slice(1) || "node").split("/");
   const page = pages[name] || pageNode;
   for (const a of document.querySelectorAll("#nav a")) {
@@ -141,6 +145,7 @@ async function route(quiet) {
   }
   try {
     const html = await page(arg ? decodeURIComponent(arg) : "");
+    if (seq !== routeSeq) return;
     // A redraw keeps what the operator typed and where the focus was.
     const typed = [...document.querySelectorAll("#page textarea[id], #page input[id]")].map((el) => [el.id, el.value]);
     const act = document.activeElement;
@@ -153,6 +158,7 @@ async function route(quiet) {
     }
     wire();
   } catch (e) {
+    if (seq !== routeSeq) return;
     if (e.status === 401) return showLogin("That token was refused (401): check api.token_file or api.read_token_file.");
     $("#page").innerHTML = `<div class="card"><h1>Could not load this page</h1><p class="error">${esc(e.message)}</p></div>`;
   }
