@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -128,10 +129,15 @@ func (c ExecConfig) Validate() error {
 // goroutine. Answer and Start are serialized; Close may be called from
 // any goroutine at any time.
 type Exec struct {
-	cfg     ExecConfig
-	hello   []byte // the daemon's hello line
-	stderr  tail
-	closing chan struct{} // closed by Close
+	cfg    ExecConfig
+	hello  []byte // the daemon's hello line
+	stderr tail
+	// restarted counts the program's restarts since the environment
+	// was built; lastErr is the last stderr line it wrote before its last
+	// restart or failure (Health).
+	restarted atomic.Int64
+	lastErr   atomic.Pointer[string]
+	closing   chan struct{} // closed by Close
 
 	reqMu    sync.Mutex // serializes Answer and Start; guards the fields up to mu
 	req      []byte     // the request line being sent
@@ -272,6 +278,7 @@ func (e *Exec) isClosed() bool {
 }
 
 func (e *Exec) fail(q *protocol.Query, err error) *Error {
+	e.noteError()
 	return queryError(e.cfg.Label, q, e.stderr.last(), err)
 }
 
@@ -352,6 +359,8 @@ func (e *Exec) backoff(ctx context.Context) error {
 		}
 	}
 	e.restarts = append(e.restarts, now)
+	e.restarted.Add(1)
+	e.noteError()
 	if l := e.cfg.Logger; l != nil {
 		l.Warn("restarting an environment program", "env", e.cfg.Label, "reason", e.lastExit,
 			"restart", len(e.restarts), "max_restarts", e.cfg.MaxRestarts, "backoff", d, "stderr", e.stderr.last())
@@ -564,3 +573,27 @@ func (p *process) how() string {
 // Immediate implements protocol.Environment: a program answers after a
 // round trip, on the environment's own goroutine.
 func (e *Exec) Immediate() bool { return false }
+
+// Health says how the program fared for its operator: how many times it
+// was restarted (after it exited or closed its pipes) and the last line
+// it wrote to its stderr before its last restart or failure ("" if none).
+// Both are this organization's own and never sent to a peer. Safe to call
+// while a query runs.
+func (e *Exec) Health() (restarts int64, lastError string) {
+	if p := e.lastErr.Load(); p != nil {
+		lastError = *p
+	}
+	return e.restarted.Load(), lastError
+}
+
+// noteError keeps the last line the program wrote to its stderr, for
+// Health.
+func (e *Exec) noteError() {
+	s := strings.TrimRight(e.stderr.String(), "\r\n\t ")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	if s = strings.TrimSpace(s); s != "" {
+		e.lastErr.Store(&s)
+	}
+}

@@ -172,6 +172,11 @@ func TestExecRestart(t *testing.T) {
 			t.Errorf("log lacks %q:\n%s", w, log.String())
 		}
 	}
+	// What the console's Node page shows: the restart, and the program's
+	// last stderr line.
+	if n, last := e.Health(); n != 1 || !strings.Contains(last, "exiting after 2 answers") {
+		t.Errorf("Health() = %d, %q; want 1 restart and the program's last stderr line", n, last)
+	}
 }
 
 // TestExecRestartsExhausted: a program that exits after every answer is

@@ -6,9 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"net/http"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node/api"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/events"
 	"github.com/bandit-node/bandit-node/node/sessions"
 	"github.com/bandit-node/bandit-node/node/store"
@@ -23,11 +25,37 @@ func (b apiBackend) NodeInfo() apitype.NodeInfo {
 	n := b.n
 	cfg := n.config()
 	info := apitype.NodeInfo{Name: cfg.Node.Name, PeerID: n.host.ID().String(), Version: n.version, Protocols: n.reg.Names(),
-		Warnings: cfg.Warnings(), LastReload: n.reloads.Last()}
+		Warnings: cfg.Warnings(), LastReload: n.reloads.Last(), StorageProblem: n.storageProblem(),
+		Started: n.started, UptimeSeconds: time.Since(n.started).Round(time.Second).Seconds()}
+	info.NotReady, info.Ready = n.ready()
+	info.Environments = n.environmentHealth()
 	for _, a := range n.host.Addrs() {
 		info.Addrs = append(info.Addrs, a.String())
 	}
 	return info
+}
+
+func (b apiBackend) Policy() apitype.Policy { return b.n.policyView() }
+
+func (b apiBackend) RefusedPeers() apitype.RefusedPeers { return b.n.refusedPeers() }
+
+// AddPeer adds a peer card to the config and reloads it; an error says its
+// class for the API: a card that is no card or this node's own (400
+// peer.card_invalid), a peer already in the address book (409
+// peer.exists), a config refused (400 config.refused).
+func (b apiBackend) AddPeer(ctx context.Context, card []byte) (apitype.PeerAdded, error) {
+	out, err := b.n.AddPeer(ctx, card)
+	switch {
+	case err == nil:
+		return out, nil
+	case errors.Is(err, config.ErrPeerKnown):
+		return out, &api.Error{Code: "peer.exists", Status: http.StatusConflict, Err: err}
+	case errors.Is(err, config.ErrBadPeerCard):
+		return out, &api.Error{Code: "peer.card_invalid", Status: http.StatusBadRequest, Err: err}
+	default:
+		b.n.log.Error("adding a peer card refused", "err", err)
+		return out, &api.Error{Code: "config.refused", Status: http.StatusBadRequest, Err: err}
+	}
 }
 
 func (b apiBackend) Peers() []apitype.Peer {

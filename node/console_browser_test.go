@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -76,6 +77,20 @@ func (d *webDriver) waitJS(what, script string, limit time.Duration) {
 	}
 }
 
+// jsString runs script and returns its value, a string.
+func (d *webDriver) jsString(script string, args ...any) string {
+	d.t.Helper()
+	var s string
+	json.Unmarshal(d.js(script, args...), &s)
+	return s
+}
+
+// jsBool reports whether script returns true.
+func (d *webDriver) jsBool(script string, args ...any) bool {
+	d.t.Helper()
+	return string(d.js(script, args...)) == "true"
+}
+
 func (d *webDriver) element(css string) string {
 	d.t.Helper()
 	var el map[string]string
@@ -95,7 +110,8 @@ func (d *webDriver) typeIn(css, text string) {
 }
 func (d *webDriver) visit(url string) { d.call("POST", "/url", map[string]string{"url": url}) }
 
-// shots writes a PNG of the page at desktop and phone width into dir.
+// shots writes a PNG of the page at desktop and phone width into dir; at
+// phone width the page must not scroll sideways.
 func (d *webDriver) shots(dir, name string) {
 	d.t.Helper()
 	for _, sz := range []struct {
@@ -104,6 +120,10 @@ func (d *webDriver) shots(dir, name string) {
 	}{{"1280x800", 1280, 800}, {"phone", 390, 844}} {
 		d.call("POST", "/window/rect", map[string]int{"width": sz.w, "height": sz.h})
 		time.Sleep(300 * time.Millisecond) // let the layout settle before the picture
+		if sz.tag == "phone" && !d.jsBool(`return document.documentElement.scrollWidth <= document.documentElement.clientWidth`) {
+			d.t.Errorf("%s scrolls sideways at phone width; too wide: %s", name, d.jsString(`const cw = document.documentElement.clientWidth;
+				return [...document.querySelectorAll("body *")].filter((e) => e.getBoundingClientRect().right > cw + 1).slice(0, 6).map((e) => e.tagName + "." + e.className + (e.id ? "#" + e.id : "")).join(", ")`))
+		}
 		var b64 string
 		json.Unmarshal(d.call("GET", "/screenshot", nil), &b64)
 		png, err := base64.StdEncoding.DecodeString(b64)
@@ -118,10 +138,14 @@ func (d *webDriver) shots(dir, name string) {
 }
 
 // TestConsoleInBrowser drives the web console in headless Chromium against
-// two real daemons: sign in read-only, see the partner connected with its
-// version, watch a session reach 100 % live, open its result chart, find
-// cancel refused to the read-only token; the operator token cancels.
-// Screenshots go to $BANDIT_CONSOLE_SHOTS (default: a temporary directory).
+// three real daemons: sign in read-only, see the node ready, see what it
+// accepts (the Policy page), the partner connected with its version and a
+// peer the gater refused, with no sideways scroll at phone width; watch a
+// session reach 100 % live, open its result chart, find cancel refused to
+// the read-only token; the operator token cancels, and adds the refused
+// peer's card, after which the two connect and the partners' rows are
+// reached with the arrow keys. Screenshots go to $BANDIT_CONSOLE_SHOTS
+// (default: a temporary directory).
 func TestConsoleInBrowser(t *testing.T) {
 	driver, err := exec.LookPath("chromedriver")
 	if err != nil {
@@ -139,11 +163,17 @@ func TestConsoleInBrowser(t *testing.T) {
 	}
 
 	readToken := strings.Repeat("r", 32)
-	nodes := startNetwork(t, 2, func(i int, cfg *config.Config) {
+	// node3 is not in node1's address book: node1's gater refuses it,
+	// until the console adds its card.
+	nodes := startNetwork(t, 3, func(i int, cfg *config.Config) {
 		cfg.API.ReadTokenFile = filepath.Join(cfg.Node.DataDir, "api.read.token")
 		if err := os.WriteFile(cfg.API.ReadTokenFile, []byte(readToken), 0o600); err != nil {
 			t.Fatal(err)
 		}
+		if i == 0 {
+			cfg.Peers = slices.DeleteFunc(cfg.Peers, func(p config.PeerConfig) bool { return p.Name == "node3" })
+		}
+		writeConfig(t, cfg.Path, configText(cfg))
 	})
 	ui := "http://" + nodes[0].APIAddr() + "/ui/"
 
@@ -184,11 +214,35 @@ func TestConsoleInBrowser(t *testing.T) {
 	d.click("#login-form button[type=submit]")
 	d.waitJS("read-only scope", `return document.getElementById("scope").textContent === "read-only"`, 10*time.Second)
 	d.waitJS("the node page", `return document.body.innerText.includes(arguments.length >= 0 && "Peer ID")`, 10*time.Second)
+	d.waitJS("the node shown ready", `const r = document.getElementById("ready"); return !!r && r.innerText.trim() === "ready"`, 40*time.Second)
 	d.shots(shots, "1-node")
+
+	// What this node accepts: ping, from any partner, with what a
+	// participant learns; the families without a policy declined.
+	d.visit(ui + "#policy")
+	d.waitJS("the policy page", `const s = document.querySelector('section[data-protocol="ping"]'); return !!s && s.innerText.includes("accepted") && s.innerText.includes("any partner") && s.querySelector('tr[data-role="participant"]').innerText.includes("round-trip times")`, 10*time.Second)
+	if got := d.jsString(`return document.querySelector('section[data-protocol="samba"] h2').innerText`); !strings.Contains(got, "declined") {
+		t.Errorf("samba, which node1's policy lacks, is shown %q", got)
+	}
+	d.shots(shots, "2-policy")
 
 	d.visit(ui + "#partners")
 	d.waitJS("node2 connected with a version", `const r = document.querySelector('tr[data-peer="node2"]'); return !!r && r.innerText.includes("connected") && !r.innerText.includes("not connected") && r.cells[4].innerText.trim() !== "—"`, 20*time.Second)
-	d.shots(shots, "2-partners")
+	n3 := nodes[2].ID().String()
+	testutil.WaitFor(t, 30*time.Second, "node1's gater to refuse node3", func() bool {
+		r, err := nodes[0].api.RefusedPeers(context.Background())
+		return err == nil && len(r.Refused) > 0
+	})
+	d.visit(ui + "#node")
+	d.visit(ui + "#partners")
+	d.waitJS("node3 listed as refused", `return !!document.querySelector('tr[data-refused="`+n3+`"]')`, 10*time.Second)
+	if !d.jsBool(`return document.getElementById("add-card").disabled && document.getElementById("own-card").innerText.includes('name = "node1"')`) {
+		t.Error("the read-only token's Add button is enabled, or node1's own card is not shown")
+	}
+	// At phone width the partners' table stacks: no sideways scroll.
+	d.call("POST", "/window/rect", map[string]int{"width": 390, "height": 844})
+	d.waitJS("the partners' rows stacked at phone width", `return getComputedStyle(document.querySelector('tr[data-peer="node2"]')).display === "block"`, 5*time.Second)
+	d.shots(shots, "3-partners")
 
 	// A session started elsewhere reaches 100 % on the open page, live.
 	d.visit(ui + "#sessions")
@@ -204,11 +258,11 @@ func TestConsoleInBrowser(t *testing.T) {
 	if string(d.js(`return window.__sameLoad === true`)) != "true" {
 		t.Fatal("the page reloaded to show progress")
 	}
-	d.shots(shots, "3-sessions")
+	d.shots(shots, "4-sessions")
 
 	d.click(`a[href="#session/` + s1.ID + `"]`)
 	d.waitJS("session 1's result chart", `return !!document.querySelector(".charts figure svg")`, 20*time.Second)
-	d.shots(shots, "4-session-result")
+	d.shots(shots, "5-session-result")
 
 	// Read-only: the cancel button of a running session is disabled, and
 	// the API refuses the cancel with 403.
@@ -237,9 +291,29 @@ func TestConsoleInBrowser(t *testing.T) {
 		t.Fatalf("session 2 completed; the console's cancel did not reach it")
 	}
 	d.waitJS("session 2 shown ended", `const r = document.querySelector('tr[data-session="`+s2.ID+`"]'); return !!r && !r.querySelector("button.cancel")`, 20*time.Second)
-	d.shots(shots, "5-sessions-operator")
+	d.shots(shots, "6-sessions-operator")
+	// Operator: node3's card, as its operator would send it, added from
+	// the Partners page; node1 reloads, connects to node3 and lists it no
+	// more as refused.
+	card, err := nodes[2].api.RefusedPeers(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.visit(ui + "#partners")
+	d.waitJS("the enabled Add button", `const b = document.getElementById("add-card"); return !!b && !b.disabled`, 10*time.Second)
+	d.js(`document.getElementById("card").value = arguments[0]; return true`, card.PeerCard)
+	d.click("#add-card")
+	d.waitJS("node3 connected and no longer refused", `const r = document.querySelector('tr[data-peer="node3"]'); return !!r && r.innerText.includes("connected") && !r.innerText.includes("not connected") && !document.querySelector('tr[data-refused]')`, 30*time.Second)
+	// The keyboard reaches every partner: arrow down from the first row.
+	d.js(`document.querySelector('tr[data-peer="node2"]').focus(); return true`)
+	d.call("POST", "/actions", map[string]any{"actions": []any{map[string]any{"type": "key", "id": "kbd", "actions": []any{
+		map[string]string{"type": "keyDown", "value": "\uE015"}, map[string]string{"type": "keyUp", "value": "\uE015"}}}}})
+	if got := d.jsString(`return document.activeElement.dataset.peer || document.activeElement.tagName`); got != "node3" {
+		t.Errorf("ArrowDown from node2's row focused %q, want node3's row", got)
+	}
+	d.shots(shots, "7-partners-operator")
 	d.visit(ui + "#standing")
 	d.waitJS("the standing page", `return document.querySelector("#page h1") && document.querySelector("#page h1").innerText === "Standing sessions"`, 10*time.Second)
-	d.shots(shots, "6-standing")
+	d.shots(shots, "8-standing")
 	t.Logf("screenshots in %s", shots)
 }

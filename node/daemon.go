@@ -29,7 +29,7 @@ import (
 // opens the result store (marking sessions left running by a previous run as
 // aborted), and creates the libp2p host. Run starts it.
 func New(cfg *config.Config, reg *protocol.Registry, opts ...Option) (*Node, error) {
-	n := &Node{reg: reg, log: slog.New(slog.DiscardHandler), version: "dev",
+	n := &Node{reg: reg, log: slog.New(slog.DiscardHandler), version: "dev", started: time.Now().UTC(),
 		retentionKick: make(chan struct{}, 1), metrics: metrics.New(reg.Names()...)}
 	for _, o := range opts {
 		if err := o(n); err != nil {

@@ -280,6 +280,15 @@ func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
 					}
 				}
 			}
+			if c.mode == "exits" {
+				// node5's Node page: its program's restart and its last
+				// stderr line, from the session that used it last.
+				info := apiBackend{nodes[4].Node}.NodeInfo()
+				if len(info.Environments) != 1 || info.Environments[0].Key != "local.samba.data_owner" || info.Environments[0].Session != faulty ||
+					info.Environments[0].Restarts < 1 || !strings.Contains(info.Environments[0].LastError, "exiting at step") {
+					t.Errorf("node5's environment health %+v, want local.samba.data_owner of %s, restarted, its last stderr line", info.Environments, faulty)
+				}
+			}
 			// The program's secret is in node5's own record and log, and in
 			// nothing any other daemon stores, logs or serves.
 			if where := leaks(t, nodes[4], faulty, "hunter2"); len(where) == 0 {

@@ -189,9 +189,22 @@ func startNetworkWith(t testing.TB, n int, tweak func(i int, cfg *config.Config)
 		}
 		t.Logf("retrying with other ports: %v", err)
 	}
+	// Every pair that list each other connects; a peer whose own address
+	// book leaves this node out is refused by it (a test's choice).
+	lists := map[string]map[string]bool{} // peer ID → the peer IDs its book lists
+	for _, tn := range nodes {
+		book := map[string]bool{}
+		for _, p := range tn.host.Peers() {
+			book[p.ID.String()] = true
+		}
+		lists[tn.ID().String()] = book
+	}
 	testutil.WaitFor(t, 20*time.Second, "full mesh", func() bool {
 		for _, tn := range nodes {
 			for _, p := range tn.host.Peers() {
+				if theirs, ok := lists[p.ID.String()]; ok && !theirs[tn.ID().String()] {
+					continue
+				}
 				if !p.Connected {
 					return false
 				}

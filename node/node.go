@@ -14,6 +14,7 @@ import (
 	"net"
 	"net/http"
 	"sync"
+	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/node/events"
@@ -58,12 +59,17 @@ type Node struct {
 	// each new one).
 	rt       *sessions.Runtime
 	reloadMu sync.Mutex // serializes reloads
-	reloads  *metrics.Reloads
+	// editMu serializes the edits of the config file (AddPeer); taken
+	// before reloadMu.
+	editMu  sync.Mutex
+	reloads *metrics.Reloads
 	// events is the stream of what happens to the node (GET /v0/events).
 	events  *events.Hub
 	reg     *protocol.Registry
 	log     *slog.Logger
 	version string
+	// started is when New built the node: GET /v0/node's uptime.
+	started time.Time
 	agent   string // the libp2p agent string (WithBuild); empty: p2p's default
 	token   string
 	// readToken is the read-only token (api.read_token_file), "" if none.

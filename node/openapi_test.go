@@ -55,6 +55,10 @@ func TestAPIAnswersMatchOpenAPI(t *testing.T) {
 		code               int
 	}{
 		{"GET", "/v0/node", "", token, 200},
+		{"GET", "/v0/auth/scope", "", token, 200},
+		{"GET", "/v0/policy", "", token, 200},
+		{"GET", "/v0/peers/refused", "", token, 200},
+		{"POST", "/v0/peers", "[[peers]]\nname = 3\n", token, 400},
 		{"GET", "/v0/peers", "", token, 200},
 		{"GET", "/v0/sessions", "", token, 200},
 		{"GET", "/v0/sessions?name=weekly", "", token, 200},

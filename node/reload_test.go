@@ -35,6 +35,9 @@ func configText(cfg *config.Config) string {
 		fmt.Fprintf(&b, "%q", a)
 	}
 	fmt.Fprintf(&b, "]\n\n[api]\nlisten = %q\ntoken_file = %q\n", cfg.API.Listen, cfg.API.TokenFile)
+	if cfg.API.ReadTokenFile != "" {
+		fmt.Fprintf(&b, "read_token_file = %q\n", cfg.API.ReadTokenFile)
+	}
 	fmt.Fprintf(&b, "\n[discovery]\ndial_backoff_min = %q\ndial_backoff_max = %q\n", cfg.Discovery.DialBackoffMin, cfg.Discovery.DialBackoffMax)
 	s := cfg.Session
 	fmt.Fprintf(&b, "\n[session]\npropose_timeout = %q\npeer_timeout = %q\nheartbeat_interval = %q\n", s.ProposeTimeout, s.PeerTimeout, s.HeartbeatInterval)

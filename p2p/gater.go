@@ -2,8 +2,11 @@ package p2p
 
 import (
 	"log/slog"
+	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/connmgr"
 	"github.com/libp2p/go-libp2p/core/control"
@@ -16,6 +19,22 @@ import (
 // order to log each of them only once. When the set is full it is emptied, so
 // memory stays bounded even if an attacker cycles through fresh identities.
 const maxRememberedRefusals = 1024
+
+// MaxListedRefusals caps how many peers that tried to connect without being
+// in the address book a Gater lists (Refusals): when the list is full, the
+// peer seen longest ago makes room for a new one.
+const MaxListedRefusals = 64
+
+// Refusal is a peer that tried to connect without being in the address
+// book: the last address it came from, when it first and last tried, and
+// how many times.
+type Refusal struct {
+	ID peer.ID
+	// Addr is the remote address of its last attempt.
+	Addr        multiaddr.Multiaddr
+	First, Last time.Time
+	Count       uint64
+}
 
 // Gater is a connmgr.ConnectionGater that admits only the peers of the address
 // book. Dials to, and secured connections from, any other peer ID are refused.
@@ -32,8 +51,13 @@ type Gater struct {
 	// of an allowed peer may be dialed.
 	dialAddr func(peer.ID, multiaddr.Multiaddr) bool
 
-	mu     sync.Mutex           // guards logged
+	mu     sync.Mutex           // guards logged and inbound
 	logged map[peer.ID]struct{} // refused IDs already logged; at most maxRememberedRefusals
+	// inbound are the peers refused on an inbound connection, once each;
+	// at most MaxListedRefusals.
+	inbound map[peer.ID]*Refusal
+	// now is the gater's clock (time.Now; a test's own).
+	now func() time.Time
 }
 
 var _ connmgr.ConnectionGater = (*Gater)(nil)
@@ -45,8 +69,10 @@ func NewGater(allowed []peer.ID, logger *slog.Logger) *Gater {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	g := &Gater{
-		logger: logger,
-		logged: make(map[peer.ID]struct{}),
+		logger:  logger,
+		logged:  make(map[peer.ID]struct{}),
+		inbound: make(map[peer.ID]*Refusal),
+		now:     time.Now,
 	}
 	g.SetAllowed(allowed)
 	return g
@@ -65,6 +91,7 @@ func (g *Gater) SetAllowed(allowed []peer.ID) {
 	g.mu.Lock()
 	for _, id := range allowed {
 		delete(g.logged, id)
+		delete(g.inbound, id)
 	}
 	g.mu.Unlock()
 }
@@ -100,9 +127,17 @@ func (g *Gater) InterceptAccept(network.ConnMultiaddrs) bool {
 
 // InterceptSecured refuses a connection, in either direction, whose
 // authenticated remote peer is not in the address book.
-func (g *Gater) InterceptSecured(dir network.Direction, id peer.ID, _ network.ConnMultiaddrs) bool {
+func (g *Gater) InterceptSecured(dir network.Direction, id peer.ID, addrs network.ConnMultiaddrs) bool {
 	if dir == network.DirInbound {
-		return g.check(id, "inbound connection from")
+		ok := g.check(id, "inbound connection from")
+		if !ok {
+			var remote multiaddr.Multiaddr
+			if addrs != nil {
+				remote = addrs.RemoteMultiaddr()
+			}
+			g.noteInbound(id, remote)
+		}
+		return ok
 	}
 	return g.check(id, "outbound connection to")
 }
@@ -131,4 +166,49 @@ func (g *Gater) check(id peer.ID, what string) bool {
 		g.logger.Warn("refused "+what+" a peer that is not in the address book (further refusals of this peer are not logged)", "peer", id.String())
 	}
 	return false
+}
+
+// noteInbound lists id, refused on an inbound connection from remote, or
+// counts one more attempt of a peer listed already.
+func (g *Gater) noteInbound(id peer.ID, remote multiaddr.Multiaddr) {
+	now := g.now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if r, ok := g.inbound[id]; ok {
+		r.Last, r.Count = now, r.Count+1
+		if remote != nil {
+			r.Addr = remote
+		}
+		return
+	}
+	if len(g.inbound) >= MaxListedRefusals {
+		var oldest *Refusal
+		for _, r := range g.inbound {
+			if oldest == nil || r.Last.Before(oldest.Last) {
+				oldest = r
+			}
+		}
+		delete(g.inbound, oldest.ID)
+	}
+	g.inbound[id] = &Refusal{ID: id, Addr: remote, First: now, Last: now, Count: 1}
+}
+
+// Refusals lists the peers that tried to connect without being in the
+// address book since the gater started (at most MaxListedRefusals, the
+// most recent), most recent attempt first. A peer that joins the address
+// book (SetAllowed) leaves the list.
+func (g *Gater) Refusals() []Refusal {
+	g.mu.Lock()
+	out := make([]Refusal, 0, len(g.inbound))
+	for _, r := range g.inbound {
+		out = append(out, *r)
+	}
+	g.mu.Unlock()
+	slices.SortFunc(out, func(a, b Refusal) int {
+		if c := b.Last.Compare(a.Last); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID.String(), b.ID.String())
+	})
+	return out
 }

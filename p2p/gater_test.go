@@ -3,12 +3,15 @@ package p2p
 import (
 	"bytes"
 	"log/slog"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/libp2p/go-libp2p/core/network"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/multiformats/go-multiaddr"
 )
 
 // lockedBuffer is a bytes.Buffer safe for concurrent log writes.
@@ -121,5 +124,56 @@ func TestGaterRefusesUnknownHost(t *testing.T) {
 	}
 	if !listener.Connected(tn.ids[1]) && !tn.hosts[1].Connected(listener.ID()) {
 		t.Error("listed peer is not connected")
+	}
+}
+
+// connAddrs is a network.ConnMultiaddrs of a remote address.
+type connAddrs struct{ remote multiaddr.Multiaddr }
+
+func (c connAddrs) LocalMultiaddr() multiaddr.Multiaddr {
+	return multiaddr.StringCast("/ip4/127.0.0.1/tcp/4001")
+}
+func (c connAddrs) RemoteMultiaddr() multiaddr.Multiaddr { return c.remote }
+
+// TestGaterListsInboundRefusals: a peer refused on an inbound connection is
+// listed once, with its first and last attempt, their count and its last
+// address; a refused dial or outbound connection, or an admitted peer, is
+// not; the list keeps the MaxListedRefusals most recent peers; a peer that
+// joins the address book leaves it.
+func TestGaterListsInboundRefusals(t *testing.T) {
+	_, known := newKey(t)
+	_, stranger := newKey(t)
+	g := NewGater([]peer.ID{known}, nil)
+	clock := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	g.now = func() time.Time { clock = clock.Add(time.Second); return clock }
+	from := func(a string) connAddrs { return connAddrs{multiaddr.StringCast(a)} }
+	g.InterceptSecured(network.DirInbound, known, from("/ip4/192.0.2.1/tcp/5000"))
+	g.InterceptSecured(network.DirOutbound, stranger, from("/ip4/192.0.2.2/tcp/5000"))
+	g.InterceptPeerDial(stranger)
+	if r := g.Refusals(); len(r) != 0 {
+		t.Fatalf("listed %v before any inbound refusal", r)
+	}
+	g.InterceptSecured(network.DirInbound, stranger, from("/ip4/192.0.2.2/tcp/5000"))
+	g.InterceptSecured(network.DirInbound, stranger, from("/ip4/192.0.2.2/tcp/5001"))
+	r := g.Refusals()
+	if len(r) != 1 || r[0].ID != stranger || r[0].Count != 2 || !r[0].Last.Equal(r[0].First.Add(time.Second)) ||
+		r[0].Addr.String() != "/ip4/192.0.2.2/tcp/5001" {
+		t.Fatalf("refusals %+v, want the stranger once, twice, from its last address", r)
+	}
+	for range MaxListedRefusals {
+		_, id := newKey(t)
+		g.InterceptSecured(network.DirInbound, id, nil)
+	}
+	r = g.Refusals()
+	if len(r) != MaxListedRefusals || slices.ContainsFunc(r, func(x Refusal) bool { return x.ID == stranger }) {
+		t.Fatalf("%d listed (the stranger among them: %v), want %d without the stranger, seen longest ago",
+			len(r), slices.ContainsFunc(r, func(x Refusal) bool { return x.ID == stranger }), MaxListedRefusals)
+	}
+	if !r[0].Last.After(r[len(r)-1].Last) {
+		t.Errorf("not most recent first: %v … %v", r[0].Last, r[len(r)-1].Last)
+	}
+	g.SetAllowed([]peer.ID{known, r[0].ID})
+	if got := g.Refusals(); len(got) != MaxListedRefusals-1 || slices.ContainsFunc(got, func(x Refusal) bool { return x.ID == r[0].ID }) {
+		t.Errorf("a peer admitted is still listed among %d", len(got))
 	}
 }

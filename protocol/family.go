@@ -18,6 +18,13 @@ type RoleSpec struct {
 	Min, Max int
 	// Doc is a one-line description for help text.
 	Doc string
+	// Learns says, in a sentence for an operator or a compliance officer,
+	// what a party of the role learns of the other organizations' data in
+	// a session, as the family's documentation and its view tests
+	// establish it. docs/security.md's table of what each role learns is
+	// generated from it (cmd/internal/families' test), and the console's
+	// policy page shows it.
+	Learns string
 }
 
 // Family is one protocol family. The daemon and the simulator drive every family

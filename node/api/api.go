@@ -36,6 +36,16 @@ type Backend interface {
 	// NodeInfo describes the node: name, peer ID, addresses, version,
 	// protocols, config warnings and the last reload.
 	NodeInfo() apitype.NodeInfo
+	// Policy describes what the node accepts: its protocols and roles,
+	// for which initiators, within which limits, and what each role
+	// learns.
+	Policy() apitype.Policy
+	// RefusedPeers lists the peers the connection gater refused, with
+	// this node's own peer card.
+	RefusedPeers() apitype.RefusedPeers
+	// AddPeer adds the peer card card to the config file and reloads it
+	// (the API's bandit-node peers add).
+	AddPeer(ctx context.Context, card []byte) (apitype.PeerAdded, error)
 	// Peers lists the address book's peers with their connection state.
 	Peers() []apitype.Peer
 	// Sessions lists the sessions, newest first, each as live as the node
@@ -148,7 +158,11 @@ func Routes(b Backend, node string, registry *prometheus.Registry) []Route {
 	f := func(pattern string, h http.HandlerFunc) Route { return Route{pattern, h} }
 	return []Route{
 		f("GET /v0/node", s.serveNode),
+		f("GET /v0/auth/scope", serveScope),
+		f("GET /v0/policy", s.servePolicy),
 		f("GET /v0/peers", s.servePeers),
+		f("GET /v0/peers/refused", s.serveRefusedPeers),
+		f("POST /v0/peers", s.serveAddPeer),
 		f("GET /v0/sessions", s.serveSessions),
 		f("GET /v0/standing", s.serveStanding),
 		f("POST /v0/sessions", s.serveStartSession),
@@ -253,14 +267,26 @@ func ScopeOf(method, path string) string {
 	return ScopeOperator
 }
 
+// scopeKey is the request context's key of the scope its token has.
+type scopeKey struct{}
+
+// TokenScope returns the scope of the token that authenticated r
+// (ScopeRead or ScopeOperator); "" outside the control API's handler.
+func TokenScope(r *http.Request) string {
+	s, _ := r.Context().Value(scopeKey{}).(string)
+	return s
+}
+
 func authenticate(tokens Tokens, next http.Handler) http.Handler {
 	operator := []byte("Bearer " + tokens.Operator)
 	read := []byte("Bearer " + tokens.Read)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		got := []byte(r.Header.Get("Authorization"))
+		scope := ScopeOperator
 		switch {
 		case subtle.ConstantTimeCompare(got, operator) == 1:
 		case tokens.Read != "" && subtle.ConstantTimeCompare(got, read) == 1:
+			scope = ScopeRead
 			if ScopeOf(r.Method, r.URL.Path) != ScopeRead {
 				writeError(w, http.StatusForbidden, "scope.insufficient",
 					fmt.Errorf("%s %s needs the operator token (api.token_file); this token may only read", r.Method, r.URL.Path))
@@ -270,8 +296,14 @@ func authenticate(tokens Tokens, next http.Handler) http.Handler {
 			writeError(w, http.StatusUnauthorized, "unauthorized", errors.New("missing or wrong bearer token (see api.token_file)"))
 			return
 		}
-		next.ServeHTTP(w, r)
+		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), scopeKey{}, scope)))
 	})
+}
+
+// serveScope tells a token its scope, so that a client (the console)
+// knows which actions it may offer without trying one.
+func serveScope(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, apitype.Scope{Scope: TokenScope(r)})
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -329,6 +361,35 @@ type server struct {
 
 func (s *server) serveNode(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, s.b.NodeInfo())
+}
+
+func (s *server) servePolicy(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.Policy())
+}
+
+func (s *server) serveRefusedPeers(w http.ResponseWriter, r *http.Request) {
+	writeJSON(w, http.StatusOK, s.b.RefusedPeers())
+}
+
+// serveAddPeer adds the peer card of the body (TOML, one [[peers]] block)
+// to the config file and reloads it: 201 with the peer and what the reload
+// changed; 400 for a card that is none, 409 for a peer already listed.
+func (s *server) serveAddPeer(w http.ResponseWriter, r *http.Request) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, config.MaxPeerCardSize+1))
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "request.invalid", err)
+		return
+	}
+	if len(body) > config.MaxPeerCardSize {
+		writeError(w, http.StatusBadRequest, "peer.card_invalid", fmt.Errorf("a card of more than %d bytes; a card is one [[peers]] block", config.MaxPeerCardSize))
+		return
+	}
+	out, err := s.b.AddPeer(r.Context(), body)
+	if err != nil {
+		writeError(w, http.StatusBadRequest, "config.refused", err)
+		return
+	}
+	writeJSON(w, http.StatusCreated, out)
 }
 
 func (s *server) servePeers(w http.ResponseWriter, r *http.Request) {

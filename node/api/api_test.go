@@ -36,6 +36,27 @@ const knownID = "00000000000000a1"
 
 func (f *fakeBackend) NodeInfo() apitype.NodeInfo { return apitype.NodeInfo{Name: "acme"} }
 func (f *fakeBackend) Peers() []apitype.Peer      { return []apitype.Peer{{Name: "globex"}} }
+func (f *fakeBackend) RefusedPeers() apitype.RefusedPeers {
+	return apitype.RefusedPeers{PeerCard: "[[peers]]\nname = \"acme\"\n", Refused: []apitype.RefusedPeer{{PeerID: "12D3KooWstranger", Count: 3}}}
+}
+
+// AddPeer takes a card naming "initech", refuses one naming "globex" as
+// known and anything else as no card.
+func (f *fakeBackend) AddPeer(ctx context.Context, card []byte) (apitype.PeerAdded, error) {
+	switch {
+	case strings.Contains(string(card), `"initech"`):
+		return apitype.PeerAdded{Name: "initech", PeerID: "12D3KooWinitech", Change: apitype.ConfigChange{PeersAdded: []string{"initech"}}}, nil
+	case strings.Contains(string(card), `"globex"`):
+		return apitype.PeerAdded{}, &Error{Code: "peer.exists", Status: http.StatusConflict, Err: errors.New("the address book already has a peer named \"globex\"")}
+	}
+	return apitype.PeerAdded{}, &Error{Code: "peer.card_invalid", Status: http.StatusBadRequest, Err: errors.New("not a peer card")}
+}
+
+func (f *fakeBackend) Policy() apitype.Policy {
+	return apitype.Policy{Node: "acme", Protocols: []apitype.ProtocolPolicy{{Protocol: "samba", Enabled: true, Initiators: []string{"globex"},
+		Roles:  []apitype.RolePolicy{{Role: "data_owner", Accepted: true, Environment: "simulated"}},
+		Limits: []apitype.PolicyLimit{{Key: "paillier_bits", Bound: "min", Value: 2048, Default: true}}}}}
+}
 func (f *fakeBackend) Sessions(name string, byName bool) []apitype.Session {
 	out := []apitype.Session{{ID: knownID, Name: "weekly", Spec: "secret spec text"}}
 	for i := range f.extra {
@@ -89,6 +110,11 @@ func TestRoutes(t *testing.T) {
 		{"GET", "/v0/node", "wrong", "", http.StatusUnauthorized, "missing or wrong bearer token"},
 		{"GET", "/v0/node", "tok", "", http.StatusOK, `"name": "acme"`},
 		{"GET", "/v0/peers", "tok", "", http.StatusOK, `"name": "globex"`},
+		{"GET", "/v0/policy", "readtok", "", http.StatusOK, `"key": "paillier_bits"`},
+		{"GET", "/v0/peers/refused", "readtok", "", http.StatusOK, `"count": 3`},
+		{"POST", "/v0/peers", "readtok", `name = "initech"`, http.StatusForbidden, "needs the operator token"},
+		{"POST", "/v0/peers", "tok", "[[peers]]\nname = \"initech\"\n", http.StatusCreated, `"peers_added": [`},
+		{"POST", "/v0/peers", "tok", strings.Repeat("#", 64<<10+1), http.StatusBadRequest, "more than 65536 bytes"},
 		{"GET", "/v0/sessions", "tok", "", http.StatusOK, `"id": "00000000000000a1"`},
 		{"GET", "/v0/sessions/00000000000000ff", "tok", "", http.StatusNotFound, "no session 00000000000000ff on acme"},
 		{"GET", "/v0/sessions/" + knownID, "tok", "", http.StatusOK, `"state": "running"`},
@@ -149,6 +175,8 @@ func TestErrorCodes(t *testing.T) {
 		{"PUT", "/v0/node", "", 405, "route.method_not_allowed", ""},
 		{"POST", "/v0/sessions/" + knownID + "/cancel", "", 409, "session.not_active", ""},
 		{"POST", "/v0/config/reload", "", 400, "config.refused", ""},
+		{"POST", "/v0/peers", "[[peers]]\nname = \"globex\"\n", 409, "peer.exists", ""},
+		{"POST", "/v0/peers", "nonsense", 400, "peer.card_invalid", ""},
 	} {
 		req := httptest.NewRequest(c.method, c.path, strings.NewReader(c.body))
 		req.Header.Set("Authorization", "Bearer tok")
@@ -216,6 +244,21 @@ func TestSessionListHidesSpecs(t *testing.T) {
 	}
 }
 
+// TestTokenScope: GET /v0/auth/scope tells each token its own scope.
+func TestTokenScope(t *testing.T) {
+	h := Handler(&fakeBackend{}, Tokens{Operator: "tok", Read: "readtok"}, "acme", prometheus.NewRegistry())
+	for _, c := range []struct{ token, want string }{{"readtok", ScopeRead}, {"tok", ScopeOperator}} {
+		req := httptest.NewRequest("GET", "/v0/auth/scope", nil)
+		req.Header.Set("Authorization", "Bearer "+c.token)
+		rec := httptest.NewRecorder()
+		h.ServeHTTP(rec, req)
+		var got apitype.Scope
+		if err := json.Unmarshal(rec.Body.Bytes(), &got); err != nil || rec.Code != 200 || got.Scope != c.want {
+			t.Errorf("token %q: %d %s, want 200 with scope %q", c.token, rec.Code, rec.Body, c.want)
+		}
+	}
+}
+
 // TestScopes: the read-only token reads every GET route but Go's profiles,
 // and is refused, with a code, what changes the node; the operator token
 // does everything; openapi.json says each operation's scope (x-scope) as the
@@ -234,6 +277,9 @@ func TestScopes(t *testing.T) {
 		{"GET", "/debug/pprof/cmdline", "readtok", 403},
 		{"GET", "/debug/pprof/cmdline", "tok", 200},
 		{"GET", "/v0/node", "", 401},
+		{"GET", "/v0/auth/scope", "readtok", 200},
+		{"GET", "/v0/auth/scope", "tok", 200},
+		{"GET", "/v0/auth/scope", "", 401},
 	} {
 		req := httptest.NewRequest(c.method, c.path, strings.NewReader(`protocol = "ping"`))
 		if c.token != "" {

@@ -62,6 +62,7 @@ type oasOperation struct {
 	OperationID string `json:"operationId"`
 	Scope       string `json:"x-scope"`
 	Summary     string `json:"summary"`
+	Description string `json:"description"`
 	Tags        []string
 	Parameters  []struct {
 		Name        string    `json:"name"`
@@ -130,6 +131,9 @@ func apiMarkdown(doc []byte) ([]byte, error) {
 		for _, m := range methods {
 			op := d.Paths[p][m]
 			fmt.Fprintf(&b, "### %s %s\n\n%s. Token scope: %s.\n\n", strings.ToUpper(m), p, op.Summary, op.Scope)
+			if op.Description != "" {
+				fmt.Fprintf(&b, "%s\n\n", op.Description)
+			}
 			if len(op.Parameters) > 0 {
 				b.WriteString("| parameter | in | type | required | |\n|---|---|---|---|---|\n")
 				for _, prm := range op.Parameters {

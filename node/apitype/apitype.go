@@ -20,6 +20,52 @@ type NodeInfo struct {
 	// LastReload is the outcome of the last config reload tried since the
 	// daemon started (SIGHUP or POST /v0/config/reload); nil if none.
 	LastReload *ReloadStatus `json:"last_reload,omitempty"`
+	// Ready says whether the node is ready to take part in sessions, as
+	// the metrics listener's GET /readyz judges it: its libp2p host
+	// listens, its data directory takes its writes and at least
+	// metrics.min_peers address-book peers are connected. NotReady says
+	// why not ("" when ready).
+	Ready    bool   `json:"ready"`
+	NotReady string `json:"not_ready,omitempty"`
+	// StorageProblem says what keeps the data directory from storing
+	// session records or logs; "" while it takes them.
+	StorageProblem string `json:"storage_problem,omitempty"`
+	// Started is when the daemon started; UptimeSeconds how long ago,
+	// as the node's clock counts it.
+	Started       time.Time `json:"started"`
+	UptimeSeconds float64   `json:"uptime_s"`
+	// Environments are this organization's own environments that its
+	// config sets up (exec programs, http services, replayed files), each
+	// with how it fared in the last session that used it. Never sent to
+	// a peer.
+	Environments []EnvironmentHealth `json:"environments,omitempty"`
+}
+
+// EnvironmentHealth is how an environment of the organization's own fared
+// in the last session, of those whose records the node keeps, that used
+// it.
+type EnvironmentHealth struct {
+	// Key is its config table ([local.<protocol>.<role>]); Source "exec",
+	// "http" or "replay".
+	Key    string `json:"key"`
+	Source string `json:"source"`
+	// Session is the last session that used it and Finished when that
+	// session ended; both absent when no kept session did.
+	Session  string     `json:"session,omitempty"`
+	Finished *time.Time `json:"finished,omitempty"`
+	// Restarts, LastError and Warning are that session's (see
+	// EnvironmentUse), summed over the parties of the role.
+	Restarts  int64  `json:"restarts,omitempty"`
+	LastError string `json:"last_error,omitempty"`
+	Warning   string `json:"warning,omitempty"`
+}
+
+// Scope answers GET /v0/auth/scope: the scope of the token that asked.
+type Scope struct {
+	// Scope is "read" (the read-only token, api.read_token_file: every
+	// GET route but Go's profiles) or "operator" (api.token_file:
+	// everything).
+	Scope string `json:"scope"`
 }
 
 // ReloadStatus is the outcome of a config reload.
@@ -137,6 +183,11 @@ type EnvironmentUse struct {
 	// Warning says how it held its role back: one that answered none of
 	// its role's queries starved the role, which took no part.
 	Warning string `json:"warning,omitempty"`
+	// Restarts counts an exec program's restarts (after it exited or
+	// closed its pipes); LastError is the last line it wrote to its
+	// stderr.
+	Restarts  int64  `json:"restarts,omitempty"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Standing is one of the node's standing sessions (its [[sessions]]), as
@@ -215,4 +266,114 @@ type Error struct {
 	// Error is Detail again, for the clients of the first v0 daemons,
 	// which read it.
 	Error string `json:"error"`
+}
+
+// Policy answers GET /v0/policy: what this node accepts, as the config in
+// force says it and as its admission of a proposal enforces it
+// (config.Admit, AdmitName): which protocols and roles it plays, for
+// which initiators, within which limits, and what each role learns.
+type Policy struct {
+	// Node is this organization's name.
+	Node string `json:"node"`
+	// Protocols lists every protocol this build knows, sorted, enabled
+	// or not.
+	Protocols []ProtocolPolicy `json:"protocols"`
+}
+
+// ProtocolPolicy is what a node accepts of one protocol: its
+// [policy.<protocol>] table.
+type ProtocolPolicy struct {
+	Protocol string `json:"protocol"`
+	// Enabled is true when the config has [policy.<protocol>]; without
+	// it the node declines every session of the protocol, its own too.
+	Enabled bool `json:"enabled"`
+	// Initiators are the address-book names that may propose its
+	// sessions (policy.<protocol>.initiators); "*" is any address-book
+	// peer. This node may always propose its own.
+	Initiators []string `json:"initiators,omitempty"`
+	// AnyStanding is true when the node takes part in any session of the
+	// protocol, started by hand or standing; otherwise Standing lists the
+	// standing sessions' names it accepts ("" for one started by hand)
+	// (policy.<protocol>.sessions).
+	AnyStanding bool     `json:"any_session"`
+	Standing    []string `json:"sessions,omitempty"`
+	// Roles are the protocol's roles, each with whether this node plays
+	// it.
+	Roles []RolePolicy `json:"roles"`
+	// Limits bound what an initiator may choose: the policy's max and
+	// min tables and the daemon's own minimums (a key size), sorted by
+	// key.
+	Limits []PolicyLimit `json:"limits,omitempty"`
+}
+
+// RolePolicy is one role of a protocol as a node's policy takes it.
+type RolePolicy struct {
+	Role string `json:"role"`
+	// Doc says what the role does; Learns what a party of it learns of
+	// the other organizations' data (docs/security.md's table).
+	Doc    string `json:"doc"`
+	Learns string `json:"learns"`
+	// Accepted is true when policy.<protocol>.roles lists the role (or
+	// "*").
+	Accepted bool `json:"accepted"`
+	// Environment is where the role's outcomes come from on this node:
+	// "simulated", "exec", "http" or "replay" (its [local] table's
+	// source).
+	Environment string `json:"environment"`
+	// Missing says why this node could not play an accepted role now:
+	// the local data the role needs is not configured. Empty when it
+	// can.
+	Missing string `json:"missing,omitempty"`
+}
+
+// PolicyLimit is one bound on a parameter, or on a public figure computed
+// from the parameters (a privacy budget's total), of a proposed session.
+type PolicyLimit struct {
+	// Key is the parameter's or figure's name (params.<key>).
+	Key string `json:"key"`
+	// Bound is "max" (the value may not exceed Value) or "min" (it may
+	// not be under Value).
+	Bound string  `json:"bound"`
+	Value float64 `json:"value"`
+	// Default is true for a daemon's own minimum, which applies while
+	// the policy does not set the key itself (samba's paillier_bits ≥
+	// 2048).
+	Default bool `json:"default,omitempty"`
+	// Figure describes a computed figure; empty for a parameter.
+	Figure string `json:"figure,omitempty"`
+}
+
+// RefusedPeers answers GET /v0/peers/refused: the peers that tried to
+// connect without being in the address book, and the peer card to send
+// their operators.
+type RefusedPeers struct {
+	// PeerCard is this node's own [[peers]] block, as `bandit-node id
+	// --peer-card` writes it: what a partner's operator adds to its
+	// address book (bandit-node peers add) for the two nodes to connect.
+	PeerCard string `json:"peer_card"`
+	// Refused lists the peers the connection gater refused on an inbound
+	// connection since the daemon started, once each, most recent first;
+	// at most the 64 most recent.
+	Refused []RefusedPeer `json:"refused"`
+}
+
+// RefusedPeer is a peer that tried to connect without being in the address
+// book.
+type RefusedPeer struct {
+	PeerID string `json:"peer_id"`
+	// Addr is the remote address of its last attempt.
+	Addr string `json:"addr,omitempty"`
+	// First and Last are when it first and last tried, Count how many
+	// times.
+	First time.Time `json:"first"`
+	Last  time.Time `json:"last"`
+	Count uint64    `json:"count"`
+}
+
+// PeerAdded answers POST /v0/peers: the peer whose card was added to the
+// config file, and what the reload that followed changed.
+type PeerAdded struct {
+	Name   string       `json:"name"`
+	PeerID string       `json:"peer_id"`
+	Change ConfigChange `json:"change"`
 }

@@ -136,6 +136,34 @@ func (c *Client) Node(ctx context.Context) (apitype.NodeInfo, error) {
 	return v, c.do(ctx, http.MethodGet, "/v0/node", nil, &v)
 }
 
+// Scope returns the scope of the client's token: "read" or "operator".
+func (c *Client) Scope(ctx context.Context) (string, error) {
+	var v apitype.Scope
+	return v.Scope, c.do(ctx, http.MethodGet, "/v0/auth/scope", nil, &v)
+}
+
+// Policy returns what the daemon accepts: its protocols and roles, for
+// which initiators, within which limits, and what each role learns.
+func (c *Client) Policy(ctx context.Context) (apitype.Policy, error) {
+	var v apitype.Policy
+	return v, c.do(ctx, http.MethodGet, "/v0/policy", nil, &v)
+}
+
+// RefusedPeers lists the peers that tried to connect without being in the
+// address book, with the daemon's own peer card to send their operators.
+func (c *Client) RefusedPeers(ctx context.Context) (apitype.RefusedPeers, error) {
+	var v apitype.RefusedPeers
+	return v, c.do(ctx, http.MethodGet, "/v0/peers/refused", nil, &v)
+}
+
+// AddPeer adds a partner's peer card (one [[peers]] block) to the daemon's
+// config file and reloads it: the API's bandit-node peers add. A card
+// refused is an *Error with code peer.card_invalid or peer.exists.
+func (c *Client) AddPeer(ctx context.Context, card []byte) (apitype.PeerAdded, error) {
+	var v apitype.PeerAdded
+	return v, c.do(ctx, http.MethodPost, "/v0/peers", card, &v)
+}
+
 // Peers returns the address book with connection states.
 func (c *Client) Peers(ctx context.Context) ([]apitype.Peer, error) {
 	var v []apitype.Peer

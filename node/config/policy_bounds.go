@@ -100,3 +100,21 @@ func PolicyFiguresText(params any) string {
 	}
 	return b.String()
 }
+
+// DefaultMins returns the lower bounds a daemon applies to the parameters
+// of a family whose parsed params are params when its policy does not set
+// the key itself (samba: paillier_bits ≥ 2048); nil if the family has none.
+func DefaultMins(params any) map[string]float64 {
+	if d, ok := params.(policyDefaultMiner); ok {
+		return d.PolicyDefaultMin()
+	}
+	return nil
+}
+
+// FigureDoc describes the public figure key of params ("the session's total
+// ε for each published value, …"), which a policy limit bounds; "" when key
+// is a parameter rather than a figure.
+func FigureDoc(params any, key string) string {
+	_, doc, _ := policyValue(params, key)
+	return doc
+}

@@ -49,8 +49,10 @@ func (family) Info() protocol.Info {
 // roles are the family's roles.
 func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{
-		{Name: RoleCoordinator, Min: 1, Max: 1, Doc: "counts votes, eliminates arms globally, announces them"},
-		{Name: RoleAgent, Min: 1, Max: MaxAgents, Doc: "interacts with its own copy of the bandit and votes against arms"},
+		{Name: RoleCoordinator, Min: 1, Max: 1, Doc: "counts votes, eliminates arms globally, announces them",
+			Learns: "which agent voted against which arm and when each agent stopped (in central, every raw reward); DP-MASE's votes are ε-DP in the rewards, Corrupted Elimination's reveal an agent's best arm with probability at most 1−η"},
+		{Name: RoleAgent, Min: 1, Max: MaxAgents, Doc: "interacts with its own copy of the bandit and votes against arms",
+			Learns: "its own rewards and the global eliminations"},
 	}
 }
 

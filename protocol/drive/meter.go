@@ -66,13 +66,17 @@ func (m *Meter) Immediate() bool { return m.env.Immediate() }
 // its party handed over that it was never asked (its driver's queue).
 func (m *Meter) Use(waiting int) EnvironmentUse {
 	asked, answered := m.asked.Load(), m.answered.Load()
-	return EnvironmentUse{
+	u := EnvironmentUse{
 		Source:     m.source,
 		Queries:    answered,
 		Unanswered: asked - answered + int64(waiting),
 		Seconds:    time.Duration(m.nanos.Load()).Seconds(),
 		MaxMillis:  float64(m.maxNanos.Load()) / float64(time.Millisecond),
 	}
+	if h, ok := m.env.(interface{ Health() (int64, string) }); ok {
+		u.Restarts, u.LastError = h.Health()
+	}
+	return u
 }
 
 // EnvironmentUse is what an environment of the organization's own did in
@@ -91,6 +95,11 @@ type EnvironmentUse struct {
 	// environment that answered none of its role's queries starved the
 	// role (Starved).
 	Warning string `json:"warning,omitempty"`
+	// Restarts counts an exec program's restarts (after it exited or
+	// closed its pipes); LastError is the last line it wrote to its
+	// stderr. This organization's own: never sent to a peer.
+	Restarts  int64  `json:"restarts,omitempty"`
+	LastError string `json:"last_error,omitempty"`
 }
 
 // Starved reports whether the environment answered none of the queries

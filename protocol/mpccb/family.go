@@ -71,10 +71,14 @@ func (family) CheckAssignment(protocol.Assignment, Params, bool) error { return 
 // roles are the family's roles.
 func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{
-		{Name: RoleFeature, Min: 2, Max: MaxParties, Doc: "holds some features of every context, computes on shares"},
-		{Name: RolePuller, Min: 1, Max: 1, Doc: "p′: learns each chosen arm and pulls it"},
-		{Name: RoleReceiver, Min: 1, Max: 1, Doc: "p″: holds the rewards, shares them, learns each reward"},
-		{Name: RoleDealer, Min: 1, Max: 1, Doc: "supplies correlated randomness; sees no data"},
+		{Name: RoleFeature, Min: 2, Max: MaxParties, Doc: "holds some features of every context, computes on shares",
+			Learns: "its own features; of the others, uniform shares and openings under fresh uniform masks"},
+		{Name: RolePuller, Min: 1, Max: 1, Doc: "p′: learns each chosen arm and pulls it",
+			Learns: "every chosen arm, log(|A|/ε)-differentially private per step (the result's dp_eta)"},
+		{Name: RoleReceiver, Min: 1, Max: 1, Doc: "p″: holds the rewards, shares them, learns each reward",
+			Learns: "every reward (and, with its table, the arms that pay it)"},
+		{Name: RoleDealer, Min: 1, Max: 1, Doc: "supplies correlated randomness; sees no data",
+			Learns: "its own seeds and samples; no data"},
 	}
 }
 

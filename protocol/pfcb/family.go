@@ -63,7 +63,8 @@ func (family) Grade(_ protocol.Grading, _ Params, res *Result) (any, error) { re
 // roles are the family's roles.
 func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{{Name: RoleAgent, Min: 2, Max: MaxAgents,
-		Doc: "buys from producers under a quality constraint and shares noisy procurement totals"}}
+		Doc:    "buys from producers under a quality constraint and shares noisy procurement totals",
+		Learns: "its own procurements and realisations, and the other agents' published noisy totals (w̃, ỹ) per producer and communication round, each (ε, δ)-differentially private in the publishing agent's history"}}
 }
 
 // ParseParams is protocol.Family's ParseParams.

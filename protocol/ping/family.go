@@ -66,7 +66,8 @@ func (family) CheckAssignment(protocol.Assignment, Params, bool) error { return 
 // roles are the family's roles.
 func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{{Name: RoleParticipant, Min: 2, Max: MaxParticipants,
-		Doc: "measures the round-trip time to every other participant"}}
+		Doc:    "measures the round-trip time to every other participant",
+		Learns: "the round-trip times to the other participants, nothing else: ping carries no private data"}}
 }
 
 // ParseParams is protocol.Family's ParseParams.

@@ -75,10 +75,14 @@ func (family) NewSchedule(map[string]any, Params, protocol.Assignment, io.Reader
 // roles are the family's roles.
 func roles() []protocol.RoleSpec {
 	return []protocol.RoleSpec{
-		{Name: RoleCustomer, Min: 1, Max: 1, Doc: "buys the budget, holds the Paillier key, learns the cumulative reward"},
-		{Name: RoleController, Min: 1, Max: 1, Doc: "routes ciphertexts and permutes the scores"},
-		{Name: RoleComp, Min: 1, Max: 1, Doc: "compares permuted, masked scores"},
-		{Name: RoleOwner, Min: 2, Max: MaxOwners, Doc: "holds one arm"},
+		{Name: RoleCustomer, Min: 1, Max: 1, Doc: "buys the budget, holds the Paillier key, learns the cumulative reward",
+			Learns: "the cumulative reward only: one Paillier ciphertext, which it decrypts"},
+		{Name: RoleController, Min: 1, Max: 1, Doc: "routes ciphertexts and permutes the scores",
+			Learns: "nothing of the data: envelopes it cannot open, Paillier ciphertexts and the permutations it drew"},
+		{Name: RoleComp, Min: 1, Max: 1, Doc: "compares permuted, masked scores",
+			Learns: "each iteration's permuted, masked scores and the position it selects: their order, which are equal and the ratios of their differences (with probability matching, their ratios), never which data owner has which; the result's leakage states it"},
+		{Name: RoleOwner, Min: 2, Max: MaxOwners, Doc: "holds one arm",
+			Learns: "its own arm's rewards and pulls: the setup and one bit a step"},
 	}
 }
 

@@ -106,6 +106,22 @@ class Client:
         """The address book's peers with their connection state."""
         return self._call("GET", "/v0/peers")
 
+    def scope(self):
+        """The scope of this client's token: "read" or "operator"."""
+        return self._call("GET", "/v0/auth/scope")["scope"]
+
+    def policy(self):
+        """What this node accepts: per protocol, its roles, initiators, limits and what each role learns."""
+        return self._call("GET", "/v0/policy")
+
+    def refused_peers(self):
+        """The peers the node refused for not being in its address book, and its own peer card."""
+        return self._call("GET", "/v0/peers/refused")
+
+    def add_peer(self, card):
+        """Add a partner's peer card (one [[peers]] block, text) to the config and reload it."""
+        return self._call("POST", "/v0/peers", body=card.encode(), ctype="application/toml")
+
     def sessions(self, name=None, limit=None, before=None):
         """Sessions this node knows, newest first (without specs); name: a standing session's runs.
 

@@ -36,6 +36,14 @@ def test_node_and_peers(node1):
     assert set(peers) == {"node2", "node3", "node4", "node5"}
     assert all(p["connected"] for p in peers.values()), peers
     assert node1.standing() == []
+    assert node1.scope() == "operator"
+    ping = {p["protocol"]: p for p in node1.policy()["protocols"]}["ping"]
+    assert ping["enabled"] and ping["roles"][0]["learns"], ping
+    refused = node1.refused_peers()
+    assert refused["refused"] == [] and 'name = "node1"' in refused["peer_card"], refused
+    with pytest.raises(BanditError) as e:
+        node1.add_peer('[[peers]]\nname = "node2"\npeer_id = "%s"\n' % peers["node2"]["peer_id"])
+    assert e.value.status == 409 and e.value.code == "peer.exists", e.value.body
 
 
 def test_errors_carry_status_code_and_field(node1):

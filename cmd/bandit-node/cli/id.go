@@ -10,6 +10,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/node"
 	"github.com/bandit-node/bandit-node/node/apitype"
+	"github.com/bandit-node/bandit-node/node/config"
 	manet "github.com/multiformats/go-multiaddr/net"
 )
 
@@ -39,7 +40,7 @@ func runID(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			fmt.Fprintf(stderr, "note: listing this machine's interfaces: %v\n", err)
 		}
-		text, err := peerCard(info.Name, info.PeerID, info.Addrs, ifaces)
+		text, err := config.PeerCard(info.Name, info.PeerID, info.Addrs, ifaces)
 		if err != nil {
 			return err
 		}

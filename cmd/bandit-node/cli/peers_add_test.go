@@ -13,69 +13,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/apitype"
-	"github.com/multiformats/go-multiaddr"
 )
-
-func TestPeerCard(t *testing.T) {
-	const id = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
-	ifaces := []multiaddr.Multiaddr{multiaddr.StringCast("/ip4/127.0.0.1"), multiaddr.StringCast("/ip4/192.168.1.5"),
-		multiaddr.StringCast("/ip6/::1"), multiaddr.StringCast("/ip6/fe80::1"), multiaddr.StringCast("/ip6/2001:db8::5")}
-	tests := []struct {
-		name      string
-		listen    []string
-		ifaces    []multiaddr.Multiaddr
-		wantAddrs []string
-		wantNote  string
-	}{
-		{"specific addresses", []string{"/ip4/10.0.0.2/tcp/4001", "/ip4/10.0.0.2/udp/4001/quic-v1"}, ifaces,
-			[]string{"/ip4/10.0.0.2/tcp/4001/p2p/" + id, "/ip4/10.0.0.2/udp/4001/quic-v1/p2p/" + id}, ""},
-		{"every IPv4 interface", []string{"/ip4/0.0.0.0/tcp/4001"}, ifaces,
-			[]string{"/ip4/192.168.1.5/tcp/4001/p2p/" + id}, "# /ip4/0.0.0.0/tcp/4001 listens on every interface"},
-		{"every IPv6 interface", []string{"/ip6/::/tcp/4001"}, ifaces,
-			[]string{"/ip6/2001:db8::5/tcp/4001/p2p/" + id}, "listens on every interface"},
-		{"loopback only", []string{"/ip4/0.0.0.0/tcp/4001"}, ifaces[:1],
-			[]string{"/ip4/127.0.0.1/tcp/4001/p2p/" + id}, "Check that the peers can reach these addresses"},
-		{"no interface", []string{"/ip4/0.0.0.0/tcp/4001"}, nil, nil, "none was found"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			text, err := peerCard("acme", id, tc.listen, tc.ifaces)
-			if err != nil {
-				t.Fatal(err)
-			}
-			card, err := parsePeerCard([]byte(text))
-			if err != nil {
-				t.Fatalf("the card does not parse: %v\n%s", err, text)
-			}
-			if card.Name != "acme" || card.PeerID != id || fmt.Sprint(card.Addrs) != fmt.Sprint(tc.wantAddrs) {
-				t.Errorf("card = %+v, want addrs %v\n%s", card, tc.wantAddrs, text)
-			}
-			if !strings.Contains(text, tc.wantNote) {
-				t.Errorf("card lacks %q:\n%s", tc.wantNote, text)
-			}
-		})
-	}
-}
-
-func TestParsePeerCardRefuses(t *testing.T) {
-	const id = "12D3KooWQ3Lf4RYmeSsM3HqbDWb1Sz2zUoRPr6PxYyGgWvVx2Gqx"
-	tests := []struct{ name, text, want string }{
-		{"empty", "", "exactly one [[peers]] block, this one holds 0"},
-		{"two", "[[peers]]\nname = \"a\"\npeer_id = \"" + id + "\"\n[[peers]]\nname = \"b\"\npeer_id = \"" + id + "\"\n", "holds 2"},
-		{"unknown key", "[[peers]]\nname = \"a\"\npeer_id = \"" + id + "\"\ncolour = 1\n", "unknown key peers.colour"},
-		{"other table", "[node]\nname = \"a\"\n[[peers]]\nname = \"a\"\npeer_id = \"" + id + "\"\n", "unknown key node"},
-		{"no name", "[[peers]]\npeer_id = \"" + id + "\"\n", "peers.name"},
-		{"bad id", "[[peers]]\nname = \"a\"\npeer_id = \"nope\"\n", "peers.peer_id"},
-		{"not TOML", "[[peers]\n", "toml"},
-	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			if _, err := parsePeerCard([]byte(tc.text)); err == nil || !strings.Contains(err.Error(), tc.want) {
-				t.Errorf("parsePeerCard: %v, want an error containing %q", err, tc.want)
-			}
-		})
-	}
-}
 
 // TestPeersAddJoinsRunningDaemons: two running daemons that do not know
 // each other exchange peer cards (id --peer-card, peers add), reload without

@@ -62,7 +62,7 @@ func runPeersRemove(ctx context.Context, args []string, stdout, stderr io.Writer
 	}) {
 		return fmt.Errorf("removing %s's [[peers]] table would change other peers too, so the config is left as it was: edit it by hand", name)
 	}
-	if err := writeFileAtomic(cfg.Path, next); err != nil {
+	if err := config.WriteFileAtomic(cfg.Path, next); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "removed %s from %s\n", name, cfg.Path)
