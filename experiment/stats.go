@@ -86,3 +86,38 @@ func Rising(xs ...Summary) (holds, unresolved bool) {
 	}
 	return !unresolved, unresolved
 }
+
+// WithinNoiseOfLine says whether the least-squares line through the
+// points' means (y = intercept + slope·x) passes within every point's 95 %
+// interval: the points' departure from a line is then no larger than their
+// runs' noise. It is false when a point has fewer than two runs (no spread
+// to judge by) or the xs do not vary.
+func WithinNoiseOfLine(xs []float64, ys []Summary) bool {
+	n := float64(len(xs))
+	if len(xs) < 2 || len(ys) != len(xs) {
+		return false
+	}
+	var mx, my float64
+	for i := range xs {
+		mx += xs[i]
+		my += ys[i].Mean
+	}
+	mx /= n
+	my /= n
+	var sxx, sxy float64
+	for i := range xs {
+		sxx += (xs[i] - mx) * (xs[i] - mx)
+		sxy += (xs[i] - mx) * (ys[i].Mean - my)
+	}
+	if sxx == 0 {
+		return false
+	}
+	slope := sxy / sxx
+	for i, y := range ys {
+		fit := my + slope*(xs[i]-mx)
+		if y.N < 2 || fit < y.Low || fit > y.High {
+			return false
+		}
+	}
+	return true
+}

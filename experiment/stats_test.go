@@ -62,3 +62,31 @@ func TestRising(t *testing.T) {
 		}
 	}
 }
+
+// TestWithinNoiseOfLine: a line through the means passes within every
+// point's interval when the points' spread covers their departure from it,
+// not when one point lies off the line by more than its noise, nor with a
+// single run (no spread).
+func TestWithinNoiseOfLine(t *testing.T) {
+	sum := func(xs ...float64) Summary { return Summarize(xs) }
+	xs := []float64{1, 2, 3}
+	for _, c := range []struct {
+		name string
+		ys   []Summary
+		want bool
+	}{
+		{"on the line", []Summary{sum(0.9, 1, 1.1), sum(1.9, 2, 2.1), sum(2.9, 3, 3.1)}, true},
+		{"bent within the noise", []Summary{sum(0.5, 1, 1.5), sum(1.7, 2.2, 2.7), sum(2.5, 3, 3.5)}, true},
+		{"bent beyond the noise", []Summary{sum(0.99, 1, 1.01), sum(2.49, 2.5, 2.51), sum(2.99, 3, 3.01)}, false},
+		{"one run", []Summary{sum(1), sum(2), sum(3)}, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := WithinNoiseOfLine(xs, c.ys); got != c.want {
+				t.Errorf("WithinNoiseOfLine = %v, want %v", got, c.want)
+			}
+		})
+	}
+	if WithinNoiseOfLine([]float64{1, 1}, []Summary{sum(1, 2), sum(1, 2)}) {
+		t.Error("a line through one x")
+	}
+}

@@ -1,6 +1,7 @@
 package samba
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/bandit-node/bandit-node/experiment"
@@ -36,5 +37,36 @@ func TestRankClaim(t *testing.T) {
 		if got := rankClaim("claim", ranks, "").Verdict(); got != c.want {
 			t.Errorf("%s: %s, want %s", c.name, got, c.want)
 		}
+	}
+}
+
+// TestLinearClaim: the time is linear when every line fits with R² ≥ 0.99;
+// a worse fit within the runs' noise leaves it unresolved, one beyond a
+// point's interval makes it fail and says which algorithm.
+func TestLinearClaim(t *testing.T) {
+	sum := func(xs ...float64) experiment.Summary { return experiment.Summarize(xs) }
+	xs := []float64{5000, 10000, 20000}
+	straight := line{alg: "ucb", xs: xs, ys: []experiment.Summary{sum(1.0, 1.01, 0.99), sum(2.0, 2.01, 1.99), sum(4.0, 4.01, 3.99)}}
+	noisy := line{alg: "pursuit", xs: xs, ys: []experiment.Summary{sum(0, 1, 2), sum(2, 3, 4), sum(3, 4, 5)}}
+	bent := line{alg: "thompson", xs: xs, ys: []experiment.Summary{sum(1.0, 1.01, 0.99), sum(3.5, 3.51, 3.49), sum(4.0, 4.01, 3.99)}}
+	for _, c := range []struct {
+		name  string
+		lines []line
+		want  string
+		names string
+	}{
+		{"straight", []line{straight}, "holds", ""},
+		{"noisy", []line{straight, noisy}, "not resolved", "pursuit"},
+		{"bent", []line{straight, noisy, bent}, "does not hold", "thompson"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cl := linearClaim("linear", c.lines, "note")
+			if cl.Verdict() != c.want {
+				t.Fatalf("%s (%s), want %s", cl.Verdict(), cl.Note, c.want)
+			}
+			if !strings.Contains(cl.Note, c.names) {
+				t.Errorf("note %q does not name %s", cl.Note, c.names)
+			}
+		})
 	}
 }
