@@ -18,6 +18,7 @@ import (
 
 	"github.com/bandit-node/bandit-node/internal/testutil"
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/protocol/samba"
 )
 
 // webDriver is a W3C WebDriver session on chromedriver, spoken in plain
@@ -137,46 +138,10 @@ func (d *webDriver) shots(dir, name string) {
 	d.call("POST", "/window/rect", map[string]int{"width": 1280, "height": 800})
 }
 
-// TestConsoleInBrowser drives the web console in headless Chromium against
-// three real daemons: sign in read-only, see the node ready, see what it
-// accepts (the Policy page), the partner connected with its version and a
-// peer the gater refused, with no sideways scroll at phone width; watch a
-// session reach 100 % live, open its result chart, find cancel refused to
-// the read-only token; the operator token cancels, and adds the refused
-// peer's card, after which the two connect and the partners' rows are
-// reached with the arrow keys. Screenshots go to $BANDIT_CONSOLE_SHOTS
-// (default: a temporary directory).
-func TestConsoleInBrowser(t *testing.T) {
-	driver, err := exec.LookPath("chromedriver")
-	if err != nil {
-		t.Skip("chromedriver not installed (apt-get install -y chromium chromium-driver); the console's browser test does not run")
-	}
-	browser := "/usr/bin/chromium"
-	if _, err := os.Stat(browser); err != nil {
-		t.Skip("chromium not installed at /usr/bin/chromium (apt-get install -y chromium)")
-	}
-	shots := os.Getenv("BANDIT_CONSOLE_SHOTS")
-	if shots == "" {
-		shots = t.TempDir()
-	} else if err := os.MkdirAll(shots, 0o755); err != nil {
-		t.Fatal(err)
-	}
-
-	readToken := strings.Repeat("r", 32)
-	// node3 is not in node1's address book: node1's gater refuses it,
-	// until the console adds its card.
-	nodes := startNetwork(t, 3, func(i int, cfg *config.Config) {
-		cfg.API.ReadTokenFile = filepath.Join(cfg.Node.DataDir, "api.read.token")
-		if err := os.WriteFile(cfg.API.ReadTokenFile, []byte(readToken), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if i == 0 {
-			cfg.Peers = slices.DeleteFunc(cfg.Peers, func(p config.PeerConfig) bool { return p.Name == "node3" })
-		}
-		writeConfig(t, cfg.Path, configText(cfg))
-	})
-	ui := "http://" + nodes[0].APIAddr() + "/ui/"
-
+// startBrowser starts chromedriver and a headless Chromium session on it,
+// both stopped when the test ends.
+func startBrowser(t *testing.T, driver, browser string) *webDriver {
+	t.Helper()
 	port := testutil.FreePort(t)
 	cmd := exec.Command(driver, fmt.Sprintf("--port=%d", port))
 	if err := cmd.Start(); err != nil {
@@ -205,6 +170,66 @@ func TestConsoleInBrowser(t *testing.T) {
 	json.Unmarshal(d.call("POST", "/session", caps), &sess)
 	d.base = root + "/session/" + sess.SessionID
 	t.Cleanup(func() { d.call("DELETE", "", nil) })
+	return d
+
+}
+
+// browserTools finds chromedriver and Chromium, or skips the test.
+func browserTools(t *testing.T) (driver, browser string) {
+	t.Helper()
+	driver, err := exec.LookPath("chromedriver")
+	if err != nil {
+		t.Skip("chromedriver not installed (apt-get install -y chromium chromium-driver); the console's browser test does not run")
+	}
+	browser = "/usr/bin/chromium"
+	if _, err := os.Stat(browser); err != nil {
+		t.Skip("chromium not installed at /usr/bin/chromium (apt-get install -y chromium)")
+	}
+	return driver, browser
+}
+
+// consoleShots is the screenshots' directory: $BANDIT_CONSOLE_SHOTS, or a
+// temporary one.
+func consoleShots(t *testing.T) string {
+	shots := os.Getenv("BANDIT_CONSOLE_SHOTS")
+	if shots == "" {
+		return t.TempDir()
+	}
+	if err := os.MkdirAll(shots, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return shots
+}
+
+// TestConsoleInBrowser drives the web console in headless Chromium against
+// three real daemons: sign in read-only, see the node ready, see what it
+// accepts (the Policy page), the partner connected with its version and a
+// peer the gater refused, with no sideways scroll at phone width; watch a
+// session reach 100 % live, open its result chart, find cancel refused to
+// the read-only token; the operator token cancels, and adds the refused
+// peer's card, after which the two connect and the partners' rows are
+// reached with the arrow keys. Screenshots go to $BANDIT_CONSOLE_SHOTS
+// (default: a temporary directory).
+func TestConsoleInBrowser(t *testing.T) {
+	driver, browser := browserTools(t)
+	shots := consoleShots(t)
+
+	readToken := strings.Repeat("r", 32)
+	// node3 is not in node1's address book: node1's gater refuses it,
+	// until the console adds its card.
+	nodes := startNetwork(t, 3, func(i int, cfg *config.Config) {
+		cfg.API.ReadTokenFile = filepath.Join(cfg.Node.DataDir, "api.read.token")
+		if err := os.WriteFile(cfg.API.ReadTokenFile, []byte(readToken), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			cfg.Peers = slices.DeleteFunc(cfg.Peers, func(p config.PeerConfig) bool { return p.Name == "node3" })
+		}
+		writeConfig(t, cfg.Path, configText(cfg))
+	})
+	ui := "http://" + nodes[0].APIAddr() + "/ui/"
+
+	d := startBrowser(t, driver, browser)
 
 	// The page loads without a token and asks for one.
 	d.visit(ui)
@@ -316,4 +341,52 @@ func TestConsoleInBrowser(t *testing.T) {
 	d.waitJS("the standing page", `return document.querySelector("#page h1") && document.querySelector("#page h1").innerText === "Standing sessions"`, 10*time.Second)
 	d.shots(shots, "8-standing")
 	t.Logf("screenshots in %s", shots)
+}
+
+// TestConsoleShowsASAMBASession: a SAMBA session among six daemons,
+// started at node1 as `bandit-node session start` starts it (the control
+// API's POST /v0/sessions), appears on node1's open Sessions page read-only,
+// reaches 100 % there without a reload, and its page draws the result.
+func TestConsoleShowsASAMBASession(t *testing.T) {
+	driver, browser := browserTools(t)
+	shots := consoleShots(t)
+	readToken := strings.Repeat("r", 32)
+	means := []float64{0.6, 0.45, 0.3}
+	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {
+		cfg.Log.Level = "warn"
+		cfg.API.ReadTokenFile = filepath.Join(cfg.Node.DataDir, "api.read.token")
+		if err := os.WriteFile(cfg.API.ReadTokenFile, []byte(readToken), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
+		if i >= 3 {
+			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
+		}
+	})
+	ui := "http://" + nodes[0].APIAddr() + "/ui/"
+	d := startBrowser(t, driver, browser)
+	d.visit(ui)
+	d.waitJS("the sign-in form", `return !document.getElementById("login").hidden`, 10*time.Second)
+	d.typeIn("#token", readToken)
+	d.click("#login-form button[type=submit]")
+	d.waitJS("read-only scope", `return document.getElementById("scope").textContent === "read-only"`, 10*time.Second)
+	d.visit(ui + "#sessions")
+	d.waitJS("the sessions page", `return !!document.querySelector("#page h1") && document.querySelector("#page h1").innerText === "Sessions"`, 10*time.Second)
+	d.js(`window.__sameLoad = true; return true`)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	spec := "protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = \"ucb\"\nbudget = 3000\npaillier_bits = 512\n"
+	s, err := nodes[0].api.StartSession(ctx, []byte(spec))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d.waitJS("the SAMBA session at 100 %", `const p = document.querySelector('[data-progress="`+s.ID+`"] [role=progressbar]'); return !!p && p.getAttribute("aria-valuenow") === "100"`, 90*time.Second)
+	if string(d.js(`return window.__sameLoad === true`)) != "true" {
+		t.Fatal("the page reloaded to show progress")
+	}
+	d.shots(shots, "9-samba-sessions")
+	d.click(`a[href="#session/` + s.ID + `"]`)
+	d.waitJS("the SAMBA result's charts", `return !!document.querySelector(".charts figure svg") && document.querySelector("#page").innerText.includes("samba")`, 20*time.Second)
+	d.shots(shots, "10-samba-result")
 }
