@@ -57,9 +57,9 @@ func TestTheorem2Batched(t *testing.T) {
 
 // TestBatchedReferenceDecidesFromTheBatchStart: the batched reference is
 // not the sequential algorithm — with a batch as long as the session, UCB
-// never sees a reward after the initial pulls, and every step's score
-// differs only by ln t, so it pulls one arm throughout — and B = 1 is the
-// sequential one.
+// never sees a reward after the initial pulls, and every step's score is
+// the same (t is the batch's first step), so it pulls one arm throughout —
+// and B = 1 is the sequential one.
 func TestBatchedReferenceDecidesFromTheBatchStart(t *testing.T) {
 	arms := []float64{0.6, 0.5, 0.45, 0.2}
 	p := DefaultParams()
