@@ -20,8 +20,8 @@ import (
 )
 
 // The price of batches (params.batch): the regret of every algorithm run
-// in batches of B steps, each decided from the variables at the batch's
-// start, against the sequential algorithm (B = 1), at the largest K and
+// in batches of B steps, each decided from the state at the batch's
+// start (t included), against the sequential algorithm (B = 1), at the largest K and
 // the budget N. The runs are samba.Reference with params.batch — the
 // plaintext batched algorithm, which a secure batched session equals
 // step for step (Theorem 2, batched: protocol/samba's TestTheorem2Batched
@@ -182,8 +182,9 @@ func writeBatches(o Options, data sambaDataset) ([]string, string, error) {
 
 	var b strings.Builder
 	fmt.Fprintf(&b, "\n## (e) The price of batches: regret against the batch size B, K = %d, N = %d\n\n", kmax, o.Budget)
-	b.WriteString("With `params.batch = B` one protocol round serves B decisions, all made from the data owners' variables at the " +
-		"batch's start; the rewards update them at its end. Regret is Σ_t (μ* − μ_{a_t}) over the N pulls, on the dataset's means; " +
+	b.WriteString("With `params.batch = B` one protocol round serves B decisions, all made from the state at the " +
+		"batch's start, t included (the data owners' s_i and n_i, and the batch's first step as the t of UCB's ln t and " +
+		"ε-decreasing's ε_t; masks, coins and Thompson's draws stay each step's own); the rewards update the variables at its end. Regret is Σ_t (μ* − μ_{a_t}) over the N pulls, on the dataset's means; " +
 		"mean over runs ± 95 % interval, and in brackets its ratio to the sequential algorithm's (B = 1). The runs are " +
 		"`samba.Reference` with `params.batch`, the plaintext batched algorithm, which a secure batched session equals arm for " +
 		"arm (Theorem 2, batched; tested in protocol/samba and reported by `simulate`'s `same_arm_sequence`).\n\n")

@@ -22,7 +22,7 @@ type Algorithm interface {
 	// Matching reports whether iteration l (from 1) selects by probability
 	// matching; otherwise it takes an argmax.
 	Matching(l int) bool
-	// ComputeScore is a data owner's score at step t, iteration l.
+	// ComputeScore is a data owner's score at step c.T, iteration c.L.
 	ComputeScore(c *ScoreContext) float64
 	// AfterIteration lets a data owner update its state with its bit of an
 	// iteration before the last (Pursuit's probabilities).
@@ -32,6 +32,9 @@ type Algorithm interface {
 // ScoreContext is what a data owner knows when it computes a score: its own
 // variables and nothing of the other arms.
 type ScoreContext struct {
+	// T is the step of the score — in a batched session the batch's first
+	// step for every score of the batch (batch.go) — and K the number of
+	// arms.
 	T, K   int64
 	L      int
 	S, N   int64           // sum of rewards and pulls of this arm

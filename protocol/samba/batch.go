@@ -11,10 +11,13 @@ package samba
 // iterations) serves every step of a batch:
 //
 //   - each data owner computes the score of every step t of the batch from
-//     its variables s_i, n_i at the batch's start (with t's own mask,
-//     ε-greedy's coin of t, Thompson's own draw for t, UCB's ln t), seals
-//     each for comp with t in its associated data, and sends the n
-//     envelopes to the controller in one message;
+//     the state at the batch's start, t included: its variables s_i, n_i
+//     and, in the score's state-dependent part (ScoreContext.T: UCB's
+//     ln t, ε-decreasing's ε_t), the batch's first step t₀ — while the
+//     per-decision randomness stays step t's own (t's mask, ε-greedy's
+//     coin of t, Thompson's own draw for t); it seals each for comp with
+//     t in its associated data, and sends the n envelopes to the
+//     controller in one message;
 //   - the controller draws a fresh σ_t for every step of the batch and
 //     sends comp each step's K envelopes permuted by it, one message a
 //     step, as in the sequential protocol;
@@ -30,6 +33,14 @@ package samba
 // order, and step t's second score is p_i after step t's move. With B = 1
 // every batch is one step and the session is the paper's, message for
 // message (the data owners' messages keep their sequential kinds).
+//
+// Why t₀ and not each step's t: UCB's B lists of a batch would otherwise
+// differ only through the public ln t, and comp, which sees the order of
+// each list (its masks are increasing affine maps), could link the B
+// lists by rank and solve for the empirical means and √(1/n_i) up to one
+// affine map. With t₀ the B lists of a batch are one vector of scores
+// under B independent masks and permutations, which tells comp nothing
+// one list does not (TestBatchedUCBListsAreOneVector).
 
 // batchLen is the number of steps of the batch that starts at step t: B,
 // or what is left of the budget.

@@ -57,9 +57,9 @@ func TestTheorem2Batched(t *testing.T) {
 
 // TestBatchedReferenceDecidesFromTheBatchStart: the batched reference is
 // not the sequential algorithm — with a batch as long as the session, UCB
-// never sees a reward after the initial pulls, and every step's score
-// differs only by ln t, so it pulls one arm throughout — and B = 1 is the
-// sequential one.
+// never sees a reward after the initial pulls, and every step's score is
+// the same (t is the batch's first step), so it pulls one arm throughout —
+// and B = 1 is the sequential one.
 func TestBatchedReferenceDecidesFromTheBatchStart(t *testing.T) {
 	arms := []float64{0.6, 0.5, 0.45, 0.2}
 	p := DefaultParams()
@@ -269,6 +269,78 @@ func TestBatchedViews(t *testing.T) {
 				t.Errorf("the data customer received %d messages, want 1", toCustomer)
 			}
 		})
+	}
+}
+
+// TestBatchedUCBListsAreOneVector: in a batched UCB session comp's B lists
+// of a batch, un-masked with their masks (derived here from a data owner's
+// seed_α), are one vector up to order — the UCB scores of the state at the
+// batch's start, t included — so comp's B lists tell it nothing one list
+// does not. Under the rule before (each score with its own step's ln t)
+// the lists of a batch differ by more than the tolerance at every step but
+// the first, which the test checks too, so it would have failed then.
+func TestBatchedUCBListsAreOneVector(t *testing.T) {
+	const k, budget, batch = 4, 4000, 64
+	d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(budget), "paillier_bits": int64(512), "batch": int64(batch)},
+		[]float64{0.9, 0.5, 0.45, 0.2}, 5)
+	c := d.roles[compParty].(*comp)
+	owners := make([]*dataOwner, k)
+	for i := range owners {
+		owners[i] = d.roles[protocol.Party{Role: RoleOwner, Index: i}].(*dataOwner)
+	}
+	// close reports whether two sorted vectors agree to within what
+	// un-masking's rounding leaves (masks scale by up to 2^±20 and shift
+	// by up to 10 of their scale: ~1e-14 here).
+	close := func(x, y []float64) bool {
+		for j := range x {
+			if math.Abs(x[j]-y[j]) > 1e-9 {
+				return false
+			}
+		}
+		return true
+	}
+	ucbScores := func(step int64) []float64 {
+		v := make([]float64, k)
+		for i, o := range owners {
+			v[i] = ucb{}.ComputeScore(&ScoreContext{T: step, K: k, S: o.sc.S, N: o.sc.N})
+		}
+		sort.Float64s(v)
+		return v
+	}
+	first := map[uint64][]float64{} // batch start → its first list, un-masked
+	lists, later := 0, 0
+	c.view = func(step uint64, l int, scores []float64, _ int) {
+		lists++
+		// Comp opens a batch's lists while every data owner waits for the
+		// batch's bits, at the batch's start state.
+		t0 := owners[0].t
+		m := maskFor(owners[0].alpha, step, l, false)
+		un := make([]float64, len(scores))
+		for j, v := range scores {
+			un[j] = (v - m.b) / m.a
+		}
+		sort.Float64s(un)
+		if !close(un, ucbScores(int64(t0))) {
+			t.Errorf("step %d: comp's list un-masked is %v, not the UCB scores at the batch's start %d: %v", step, un, t0, ucbScores(int64(t0)))
+		}
+		if f, ok := first[t0]; !ok {
+			first[t0] = un
+		} else if !close(un, f) {
+			t.Errorf("step %d: comp's list un-masked %v differs from the batch's first (step %d) %v", step, un, t0, f)
+		}
+		if step != t0 {
+			later++
+			if close(un, ucbScores(int64(step))) {
+				t.Errorf("step %d: comp's list is also the scores with the step's own ln t: the test could not tell the two rules apart", step)
+			}
+		}
+	}
+	if err := d.run(); err != nil {
+		t.Fatal(err)
+	}
+	steps := budget - k
+	if lists != steps || len(first) != (steps+batch-1)/batch || later != steps-len(first) {
+		t.Errorf("comp saw %d lists in %d batches (%d past a batch's first step), want %d in %d", lists, len(first), later, steps, (steps+batch-1)/batch)
 	}
 }
 

@@ -241,9 +241,12 @@ func (d *dataOwner) next() error {
 }
 
 // scoreOf is the masked score of step t, iteration l, from this data
-// owner's variables (ComputeScore).
+// owner's variables (ComputeScore). The score's state, t included, is the
+// batch's start: ScoreContext.T is the batch's first step d.t (t itself
+// when params.batch = 1), while the mask and the coin are step t's own
+// (batch.go).
 func (d *dataOwner) scoreOf(t uint64, l int) float64 {
-	d.sc.T, d.sc.L = int64(t), l
+	d.sc.T, d.sc.L = int64(d.t), l
 	if d.coin {
 		d.sc.Coin = coinFor(d.eps, t)
 	}

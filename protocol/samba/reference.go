@@ -17,8 +17,8 @@ import (
 // comp's stream for probability matching. Theorem 2: it returns the same
 // cumulative reward and the same sequence of pulled arms. With
 // params.batch = B > 1 it is the batched algorithm (batch.go): each batch
-// of B steps decides from the variables at the batch's start, and its
-// rewards update them at its end — the plaintext reference of a batched
+// of B steps decides from the state at the batch's start, t included, and
+// its rewards update the variables at its end — the plaintext reference of a batched
 // session, step for step.
 func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int, err error) {
 	alg, err := AlgorithmByName(p.Algorithm)
@@ -90,13 +90,15 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 		for l := 1; l <= alg.Iterations(); l++ {
 			// Each data owner's scores of the batch, in step order: at the
 			// first iteration from its variables, at a later one after each
-			// step's bit of the iteration before (Pursuit's p_i).
+			// step's bit of the iteration before (Pursuit's p_i); the t of
+			// every score is the batch's first step t0, the coin each
+			// step's own.
 			for i := range k {
 				for j := range n {
 					if l > 1 {
 						alg.AfterIteration(l-1, i == chosen[j], &ctx[i])
 					}
-					ctx[i].T, ctx[i].L, ctx[i].Coin = t0+int64(j), l, coin[j]
+					ctx[i].T, ctx[i].L, ctx[i].Coin = t0, l, coin[j]
 					v[j*k+i] = alg.ComputeScore(&ctx[i])
 				}
 			}

@@ -181,7 +181,10 @@ func leakage(alg Algorithm, batch int) string {
 		s += "; Pursuit's second iteration matches probabilities that sum to 1, so comp learns them exactly, permuted"
 	}
 	if batch > 1 {
-		s += fmt.Sprintf("; in batches of %d steps, each step's list under its own permutation and mask, but all of a batch's lists computed from the same variables, so comp can relate them across the batch over every arm (for an argmax whose scores move with t only through a public term, as UCB's ln t, fitting the masks could reveal the means and 1/√n up to one affine map — of positions, never of named data owners)", batch)
+		s += fmt.Sprintf("; in batches of %d steps, each step's list under its own permutation and mask, all of a batch's lists computed from the state at its start, t included, so comp can relate them across the batch over every arm", batch)
+		if alg.Name() == "ucb" {
+			s += " (UCB's lists of a batch are one vector under independent masks: comp cannot separate the means from the exploration term, but with many lists the masks' bounded ranges let it estimate that vector's values — of positions, never of named data owners)"
+		}
 	}
 	return s
 }
