@@ -86,23 +86,40 @@ func (s *session) loop() {
 			isCtrl bool
 			ticks  int // lifecycle ticks due
 		)
+		// A ticker drops the ticks its reader was too busy for: the ones
+		// missed are made up, so that a timeout is the time it says on a
+		// loaded machine too — up to pauseNotice, beyond which checkPause
+		// speaks of a pause instead.
+		takeTick := func(now time.Time) {
+			ticks = int(min(max(now.Sub(lastTick)/tickLen, 1), 1+pauseNotice/tickLen))
+			lastTick = now
+		}
+		// A control event waiting is taken before any role message: an
+		// abort requested while the roles were busy (a flood's overflow,
+		// a lost peer) ends the session before its roles step again, and
+		// so before this node tells the others a party finished. Ticks
+		// stay in the first choice, so that a peer's stream of control
+		// messages cannot hold its session's timeouts back.
 		select {
-		case m = <-inbox:
-			isMsg = true
 		case ev = <-s.ctrl:
 			s.took(ev)
 			isCtrl = true
-		case <-s.kick:
 		case now := <-tick.C:
-			// A ticker drops the ticks its reader was too busy for: the
-			// ones missed are made up, so that a timeout is the time it
-			// says on a loaded machine too — up to pauseNotice, beyond
-			// which checkPause speaks of a pause instead.
-			ticks = int(min(max(now.Sub(lastTick)/tickLen, 1), 1+pauseNotice/tickLen))
-			lastTick = now
-		case <-roleTick:
-			s.tickRoles()
-		case <-topicC:
+			takeTick(now)
+		default:
+			select {
+			case m = <-inbox:
+				isMsg = true
+			case ev = <-s.ctrl:
+				s.took(ev)
+				isCtrl = true
+			case <-s.kick:
+			case now := <-tick.C:
+				takeTick(now)
+			case <-roleTick:
+				s.tickRoles()
+			case <-topicC:
+			}
 		}
 		if s.checkPause(idle, tickLen) {
 			// The pause is not made up for in ticks: Paused judged it.

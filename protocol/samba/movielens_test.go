@@ -40,16 +40,17 @@ func movielensMeans(t testing.TB, k int) []float64 {
 // N = 100,000, SAMBA's mean cumulative reward over 10 runs reaches the
 // paper's prototype's, within the prototype's spread.
 //
-// SAMBA equals the standard algorithm run by run (Theorem 2): one session
-// per algorithm at this size checks it here — full cryptography in
-// simulation, same reward, same arm sequence — and TestTheorem2 checks it
-// for every algorithm at three seeds. The mean over the 10 seeds is then
-// taken from the standard algorithm (Reference, which consumes the same
+// SAMBA equals the standard algorithm run by run (Theorem 2): TestTheorem2
+// checks it for every algorithm at three seeds and small sizes, and one
+// session at this size checks it here — Thompson sampling, whose Beta draws
+// are the most floating-point work a step — with full cryptography in
+// simulation: same reward, same arm sequence. The mean over the 10 seeds is
+// then taken from the standard algorithm (Reference, which consumes the same
 // randomness as the session of the same seed), which costs microseconds a
-// step instead of SAMBA's tenth of a millisecond: 6 sessions instead of 60.
+// step instead of SAMBA's tenth of a millisecond: 1 session instead of 60.
 func TestMovieLensStatistics(t *testing.T) {
 	if testing.Short() || raceEnabled {
-		t.Skip("6 SAMBA sessions of 100,000 steps: .ci/run runs it without -race")
+		t.Skip("a SAMBA session of 100,000 steps: .ci/run runs it without -race")
 	}
 	means := movielensMeans(t, 100)
 	arms := make([]any, len(means))
@@ -69,10 +70,14 @@ func TestMovieLensStatistics(t *testing.T) {
 	} {
 		raw := map[string]any{"algorithm": c.alg, "budget": int64(100000), "epsilon": 0.1, "epsilon_schedule": "log2",
 			"tau": 0.06, "beta": 0.1, "paillier_bits": int64(512)}
-		res, _ := simulate(t, &protocol.Spec{Protocol: Name, Params: raw,
-			Simulation: map[string]any{"arms": arms, "seed": int64(1)}})
-		if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || res.SameArmSequence == nil || !*res.SameArmSequence {
-			t.Errorf("%s, seed 1: SAMBA %d, the standard algorithm %v, same arm sequence %v", c.alg, res.CumulativeReward, res.ReferenceCumulativeReward, res.SameArmSequence)
+		session := int64(-1) // SAMBA's cumulative reward at seed 1, if run
+		if c.alg == "thompson" {
+			res, _ := simulate(t, &protocol.Spec{Protocol: Name, Params: raw,
+				Simulation: map[string]any{"arms": arms, "seed": int64(1)}})
+			if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || res.SameArmSequence == nil || !*res.SameArmSequence {
+				t.Errorf("%s, seed 1: SAMBA %d, the standard algorithm %v, same arm sequence %v", c.alg, res.CumulativeReward, res.ReferenceCumulativeReward, res.SameArmSequence)
+			}
+			session = res.CumulativeReward
 		}
 		parsed, err := (Family{}).ParseParams(raw)
 		if err != nil {
@@ -85,8 +90,8 @@ func TestMovieLensStatistics(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if seed == 0 && reward != res.CumulativeReward {
-				t.Errorf("%s, seed 1: the standard algorithm's %d here, SAMBA's %d in the session", c.alg, reward, res.CumulativeReward)
+			if seed == 0 && session >= 0 && reward != session {
+				t.Errorf("%s, seed 1: the standard algorithm's %d here, SAMBA's %d in the session", c.alg, reward, session)
 			}
 			sum += float64(reward)
 		}
