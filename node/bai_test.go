@@ -31,6 +31,7 @@ var problem1 = []float64{0.7, 0.5, 0.3, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1}
 // 4e-8 a session. With ξ = 0.05 it was about 0.2 % of sessions (7 of 3,000
 // simulations), which failed this test once in CI.
 func TestBAIOnTheNetwork(t *testing.T) {
+	t.Parallel()
 	nodes := startNetwork(t, 5, func(i int, cfg *config.Config) {
 		cfg.Policy["bai"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
 		if i > 0 {

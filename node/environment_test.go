@@ -196,6 +196,7 @@ func TestEnvironmentAdmission(t *testing.T) {
 // on the same data customer, controller and comp completes; after each, a
 // ping session over all six daemons completes. Every wait is bounded.
 func TestEnvironmentProgramsOnTheNetwork(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	dirs := make([]string, 6)
 	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {

@@ -24,6 +24,7 @@ import (
 // TestSessionSurvivesLostConnections closes the connections of a ping
 // session again and again, from either side, while it runs.
 func TestSessionSurvivesLostConnections(t *testing.T) {
+	t.Parallel()
 	nodes := startNetwork(t, 3, func(i int, cfg *config.Config) { cfg.Log.Level = "warn" })
 	const count = 10000
 	id, err := nodes[0].StartSession(pingSpec(count, "node1", "node2", "node3"))
@@ -77,6 +78,7 @@ func waitProgress(t *testing.T, tn *testNode, id string, step int64) {
 // another between its six daemons is closed: the data customer's reward is
 // still exactly the standard algorithm's.
 func TestSAMBASurvivesLostConnections(t *testing.T) {
+	t.Parallel()
 	means := []float64{0.6, 0.45, 0.3}
 	const budget, seed = 3000, 21
 	nodes := startNetwork(t, 6, func(i int, cfg *config.Config) {

@@ -14,6 +14,7 @@ import (
 // connections to the agents are closed one after another, every 50 ms, for
 // the whole session.
 func TestBAISurvivesLostConnections(t *testing.T) {
+	t.Parallel()
 	nodes := startNetwork(t, 5, func(i int, cfg *config.Config) {
 		cfg.Log.Level = "warn"
 		cfg.Policy["bai"] = config.PolicyConfig{Roles: []string{"*"}, Initiators: []string{"*"}}
@@ -43,6 +44,7 @@ func TestBAISurvivesLostConnections(t *testing.T) {
 // itself: a share published while a connection is down is replayed to
 // the peer when it connects again (topic.go), and deduplicated.
 func TestPFCBSurvivesLostConnections(t *testing.T) {
+	t.Parallel()
 	const n, m = 3, 5
 	in, err := pfcb.NewInstance("uniform", n, m, 0.4, 7)
 	if err != nil {

@@ -22,6 +22,7 @@ import (
 // alert on readiness and on records the disk refuses, and the dashboard
 // shows what an operator looks for.
 func TestMetricsDocumentedAndAlertable(t *testing.T) {
+	t.Parallel()
 	// node1 of two: its address book has a peer (not connected), and a
 	// standing session whose first run has ended (declined: the peer is
 	// down), so that every family of series exists.

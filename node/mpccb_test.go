@@ -32,6 +32,7 @@ import (
 // environments' goroutines), over more steps than a daemon queues queries
 // a party and with a window wider than p″ asks rows ahead.
 func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
+	t.Parallel()
 	const (
 		arms = 4
 		dims = 6

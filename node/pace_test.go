@@ -67,6 +67,7 @@ func (b *banditService) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // agents clamp it and count it in their own records, and nothing the
 // coordinator and initiator keeps holds the reward or the count.
 func TestBAIAgentsPacedWithAnHTTPEnvironment(t *testing.T) {
+	t.Parallel()
 	svc := &banditService{rand: rand.New(rand.NewPCG(1, 2)), pulls: map[string][]pullRequest{}}
 	srv := httptest.NewServer(svc)
 	defer srv.Close()

@@ -17,6 +17,7 @@ import (
 // says why node2 is not connected. Once node2 adds the card by a config
 // reload, the two connect within seconds.
 func TestOneSidedPeerCardsOnDaemons(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("runs for 20 s")
 	}

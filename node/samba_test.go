@@ -62,6 +62,7 @@ func (a loggedArm) Pull(r *randsrc.Source) int {
 // every arm's pulls and the sequence of pulled arms equal the standard
 // algorithm's from the same seed.
 func TestSAMBAOnTheNetworkTheorem2(t *testing.T) {
+	t.Parallel()
 	means := []float64{0.6, 0.45, 0.3}
 	const budget = 400
 	var seed atomic.Int64 // read by the daemons' goroutines when a session starts

@@ -88,6 +88,7 @@ func at(s []string, i int) string {
 // but its agents publish on the session topic, which the simulator hands
 // every party at once and gossipsub in any order.
 func TestDaemonsAndSimulatorAgree(t *testing.T) {
+	t.Parallel()
 	const seed = 21
 	means := []float64{0.6, 0.45, 0.3}
 	const steps, mpccbArms, dims = 12, 4, 20 // the synthetic contexts have 20 features
