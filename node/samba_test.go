@@ -2,6 +2,7 @@ package node
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -361,15 +362,16 @@ func TestSAMBABatchesAcrossWireVersions(t *testing.T) {
 	if res.CumulativeReward != want {
 		t.Errorf("cumulative reward %d on wire 1.1.0, the sequential reference %d", res.CumulativeReward, want)
 	}
+	// node1 knows node5's protocols (identified above): it refuses the
+	// batched session itself, naming node5 and the parameter, and proposes
+	// nothing.
 	id, err := nodes[0].StartSession([]byte(spec(8)))
-	if err != nil {
-		if !strings.Contains(err.Error(), "params.batch") {
-			t.Fatalf("a batched session with a 1.1.0 data owner: %v, want a reason naming params.batch", err)
-		}
-		return
+	const refusal = "node5 speaks no samba wire 1.2.0: params.batch: 8 needs SAMBA wire 1.2.0"
+	if err == nil || !strings.Contains(err.Error(), refusal) {
+		t.Fatalf("a batched session with a 1.1.0 data owner: session %q, %v; want refused with %q", id, err, refusal)
 	}
-	ended := waitEnded(t, nodes[0], id, 30*time.Second)
-	if ended.State == stateCompleted || !strings.Contains(ended.Reason+ended.Detail, "params.batch") {
-		t.Errorf("a batched session with a 1.1.0 data owner: %s (%q, %q), want it refused naming params.batch", ended.State, ended.Reason, ended.Detail)
+	var ke *protocol.KeyError
+	if !errors.As(err, &ke) || ke.Key != "params.batch" {
+		t.Errorf("the refusal %v is not a KeyError of params.batch (the API's field)", err)
 	}
 }

@@ -110,7 +110,16 @@ func (n *Runtime) StartChecked(checked *protocol.CheckedSpec, name string) (stri
 			others = append(others, pid)
 		}
 	}
-	f = n.chooseWireVersion(f, others)
+	if fv := n.chooseWireVersion(f, others); protocol.WireVersion(fv) != protocol.WireVersion(f) {
+		// A spec the current version runs may need more than the version
+		// every organization speaks (a parameter added since): it is
+		// refused here, naming who holds the session back, rather than by
+		// every role once proposed.
+		if _, err := fv.ParseParams(spec.Params); err != nil {
+			return "", fmt.Errorf("%s: %w", live.behindOn(n.host.LibP2P().Peerstore(), f, others), protocol.AsKeyError(err))
+		}
+		f = fv
+	}
 	s, err := n.newSession(live, id, f, params, text, byID, self, local)
 	if err != nil {
 		return "", err

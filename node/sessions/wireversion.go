@@ -7,6 +7,7 @@ import (
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
+	"github.com/libp2p/go-libp2p/core/peerstore"
 	libp2pprotocol "github.com/libp2p/go-libp2p/core/protocol"
 )
 
@@ -60,6 +61,24 @@ func (n *Runtime) chooseWireVersion(f protocol.Family, others []peer.ID) protoco
 		}
 	}
 	return f
+}
+
+// behindOn says which of others speak no newer version of f's messages
+// than the one the session must run on — "node5 speaks samba only up to
+// wire 1.1.0" — from their announced protocols.
+func (l *liveConfig) behindOn(ps peerstore.Peerstore, f protocol.Family, others []peer.ID) string {
+	id := RoleProtocol(f)
+	var names []string
+	for _, p := range others {
+		if known, err := ps.GetProtocols(p); err == nil && len(known) > 0 && !containsProtocol(known, id) {
+			names = append(names, l.nameOf(p))
+		}
+	}
+	verb := "speaks"
+	if len(names) != 1 {
+		verb = "speak"
+	}
+	return fmt.Sprintf("%s %s no %s wire %s", strings.Join(names, ", "), verb, f.Name(), protocol.WireVersion(f))
 }
 
 func containsProtocol(list []libp2pprotocol.ID, id libp2pprotocol.ID) bool {

@@ -390,8 +390,10 @@ func TestBatchedMessagesStaySmall(t *testing.T) {
 
 // TestWireVersions: the family speaks 1.2.0 (batches) and 1.1.0, on which a
 // session of params.batch = 1 runs as before — its messages are the same
-// (TestBatchOneIsTheSequentialProtocol) — and a batched one cannot start,
-// the error naming params.batch and both versions.
+// (TestBatchOneIsTheSequentialProtocol) — and a batched one is refused,
+// the error naming params.batch and both versions: by ParseParams at 1.1.0
+// (which the initiator calls once it has chosen the version), and by
+// NewRole for params parsed at 1.2.0.
 func TestWireVersions(t *testing.T) {
 	if got := protocol.WireVersions(Family{}); fmt.Sprint(got) != "[1.2.0 1.1.0]" {
 		t.Fatalf("wire versions %v", got)
@@ -408,7 +410,11 @@ func TestWireVersions(t *testing.T) {
 		{1, ""},
 		{4, "params.batch: 4 needs SAMBA wire 1.2.0, and this session runs on 1.1.0"},
 	} {
-		p, err := old.ParseParams(map[string]any{"budget": int64(20), "paillier_bits": int64(512), "batch": c.batch})
+		raw := map[string]any{"budget": int64(20), "paillier_bits": int64(512), "batch": c.batch}
+		if _, err := old.ParseParams(raw); (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+			t.Errorf("batch %d: ParseParams at 1.1.0: err = %v, want %q", c.batch, err, c.want)
+		}
+		p, err := (Family{}).ParseParams(raw)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -87,8 +87,16 @@ func roles() []protocol.RoleSpec {
 }
 
 // ParseParams is protocol.Family's ParseParams.
-func (family) ParseParams(raw map[string]any) (Params, error) {
-	return protocol.ParseParams(raw, DefaultParams(), Params.validate)
+// At wire 1.1.0, which has no batches, params.batch > 1 is refused.
+func (f family) ParseParams(raw map[string]any) (Params, error) {
+	p, err := protocol.ParseParams(raw, DefaultParams(), Params.validate)
+	if err != nil {
+		return p, err
+	}
+	if err := f.checkWire(p); err != nil {
+		return p, err
+	}
+	return p, nil
 }
 
 // ownerConfig is the [local.samba.data_owner] table.
@@ -174,11 +182,20 @@ func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _
 	return protocol.Prepared{Assignment: a, Local: locals}, nil
 }
 
+// checkWire refuses what f's wire version cannot carry: batches before
+// 1.2.0.
+func (f family) checkWire(p Params) error {
+	if f.wire == wireV110 && p.batched() {
+		return fmt.Errorf("params.batch: %d needs SAMBA wire %s, and this session runs on %s because an organization of it speaks no newer one: upgrade it, or run with params.batch = 1", p.Batch, wireVersion, wireV110)
+	}
+	return nil
+}
+
 // NewRole is protocol.Family's NewRole. At wire 1.1.0, which has no
 // batches, a session of params.batch > 1 cannot start.
 func (f family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
-	if f.wire == wireV110 && p.batched() {
-		return nil, fmt.Errorf("params.batch: %d needs SAMBA wire %s, and this session runs on %s because an organization of it speaks no newer one: upgrade it, or run with params.batch = 1", p.Batch, wireVersion, wireV110)
+	if err := f.checkWire(p); err != nil {
+		return nil, err
 	}
 	switch cfg.Self.Role {
 	case RoleCustomer:
