@@ -120,7 +120,12 @@ type Session struct {
 	// where the thread CPU clock could not be read: the times are then
 	// wall times.
 	SecureSeconds, SecureWallSeconds, StandardSeconds float64
-	CPUClock                                          bool
+	// SetupSeconds is the part of SecureSeconds before the first step
+	// (until comp's first list): the Paillier key generation, the data
+	// owners' encryptions and first pulls. The linearity claims fit the
+	// steps' time, SecureSeconds − SetupSeconds.
+	SetupSeconds float64
+	CPUClock     bool
 	// Messages and Bytes crossed the simulated network.
 	Messages, Bytes int64
 	// Costs is the per-role breakdown (all data owners together): messages
@@ -366,10 +371,20 @@ func simulateSAMBA(ctx context.Context, reg *protocol.Registry, j sambaJob, mean
 		Simulation: map[string]any{"arms": slices.Clone(means), "seed": seed}}
 	ownerMsgs := make([]int64, j.K)
 	ownerBytes := make([]int64, j.K)
+	// The set-up ends when comp sends its first list of bits (step K+1):
+	// until then the data customer generated its Paillier key — a prime
+	// search whose time varies from run to run — and the data owners
+	// encrypted and pulled once each.
+	var setupCPU time.Duration
+	var setupWall time.Time
 	count := func(m protocol.Message) {
 		if m.From.Role == samba.RoleOwner && m.From.Index >= 0 && m.From.Index < j.K {
 			ownerMsgs[m.From.Index]++
 			ownerBytes[m.From.Index] += int64(len(m.Body))
+		}
+		if m.From.Role == samba.RoleComp && setupWall.IsZero() {
+			setupWall = time.Now()
+			setupCPU, _ = threadCPU()
 		}
 	}
 	// One thread: the sequential driver runs every role on this goroutine,
@@ -385,8 +400,13 @@ func simulateSAMBA(ctx context.Context, reg *protocol.Registry, j sambaJob, mean
 	wall := time.Since(wall0).Seconds()
 	cpu1, _ := threadCPU()
 	secure := wall
+	if setupWall.IsZero() { // no step beyond the set-up (N = K)
+		setupWall, setupCPU = time.Now(), cpu1
+	}
+	setup := setupWall.Sub(wall0).Seconds()
 	if cpuOK {
 		secure = (cpu1 - cpu0).Seconds()
+		setup = (setupCPU - cpu0).Seconds()
 	}
 	r, ok := res.Result.(*samba.Result)
 	if !ok || r.ReferenceCumulativeReward == nil || r.SameArmSequence == nil {
@@ -420,7 +440,7 @@ func simulateSAMBA(ctx context.Context, reg *protocol.Registry, j sambaJob, mean
 	}
 
 	run := Session{sambaJob: j, Seed: seed, Reward: r.CumulativeReward, StandardReward: standard,
-		SameSequence: *r.SameArmSequence, SecureSeconds: secure, SecureWallSeconds: wall, StandardSeconds: stdSeconds,
+		SameSequence: *r.SameArmSequence, SecureSeconds: secure, SetupSeconds: setup, SecureWallSeconds: wall, StandardSeconds: stdSeconds,
 		CPUClock: cpuOK, Messages: res.Messages, Bytes: res.Bytes, Costs: r.Costs,
 		OwnerMessages: [2]int64{slices.Min(ownerMsgs), slices.Max(ownerMsgs)},
 		OwnerBytes:    [2]int64{slices.Min(ownerBytes), slices.Max(ownerBytes)}}

@@ -112,6 +112,11 @@ func TestRunSAMBA(t *testing.T) {
 		if r.SecureSeconds <= 0 || r.StandardSeconds <= 0 {
 			t.Errorf("%+v: times %v and %v", r.sambaJob, r.SecureSeconds, r.StandardSeconds)
 		}
+		// The set-up (the key generation, the first pulls) is a part of
+		// the session, and the steps after it take time too.
+		if r.SetupSeconds <= 0 || r.SetupSeconds >= r.SecureSeconds {
+			t.Errorf("%+v: set-up %v s of a %v s session", r.sambaJob, r.SetupSeconds, r.SecureSeconds)
+		}
 		if r.Costs[samba.RoleComp].AESOps == 0 || r.Costs[samba.RoleOwner].PaillierOps != int64(r.K) {
 			t.Errorf("%+v: costs %+v", r.sambaJob, r.Costs)
 		}

@@ -14,7 +14,7 @@ import (
 // times a function of its job alone.
 func detStamp(s *Session) {
 	x := float64(s.K)*1e-3 + float64(s.Budget)*1e-6 + float64(s.Run)*1e-7 + float64(len(s.Algorithm))*1e-5
-	s.SecureSeconds, s.SecureWallSeconds, s.StandardSeconds = x, 1.5*x, x/1000
+	s.SecureSeconds, s.SetupSeconds, s.SecureWallSeconds, s.StandardSeconds = x, x/4, 1.5*x, x/1000
 	costs := map[string]samba.RoleCost{}
 	for role, c := range s.Costs {
 		c.BusySeconds = x * float64(1+len(role))

@@ -23,7 +23,10 @@ type sambaPoint struct {
 	// Secure and Standard are the seconds of a SAMBA session and of a run
 	// of the standard algorithm; Overhead is the ratio of their means.
 	Secure, Standard experiment.Summary
-	Overhead         float64
+	// Steps is the seconds of the session's steps: Secure without its
+	// set-up (Session.SetupSeconds).
+	Steps    experiment.Summary
+	Overhead float64
 	// Costs are the per-role costs, means over the runs.
 	Costs map[string]samba.RoleCost
 	// OwnersEqual: in every run every data owner sent as many messages
@@ -34,7 +37,7 @@ type sambaPoint struct {
 // summarizeSAMBA reduces the runs to their points.
 func summarizeSAMBA(runs []Session) map[sambaKey]sambaPoint {
 	type acc struct {
-		rewards, standard, secure, std []float64
+		rewards, standard, secure, steps, std []float64
 		exact                          int
 		costs                          map[string]samba.RoleCost
 		busy                           map[string]float64
@@ -51,6 +54,7 @@ func summarizeSAMBA(runs []Session) map[sambaKey]sambaPoint {
 		a.rewards = append(a.rewards, float64(r.Reward))
 		a.standard = append(a.standard, float64(r.StandardReward))
 		a.secure = append(a.secure, r.SecureSeconds)
+		a.steps = append(a.steps, r.SecureSeconds-r.SetupSeconds)
 		a.std = append(a.std, r.StandardSeconds)
 		if r.Exact {
 			a.exact++
@@ -72,7 +76,7 @@ func summarizeSAMBA(runs []Session) map[sambaKey]sambaPoint {
 	for k, a := range by {
 		n := int64(len(a.rewards))
 		p := sambaPoint{sambaKey: k, Runs: int(n), Exact: a.exact, Reward: experiment.Summarize(a.rewards), StandardReward: experiment.Summarize(a.standard),
-			Secure: experiment.Summarize(a.secure), Standard: experiment.Summarize(a.std), Costs: map[string]samba.RoleCost{}, OwnersEqual: a.equal}
+			Secure: experiment.Summarize(a.secure), Steps: experiment.Summarize(a.steps), Standard: experiment.Summarize(a.std), Costs: map[string]samba.RoleCost{}, OwnersEqual: a.equal}
 		p.Overhead = p.Secure.Mean / p.Standard.Mean
 		for role, c := range a.costs {
 			p.Costs[role] = samba.RoleCost{Messages: c.Messages / n, Bytes: c.Bytes / n, AESOps: c.AESOps / n,
