@@ -38,10 +38,10 @@ type sambaPoint struct {
 func summarizeSAMBA(runs []Session) map[sambaKey]sambaPoint {
 	type acc struct {
 		rewards, standard, secure, steps, std []float64
-		exact                          int
-		costs                          map[string]samba.RoleCost
-		busy                           map[string]float64
-		equal                          bool
+		exact                                 int
+		costs                                 map[string]samba.RoleCost
+		busy                                  map[string]float64
+		equal                                 bool
 	}
 	by := map[sambaKey]*acc{}
 	for _, r := range runs {
