@@ -308,8 +308,12 @@ func TestSAMBABatchedOnTheNetwork(t *testing.T) {
 				iterations = 1
 			}
 			batches := int64((budget - k + batch - 1) / batch)
-			if want := iterations*(2*k*batches+2*(budget-k)) + k + 1 + k + k + k + 1; res.Messages != want {
-				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration)", res.Messages, want)
+			lists := int64(budget - k) // one a step
+			if alg == "ucb" {
+				lists = batches // UCB: one decision a batch
+			}
+			if want := iterations*(2*k*batches+2*lists) + k + 1 + k + k + k + 1; res.Messages != want {
+				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration, 2K + 2 for UCB)", res.Messages, want)
 			}
 		})
 	}

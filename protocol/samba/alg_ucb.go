@@ -7,6 +7,7 @@ type ucb struct {
 	single
 	argmaxOnly
 	noUpdate
+	stateDecided
 }
 
 func (ucb) Name() string { return "ucb" }

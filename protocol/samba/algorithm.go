@@ -117,6 +117,20 @@ func usesCoin(alg Algorithm) bool {
 	return ok
 }
 
+// stateDecided marks an algorithm whose decision is a function of the data
+// owners' variables and t alone — no coin, no draw, an argmax in every
+// iteration — so that every step of a batch, decided from the batch's
+// start, makes the same decision: its batch is one decision (batch.go).
+type stateDecided struct{}
+
+func (stateDecided) decidedByState() {}
+
+// decidedByState reports whether alg embeds stateDecided.
+func decidedByState(alg Algorithm) bool {
+	_, ok := alg.(interface{ decidedByState() })
+	return ok
+}
+
 // single is the Iterations of one-iteration algorithms.
 type single struct{}
 

@@ -34,18 +34,34 @@ package samba
 // every batch is one step and the session is the paper's, message for
 // message (the data owners' messages keep their sequential kinds).
 //
-// Why t₀ and not each step's t: UCB's B lists of a batch would otherwise
-// differ only through the public ln t, and comp, which sees the order of
-// each list (its masks are increasing affine maps), could link the B
-// lists by rank and solve for the empirical means and √(1/n_i) up to one
-// affine map. With t₀ the B lists of a batch are one vector of scores
-// under B independent masks and permutations, which tells comp nothing
-// one list does not (TestBatchedUCBListsAreOneVector).
+// One list for a batch of UCB. An algorithm whose decision is a function
+// of the state alone (decidedByState: UCB — no coin, no draw, an argmax)
+// makes the same decision at every step of a batch decided from the
+// batch's start, t₀ included; so its batch is one decision: each data
+// owner sends one score (masked and sealed with the batch's first step),
+// comp receives one list under one fresh σ and selects once, each data
+// owner receives one bit, and the arm it names is pulled at every step of
+// the batch. Comp then sees one list where B sequential steps would show
+// it B; the data owners learn what B sequential steps tell them (their own
+// bits and rewards). Why not B lists, as for the other algorithms: UCB's B
+// lists of a batch are one vector of scores under B independent masks and
+// permutations, and the masks' ranges are bounded (mask.go), so B lists
+// pin the first list's mask to about 40/B and give comp an estimate of the
+// vector's values — more than B sequential steps show it. (And why t₀
+// rather than each step's t, for every algorithm: with each step's own
+// ln t, UCB's B lists would differ only through the public ln t, and comp,
+// which sees each list's order, could link them by rank and solve for the
+// empirical means and √(1/n_i) up to one affine map.)
 
-// batchLen is the number of steps of the batch that starts at step t: B,
-// or what is left of the budget.
-func batchLen(p Params, t uint64) int {
-	return int(min(uint64(p.Batch), uint64(p.Budget)-t+1))
+// batchShape is the batch that starts at step t: its steps (B, or what is
+// left of the budget) and the lists of scores it sends comp per iteration
+// — one a step, or one for an algorithm decided by the state alone.
+func batchShape(p Params, alg Algorithm, t uint64) (steps, lists int) {
+	steps = int(min(uint64(p.Batch), uint64(p.Budget)-t+1))
+	if decidedByState(alg) {
+		return steps, 1
+	}
+	return steps, steps
 }
 
 // batched reports whether the session is batched: its data owners' scores

@@ -27,7 +27,8 @@ func batchSpec(alg string, budget int64, batch int, arms []float64, seed int64) 
 // reference (Reference with params.batch) return the same cumulative reward
 // and the same arm sequence, step for step; a round of each iteration costs
 // 2K + 2n messages for a batch of n steps (K scores messages, n lists to
-// comp, n lists of bits back, K bits messages).
+// comp, n lists of bits back, K bits messages), and 2K + 2 for UCB's, one
+// list each way (batchShape).
 func TestTheorem2Batched(t *testing.T) {
 	const budget, k = 1500, 4
 	arms := []float64{0.6, 0.5, 0.45, 0.2}
@@ -46,8 +47,12 @@ func TestTheorem2Batched(t *testing.T) {
 					t.Errorf("%s B = %d: %d pulls for a budget of %d", alg.Name(), batch, total, budget)
 				}
 				batches := (budget - k + int64(batch) - 1) / int64(batch)
+				lists := int64(budget - k) // one a step
+				if alg.Name() == "ucb" {
+					lists = batches // one a batch
+				}
 				setup := int64(k + 1 + k + k + k + 1)
-				if want := int64(alg.Iterations())*(2*k*batches+2*(budget-k)) + setup; sim.Messages != want {
+				if want := int64(alg.Iterations())*(2*k*batches+2*lists) + setup; sim.Messages != want {
 					t.Errorf("%s B = %d: %d messages, want %d", alg.Name(), batch, sim.Messages, want)
 				}
 			}
@@ -156,13 +161,14 @@ const (
 
 // TestBatchedViews (Figure 7 for batched sessions): over a batch of B steps
 // each role receives what it would over B sequential steps, no more. Comp
-// receives every step's list on its own, permuted by its own σ_t and masked
-// by its own mask — the position it selects uniform over the positions
+// receives every step's list on its own — or, for UCB, decided by the state
+// alone, one list for the whole batch — permuted by its own σ_t and masked
+// by its own mask, the position it selects uniform over the positions
 // (χ²), the lists unlike unmasked scores; the controller handles envelopes
 // sealed for comp or for the data owners only, each step's under that
 // step's associated data; a data owner receives, besides the setup, one
 // message a batch and iteration holding exactly the batch's bits, one a
-// step, and no other data owner's score; the data customer one message.
+// list, and no other data owner's score; the data customer one message.
 func TestBatchedViews(t *testing.T) {
 	const k, budget, batch = 4, 4000, 64
 	for _, tt := range []struct {
@@ -225,7 +231,7 @@ func TestBatchedViews(t *testing.T) {
 					case b != nil && m.From == controllerParty:
 						messages[m.To.Index]++
 						bits[m.To.Index] += len(b.Boxes)
-						if want := batchLen(c.p, b.T); len(b.Boxes) != want {
+						if _, want := batchShape(c.p, c.alg, b.T); len(b.Boxes) != want {
 							t.Errorf("data owner %d received %d bits for the batch at step %d, want %d", m.To.Index, len(b.Boxes), b.T, want)
 						}
 					case msg.GetSeeds() != nil && m.From == controllerParty, msg.GetAesKey() != nil && m.From == compParty,
@@ -240,8 +246,13 @@ func TestBatchedViews(t *testing.T) {
 				t.Fatal(err)
 			}
 			steps := budget - k
-			if len(lists) != steps*iters {
-				t.Errorf("comp saw lists of %d steps and iterations, want %d", len(lists), steps*iters)
+			batches := (steps + batch - 1) / batch
+			decisions := steps // the lists of an iteration: one a step
+			if alg == "ucb" {
+				decisions = batches // one a batch
+			}
+			if len(lists) != decisions*iters {
+				t.Errorf("comp saw lists of %d steps and iterations, want %d", len(lists), decisions*iters)
 			}
 			for key, n := range lists {
 				if n != 1 {
@@ -250,19 +261,19 @@ func TestBatchedViews(t *testing.T) {
 			}
 			chi := 0.0
 			for _, o := range positions {
-				e := float64(steps) / k
+				e := float64(decisions) / k
 				chi += (float64(o) - e) * (float64(o) - e) / e
 			}
 			if chi > 16.27 { // 3 degrees of freedom, 0.001
 				t.Errorf("comp's selected positions %v are not uniform (χ² = %.1f)", positions, chi)
 			}
-			if rawLists > steps*iters/2 {
-				t.Errorf("%d of comp's %d lists could be unmasked scores", rawLists, steps*iters)
+			if rawLists > decisions*iters/2 {
+				t.Errorf("%d of comp's %d lists could be unmasked scores", rawLists, decisions*iters)
 			}
-			rounds := (steps + batch - 1) / batch * iters
+			rounds := batches * iters
 			for i := range k {
-				if bits[i] != steps*iters || messages[i] != rounds {
-					t.Errorf("data owner %d received %d bits in %d messages, want one a step and iteration (%d) in one message a batch and iteration (%d)", i, bits[i], messages[i], steps*iters, rounds)
+				if bits[i] != decisions*iters || messages[i] != rounds {
+					t.Errorf("data owner %d received %d bits in %d messages, want one a list and iteration (%d) in one message a batch and iteration (%d)", i, bits[i], messages[i], decisions*iters, rounds)
 				}
 			}
 			if toCustomer != 1 {
@@ -272,14 +283,13 @@ func TestBatchedViews(t *testing.T) {
 	}
 }
 
-// TestBatchedUCBListsAreOneVector: in a batched UCB session comp's B lists
-// of a batch, un-masked with their masks (derived here from a data owner's
-// seed_α), are one vector up to order — the UCB scores of the state at the
-// batch's start, t included — so comp's B lists tell it nothing one list
-// does not. Under the rule before (each score with its own step's ln t)
-// the lists of a batch differ by more than the tolerance at every step but
-// the first, which the test checks too, so it would have failed then.
-func TestBatchedUCBListsAreOneVector(t *testing.T) {
+// TestBatchedUCBIsOneListABatch: in a batched UCB session comp opens one
+// list a batch — at the batch's first step, the UCB scores of the state at
+// the batch's start un-masked — where B sequential steps would show it B,
+// and every step of a batch pulls the arm that list selected. (With B lists
+// a batch, one vector under B masks of bounded ranges, comp could estimate
+// the vector's values: batch.go.)
+func TestBatchedUCBIsOneListABatch(t *testing.T) {
 	const k, budget, batch = 4, 4000, 64
 	d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(budget), "paillier_bits": int64(512), "batch": int64(batch)},
 		[]float64{0.9, 0.5, 0.45, 0.2}, 5)
@@ -287,17 +297,6 @@ func TestBatchedUCBListsAreOneVector(t *testing.T) {
 	owners := make([]*dataOwner, k)
 	for i := range owners {
 		owners[i] = d.roles[protocol.Party{Role: RoleOwner, Index: i}].(*dataOwner)
-	}
-	// close reports whether two sorted vectors agree to within what
-	// un-masking's rounding leaves (masks scale by up to 2^±20 and shift
-	// by up to 10 of their scale: ~1e-14 here).
-	close := func(x, y []float64) bool {
-		for j := range x {
-			if math.Abs(x[j]-y[j]) > 1e-9 {
-				return false
-			}
-		}
-		return true
 	}
 	ucbScores := func(step int64) []float64 {
 		v := make([]float64, k)
@@ -307,31 +306,27 @@ func TestBatchedUCBListsAreOneVector(t *testing.T) {
 		sort.Float64s(v)
 		return v
 	}
-	first := map[uint64][]float64{} // batch start → its first list, un-masked
-	lists, later := 0, 0
+	var starts []uint64
 	c.view = func(step uint64, l int, scores []float64, _ int) {
-		lists++
-		// Comp opens a batch's lists while every data owner waits for the
-		// batch's bits, at the batch's start state.
+		// Comp opens a batch's list while every data owner waits for the
+		// batch's bit, at the batch's start state.
 		t0 := owners[0].t
+		starts = append(starts, step)
+		if step != t0 {
+			t.Errorf("comp opened a list of step %d in the batch that starts at step %d", step, t0)
+		}
 		m := maskFor(owners[0].alpha, step, l, false)
 		un := make([]float64, len(scores))
 		for j, v := range scores {
 			un[j] = (v - m.b) / m.a
 		}
 		sort.Float64s(un)
-		if !close(un, ucbScores(int64(t0))) {
-			t.Errorf("step %d: comp's list un-masked is %v, not the UCB scores at the batch's start %d: %v", step, un, t0, ucbScores(int64(t0)))
-		}
-		if f, ok := first[t0]; !ok {
-			first[t0] = un
-		} else if !close(un, f) {
-			t.Errorf("step %d: comp's list un-masked %v differs from the batch's first (step %d) %v", step, un, t0, f)
-		}
-		if step != t0 {
-			later++
-			if close(un, ucbScores(int64(step))) {
-				t.Errorf("step %d: comp's list is also the scores with the step's own ln t: the test could not tell the two rules apart", step)
+		want := ucbScores(int64(t0))
+		for j := range un {
+			// Un-masking's rounding: masks scale by up to 2^±20.
+			if math.Abs(un[j]-want[j]) > 1e-9 {
+				t.Errorf("step %d: comp's list un-masked is %v, not the UCB scores at the batch's start: %v", step, un, want)
+				break
 			}
 		}
 	}
@@ -339,8 +334,23 @@ func TestBatchedUCBListsAreOneVector(t *testing.T) {
 		t.Fatal(err)
 	}
 	steps := budget - k
-	if lists != steps || len(first) != (steps+batch-1)/batch || later != steps-len(first) {
-		t.Errorf("comp saw %d lists in %d batches (%d past a batch's first step), want %d in %d", lists, len(first), later, steps, (steps+batch-1)/batch)
+	if len(starts) != (steps+batch-1)/batch {
+		t.Errorf("comp opened %d lists for %d batches", len(starts), (steps+batch-1)/batch)
+	}
+	p, err := (Family{}).ParseParams(map[string]any{"algorithm": "ucb", "budget": int64(budget), "batch": int64(batch)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, pulls, err := Reference(p.(Params), []float64{0.9, 0.5, 0.45, 0.2}, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for t0 := k; t0 < budget; t0 += batch {
+		for j := t0 + 1; j < min(t0+batch, budget); j++ {
+			if pulls[j] != pulls[t0] {
+				t.Fatalf("the batch at step %d pulls arm %d at step %d and arm %d at its first", t0+1, pulls[j], j+1, pulls[t0])
+			}
+		}
 	}
 }
 
@@ -438,32 +448,57 @@ func TestWireVersions(t *testing.T) {
 func TestBatchedTampering(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
+		alg     string // "" for thompson: a list a step
 		rewrite func(msg *sambapb.Message, saved *[][]byte) bool
 		want    string
 	}{
-		{"two steps' scores swapped in a data owner's batch", func(msg *sambapb.Message, _ *[][]byte) bool {
+		{"two steps' scores swapped in a data owner's batch", "", func(msg *sambapb.Message, _ *[][]byte) bool {
 			if b := msg.GetOwnerScores(); b != nil && b.T == 14 {
 				b.Boxes[0], b.Boxes[1] = b.Boxes[1], b.Boxes[0]
 				return true
 			}
 			return false
 		}, "does not open"},
-		{"a step's bit moved to another step", func(msg *sambapb.Message, _ *[][]byte) bool {
+		{"a step's bit moved to another step", "", func(msg *sambapb.Message, _ *[][]byte) bool {
 			if b := msg.GetOwnerBits(); b != nil && b.T == 24 {
 				b.Boxes[3] = b.Boxes[2]
 				return true
 			}
 			return false
 		}, "does not open"},
-		{"a data owner's score copied into another's place in a step's list", func(msg *sambapb.Message, _ *[][]byte) bool {
+		{"a data owner's score copied into another's place in a step's list", "", func(msg *sambapb.Message, _ *[][]byte) bool {
 			if b := msg.GetScores(); b != nil && b.T == 15 {
 				b.Boxes[2] = b.Boxes[0]
 				return true
 			}
 			return false
 		}, "same envelope"},
-		{"a data owner's batch replayed at the next", func(msg *sambapb.Message, saved *[][]byte) bool {
+		{"a data owner's batch replayed at the next", "", func(msg *sambapb.Message, saved *[][]byte) bool {
 			if b := msg.GetOwnerScores(); b != nil {
+				if b.T == 4 && *saved == nil {
+					*saved = b.Boxes
+				}
+				if b.T == 14 && *saved != nil {
+					b.Boxes = *saved
+					return true
+				}
+			}
+			return false
+		}, "does not open"},
+		{"UCB: a data owner's one score of a batch replayed at the next", "ucb", func(msg *sambapb.Message, saved *[][]byte) bool {
+			if b := msg.GetOwnerScores(); b != nil {
+				if b.T == 4 && *saved == nil {
+					*saved = b.Boxes
+				}
+				if b.T == 14 && *saved != nil {
+					b.Boxes = *saved
+					return true
+				}
+			}
+			return false
+		}, "does not open"},
+		{"UCB: the batch's one bit replayed at the next", "ucb", func(msg *sambapb.Message, saved *[][]byte) bool {
+			if b := msg.GetOwnerBits(); b != nil {
 				if b.T == 4 && *saved == nil {
 					*saved = b.Boxes
 				}
@@ -476,7 +511,11 @@ func TestBatchedTampering(t *testing.T) {
 		}, "does not open"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(100), "paillier_bits": int64(512), "batch": int64(10)},
+			alg := tt.alg
+			if alg == "" {
+				alg = "thompson"
+			}
+			d := newDriverWith(t, map[string]any{"algorithm": alg, "budget": int64(100), "paillier_bits": int64(512), "batch": int64(10)},
 				[]float64{0.5, 0.4, 0.3}, 1)
 			var saved [][]byte
 			d.tamper = func(m *protocol.Message) bool {

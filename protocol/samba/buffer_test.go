@@ -103,7 +103,8 @@ func TestControllerRefusesBitsOfAnotherSize(t *testing.T) {
 // ones, each with the reason.
 func TestBatchedControllerBuffersAreBounded(t *testing.T) {
 	const k, batch = 3, 10
-	d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(100), "paillier_bits": int64(512), "batch": int64(batch)},
+	// Thompson sampling: a list a step, n scores from each data owner.
+	d := newDriverWith(t, map[string]any{"algorithm": "thompson", "budget": int64(100), "paillier_bits": int64(512), "batch": int64(batch)},
 		[]float64{0.5, 0.4, 0.3}, 1)
 	c := d.roles[controllerParty].(*controller)
 	owner := func(i int) protocol.Party { return protocol.Party{Role: RoleOwner, Index: i} }
@@ -128,7 +129,7 @@ func TestBatchedControllerBuffersAreBounded(t *testing.T) {
 	}
 	step(owner(0), scores(k+1, batch, scoreBoxSize), "")
 	for i := range 500 {
-		step(owner(i%k), scores(uint64(k+2+i), batch, scoreBoxSize), "but the controller is at the batch of 10 steps at step 4 iteration 1")
+		step(owner(i%k), scores(uint64(k+2+i), batch, scoreBoxSize), "but the controller is at the batch of 10 steps (10 lists) at step 4 iteration 1")
 		step(owner(1), scores(k+1, batch+1, scoreBoxSize), "11 scores of the batch at step 4 iteration 1 from data_owner[1]")
 		step(owner(0), scores(k+1, batch, scoreBoxSize), "from data_owner[0], but the controller is at the batch")
 		step(owner(2), scores(k+1, batch, 1<<12), "score 0 of 4096 bytes from data_owner[2]")
@@ -136,5 +137,39 @@ func TestBatchedControllerBuffersAreBounded(t *testing.T) {
 	}
 	if c.got != 1 {
 		t.Fatalf("%d data owners' scores held, want the 1 legitimate one", c.got)
+	}
+}
+
+// TestBatchedUCBControllerTakesOneScore: in a batched UCB session the
+// controller takes one score from each data owner a batch (batchShape) and
+// refuses a score a step, naming both counts.
+func TestBatchedUCBControllerTakesOneScore(t *testing.T) {
+	const k, batch = 3, 10
+	d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(100), "paillier_bits": int64(512), "batch": int64(batch)},
+		[]float64{0.5, 0.4, 0.3}, 1)
+	c := d.roles[controllerParty].(*controller)
+	scores := func(n int) []byte {
+		body := appendBatchHead(nil, fieldOwnerScores, stepHeadSize(k+1, 1)+n*boxFieldSize(scoreBoxSize), k+1, 1)
+		for range n {
+			body = append(appendBoxHead(body, scoreBoxSize), make([]byte, scoreBoxSize)...)
+		}
+		return body
+	}
+	for _, tt := range []struct {
+		from int
+		n    int
+		want string // "" if taken
+	}{
+		{0, batch, "10 scores of the batch at step 4 iteration 1 from data_owner[0], but the controller is at the batch of 10 steps (1 lists)"},
+		{0, 1, ""},
+		{1, 1, ""},
+	} {
+		err := c.Step(protocol.Message{From: protocol.Party{Role: RoleOwner, Index: tt.from}, To: controllerParty, Body: scores(tt.n)})
+		if tt.want == "" && err != nil || tt.want != "" && (err == nil || !strings.Contains(err.Error(), tt.want)) {
+			t.Fatalf("%d scores from data_owner[%d]: err = %v, want %q", tt.n, tt.from, err, tt.want)
+		}
+	}
+	if c.got != 2 {
+		t.Fatalf("%d data owners' scores held, want 2", c.got)
 	}
 }

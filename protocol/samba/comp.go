@@ -26,12 +26,13 @@ type comp struct {
 	decide *randsrc.Source
 	key    privacy.EnvelopeKey
 	epoch  uint64 // the key epoch of the workers' channels
-	// t is the step whose scores come next, in the batch of n steps that
-	// starts at step t0 (t0 = t and n = 1 when params.batch = 1), at
-	// iteration l: the controller sends a batch's steps in order, every
-	// step of its iteration l before any of l+1.
+	// t is the step of the list of scores that comes next, in the batch
+	// of n steps and m lists (batchShape) that starts at step t0 (t0 = t
+	// and n = m = 1 when params.batch = 1), at iteration l: the controller
+	// sends a batch's lists in order, every list of its iteration l before
+	// any of l+1.
 	t, t0 uint64
-	n     int
+	n, m  int
 	l     int
 
 	// What each worker of c.cfg.ForEach uses, and, reused from step to step,
@@ -109,7 +110,7 @@ func newComp(cfg protocol.RoleConfig, p Params) (*comp, error) {
 		return nil, err
 	}
 	if c.t0 <= uint64(b.p.Budget) {
-		c.n = batchLen(b.p, c.t0)
+		c.n, c.m = batchShape(b.p, b.alg, c.t0)
 	}
 	if err := c.rekey(keyEpoch(c.t)); err != nil {
 		return nil, err
@@ -237,15 +238,15 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	c.rep.AesOps += int64(c.k)
 	c.sendBody(controllerParty, body)
 	switch {
-	case c.t+1 < c.t0+uint64(c.n):
-		c.t++ // the batch's next step
+	case c.t+1 < c.t0+uint64(c.m):
+		c.t++ // the batch's next list
 	case c.l < c.alg.Iterations():
 		c.t, c.l = c.t0, c.l+1 // the batch's next iteration
 	default:
 		c.t0 += uint64(c.n)
 		c.t, c.l = c.t0, 1
 		if c.t0 <= uint64(c.p.Budget) {
-			c.n = batchLen(c.p, c.t0)
+			c.n, c.m = batchShape(c.p, c.alg, c.t0)
 		}
 	}
 	if c.t > uint64(c.p.Budget) {

@@ -21,18 +21,20 @@ type controller struct {
 	perm *rand.Rand
 	pk   *privacy.PublicKey
 	// t is the first step of the current batch (the step, when
-	// params.batch = 1), n its number of steps, l the iteration; once the
-	// scores are out, j is the batch's step whose bits come next.
+	// params.batch = 1), n its number of steps, m its lists (batchShape:
+	// n, or 1 for an algorithm decided by the state alone), l the
+	// iteration; once the scores are out, j is the batch's list whose
+	// bits come next.
 	t     uint64
-	n     int
+	n, m  int
 	l     int
 	j     int
-	boxes [][]byte // the batch's scores of each data owner, n envelopes end to end; storage reused
+	boxes [][]byte // the batch's scores of each data owner, m envelopes end to end; storage reused
 	have  []bool   // which data owners' scores are in boxes
 	got   int
-	sigma []int // σ_t of each step of the batch, K entries each; storage reused
-	// out holds each data owner's bits of the batch, n envelopes end to
-	// end, until the last step's are in (params.batch > 1).
+	sigma []int // σ_t of each list of the batch, K entries each; storage reused
+	// out holds each data owner's bits of the batch, m envelopes end to
+	// end, until the last list's are in (params.batch > 1).
 	out         [][]byte
 	in          inbound
 	sums        []bool
@@ -56,7 +58,7 @@ func newController(cfg protocol.RoleConfig, p Params) (*controller, error) {
 	c := &controller{base: b, perm: rand.New(s), t: uint64(b.k) + 1, l: 1, boxes: make([][]byte, b.k), have: make([]bool, b.k),
 		sigma: make([]int, b.k*b.p.Batch), sums: make([]bool, b.k)}
 	if c.t <= uint64(b.p.Budget) {
-		c.n = batchLen(b.p, c.t)
+		c.n, c.m = batchShape(b.p, b.alg, c.t)
 	}
 	if b.p.batched() {
 		c.out = make([][]byte, b.k)
@@ -184,17 +186,18 @@ func (c *controller) stepScores(i int, t uint64, l uint32, boxes [][]byte) error
 }
 
 func (c *controller) checkScores(i int, t uint64, l uint32, n int) error {
-	if t != c.t || int(l) != c.l || c.have[i] || c.inStep || n != c.n {
+	if t != c.t || int(l) != c.l || c.have[i] || c.inStep || n != c.m {
 		if !c.p.batched() {
 			return fmt.Errorf("a score of step %d iteration %d from data_owner[%d], but the controller is at step %d iteration %d", t, l, i, c.t, c.l)
 		}
-		return fmt.Errorf("%d scores of the batch at step %d iteration %d from data_owner[%d], but the controller is at the batch of %d steps at step %d iteration %d", n, t, l, i, c.n, c.t, c.l)
+		return fmt.Errorf("%d scores of the batch at step %d iteration %d from data_owner[%d], but the controller is at the batch of %d steps (%d lists) at step %d iteration %d", n, t, l, i, c.n, c.m, c.t, c.l)
 	}
 	return nil
 }
 
 // gotScores notes data owner i's scores, and once every data owner's are
-// in, sends comp each step's list under a fresh permutation (Step 3).
+// in, sends comp each list of the batch under a fresh permutation (Step 3):
+// one a step, or one for the batch (batchShape).
 func (c *controller) gotScores(i int) error {
 	if !c.cfg.Simulated && c.firstScore.IsZero() {
 		c.firstScore = c.cfg.Clock.Now()
@@ -204,7 +207,7 @@ func (c *controller) gotScores(i int) error {
 	if c.got < c.k {
 		return nil
 	}
-	for j := range c.n {
+	for j := range c.m {
 		t := c.t + uint64(j)
 		// A fresh uniformly random permutation σ_t for every step
 		// (rand.Perm's draws, into the storage of the last one).
@@ -249,15 +252,15 @@ func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 		for x, i := range sigma {
 			c.out[i] = append(c.out[i], boxes[x]...)
 		}
-		if c.j++; c.j < c.n {
+		if c.j++; c.j < c.m {
 			return nil
 		}
 		field := boxFieldSize(bitBoxSize)
-		size := stepHeadSize(c.t, uint32(c.l)) + c.n*field
+		size := stepHeadSize(c.t, uint32(c.l)) + c.m*field
 		c.Grow(c.k)
 		for i, bits := range c.out {
 			body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldOwnerBits, size)), fieldOwnerBits, size, c.t, uint32(c.l))
-			for j := range c.n {
+			for j := range c.m {
 				body = append(appendBoxHead(body, bitBoxSize), bits[j*bitBoxSize:(j+1)*bitBoxSize]...)
 			}
 			c.sendBody(protocol.Party{Role: RoleOwner, Index: i}, body)
@@ -291,7 +294,7 @@ func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 		}
 	}
 	if c.t <= uint64(c.p.Budget) {
-		c.n = batchLen(c.p, c.t)
+		c.n, c.m = batchShape(c.p, c.alg, c.t)
 	}
 	return nil
 }

@@ -39,11 +39,13 @@ type dataOwner struct {
 	started bool
 
 	// t is the first step of the current batch (the step, when
-	// params.batch = 1), n its number of steps, l the iteration; bits are
-	// the batch's bits of that iteration, v its scores; while pulling, at
-	// is the batch's next step to look at.
+	// params.batch = 1), n its number of steps, m its lists (batchShape:
+	// n, or 1 for an algorithm decided by the state alone: one score and
+	// one bit for the whole batch), l the iteration; bits are the batch's
+	// bits of that iteration, one a step, v its scores, one a list; while
+	// pulling, at is the batch's next step to look at.
 	t       uint64
-	n       int
+	n, m    int
 	l       int
 	bits    []bool
 	v       []float64
@@ -230,11 +232,11 @@ func (d *dataOwner) next() error {
 		}
 		d.epoch = e
 	}
-	d.n = batchLen(d.p, d.t)
+	d.n, d.m = batchShape(d.p, d.alg, d.t)
 	if !d.p.batched() {
 		return d.sendScore(d.scoreOf(d.t, d.l))
 	}
-	for j := range d.n {
+	for j := range d.m {
 		d.v[j] = d.scoreOf(d.t+uint64(j), d.l)
 	}
 	return d.sendScores()
@@ -268,13 +270,13 @@ func (d *dataOwner) sendScore(v float64) error {
 	return nil
 }
 
-// sendScores sends the scores d.v of the batch's d.n steps, iteration d.l,
+// sendScores sends the scores d.v of the batch's d.m lists, iteration d.l,
 // each sealed for comp with its own step, in one message (owner_scores).
 func (d *dataOwner) sendScores() error {
 	field := boxFieldSize(scoreBoxSize)
-	size := stepHeadSize(d.t, uint32(d.l)) + d.n*field
+	size := stepHeadSize(d.t, uint32(d.l)) + d.m*field
 	body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldOwnerScores, size)), fieldOwnerScores, size, d.t, uint32(d.l))
-	for j := range d.n {
+	for j := range d.m {
 		putFloat(&d.score, d.v[j])
 		var err error
 		body, err = d.sealCh.AppendSeal(appendBoxHead(body, scoreBoxSize), d.nonces, d.t+uint64(j), uint32(d.l), d.score[:])
@@ -282,7 +284,7 @@ func (d *dataOwner) sendScores() error {
 			return err
 		}
 	}
-	d.rep.AesOps += int64(d.n)
+	d.rep.AesOps += int64(d.m)
 	d.sendBody(controllerParty, body)
 	return nil
 }
@@ -319,11 +321,11 @@ func (d *dataOwner) stepBits(t uint64, l uint32, boxes [][]byte) error {
 }
 
 func (d *dataOwner) checkBits(t uint64, l uint32, n int) error {
-	if !d.started || d.asked != 0 || d.pulling || t != d.t || int(l) != d.l || n != d.n {
+	if !d.started || d.asked != 0 || d.pulling || t != d.t || int(l) != d.l || n != d.m {
 		if !d.p.batched() {
 			return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", t, l, d.t, d.l)
 		}
-		return fmt.Errorf("%d bits for the batch at step %d iteration %d, but this data owner is at the batch of %d steps at step %d iteration %d", n, t, l, d.n, d.t, d.l)
+		return fmt.Errorf("%d bits for the batch at step %d iteration %d, but this data owner is at the batch of %d steps (%d lists) at step %d iteration %d", n, t, l, d.n, d.m, d.t, d.l)
 	}
 	return nil
 }
@@ -356,11 +358,15 @@ func (d *dataOwner) afterBits() error {
 			d.alg.AfterIteration(l, d.bits[0], &d.sc)
 			return d.sendScore(d.scoreOf(d.t, d.l))
 		}
-		for j := range d.n {
+		for j := range d.m {
 			d.alg.AfterIteration(l, d.bits[j], &d.sc)
 			d.v[j] = d.scoreOf(d.t+uint64(j), d.l)
 		}
 		return d.sendScores()
+	}
+	// One bit for the batch (m = 1 < n) decides every step of it.
+	for j := d.m; j < d.n; j++ {
+		d.bits[j] = d.bits[0]
 	}
 	d.pulling, d.at = true, 0
 	return d.pullNext()

@@ -81,7 +81,13 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 	coin := make([]float64, batch)
 	coins := usesCoin(alg)
 	for t0 := int64(k) + 1; t0 <= p.Budget; t0 += int64(batch) {
+		// n steps, m lists: one for an algorithm decided by the state
+		// alone, whose batch is one decision (batch.go).
 		n := int(min(int64(batch), p.Budget-t0+1))
+		m := n
+		if decidedByState(alg) {
+			m = 1
+		}
 		if coins {
 			for j := range n {
 				coin[j] = coinFor(eps, uint64(t0)+uint64(j))
@@ -94,7 +100,7 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 			// every score is the batch's first step t0, the coin each
 			// step's own.
 			for i := range k {
-				for j := range n {
+				for j := range m {
 					if l > 1 {
 						alg.AfterIteration(l-1, i == chosen[j], &ctx[i])
 					}
@@ -102,7 +108,7 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 					v[j*k+i] = alg.ComputeScore(&ctx[i])
 				}
 			}
-			for j := range n {
+			for j := range m {
 				// The controller's σ_t: rand.Perm's draws, into one slice.
 				for x := range sigma {
 					sigma[x] = x
@@ -119,7 +125,7 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 			}
 		}
 		for j := range n {
-			pull(chosen[j])
+			pull(chosen[min(j, m-1)])
 		}
 	}
 	if len(pulls) != int(p.Budget) {

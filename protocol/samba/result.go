@@ -29,7 +29,8 @@ type Result struct {
 	// Messages counts every message of the session; PerStep those of one
 	// round (a step's iteration; a full batch's, with params.batch = B > 1):
 	// 2K+2 (K scores, a list each way, K bits), 2K+2B batched (K scores
-	// messages, B lists each way, K bits messages).
+	// messages, B lists each way, K bits messages) — 2K+2 for batched UCB,
+	// whose batch is one list each way (batchShape).
 	Messages int64 `json:"messages"`
 	PerStep  int64 `json:"messages_per_step_iteration"`
 	// Costs breaks the work down by role (the paper's Figure 8(d)).
@@ -57,7 +58,11 @@ type Result struct {
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	alg, _ := AlgorithmByName(p.Algorithm)
 	k := a.Count(RoleOwner)
-	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Batch: max(p.Batch, 1), Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2*max(p.Batch, 1)),
+	lists := max(p.Batch, 1)
+	if decidedByState(alg) {
+		lists = 1
+	}
+	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Batch: max(p.Batch, 1), Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2*lists),
 		Leakage: leakage(alg, p.Batch)}
 	type pull struct {
 		t uint64
@@ -180,11 +185,11 @@ func leakage(alg Algorithm, batch int) string {
 	case "pursuit":
 		s += "; Pursuit's second iteration matches probabilities that sum to 1, so comp learns them exactly, permuted"
 	}
-	if batch > 1 {
+	switch {
+	case batch > 1 && decidedByState(alg):
+		s += fmt.Sprintf("; in batches of %d steps decided from the state at each batch's start, one list a batch (%s's decisions of a batch are one), so comp sees one list where %d sequential steps would show it %d", batch, alg.Name(), batch, batch)
+	case batch > 1:
 		s += fmt.Sprintf("; in batches of %d steps, each step's list under its own permutation and mask, all of a batch's lists computed from the state at its start, t included, so comp can relate them across the batch over every arm", batch)
-		if alg.Name() == "ucb" {
-			s += " (UCB's lists of a batch are one vector under independent masks: comp cannot separate the means from the exploration term, but with many lists the masks' bounded ranges let it estimate that vector's values — of positions, never of named data owners)"
-		}
 	}
 	return s
 }

@@ -72,8 +72,8 @@ func TestLeakage(t *testing.T) {
 		}
 		if b := leakage(alg, 100); !strings.HasPrefix(b, got) || !strings.Contains(b, "in batches of 100 steps") {
 			t.Errorf("%s: a batched session's leakage %q does not add the batches' to %q", tt.alg, b, got)
-		} else if strings.Contains(b, "one vector") != (tt.alg == "ucb") {
-			t.Errorf("%s: a batched session's leakage %q says whether the lists of a batch are one vector for another algorithm than UCB", tt.alg, b)
+		} else if strings.Contains(b, "one list a batch") != (tt.alg == "ucb") {
+			t.Errorf("%s: a batched session's leakage %q says whether comp sees one list a batch for another algorithm than UCB", tt.alg, b)
 		}
 		for _, w := range tt.want {
 			if !strings.Contains(got, w) {
