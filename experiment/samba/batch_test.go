@@ -86,3 +86,52 @@ func readCSV(t *testing.T, path string) [][]string {
 	}
 	return rows
 }
+
+// TestBatchGrowth: with a batch growth every B > 1 runs the geometric
+// schedule from B (its rewards those of the reference with batch_growth),
+// B = 1 stays the sequential algorithm, and the results file says so.
+func TestBatchGrowth(t *testing.T) {
+	reg, err := protocol.NewRegistry(samba.Family{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	o := Options{Out: dir, Runs: 1, Budget: 600, Ks: []int{5}, Seed: 3, Batches: []int{4}, BatchGrowth: 2, BatchOnly: true}
+	if _, err := Run(context.Background(), reg, o); err != nil {
+		t.Fatal(err)
+	}
+	data, err := loadSAMBADataset("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range readCSV(t, filepath.Join(dir, "samba_batch.csv"))[1:] {
+		raw := sambaParams(r[0], 600, 2048, data.Tuning.Tuning)
+		raw["batch"], _ = strconv.ParseInt(r[1], 10, 64)
+		if r[1] != "1" {
+			raw["batch_growth"] = 2.0
+		}
+		p, err := (samba.Family{}).ParseParams(raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, _ := strconv.ParseInt(r[3], 10, 64)
+		want, _, err := samba.Reference(p.(samba.Params), data.Means[:5], s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r[4] != strconv.FormatInt(want, 10) {
+			t.Errorf("%s B = %s: reward %s, the reference with the schedule %d", r[0], r[1], r[4], want)
+		}
+	}
+	md, err := os.ReadFile(filepath.Join(dir, "samba_batch_results.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "A geometric schedule** (`params.batch_growth = 2`)") {
+		t.Errorf("the results file does not state the schedule:\n%s", md)
+	}
+	o.BatchGrowth = 0.5
+	if _, err := Run(context.Background(), reg, o); err == nil || !strings.Contains(err.Error(), "batch growth 0.5") {
+		t.Errorf("growth 0.5: err = %v", err)
+	}
+}

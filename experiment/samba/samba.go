@@ -58,6 +58,9 @@ type Options struct {
 	// the largest K and the budget N: samba_batch.csv and its section of
 	// samba_results.md (batch.go).
 	Batches []int
+	// BatchGrowth, when above 1, makes every batch size of Batches but 1
+	// the first batch of a geometric schedule (params.batch_growth).
+	BatchGrowth float64
 	// BatchOnly runs only the batches' comparison, not Figure 8's secure
 	// sessions: samba_batch.csv, samba_batch_summary.csv, the figure and
 	// samba_batch_results.md.
@@ -201,6 +204,9 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 	if err := checkBatches(o.Batches, o.Budget); err != nil {
 		return nil, err
 	}
+	if o.BatchGrowth != 0 && !(o.BatchGrowth >= 1 && o.BatchGrowth <= samba.MaxBatchGrowth) {
+		return nil, fmt.Errorf("samba experiment: batch growth %v: want a factor in [1, %d]", o.BatchGrowth, samba.MaxBatchGrowth)
+	}
 	// Check every algorithm's parameters before any run.
 	for _, alg := range sambaAlgorithms() {
 		if _, err := (samba.Family{}).ParseParams(sambaParams(alg, o.Budget, o.PaillierBits, data.Tuning.Tuning)); err != nil {
@@ -303,10 +309,11 @@ type sambaGrid struct {
 	PaillierBits int          `json:"paillier_bits"`
 	Seed         int64        `json:"seed"`
 	Batches      []int        `json:"batches,omitempty"`
+	BatchGrowth  float64      `json:"batch_growth,omitempty"`
 }
 
 func sambaGridOf(o Options, data sambaDataset) sambaGrid {
-	return sambaGrid{Dataset: data, Runs: o.Runs, Budget: o.Budget, Ks: o.Ks, PaillierBits: o.PaillierBits, Seed: o.Seed, Batches: o.Batches}
+	return sambaGrid{Dataset: data, Runs: o.Runs, Budget: o.Budget, Ks: o.Ks, PaillierBits: o.PaillierBits, Seed: o.Seed, Batches: o.Batches, BatchGrowth: o.BatchGrowth}
 }
 
 // Merge writes into out, from the shards' partial outputs m (read by
@@ -330,7 +337,7 @@ func Merge(m *experiment.Merged, out string) (*Report, error) {
 		return nil, err
 	}
 	o := Options{Out: out, Runs: g.Runs, Budget: g.Budget, Ks: g.Ks, PaillierBits: g.PaillierBits, Seed: g.Seed,
-		Batches: g.Batches, Workers: m.Workers, Command: m.Command}
+		Batches: g.Batches, BatchGrowth: g.BatchGrowth, Workers: m.Workers, Command: m.Command}
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		return nil, fmt.Errorf("creating the output directory: %w", err)
 	}

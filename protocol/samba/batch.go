@@ -1,5 +1,7 @@
 package samba
 
+import "math"
+
 // Batched sessions (params.batch = B > 1), after the batched-bandit setting
 // (Perchet, Rigollet, Chassang and Snowberg, "Batched bandit problems",
 // arXiv:1505.00369; Gao, Han, Ren and Zhou, "Batched multi-armed bandits
@@ -53,17 +55,54 @@ package samba
 // which sees each list's order, could link them by rank and solve for the
 // empirical means and √(1/n_i) up to one affine map.)
 
-// batchShape is the batch that starts at step t: its steps (B, or what is
+// The batch schedule (params.batch_growth = g): with g = 1 every batch has
+// B steps; with g > 1 the j-th batch (from 0) has ⌈B·g^j⌉, at most
+// MaxBatch — a geometric grid, after Perchet et al. and Gao et al., whose
+// batches grow while the algorithm needs fewer fresh rewards; the last
+// batch is cut at the budget. Every role derives the same batches from the
+// public parameters and K, so no message says where a batch ends.
+
+// batchShape is the batch that starts at step t (a batch's first step,
+// with k data owners): its steps (its size in the schedule, or what is
 // left of the budget) and the lists of scores it sends comp per iteration
 // — one a step, or one for an algorithm decided by the state alone.
-func batchShape(p Params, alg Algorithm, t uint64) (steps, lists int) {
-	steps = int(min(uint64(p.Batch), uint64(p.Budget)-t+1))
+func batchShape(p Params, alg Algorithm, k int, t uint64) (steps, lists int) {
+	steps = int(min(uint64(batchSize(p, k, t)), uint64(p.Budget)-t+1))
 	if decidedByState(alg) {
 		return steps, 1
 	}
 	return steps, steps
 }
 
+// batchSize is the schedule's size of the batch that starts at step t,
+// before the budget cuts it.
+func batchSize(p Params, k int, t uint64) int {
+	if !(p.BatchGrowth > 1) {
+		return max(p.Batch, 1)
+	}
+	start, size := uint64(k)+1, float64(max(p.Batch, 1))
+	for {
+		n := uint64(min(math.Ceil(size), MaxBatch))
+		if n == MaxBatch && t >= start {
+			return MaxBatch // every batch from here on
+		}
+		if t < start+n {
+			return int(n)
+		}
+		start += n
+		size *= p.BatchGrowth
+	}
+}
+
+// maxBatchSize is the largest batch of p's schedule: what a role's
+// per-batch storage holds.
+func maxBatchSize(p Params) int {
+	if p.BatchGrowth > 1 {
+		return MaxBatch
+	}
+	return max(p.Batch, 1)
+}
+
 // batched reports whether the session is batched: its data owners' scores
 // and bits travel as owner_scores and owner_bits.
-func (p Params) batched() bool { return p.Batch > 1 }
+func (p Params) batched() bool { return p.Batch > 1 || p.BatchGrowth > 1 }

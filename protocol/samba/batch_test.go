@@ -33,9 +33,15 @@ func TestTheorem2Batched(t *testing.T) {
 	const budget, k = 1500, 4
 	arms := []float64{0.6, 0.5, 0.45, 0.2}
 	for _, alg := range Algorithms() {
-		for _, batch := range []int{8, 100, MaxBatch} {
+		for _, sched := range []struct {
+			batch  int
+			growth float64
+		}{{8, 1}, {100, 1}, {MaxBatch, 1}, {1, 2}, {10, 1.5}} {
+			batch := sched.batch
 			for _, seed := range []int64{1, 2} {
-				res, sim := simulate(t, batchSpec(alg.Name(), budget, batch, arms, seed))
+				spec := batchSpec(alg.Name(), budget, batch, arms, seed)
+				spec.Params["batch_growth"] = sched.growth
+				res, sim := simulate(t, spec)
 				if res.ReferenceCumulativeReward == nil || *res.ReferenceCumulativeReward != res.CumulativeReward || !*res.SameArmSequence {
 					t.Errorf("%s B = %d seed %d: SAMBA %d, reference %v, same sequence %v", alg.Name(), batch, seed, res.CumulativeReward, res.ReferenceCumulativeReward, res.SameArmSequence)
 				}
@@ -46,7 +52,15 @@ func TestTheorem2Batched(t *testing.T) {
 				if total != budget {
 					t.Errorf("%s B = %d: %d pulls for a budget of %d", alg.Name(), batch, total, budget)
 				}
-				batches := (budget - k + int64(batch) - 1) / int64(batch)
+				p, err := (Family{}).ParseParams(spec.Params)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var batches int64
+				for t0 := uint64(k + 1); t0 <= budget; batches++ {
+					n, _ := batchShape(p.(Params), alg, k, t0)
+					t0 += uint64(n)
+				}
 				lists := int64(budget - k) // one a step
 				if alg.Name() == "ucb" {
 					lists = batches // one a batch
@@ -56,6 +70,54 @@ func TestTheorem2Batched(t *testing.T) {
 					t.Errorf("%s B = %d: %d messages, want %d", alg.Name(), batch, sim.Messages, want)
 				}
 			}
+		}
+	}
+}
+
+// TestBatchSchedule: the batches a schedule cuts — fixed, geometric from B
+// with growth g up to MaxBatch — and the budget's cut of the last, as every
+// role and the reference derive them.
+func TestBatchSchedule(t *testing.T) {
+	ucbAlg, _ := AlgorithmByName("ucb")
+	thompson, _ := AlgorithmByName("thompson")
+	for _, tt := range []struct {
+		batch  int
+		growth float64
+		budget int64
+		want   []int // the batches' steps, in order
+	}{
+		{1, 1, 10, []int{1, 1, 1, 1, 1, 1}},
+		{4, 1, 14, []int{4, 4, 2}},
+		{10, 2, 4 + 10 + 20 + 40 + 7, []int{10, 20, 40, 7}},
+		{1, 3, 4 + 1 + 3 + 9 + 27, []int{1, 3, 9, 27}},
+		{1, 1.5, 4 + 1 + 2 + 3 + 4 + 6, []int{1, 2, 3, 4, 6}}, // ⌈1.5⌉, ⌈2.25⌉, ⌈3.375⌉, ⌈5.06⌉ cut at 6
+		{300, 2, 4 + 300 + 600 + 1000 + 1000 + 5, []int{300, 600, 1000, 1000, 5}},
+	} {
+		p := DefaultParams()
+		p.Batch, p.BatchGrowth, p.Budget = tt.batch, tt.growth, tt.budget
+		var got []int
+		for t0 := uint64(5); t0 <= uint64(p.Budget); {
+			n, m := batchShape(p, thompson, 4, t0)
+			if n != m {
+				t.Errorf("B = %d, g = %v: thompson's batch at %d has %d steps and %d lists", tt.batch, tt.growth, t0, n, m)
+			}
+			if _, m := batchShape(p, ucbAlg, 4, t0); m != 1 {
+				t.Errorf("B = %d, g = %v: UCB's batch at %d has %d lists, want 1", tt.batch, tt.growth, t0, m)
+			}
+			got = append(got, n)
+			t0 += uint64(n)
+		}
+		if fmt.Sprint(got) != fmt.Sprint(tt.want) {
+			t.Errorf("B = %d, g = %v, N = %d: batches %v, want %v", tt.batch, tt.growth, tt.budget, got, tt.want)
+		}
+	}
+	for _, c := range []struct {
+		growth any
+		want   string
+	}{{0.5, "params.batch_growth: 0.5 is not in [1, 10]"}, {11.0, "params.batch_growth: 11"}, {math.NaN(), "params.batch_growth"}, {2.0, ""}} {
+		_, err := (Family{}).ParseParams(map[string]any{"batch_growth": c.growth})
+		if (c.want == "") != (err == nil) || err != nil && !strings.Contains(err.Error(), c.want) {
+			t.Errorf("batch_growth %v: err = %v, want %q", c.growth, err, c.want)
 		}
 	}
 }
@@ -231,7 +293,7 @@ func TestBatchedViews(t *testing.T) {
 					case b != nil && m.From == controllerParty:
 						messages[m.To.Index]++
 						bits[m.To.Index] += len(b.Boxes)
-						if _, want := batchShape(c.p, c.alg, b.T); len(b.Boxes) != want {
+						if _, want := batchShape(c.p, c.alg, c.k, b.T); len(b.Boxes) != want {
 							t.Errorf("data owner %d received %d bits for the batch at step %d, want %d", m.To.Index, len(b.Boxes), b.T, want)
 						}
 					case msg.GetSeeds() != nil && m.From == controllerParty, msg.GetAesKey() != nil && m.From == compParty,

@@ -110,7 +110,7 @@ func newComp(cfg protocol.RoleConfig, p Params) (*comp, error) {
 		return nil, err
 	}
 	if c.t0 <= uint64(b.p.Budget) {
-		c.n, c.m = batchShape(b.p, b.alg, c.t0)
+		c.n, c.m = batchShape(b.p, b.alg, b.k, c.t0)
 	}
 	if err := c.rekey(keyEpoch(c.t)); err != nil {
 		return nil, err
@@ -246,7 +246,7 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 		c.t0 += uint64(c.n)
 		c.t, c.l = c.t0, 1
 		if c.t0 <= uint64(c.p.Budget) {
-			c.n, c.m = batchShape(c.p, c.alg, c.t0)
+			c.n, c.m = batchShape(c.p, c.alg, c.k, c.t0)
 		}
 	}
 	if c.t > uint64(c.p.Budget) {

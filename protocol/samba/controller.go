@@ -56,9 +56,9 @@ func newController(cfg protocol.RoleConfig, p Params) (*controller, error) {
 		return nil, err
 	}
 	c := &controller{base: b, perm: rand.New(s), t: uint64(b.k) + 1, l: 1, boxes: make([][]byte, b.k), have: make([]bool, b.k),
-		sigma: make([]int, b.k*b.p.Batch), sums: make([]bool, b.k)}
+		sigma: make([]int, b.k*maxBatchSize(b.p)), sums: make([]bool, b.k)}
 	if c.t <= uint64(b.p.Budget) {
-		c.n, c.m = batchShape(b.p, b.alg, c.t)
+		c.n, c.m = batchShape(b.p, b.alg, b.k, c.t)
 	}
 	if b.p.batched() {
 		c.out = make([][]byte, b.k)
@@ -294,7 +294,7 @@ func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 		}
 	}
 	if c.t <= uint64(c.p.Budget) {
-		c.n, c.m = batchShape(c.p, c.alg, c.t)
+		c.n, c.m = batchShape(c.p, c.alg, c.k, c.t)
 	}
 	return nil
 }

@@ -15,15 +15,18 @@ func (family) FormatResult(w io.Writer, result []byte) error {
 		return fmt.Errorf("decoding a samba result: %w", err)
 	}
 	fmt.Fprintf(w, "SAMBA, %s: K = %d data owners, budget N = %d\n", r.Algorithm, r.K, r.Budget)
-	if r.Batch > 1 {
+	switch {
+	case r.BatchGrowth > 1:
+		fmt.Fprintf(w, "  batches of B = %d steps, each %g times the last (at most %d), each decided from the variables at its start\n", r.Batch, r.BatchGrowth, MaxBatch)
+	case r.Batch > 1:
 		fmt.Fprintf(w, "  batches of B = %d steps, each decided from the variables at its start\n", r.Batch)
 	}
 	fmt.Fprintf(w, "  cumulative reward  %d (decrypted by the data customer)\n", r.CumulativeReward)
 	if r.ReferenceCumulativeReward != nil {
 		fmt.Fprintf(w, "  standard algorithm %d from the same seed; same arm sequence: %v\n", *r.ReferenceCumulativeReward, *r.SameArmSequence)
 	}
-	if r.Batch > 1 {
-		fmt.Fprintf(w, "  messages           %d (%d per full batch and iteration)\n", r.Messages, r.PerStep)
+	if r.Batch > 1 || r.BatchGrowth > 1 {
+		fmt.Fprintf(w, "  messages           %d (%d per full batch of B and iteration)\n", r.Messages, r.PerStep)
 	} else {
 		fmt.Fprintf(w, "  messages           %d (%d per step and iteration)\n", r.Messages, r.PerStep)
 	}

@@ -76,7 +76,7 @@ func newDataOwner(cfg protocol.RoleConfig, p Params) (*dataOwner, error) {
 		return nil, err
 	}
 	d := &dataOwner{base: b, i: cfg.Self.Index, arm: [1]int{cfg.Self.Index}, plain: make([]byte, 0, 16), nonces: bufio.NewReaderSize(cfg.Rand, nonceBuffer),
-		bits: make([]bool, b.p.Batch), v: make([]float64, b.p.Batch)}
+		bits: make([]bool, maxBatchSize(b.p)), v: make([]float64, maxBatchSize(b.p))}
 	s, err := stream(cfg.Rand)
 	if err != nil {
 		return nil, err
@@ -232,7 +232,7 @@ func (d *dataOwner) next() error {
 		}
 		d.epoch = e
 	}
-	d.n, d.m = batchShape(d.p, d.alg, d.t)
+	d.n, d.m = batchShape(d.p, d.alg, d.k, d.t)
 	if !d.p.batched() {
 		return d.sendScore(d.scoreOf(d.t, d.l))
 	}

@@ -29,12 +29,18 @@ type Params struct {
 	// the variables at the batch's start, and the rewards of its pulls
 	// update them at its end. 1, the default, is the paper's protocol.
 	Batch int `toml:"batch"`
+	// BatchGrowth is g, the batch schedule: 1 (the default) cuts batches
+	// of B steps; g > 1 a geometric schedule, the j-th batch (from 0)
+	// ⌈B·g^j⌉ steps, at most MaxBatch — small batches while the arms are
+	// still unknown, longer ones later, the grids of Perchet et al. and
+	// Gao et al. (batch.go).
+	BatchGrowth float64 `toml:"batch_growth"`
 }
 
 // DefaultParams are the paper's prototype's tuned values (ε = 0.1,
 // τ = 0.06, β = 0.1) with UCB, N = 10,000 and 2048-bit Paillier.
 func DefaultParams() Params {
-	return Params{Algorithm: "ucb", Budget: 10000, Epsilon: 0.1, EpsilonSchedule: "ln", Tau: 0.06, Beta: 0.1, PaillierBits: 2048, Batch: 1}
+	return Params{Algorithm: "ucb", Budget: 10000, Epsilon: 0.1, EpsilonSchedule: "ln", Tau: 0.06, Beta: 0.1, PaillierBits: 2048, Batch: 1, BatchGrowth: 1}
 }
 
 // MaxBudget bounds N.
@@ -47,6 +53,9 @@ const MaxBudget = 100_000_000
 // messages to comp stay one a step of the batch, K envelopes each, as in
 // the sequential protocol.
 const MaxBatch = 1000
+
+// MaxBatchGrowth bounds params.batch_growth.
+const MaxBatchGrowth = 10
 
 func (p Params) validate() error {
 	if _, err := AlgorithmByName(p.Algorithm); err != nil {
@@ -78,6 +87,9 @@ func (p Params) validate() error {
 	}
 	if int64(p.Batch) > p.Budget {
 		return fmt.Errorf("params.batch: %d is more than params.budget %d; a batch serves at most the budget's decisions", p.Batch, p.Budget)
+	}
+	if !(p.BatchGrowth >= 1 && p.BatchGrowth <= MaxBatchGrowth) {
+		return fmt.Errorf("params.batch_growth: %v is not in [1, %d] (1: batches of params.batch steps; more: each batch that many times the last)", p.BatchGrowth, MaxBatchGrowth)
 	}
 	if p.PaillierBits < 512 || p.PaillierBits > 8192 || p.PaillierBits%2 != 0 {
 		return fmt.Errorf("params.paillier_bits: %d is not an even size in [512, 8192] (2048 or more for real sessions)", p.PaillierBits)

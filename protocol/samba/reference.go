@@ -73,21 +73,18 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 	// The batches of params.batch steps (batch.go): every step's scores
 	// from the variables at the batch's start, the pulls at its end. With
 	// B = 1 this is Figure 3's loop, one step at a time.
-	batch := max(p.Batch, 1)
+	batch := maxBatchSize(p)
 	v := make([]float64, batch*k)
 	w := make([]float64, k)
 	sigma := make([]int, k)
 	chosen := make([]int, batch)
 	coin := make([]float64, batch)
 	coins := usesCoin(alg)
-	for t0 := int64(k) + 1; t0 <= p.Budget; t0 += int64(batch) {
-		// n steps, m lists: one for an algorithm decided by the state
-		// alone, whose batch is one decision (batch.go).
-		n := int(min(int64(batch), p.Budget-t0+1))
-		m := n
-		if decidedByState(alg) {
-			m = 1
-		}
+	for t0 := int64(k) + 1; t0 <= p.Budget; {
+		// n steps, in the schedule's batch at t0, and m lists: one for an
+		// algorithm decided by the state alone, whose batch is one
+		// decision (batch.go).
+		n, m := batchShape(p, alg, k, uint64(t0))
 		if coins {
 			for j := range n {
 				coin[j] = coinFor(eps, uint64(t0)+uint64(j))
@@ -127,6 +124,7 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 		for j := range n {
 			pull(chosen[min(j, m-1)])
 		}
+		t0 += int64(n)
 	}
 	if len(pulls) != int(p.Budget) {
 		return 0, nil, fmt.Errorf("reference pulled %d times for a budget of %d", len(pulls), p.Budget)

@@ -24,8 +24,11 @@ type Result struct {
 	Budget    int64  `json:"budget"`
 	K         int    `json:"k"`
 	// Batch is B, the decisions one round serves (params.batch).
-	Batch            int   `json:"batch"`
-	CumulativeReward int64 `json:"cumulative_reward"`
+	Batch int `json:"batch"`
+	// BatchGrowth is the schedule's growth (params.batch_growth), set
+	// when batches grow.
+	BatchGrowth      float64 `json:"batch_growth,omitempty"`
+	CumulativeReward int64   `json:"cumulative_reward"`
 	// Messages counts every message of the session; PerStep those of one
 	// round (a step's iteration; a full batch's, with params.batch = B > 1):
 	// 2K+2 (K scores, a list each way, K bits), 2K+2B batched (K scores
@@ -62,8 +65,12 @@ func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Part
 	if decidedByState(alg) {
 		lists = 1
 	}
-	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Batch: max(p.Batch, 1), Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2*lists),
-		Leakage: leakage(alg, p.Batch)}
+	growth := 0.0
+	if p.BatchGrowth > 1 {
+		growth = p.BatchGrowth
+	}
+	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Batch: max(p.Batch, 1), BatchGrowth: growth, Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2*lists),
+		Leakage: leakage(alg, p.Batch, p.BatchGrowth)}
 	type pull struct {
 		t uint64
 		i int
@@ -158,7 +165,7 @@ func (family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
 
 // leakage states what comp learns in a session of alg in batches of batch
 // steps (docs/protocols/samba.md, "What each role learns" and "Batches").
-func leakage(alg Algorithm, batch int) string {
+func leakage(alg Algorithm, batch int, growth float64) string {
 	var argmax, matching bool
 	for l := 1; l <= alg.Iterations(); l++ {
 		if alg.Matching(l) {
@@ -185,11 +192,15 @@ func leakage(alg Algorithm, batch int) string {
 	case "pursuit":
 		s += "; Pursuit's second iteration matches probabilities that sum to 1, so comp learns them exactly, permuted"
 	}
+	batches := fmt.Sprintf("in batches of %d steps", batch)
+	if growth > 1 {
+		batches = fmt.Sprintf("in batches of %d steps and growing ×%g a batch", batch, growth)
+	}
 	switch {
-	case batch > 1 && decidedByState(alg):
-		s += fmt.Sprintf("; in batches of %d steps decided from the state at each batch's start, one list a batch (%s's decisions of a batch are one), so comp sees one list where %d sequential steps would show it %d", batch, alg.Name(), batch, batch)
-	case batch > 1:
-		s += fmt.Sprintf("; in batches of %d steps, each step's list under its own permutation and mask, all of a batch's lists computed from the state at its start, t included, so comp can relate them across the batch over every arm", batch)
+	case (batch > 1 || growth > 1) && decidedByState(alg):
+		s += fmt.Sprintf("; %s decided from the state at each batch's start, one list a batch (%s's decisions of a batch are one), so comp sees one list where a batch's sequential steps would show it one a step", batches, alg.Name())
+	case batch > 1 || growth > 1:
+		s += fmt.Sprintf("; %s, each step's list under its own permutation and mask, all of a batch's lists computed from the state at its start, t included, so comp can relate them across the batch over every arm", batches)
 	}
 	return s
 }

@@ -66,11 +66,11 @@ func TestLeakage(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got := leakage(alg, 1)
+		got := leakage(alg, 1, 1)
 		if strings.Contains(got, "batches") {
 			t.Errorf("%s: a sequential session's leakage speaks of batches: %q", tt.alg, got)
 		}
-		if b := leakage(alg, 100); !strings.HasPrefix(b, got) || !strings.Contains(b, "in batches of 100 steps") {
+		if b := leakage(alg, 100, 1); !strings.HasPrefix(b, got) || !strings.Contains(b, "in batches of 100 steps") {
 			t.Errorf("%s: a batched session's leakage %q does not add the batches' to %q", tt.alg, b, got)
 		} else if strings.Contains(b, "one list a batch") != (tt.alg == "ucb") {
 			t.Errorf("%s: a batched session's leakage %q says whether comp sees one list a batch for another algorithm than UCB", tt.alg, b)

@@ -30,6 +30,7 @@ bandit-lab experiment samba --out results/samba --budget 100000 --k 100 --batch 
 	budget := fs.Int64("budget", 20000, "the budget N; the largest K also runs N/4 and N/2 (time and reward as N grows)")
 	ks := fs.String("k", "10,100", "comma-separated numbers of arms (data owners) K")
 	batches := fs.String("batch", "", "comma-separated batch sizes B (params.batch) whose regret is compared with the sequential algorithm's at the largest K and the budget N (samba_batch.csv)")
+	growth := fs.Float64("batch-growth", 1, "with --batch: each size B > 1 starts a geometric schedule, each batch this many times the last (params.batch_growth, at most 1,000 steps a batch); 1: batches of B")
 	batchOnly := fs.Bool("batch-only", false, "run only the --batch comparison (the plaintext batched algorithm, seconds), not Figure 8's secure sessions")
 	bits := fs.Int("paillier-bits", 2048, "the data customer's Paillier modulus (the paper's 2048; smaller only to try the command quickly)")
 	workers := fs.Int("workers", 0, "parallel simulations (default: GOMAXPROCS; more make the per-role busy times, which are wall times, count each other's work); a session's time is its thread's CPU time")
@@ -79,7 +80,7 @@ bandit-lab experiment samba --out results/samba --budget 100000 --k 100 --batch 
 	if err != nil {
 		return err
 	}
-	o := samba.Options{Out: *out, Dataset: *dataset, Runs: *runs, Budget: *budget, Ks: kv, PaillierBits: *bits, Batches: bv, BatchOnly: *batchOnly, Workers: *workers,
+	o := samba.Options{Out: *out, Dataset: *dataset, Runs: *runs, Budget: *budget, Ks: kv, PaillierBits: *bits, Batches: bv, BatchGrowth: *growth, BatchOnly: *batchOnly, Workers: *workers,
 		Seed: *seed, Command: strings.Join(append([]string{"bandit-lab experiment samba"}, withoutShard(args)...), " "), Shard: shard,
 		Tuning: samba.Tuning{Epsilon: *epsilon, EpsilonSchedule: *schedule, Tau: *tau, Beta: *beta}}
 	if !*quiet {
