@@ -40,7 +40,9 @@
 # 100,000), the algorithm --algorithm's (default thompson, the batch size
 # docs/protocols/samba.md recommends for long links: B = 100). Each session
 # is set against its batched floor, rounds x 4 one-way latencies + the bytes
-# on a round's critical path / bandwidth (measure_batched), and its regret
+# on a round's critical path / bandwidth (measure_batched; also with the
+# latency a ping session measures on the same links, and with each leg's
+# slowest message under the profile's jitter), and its regret
 # (N x the best mean - the reward); a short N is projected to N = 100,000
 # at its measured ms per step. The machine's load is printed before and after
 # each session.
@@ -141,6 +143,12 @@ echo "building bandit-node and wanlink into $out/bin ..." >&2
 # one_way_ms PROFILE: the profile's one-way latency (testnet/wanlink/profile.go).
 one_way_ms() {
   case $1 in none) echo 0 ;; lan) echo 0.5 ;; metro | lossy) echo 5 ;; continental) echo 25 ;; esac
+}
+
+# jitter_ms PROFILE: the profile's jitter, ± this much on each one-way
+# latency (testnet/wanlink/profile.go).
+jitter_ms() {
+  case $1 in continental) echo 3 ;; *) echo 0 ;; esac
 }
 
 # bytes_per_ms PROFILE: the profile's bandwidth in bytes a millisecond, 0
@@ -315,8 +323,18 @@ measure_batched() {
   wan_dir=$d
   samba_locals "$d" "$k"
   wan_up $((k + 3)) "$profile" "$d/locals"
-  local best
+  local best med=0
   best=$(awk -F, 'NR == 2 { print $2 }' "$root/protocol/samba/testdata/movielens_K100_sorted_desc.csv")
+  # The links as they really delay: a ping session's median round trip
+  # between the data customer and the controller (100 round trips).
+  ping_spec "$d/ping.toml" 100
+  echo "== $profile: ping node1 <-> node2, 100 round trips ==" >&2
+  if run_session 1 "$d/ping.toml" "$d/ping.json"; then
+    med=$(json "$d/ping.json" '"%.2f" % (r["result"]["median_us"][0][1] / 1e3)')
+    echo "   round trip median $med ms" >&2
+  else
+    echo "   the ping session failed; no floor from the measured round trip" >&2
+  fi
   for spec in "$@"; do
     b=${spec%@*}
     n=$budget
@@ -331,30 +349,43 @@ measure_batched() {
     state=$(json "$f.json" 'r["session"]["state"]' 2>/dev/null || echo "no result")
     if [ "$state" != completed ]; then
       reason=$(json "$f.json" 'r["session"].get("reason", "")' 2>/dev/null || true)
-      batch_rows+=("| $profile | $algorithm | $b | $n | $state: $reason | - | - | - | - | - | - | $before / $after |")
+      batch_rows+=("| $profile | $algorithm | $b | $n | $state: $reason | - | - | - | - | - | - | - | - | - | - | - | - | $before / $after |")
       echo "   SAMBA B = $b on $profile ended $state: $reason" >&2
       status=1
       continue
     fi
     local row
-    row=$(python3 - "$f.json" "$k" "$b" "$n" "$(one_way_ms "$profile")" "$(bytes_per_ms "$profile")" "$best" "$(wall_ms "$f.json")" <<'PY'
+    row=$(python3 - "$f.json" "$k" "$b" "$n" "$(one_way_ms "$profile")" "$(bytes_per_ms "$profile")" "$best" "$(wall_ms "$f.json")" "$med" "$(jitter_ms "$profile")" <<'PY'
 import json, math, sys
 r = json.load(open(sys.argv[1]))["result"]
 k, b, n = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-lat, bw, best, wall = float(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7]), float(sys.argv[8])
+lat, bw, best, wall, rtt = float(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7]), float(sys.argv[8]), float(sys.argv[9])
+jit = float(sys.argv[10])
 c = r["costs"]
 rounds = c["data_owner"]["messages"] // k - 1
 owner = c["data_owner"]["bytes"] / k / rounds
 comp = c["comp"]["bytes"] / rounds
 to_comp = (c["controller"]["bytes"] - c["comp"]["bytes"]) / rounds
 bits = comp / k
-per = 4 * lat + ((owner + max(to_comp, comp) + bits) / bw if bw > 0 else 0)
+xfer = (owner + max(to_comp, comp) + bits) / bw if bw > 0 else 0
+per = 4 * lat + xfer
 floor_s = rounds * per / 1e3
+# The same with the links' measured latency: 2 ping medians a round.
+efloor_s = rounds * (2 * rtt + xfer) / 1e3 if rtt > 0 else 0
+# With the jitter's slowest message: the round waits for the last of the K
+# owners' messages, then for the last of the controller's burst to comp
+# (many chunks: about latency + jitter), the last of comp's answers
+# (likewise), the last of the K owners' bits; the expected maximum of K
+# uniform delays in latency ± jitter is latency + jitter (K - 1) / (K + 1).
+jfloor_s = rounds * (2 * (lat + jit * (k - 1) / (k + 1)) + 2 * (lat + jit) + xfer) / 1e3
 steps = r["steps_seconds"]
 proj = r["ms_per_step"] * (100000 - k) / 1e3
 regret = n * best - r["cumulative_reward"]
-print("%d | %.1f | %.1f | %.1f | %.2f | %.1f | %.0f | %d | %.0f" % (
-    rounds, per, floor_s, steps, steps / floor_s, wall / 1e3, proj, r["cumulative_reward"], regret))
+def ratio(a, b):
+    return "%.2f" % (a / b) if b > 0 else "-"
+print("%d | %.1f | %.1f | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %.0f | %d | %.0f" % (
+    rounds, per, floor_s, steps, ratio(steps, floor_s), efloor_s, ratio(steps, efloor_s), jfloor_s, ratio(steps, jfloor_s),
+    wall / 1e3, proj, r["cumulative_reward"], regret))
 PY
 )
     batch_rows+=("| $profile | $algorithm | $b | $n | $row | $before / $after |")
@@ -594,9 +625,9 @@ fi
 {
   if [ ${#batch_rows[@]} -gt 0 ]; then
     echo
-    echo "Batched SAMBA, K = 10 (floor: rounds x (4 one-way + a round's critical-path bytes / bandwidth); seconds of the steps K+1..N; wall: the whole session)"
-    echo "| profile | algorithm | B | N | rounds | floor ms/round | floor s | measured s | ratio | wall s | projected s at N = 100,000 | cumulative reward | regret | load before / after |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    echo "Batched SAMBA, K = 10 (floor: rounds x (4 one-way + a round's critical-path bytes / bandwidth); from measured RTT: 2 ping medians instead of 4 one-way; with jitter: each leg's slowest message; measured: the steps K+1..N; wall: the whole session; regret: N x the best mean - the reward)"
+    echo "| profile | algorithm | B | N | rounds | floor ms/round | floor s | measured s | ratio | floor from measured RTT s | ratio to it | floor with jitter s | ratio to it | wall s | projected s at N = 100,000 | cumulative reward | regret | load before / after |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     printf '%s\n' "${batch_rows[@]}"
   fi
   [ ${#ping_rows[@]} -gt 0 ] && {
