@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # wan.sh DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only] [--partition-only]
+# wan.sh DIR --batch B[@N]... [--budget N] [--algorithm A] [--profile P]...
 #
 # The wide-area testnet: bandit-node daemons each in its own network
 # namespace, their links emulated by Toxiproxy (testnet/wanlink) with a
@@ -33,6 +34,19 @@
 # 5,000) after its first byte, and reports whether the session completed with
 # every step, and how much longer it took than without the closes.
 #
+# --batch B[@N] (repeatable) runs batched SAMBA instead, alone: K = 10 on
+# each chosen profile (continental unless --profile is given), one session a
+# B with params.batch = B, the budget N given after @ or --budget's (default
+# 100,000), the algorithm --algorithm's (default thompson, the batch size
+# docs/protocols/samba.md recommends for long links: B = 100). Each session
+# is set against its batched floor, rounds x 4 one-way latencies + the bytes
+# on a round's critical path / bandwidth (measure_batched; also with the
+# latency a ping session measures on the same links, and with each leg's
+# slowest message under the profile's jitter), and its regret
+# (N x the best mean - the reward); a short N is projected to N = 100,000
+# at its measured ms per step. The machine's load is printed before and after
+# each session.
+#
 # --short (for CI): the lan profile only, a ping session and SAMBA K = 3,
 # N = 200, no partition; it exits 0 with "wan.sh: skipped: …" when it cannot
 # make namespaces (not root, no `ip netns`).
@@ -47,14 +61,35 @@ export GOTOOLCHAIN=go1.27.3
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 
-usage() { echo "usage: $0 DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only] [--partition-only]" >&2; exit 2; }
+usage() {
+  echo "usage: $0 DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only] [--partition-only]" >&2
+  echo "       $0 DIR --batch B[@N]... [--budget N] [--algorithm A] [--profile P]..." >&2
+  exit 2
+}
 [ $# -ge 1 ] || usage
 out=$1
 shift
-short=0 partition=1 closing=1 close_only=0 partition_only=0 chosen=()
+short=0 partition=1 closing=1 close_only=0 partition_only=0 chosen=() batches=() budget=100000 algorithm=thompson
 while [ $# -gt 0 ]; do
   case $1 in
   --short) short=1 ;;
+  --batch)
+    [ $# -ge 2 ] || usage
+    [[ $2 =~ ^[1-9][0-9]*(@[1-9][0-9]*)?$ ]] || { echo "wan.sh: --batch takes B or B@N (positive integers), not '$2'" >&2; usage; }
+    batches+=("$2")
+    shift
+    ;;
+  --budget)
+    [ $# -ge 2 ] || usage
+    [[ $2 =~ ^[1-9][0-9]*$ ]] || { echo "wan.sh: --budget takes a positive integer, not '$2'" >&2; usage; }
+    budget=$2
+    shift
+    ;;
+  --algorithm)
+    [ $# -ge 2 ] || usage
+    algorithm=$2
+    shift
+    ;;
   --no-partition) partition=0 ;;
   --no-close) closing=0 ;;
   --close-only) close_only=1 ;;
@@ -110,6 +145,12 @@ one_way_ms() {
   case $1 in none) echo 0 ;; lan) echo 0.5 ;; metro | lossy) echo 5 ;; continental) echo 25 ;; esac
 }
 
+# jitter_ms PROFILE: the profile's jitter, ± this much on each one-way
+# latency (testnet/wanlink/profile.go).
+jitter_ms() {
+  case $1 in continental) echo 3 ;; *) echo 0 ;; esac
+}
+
 # bytes_per_ms PROFILE: the profile's bandwidth in bytes a millisecond, 0
 # for unlimited (testnet/wanlink/profile.go's RateKBps).
 bytes_per_ms() {
@@ -137,12 +178,14 @@ json() {
   python3 -c 'import json, sys; r = json.load(open(sys.argv[1])); print(eval(sys.argv[2]))' "$1" "$2"
 }
 
-# run_session I SPEC RESULT: start SPEC from node I and wait for it (10 min at
-# most); the JSON result goes to RESULT. Returns the CLI's status.
+# run_session I SPEC RESULT: start SPEC from node I and wait for it
+# ($session_timeout at most: 10 min, 60 min for --batch); the JSON result
+# goes to RESULT. Returns the CLI's status.
+session_timeout=10m
 run_session() {
   # In the background and waited for, so that a SIGTERM to this script runs
   # its trap at once instead of after the session.
-  ip netns exec "$(wan_ns "$1")" "$wan_dir/bin/bandit-node" session start --timeout 10m \
+  ip netns exec "$(wan_ns "$1")" "$wan_dir/bin/bandit-node" session start --timeout "$session_timeout" \
     --config "$wan_dir/node$1/config.toml" "$2" --wait --json >"$3" 9>&- &
   wait $!
 }
@@ -252,6 +295,104 @@ measure_pattern() {
   pms=$(json "$wan_dir/pattern.json" '"%.2f" % r["ms_per_step"]')
   pattern_rows+=("| $profile | $k | $steps | $pms | ${samba:--} | $(ratio "${samba:-0}" "$pms") |")
   echo "   $pms ms per step (SAMBA ${samba:--})" >&2
+}
+
+# measure_batched PROFILE K B[@N]...: batched SAMBA on one network of K + 3
+# daemons, one session a B (algorithm $algorithm, budget N or $budget).
+# Floor of a session: its rounds (the steps K+1..N cut into batches of B,
+# times the algorithm's iterations: the data owners' score messages less
+# their final one, over K) each costing
+#   4 one-way latencies (owners -> controller -> comp -> controller -> owners)
+#   + (one owner's scores + the controller's envelopes to comp + one owner's
+#      bits) / bandwidth,
+# every link (each direction of each pair) its own bandwidth: the K owners'
+# messages cross K links at once, and comp's answers flow back while the
+# controller's envelopes still arrive (comp's bytes count only where they
+# exceed the controller's). The bytes are the roles' own (costs in the
+# result; the controller's to comp are its bytes less the bits it forwards,
+# comp's); libp2p's framing is left out, so the floor is a lower bound.
+# Measured: the controller's steps_seconds over those rounds (setup and the
+# encrypted sum excluded) and, for the 10-minute bound, the session's wall
+# time; regret = N x the best arm's mean - the cumulative reward.
+measure_batched() {
+  local profile=$1 k=$2 d spec b n f state reason
+  shift 2
+  d=$out/batch-$profile
+  mkdir -p "$d/bin"
+  ln -sf "$out/bin/bandit-node" "$out/bin/wanlink" "$d/bin/"
+  wan_dir=$d
+  samba_locals "$d" "$k"
+  wan_up $((k + 3)) "$profile" "$d/locals"
+  local best med=0
+  best=$(awk -F, 'NR == 2 { print $2 }' "$root/protocol/samba/testdata/movielens_K100_sorted_desc.csv")
+  # The links as they really delay: a ping session's median round trip
+  # between the data customer and the controller (100 round trips).
+  ping_spec "$d/ping.toml" 100
+  echo "== $profile: ping node1 <-> node2, 100 round trips ==" >&2
+  if run_session 1 "$d/ping.toml" "$d/ping.json"; then
+    med=$(json "$d/ping.json" '"%.2f" % (r["result"]["median_us"][0][1] / 1e3)')
+    echo "   round trip median $med ms" >&2
+  else
+    echo "   the ping session failed; no floor from the measured round trip" >&2
+  fi
+  for spec in "$@"; do
+    b=${spec%@*}
+    n=$budget
+    [ "$spec" != "$b" ] && n=${spec#*@}
+    f=$d/samba-b$b-n$n
+    samba_spec "$f.toml" "$k" "$n" "$algorithm" "$b"
+    local before after
+    before=$(cut -d' ' -f1-3 /proc/loadavg)
+    echo "== $profile: SAMBA K = $k $algorithm N = $n B = $b (load $before) ==" >&2
+    run_session 1 "$f.toml" "$f.json" || true
+    after=$(cut -d' ' -f1-3 /proc/loadavg)
+    state=$(json "$f.json" 'r["session"]["state"]' 2>/dev/null || echo "no result")
+    if [ "$state" != completed ]; then
+      reason=$(json "$f.json" 'r["session"].get("reason", "")' 2>/dev/null || true)
+      batch_rows+=("| $profile | $algorithm | $b | $n | $state: $reason | - | - | - | - | - | - | - | - | - | - | - | - | $before / $after |")
+      echo "   SAMBA B = $b on $profile ended $state: $reason" >&2
+      status=1
+      continue
+    fi
+    local row
+    row=$(python3 - "$f.json" "$k" "$b" "$n" "$(one_way_ms "$profile")" "$(bytes_per_ms "$profile")" "$best" "$(wall_ms "$f.json")" "$med" "$(jitter_ms "$profile")" <<'PY'
+import json, math, sys
+r = json.load(open(sys.argv[1]))["result"]
+k, b, n = int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+lat, bw, best, wall, rtt = float(sys.argv[5]), float(sys.argv[6]), float(sys.argv[7]), float(sys.argv[8]), float(sys.argv[9])
+jit = float(sys.argv[10])
+c = r["costs"]
+rounds = c["data_owner"]["messages"] // k - 1
+owner = c["data_owner"]["bytes"] / k / rounds
+comp = c["comp"]["bytes"] / rounds
+to_comp = (c["controller"]["bytes"] - c["comp"]["bytes"]) / rounds
+bits = comp / k
+xfer = (owner + max(to_comp, comp) + bits) / bw if bw > 0 else 0
+per = 4 * lat + xfer
+floor_s = rounds * per / 1e3
+# The same with the links' measured latency: 2 ping medians a round.
+efloor_s = rounds * (2 * rtt + xfer) / 1e3 if rtt > 0 else 0
+# With the jitter's slowest message: the round waits for the last of the K
+# owners' messages, then for the last of the controller's burst to comp
+# (many chunks: about latency + jitter), the last of comp's answers
+# (likewise), the last of the K owners' bits; the expected maximum of K
+# uniform delays in latency ± jitter is latency + jitter (K - 1) / (K + 1).
+jfloor_s = rounds * (2 * (lat + jit * (k - 1) / (k + 1)) + 2 * (lat + jit) + xfer) / 1e3
+steps = r["steps_seconds"]
+proj = r["ms_per_step"] * (100000 - k) / 1e3
+regret = n * best - r["cumulative_reward"]
+def ratio(a, b):
+    return "%.2f" % (a / b) if b > 0 else "-"
+print("%d | %.1f | %.1f | %.1f | %s | %.1f | %s | %.1f | %s | %.1f | %.0f | %d | %.0f" % (
+    rounds, per, floor_s, steps, ratio(steps, floor_s), efloor_s, ratio(steps, efloor_s), jfloor_s, ratio(steps, jfloor_s),
+    wall / 1e3, proj, r["cumulative_reward"], regret))
+PY
+)
+    batch_rows+=("| $profile | $algorithm | $b | $n | $row | $before / $after |")
+    echo "   ${batch_rows[-1]}" >&2
+  done
+  wan_down
+  wan_dir=$out
 }
 
 # failed NAME PROFILE FILE: report a session that did not complete.
@@ -449,9 +590,16 @@ close_used() {
 }
 
 status=0
+batch_rows=()
 close_rows=() close_outcome=""
 ping_rows=() samba_rows=() pattern_rows=() mpccb_rows=() bai_rows=() pfcb_rows=() partition_outcome="" bai_none_ms="" pfcb_none_ms=""
-if [ $close_only = 1 ]; then
+if [ ${#batches[@]} -gt 0 ]; then
+  session_timeout=60m
+  [ ${#chosen[@]} -gt 0 ] || chosen=(continental)
+  for p in "${chosen[@]}"; do
+    measure_batched "$p" 10 "${batches[@]}"
+  done
+elif [ $close_only = 1 ]; then
   close_used "${WAN_CLOSE_MS:-5000}"
 elif [ $partition_only = 1 ]; then
   partition "${WAN_PARTITION_S:-10}"
@@ -475,6 +623,13 @@ else
 fi
 
 {
+  if [ ${#batch_rows[@]} -gt 0 ]; then
+    echo
+    echo "Batched SAMBA, K = 10 (floor: rounds x (4 one-way + a round's critical-path bytes / bandwidth); from measured RTT: 2 ping medians instead of 4 one-way; with jitter: each leg's slowest message; measured: the steps K+1..N; wall: the whole session; regret: N x the best mean - the reward)"
+    echo "| profile | algorithm | B | N | rounds | floor ms/round | floor s | measured s | ratio | floor from measured RTT s | ratio to it | floor with jitter s | ratio to it | wall s | projected s at N = 100,000 | cumulative reward | regret | load before / after |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${batch_rows[@]}"
+  fi
   [ ${#ping_rows[@]} -gt 0 ] && {
   echo
   echo "Ping round trip, node1 -> node2 (ms)"

@@ -113,12 +113,12 @@ func runBatches(o Options, data sambaDataset) ([]batchRun, error) {
 
 // writeBatches writes samba_batch.csv (one row per run),
 // samba_batch_summary.csv (one row per algorithm and batch size) and the
-// figure samba_batch_regret, and returns the files and the markdown
-// section of samba_results.md.
-func writeBatches(o Options, data sambaDataset) ([]string, string, error) {
+// figure samba_batch_regret, and returns the files, the markdown section
+// of samba_results.md and how many batched references it ran.
+func writeBatches(o Options, data sambaDataset) ([]string, string, int, error) {
 	runs, err := runBatches(o, data)
 	if err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	var rows [][]string
 	type key struct {
@@ -137,7 +137,7 @@ func writeBatches(o Options, data sambaDataset) ([]string, string, error) {
 	var files []string
 	path := filepath.Join(o.Out, "samba_batch.csv")
 	if err := experiment.WriteCSV(path, []string{"algorithm", "batch", "run", "seed", "reward", "regret", "best_arm_pulls"}, rows); err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	files = append(files, path)
 	sizes := batchSizes(o.Batches)
@@ -153,7 +153,7 @@ func writeBatches(o Options, data sambaDataset) ([]string, string, error) {
 	}
 	path = filepath.Join(o.Out, "samba_batch_summary.csv")
 	if err := experiment.WriteCSV(path, []string{"algorithm", "batch", "runs", "regret_mean", "regret_ci_low", "regret_ci_high", "regret_ratio_to_sequential", "reward_mean"}, sumRows); err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	files = append(files, path)
 
@@ -174,14 +174,14 @@ func writeBatches(o Options, data sambaDataset) ([]string, string, error) {
 		}
 		thumbs, err := fig.AddSeries(alg, pts, lo, hi, true, plotutil.Color(i), plotutil.Shape(i))
 		if err != nil {
-			return nil, "", err
+			return nil, "", 0, err
 		}
 		fig.Legend.Add(alg, thumbs...)
 	}
 	fig.Add(plotter.NewGrid())
 	figs, err := fig.Save(filepath.Join(o.Out, "samba_batch_regret"))
 	if err != nil {
-		return nil, "", err
+		return nil, "", 0, err
 	}
 	files = append(files, figs...)
 
@@ -208,7 +208,7 @@ func writeBatches(o Options, data sambaDataset) ([]string, string, error) {
 		b.WriteString("\n")
 	}
 	b.WriteString("\nFiles: `samba_batch.csv` (one row per run), `samba_batch_summary.csv`, `samba_batch_regret.png`.\n")
-	return files, b.String(), nil
+	return files, b.String(), len(runs), nil
 }
 
 // runBatchOnly is Run with Options.BatchOnly: the batches' comparison
@@ -221,7 +221,7 @@ func runBatchOnly(o Options, data sambaDataset) (*Report, error) {
 		return nil, fmt.Errorf("samba experiment: batch-only runs whole, not in shards")
 	}
 	start := time.Now()
-	files, section, err := writeBatches(o, data)
+	files, section, n, err := writeBatches(o, data)
 	if err != nil {
 		return nil, err
 	}
@@ -244,7 +244,7 @@ func runBatchOnly(o Options, data sambaDataset) (*Report, error) {
 	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
 		return nil, err
 	}
-	return &Report{Dataset: data.Name, Elapsed: elapsed, Files: append(files, path)}, nil
+	return &Report{Dataset: data.Name, Elapsed: elapsed, BatchRuns: n, Files: append(files, path)}, nil
 }
 
 // ratio is a/b, or NaN when b is zero.

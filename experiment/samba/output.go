@@ -109,10 +109,11 @@ func writeSAMBA(o Options, data sambaDataset, rep *Report) ([]string, error) {
 	files = append(files, figs...)
 	md := sambaMarkdown(o, data, rep, pts)
 	if len(o.Batches) > 0 {
-		written, section, err := writeBatches(o, data)
+		written, section, n, err := writeBatches(o, data)
 		if err != nil {
 			return nil, err
 		}
+		rep.BatchRuns = n
 		files = append(files, written...)
 		md += section
 	}

@@ -142,8 +142,14 @@ type Session struct {
 // Report is what the experiment produced.
 type Report struct {
 	Dataset string
-	Runs    []Session
-	Elapsed time.Duration
+	// Runs are the secure sessions simulated (none with
+	// Options.BatchOnly).
+	Runs []Session
+	// BatchRuns counts the runs of the plaintext batched reference
+	// (samba.Reference with params.batch) behind the batches' comparison,
+	// B = 1 included; 0 without Options.Batches.
+	BatchRuns int
+	Elapsed   time.Duration
 	// LoadAverage is the machine's at the end ("; " between the shards'
 	// after a merge).
 	LoadAverage string

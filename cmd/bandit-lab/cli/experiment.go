@@ -47,19 +47,23 @@ func runExperiment(ctx context.Context, args []string, stdout, stderr io.Writer)
 
 // finish prints what an experiment found and wrote, and writes its
 // manifest (experiment.Manifest) beside: m began when the experiment did,
-// fs holds the options it ran with.
-func finish(stdout io.Writer, m experiment.Manifest, fs *flag.FlagSet, out string, runs int, elapsed time.Duration, claims []experiment.Claim, files []string) error {
-	return finishAs(stdout, m, fs, out, experiment.ManifestFile, runs, elapsed, claims, files)
+// fs holds the options it ran with, ran says what it ran (simulated(n)
+// for n sessions).
+func finish(stdout io.Writer, m experiment.Manifest, fs *flag.FlagSet, out string, ran string, elapsed time.Duration, claims []experiment.Claim, files []string) error {
+	return finishAs(stdout, m, fs, out, experiment.ManifestFile, ran, elapsed, claims, files)
 }
 
+// simulated is what an experiment of n simulated sessions ran.
+func simulated(n int) string { return fmt.Sprintf("%d sessions simulated", n) }
+
 // finishAs is finish with the manifest's file name.
-func finishAs(stdout io.Writer, m experiment.Manifest, fs *flag.FlagSet, out, name string, runs int, elapsed time.Duration, claims []experiment.Claim, files []string) error {
+func finishAs(stdout io.Writer, m experiment.Manifest, fs *flag.FlagSet, out, name string, ran string, elapsed time.Duration, claims []experiment.Claim, files []string) error {
 	m.Options = map[string]string{}
 	fs.VisitAll(func(f *flag.Flag) { m.Options[f.Name] = f.Value.String() })
 	if err := m.Write(out, name, files); err != nil {
 		return err
 	}
-	printClaims(stdout, runs, elapsed, claims, append(files, filepath.Join(out, name)))
+	printClaims(stdout, ran, elapsed, claims, append(files, filepath.Join(out, name)))
 	return nil
 }
 
@@ -68,8 +72,8 @@ func manifest(name string, args []string) experiment.Manifest {
 	return experiment.NewManifest(program, name, append([]string{program, "experiment", name}, args...), nil)
 }
 
-func printClaims(stdout io.Writer, runs int, elapsed time.Duration, claims []experiment.Claim, files []string) {
-	fmt.Fprintf(stdout, "%d sessions simulated in %v\n", runs, elapsed.Round(time.Millisecond))
+func printClaims(stdout io.Writer, ran string, elapsed time.Duration, claims []experiment.Claim, files []string) {
+	fmt.Fprintf(stdout, "%s in %v\n", ran, elapsed.Round(time.Millisecond))
 	for _, c := range claims {
 		mark := c.Verdict()
 		if !c.Holds {

@@ -57,5 +57,5 @@ bandit-lab experiment bai --out results/bai --runs 10 --agents 64,128,256,512,10
 	if err != nil {
 		return err
 	}
-	return finish(stdout, m, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+	return finish(stdout, m, fs, *out, simulated(len(rep.Runs)), rep.Elapsed, rep.Claims, rep.Files)
 }

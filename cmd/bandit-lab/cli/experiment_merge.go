@@ -71,25 +71,25 @@ bandit-lab experiment merge --out results/samba part/1 part/2 part/3 part/4`, st
 		if err != nil {
 			return err
 		}
-		return finish(stdout, mf, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+		return finish(stdout, mf, fs, *out, simulated(len(rep.Runs)), rep.Elapsed, rep.Claims, rep.Files)
 	case mpccb.Experiment:
 		rep, err := mpccb.Merge(m, *out)
 		if err != nil {
 			return err
 		}
-		return finish(stdout, mf, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+		return finish(stdout, mf, fs, *out, simulated(len(rep.Runs)), rep.Elapsed, rep.Claims, rep.Files)
 	case bai.Experiment:
 		rep, err := bai.Merge(m, *out)
 		if err != nil {
 			return err
 		}
-		return finish(stdout, mf, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+		return finish(stdout, mf, fs, *out, simulated(len(rep.Runs)), rep.Elapsed, rep.Claims, rep.Files)
 	case samba.Experiment:
 		rep, err := samba.Merge(m, *out)
 		if err != nil {
 			return err
 		}
-		return finish(stdout, mf, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+		return finish(stdout, mf, fs, *out, simulated(len(rep.Runs)), rep.Elapsed, rep.Claims, rep.Files)
 	}
 	return fmt.Errorf("experiment merge: experiment %q cannot be merged by this bandit-lab", m.Experiment)
 }

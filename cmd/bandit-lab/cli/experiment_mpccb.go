@@ -66,5 +66,5 @@ bandit-lab experiment mpccb --out /tmp/mpccb --quick                           #
 	if err != nil {
 		return err
 	}
-	return finish(stdout, m, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+	return finish(stdout, m, fs, *out, simulated(len(rep.Runs)), rep.Elapsed, rep.Claims, rep.Files)
 }

@@ -77,7 +77,7 @@ bandit-lab experiment pfcb --sensitivity --out results/pfcb --instances 4 --runs
 	if err != nil {
 		return err
 	}
-	return finish(stdout, m, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+	return finish(stdout, m, fs, *out, simulated(len(rep.Runs)), rep.Elapsed, rep.Claims, rep.Files)
 }
 
 // runPFCBSensitivity runs experiment pfcb --sensitivity: --instances and
@@ -117,5 +117,5 @@ func runPFCBSensitivity(ctx context.Context, fs *flag.FlagSet, args []string, ou
 		return err
 	}
 	// The study shares the directory of the main run: a manifest of its own.
-	return finishAs(stdout, m, fs, out, "manifest_sensitivity.json", rep.Jobs, rep.Elapsed, rep.Claims, rep.Files)
+	return finishAs(stdout, m, fs, out, "manifest_sensitivity.json", simulated(rep.Jobs), rep.Elapsed, rep.Claims, rep.Files)
 }

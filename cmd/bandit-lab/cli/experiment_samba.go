@@ -91,7 +91,21 @@ bandit-lab experiment samba --out results/samba --budget 100000 --k 100 --batch 
 	if err != nil {
 		return err
 	}
-	return finish(stdout, m, fs, *out, len(rep.Runs), rep.Elapsed, rep.Claims, rep.Files)
+	return finish(stdout, m, fs, *out, sambaRan(rep), rep.Elapsed, rep.Claims, rep.Files)
+}
+
+// sambaRan says what a SAMBA experiment ran: its secure sessions and the
+// runs of the plaintext batched reference behind --batch (only those with
+// --batch-only, which simulates no secure session).
+func sambaRan(rep *samba.Report) string {
+	if rep.BatchRuns == 0 {
+		return simulated(len(rep.Runs))
+	}
+	batched := fmt.Sprintf("%d runs of the batched plaintext reference", rep.BatchRuns)
+	if len(rep.Runs) == 0 {
+		return batched + " (no secure session simulated)"
+	}
+	return simulated(len(rep.Runs)) + " and " + batched
 }
 
 // given reports whether the command line set flag name.

@@ -116,6 +116,35 @@ func TestExperimentSAMBA(t *testing.T) {
 	}
 }
 
+// TestExperimentSAMBARan: the summary line says what the SAMBA experiment
+// ran — its secure sessions, the batched plaintext reference's runs behind
+// --batch (6 algorithms × B ∈ {1, 10} × runs; the secure grid is 6
+// algorithms × N ∈ {10, 20, 40}), or those alone with
+// --batch-only, which simulates no secure session.
+func TestExperimentSAMBARan(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"secure", []string{"--k", "3"}, "18 sessions simulated in "},
+		{"with batches", []string{"--k", "3", "--batch", "10"}, "18 sessions simulated and 12 runs of the batched plaintext reference in "},
+		{"batch only", []string{"--k", "3", "--batch", "10", "--batch-only"}, "12 runs of the batched plaintext reference (no secure session simulated) in "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var stdout, stderr bytes.Buffer
+			args := append([]string{"experiment", "samba", "--out", t.TempDir(), "--runs", "1", "--budget", "40",
+				"--paillier-bits", "512", "--workers", "1", "--quiet"}, tc.args...)
+			if err := Run(context.Background(), args, &stdout, &stderr); err != nil {
+				t.Fatalf("%v\n%s", err, stderr.String())
+			}
+			if !strings.HasPrefix(stdout.String(), tc.want) {
+				t.Errorf("stdout begins %q, want %q:\n%s", strings.SplitN(stdout.String(), "\n", 2)[0], tc.want, stdout.String())
+			}
+		})
+	}
+}
+
 // TestExperimentMerge runs a small SAMBA grid as 2 shards through the
 // command and merges them: every session once in the merged runs, the
 // merge's manifest naming each partial with its manifest's SHA-256; and a

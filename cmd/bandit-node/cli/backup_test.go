@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,52 +27,17 @@ import (
 func TestBackupRestoreRunningDaemon(t *testing.T) {
 	root := t.TempDir()
 	nodes := initPair(t, root)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	start := func(cfg string) (stop func()) {
-		ctx, cancel := context.WithCancel(ctx)
-		done := make(chan error, 1)
-		go func() {
-			done <- Run(ctx, []string{"run", "--config", cfg, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{})
-		}()
-		return func() {
-			cancel()
-			select {
-			case err := <-done:
-				if err != nil {
-					t.Errorf("daemon of %s: %v", cfg, err)
-				}
-			case <-time.After(60 * time.Second):
-				t.Errorf("the daemon of %s did not stop in 60 s", cfg)
-			}
-		}
-	}
-	connected := func(cfg string) func() bool {
-		return func() bool {
-			out, _, err := run(t, "peers", "--config", cfg, "--json")
-			var peers []apitype.Peer
-			return err == nil && json.Unmarshal([]byte(out), &peers) == nil && len(peers) == 1 && peers[0].Connected
-		}
-	}
-	stop1 := start(nodes[0].cfg)
-	stop2 := start(nodes[1].cfg)
-	defer stop2()
-	testutil.WaitFor(t, 20*time.Second, "node1 to connect to node2", connected(nodes[0].cfg))
+	stop1 := startDaemon(t, nodes[0].cfg)
+	startDaemon(t, nodes[1].cfg)
+	testutil.WaitFor(t, 20*time.Second, "node1 to connect to node2", connectedToOne(t, nodes[0].cfg))
 
 	spec := writeSpec(t, root, "ping.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 5\n")
 	// node1 starts it, so its record holds the session's whole result.
-	out, stderr, err := run(t, "session", "start", "--config", nodes[0].cfg, spec, "--wait", "--timeout", "2m", "--json")
-	if err != nil {
-		t.Fatalf("the session before the backup: %v\n%s", err, stderr)
-	}
-	before := testutil.DecodeJSON[apitype.Result](t, []byte(out))
-	if before.Session.State != apitype.StateCompleted || !strings.Contains(string(before.Result), "median_us") {
-		t.Fatalf("the session before the backup: %+v", before)
-	}
+	before, _ := pingSession(t, nodes[0].cfg, spec, "the session before the backup")
 
 	archive := filepath.Join(root, "backups", "node1.tar.gz")
 	os.MkdirAll(filepath.Dir(archive), 0o700)
-	out, stderr, err = run(t, "backup", "--config", nodes[0].cfg, "--out", archive)
+	out, stderr, err := run(t, "backup", "--config", nodes[0].cfg, "--out", archive)
 	if err != nil || !strings.Contains(out, "backed up node node1 (peer ID "+nodes[0].id+")") {
 		t.Fatalf("backup of the running node1: %v\n%s%s", err, out, stderr)
 	}
@@ -145,19 +109,18 @@ func TestBackupRestoreRunningDaemon(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rctx, rcancel := context.WithTimeout(ctx, 30*time.Second)
+	rctx, rcancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer rcancel()
 	if ch, err := c2.Reload(rctx); err != nil || len(ch.PeersReaddressed) != 1 || len(ch.PeersAdded)+len(ch.PeersRemoved) != 0 {
 		t.Fatalf("node2's reload with node1's new address: %+v, %v", ch, err)
 	}
 
-	stop := start(newCfg)
-	defer stop()
+	startDaemon(t, newCfg)
 	out, _, err = run(t, "id", "--config", newCfg)
 	if err != nil || !strings.Contains(out, nodes[0].id) {
 		t.Errorf("id of the restored node: %v\n%s", err, out)
 	}
-	testutil.WaitFor(t, 30*time.Second, "node2 to reconnect to the restored node1", connected(nodes[1].cfg))
+	testutil.WaitFor(t, 30*time.Second, "node2 to reconnect to the restored node1", connectedToOne(t, nodes[1].cfg))
 	// The result from before the backup, served by the restored daemon's
 	// API (not read from its files: the daemon must be the one answering).
 	out, stderr, err = run(t, "session", "result", "--config", newCfg, before.Session.ID, "--json")

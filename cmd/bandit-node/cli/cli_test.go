@@ -181,41 +181,17 @@ func TestSimulateJSON(t *testing.T) {
 func TestCLIAgainstDaemons(t *testing.T) {
 	root := t.TempDir()
 	nodes := initPair(t, root)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, len(nodes))
 	for _, n := range nodes {
-		go func() {
-			done <- Run(ctx, []string{"run", "--config", n.cfg, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{})
-		}()
+		startDaemon(t, n.cfg)
 	}
-	defer func() {
-		cancel()
-		for range nodes {
-			if err := <-done; err != nil {
-				t.Errorf("daemon: %v", err)
-			}
-		}
-	}()
-	testutil.WaitFor(t, 20*time.Second, "node1 to connect to node2", func() bool {
-		out, _, err := run(t, "peers", "--config", nodes[0].cfg, "--json")
-		var peers []apitype.Peer
-		return err == nil && json.Unmarshal([]byte(out), &peers) == nil && len(peers) == 1 && peers[0].Connected
-	})
+	testutil.WaitFor(t, 20*time.Second, "node1 to connect to node2", connectedToOne(t, nodes[0].cfg))
 	out, _, err := run(t, "id", "--config", nodes[1].cfg, "--json")
 	if err != nil || !strings.Contains(out, nodes[1].id) {
 		t.Errorf("id: %v %s", err, out)
 	}
 
 	spec := writeSpec(t, root, "ping.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 50\n")
-	out, stderr, err := run(t, "session", "start", "--config", nodes[0].cfg, spec, "--wait", "--timeout", "2m", "--json")
-	if err != nil {
-		t.Fatalf("session start: %v\n%s", err, stderr)
-	}
-	res := testutil.DecodeJSON[apitype.Result](t, []byte(out))
-	if res.Session.State != apitype.StateCompleted || !strings.Contains(string(res.Result), "median_us") {
-		t.Fatalf("session result: %+v", res)
-	}
+	res, stderr := pingSession(t, nodes[0].cfg, spec, "session start")
 	if !strings.Contains(stderr, "100.0%") || !strings.Contains(stderr, "ETA") {
 		t.Errorf("no progress bar on stderr: %q", stderr)
 	}

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -13,7 +12,6 @@ import (
 	"github.com/BurntSushi/toml"
 	"github.com/bandit-node/bandit-node/cmd/internal/clikit"
 	"github.com/bandit-node/bandit-node/cmd/internal/families"
-	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
 	"github.com/bandit-node/bandit-node/protocol"
 )
@@ -79,31 +77,18 @@ func runConfigCheck(ctx context.Context, args []string, stdout, stderr io.Writer
 		fmt.Fprintf(stdout, "no running daemon to compare with: its config %s does not load (%v)\n", daemonPath, err)
 		return nil
 	}
-	c, err := client.FromFiles(daemon.API.Listen, daemon.API.TokenFile, daemon.API.TrustFile())
-	if err != nil {
-		fmt.Fprintf(stdout, "no running daemon to compare with (%v)\n", err)
-		return nil
-	}
 	text, err := os.ReadFile(path)
 	if err != nil {
 		return err
 	}
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
-	ch, err := c.CheckConfig(ctx, text)
-	var refused *client.Error
-	switch {
-	case errors.As(err, &refused):
-		return fmt.Errorf("the running daemon would refuse it at a reload: %s", refused.Message)
-	case err != nil:
-		fmt.Fprintf(stdout, "the daemon of %s is not running (%v): nothing to compare with\n", daemonPath, err)
-		return nil
-	case ch.Empty():
-		fmt.Fprintln(stdout, "a reload would change nothing")
-	default:
-		fmt.Fprintf(stdout, "a reload would apply: %s\n", ch)
-	}
-	return nil
+	return reloadAndReport(ctx, daemon.API, stdout, reloadReport{
+		dryRun:  true,
+		text:    text,
+		refused: "the running daemon would refuse it at a reload",
+		notRunning: func(err error) string {
+			return fmt.Sprintf("the daemon of %s is not running (%v): nothing to compare with", daemonPath, err)
+		},
+	})
 }
 
 // isSpec reports whether text is a session spec rather than a config: a

@@ -2,15 +2,11 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
-
-	"github.com/bandit-node/bandit-node/internal/testutil"
 )
 
 // TestConfigCheck: config check validates a config with the daemon's own
@@ -21,21 +17,8 @@ func TestConfigCheck(t *testing.T) {
 	root := t.TempDir()
 	nodes := initPair(t, root)
 	cfg := nodes[0].cfg
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() {
-		done <- Run(ctx, []string{"run", "--config", cfg, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{})
-	}()
-	defer func() {
-		cancel()
-		if err := <-done; err != nil {
-			t.Errorf("daemon: %v", err)
-		}
-	}()
-	testutil.WaitFor(t, 20*time.Second, "the daemon's control API", func() bool {
-		_, _, err := run(t, "peers", "--config", cfg)
-		return err == nil
-	})
+	startDaemon(t, cfg)
+	waitServing(t, cfg)
 	orig, err := os.ReadFile(cfg)
 	if err != nil {
 		t.Fatal(err)

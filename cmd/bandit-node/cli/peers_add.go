@@ -2,14 +2,12 @@ package cli
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 
 	"github.com/bandit-node/bandit-node/cmd/internal/families"
 	"github.com/bandit-node/bandit-node/node"
-	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
 )
 
@@ -38,23 +36,12 @@ func runPeersAdd(ctx context.Context, args []string, stdout, stderr io.Writer) e
 	}
 	fmt.Fprintf(stdout, "added %s (%s) to %s\n", card.Name, card.PeerID, cfg.Path)
 
-	c, err := client.FromFiles(cfg.API.Listen, cfg.API.TokenFile, cfg.API.TrustFile())
-	if err != nil {
-		return err
-	}
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
-	ch, err := c.Reload(ctx)
-	var refused *client.Error
-	switch {
-	case errors.As(err, &refused):
-		return fmt.Errorf("the card is saved, but the running daemon refused the new config: %w", err)
-	case err != nil:
-		fmt.Fprintf(stdout, "the daemon is not running (%v);\nthe card is saved and takes effect when it starts\n", err)
-		return nil
-	}
-	fmt.Fprintf(stdout, "the daemon reloaded its config: %s\n", ch)
-	return nil
+	return reloadAndReport(ctx, cfg.API, stdout, reloadReport{
+		refused: "the card is saved, but the running daemon refused the new config",
+		notRunning: func(err error) string {
+			return fmt.Sprintf("the daemon is not running (%v);\nthe card is saved and takes effect when it starts", err)
+		},
+	})
 }
 
 // readCard reads the card at path, or stdin for "-".

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -42,22 +41,9 @@ func TestPeersAddJoinsRunningDaemons(t *testing.T) {
 		}
 		cfgs[i] = filepath.Join(dir, "config.toml")
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 2)
 	for _, c := range cfgs[:2] { // node3's daemon never runs
-		go func() {
-			done <- Run(ctx, []string{"run", "--config", c, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{})
-		}()
+		startDaemon(t, c)
 	}
-	defer func() {
-		cancel()
-		for range 2 {
-			if err := <-done; err != nil {
-				t.Errorf("daemon: %v", err)
-			}
-		}
-	}()
 	cards := make([]string, 3)
 	for i, c := range cfgs {
 		testutil.WaitFor(t, 20*time.Second, "the peer card of "+c, func() bool {
@@ -67,10 +53,7 @@ func TestPeersAddJoinsRunningDaemons(t *testing.T) {
 		})
 	}
 	for _, c := range cfgs[:2] {
-		testutil.WaitFor(t, 20*time.Second, "the daemon of "+c+" to serve its control API", func() bool {
-			_, _, err := run(t, "peers", "--config", c)
-			return err == nil
-		})
+		waitServing(t, c)
 	}
 	before, err := os.ReadFile(cfgs[0])
 	if err != nil {

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"slices"
 
 	"github.com/bandit-node/bandit-node/cmd/internal/families"
-	"github.com/bandit-node/bandit-node/node/client"
 	"github.com/bandit-node/bandit-node/node/config"
 )
 
@@ -67,23 +65,12 @@ func runPeersRemove(ctx context.Context, args []string, stdout, stderr io.Writer
 	}
 	fmt.Fprintf(stdout, "removed %s from %s\n", name, cfg.Path)
 
-	c, err := client.FromFiles(cfg.API.Listen, cfg.API.TokenFile, cfg.API.TrustFile())
-	if err != nil {
-		return err
-	}
-	ctx, cancel := withTimeout(ctx)
-	defer cancel()
-	ch, err := c.Reload(ctx)
-	var refused *client.Error
-	switch {
-	case errors.As(err, &refused):
-		return fmt.Errorf("the config is saved without %s, but the running daemon refused it: %w", name, err)
-	case err != nil:
-		fmt.Fprintf(stdout, "the daemon is not running (%v);\nthe change takes effect when it starts\n", err)
-		return nil
-	}
-	fmt.Fprintf(stdout, "the daemon reloaded its config: %s\n", ch)
-	return nil
+	return reloadAndReport(ctx, cfg.API, stdout, reloadReport{
+		refused: "the config is saved without " + name + ", but the running daemon refused it",
+		notRunning: func(err error) string {
+			return fmt.Sprintf("the daemon is not running (%v);\nthe change takes effect when it starts", err)
+		},
+	})
 }
 
 // tableHeader matches a TOML table or array-of-tables header line.

@@ -1,13 +1,10 @@
 package cli
 
 import (
-	"bytes"
-	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -26,26 +23,8 @@ func TestCLIStandingSessions(t *testing.T) {
 	}
 	writeSpec(t, filepath.Join(nodes[0].dir, "specs"), "ping.toml", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\"]\n[params]\ncount = 5\n")
 	appendConfig(t, nodes[0].cfg, "\n[[sessions]]\nname = \"pinger\"\nspec = \"specs/ping.toml\"\nevery = \"2s\"\nretry = { attempts = 2, backoff = \"1s\" }\n")
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, len(nodes))
-	for _, n := range nodes {
-		go func() {
-			done <- Run(ctx, []string{"run", "--config", n.cfg, "--log-level", "warn"}, &bytes.Buffer{}, &bytes.Buffer{})
-		}()
-	}
-	var stopOnce sync.Once
-	stop := func() {
-		stopOnce.Do(func() {
-			cancel()
-			for range nodes {
-				if err := <-done; err != nil {
-					t.Errorf("daemon: %v", err)
-				}
-			}
-		})
-	}
-	defer stop()
+	stop := startDaemon(t, nodes[0].cfg)
+	startDaemon(t, nodes[1].cfg)
 	type listing struct {
 		Standing []apitype.Standing `json:"standing"`
 		Sessions []apitype.Session  `json:"sessions"`
