@@ -9,8 +9,8 @@ import (
 
 // runPrograms runs the dealer's program alone, hands its corrections to
 // party 0, then runs the parties' programs in lock step, one round at a
-// time.
-func runPrograms(tb testing.TB, dl *learner, dealer *mpc.Program, ls []*learner, progs []*mpc.Program) {
+// time; seen, unless nil, receives every round's payload of every party.
+func runPrograms(tb testing.TB, dl *learner, dealer *mpc.Program, ls []*learner, progs []*mpc.Program, seen func(from int, pl mpc.Payload)) {
 	tb.Helper()
 	for {
 		done, err := dealer.Advance()
@@ -43,6 +43,9 @@ func runPrograms(tb testing.TB, dl *learner, dealer *mpc.Program, ls []*learner,
 		pls := make([]mpc.Payload, len(ls))
 		for i, l := range ls {
 			pls[i] = l.e.Outgoing()
+			if seen != nil {
+				seen(i, pls[i])
+			}
 		}
 		for _, l := range ls {
 			if err := l.e.Complete(pls); err != nil {
@@ -61,7 +64,14 @@ func runPrograms(tb testing.TB, dl *learner, dealer *mpc.Program, ls []*learner,
 // algorithm with the same refresh (nsReference), step for step, and
 // counts a batch's rounds: 12 + 2k at P = 2 and |A| ≤ 11, k = ⌈log₂ B⌉ + 3,
 // whatever B.
+//
+// Its first case also checks a feature party's view of a batch, as TestViews
+// does a session's: the words party 1 receives from party 0, the openings of
+// W_a, b_a, the B contexts and reward rows and every intermediate product,
+// look uniform (χ² on their top four bits).
 func TestBatchedLearnerMatchesReference(t *testing.T) {
+	var views uniformity
+	defer views.check(t)
 	for _, c := range []struct {
 		name      string
 		P, arms   int
@@ -70,10 +80,11 @@ func TestBatchedLearnerMatchesReference(t *testing.T) {
 		steps     int
 		rounds    int64
 		wantAgree int // in percent
+		seen      func(int, mpc.Payload)
 	}{
-		{"P=2 B=10", 2, 4, 0.1, 10, 200, 12 + 2*7, 99},
-		{"P=2 B=50, the last batch shorter", 2, 4, 0.1, 50, 230, 12 + 2*9, 99},
-		{"P=3 B=16 explore always", 3, 6, 1, 16, 96, 0, 100},
+		{"P=2 B=10", 2, 4, 0.1, 10, 200, 12 + 2*7, 99, views.see},
+		{"P=2 B=50, the last batch shorter", 2, 4, 0.1, 50, 230, 12 + 2*9, 99, nil},
+		{"P=3 B=16 explore always", 3, 6, 1, 16, 96, 0, 100, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			P := c.P
@@ -144,7 +155,7 @@ func TestBatchedLearnerMatchesReference(t *testing.T) {
 						reward: func(j int, sh uint64) { rt[j] += sh },
 					})
 				}
-				runPrograms(t, dl, dprog, ls, progs)
+				runPrograms(t, dl, dprog, ls, progs, c.seen)
 				if r := ls[0].e.Stats().Rounds - before; c.rounds != 0 && int64(r) != c.rounds {
 					t.Errorf("batch at step %d: %d rounds, want %d", s, r, c.rounds)
 				}
@@ -173,5 +184,39 @@ func TestBatchedLearnerMatchesReference(t *testing.T) {
 				t.Errorf("the private batched learner chose the reference's arm in %d of %d steps", agree, c.steps)
 			}
 		})
+	}
+}
+
+// uniformity counts the top four bits of the arithmetic words party 0
+// sends party 1.
+type uniformity struct {
+	buckets [16]int
+	words   int
+}
+
+func (u *uniformity) see(from int, pl mpc.Payload) {
+	if from != 0 {
+		return
+	}
+	for _, w := range pl.Arith {
+		u.buckets[w>>60]++
+		u.words++
+	}
+}
+
+func (u *uniformity) check(t *testing.T) {
+	t.Helper()
+	if u.words < 10000 {
+		t.Fatalf("only %d words seen", u.words)
+	}
+	exp := float64(u.words) / 16
+	var chi float64
+	for _, c := range u.buckets {
+		d := float64(c) - exp
+		chi += d * d / exp
+	}
+	t.Logf("party 1's view: %d words, χ² = %.1f", u.words, chi)
+	if chi > 37.7 { // χ² with 15 degrees of freedom, 0.999 quantile
+		t.Errorf("the openings party 1 received are not uniform: χ² = %.1f over %d words", chi, u.words)
 	}
 }
