@@ -72,6 +72,13 @@ type Options struct {
 	// each other, so they are not split across machines: shard 1 runs them
 	// all, besides its reward sessions.
 	Shard experiment.Shard
+	// Batches, when given, are batch sizes B whose regret is compared with
+	// the sequential algorithm's (B = 1) on Fashion-MNIST over Steps steps,
+	// Runs runs each (batch.go: mpccb_batch_results.md and its files).
+	Batches []int
+	// BatchOnly runs only the batches' comparison, not the figures' secure
+	// sessions.
+	BatchOnly bool
 
 	// stamp, set only by tests, replaces the times each session measured
 	// by a function of the session, and makes Table 1's times, the
@@ -154,6 +161,15 @@ func (o *Options) validate() error {
 		if a < 2 || a*mpccbDims*mpccbDims > mpccb.MaxMatrixWords {
 			return fmt.Errorf("arms: %d is outside 2..%d", a, mpccb.MaxMatrixWords/(mpccbDims*mpccbDims))
 		}
+	}
+	if err := checkBatches(o.Batches, o.Steps); err != nil {
+		return err
+	}
+	if len(o.Batches) > 0 && !o.Shard.Whole() {
+		return fmt.Errorf("batches: the comparison runs whole, not in shards (it takes seconds)")
+	}
+	if o.BatchOnly && len(o.Batches) == 0 {
+		return fmt.Errorf("batch-only names no batch size")
 	}
 	for _, p := range append(slices.Clone(o.Parties), o.ScaleParties...) {
 		if p < 2 || p > mpccb.MaxParties {
@@ -272,6 +288,20 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 	contexts, rewards, err := fm.Bandit(dataset.FashionMNIST, 10, 1, int(o.Steps))
 	if err != nil {
 		return nil, err
+	}
+	var batchFiles []string
+	if len(o.Batches) > 0 && o.Shard.Whole() {
+		logf("the price of batches: B = %v against B = 1, %d runs each", o.Batches, o.Runs)
+		if batchFiles, err = writeBatches(ctx, o, contexts, rewards); err != nil {
+			return nil, fmt.Errorf("mpccb experiment: batches: %w", err)
+		}
+		if o.BatchOnly {
+			elapsed := time.Since(start)
+			if o.stamp != nil {
+				elapsed = 0
+			}
+			return &Report{Options: o, Elapsed: elapsed, Files: batchFiles}, nil
+		}
 	}
 	// The grid that shards split: the reward sessions, longest first.
 	all := mpccbJobs(o)
@@ -399,7 +429,12 @@ func Run(ctx context.Context, reg *protocol.Registry, o Options) (*Report, error
 		}
 		return &Report{Options: o, Runs: rewardRuns, Elapsed: elapsed, Files: []string{path}}, nil
 	}
-	return renderMPCCB(o, rewardRuns, m, elapsed)
+	rep, err := renderMPCCB(o, rewardRuns, m, elapsed)
+	if err != nil {
+		return nil, err
+	}
+	rep.Files = append(rep.Files, batchFiles...)
+	return rep, nil
 }
 
 // renderMPCCB assembles the report from the reward runs (in the grid's

@@ -158,6 +158,68 @@ func (e *Engine) MatVec(m, v *Open, dim int) []uint64 {
 	return c
 }
 
+// MatMul returns shares of the products A_k·B_k of consecutive dim×dim
+// row-major matrices A_k of a and B_k of b, opened in one round: the
+// D × D products of a Newton–Schulz iteration, every arm's at once. If b
+// holds one matrix it is shared by every A_k.
+func (e *Engine) MatMul(a, b *Open, dim int) []uint64 {
+	sq := dim * dim
+	mats := a.n / sq
+	bo := func(k int) int {
+		if b.n == sq {
+			return 0
+		}
+		return k * sq
+	}
+	if a.fused() || b.fused() {
+		return e.mulTerms(a, b, mats*sq, e.terms(termKey{kind: 'M', n: a.n, m: b.n, dim: dim}, func() []term {
+			terms := make([]term, 0, mats*sq*dim)
+			for k := range mats {
+				for i := range dim {
+					for j := range dim {
+						for l := range dim {
+							terms = append(terms, term{k*sq + i*dim + j, k*sq + i*dim + l, bo(k) + l*dim + j})
+						}
+					}
+				}
+			}
+			return terms
+		}))
+	}
+	c := e.dealt(mats*sq, false, func(dst []uint64) {
+		for k := range mats {
+			am, bm := a.mask[k*sq:(k+1)*sq], b.mask[bo(k):bo(k)+sq]
+			for i := range dim {
+				for j := range dim {
+					var s uint64
+					for l := range dim {
+						s += am[i*dim+l] * bm[l*dim+j]
+					}
+					dst[k*sq+i*dim+j] = s
+				}
+			}
+		}
+	})
+	for k := range mats {
+		av, am := a.Value[k*sq:(k+1)*sq], a.mask[k*sq:(k+1)*sq]
+		bv, bm := b.Value[bo(k):bo(k)+sq], b.mask[bo(k):bo(k)+sq]
+		for i := range dim {
+			for j := range dim {
+				var s uint64
+				for l := range dim {
+					x, y := av[i*dim+l], bv[l*dim+j]
+					s += x*bm[l*dim+j] + am[i*dim+l]*y
+					if e.party == 0 {
+						s += x * y
+					}
+				}
+				c[k*sq+i*dim+j] += s
+			}
+		}
+	}
+	return c
+}
+
 // Outer returns shares of the outer products a_k b_kᵀ of consecutive blocks
 // of length dim of a and b, each a row-major dim×dim matrix.
 func (e *Engine) Outer(a, b *Open, dim int) []uint64 {

@@ -150,6 +150,25 @@ func refMatVec[T uint64 | float64](m, v []T, dim int) []T {
 	return out
 }
 
+func refMatMul[T uint64 | float64](a, b []T, dim int) []T {
+	sq := dim * dim
+	out := make([]T, len(a))
+	for k := range len(a) / sq {
+		bo := k * sq
+		if len(b) == sq {
+			bo = 0
+		}
+		for i := range dim {
+			for j := range dim {
+				for l := range dim {
+					out[k*sq+i*dim+j] += a[k*sq+i*dim+l] * b[bo+l*dim+j]
+				}
+			}
+		}
+	}
+	return out
+}
+
 func refOuter[T uint64 | float64](a, b []T, dim int) []T {
 	var out []T
 	for k := range len(a) / dim {
@@ -213,6 +232,12 @@ func ringProductCases() []productCase[uint64] {
 	refOuterDim := func(dim int) func(a, b []uint64) []uint64 {
 		return func(a, b []uint64) []uint64 { return refOuter(a, b, dim) }
 	}
+	matMul := func(dim int) productOp {
+		return func(e *Engine, oa, ob *Open) []uint64 { return e.MatMul(oa, ob, dim) }
+	}
+	refMatMulDim := func(dim int) func(a, b []uint64) []uint64 {
+		return func(a, b []uint64) []uint64 { return refMatMul(a, b, dim) }
+	}
 	mulRows := func(dim int) productOp {
 		return func(e *Engine, oa, ob *Open) []uint64 { return e.MulRows(oa, ob, dim) }
 	}
@@ -247,6 +272,13 @@ func ringProductCases() []productCase[uint64] {
 		n := sh.mats * sh.dim * sh.dim
 		cases = append(cases, productCase[uint64]{fmt.Sprintf("MatVec/%dx%d", sh.mats, sh.dim), randWords(rng, n), randWords(rng, sh.dim), matVec(sh.dim), refMatVecDim(sh.dim)})
 	}
+	for _, sh := range []struct{ mats, dim int }{{1, 1}, {1, 5}, {4, 6}, {3, 16}} {
+		n := sh.mats * sh.dim * sh.dim
+		cases = append(cases,
+			productCase[uint64]{fmt.Sprintf("MatMul/per-matrix/%dx%d", sh.mats, sh.dim), randWords(rng, n), randWords(rng, n), matMul(sh.dim), refMatMulDim(sh.dim)},
+			productCase[uint64]{fmt.Sprintf("MatMul/shared/%dx%d", sh.mats, sh.dim), randWords(rng, n), randWords(rng, sh.dim*sh.dim), matMul(sh.dim), refMatMulDim(sh.dim)})
+	}
+	cases = append(cases, productCase[uint64]{"MatMul/edges", ringEdges, slices.Clone(ringEdges), matMul(4), refMatMulDim(4)})
 	for _, sh := range []struct{ blocks, dim int }{{1, 1}, {1, 4}, {3, 5}} {
 		n := sh.blocks * sh.dim
 		cases = append(cases, productCase[uint64]{fmt.Sprintf("Outer/%dx%d", sh.blocks, sh.dim), randWords(rng, n), randWords(rng, n), outer(sh.dim), refOuterDim(sh.dim)})
@@ -334,6 +366,9 @@ func TestFixedProducts(t *testing.T) {
 		{"MatVec", fixedInputs(rng, 3*25, 8), fixedInputs(rng, 5, 8),
 			func(e *Engine, oa, ob *Open) []uint64 { return e.MatVec(oa, ob, 5) },
 			func(a, b []float64) []float64 { return refMatVec(a, b, 5) }},
+		{"MatMul", fixedInputs(rng, 3*25, 8), fixedInputs(rng, 3*25, 8),
+			func(e *Engine, oa, ob *Open) []uint64 { return e.MatMul(oa, ob, 5) },
+			func(a, b []float64) []float64 { return refMatMul(a, b, 5) }},
 		{"Outer", fixedInputs(rng, 12, 10), fixedInputs(rng, 12, 10),
 			func(e *Engine, oa, ob *Open) []uint64 { return e.Outer(oa, ob, 4) },
 			func(a, b []float64) []float64 { return refOuter(a, b, 4) }},

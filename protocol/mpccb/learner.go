@@ -18,6 +18,7 @@ type learner struct {
 	eps   float64
 	winv  []uint64 // arms × dim × dim, row-major
 	b     []uint64 // arms × dim
+	w     []uint64 // arms × dim × dim: W_a itself, kept by batches (batch.go); nil until the first
 	v110  bool     // run wire 1.1.0's step (learner_v110.go)
 }
 

@@ -77,3 +77,24 @@ func (r *Reference) Update(x []float64, a int, reward float64) {
 	r.winv[a].SymRankOne(r.winv[a], -1/den, r.u)
 	r.b[a].AddScaledVec(r.b[a], reward, xv)
 }
+
+// StepBatch is one batch of the batched algorithm (the batched-bandit
+// setting: Perchet et al. 2016, "Batched bandit problems"): every context
+// of xs is scored with the model at the batch's start, each step drawing
+// its own samples (y_t, v_t and the tie-breaking permutation) in order, as
+// Choose does; then the model takes the batch's (context, arm, reward)
+// triples, in the batch's order (Update). rewards[j] is the realised
+// reward of every arm for xs[j]. It returns the arms and their rewards.
+// With one context it is Step.
+func (r *Reference) StepBatch(xs, rewards [][]float64) ([]int, []float64) {
+	arms := make([]int, len(xs))
+	got := make([]float64, len(xs))
+	for j, x := range xs {
+		arms[j] = r.Choose(x)
+		got[j] = rewards[j][arms[j]]
+	}
+	for j, x := range xs {
+		r.Update(x, arms[j], got[j])
+	}
+	return arms, got
+}

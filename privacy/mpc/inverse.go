@@ -1,0 +1,49 @@
+package mpc
+
+// NewtonSchulz returns a Proc refining approximate inverses of the
+// consecutive dim×dim row-major matrices W_k of w (opened, fixed point):
+// from X₀ = c·x_k, with x the shares of a previous approximation and c a
+// public fixed-point scale, iters iterations X ← X(2I − W_k X), the result
+// into *out as a fused opening (Trunc.Open). The error E = I − W X squares
+// at each iteration, so it converges when X₀W_k has its eigenvalues in
+// (0, 2): a batch update of the contextual bandit keeps W additively, grows
+// it by at most B unit-norm outer products, and starts from
+// c = 2/(2 + B) times the previous inverse (docs/protocols/mpccb.md,
+// "Batches"). Rounds: 1 + 2·iters, each a fused truncation; the words
+// opened are the two operands of each product.
+func (e *Engine) NewtonSchulz(w *Open, x []uint64, c uint64, dim, iters int, out **Open) *Proc {
+	sq := dim * dim
+	two := make([]uint64, w.n)
+	for k := range w.n / sq {
+		for i := range dim {
+			two[k*sq+i*dim+i] = 2 * e.fx.One()
+		}
+	}
+	var t *Trunc
+	var cur *Open
+	p := e.NewProc(func() bool {
+		t = e.TruncStart(Scale(x, c)) // X₀ = c·x
+		return true
+	}, func() bool {
+		cur = t.Open()
+		return true
+	})
+	for range iters {
+		var tw, tx *Trunc
+		p.Then(func() bool {
+			tw = e.TruncStart(e.MatMul(w, cur, dim)) // W X
+			return true
+		}, func() bool {
+			tx = e.TruncStart(e.MatMul(cur, tw.Open().Times(^uint64(0)).Plus(two), dim)) // X(2I − W X)
+			return true
+		}, func() bool {
+			cur = tx.Open()
+			return true
+		})
+	}
+	p.Then(func() bool {
+		*out = cur
+		return true
+	})
+	return p
+}

@@ -1,0 +1,136 @@
+package mpccb
+
+import (
+	"math/bits"
+
+	"github.com/bandit-node/bandit-node/privacy/mpc"
+)
+
+// batchIterations is k, the Newton–Schulz iterations that refresh W_a⁻¹ at
+// a batch's start: ⌈log₂ B⌉ + 3 (TestNewtonSchulzBatchDesign).
+func batchIterations(batch int) int { return bits.Len(uint(batch-1)) + 3 }
+
+// batchOutputs receives what a batch reveals to others: the shares of each
+// step's one-hot a_t (for p′) and of each r_t (for p″), step j of the
+// batch first.
+type batchOutputs struct {
+	arm    func(j int, onehot []uint64)
+	reward func(j int, share uint64)
+}
+
+// stepBatch returns the Program of one batch of the batched algorithm
+// (docs/protocols/mpccb.md, "Batches") on the shares xs of the batch's
+// contexts and rrs of their reward rows. The learner keeps W_a additively
+// besides W_a⁻¹ and b_a. Rounds with two parties and batch B (the batch
+// the session runs, which sets the refresh's scale and iterations; xs may
+// be shorter, the session's last batch):
+//
+//	R1            open W_a, b_a, every x_j and reward row
+//	R2 … R(2+2k)  W_a⁻¹ ← k Newton–Schulz iterations from
+//	              2/(2+B)·W_a⁻¹ (mpc.Engine.NewtonSchulz); beside it,
+//	              x_j x_jᵀ and (r_j)_a x_j truncated
+//	+1            u_{j,a} = W_a⁻¹x_j, fused
+//	+1            s_{j,a} = u_{j,a}·b_a, truncated
+//	+7            the B argmaxes with their exploration, side by side
+//	+1            open the one-hots; W_a += Σ_j o_{j,a} x_j x_jᵀ,
+//	              b_a += Σ_j o_{j,a} (r_j)_a x_j, r_j = Σ_a o_{j,a}(r_j)_a
+//
+// The exploration is each step's own: the dealer draws step j's samples
+// (y, v, γ) after step j − 1's, as the reference draws them.
+func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mpc.Program {
+	e := l.e
+	e.Recycle()
+	A, D, n := l.arms, l.dim, len(xs)
+	fx := e.Fixed()
+	if l.w == nil {
+		id := make([]uint64, A*D*D)
+		for a := range A {
+			for i := range D {
+				id[(a*D+i)*D+i] = fx.One()
+			}
+		}
+		l.w = e.Public(id)
+	}
+	scale := fx.Encode(2 / float64(2+batch))
+	iters := batchIterations(batch)
+	g := e.NewProgram()
+	smp := make([]samples, n)
+	gamma := make([][]uint64, n)
+	oX, oRR := make([]*mpc.Open, n), make([]*mpc.Open, n)
+	txx, trx, ts := make([]*mpc.Trunc, n), make([]*mpc.Trunc, n), make([]*mpc.Trunc, n)
+	onehot := make([][]uint64, n)
+	var oW, oB, winv *mpc.Open
+	oO := make([]*mpc.Open, n)
+	var tu []*mpc.Trunc
+	main := e.NewProc(func() bool {
+		for j := range n {
+			gamma[j] = e.Dealt(A, func(dst []uint64) {
+				smp[j] = drawSamples(e.Sampler(), A, l.eps, fx.Frac)
+				copy(dst, smp[j].gamma)
+			})
+			oX[j], oRR[j] = e.Mask(xs[j]), e.Mask(rrs[j])
+		}
+		oW, oB = e.Mask(l.w), e.Mask(l.b)
+		return true
+	}, func() bool {
+		g.Go(e.NewtonSchulz(oW, l.winv, scale, D, iters, &winv))
+		for j := range n {
+			txx[j] = e.TruncStart(e.Outer(oX[j], oX[j], D))
+			trx[j] = e.TruncStart(e.MulRows(oRR[j], oX[j], D))
+		}
+		return true
+	}, func() bool {
+		if winv == nil {
+			return false // the refresh is not done yet
+		}
+		copy(l.winv, e.SharesOf(winv))
+		tu = make([]*mpc.Trunc, n)
+		for j := range n {
+			tu[j] = e.TruncStart(e.MatVec(winv, oX[j], D))
+		}
+		return true
+	}, func() bool {
+		for j := range n {
+			ts[j] = e.TruncStart(e.Dot(tu[j].Open(), oB, D))
+		}
+		return true
+	}, func() bool {
+		for j := range n {
+			g.Go(e.ArgMaxOr(ts[j].Result(), gamma[j], func(z []uint64) uint64 {
+				smp[j].explore(z)
+				return smp[j].y
+			}, &onehot[j]))
+		}
+		return true
+	}, func() bool {
+		for j := range n {
+			if onehot[j] == nil {
+				return false // the argmaxes are not done yet
+			}
+		}
+		for j := range n {
+			if out.arm != nil {
+				out.arm(j, onehot[j])
+			}
+			oO[j] = e.Mask(onehot[j])
+		}
+		return true
+	}, func() bool {
+		// o_{j,a} is an integer: no rescaling. The products come in the
+		// batch's order, and the sums do not depend on it.
+		for j := range n {
+			addInPlace(l.w, e.MulRows(oO[j], txx[j].Open(), D*D))
+			addInPlace(l.b, e.MulRows(oO[j], trx[j].Open(), D))
+			var rt uint64
+			for _, v := range e.MulElem(oO[j], oRR[j]) {
+				rt += v
+			}
+			if out.reward != nil {
+				out.reward(j, rt)
+			}
+		}
+		return true
+	})
+	g.Go(main)
+	return g
+}

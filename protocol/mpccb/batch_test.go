@@ -1,0 +1,222 @@
+package mpccb
+
+import (
+	"math"
+	"testing"
+
+	"github.com/bandit-node/bandit-node/privacy/mpc"
+)
+
+// runPrograms runs the dealer's program alone, hands its corrections to
+// party 0, then runs the parties' programs in lock step, one round at a
+// time; seen, unless nil, receives every round's payload of every party.
+func runPrograms(tb testing.TB, dl *learner, dealer *mpc.Program, ls []*learner, progs []*mpc.Program, seen func(from int, pl mpc.Payload)) {
+	tb.Helper()
+	for {
+		done, err := dealer.Advance()
+		if err != nil {
+			tb.Fatalf("dealer: %v", err)
+		}
+		if done {
+			break
+		}
+		dl.e.Complete(nil)
+	}
+	ls[0].e.SetCorrections(dl.e.TakeCorrections())
+	for {
+		dones := 0
+		for i, g := range progs {
+			done, err := g.Advance()
+			if err != nil {
+				tb.Fatalf("party %d: %v", i, err)
+			}
+			if done {
+				dones++
+			}
+		}
+		if dones == len(progs) {
+			break
+		}
+		if dones != 0 {
+			tb.Fatalf("parties out of step: %d of %d finished", dones, len(progs))
+		}
+		pls := make([]mpc.Payload, len(ls))
+		for i, l := range ls {
+			pls[i] = l.e.Outgoing()
+			if seen != nil {
+				seen(i, pls[i])
+			}
+		}
+		for _, l := range ls {
+			if err := l.e.Complete(pls); err != nil {
+				tb.Fatal(err)
+			}
+		}
+	}
+	if left := ls[0].e.CorrectionsLeft(); left != 0 {
+		tb.Fatalf("%d of the dealer's correction words unused", left)
+	}
+}
+
+// TestBatchedLearnerMatchesReference runs the private batched learner in
+// memory (learner.stepBatch: the Newton–Schulz refresh, the B scorings and
+// argmaxes side by side, one update) against the plaintext batched
+// algorithm with the same refresh (nsReference), step for step, and
+// counts a batch's rounds: 12 + 2k at P = 2 and |A| ≤ 11, k = ⌈log₂ B⌉ + 3,
+// whatever B.
+//
+// Its first case also checks a feature party's view of a batch, as TestViews
+// does a session's: the words party 1 receives from party 0, the openings of
+// W_a, b_a, the B contexts and reward rows and every intermediate product,
+// look uniform (χ² on their top four bits).
+func TestBatchedLearnerMatchesReference(t *testing.T) {
+	var views uniformity
+	defer views.check(t)
+	for _, c := range []struct {
+		name      string
+		P, arms   int
+		eps       float64
+		batch     int
+		steps     int
+		rounds    int64
+		wantAgree int // in percent
+		seen      func(int, mpc.Payload)
+	}{
+		{"P=2 B=10", 2, 4, 0.1, 10, 200, 12 + 2*7, 99, views.see},
+		{"P=2 B=50, the last batch shorter", 2, 4, 0.1, 50, 230, 12 + 2*9, 99, nil},
+		{"P=3 B=16 explore always", 3, 6, 1, 16, 96, 0, 100, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			P := c.P
+			p := DefaultParams()
+			p.Arms, p.Dimensions, p.Epsilon, p.PrecisionBits = c.arms, 6, c.eps, 20
+			xs, rs := toyData(c.steps, p.Arms, p.Dimensions, 3)
+			var seeds []mpc.Seed
+			for i := range P {
+				seeds = append(seeds, mpc.Seed{byte(i + 1)})
+			}
+			sampler := mpc.Seed{99}
+			cfg := mpc.Config{Parties: P, Frac: uint(p.PrecisionBits)}
+			dealer, err := mpc.NewDealer(cfg, seeds)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dealer.SetSampler(mpc.NewPRG(sampler))
+			ls := make([]*learner, P)
+			for i := range P {
+				pairs := make([]mpc.Seed, P)
+				for q := range pairs {
+					pairs[q] = mpc.Seed{byte(min(i, q)), byte(max(i, q)), 42}
+				}
+				e, err := mpc.NewParty(cfg, i, seeds[i], pairs)
+				if err != nil {
+					t.Fatal(err)
+				}
+				ls[i] = newLearner(e, p)
+			}
+			dl := newLearner(dealer, p)
+			ref := newNS(p, sampler, batchIterations(c.batch), c.batch)
+			fx := mpc.Fixed{Frac: uint(p.PrecisionBits)}
+			agree := 0
+			var privReward, refReward float64
+			for s := 0; s < c.steps; s += c.batch {
+				e := min(s+c.batch, c.steps)
+				n := e - s
+				arms := make([][]uint64, n)
+				rt := make([]uint64, n)
+				for j := range arms {
+					arms[j] = make([]uint64, p.Arms)
+				}
+				before := ls[0].e.Stats().Rounds
+				inputs := func(l *learner) ([][]uint64, [][]uint64) {
+					xsh, rsh := make([][]uint64, n), make([][]uint64, n)
+					for j := range n {
+						enc := fx.EncodeAll(xs[s+j])
+						xsh[j] = make([]uint64, p.Dimensions)
+						for owner := range P {
+							lo, hi := owner*p.Dimensions/P, (owner+1)*p.Dimensions/P
+							copy(xsh[j][lo:hi], l.e.Share(owner, enc[lo:hi], hi-lo))
+						}
+						rsh[j] = l.e.Share(0, fx.EncodeAll(rs[s+j]), p.Arms)
+					}
+					return xsh, rsh
+				}
+				dx, drr := inputs(dl)
+				dprog := dl.stepBatch(dx, drr, c.batch, batchOutputs{})
+				progs := make([]*mpc.Program, P)
+				for i, l := range ls {
+					x, rr := inputs(l)
+					progs[i] = l.stepBatch(x, rr, c.batch, batchOutputs{
+						arm: func(j int, oh []uint64) {
+							for a, v := range oh {
+								arms[j][a] += v
+							}
+						},
+						reward: func(j int, sh uint64) { rt[j] += sh },
+					})
+				}
+				runPrograms(t, dl, dprog, ls, progs, c.seen)
+				if r := ls[0].e.Stats().Rounds - before; c.rounds != 0 && int64(r) != c.rounds {
+					t.Errorf("batch at step %d: %d rounds, want %d", s, r, c.rounds)
+				}
+				refArms, refGot := ref.batch(xs[s:e], rs[s:e])
+				for j := range n {
+					a := -1
+					for i, v := range arms[j] {
+						if v == 1 {
+							a = i
+						} else if v != 0 {
+							t.Fatalf("step %d: one-hot %v", s+j, arms[j])
+						}
+					}
+					if a == refArms[j] {
+						agree++
+					}
+					privReward += fx.Decode(rt[j])
+					refReward += refGot[j]
+					if a >= 0 && math.Abs(fx.Decode(rt[j])-rs[s+j][a]) > 1e-3 {
+						t.Errorf("step %d: r_t %v, but arm %d pays %v", s+j, fx.Decode(rt[j]), a, rs[s+j][a])
+					}
+				}
+			}
+			t.Logf("agreement %d/%d, reward %.0f vs %.0f", agree, c.steps, privReward, refReward)
+			if agree < c.steps*c.wantAgree/100 {
+				t.Errorf("the private batched learner chose the reference's arm in %d of %d steps", agree, c.steps)
+			}
+		})
+	}
+}
+
+// uniformity counts the top four bits of the arithmetic words party 0
+// sends party 1.
+type uniformity struct {
+	buckets [16]int
+	words   int
+}
+
+func (u *uniformity) see(from int, pl mpc.Payload) {
+	if from != 0 {
+		return
+	}
+	for _, w := range pl.Arith {
+		u.buckets[w>>60]++
+		u.words++
+	}
+}
+
+func (u *uniformity) check(t *testing.T) {
+	t.Helper()
+	if u.words < 10000 {
+		t.Fatalf("only %d words seen", u.words)
+	}
+	exp := float64(u.words) / 16
+	var chi float64
+	for _, c := range u.buckets {
+		d := float64(c) - exp
+		chi += d * d / exp
+	}
+	t.Logf("party 1's view: %d words, χ² = %.1f", u.words, chi)
+	if chi > 37.7 { // χ² with 15 degrees of freedom, 0.999 quantile
+		t.Errorf("the openings party 1 received are not uniform: χ² = %.1f over %d words", chi, u.words)
+	}
+}
