@@ -36,7 +36,9 @@ type Options struct {
 	// whenever some role reports progress.
 	OnProgress func(protocol.Progress)
 	// OnMessage, when set, sees every message sent, once per recipient (a
-	// topic message once for every other party), in the order sent.
+	// topic message once for every other party), in the order sent. The
+	// body is valid only during the call (the simulator may hand it back
+	// to its sender once delivered, drive.Recycler): copy what you keep.
 	OnMessage func(protocol.Message)
 	// SessionID, when set, is the session ID the roles are given (they
 	// bind it into what they protect) instead of "sim-SEED": a test that
@@ -475,6 +477,9 @@ func (d *simDriver) deliverInOrder(evs []event) error {
 		if err == nil {
 			err = d.flushSlot(s, b, ev.at)
 		}
+		if err == nil {
+			err = d.recycleBody(&ev.msg)
+		}
 		if err != nil {
 			d.busy[role] += time.Since(start)
 			return err
@@ -674,6 +679,22 @@ func (d *simDriver) flushSlot(s *slot, b drive.Batch, sent time.Duration) error 
 		}
 	}
 	d.record(s, b)
+	// The network holds copies of the messages, none of the array.
+	return s.d.Recycle(b)
+}
+
+// recycleBody hands the body of m, just handled by its recipient, back to
+// its sender (drive.Recycler): on the fault-free network nothing else holds
+// it — a message is queued once and delivered once, and Options.OnMessage
+// sees it only while it is sent — unless it went to the topic (one body for
+// every recipient).
+func (d *simDriver) recycleBody(m *protocol.Message) error {
+	if m.Topic {
+		return nil
+	}
+	if s := d.slotOf(m.From); s != nil && !s.done {
+		return s.d.RecycleBody(m.Body)
+	}
 	return nil
 }
 
