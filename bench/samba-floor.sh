@@ -8,6 +8,8 @@
 # budget SHORT (default 1000), so that the steps alone are (N − SHORT)
 # steps' difference, the set-up (Paillier keys, the first K pulls, the final
 # sum) left out. Prints both ratios: the whole command's and the steps'.
+# With GOMAXPROCS=1 in the environment simulate runs the sequential driver
+# (one worker) instead of the parallel one.
 #
 #   bench/samba-floor.sh              # N = 100,000
 #   bench/samba-floor.sh 20000
