@@ -38,11 +38,13 @@ const (
 	OpCombine
 	// OpEncode: encoding a result, the family's code too (Guard).
 	OpEncode
+	// OpRecycle: handing the role back what it sent (Recycler).
+	OpRecycle
 )
 
 var opNames = [...]string{OpBuild: "build", OpStart: "start", OpStep: "step", OpTick: "tick", OpActivate: "activation",
 	OpHalt: "halt", OpEnvironment: "environment", OpAnswer: "answer", OpSend: "send",
-	OpCombine: "combining the reports", OpEncode: "encoding a result"}
+	OpCombine: "combining the reports", OpEncode: "encoding a result", OpRecycle: "recycling"}
 
 func (o Op) String() string {
 	if int(o) < len(opNames) && opNames[o] != "" {

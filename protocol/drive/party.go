@@ -30,9 +30,10 @@ type Party struct {
 	caps Caps
 	role protocol.Role
 	// The role's optional methods, found once.
-	asker protocol.Asker
-	act   protocol.Activated
-	halt  protocol.Halter
+	asker    protocol.Asker
+	act      protocol.Activated
+	halt     protocol.Halter
+	recycler Recycler
 
 	env    protocol.Environment // nil: none yet, or the role asks nothing
 	envCtx context.Context
@@ -60,6 +61,7 @@ func New(f protocol.Family, caps Caps, cfg protocol.RoleConfig) (d *Party, err e
 	d.asker, _ = r.(protocol.Asker)
 	d.act, _ = r.(protocol.Activated)
 	d.halt, _ = r.(protocol.Halter)
+	d.recycler, _ = r.(Recycler)
 	return d, nil
 }
 

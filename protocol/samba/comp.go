@@ -213,7 +213,11 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	n := sealedBoxSize(1)
 	field := boxFieldSize(n)
 	size := stepHeadSize(c.t, uint32(c.l)) + c.k*field
-	body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldBits, size)), fieldBits, size, c.t, uint32(c.l))
+	buf := c.body(batchMessageSize(fieldBits, size))
+	if buf == nil {
+		buf = make([]byte, 0, batchMessageSize(fieldBits, size))
+	}
+	body := appendBatchHead(buf, fieldBits, size, c.t, uint32(c.l))
 	head := len(body)
 	body = body[:head+c.k*field]
 	c.cfg.ForEach(c.k, func(w, j int) {

@@ -217,7 +217,11 @@ func (c *controller) gotScores(i int) error {
 		}
 		c.perm.Shuffle(c.k, func(a, b int) { sigma[a], sigma[b] = sigma[b], sigma[a] })
 		size := stepHeadSize(t, uint32(c.l)) + c.k*boxFieldSize(scoreBoxSize)
-		body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldScores, size)), fieldScores, size, t, uint32(c.l))
+		buf := c.body(batchMessageSize(fieldScores, size))
+		if buf == nil {
+			buf = make([]byte, 0, batchMessageSize(fieldScores, size))
+		}
+		body := appendBatchHead(buf, fieldScores, size, t, uint32(c.l))
 		for _, i := range sigma {
 			body = append(appendBoxHead(body, scoreBoxSize), c.boxes[i][j*scoreBoxSize:(j+1)*scoreBoxSize]...)
 		}
@@ -266,18 +270,26 @@ func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 			c.sendBody(protocol.Party{Role: RoleOwner, Index: i}, body)
 		}
 	} else {
-		// The K messages are cut from one allocation, each capped so that
-		// none can grow into the next.
-		size := 0
-		for _, box := range boxes {
-			size += sealedMessageSize(fieldBit, c.t, uint32(c.l), len(box))
-		}
-		slab := make([]byte, 0, size)
+		// Each message in a body handed back (drive.Recycler), or else
+		// the K cut from one allocation, each capped so that none can grow
+		// into the next.
+		var slab []byte
 		c.Grow(c.k)
 		for j, i := range sigma {
-			start := len(slab)
-			slab = appendSealedMessage(slab, fieldBit, c.t, uint32(c.l), boxes[j])
-			c.sendBody(protocol.Party{Role: RoleOwner, Index: i}, slab[start:len(slab):len(slab)])
+			n := sealedMessageSize(fieldBit, c.t, uint32(c.l), len(boxes[j]))
+			buf := c.body(n)
+			if buf == nil {
+				if cap(slab)-len(slab) < n {
+					size := 0
+					for _, box := range boxes[j:] {
+						size += sealedMessageSize(fieldBit, c.t, uint32(c.l), len(box))
+					}
+					slab = make([]byte, 0, size)
+				}
+				buf = slab[len(slab) : len(slab) : len(slab)+n]
+				slab = slab[:len(slab)+n]
+			}
+			c.sendBody(protocol.Party{Role: RoleOwner, Index: i}, appendSealedMessage(buf, fieldBit, c.t, uint32(c.l), boxes[j]))
 		}
 	}
 	c.inStep = false

@@ -260,7 +260,12 @@ func (d *dataOwner) scoreOf(t uint64, l int) float64 {
 func (d *dataOwner) sendScore(v float64) error {
 	putFloat(&d.score, v)
 	n := sealedBoxSize(len(d.score))
-	body := appendSealedHead(d.bodies.cut(sealedMessageSize(fieldScore, d.t, uint32(d.l), n), bodyChunk), fieldScore, d.t, uint32(d.l), n)
+	size := sealedMessageSize(fieldScore, d.t, uint32(d.l), n)
+	buf := d.body(size)
+	if buf == nil {
+		buf = d.bodies.cut(size, bodyChunk)
+	}
+	body := appendSealedHead(buf, fieldScore, d.t, uint32(d.l), n)
 	body, err := d.sealCh.AppendSeal(body, d.nonces, d.t, uint32(d.l), d.score[:])
 	if err != nil {
 		return err

@@ -32,7 +32,7 @@ var (
 // base is what every SAMBA role shares: its config, outgoing batch and the
 // costs it counts for the session's result.
 type base struct {
-	protocol.Outbox // the outgoing batch
+	outbox // the outgoing batch
 
 	cfg      protocol.RoleConfig
 	p        Params
@@ -82,12 +82,6 @@ func (b *base) finish(local any) {
 	}
 	b.SetResult(protocol.Result{Report: body, Local: local})
 }
-
-// Ready implements protocol.Role. A batch of up to batchChunk messages (a
-// data owner's one a step) is copied into storage cut from a slab, and the
-// queue is kept for the next batch; a larger one (the controller's K bits)
-// is handed over whole, and the queue starts anew.
-func (b *base) Ready() protocol.Ready { return b.ReadyCopied(batchChunk) }
 
 // batchChunk is how many messages a slab of Ready batches holds.
 const batchChunk = 64

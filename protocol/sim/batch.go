@@ -408,13 +408,21 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 		}
 	}
 	d.net.mu.Unlock()
+	var err error
 	for i := range stop {
 		if o := &b.out[i]; o.delivered {
 			d.record(o.s, o.ready)
+			// The network holds copies of the messages, none of the
+			// array, and the handler is done with the body it handled.
+			if err == nil {
+				err = o.s.d.Recycle(o.ready)
+			}
+			if err == nil && d.net.faults == nil {
+				err = d.recycleBody(&b.events[i].msg)
+			}
 		}
 	}
-	var err error
-	if stop < n {
+	if err == nil && stop < n {
 		o := &b.out[stop]
 		if err = o.err; err == nil {
 			err = d.strayMessage(o.s, o.ready, stray)

@@ -194,6 +194,17 @@ func (n *Network) sendBatch(from protocol.Party, ms []protocol.Message, sent tim
 // sendBatchLocked is sendBatch with n.mu held, for a driver that queues the
 // batches of many handlers under one lock.
 func (n *Network) sendBatchLocked(from protocol.Party, ms []protocol.Message, sent time.Duration) int {
+	if len(ms) == 1 && !ms[0].Topic {
+		// Most batches: one message, its recipient looked up once.
+		e := n.Endpoint(ms[0].To)
+		if e == nil {
+			return 0
+		}
+		m := ms[0]
+		m.From = from
+		n.enqueueLocked(m, e.idx, sent)
+		return -1
+	}
 	for i, m := range ms {
 		if !m.Topic && n.Endpoint(m.To) == nil {
 			return i

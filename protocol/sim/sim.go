@@ -36,7 +36,9 @@ type Options struct {
 	// whenever some role reports progress.
 	OnProgress func(protocol.Progress)
 	// OnMessage, when set, sees every message sent, once per recipient (a
-	// topic message once for every other party), in the order sent.
+	// topic message once for every other party), in the order sent. The
+	// body is valid only during the call (the simulator may hand it back
+	// to its sender once delivered, drive.Recycler): copy what you keep.
 	OnMessage func(protocol.Message)
 	// SessionID, when set, is the session ID the roles are given (they
 	// bind it into what they protect) instead of "sim-SEED": a test that
@@ -86,7 +88,9 @@ type Result struct {
 	// Steps counts the global steps of a scheduled simulation (protocol.Simulator.NewSchedule).
 	Steps int64 `json:"steps,omitempty"`
 	// RoleSeconds is the wall time spent inside each role's state machines
-	// (all parties of a role together): the per-role time breakdown.
+	// (all parties of a role together, with the driver's hand-over of their
+	// batches between two calls into the same role): the per-role time
+	// breakdown.
 	RoleSeconds map[string]float64 `json:"role_seconds"`
 	// Environments says, by party, what each environment of one's own
 	// ([simulation.local.<role>]) did; nil when the family's answered all.
@@ -447,6 +451,46 @@ func (d *simDriver) deliver(m protocol.Message, at time.Duration) error {
 	return d.flushSlot(s, b, at)
 }
 
+// deliverInOrder delivers evs, popped from the network in order, one
+// after the other, and carries out each handler's batch before the next:
+// the sequential driver. It reads the clock once per run of messages to
+// the parties of one role, not twice per message: a role's busy time is
+// that of its handlers and of the driver's hand-over between them.
+func (d *simDriver) deliverInOrder(evs []event) error {
+	role := -1
+	var start time.Time
+	for i := range evs {
+		ev := &evs[i]
+		s := d.byNet[ev.to]
+		if s == nil || s.done {
+			continue
+		}
+		if s.roleIdx != role {
+			now := time.Now()
+			if role >= 0 {
+				d.busy[role] += now.Sub(start)
+			}
+			role, start = s.roleIdx, now
+		}
+		s.now = ev.at
+		b, err := s.d.Step(ev.msg)
+		if err == nil {
+			err = d.flushSlot(s, b, ev.at)
+		}
+		if err == nil {
+			err = d.recycleBody(&ev.msg)
+		}
+		if err != nil {
+			d.busy[role] += time.Since(start)
+			return err
+		}
+	}
+	if role >= 0 {
+		d.busy[role] += time.Since(start)
+	}
+	return nil
+}
+
 // deliverPending delivers every message in flight deliverable by limit
 // (every one when bounded is false), in queue order, and those their
 // handlers send that are deliverable by then too.
@@ -459,6 +503,25 @@ func (d *simDriver) deliverPending(limit time.Duration, bounded bool) error {
 			}
 		}
 	}
+	if d.net.faults == nil {
+		// The queue is first in, first out and every handler's messages go
+		// to its end (see batch.go), so popping every message deliverable
+		// now at once and delivering them in order is popping them one by
+		// one: one lock of the network for all of them.
+		for {
+			d.bt.events = d.net.popUntil(d.bt.events[:0], limit, bounded)
+			if len(d.bt.events) == 0 {
+				return nil
+			}
+			err := d.deliverInOrder(d.bt.events)
+			clear(d.bt.events) // let the bodies be collected
+			if err != nil {
+				return err
+			}
+		}
+	}
+	// With faults, a handler's message may be due before others in flight:
+	// one at a time.
 	for {
 		at, ok := d.net.NextAt()
 		if !ok || (bounded && at.Sub(simEpoch) > limit) {
@@ -616,6 +679,22 @@ func (d *simDriver) flushSlot(s *slot, b drive.Batch, sent time.Duration) error 
 		}
 	}
 	d.record(s, b)
+	// The network holds copies of the messages, none of the array.
+	return s.d.Recycle(b)
+}
+
+// recycleBody hands the body of m, just handled by its recipient, back to
+// its sender (drive.Recycler): on the fault-free network nothing else holds
+// it — a message is queued once and delivered once, and Options.OnMessage
+// sees it only while it is sent — unless it went to the topic (one body for
+// every recipient).
+func (d *simDriver) recycleBody(m *protocol.Message) error {
+	if m.Topic {
+		return nil
+	}
+	if s := d.slotOf(m.From); s != nil && !s.done {
+		return s.d.RecycleBody(m.Body)
+	}
 	return nil
 }
 
