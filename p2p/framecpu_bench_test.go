@@ -193,10 +193,21 @@ func (e *messengerEcho) close() { e.ma.Close(); e.mb.Close() }
 // between two hosts of this process on loopback TCP, one frame at a time as
 // the controller's are; the paths take turns in slices of b.N/10 round
 // trips, so that a change of the shared machine's speed falls on all three.
-// CPU is the process's (both hosts, getrusage), never wall time: it reports
-// each path's CPU µs per frame (two frames a round trip) and the ratios
-// bare/raw and messenger/raw.
+// At pace=0 the round trips follow each other at once; at pace=4ms each
+// waits 4 ms after the last, as a stream of SAMBA's controller carries a
+// frame each way per step at K = 100 on daemons (2–5 ms a step), so that
+// what a frame costs when its stream has been idle in between — a
+// reader's wake-up, the acknowledgement timer — is counted too (use
+// -benchtime 2000x there). CPU is the process's (both hosts, getrusage),
+// never wall time: it reports each path's CPU µs per frame (two frames a
+// round trip) and the ratios bare/raw and messenger/raw.
 func BenchmarkFrameCPU(b *testing.B) {
+	for _, pace := range []time.Duration{0, 4 * time.Millisecond} {
+		b.Run("pace="+pace.String(), func(b *testing.B) { benchFrameCPU(b, pace) })
+	}
+}
+
+func benchFrameCPU(b *testing.B, pace time.Duration) {
 	ha, hb := benchPair(b)
 	frame := bytes.Repeat([]byte{'s'}, frameCPUSize)
 	paths := []struct {
@@ -227,6 +238,9 @@ func BenchmarkFrameCPU(b *testing.B) {
 		for i, e := range echoers {
 			c0 := processCPU(b)
 			for range n {
+				if pace > 0 {
+					time.Sleep(pace)
+				}
 				e.roundTrip(b, frame)
 			}
 			cpu[i] += processCPU(b) - c0
