@@ -160,7 +160,7 @@ var quotes = []quote{
 	{"results/samba/samba_results.md", "- the execution time is linear in N:", `\*\*holds\*\*`,
 		"README.md", "with time linear in N and K", false},
 	{"results/samba/k_sweep/samba_results.md", "- the execution time is linear in N:", `\*\*does not hold\*\*`,
-		"README.md", "the K sweep's noisier timings miss the\ncheck", false},
+		"README.md", "the K sweep's timings miss the\ncheck", false},
 	{"results/samba/samba_results.md", "- SAMBA's overhead over the standard algorithms", `\*\*does not hold\*\*`,
 		"README.md", "its overhead over compiled Go baselines is above the paper's order of magnitude", false},
 	{"results/samba/k_sweep/samba_results.md", "- SAMBA's overhead over the standard algorithms", `\*\*does not hold\*\*`,
