@@ -1,6 +1,9 @@
 package experiment
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // Summary is the mean of a sample and its 95% confidence interval.
 type Summary struct {
@@ -120,4 +123,13 @@ func WithinNoiseOfLine(xs []float64, ys []Summary) bool {
 		}
 	}
 	return true
+}
+
+// BatchSizes are the batch sizes a batch comparison runs: 1 (the
+// sequential algorithm, its baseline) and the given ones, in order, each
+// once.
+func BatchSizes(bs []int) []int {
+	out := append([]int{1}, bs...)
+	slices.Sort(out)
+	return slices.Compact(out)
 }

@@ -46,14 +46,6 @@ func checkBatches(bs []int, steps int64) error {
 	return nil
 }
 
-// batchSizes are the sizes run: 1 (the sequential algorithm, the
-// baseline) and the given ones, in order.
-func batchSizes(bs []int) []int {
-	out := append([]int{1}, bs...)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // batchRun is one run of the batched reference.
 type batchRun struct {
 	batch, run int
@@ -67,7 +59,7 @@ type batchRun struct {
 func runBatches(ctx context.Context, o Options, contexts, rewards [][]float64) ([]batchRun, error) {
 	type job struct{ batch, run int }
 	var jobs []job
-	for _, b := range batchSizes(o.Batches) {
+	for _, b := range experiment.BatchSizes(o.Batches) {
 		for r := range o.Runs {
 			jobs = append(jobs, job{b, r})
 		}
@@ -129,7 +121,7 @@ func writeBatches(ctx context.Context, o Options, contexts, rewards [][]float64)
 		return nil, err
 	}
 	files = append(files, path)
-	sizes := batchSizes(o.Batches)
+	sizes := experiment.BatchSizes(o.Batches)
 	base := experiment.Summarize(regrets[1])
 	var sumRows [][]string
 	for _, b := range sizes {

@@ -38,14 +38,6 @@ func checkBatches(bs []int, budget int64) error {
 	return nil
 }
 
-// batchSizes are the sizes run: 1 (the sequential algorithm, the baseline)
-// and the given ones, in order.
-func batchSizes(bs []int) []int {
-	out := append([]int{1}, bs...)
-	slices.Sort(out)
-	return slices.Compact(out)
-}
-
 // batchRun is one run of the batched reference.
 type batchRun struct {
 	alg           string
@@ -70,7 +62,7 @@ func runBatches(o Options, data sambaDataset) ([]batchRun, error) {
 	}
 	var jobs []job
 	for _, alg := range sambaAlgorithms() {
-		for _, b := range batchSizes(o.Batches) {
+		for _, b := range experiment.BatchSizes(o.Batches) {
 			raw := sambaParams(alg, o.Budget, o.PaillierBits, data.Tuning.Tuning)
 			raw["batch"] = int64(b)
 			if b > 1 && o.BatchGrowth > 1 {
@@ -140,7 +132,7 @@ func writeBatches(o Options, data sambaDataset) ([]string, string, int, error) {
 		return nil, "", 0, err
 	}
 	files = append(files, path)
-	sizes := batchSizes(o.Batches)
+	sizes := experiment.BatchSizes(o.Batches)
 	var sumRows [][]string
 	for _, alg := range sambaAlgorithms() {
 		base := experiment.Summarize(regrets[key{alg, 1}])

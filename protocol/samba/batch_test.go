@@ -502,6 +502,23 @@ func TestWireVersions(t *testing.T) {
 	}
 }
 
+// replayAtNextBatch keeps the boxes of the batch at step 4 and puts them
+// in the batch at step 14 (batches of 10 after K = 3), reporting whether it
+// rewrote b.
+func replayAtNextBatch(b *sambapb.Batch, saved *[][]byte) bool {
+	if b == nil {
+		return false
+	}
+	if b.T == 4 && *saved == nil {
+		*saved = b.Boxes
+	}
+	if b.T == 14 && *saved != nil {
+		b.Boxes = *saved
+		return true
+	}
+	return false
+}
+
 // TestBatchedTampering: within a batch each envelope is bound to its own
 // step — a data owner's scores of two steps swapped, a bit of one step
 // moved to another, a score copied across data owners in a step's list,
@@ -536,41 +553,12 @@ func TestBatchedTampering(t *testing.T) {
 			return false
 		}, "same envelope"},
 		{"a data owner's batch replayed at the next", "", func(msg *sambapb.Message, saved *[][]byte) bool {
-			if b := msg.GetOwnerScores(); b != nil {
-				if b.T == 4 && *saved == nil {
-					*saved = b.Boxes
-				}
-				if b.T == 14 && *saved != nil {
-					b.Boxes = *saved
-					return true
-				}
-			}
-			return false
+			return replayAtNextBatch(msg.GetOwnerScores(), saved)
 		}, "does not open"},
 		{"UCB: a data owner's one score of a batch replayed at the next", "ucb", func(msg *sambapb.Message, saved *[][]byte) bool {
-			if b := msg.GetOwnerScores(); b != nil {
-				if b.T == 4 && *saved == nil {
-					*saved = b.Boxes
-				}
-				if b.T == 14 && *saved != nil {
-					b.Boxes = *saved
-					return true
-				}
-			}
-			return false
+			return replayAtNextBatch(msg.GetOwnerScores(), saved)
 		}, "does not open"},
-		{"UCB: the batch's one bit replayed at the next", "ucb", func(msg *sambapb.Message, saved *[][]byte) bool {
-			if b := msg.GetOwnerBits(); b != nil {
-				if b.T == 4 && *saved == nil {
-					*saved = b.Boxes
-				}
-				if b.T == 14 && *saved != nil {
-					b.Boxes = *saved
-					return true
-				}
-			}
-			return false
-		}, "does not open"},
+		{"UCB: the batch's one bit replayed at the next", "ucb", func(msg *sambapb.Message, saved *[][]byte) bool { return replayAtNextBatch(msg.GetOwnerBits(), saved) }, "does not open"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			alg := tt.alg
