@@ -28,7 +28,10 @@ const (
 	// maxFruitless is how many streams in a row may end without a frame
 	// acknowledged before the sender gives up on the frames it holds: a
 	// peer that resets a stream on a frame it refuses (one over its
-	// frame size limit, say) would otherwise be sent it for ever.
+	// frame size limit, say) would otherwise be sent it for ever. Only
+	// streams that end while their connection stays open count: a
+	// network that drops connections says nothing of the peer, and
+	// ResendTimeout and the session's own timeouts bound that wait.
 	maxFruitless = 5
 )
 
@@ -49,7 +52,9 @@ func (m *Messenger) ackLoop(to peer.ID, o *outStream, s network.Stream) {
 	for {
 		v, err := binary.ReadUvarint(br)
 		if err != nil {
-			m.streamEnded(to, o, s)
+			// A closing connection is marked closed before its streams
+			// end, so this tells the peer's reset from the network's.
+			m.streamEnded(to, o, s, s.Conn().IsClosed())
 			return
 		}
 		if v == 0 || v > o.pushed.Load() {
@@ -57,7 +62,7 @@ func (m *Messenger) ackLoop(to peer.ID, o *outStream, s network.Stream) {
 			m.logger.Warn("resetting a stream: the peer acknowledged frames it was never sent", "peer", m.h.describe(to),
 				"acknowledged", v, "sent", o.pushed.Load()-1)
 			s.Reset()
-			m.streamEnded(to, o, s)
+			m.streamEnded(to, o, s, false)
 			return
 		}
 		raise(&o.acked, v)
@@ -78,7 +83,9 @@ func (m *Messenger) ackLoop(to peer.ID, o *outStream, s network.Stream) {
 
 // streamEnded handles the end of o's stream s: if it is still the link's
 // stream and frames are left unacknowledged, resendLoop reopens the link.
-func (m *Messenger) streamEnded(to peer.ID, o *outStream, s network.Stream) {
+// connLost says that s ended with its connection, which does not count
+// against the peer (see maxFruitless).
+func (m *Messenger) streamEnded(to peer.ID, o *outStream, s network.Stream, connLost bool) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	if o.s != s {
@@ -88,9 +95,10 @@ func (m *Messenger) streamEnded(to peer.ID, o *outStream, s network.Stream) {
 	s.Reset()
 	o.s = nil
 	m.trim(o)
-	if o.acked.Load() > o.ackedAtOpen {
+	switch {
+	case o.acked.Load() > o.ackedAtOpen:
 		o.fruitless = 0
-	} else {
+	case !connLost:
 		o.fruitless++
 	}
 	if o.q.frames() == 0 || m.closed.Load() {

@@ -27,8 +27,10 @@ type LinkModel struct {
 	// with backoff up to p2p's resendBackoffMax (1s).
 	ResendAfter time.Duration
 	// MaxLosses is how many losses in a row of one frame make the link
-	// give up: p2p's maxFruitless, streams in a row that ended without the
-	// frame acknowledged.
+	// give up: p2p's maxFruitless, streams in a row that ended, their
+	// connection still open, without the frame acknowledged (a Drop here
+	// is such a stream; streams that end with their connection do not
+	// count in p2p, and only GiveUpAfter bounds them).
 	MaxLosses int
 	// GiveUpAfter bounds how long a frame may take, resends included,
 	// before the link gives up: p2p.DefaultResendTimeout.
