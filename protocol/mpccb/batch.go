@@ -1,6 +1,7 @@
 package mpccb
 
 import (
+	"fmt"
 	"math/bits"
 
 	"github.com/bandit-node/bandit-node/privacy/mpc"
@@ -9,6 +10,57 @@ import (
 // batchIterations is k, the Newton–Schulz iterations that refresh W_a⁻¹ at
 // a batch's start: ⌈log₂ B⌉ + 3 (TestNewtonSchulzBatchDesign).
 func batchIterations(batch int) int { return bits.Len(uint(batch-1)) + 3 }
+
+// unit returns the Program of one unit of p's session on the shares xs of
+// its contexts and rrs of their reward rows: one step of Algorithm 1
+// (learner.step), or in a batched session one batch (stepBatch). out's
+// step j is the unit's j-th step.
+func (l *learner) unit(p Params, xs, rrs [][]uint64, out batchOutputs) *mpc.Program {
+	if p.batched() {
+		return l.stepBatch(xs, rrs, p.Batch, out)
+	}
+	var so stepOutputs
+	if out.arm != nil {
+		so.arm = func(onehot []uint64) { out.arm(0, onehot) }
+	}
+	if out.reward != nil {
+		so.reward = func(share uint64) { out.reward(0, share) }
+	}
+	return l.step(xs[0], rrs[0], so)
+}
+
+// unitName names unit u of p's session in errors: "step u", or "batch u
+// (steps first–last)"; unit 0 is the joint range check.
+func unitName(p Params, u uint64) string {
+	switch {
+	case u == 0:
+		return "step 0 (the joint range check)"
+	case !p.batched():
+		return fmt.Sprintf("step %d", u)
+	case u > p.units():
+		return fmt.Sprintf("batch %d (of %d)", u, p.units())
+	}
+	first, n := p.unitSteps(u)
+	return fmt.Sprintf("batch %d (steps %d–%d)", u, first, first+uint64(n)-1)
+}
+
+// unitKind is "a step", or "a batch" in a batched session.
+func unitKind(p Params) string {
+	if p.batched() {
+		return "a batch"
+	}
+	return "a step"
+}
+
+// zeroInputs are the dealer's inputs of a unit of n steps: it computes on
+// masks only, so zeros stand for the contexts and reward rows.
+func zeroInputs(p Params, n int) (xs, rrs [][]uint64) {
+	xs, rrs = make([][]uint64, n), make([][]uint64, n)
+	for j := range n {
+		xs[j], rrs[j] = make([]uint64, p.Dimensions), make([]uint64, p.Arms)
+	}
+	return xs, rrs
+}
 
 // batchOutputs receives what a batch reveals to others: the shares of each
 // step's one-hot a_t (for p′) and of each r_t (for p″), step j of the

@@ -2,9 +2,14 @@ package mpccb
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 
+	"google.golang.org/protobuf/proto"
+
 	"github.com/bandit-node/bandit-node/privacy/mpc"
+	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/mpccb/mpccbpb"
 )
 
 // runPrograms runs the dealer's program alone, hands its corrections to
@@ -218,5 +223,110 @@ func (u *uniformity) check(t *testing.T) {
 	t.Logf("party 1's view: %d words, χ² = %.1f", u.words, chi)
 	if chi > 37.7 { // χ² with 15 degrees of freedom, 0.999 quantile
 		t.Errorf("the openings party 1 received are not uniform: χ² = %.1f over %d words", chi, u.words)
+	}
+}
+
+// TestBatchedSession runs a batched session's roles in memory — the
+// messages the daemons exchange, delivered in the order they are sent —
+// on toy data, and checks p′'s arms against the plaintext batched
+// algorithm (Reference.StepBatch, in batches of B, drawing the dealer's
+// samples): every arm when every step explores (ε = 1: the arms are the
+// dealer's draws, so any slip in the batches' order of samples shows), and
+// nearly every arm otherwise. It also counts the messages: p′ and p″ one
+// per feature party and step, the dealer one acknowledgement per batch
+// (and the check's), and every round numbered by its batch.
+func TestBatchedSession(t *testing.T) {
+	for _, c := range []struct {
+		name       string
+		P, batch   int
+		steps      int64
+		eps        float64
+		wantAgree  int // in percent
+		wantRounds int // a full batch's, at P = 2; 0: not checked
+	}{
+		{"P=2 B=10, the last batch shorter", 2, 10, 45, 0.1, 95, 12 + 2*7},
+		{"P=3 B=7 explore always", 3, 7, 28, 1, 100, 0},
+		{"P=2 B=100 above T: one batch", 2, 100, 30, 1, 100, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p := DefaultParams()
+			p.Arms, p.Dimensions, p.Steps, p.Window, p.Epsilon, p.Batch = 4, 6, c.steps, 2, c.eps, c.batch
+			xs, rs := toyData(int(p.Steps), p.Arms, p.Dimensions, 5)
+			s := newMemSessionData(t, p, c.P, xs, rs)
+			rounds := map[uint64]uint32{} // the largest round seen of each batch
+			acks, toPuller, toReceiver := 0, 0, 0
+			errs := map[protocol.Party]error{}
+			for len(s.queue) > 0 {
+				m, err := s.deliver()
+				if err != nil {
+					errs[m.To] = err
+					break
+				}
+				var msg mpccbpb.Message
+				if err := proto.Unmarshal(m.Body, &msg); err != nil {
+					t.Fatal(err)
+				}
+				switch k := msg.Kind.(type) {
+				case *mpccbpb.Message_Ack:
+					acks++
+				case *mpccbpb.Message_Arm:
+					toPuller++
+				case *mpccbpb.Message_Reward:
+					toReceiver++
+				case *mpccbpb.Message_Round:
+					if k.Round.Step > 0 {
+						rounds[k.Round.Step] = max(rounds[k.Round.Step], k.Round.Round+1)
+					}
+				}
+			}
+			if len(errs) > 0 {
+				t.Fatal(errs)
+			}
+			units := int((p.Steps + int64(p.Batch) - 1) / int64(p.Batch))
+			if acks != units+1 || toPuller != c.P*int(p.Steps) || toReceiver != c.P*int(p.Steps) {
+				t.Errorf("%d acknowledgements, %d arm shares, %d reward shares; want %d, %d, %d",
+					acks, toPuller, toReceiver, units+1, c.P*int(p.Steps), c.P*int(p.Steps))
+			}
+			if len(rounds) != units {
+				t.Errorf("rounds of %d batches, want %d", len(rounds), units)
+			}
+			if c.wantRounds != 0 && int(rounds[1]) != c.wantRounds {
+				t.Errorf("the first batch took %d rounds, want %d", rounds[1], c.wantRounds)
+			}
+			pu := s.roles[protocol.Party{Role: RolePuller}].(*puller)
+			if len(pu.arms) != int(p.Steps) {
+				t.Fatalf("p′ has %d arms of %d steps", len(pu.arms), p.Steps)
+			}
+			_, sampler, err := dealerSeeds(rand.NewChaCha8([32]byte{0, 1}), c.P) // the dealer's cfg.Rand in newMemSessionData
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := NewReference(p, sampler)
+			agree := 0
+			for lo := 0; lo < int(p.Steps); lo += c.batch {
+				hi := min(lo+c.batch, int(p.Steps))
+				arms, _ := ref.StepBatch(xs[lo:hi], rs[lo:hi])
+				for j, a := range arms {
+					if int(pu.arms[lo+j]) == a {
+						agree++
+					}
+				}
+			}
+			seq, seqAgree := NewReference(p, sampler), 0
+			for t, x := range xs {
+				if a, _ := seq.Step(x, rs[t]); int(pu.arms[t]) == a {
+					seqAgree++
+				}
+			}
+			t.Logf("agreement %d/%d (with the sequential algorithm: %d)", agree, p.Steps, seqAgree)
+			if agree < int(p.Steps)*c.wantAgree/100 {
+				t.Errorf("p′'s arms are the batched reference's in %d of %d steps, want %d %%", agree, p.Steps, c.wantAgree)
+			}
+			// Exploring at every step, the arms are the dealer's draws
+			// whatever the model; otherwise the batches must show.
+			if c.eps < 1 && seqAgree >= agree {
+				t.Errorf("p′'s arms are the sequential algorithm's in %d steps, the batched one's in %d: the session did not run in batches", seqAgree, agree)
+			}
+		})
 	}
 }

@@ -12,10 +12,11 @@ import (
 // party's stream seed (and its own sample seed) and hands each party its
 // seed, runs the joint range check (normcheck.go) on zeros and sends party 0
 // its corrections as step 0's. Once party 0 acknowledges step 0 it runs each
-// step's computation ahead of the parties — with no data, only masks — and
+// step's computation — in a batched session each batch's, numbered from 1
+// as the steps are — ahead of the parties, with no data, only masks, and
 // sends party 0 the step's corrections, in chunks of at most
-// maxMessageWords words, at most Window steps ahead of party 0's
-// acknowledgements.
+// maxMessageWords words, at most Window steps (batches) ahead of party
+// 0's acknowledgements.
 type dealer struct {
 	base
 	p        Params
@@ -23,7 +24,7 @@ type dealer struct {
 	engine   *mpc.Engine
 	learner  *learner
 	checked  bool   // party 0 acknowledged step 0, the check
-	produced uint64 // steps whose corrections went out
+	produced uint64 // units (steps, or batches) whose corrections went out
 	acked    uint64
 	words    int64 // correction words of the steps (the check's not counted)
 }
@@ -82,12 +83,14 @@ func (d *dealer) sendCorrections(st uint64, c []uint64) {
 	}
 }
 
-// produce sends corrections up to Window steps past the last acknowledged.
+// produce sends corrections up to Window units (steps, or batches)
+// past the last acknowledged.
 func (d *dealer) produce() error {
-	for d.produced < uint64(d.p.Steps) && d.produced < d.acked+uint64(d.p.Window) {
-		g := d.learner.step(make([]uint64, d.p.Dimensions), make([]uint64, d.p.Arms), stepOutputs{})
-		if err := d.run(g); err != nil {
-			return fmt.Errorf("dealer, step %d: %w", d.produced+1, err)
+	for d.produced < d.p.units() && d.produced < d.acked+uint64(d.p.Window) {
+		_, n := d.p.unitSteps(d.produced + 1)
+		xs, rrs := zeroInputs(d.p, n)
+		if err := d.run(d.learner.unit(d.p, xs, rrs, batchOutputs{})); err != nil {
+			return fmt.Errorf("dealer, %s: %w", unitName(d.p, d.produced+1), err)
 		}
 		d.produced++
 		c := d.engine.TakeCorrections()
@@ -115,12 +118,12 @@ func (d *dealer) Step(m protocol.Message) error {
 		return d.produce()
 	}
 	if ack.Ack.Step != d.acked+1 || ack.Ack.Step > d.produced {
-		return fmt.Errorf("an acknowledgement of step %d after step %d", ack.Ack.Step, d.acked)
+		return fmt.Errorf("an acknowledgement of %s after %s", unitName(d.p, ack.Ack.Step), unitName(d.p, d.acked))
 	}
 	d.acked++
 	// Activity only: p′ alone reports the session's steps (see puller.Step).
 	d.SetProgress(protocol.Progress{Activity: int64(d.acked)})
-	if d.acked == uint64(d.p.Steps) {
+	if d.acked == d.p.units() {
 		d.SetResult(protocol.Result{Report: encodeReport(report{Steps: d.p.Steps, CorrectionWords: d.words})})
 		return nil
 	}

@@ -51,14 +51,15 @@ func NewFamily() Family { return family{cache: newDataCache()}.erase() }
 func (family) Name() string { return Name }
 
 // Info is protocol.Family's Info: the roles, the separations, and the
-// wire versions — 1.2.0, and 1.1.0 for daemons not yet upgraded
-// (learner_v110.go); a family at 1.1.0 (AtWireVersion) speaks only that.
+// wire versions — 1.3.0, and 1.2.0 and 1.1.0 for daemons not yet upgraded
+// (1.2.0 has no batches; learner_v110.go); a family at an older version
+// (AtWireVersion) speaks only that.
 func (f family) Info() protocol.Info {
 	info := protocol.Info{Roles: roles(), Separations: separations()}
 	if f.wire != "" {
 		info.WireVersions = []string{f.wire}
 	} else {
-		info.WireVersions = []string{wireCurrent, wireV110}
+		info.WireVersions = []string{wireCurrent, wireV120, wireV110}
 		info.AtWireVersion = f.atWireVersion
 	}
 	return info
@@ -82,12 +83,25 @@ func roles() []protocol.RoleSpec {
 	}
 }
 
-// ParseParams is protocol.Family's ParseParams.
-func (family) ParseParams(raw map[string]any) (Params, error) {
+// ParseParams is protocol.Family's ParseParams. Before wire 1.3.0, which
+// has no batches, params.batch > 1 is refused.
+func (f family) ParseParams(raw map[string]any) (Params, error) {
 	p, err := protocol.ParseParams(raw, DefaultParams(), Params.validate)
 	_, p.armsGiven = raw["arms"]
 	_, p.dimensionsGiven = raw["dimensions"]
-	return p, err
+	if err != nil {
+		return p, err
+	}
+	return p, f.checkWire(p)
+}
+
+// checkWire refuses what f's wire version cannot carry: batches before
+// 1.3.0.
+func (f family) checkWire(p Params) error {
+	if f.wire != "" && p.batched() {
+		return fmt.Errorf("params.batch: %d needs the contextual bandit's wire %s, and this session runs on %s because an organization of it speaks no newer one: upgrade it, or run with params.batch = 1", p.Batch, wireCurrent, f.wire)
+	}
+	return nil
 }
 
 // FeatureLocal is a feature party's private data in memory (the
@@ -162,6 +176,9 @@ func (family) DecodeLocal(role string, table *protocol.LocalTable) (any, error) 
 
 // NewRole is protocol.Family's NewRole.
 func (f family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
+	if err := f.checkWire(p); err != nil {
+		return nil, err
+	}
 	if f.wire == wireV110 {
 		p.wire = wireV110
 	}
@@ -237,9 +254,14 @@ func checkDataFile(key, path string) error {
 // takes a step in 11 rounds instead of 20 at P = 2 (fused truncations, a
 // shorter sign and a one-round AND in the argmax, the exploration dealt:
 // learner.stepFused), so
-// again the rounds, the words of each and the corrections differ. The
-// messages' schema is the same.
-const wireCurrent = "1.2.0"
+// again the rounds, the words of each and the corrections differ. 1.3.0
+// adds batches (params.batch, batch.go): with B = 1 it is 1.2.0 message
+// for message; with B > 1 rounds, corrections and acknowledgements are
+// numbered by batch. The messages' schema is the same.
+const (
+	wireCurrent = "1.3.0"
+	wireV120    = "1.2.0"
+)
 
 // atWireVersion is the family speaking v, one of its wire versions
 // (protocol.Info.AtWireVersion).

@@ -155,18 +155,18 @@ func TestSessionProgress(t *testing.T) {
 	})
 }
 
-// TestWireVersions checks that the family speaks 1.2.0 and still 1.1.0,
-// and that a role at 1.1.0 runs the previous step (20 rounds at P = 2,
-// against 11).
+// TestWireVersions checks that the family speaks 1.3.0 and still 1.2.0
+// and 1.1.0, that a role at 1.1.0 runs the previous step (20 rounds at P =
+// 2, against 11), and that only 1.3.0 takes a batched session.
 func TestWireVersions(t *testing.T) {
 	f := Family{}
-	if got := protocol.WireVersions(f); !slices.Equal(got, []string{"1.2.0", "1.1.0"}) {
+	if got := protocol.WireVersions(f); !slices.Equal(got, []string{"1.3.0", "1.2.0", "1.1.0"}) {
 		t.Fatalf("versions %v", got)
 	}
 	for _, c := range []struct {
 		v      string
 		rounds int
-	}{{"1.2.0", 11}, {"1.1.0", 20}} {
+	}{{"1.3.0", 11}, {"1.2.0", 11}, {"1.1.0", 20}} {
 		g, ok := protocol.AtWireVersion(f, c.v)
 		if !ok || protocol.WireVersion(g) != c.v {
 			t.Fatalf("at %s: %v, version %q", c.v, ok, protocol.WireVersion(g))
@@ -181,6 +181,14 @@ func TestWireVersions(t *testing.T) {
 		}
 		if s.rounds != c.rounds {
 			t.Errorf("at %s: %d rounds a step, want %d", c.v, s.rounds, c.rounds)
+		}
+		_, err = g.ParseParams(map[string]any{"batch": int64(10)})
+		want := "params.batch: 10 needs the contextual bandit's wire 1.3.0, and this session runs on " + c.v
+		switch {
+		case c.v == "1.3.0" && err != nil:
+			t.Errorf("at 1.3.0, params.batch = 10: %v", err)
+		case c.v != "1.3.0" && (err == nil || !strings.Contains(err.Error(), want)):
+			t.Errorf("at %s, params.batch = 10: %v, want %q", c.v, err, want)
 		}
 	}
 	if _, ok := protocol.AtWireVersion(f, "1.0.0"); ok {

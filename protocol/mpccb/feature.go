@@ -22,7 +22,10 @@ type roundKey struct {
 // asks its environment for its features of every step's context
 // (protocol.Asker), the joint range check as step 0 (normcheck.go), then
 // Algorithm 1 step by step, each step a Program whose rounds it exchanges
-// with the other feature parties.
+// with the other feature parties. In a batched session (params.batch > 1)
+// the unit is a batch instead: the rounds, the dealer's corrections and
+// party 0's acknowledgements are numbered by batch (from 1), the reward
+// rows, arm shares and reward shares still by step.
 type featureParty struct {
 	base
 	cfg     protocol.RoleConfig
@@ -44,7 +47,7 @@ type featureParty struct {
 	engine     *mpc.Engine
 	learner    *learner
 
-	step        uint64 // the step under way (1-based); 0 before setup and during the check
+	step        uint64 // the step (batch) under way (1-based); 0 before setup and during the check
 	prog        *mpc.Program
 	round       uint32
 	corrections map[uint64][]uint64
@@ -182,18 +185,18 @@ func (f *featureParty) Step(m protocol.Message) error {
 	case *mpccbpb.Message_Corrections:
 		st := k.Corrections.Step
 		if m.From.Role != RoleDealer || f.idx != 0 || !f.ahead(st) {
-			return fmt.Errorf("unexpected corrections for step %d from %s", st, m.From)
+			return fmt.Errorf("unexpected corrections for %s from %s", unitName(f.p, st), m.From)
 		}
 		// A step's corrections come in chunks; party 0 keeps at most the
 		// words a step uses, for the Window steps the dealer may be ahead
 		// (step 0, the check, alone before them).
-		limit := f.shape.corrections
-		if st == 0 {
-			limit = f.shape.check.corrections
+		limit := f.shape.check.corrections
+		if st != 0 {
+			limit = f.shape.correctionsOf(f.p, st)
 		}
 		if have := len(f.corrections[st]); have+len(k.Corrections.Words) > limit {
-			return fmt.Errorf("%d correction words for step %d from %s after %d; a step uses %d",
-				len(k.Corrections.Words), st, m.From, have, limit)
+			return fmt.Errorf("%d correction words for %s from %s after %d; %s uses %d",
+				len(k.Corrections.Words), unitName(f.p, st), m.From, have, unitKind(f.p), limit)
 		}
 		c, ok := f.corrections[st]
 		switch {
@@ -208,7 +211,7 @@ func (f *featureParty) Step(m protocol.Message) error {
 		f.corrections[st] = append(c, k.Corrections.Words...)
 	case *mpccbpb.Message_RewardRow:
 		st := k.RewardRow.Step
-		if m.From.Role != RoleReceiver || st == 0 || !f.ahead(st) || f.rewardRows[st] != nil {
+		if m.From.Role != RoleReceiver || st == 0 || st > uint64(f.p.Steps) || !f.ahead(f.p.unitOf(st)) || f.rewardRows[st] != nil {
 			return fmt.Errorf("an unexpected reward row for step %d from %s", st, m.From)
 		}
 		if len(k.RewardRow.Words) != f.p.Arms {
@@ -222,18 +225,18 @@ func (f *featureParty) Step(m protocol.Message) error {
 			return fmt.Errorf("an unexpected round (step %d, round %d) from %s", r.Step, r.Round, m.From)
 		}
 		if st, rd := f.position(); !(r.Step == st && (r.Round == rd || r.Round == rd+1) || r.Step == st+1 && r.Round == 0) {
-			return fmt.Errorf("round %d of step %d from %s while this party waits for round %d of step %d: a party can be at most one round ahead of another",
-				r.Round, r.Step, m.From, rd, st)
+			return fmt.Errorf("round %d of %s from %s while this party waits for round %d of %s: a party can be at most one round ahead of another",
+				r.Round, unitName(f.p, r.Step), m.From, rd, unitName(f.p, st))
 		}
 		if _, dup := f.rounds[key]; dup {
-			return fmt.Errorf("round %d of step %d twice from %s", r.Round, r.Step, m.From)
+			return fmt.Errorf("round %d of %s twice from %s", r.Round, unitName(f.p, r.Step), m.From)
 		}
 		limit := f.shape.maxRound
 		if r.Step == 0 {
 			limit = f.shape.check.maxRound
 		}
 		if n := len(r.Arith) + len(r.Binary); n > limit {
-			return fmt.Errorf("round %d of step %d from %s holds %d words; no round of a step opens more than %d", r.Round, r.Step, m.From, n, limit)
+			return fmt.Errorf("round %d of %s from %s holds %d words; no round of %s opens more than %d", r.Round, unitName(f.p, r.Step), m.From, n, unitKind(f.p), limit)
 		}
 		f.rounds[key] = mpc.Payload{Arith: r.Arith, Binary: r.Binary}
 	default:
@@ -261,17 +264,17 @@ func (f *featureParty) position() (uint64, uint32) {
 	return f.step, f.round
 }
 
-// ahead reports whether st is a step whose inputs may arrive now: not done,
-// not begun (a step's inputs are taken when it begins, so any that came
-// later would stay forever), and within the session's window; step 0, the
-// check, until it begins.
+// ahead reports whether st is a step (a batch) whose inputs may arrive
+// now: not done, not begun (a step's inputs are taken when it begins, so
+// any that came later would stay forever), and within the session's
+// window; step 0, the check, until it begins.
 func (f *featureParty) ahead(st uint64) bool {
 	begun := f.prog != nil && st == f.step
 	if st == 0 {
 		return f.step == 0 && !begun
 	}
 	cur := max(f.step, 1)
-	return st >= cur && !begun && st < cur+uint64(f.p.Window)+1 && st <= uint64(f.p.Steps)
+	return st >= cur && !begun && st < cur+uint64(f.p.Window)+1 && st <= f.p.units()
 }
 
 // advance does everything the messages received so far allow.
@@ -317,13 +320,13 @@ func (f *featureParty) advance() error {
 				delete(f.rounds, roundKey{f.step, f.round, q})
 			}
 			if err := f.engine.Complete(in); err != nil {
-				return fmt.Errorf("step %d, round %d: %w", f.step, f.round, err)
+				return fmt.Errorf("%s, round %d: %w", unitName(f.p, f.step), f.round, err)
 			}
 			f.round++
 		}
 		done, err := f.prog.Advance()
 		if err != nil {
-			return fmt.Errorf("step %d, round %d: %w", f.step, f.round, err)
+			return fmt.Errorf("%s, round %d: %w", unitName(f.p, f.step), f.round, err)
 		}
 		if !done {
 			out := f.engine.Outgoing()
@@ -360,36 +363,44 @@ func (f *featureParty) beginStep() bool {
 		f.round = 0
 		return true
 	}
-	rr, ok := f.rewardRows[f.step]
-	if !ok {
-		return false
+	first, n := f.p.unitSteps(f.step)
+	for t := first; t < first+uint64(n); t++ {
+		if _, ok := f.rewardRows[t]; !ok {
+			return false
+		}
 	}
 	if f.idx == 0 {
 		c := f.corrections[f.step]
-		if len(c) < f.shape.corrections {
+		if len(c) < f.shape.correctionsOf(f.p, f.step) {
 			return false
 		}
 		f.engine.SetCorrections(c)
 		delete(f.corrections, f.step)
 	}
-	delete(f.rewardRows, f.step)
-	// Line 6: share the context; each party contributes its own columns.
-	row := f.context(f.step)
-	x := make([]uint64, f.p.Dimensions)
-	for q, c := range dataset.Split(f.p.Dimensions, f.parties) {
-		var mine []uint64
-		if q == f.idx {
-			mine = f.fx.EncodeAll(row)
+	xs, rrs := make([][]uint64, n), make([][]uint64, n)
+	split := dataset.Split(f.p.Dimensions, f.parties)
+	for j := range n {
+		t := first + uint64(j)
+		rrs[j] = f.rewardRows[t]
+		delete(f.rewardRows, t)
+		// Line 6: share the context; each party contributes its own columns.
+		row := f.context(t)
+		x := make([]uint64, f.p.Dimensions)
+		for q, c := range split {
+			var mine []uint64
+			if q == f.idx {
+				mine = f.fx.EncodeAll(row)
+			}
+			copy(x[c[0]:c[1]], f.engine.Share(q, mine, c[1]-c[0]))
 		}
-		copy(x[c[0]:c[1]], f.engine.Share(q, mine, c[1]-c[0]))
+		xs[j] = x
 	}
-	step := f.step
-	f.prog = f.learner.step(x, rr, stepOutputs{
-		arm: func(onehot []uint64) {
-			f.send(protocol.Party{Role: RolePuller}, &mpccbpb.Message{Kind: &mpccbpb.Message_Arm{Arm: &mpccbpb.Words{Step: step, Words: onehot}}})
+	f.prog = f.learner.unit(f.p, xs, rrs, batchOutputs{
+		arm: func(j int, onehot []uint64) {
+			f.send(protocol.Party{Role: RolePuller}, &mpccbpb.Message{Kind: &mpccbpb.Message_Arm{Arm: &mpccbpb.Words{Step: first + uint64(j), Words: onehot}}})
 		},
-		reward: func(share uint64) {
-			f.send(protocol.Party{Role: RoleReceiver}, &mpccbpb.Message{Kind: &mpccbpb.Message_Reward{Reward: &mpccbpb.Words{Step: step, Words: []uint64{share}}}})
+		reward: func(j int, share uint64) {
+			f.send(protocol.Party{Role: RoleReceiver}, &mpccbpb.Message{Kind: &mpccbpb.Message_Reward{Reward: &mpccbpb.Words{Step: first + uint64(j), Words: []uint64{share}}}})
 		},
 	})
 	f.round = 0
@@ -400,7 +411,7 @@ func (f *featureParty) beginStep() bool {
 func (f *featureParty) endStep() error {
 	for k := range f.rounds {
 		if k.step == f.step {
-			return fmt.Errorf("step %d has ended, and %s sent a payload for its round %d, which does not exist", f.step, f.feature(k.from), k.round)
+			return fmt.Errorf("%s has ended, and %s sent a payload for its round %d, which does not exist", unitName(f.p, f.step), f.feature(k.from), k.round)
 		}
 	}
 	// Step 0 is the check: every feature party has opened the same bits,
@@ -410,7 +421,7 @@ func (f *featureParty) endStep() error {
 	}
 	if f.idx == 0 {
 		if left := f.engine.CorrectionsLeft(); left != 0 {
-			return fmt.Errorf("step %d: %d of the dealer's correction words were not used: the dealer and the parties disagree about the computation", f.step, left)
+			return fmt.Errorf("%s: %d of the dealer's correction words were not used: the dealer and the parties disagree about the computation", unitName(f.p, f.step), left)
 		}
 		if f.step != 0 {
 			f.spare = append(f.spare, f.engine.TakeUsedCorrections())
@@ -428,7 +439,7 @@ func (f *featureParty) endStep() error {
 		return nil
 	}
 	f.SetProgress(protocol.Progress{Activity: f.activity()})
-	if f.step == uint64(f.p.Steps) {
+	if f.step == f.p.units() {
 		f.finished = true
 		// The report counts the steps' exchanges; the check's, once per
 		// session, are in docs/protocols/mpccb.md ("Cost, once per session").

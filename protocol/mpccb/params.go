@@ -22,8 +22,13 @@ type Params struct {
 	// private reciprocal (the paper: 7 in §5, 3 suffice by its Figure 8).
 	ReciprocalIterations int `toml:"reciprocal_iterations"`
 	// Window is how many steps ahead the dealer and the reward receiver may
-	// send their shares.
+	// send their shares; in a batched session, how many batches.
 	Window int `toml:"window"`
+	// Batch is B, the steps one round of the protocol serves (batch.go):
+	// 1, the paper's algorithm, or up to MaxBatch decisions made from the
+	// model at the batch's start and learned from together. Needs wire
+	// 1.3.0 when above 1.
+	Batch int `toml:"batch"`
 
 	// wire is the wire version the session runs on, set by Family.NewRole:
 	// "" for the family's current one, or wireV110, whose step differs.
@@ -42,7 +47,7 @@ type Params struct {
 // steps, L = 16 in 97.6 % (average reward 0.6693 and 0.6683 against 0.6692).
 func DefaultParams() Params {
 	return Params{Epsilon: 0.1, Steps: 10000, Arms: 10, Dimensions: 20, PrecisionBits: 20,
-		ReciprocalIterations: 3, Window: 8}
+		ReciprocalIterations: 3, Window: 8, Batch: 1}
 }
 
 // Bounds of a session.
@@ -56,6 +61,12 @@ const (
 	// (checkShape) and refuse what would not fit a 4 MiB frame; the dealer
 	// sends a step's corrections in chunks.
 	MaxMatrixWords = 160_000
+	// MaxBatch bounds params.batch. The batch's refresh of W_a⁻¹
+	// (Newton–Schulz from 2/(2+B)·W_a⁻¹, batch.go) loses precision as B
+	// grows: at L = 20 fractional bits B = 100 keeps 99.8 % of the batched
+	// plaintext algorithm's arms on Fashion-MNIST, B = 1,000 does not
+	// (docs/protocols/mpccb.md, "Batches").
+	MaxBatch = 100
 )
 
 func (p Params) validate() error {
@@ -83,8 +94,34 @@ func (p Params) validate() error {
 	if p.Window < 1 || p.Window > MaxWindow {
 		return fmt.Errorf("params.window: %d is out of range [1, %d]", p.Window, MaxWindow)
 	}
+	if p.Batch < 1 || p.Batch > MaxBatch {
+		return fmt.Errorf("params.batch: %d is out of range [1, %d] (1 is the paper's algorithm; larger batches lose fixed-point precision in the batch's refresh of W⁻¹)", p.Batch, MaxBatch)
+	}
 	return nil
 }
+
+// batched reports whether p's session runs in batches of more than one
+// step (batch.go).
+func (p Params) batched() bool { return p.Batch > 1 }
+
+// units is how many units the session's feature parties run after the
+// joint range check: its steps, or in a batched session its batches.
+func (p Params) units() uint64 {
+	return uint64((p.Steps + int64(p.batch()) - 1) / int64(p.batch()))
+}
+
+// batch is B, 1 for Params made without it.
+func (p Params) batch() int { return max(p.Batch, 1) }
+
+// unitSteps returns the steps of unit u (from 1): its first step and how
+// many it has — the last batch is shorter when B does not divide T.
+func (p Params) unitSteps(u uint64) (first uint64, n int) {
+	first = (u-1)*uint64(p.batch()) + 1
+	return first, int(min(uint64(p.batch()), uint64(p.Steps)-first+1))
+}
+
+// unitOf returns the unit (from 1) that step t (from 1) belongs to.
+func (p Params) unitOf(t uint64) uint64 { return (t-1)/uint64(p.batch()) + 1 }
 
 // maxReward is the largest reward magnitude R the engine computes with
 // exactly: the score xᵀW_a⁻¹b_a reaches R·√T/2 (see learner.step), and

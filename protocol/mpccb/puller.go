@@ -48,9 +48,12 @@ const maxPullerBuffer = 16 << 20
 // that is larger. At 10 arms and 2 feature parties that is about 100,000
 // steps, minutes of one link's lag; a link that lags longer loses its
 // peer first (session.peer_timeout).
+//
+// In a batched session the window counts batches, and a batch's arm shares
+// come together: Window + 1 batches' steps.
 func pullerAhead(p Params, parties int) uint64 {
 	perStep := 8 * p.Arms * max(parties, 1)
-	return max(uint64(p.Window)+1, uint64(maxPullerBuffer/perStep))
+	return max(uint64(p.Window+1)*uint64(p.batch()), uint64(maxPullerBuffer/perStep))
 }
 
 // Start implements protocol.Role.

@@ -65,9 +65,11 @@ const rowsAhead = 32
 
 // askRows asks the reward rows of the steps up to Window ahead of the step
 // whose r_t p″ waits for — just when it would share them — at most
-// rowsAhead unanswered.
+// rowsAhead unanswered. In a batched session the window counts batches:
+// Window·B steps ahead, so that the feature parties have every row of the
+// batch they begin, and of the next Window − 1.
 func (r *receiver) askRows() {
-	for r.asked < uint64(r.p.Steps) && r.asked < r.next-1+uint64(r.p.Window) && r.asked-r.sent < rowsAhead {
+	for r.asked < uint64(r.p.Steps) && r.asked < r.next-1+uint64(r.p.Window)*uint64(r.p.batch()) && r.asked-r.sent < rowsAhead {
 		r.asked++
 		r.Ask(protocol.Query{ID: r.asked, Kind: protocol.QueryRewards, Step: int64(r.asked) - 1})
 	}

@@ -6,14 +6,26 @@ import (
 	"github.com/bandit-node/bandit-node/privacy/mpc"
 )
 
-// stepShape is what one step of Algorithm 1 puts on the wire; it depends on
-// the parameters and the number of feature parties only, never on data.
+// stepShape is what one step of Algorithm 1 — in a batched session, one
+// batch — puts on the wire; it depends on the parameters and the number of
+// feature parties only, never on data.
 type stepShape struct {
 	rounds      int // exchanges among the feature parties
 	maxRound    int // words one party sends another in the largest round
 	corrections int // correction words the dealer sends party 0
+	// lastCorrections is the last unit's: a batch shorter than B when B
+	// does not divide T uses fewer.
+	lastCorrections int
 	// check is the joint range check's, once before step 1 (normcheck.go).
 	check normShape
+}
+
+// correctionsOf is the correction words of unit u (from 1) of p.
+func (s stepShape) correctionsOf(p Params, u uint64) int {
+	if u == p.units() {
+		return s.lastCorrections
+	}
+	return s.corrections
 }
 
 // Memory and frame bounds of a step.
@@ -27,15 +39,36 @@ const (
 	maxBufferedCorrections = 256 << 20 / 8
 )
 
-// measureStep runs one step of the dealer's computation on a scratch engine
-// (masks only: no data, no exchanges) and counts its rounds and words.
+// measureStep runs one unit of the dealer's computation — a step, or a
+// whole batch of B steps — on a scratch engine (masks only: no data, no
+// exchanges) and counts its rounds and words, and the corrections of the
+// session's last unit when it is a shorter batch.
 func measureStep(p Params, parties int) (stepShape, error) {
+	s, err := measureUnit(p, parties, p.batch())
+	if err != nil {
+		return s, err
+	}
+	s.lastCorrections = s.corrections
+	if _, n := p.unitSteps(p.units()); n != p.batch() {
+		last, err := measureUnit(p, parties, n)
+		if err != nil {
+			return s, err
+		}
+		s.lastCorrections = last.corrections
+	}
+	s.check = measureCheck(p.Steps, parties, maxMessageWords)
+	return s, nil
+}
+
+// measureUnit measures a unit of n steps (learner.unit).
+func measureUnit(p Params, parties, n int) (stepShape, error) {
 	e, err := mpc.NewDealer(mpc.Config{Parties: parties, Frac: uint(p.PrecisionBits)}, make([]mpc.Seed, parties))
 	if err != nil {
 		return stepShape{}, err
 	}
 	e.SetSampler(mpc.NewPRG(mpc.Seed{}))
-	g := newLearner(e, p).step(make([]uint64, p.Dimensions), make([]uint64, p.Arms), stepOutputs{})
+	xs, rrs := zeroInputs(p, n)
+	g := newLearner(e, p).unit(p, xs, rrs, batchOutputs{})
 	var s stepShape
 	for {
 		done, err := g.Advance()
@@ -53,7 +86,6 @@ func measureStep(p Params, parties int) (stepShape, error) {
 		}
 	}
 	s.corrections = len(e.TakeCorrections())
-	s.check = measureCheck(p.Steps, parties, maxMessageWords)
 	return s, nil
 }
 
@@ -68,12 +100,20 @@ func checkShape(p Params, parties int) (stepShape, error) {
 		return s, fmt.Errorf("measuring a step: %w", err)
 	}
 	if s.maxRound > maxMessageWords {
-		return s, fmt.Errorf("params: a step of %d arms × %d dimensions among %d feature parties opens %d words in one round; at most %d fit a frame: use fewer arms",
-			p.Arms, p.Dimensions, parties, s.maxRound, maxMessageWords)
+		unit := "a step"
+		if p.batched() {
+			unit = fmt.Sprintf("a batch of %d steps", p.Batch)
+		}
+		return s, fmt.Errorf("params: %s of %d arms × %d dimensions among %d feature parties opens %d words in one round; at most %d fit a frame: use fewer arms",
+			unit, p.Arms, p.Dimensions, parties, s.maxRound, maxMessageWords)
 	}
 	if b := int64(s.corrections) * int64(p.Window); b > maxBufferedCorrections {
-		return s, fmt.Errorf("params.window: %d steps of %d correction words (%.0f MiB) would wait at feature party 0; at most %d MiB: use a smaller window",
-			p.Window, s.corrections, float64(b)*8/(1<<20), maxBufferedCorrections*8>>20)
+		unit := "steps"
+		if p.batched() {
+			unit = fmt.Sprintf("batches of %d steps", p.Batch)
+		}
+		return s, fmt.Errorf("params.window: %d %s of %d correction words (%.0f MiB) would wait at feature party 0; at most %d MiB: use a smaller window",
+			p.Window, unit, s.corrections, float64(b)*8/(1<<20), maxBufferedCorrections*8>>20)
 	}
 	if s.check.corrections > maxBufferedCorrections {
 		return s, fmt.Errorf("params.steps: the joint range check of %d contexts among %d feature parties needs %d correction words (%.0f MiB) at feature party 0; at most %d MiB: use fewer steps or fewer feature parties",

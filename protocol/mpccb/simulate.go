@@ -261,22 +261,32 @@ func (f family) Grade(g protocol.Grading, p Params, res *Result) (any, error) {
 	if !ok || len(pl.Arms) != int(p.Steps) {
 		return nil, fmt.Errorf("p′ kept no arm for every step")
 	}
-	// ref runs on its own; follow takes the private learner's arm after
-	// each choice, so it is always in the private learner's state.
+	// ref runs on its own; follow takes the private learner's arms after
+	// each choice (each batch's choices), so it is always in the private
+	// learner's state. In a batched session both are the batched
+	// algorithm (Reference.StepBatch), in batches of the session's B.
 	ref, follow := NewReference(p, sampler), NewReference(p, sampler)
 	var agree, decided int
 	var total float64
-	for t := range int(p.Steps) {
-		a, r := ref.Step(contexts[t], rewards[t])
-		total += r
-		private := int(pl.Arms[t])
-		if a == private {
-			agree++
+	for u := uint64(1); u <= p.units(); u++ {
+		first, n := p.unitSteps(u)
+		lo, hi := int(first)-1, int(first)-1+n
+		arms, got := ref.StepBatch(contexts[lo:hi], rewards[lo:hi])
+		for j, a := range arms {
+			total += got[j]
+			if a == int(pl.Arms[lo+j]) {
+				agree++
+			}
 		}
-		if follow.Choose(contexts[t]) == private {
-			decided++
+		for t := lo; t < hi; t++ {
+			if follow.Choose(contexts[t]) == int(pl.Arms[t]) {
+				decided++
+			}
 		}
-		follow.Update(contexts[t], private, rewards[t][private])
+		for t := lo; t < hi; t++ {
+			private := int(pl.Arms[t])
+			follow.Update(contexts[t], private, rewards[t][private])
+		}
 	}
 	avg := total / float64(p.Steps)
 	ag := float64(agree) / float64(p.Steps)
@@ -352,7 +362,11 @@ type Result struct {
 	AverageReward   float64   `json:"average_reward"`
 	RewardCurve     []float64 `json:"reward_curve,omitempty"`
 	CheckpointEvery int64     `json:"checkpoint_every,omitempty"`
-	// RoundsPerStep counts the exchanges among the feature parties.
+	// Batch is B, the steps one round of the protocol served (batch.go);
+	// 1 is the paper's algorithm.
+	Batch int `json:"batch"`
+	// RoundsPerStep counts the exchanges among the feature parties; in a
+	// batched session a batch's are shared by its B steps.
 	RoundsPerStep float64 `json:"rounds_per_step"`
 	// BytesPerStep is what all feature parties sent each other per step
 	// (payload bytes, 8 per ring element); DealerBytesPerStep what the
@@ -391,7 +405,7 @@ type Result struct {
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	P := a.Count(RoleFeature)
 	res := &Result{Parties: P, Arms: p.Arms, Dimensions: p.Dimensions, Steps: p.Steps, Epsilon: p.Epsilon,
-		PrecisionBits: p.PrecisionBits, DPEta: p.PrivacyEta()}
+		PrecisionBits: p.PrecisionBits, DPEta: p.PrivacyEta(), Batch: p.batch()}
 	var rounds, words, elapsed int64
 	for i := range P {
 		rep, err := partyReport(reports, protocol.Party{Role: RoleFeature, Index: i}, p)
