@@ -244,7 +244,9 @@ func TestBatchedSession(t *testing.T) {
 		wantAgree  int // in percent
 		wantRounds int // a full batch's, at P = 2; 0: not checked
 	}{
-		{"P=2 B=10, the last batch shorter", 2, 10, 45, 0.1, 95, 12 + 2*7},
+		// B = 40: a batch needs more rows than p″ asks its environment
+		// for at once (rowsAhead).
+		{"P=2 B=40, the last batch shorter", 2, 40, 90, 0.1, 95, 12 + 2*9},
 		{"P=3 B=7 explore always", 3, 7, 28, 1, 100, 0},
 		{"P=2 B=100 above T: one batch", 2, 100, 30, 1, 100, 0},
 	} {

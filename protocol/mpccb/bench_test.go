@@ -1,6 +1,7 @@
 package mpccb
 
 import (
+	"fmt"
 	"runtime"
 	"testing"
 
@@ -160,6 +161,43 @@ func BenchmarkReferenceStep(b *testing.B) {
 			for i := 0; b.Loop(); i++ {
 				r.Step(xs[i%len(xs)], rs[i%len(rs)])
 			}
+		})
+	}
+}
+
+// BenchmarkPrivateBatch is one batch of the batched learner
+// (learner.stepBatch) on shares, all parties and the dealer in one
+// goroutine, no network, reported per step of the batch: the compute cost
+// of a batched step, against BenchmarkPrivateStep's.
+func BenchmarkPrivateBatch(b *testing.B) {
+	for _, batch := range []int{10, 100} {
+		b.Run(fmt.Sprintf("A10_P2_B%d", batch), func(b *testing.B) {
+			p := DefaultParams()
+			p.Batch = batch
+			xs, rs := toyData(batch, p.Arms, p.Dimensions, 1)
+			dl, ls := benchLearners(b, p, 2)
+			shares := func(l *learner) ([][]uint64, [][]uint64) {
+				xsh, rsh := make([][]uint64, batch), make([][]uint64, batch)
+				for j := range batch {
+					xsh[j], rsh[j] = sharedByParty0(xs[j], rs[j])(l)
+				}
+				return xsh, rsh
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				dx, drr := zeroInputs(p, batch)
+				dprog := dl.unit(p, dx, drr, batchOutputs{})
+				progs := make([]*mpc.Program, len(ls))
+				for i, l := range ls {
+					x, rr := shares(l)
+					progs[i] = l.unit(p, x, rr, batchOutputs{})
+				}
+				runPrograms(b, dl, dprog, ls, progs, nil)
+			}
+			steps := float64(b.N * batch)
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/steps, "ns/step")
+			b.ReportMetric(float64(ls[0].e.Stats().WordsSent)/steps, "words/step")
 		})
 	}
 }

@@ -89,6 +89,9 @@ func (f family) ParseParams(raw map[string]any) (Params, error) {
 	p, err := protocol.ParseParams(raw, DefaultParams(), Params.validate)
 	_, p.armsGiven = raw["arms"]
 	_, p.dimensionsGiven = raw["dimensions"]
+	if _, given := raw["window"]; !given && p.batched() {
+		p.Window = DefaultBatchWindow
+	}
 	if err != nil {
 		return p, err
 	}

@@ -195,3 +195,36 @@ func TestWireVersions(t *testing.T) {
 		t.Error("1.0.0 is spoken")
 	}
 }
+
+// TestBatchParams: params.batch defaults to 1 (the paper's algorithm);
+// a batched session's window counts batches and defaults to
+// DefaultBatchWindow unless the spec gives one; batches beyond MaxBatch are
+// refused naming the key.
+func TestBatchParams(t *testing.T) {
+	for _, c := range []struct {
+		raw         map[string]any
+		batch, win  int
+		errContains string
+	}{
+		{raw: map[string]any{}, batch: 1, win: 8},
+		{raw: map[string]any{"batch": int64(100)}, batch: 100, win: DefaultBatchWindow},
+		{raw: map[string]any{"batch": int64(10), "window": int64(5)}, batch: 10, win: 5},
+		{raw: map[string]any{"batch": int64(101)}, errContains: "params.batch: 101 is out of range [1, 100]"},
+		{raw: map[string]any{"batch": int64(0)}, errContains: "params.batch: 0 is out of range"},
+	} {
+		p, err := Family{}.ParseParams(c.raw)
+		if c.errContains != "" {
+			if err == nil || !strings.Contains(err.Error(), c.errContains) {
+				t.Errorf("%v: %v, want %q", c.raw, err, c.errContains)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%v: %v", c.raw, err)
+			continue
+		}
+		if got := p.(Params); got.Batch != c.batch || got.Window != c.win {
+			t.Errorf("%v: batch %d, window %d; want %d, %d", c.raw, got.Batch, got.Window, c.batch, c.win)
+		}
+	}
+}

@@ -67,6 +67,11 @@ const (
 	// plaintext algorithm's arms on Fashion-MNIST, B = 1,000 does not
 	// (docs/protocols/mpccb.md, "Batches").
 	MaxBatch = 100
+	// DefaultBatchWindow is params.window's default in a batched session,
+	// in batches: the dealer produces a batch while the parties run the
+	// one before, and a batch's corrections are large (44 MB at B = 100,
+	// |A| = 10, D = 20), so more would hold memory for nothing.
+	DefaultBatchWindow = 2
 )
 
 func (p Params) validate() error {

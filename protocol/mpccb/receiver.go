@@ -108,7 +108,13 @@ func (r *receiver) Answer(o protocol.Outcome) error {
 	}
 	r.rows = append(r.rows, row)
 	r.SetProgress(protocol.Progress{Activity: r.activity()})
-	return r.share(row)
+	if err := r.share(row); err != nil {
+		return err
+	}
+	// A batched session's window (Window·B rows) may be more than
+	// rowsAhead queries: ask the next as this one is answered.
+	r.askRows()
+	return nil
 }
 
 // activity counts p″'s work for the daemon's stall timeout: rows answered
