@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -45,16 +46,20 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 		families      func(i int) []protocol.Family // nil: every node's default
 		wire          string                        // the session's wire version
 		rounds        float64                       // a step's, at P = 2
+		batch         int                           // params.batch
 	}{
-		{"files", 60, 8, mpccbLocals, nil, "1.2.0", 11},
-		{"replay", 300, 100, mpccbReplays, nil, "1.2.0", 11},
+		{"files", 60, 8, mpccbLocals, nil, "1.3.0", 11, 1},
+		{"replay", 300, 100, mpccbReplays, nil, "1.3.0", 11, 1},
 		// A dealer not yet upgraded: everybody runs 1.1.0's step with it.
 		{"files, the dealer at wire 1.1.0", 60, 8, mpccbLocals, func(i int) []protocol.Family {
 			if i == 4 {
 				return []protocol.Family{mpccbV110{mpccb.NewFamily()}}
 			}
 			return nil
-		}, "1.1.0", 18}, // 20 for 10 arms: its AND tree has log₂(|A|−1) levels
+		}, "1.1.0", 18, 1}, // 20 for 10 arms: its AND tree has log₂(|A|−1) levels
+		// Batches of 40 (the last of 20): 12 + 2·9 rounds a batch, each
+		// batch's 40 rows more than p″ asks its environment at once.
+		{"files, batches of 40", 100, 2, mpccbLocals, nil, "1.3.0", 3 * 30.0 / 100, 40},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -73,7 +78,7 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 			for _, tn := range nodes {
 				tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(seed, p) }})
 			}
-			spec := fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\nwindow = %d\n", steps, arms, dims, c.window)
+			spec := fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\nwindow = %d\nbatch = %d\n", steps, arms, dims, c.window, c.batch)
 			session, res := completedSession[mpccb.Result](t, nodes[0], spec, 90*time.Second)
 			id := session.ID
 			// p′ alone reports steps (the other roles Activity only): the
@@ -81,7 +86,7 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 			if pr := session.Progress; pr.Step != int64(steps) || pr.Total != int64(steps) {
 				t.Errorf("the session's progress ends at %d of %d steps; want %d of %d", pr.Step, pr.Total, steps, steps)
 			}
-			raw, _ := mpccb.NewFamily().ParseParams(map[string]any{"steps": int64(steps), "arms": int64(arms), "dimensions": int64(dims), "epsilon": 0.2})
+			raw, _ := mpccb.NewFamily().ParseParams(map[string]any{"steps": int64(steps), "arms": int64(arms), "dimensions": int64(dims), "epsilon": 0.2, "batch": int64(c.batch)})
 			params := raw.(mpccb.Params)
 			// The dealer's sampler seed, replayed from its seeded stream.
 			r := protocol.SeededRand(seed, protocol.Party{Role: mpccb.RoleDealer})
@@ -92,10 +97,14 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 			ref := mpccb.NewReference(params, sampler)
 			pulls := make([]int64, arms)
 			var total float64
-			for s := range steps {
-				a, rw := ref.Step(contexts[s], rewards[s])
-				pulls[a]++
-				total += rw
+			// The batched algorithm in batches of B (with B = 1, Step).
+			for lo := 0; lo < steps; lo += c.batch {
+				hi := min(lo+c.batch, steps)
+				arms, got := ref.StepBatch(contexts[lo:hi], rewards[lo:hi])
+				for j, a := range arms {
+					pulls[a]++
+					total += got[j]
+				}
 			}
 			if math.Abs(res.AverageReward-total/float64(steps)) > 1e-9 {
 				t.Errorf("p″'s average reward over libp2p is %g, the reference's %g", res.AverageReward, total/float64(steps))
@@ -119,6 +128,19 @@ func TestMPCContextualBanditOnTheNetwork(t *testing.T) {
 			}
 			if session.Wire != c.wire {
 				t.Errorf("the session ran on wire %q, want %q", session.Wire, c.wire)
+			}
+			if res.Batch != c.batch {
+				t.Errorf("the result says batch %d, want %d", res.Batch, c.batch)
+			}
+			if c.wire == "1.1.0" {
+				// node1 knows node5's protocols (identified above): it
+				// refuses a batched session itself, naming node5 and the
+				// parameter, and proposes nothing.
+				id, err := nodes[0].StartSession([]byte(strings.Replace(spec, "batch = 1\n", "batch = 8\n", 1)))
+				const refusal = "params.batch: 8 needs the contextual bandit's wire 1.3.0"
+				if err == nil || !strings.Contains(err.Error(), refusal) || !strings.Contains(err.Error(), "node5") {
+					t.Errorf("a batched session with a 1.1.0 dealer: session %q, %v; want refused naming node5 with %q", id, err, refusal)
+				}
 			}
 		})
 	}
