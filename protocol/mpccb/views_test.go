@@ -2,6 +2,7 @@ package mpccb
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,24 +25,33 @@ func needFashionMNIST(t *testing.T) {
 	}
 }
 
-// TestViews runs a simulated session and checks, message by message, what
-// each role receives: p′ only shares of one-hot vectors, p″ only shares of a
-// reward its table holds, the dealer only acknowledgements, and a feature
-// party openings that look uniform (χ² on the top four bits).
+// TestViews runs a simulated session, sequential and in batches of 10, and
+// checks, message by message, what each role receives: p′ only shares of
+// one-hot vectors, one per step, p″ only shares of a reward its table
+// holds, one per step, the dealer only acknowledgements, and a feature
+// party openings that look uniform (χ² on the top four bits). A batch
+// shows no role more messages than its steps would.
 func TestViews(t *testing.T) {
 	needFashionMNIST(t)
-	spec, err := protocol.ParseSpec("views.toml", []byte(`protocol = "mpccb"
-[params]
-steps = 40
-epsilon = 0.1
-[simulation]
-parties = 2
-seed = 3
-`))
+	reg, err := protocol.NewRegistry(NewFamily()) // one cache: Fashion-MNIST loaded once
 	if err != nil {
 		t.Fatal(err)
 	}
-	reg, err := protocol.NewRegistry(NewFamily())
+	for _, batch := range []int{1, 10} {
+		t.Run(fmt.Sprintf("batch %d", batch), func(t *testing.T) { testViews(t, reg, batch) })
+	}
+}
+
+func testViews(t *testing.T, reg *protocol.Registry, batch int) {
+	spec, err := protocol.ParseSpec("views.toml", []byte(fmt.Sprintf(`protocol = "mpccb"
+[params]
+steps = 40
+epsilon = 0.1
+batch = %d
+[simulation]
+parties = 2
+seed = 3
+`, batch)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,8 +97,8 @@ seed = 3
 	}
 	// sim.Run has already checked every opened one-hot (p′ errs otherwise)
 	// and every opened reward (p″ errs unless its table holds it).
-	if r := res.Result.(*Result); r.ArmAgreement == nil || *r.ArmAgreement < 0.95 {
-		t.Errorf("arm agreement %v", r.ArmAgreement)
+	if r := res.Result.(*Result); r.ArmAgreement == nil || *r.ArmAgreement < 0.95 || r.Batch != batch {
+		t.Errorf("arm agreement %v with the plaintext algorithm in batches of %d (the result's batch: %d)", r.ArmAgreement, batch, r.Batch)
 	}
 	exp := float64(words) / 16
 	var chi float64
