@@ -308,12 +308,13 @@ func TestSAMBABatchedOnTheNetwork(t *testing.T) {
 				iterations = 1
 			}
 			batches := int64((budget - k + batch - 1) / batch)
-			lists := int64(budget - k) // one a step
+			steps := int64(budget - k)
+			lists := steps // of scores to comp: one a step
 			if alg == "ucb" {
-				lists = batches // UCB: one decision a batch
+				lists = batches // UCB: one a batch, and bits back a step
 			}
-			if want := iterations*(2*k*batches+2*lists) + k + 1 + k + k + k + 1; res.Messages != want {
-				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration, 2K + 2 for UCB)", res.Messages, want)
+			if want := iterations*(2*k*batches+lists+steps) + k + 1 + k + k + k + 1; res.Messages != want {
+				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration, 2K + 1 + n for UCB)", res.Messages, want)
 			}
 		})
 	}
@@ -370,7 +371,7 @@ func TestSAMBABatchesAcrossWireVersions(t *testing.T) {
 	// batched session itself, naming node5 and the parameter, and proposes
 	// nothing.
 	id, err := nodes[0].StartSession([]byte(spec(8)))
-	const refusal = "node5 speaks no samba wire 1.2.0: params.batch: 8 needs SAMBA wire 1.2.0"
+	const refusal = "node5 speaks no samba wire 1.3.0: params.batch: 8 needs SAMBA wire 1.2.0"
 	if err == nil || !strings.Contains(err.Error(), refusal) {
 		t.Fatalf("a batched session with a 1.1.0 data owner: session %q, %v; want refused with %q", id, err, refusal)
 	}
