@@ -83,7 +83,7 @@ func roles() []protocol.RoleSpec {
 		{Name: RoleController, Min: 1, Max: 1, Doc: "routes ciphertexts and permutes the scores",
 			Learns: "nothing of the data: envelopes it cannot open, Paillier ciphertexts and the permutations it drew"},
 		{Name: RoleComp, Min: 1, Max: 1, Doc: "compares permuted, masked scores",
-			Learns: "each iteration's permuted, masked scores and the position it selects: their order, which are equal and the ratios of their differences (with probability matching, their ratios), never which data owner has which; the result's leakage states it"},
+			Learns: "each iteration's permuted, masked scores and the position it selects: their order, which are equal and the ratios of their differences (with probability matching, their ratios), never which data owner has which; in a batch of UCB one list, from which it draws a position a step among the tied largest scores it sees; the result's leakage states it"},
 		{Name: RoleOwner, Min: 2, Max: MaxOwners, Doc: "holds one arm",
 			Learns: "its own arm's rewards and pulls: the setup and one bit a step"},
 	}
