@@ -56,13 +56,14 @@ import (
 // (and a list a step) each step's fresh permutation breaks them anew,
 // while one list broken once would pull one of the tied arms at all B
 // steps — UCB's early batches tie many arms (every arm pulled once with
-// the same reward has the same score), and at B = 1,000 that cost ×8.3 of
-// the sequential regret on MovieLens (results/samba-batch) where a draw a
-// step costs ×3.4. Comp's draws reveal nothing new to it: it sees which
-// masked scores tie in the one list, and the draws are its own. Comp then
-// sees one list where B sequential steps would show it B; each data owner
-// receives its B bits of the batch in one message and learns what B
-// sequential steps tell it (its own bits and rewards). Why not B lists of
+// the same reward has the same score), and at B = 1,000 that cost ×8.28 of
+// the sequential regret on MovieLens where a draw a step costs ×3.80
+// (results/samba-batch, docs/protocols/samba.md). Comp's draws reveal
+// nothing new to it: it sees which masked scores tie in the one list, and
+// the draws are its own. Comp then sees one list where B sequential steps
+// would show it B; each data owner receives its B bits of the batch in one
+// message and learns what B sequential steps tell it (its own bits and
+// rewards). Why not B lists of
 // scores, as for the other algorithms: UCB's B lists of a batch are one
 // vector of scores under B independent masks and permutations, and the
 // masks' ranges are bounded (mask.go), so B lists pin the first list's
