@@ -308,12 +308,13 @@ func TestSAMBABatchedOnTheNetwork(t *testing.T) {
 				iterations = 1
 			}
 			batches := int64((budget - k + batch - 1) / batch)
-			lists := int64(budget - k) // one a step
+			steps := int64(budget - k)
+			lists := steps // of scores to comp: one a step
 			if alg == "ucb" {
-				lists = batches // UCB: one decision a batch
+				lists = batches // UCB: one a batch, and bits back a step
 			}
-			if want := iterations*(2*k*batches+2*lists) + k + 1 + k + k + k + 1; res.Messages != want {
-				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration, 2K + 2 for UCB)", res.Messages, want)
+			if want := iterations*(2*k*batches+lists+steps) + k + 1 + k + k + k + 1; res.Messages != want {
+				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration, 2K + 1 + n for UCB)", res.Messages, want)
 			}
 		})
 	}
@@ -370,9 +371,71 @@ func TestSAMBABatchesAcrossWireVersions(t *testing.T) {
 	// batched session itself, naming node5 and the parameter, and proposes
 	// nothing.
 	id, err := nodes[0].StartSession([]byte(spec(8)))
-	const refusal = "node5 speaks no samba wire 1.2.0: params.batch: 8 needs SAMBA wire 1.2.0"
+	const refusal = "node5 speaks no samba wire 1.3.0: params.batch: 8 needs SAMBA wire 1.2.0"
 	if err == nil || !strings.Contains(err.Error(), refusal) {
 		t.Fatalf("a batched session with a 1.1.0 data owner: session %q, %v; want refused with %q", id, err, refusal)
+	}
+	var ke *protocol.KeyError
+	if !errors.As(err, &ke) || ke.Key != "params.batch" {
+		t.Errorf("the refusal %v is not a KeyError of params.batch (the API's field)", err)
+	}
+}
+
+// TestSAMBABatchedUCBAcrossWireVersions: a data owner whose build speaks
+// SAMBA wire 1.2.0 only (batches, but one bit a batch of UCB) takes part
+// in a batched Thompson session, which runs on 1.2.0 — its messages are
+// the same on 1.2.0 and 1.3.0 — with the batched reference's reward, while
+// a batched UCB session, whose data owners take a bit a step since 1.3.0,
+// is refused by the initiator, naming node5, the algorithm and both
+// versions, before anything is proposed.
+func TestSAMBABatchedUCBAcrossWireVersions(t *testing.T) {
+	means := []float64{0.6, 0.45, 0.3}
+	old, ok := protocol.AtWireVersion(samba.Family{}, "1.2.0")
+	if !ok {
+		t.Fatal("samba does not speak wire 1.2.0")
+	}
+	nodes := startNetworkWith(t, 6, func(i int, cfg *config.Config) {
+		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
+		if i >= 3 {
+			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
+		}
+	}, func(i int) []protocol.Family {
+		if i == 4 { // node5, a data owner, not yet upgraded
+			return []protocol.Family{old}
+		}
+		return nil
+	})
+	for _, tn := range nodes {
+		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(5, p) }})
+		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(5, p) }})
+	}
+	ps := nodes[0].host.LibP2P().Peerstore()
+	testutil.WaitFor(t, 20*time.Second, "node5's protocols identified", func() bool {
+		protos, err := ps.GetProtocols(nodes[4].ID())
+		return err == nil && len(protos) > 0
+	})
+	spec := func(alg string) string {
+		return fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = 300\npaillier_bits = 512\nbatch = 8\n", alg)
+	}
+	got, res := completedSession[samba.Result](t, nodes[0], spec("thompson"), 60*time.Second)
+	if got.Wire != "1.2.0" {
+		t.Errorf("the batched Thompson session ran on wire %q, want 1.2.0", got.Wire)
+	}
+	p, err := samba.Family{}.ParseParams(map[string]any{"algorithm": "thompson", "budget": int64(300), "paillier_bits": int64(512), "batch": int64(8)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _, err := samba.Reference(p.(samba.Params), means, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.CumulativeReward != want {
+		t.Errorf("cumulative reward %d on wire 1.2.0, the batched reference %d", res.CumulativeReward, want)
+	}
+	id, err := nodes[0].StartSession([]byte(spec("ucb")))
+	const refusal = "node5 speaks no samba wire 1.3.0: params.batch: 8 with params.algorithm = ucb needs SAMBA wire 1.3.0 (a bit a step of each batch), and this session runs on 1.2.0"
+	if err == nil || !strings.Contains(err.Error(), refusal) {
+		t.Fatalf("a batched UCB session with a 1.2.0 data owner: session %q, %v; want refused with %q", id, err, refusal)
 	}
 	var ke *protocol.KeyError
 	if !errors.As(err, &ke) || ke.Key != "params.batch" {

@@ -66,7 +66,8 @@ func TestRoleProtocolCarriesTheWireVersion(t *testing.T) {
 		want string
 	}{
 		{ping.Family{}, "/bandit/ping/1.0.0"},
-		{samba.Family{}, "/bandit/samba/1.2.0"},
+		{samba.Family{}, "/bandit/samba/1.3.0"},
+		{mustAt(t, samba.Family{}, "1.2.0"), "/bandit/samba/1.2.0"},
 		{mustAt(t, samba.Family{}, "1.1.0"), "/bandit/samba/1.1.0"},
 		{mpccb.Family{}, "/bandit/mpccb/1.2.0"},
 		{pingAt{ping.Family{}, "2.0.0"}, "/bandit/ping/2.0.0"},

@@ -6,11 +6,14 @@ import (
 	"fmt"
 	"hash"
 	"math"
+	"math/rand/v2"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
 
 	"github.com/bandit-node/bandit-node/protocol"
+	"github.com/bandit-node/bandit-node/protocol/randsrc"
 	"github.com/bandit-node/bandit-node/protocol/samba/sambapb"
 	"google.golang.org/protobuf/proto"
 )
@@ -27,8 +30,8 @@ func batchSpec(alg string, budget int64, batch int, arms []float64, seed int64) 
 // reference (Reference with params.batch) return the same cumulative reward
 // and the same arm sequence, step for step; a round of each iteration costs
 // 2K + 2n messages for a batch of n steps (K scores messages, n lists to
-// comp, n lists of bits back, K bits messages), and 2K + 2 for UCB's, one
-// list each way (batchShape).
+// comp, n lists of bits back, K bits messages), and 2K + 1 + n for UCB's,
+// one list to comp and a list of bits a step back (batchShape).
 func TestTheorem2Batched(t *testing.T) {
 	const budget, k = 1500, 4
 	arms := []float64{0.6, 0.5, 0.45, 0.2}
@@ -61,12 +64,13 @@ func TestTheorem2Batched(t *testing.T) {
 					n, _ := batchShape(p.(Params), alg, k, t0)
 					t0 += uint64(n)
 				}
-				lists := int64(budget - k) // one a step
+				steps := int64(budget - k)
+				lists := steps // of scores to comp: one a step
 				if alg.Name() == "ucb" {
 					lists = batches // one a batch
 				}
 				setup := int64(k + 1 + k + k + k + 1)
-				if want := int64(alg.Iterations())*(2*k*batches+2*lists) + setup; sim.Messages != want {
+				if want := int64(alg.Iterations())*(2*k*batches+lists+steps) + setup; sim.Messages != want {
 					t.Errorf("%s B = %d: %d messages, want %d", alg.Name(), batch, sim.Messages, want)
 				}
 			}
@@ -224,13 +228,14 @@ const (
 // TestBatchedViews (Figure 7 for batched sessions): over a batch of B steps
 // each role receives what it would over B sequential steps, no more. Comp
 // receives every step's list on its own — or, for UCB, decided by the state
-// alone, one list for the whole batch — permuted by its own σ_t and masked
-// by its own mask, the position it selects uniform over the positions
-// (χ²), the lists unlike unmasked scores; the controller handles envelopes
-// sealed for comp or for the data owners only, each step's under that
-// step's associated data; a data owner receives, besides the setup, one
-// message a batch and iteration holding exactly the batch's bits, one a
-// list, and no other data owner's score; the data customer one message.
+// alone, one list for the whole batch, from which it selects a position a
+// step — permuted by its own σ_t and masked by its own mask, the position
+// it selects (a list's first step's) uniform over the positions (χ²), the
+// lists unlike unmasked scores; the controller handles envelopes sealed
+// for comp or for the data owners only, each step's under that step's
+// associated data; a data owner receives, besides the setup, one message a
+// batch and iteration holding exactly the batch's bits, one a step, and no
+// other data owner's score; the data customer one message.
 func TestBatchedViews(t *testing.T) {
 	const k, budget, batch = 4, 4000, 64
 	for _, tt := range []struct {
@@ -249,13 +254,16 @@ func TestBatchedViews(t *testing.T) {
 			positions := make([]int, k)
 			lists := map[[2]uint64]int{} // (t, l) → lists comp saw
 			rawLists := 0
-			c.view = func(step uint64, l int, scores []float64, sel int) {
+			c.view = func(step uint64, l int, scores []float64, sel []int) {
 				lists[[2]uint64{step, uint64(l)}]++
 				if len(scores) != k {
 					t.Errorf("comp saw %d scores at step %d, want K = %d", len(scores), step, k)
 				}
+				if n, m := batchShape(c.p, c.alg, c.k, c.t0); m < n && len(sel) != n || m == n && len(sel) != 1 {
+					t.Errorf("comp selected %d positions from the list of step %d in a batch of %d steps and %d lists", len(sel), step, n, m)
+				}
 				if l == iters {
-					positions[sel]++
+					positions[sel[0]]++
 				}
 				unmasked := true
 				for _, v := range scores {
@@ -293,7 +301,7 @@ func TestBatchedViews(t *testing.T) {
 					case b != nil && m.From == controllerParty:
 						messages[m.To.Index]++
 						bits[m.To.Index] += len(b.Boxes)
-						if _, want := batchShape(c.p, c.alg, c.k, b.T); len(b.Boxes) != want {
+						if want, _ := batchShape(c.p, c.alg, c.k, b.T); len(b.Boxes) != want {
 							t.Errorf("data owner %d received %d bits for the batch at step %d, want %d", m.To.Index, len(b.Boxes), b.T, want)
 						}
 					case msg.GetSeeds() != nil && m.From == controllerParty, msg.GetAesKey() != nil && m.From == compParty,
@@ -334,8 +342,8 @@ func TestBatchedViews(t *testing.T) {
 			}
 			rounds := batches * iters
 			for i := range k {
-				if bits[i] != decisions*iters || messages[i] != rounds {
-					t.Errorf("data owner %d received %d bits in %d messages, want one a list and iteration (%d) in one message a batch and iteration (%d)", i, bits[i], messages[i], decisions*iters, rounds)
+				if bits[i] != steps*iters || messages[i] != rounds {
+					t.Errorf("data owner %d received %d bits in %d messages, want one a step and iteration (%d) in one message a batch and iteration (%d)", i, bits[i], messages[i], steps*iters, rounds)
 				}
 			}
 			if toCustomer != 1 {
@@ -348,9 +356,11 @@ func TestBatchedViews(t *testing.T) {
 // TestBatchedUCBIsOneListABatch: in a batched UCB session comp opens one
 // list a batch — at the batch's first step, the UCB scores of the state at
 // the batch's start un-masked — where B sequential steps would show it B,
-// and every step of a batch pulls the arm that list selected. (With B lists
-// a batch, one vector under B masks of bounded ranges, comp could estimate
-// the vector's values: batch.go.)
+// and selects a position for each step of the batch, every one holding the
+// list's largest score (the same one throughout when it is unique); every
+// step of a batch pulls an arm whose UCB score at the batch's start is the
+// largest. (With B lists a batch, one vector under B masks of bounded
+// ranges, comp could estimate the vector's values: batch.go.)
 func TestBatchedUCBIsOneListABatch(t *testing.T) {
 	const k, budget, batch = 4, 4000, 64
 	d := newDriverWith(t, map[string]any{"algorithm": "ucb", "budget": int64(budget), "paillier_bits": int64(512), "batch": int64(batch)},
@@ -365,17 +375,20 @@ func TestBatchedUCBIsOneListABatch(t *testing.T) {
 		for i, o := range owners {
 			v[i] = ucb{}.ComputeScore(&ScoreContext{T: step, K: k, S: o.sc.S, N: o.sc.N})
 		}
-		sort.Float64s(v)
 		return v
 	}
+	best := map[uint64][]bool{} // a batch's first step → the arms of the largest UCB score
 	var starts []uint64
-	c.view = func(step uint64, l int, scores []float64, _ int) {
+	c.view = func(step uint64, l int, scores []float64, sel []int) {
 		// Comp opens a batch's list while every data owner waits for the
-		// batch's bit, at the batch's start state.
+		// batch's bits, at the batch's start state.
 		t0 := owners[0].t
 		starts = append(starts, step)
 		if step != t0 {
 			t.Errorf("comp opened a list of step %d in the batch that starts at step %d", step, t0)
+		}
+		if n, _ := batchShape(c.p, c.alg, c.k, t0); len(sel) != n {
+			t.Errorf("comp selected %d positions from the list of the batch of %d steps at step %d", len(sel), n, t0)
 		}
 		m := maskFor(owners[0].alpha, step, l, false)
 		un := make([]float64, len(scores))
@@ -384,11 +397,31 @@ func TestBatchedUCBIsOneListABatch(t *testing.T) {
 		}
 		sort.Float64s(un)
 		want := ucbScores(int64(t0))
+		top := slices.Max(want)
+		best[t0] = make([]bool, k)
+		for i, v := range want {
+			best[t0][i] = v == top
+		}
+		want = slices.Sorted(slices.Values(want))
 		for j := range un {
 			// Un-masking's rounding: masks scale by up to 2^±20.
 			if math.Abs(un[j]-want[j]) > 1e-9 {
 				t.Errorf("step %d: comp's list un-masked is %v, not the UCB scores at the batch's start: %v", step, un, want)
 				break
+			}
+		}
+		ties := 0
+		for _, v := range scores {
+			if v == slices.Max(scores) {
+				ties++
+			}
+		}
+		for j, pos := range sel {
+			if scores[pos] != slices.Max(scores) {
+				t.Errorf("the batch at step %d: comp selected position %d for its step %d, which does not hold the largest score", t0, pos, t0+uint64(j))
+			}
+			if ties == 1 && pos != sel[0] {
+				t.Errorf("the batch at step %d: comp selected positions %d and %d with a unique largest score", t0, sel[0], pos)
 			}
 		}
 	}
@@ -399,20 +432,106 @@ func TestBatchedUCBIsOneListABatch(t *testing.T) {
 	if len(starts) != (steps+batch-1)/batch {
 		t.Errorf("comp opened %d lists for %d batches", len(starts), (steps+batch-1)/batch)
 	}
-	p, err := (Family{}).ParseParams(map[string]any{"algorithm": "ucb", "budget": int64(budget), "batch": int64(batch)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, pulls, err := Reference(p.(Params), []float64{0.9, 0.5, 0.45, 0.2}, 5)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for t0 := k; t0 < budget; t0 += batch {
-		for j := t0 + 1; j < min(t0+batch, budget); j++ {
-			if pulls[j] != pulls[t0] {
-				t.Fatalf("the batch at step %d pulls arm %d at step %d and arm %d at its first", t0+1, pulls[j], j+1, pulls[t0])
+	for i, o := range owners {
+		for _, step := range o.pulls[1:] { // after the initial pull
+			t0 := step - (step-k-1)%batch
+			if !best[t0][i] {
+				t.Errorf("data owner %d pulled at step %d, in the batch at step %d whose largest UCB scores are arms %v", i, step, t0, best[t0])
 			}
 		}
+	}
+}
+
+// TestBatchedUCBBreaksTiesPerStep: where the batch's one list ties arms,
+// comp draws each step's position among them on its own — uniformly (χ²
+// over the draws of the first batch, where every arm ties: the same
+// reward 0 from one pull each), so the batch pulls every tied arm rather
+// than one of them throughout — and the plaintext reference makes the same
+// draws: the same arm at every step (Theorem 2).
+func TestBatchedUCBBreaksTiesPerStep(t *testing.T) {
+	const k, batch, budget = 4, 400, 4 + 3*400
+	arms := []float64{0, 0, 0, 0}
+	raw := map[string]any{"algorithm": "ucb", "budget": int64(budget), "paillier_bits": int64(512), "batch": int64(batch)}
+	d := newDriverWith(t, raw, arms, 7)
+	c := d.roles[compParty].(*comp)
+	var first []int
+	c.view = func(step uint64, _ int, _ []float64, sel []int) {
+		if step == k+1 {
+			first = sel
+		}
+	}
+	if err := d.run(); err != nil {
+		t.Fatal(err)
+	}
+	counts := make([]int, k)
+	for _, pos := range first {
+		counts[pos]++
+	}
+	chi := 0.0
+	for _, o := range counts {
+		e := float64(batch) / k
+		chi += (float64(o) - e) * (float64(o) - e) / e
+	}
+	if len(first) != batch || chi > 16.27 { // 3 degrees of freedom, 0.001
+		t.Errorf("comp's %d positions in the first batch, where all %d arms tie: %v, not uniform (χ² = %.1f)", len(first), k, counts, chi)
+	}
+	pulls := make([]int, budget)
+	for i := range k {
+		for _, step := range d.roles[protocol.Party{Role: RoleOwner, Index: i}].(*dataOwner).pulls {
+			pulls[step-1] = i
+		}
+	}
+	p, err := (Family{}).ParseParams(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, want, err := Reference(p.(Params), arms, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(pulls, want) {
+		t.Errorf("SAMBA pulled %v..., the reference %v...", pulls[:20], want[:20])
+	}
+}
+
+// TestSelectSteps: comp's selection for the steps a list serves — one
+// step, SelectArm (u drawn for a probability matching); several, the
+// position of a unique largest score at each, nothing drawn, or a draw a
+// step among tied largest scores, every tied position drawn.
+func TestSelectSteps(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		matching bool
+		v        []float64
+		steps    int
+		allowed  []int // the positions a step may take
+		draws    bool  // whether the source moves
+	}{
+		{"one step, argmax", false, []float64{1, 3, 3, 2}, 1, []int{1}, false},
+		{"one step, matching", true, []float64{1, 3, 3, 2}, 1, []int{0, 1, 2, 3}, true},
+		{"a unique largest", false, []float64{1, 3, 2.5, 2}, 50, []int{1}, false},
+		{"two tied", false, []float64{1, 3, 2, 3}, 50, []int{1, 3}, true},
+		{"all tied", false, []float64{0, 0, 0, 0}, 50, []int{0, 1, 2, 3}, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := randsrc.New(rand.NewChaCha8([32]byte{1}))
+			sel := make([]int, tt.steps)
+			selectSteps(tt.matching, tt.v, r, make([]int, 0, len(tt.v)), sel)
+			seen := map[int]bool{}
+			for _, pos := range sel {
+				if !slices.Contains(tt.allowed, pos) {
+					t.Errorf("selected %d, not one of %v", pos, tt.allowed)
+				}
+				seen[pos] = true
+			}
+			if tt.steps > 1 && len(seen) != len(tt.allowed) {
+				t.Errorf("%d steps selected %v, want every one of %v", tt.steps, sel, tt.allowed)
+			}
+			fresh := randsrc.New(rand.NewChaCha8([32]byte{1}))
+			if moved := r.Uint64() != fresh.Uint64(); moved != tt.draws {
+				t.Errorf("the source moved: %v, want %v", moved, tt.draws)
+			}
+		})
 	}
 }
 
@@ -460,31 +579,41 @@ func TestBatchedMessagesStaySmall(t *testing.T) {
 	}
 }
 
-// TestWireVersions: the family speaks 1.2.0 (batches) and 1.1.0, on which a
+// TestWireVersions: the family speaks 1.3.0 (a bit a step of a batch of
+// UCB), 1.2.0 (batches, one bit a batch of UCB) and 1.1.0. On 1.1.0 a
 // session of params.batch = 1 runs as before — its messages are the same
-// (TestBatchOneIsTheSequentialProtocol) — and a batched one is refused,
-// the error naming params.batch and both versions: by ParseParams at 1.1.0
+// (TestBatchOneIsTheSequentialProtocol) — and a batched one is refused; on
+// 1.2.0 a batched session runs unless its algorithm is UCB, whose data
+// owners there take one bit a batch. Each refusal names params.batch (and
+// the algorithm) and both versions: by ParseParams at the old version
 // (which the initiator calls once it has chosen the version), and by
-// NewRole for params parsed at 1.2.0.
+// NewRole for params parsed at 1.3.0.
 func TestWireVersions(t *testing.T) {
-	if got := protocol.WireVersions(Family{}); fmt.Sprint(got) != "[1.2.0 1.1.0]" {
+	if got := protocol.WireVersions(Family{}); fmt.Sprint(got) != "[1.3.0 1.2.0 1.1.0]" {
 		t.Fatalf("wire versions %v", got)
-	}
-	old, ok := protocol.AtWireVersion(Family{}, "1.1.0")
-	if !ok || protocol.WireVersion(old) != "1.1.0" {
-		t.Fatalf("at 1.1.0: %v %v", old, ok)
 	}
 	s := newFuzzSession(t)
 	for _, c := range []struct {
+		wire  string
+		alg   string
 		batch int64
 		want  string // "" if the role starts
 	}{
-		{1, ""},
-		{4, "params.batch: 4 needs SAMBA wire 1.2.0, and this session runs on 1.1.0"},
+		{"1.1.0", "ucb", 1, ""},
+		{"1.1.0", "thompson", 4, "params.batch: 4 needs SAMBA wire 1.2.0, and this session runs on 1.1.0"},
+		{"1.1.0", "ucb", 4, "params.batch: 4 needs SAMBA wire 1.2.0, and this session runs on 1.1.0"},
+		{"1.2.0", "ucb", 1, ""},
+		{"1.2.0", "thompson", 4, ""},
+		{"1.2.0", "pursuit", 4, ""},
+		{"1.2.0", "ucb", 4, "params.batch: 4 with params.algorithm = ucb needs SAMBA wire 1.3.0 (a bit a step of each batch), and this session runs on 1.2.0"},
 	} {
-		raw := map[string]any{"budget": int64(20), "paillier_bits": int64(512), "batch": c.batch}
+		old, ok := protocol.AtWireVersion(Family{}, c.wire)
+		if !ok || protocol.WireVersion(old) != c.wire {
+			t.Fatalf("at %s: %v %v", c.wire, old, ok)
+		}
+		raw := map[string]any{"algorithm": c.alg, "budget": int64(20), "paillier_bits": int64(512), "batch": c.batch}
 		if _, err := old.ParseParams(raw); (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
-			t.Errorf("batch %d: ParseParams at 1.1.0: err = %v, want %q", c.batch, err, c.want)
+			t.Errorf("%s batch %d: ParseParams at %s: err = %v, want %q", c.alg, c.batch, c.wire, err, c.want)
 		}
 		p, err := (Family{}).ParseParams(raw)
 		if err != nil {
@@ -494,10 +623,10 @@ func TestWireVersions(t *testing.T) {
 		cfg.Params = p
 		_, err = old.NewRole(cfg)
 		if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
-			t.Errorf("batch %d at 1.1.0: err = %v, want %q", c.batch, err, c.want)
+			t.Errorf("%s batch %d at %s: err = %v, want %q", c.alg, c.batch, c.wire, err, c.want)
 		}
 		if _, err := (Family{}).NewRole(cfg); err != nil {
-			t.Errorf("batch %d at 1.2.0: %v", c.batch, err)
+			t.Errorf("%s batch %d at 1.3.0: %v", c.alg, c.batch, err)
 		}
 	}
 }
@@ -522,8 +651,9 @@ func replayAtNextBatch(b *sambapb.Batch, saved *[][]byte) bool {
 // TestBatchedTampering: within a batch each envelope is bound to its own
 // step — a data owner's scores of two steps swapped, a bit of one step
 // moved to another, a score copied across data owners in a step's list,
-// and a batch replayed at the next — and the session stops with an error
-// naming it.
+// and a batch replayed at the next; in a batch of UCB, with one list of
+// scores, each step's bits still bound to their step — and the session
+// stops with an error naming it.
 func TestBatchedTampering(t *testing.T) {
 	for _, tt := range []struct {
 		name    string
@@ -558,7 +688,25 @@ func TestBatchedTampering(t *testing.T) {
 		{"UCB: a data owner's one score of a batch replayed at the next", "ucb", func(msg *sambapb.Message, saved *[][]byte) bool {
 			return replayAtNextBatch(msg.GetOwnerScores(), saved)
 		}, "does not open"},
-		{"UCB: the batch's one bit replayed at the next", "ucb", func(msg *sambapb.Message, saved *[][]byte) bool { return replayAtNextBatch(msg.GetOwnerBits(), saved) }, "does not open"},
+		{"UCB: a data owner's bits of a batch replayed at the next", "ucb", func(msg *sambapb.Message, saved *[][]byte) bool { return replayAtNextBatch(msg.GetOwnerBits(), saved) }, "does not open"},
+		{"UCB: two steps' bits swapped in a data owner's batch", "ucb", func(msg *sambapb.Message, _ *[][]byte) bool {
+			if b := msg.GetOwnerBits(); b != nil && b.T == 14 {
+				b.Boxes[0], b.Boxes[1] = b.Boxes[1], b.Boxes[0]
+				return true
+			}
+			return false
+		}, "does not open"},
+		{"UCB: comp's bits of a batch's first step returned for its second", "ucb", func(msg *sambapb.Message, saved *[][]byte) bool {
+			b := msg.GetBits()
+			switch {
+			case b != nil && b.T == 14:
+				*saved = b.Boxes
+			case b != nil && b.T == 15 && *saved != nil:
+				b.Boxes = *saved
+				return true
+			}
+			return false
+		}, "does not open"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			alg := tt.alg

@@ -17,10 +17,13 @@ import (
 // comp is Comp (Figure 6(c)): it generates the AES key shared with the data
 // owners (never with the controller), and each step and iteration opens the
 // K permuted, masked scores, selects a position (SelectArm) and seals a bit
-// for every position. What it sees: permuted masked scores — for an argmax
-// their order, which are equal and the ratios of their differences, for a
-// probability matching their ratios too (see leakage) — and which position
-// it selected; not which data owner is at which position.
+// for every position — in a batch of an algorithm decided by the state,
+// whose one list serves every step of the batch, a position a step, drawn
+// among the largest scores' (selectSteps), and a list of bits a step. What
+// it sees: permuted masked scores — for an argmax their order, which are
+// equal and the ratios of their differences, for a probability matching
+// their ratios too (see leakage) — and which positions it selected; not
+// which data owner is at which position.
 type comp struct {
 	base
 	decide *randsrc.Source
@@ -47,10 +50,12 @@ type comp struct {
 	nonces  io.Reader
 	nonce   []byte
 	seen    []uint64 // the batch's nonces' first 8 bytes (distinct)
+	ties    []int    // the positions of a list's largest score (selectSteps)
+	sel     []int    // the position selected for each step the list serves
 
 	// view, when set (tests), receives every list of scores comp opens and
-	// the position it selects.
-	view func(t uint64, l int, scores []float64, selected int)
+	// the positions it selects, one for each step the list serves.
+	view func(t uint64, l int, scores []float64, selected []int)
 }
 
 // distinct reports an error if two of a batch's envelopes, all of which
@@ -105,7 +110,8 @@ func newComp(cfg protocol.RoleConfig, p Params) (*comp, error) {
 		return nil, err
 	}
 	c := &comp{base: b, decide: randsrc.New(s), t: uint64(b.k) + 1, t0: uint64(b.k) + 1, l: 1, v: make([]float64, b.k), errs: make([]error, b.k),
-		bits: [2]byte{0, 1}, workers: make([]compWorker, cfg.WorkerCount()), nonce: make([]byte, b.k*privacy.EnvelopeNonceSize)}
+		bits: [2]byte{0, 1}, workers: make([]compWorker, cfg.WorkerCount()), nonce: make([]byte, b.k*privacy.EnvelopeNonceSize),
+		ties: make([]int, 0, b.k), sel: make([]int, maxBatchSize(b.p))}
 	if c.key, err = privacy.NewEnvelopeKey(cfg.Rand); err != nil {
 		return nil, err
 	}
@@ -198,49 +204,22 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 		return err
 	}
 	c.rep.AesOps += int64(c.k)
-	matching := c.alg.Matching(c.l)
-	u := 0.0
-	if matching {
-		u = c.decide.Float()
+	// The steps this list serves: its own, or, for the one list of a
+	// batch (m = 1 < n), every step of the batch.
+	steps := 1
+	if c.m < c.n {
+		steps = c.n
 	}
-	sel := SelectArm(matching, v, u)
+	sel := c.sel[:steps]
+	selectSteps(c.alg.Matching(c.l), c.v, c.decide, c.ties, sel)
 	if c.view != nil {
-		c.view(c.t, c.l, slices.Clone(v), sel)
+		c.view(c.t, c.l, slices.Clone(c.v), slices.Clone(sel))
 	}
-	if _, err := io.ReadFull(c.nonces, c.nonce); err != nil {
-		return fmt.Errorf("sealing the bits of step %d iteration %d: reading nonce randomness: %w", c.t, c.l, err)
-	}
-	n := sealedBoxSize(1)
-	field := boxFieldSize(n)
-	size := stepHeadSize(c.t, uint32(c.l)) + c.k*field
-	buf := c.body(batchMessageSize(fieldBits, size))
-	if buf == nil {
-		buf = make([]byte, 0, batchMessageSize(fieldBits, size))
-	}
-	body := appendBatchHead(buf, fieldBits, size, c.t, uint32(c.l))
-	head := len(body)
-	body = body[:head+c.k*field]
-	c.cfg.ForEach(c.k, func(w, j int) {
-		bit := 0
-		if j == sel {
-			bit = 1
+	for j, pos := range sel {
+		if err := c.sealBits(c.t+uint64(j), pos); err != nil {
+			return err
 		}
-		at := head + j*field
-		cw := &c.workers[w]
-		cw.nonces.Reset(c.nonce[j*privacy.EnvelopeNonceSize : (j+1)*privacy.EnvelopeNonceSize])
-		box, err := cw.seal.AppendSeal(appendBoxHead(body[at:at:at+field], n), &cw.nonces, c.t, uint32(c.l), c.bits[bit:bit+1])
-		if err == nil && len(box) != field {
-			err = fmt.Errorf("a sealed bit of %d bytes, want %d", len(box), field)
-		}
-		if err != nil {
-			c.errs[j] = fmt.Errorf("sealing bit %d of step %d iteration %d: %w", j, c.t, c.l, err)
-		}
-	})
-	if err := c.firstError(); err != nil {
-		return err
 	}
-	c.rep.AesOps += int64(c.k)
-	c.sendBody(controllerParty, body)
 	switch {
 	case c.t+1 < c.t0+uint64(c.m):
 		c.t++ // the batch's next list
@@ -256,6 +235,46 @@ func (c *comp) stepScores(t uint64, l uint32, boxes [][]byte) error {
 	if c.t > uint64(c.p.Budget) {
 		c.finish(nil)
 	}
+	return nil
+}
+
+// sealBits seals the K bits of step t, iteration c.l — 1 at position sel
+// — and sends them to the controller in one message.
+func (c *comp) sealBits(t uint64, sel int) error {
+	if _, err := io.ReadFull(c.nonces, c.nonce); err != nil {
+		return fmt.Errorf("sealing the bits of step %d iteration %d: reading nonce randomness: %w", t, c.l, err)
+	}
+	n := sealedBoxSize(1)
+	field := boxFieldSize(n)
+	size := stepHeadSize(t, uint32(c.l)) + c.k*field
+	buf := c.body(batchMessageSize(fieldBits, size))
+	if buf == nil {
+		buf = make([]byte, 0, batchMessageSize(fieldBits, size))
+	}
+	body := appendBatchHead(buf, fieldBits, size, t, uint32(c.l))
+	head := len(body)
+	body = body[:head+c.k*field]
+	c.cfg.ForEach(c.k, func(w, j int) {
+		bit := 0
+		if j == sel {
+			bit = 1
+		}
+		at := head + j*field
+		cw := &c.workers[w]
+		cw.nonces.Reset(c.nonce[j*privacy.EnvelopeNonceSize : (j+1)*privacy.EnvelopeNonceSize])
+		box, err := cw.seal.AppendSeal(appendBoxHead(body[at:at:at+field], n), &cw.nonces, t, uint32(c.l), c.bits[bit:bit+1])
+		if err == nil && len(box) != field {
+			err = fmt.Errorf("a sealed bit of %d bytes, want %d", len(box), field)
+		}
+		if err != nil {
+			c.errs[j] = fmt.Errorf("sealing bit %d of step %d iteration %d: %w", j, t, c.l, err)
+		}
+	})
+	if err := c.firstError(); err != nil {
+		return err
+	}
+	c.rep.AesOps += int64(c.k)
+	c.sendBody(controllerParty, body)
 	return nil
 }
 

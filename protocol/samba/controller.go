@@ -13,7 +13,9 @@ import (
 // controller is the Controller (Figure 6(b)): it sees nothing but
 // ciphertexts. It draws seed_α and seed_ε for the data owners, gathers each
 // step's K sealed scores, forwards them to comp under a fresh uniformly random
-// permutation σ_t, routes comp's sealed bits back through σ_t⁻¹, and at the
+// permutation σ_t, routes comp's sealed bits back through σ_t⁻¹ (in a batch
+// of an algorithm decided by the state, every step's through the batch's
+// one σ), and at the
 // end multiplies the data owners' Paillier ciphertexts into E(Σ s_i) for the
 // data customer.
 type controller struct {
@@ -23,8 +25,9 @@ type controller struct {
 	// t is the first step of the current batch (the step, when
 	// params.batch = 1), n its number of steps, m its lists (batchShape:
 	// n, or 1 for an algorithm decided by the state alone), l the
-	// iteration; once the scores are out, j is the batch's list whose
-	// bits come next.
+	// iteration; once the scores are out, j is the batch's step whose
+	// bits come next (comp returns bits a step, n lists of them, whatever
+	// m).
 	t     uint64
 	n, m  int
 	l     int
@@ -33,8 +36,8 @@ type controller struct {
 	have  []bool   // which data owners' scores are in boxes
 	got   int
 	sigma []int // σ_t of each list of the batch, K entries each; storage reused
-	// out holds each data owner's bits of the batch, m envelopes end to
-	// end, until the last list's are in (params.batch > 1).
+	// out holds each data owner's bits of the batch, n envelopes end to
+	// end, until the last step's are in (params.batch > 1).
 	out         [][]byte
 	in          inbound
 	sums        []bool
@@ -235,8 +238,9 @@ func (c *controller) gotScores(i int) error {
 }
 
 // stepBits takes comp's bits of the batch's step c.t+c.j (Step 4) and
-// routes them through σ_t⁻¹ (Step 5): at once when params.batch = 1, after
-// the batch's last step's otherwise, each data owner's in one message.
+// routes them through σ_t⁻¹ (Step 5) — the σ of the step's list, or of the
+// batch's one list (m = 1) — at once when params.batch = 1, after the
+// batch's last step's otherwise, each data owner's n bits in one message.
 func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 	if !c.inStep || t != c.t+uint64(c.j) || int(l) != c.l || len(boxes) != c.k {
 		return fmt.Errorf("bits of step %d iteration %d (%d of them), but the controller waits for step %d iteration %d", t, l, len(boxes), c.t+uint64(c.j), c.l)
@@ -246,7 +250,8 @@ func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 			return fmt.Errorf("bit %d of step %d iteration %d has %d bytes, want %d (a sealed bit)", j, t, l, len(box), bitBoxSize)
 		}
 	}
-	sigma := c.sigma[c.j*c.k : (c.j+1)*c.k]
+	list := min(c.j, c.m-1)
+	sigma := c.sigma[list*c.k : (list+1)*c.k]
 	if c.p.batched() {
 		if c.j == 0 {
 			for i := range c.out {
@@ -256,15 +261,15 @@ func (c *controller) stepBits(t uint64, l uint32, boxes [][]byte) error {
 		for x, i := range sigma {
 			c.out[i] = append(c.out[i], boxes[x]...)
 		}
-		if c.j++; c.j < c.m {
+		if c.j++; c.j < c.n {
 			return nil
 		}
 		field := boxFieldSize(bitBoxSize)
-		size := stepHeadSize(c.t, uint32(c.l)) + c.m*field
+		size := stepHeadSize(c.t, uint32(c.l)) + c.n*field
 		c.Grow(c.k)
 		for i, bits := range c.out {
 			body := appendBatchHead(make([]byte, 0, batchMessageSize(fieldOwnerBits, size)), fieldOwnerBits, size, c.t, uint32(c.l))
-			for j := range c.m {
+			for j := range c.n {
 				body = append(appendBoxHead(body, bitBoxSize), bits[j*bitBoxSize:(j+1)*bitBoxSize]...)
 			}
 			c.sendBody(protocol.Party{Role: RoleOwner, Index: i}, body)

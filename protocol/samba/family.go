@@ -38,16 +38,19 @@ func (family) Name() string { return Name }
 //     a message (the controller the score envelopes, into storage of its
 //     own).
 //   - SAMBA's roles ignore Tick: every one of them moves only on a message.
-//   - Wire 1.2.0 adds batched sessions (params.batch > 1); 1.1.0, still
+//   - Wire 1.3.0 returns a bit a step of a batch of UCB (batch.go); 1.2.0,
+//     still spoken, added batched sessions (params.batch > 1); 1.1.0, still
 //     spoken, derives the envelope keys per epoch of steps (wireVersion).
-//     A session of params.batch = 1 is the same on both, message for
-//     message; a family at 1.1.0 (AtWireVersion) refuses batches.
+//     A session of params.batch = 1 is the same on all three, message for
+//     message, and a batched session of an algorithm other than UCB the
+//     same on 1.2.0 and 1.3.0; a family at 1.2.0 (AtWireVersion) refuses
+//     batched UCB, one at 1.1.0 every batch.
 func (f family) Info() protocol.Info {
 	info := protocol.Info{Roles: roles(), Separations: separations(), SmallMessages: true, MessageDriven: true}
 	if f.wire != "" {
 		info.WireVersions = []string{f.wire}
 	} else {
-		info.WireVersions = []string{wireVersion, wireV110}
+		info.WireVersions = []string{wireVersion, wireV120, wireV110}
 		info.AtWireVersion = f.atWireVersion
 	}
 	return info
@@ -80,14 +83,14 @@ func roles() []protocol.RoleSpec {
 		{Name: RoleController, Min: 1, Max: 1, Doc: "routes ciphertexts and permutes the scores",
 			Learns: "nothing of the data: envelopes it cannot open, Paillier ciphertexts and the permutations it drew"},
 		{Name: RoleComp, Min: 1, Max: 1, Doc: "compares permuted, masked scores",
-			Learns: "each iteration's permuted, masked scores and the position it selects: their order, which are equal and the ratios of their differences (with probability matching, their ratios), never which data owner has which; the result's leakage states it"},
+			Learns: "each iteration's permuted, masked scores and the position it selects: their order, which are equal and the ratios of their differences (with probability matching, their ratios), never which data owner has which; in a batch of UCB one list, from which it draws a position a step among the tied largest scores it sees; the result's leakage states it"},
 		{Name: RoleOwner, Min: 2, Max: MaxOwners, Doc: "holds one arm",
 			Learns: "its own arm's rewards and pulls: the setup and one bit a step"},
 	}
 }
 
-// ParseParams is protocol.Family's ParseParams.
-// At wire 1.1.0, which has no batches, params.batch > 1 is refused.
+// ParseParams is protocol.Family's ParseParams. What the family's wire
+// version cannot carry is refused (checkWire).
 func (f family) ParseParams(raw map[string]any) (Params, error) {
 	p, err := protocol.ParseParams(raw, DefaultParams(), Params.validate)
 	if err != nil {
@@ -183,16 +186,26 @@ func (family) PrepareSimulation(raw map[string]any, roles protocol.Assignment, _
 }
 
 // checkWire refuses what f's wire version cannot carry: batches before
-// 1.2.0.
+// 1.2.0, and a batch of an algorithm decided by the state (UCB) before
+// 1.3.0, whose data owners take one bit a batch where 1.3.0 sends one a
+// step (batch.go).
 func (f family) checkWire(p Params) error {
-	if f.wire == wireV110 && p.batched() {
-		return fmt.Errorf("params.batch: %d needs SAMBA wire %s, and this session runs on %s because an organization of it speaks no newer one: upgrade it, or run with params.batch = 1", p.Batch, wireVersion, wireV110)
+	if !p.batched() {
+		return nil
+	}
+	switch f.wire {
+	case wireV110:
+		return fmt.Errorf("params.batch: %d needs SAMBA wire %s, and this session runs on %s because an organization of it speaks no newer one: upgrade it, or run with params.batch = 1", p.Batch, wireV120, wireV110)
+	case wireV120:
+		if alg, err := AlgorithmByName(p.Algorithm); err == nil && decidedByState(alg) {
+			return fmt.Errorf("params.batch: %d with params.algorithm = %s needs SAMBA wire %s (a bit a step of each batch), and this session runs on %s because an organization of it speaks no newer one: upgrade it, or run with params.batch = 1", p.Batch, alg.Name(), wireVersion, wireV120)
+		}
 	}
 	return nil
 }
 
-// NewRole is protocol.Family's NewRole. At wire 1.1.0, which has no
-// batches, a session of params.batch > 1 cannot start.
+// NewRole is protocol.Family's NewRole. A session that the family's wire
+// version cannot carry (checkWire) cannot start.
 func (f family) NewRole(cfg protocol.RoleConfig, p Params) (protocol.Role, error) {
 	if err := f.checkWire(p); err != nil {
 		return nil, err
@@ -248,11 +261,17 @@ func (family) SimulatedEnvironment(cfg protocol.RoleConfig, _ Params) (protocol.
 }
 
 // wireVersion is the version of SAMBA's role messages (protocol.Info):
-// 1.2.0 adds the batched rounds of params.batch > 1 (batch.go: the
-// owner_scores and owner_bits kinds); a session of params.batch = 1 is
-// 1.1.0's, byte for byte, so the family still speaks wireV110 with daemons
-// not yet upgraded.
-const wireVersion = "1.2.0"
+// 1.3.0 returns, in a batch of an algorithm decided by the state (UCB),
+// one list of bits a step from comp and a bit a step to each data owner,
+// comp breaking the ties of the batch's one list per step (batch.go),
+// where 1.2.0 returned one bit a batch; every other session is 1.2.0's
+// (or, with params.batch = 1, 1.1.0's), byte for byte, so the family
+// still speaks wireV120 and wireV110 with daemons not yet upgraded.
+const wireVersion = "1.3.0"
+
+// wireV120 adds the batched rounds of params.batch > 1 (batch.go: the
+// owner_scores and owner_bits kinds), with one bit a batch of UCB.
+const wireV120 = "1.2.0"
 
 // wireV110 derives the data owners' and comp's envelope keys per epoch of
 // steps (keyEpoch), which a 1.0.0 daemon, with one key per session, cannot

@@ -40,9 +40,9 @@ type dataOwner struct {
 
 	// t is the first step of the current batch (the step, when
 	// params.batch = 1), n its number of steps, m its lists (batchShape:
-	// n, or 1 for an algorithm decided by the state alone: one score and
-	// one bit for the whole batch), l the iteration; bits are the batch's
-	// bits of that iteration, one a step, v its scores, one a list; while
+	// n, or 1 for an algorithm decided by the state alone: one score for
+	// the whole batch), l the iteration; bits are the batch's bits of that
+	// iteration, one a step whatever m, v its scores, one a list; while
 	// pulling, at is the batch's next step to look at.
 	t       uint64
 	n, m    int
@@ -326,11 +326,11 @@ func (d *dataOwner) stepBits(t uint64, l uint32, boxes [][]byte) error {
 }
 
 func (d *dataOwner) checkBits(t uint64, l uint32, n int) error {
-	if !d.started || d.asked != 0 || d.pulling || t != d.t || int(l) != d.l || n != d.m {
+	if !d.started || d.asked != 0 || d.pulling || t != d.t || int(l) != d.l || n != d.n {
 		if !d.p.batched() {
 			return fmt.Errorf("a bit for step %d iteration %d, but this data owner is at step %d iteration %d", t, l, d.t, d.l)
 		}
-		return fmt.Errorf("%d bits for the batch at step %d iteration %d, but this data owner is at the batch of %d steps (%d lists) at step %d iteration %d", n, t, l, d.n, d.m, d.t, d.l)
+		return fmt.Errorf("%d bits for the batch at step %d iteration %d, but this data owner is at the batch of %d steps at step %d iteration %d", n, t, l, d.n, d.t, d.l)
 	}
 	return nil
 }
@@ -368,10 +368,6 @@ func (d *dataOwner) afterBits() error {
 			d.v[j] = d.scoreOf(d.t+uint64(j), d.l)
 		}
 		return d.sendScores()
-	}
-	// One bit for the batch (m = 1 < n) decides every step of it.
-	for j := d.m; j < d.n; j++ {
-		d.bits[j] = d.bits[0]
 	}
 	d.pulling, d.at = true, 0
 	return d.pullNext()

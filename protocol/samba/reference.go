@@ -14,7 +14,8 @@ import (
 // environment's stream for its rewards, each data owner's stream for its
 // Thompson draws, the controller's stream for seed_ε and
 // the permutations — which break the argmax's ties, as they do in SAMBA — and
-// comp's stream for probability matching. Theorem 2: it returns the same
+// comp's stream for probability matching and for the ties of a batch's one
+// list (selectSteps). Theorem 2: it returns the same
 // cumulative reward and the same sequence of pulled arms. With
 // params.batch = B > 1 it is the batched algorithm (batch.go): each batch
 // of B steps decides from the state at the batch's start, t included, and
@@ -77,6 +78,8 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 	v := make([]float64, batch*k)
 	w := make([]float64, k)
 	sigma := make([]int, k)
+	ties := make([]int, 0, k)
+	sel := make([]int, batch)
 	chosen := make([]int, batch)
 	coin := make([]float64, batch)
 	coins := usesCoin(alg)
@@ -114,15 +117,20 @@ func Reference(p Params, means []float64, seed int64) (reward int64, pulls []int
 				for x, i := range sigma {
 					w[x] = v[j*k+i]
 				}
-				u := 0.0
-				if alg.Matching(l) {
-					u = match.Float()
+				// Comp's selection: for this step, or, for the batch's
+				// one list (m = 1 < n), for each of its steps.
+				steps := 1
+				if m < n {
+					steps = n
 				}
-				chosen[j] = sigma[SelectArm(alg.Matching(l), w, u)]
+				selectSteps(alg.Matching(l), w, match, ties, sel[:steps])
+				for s, pos := range sel[:steps] {
+					chosen[j+s] = sigma[pos]
+				}
 			}
 		}
 		for j := range n {
-			pull(chosen[min(j, m-1)])
+			pull(chosen[j])
 		}
 		t0 += int64(n)
 	}

@@ -32,8 +32,9 @@ type Result struct {
 	// Messages counts every message of the session; PerStep those of one
 	// round (a step's iteration; a full batch's, with params.batch = B > 1):
 	// 2K+2 (K scores, a list each way, K bits), 2K+2B batched (K scores
-	// messages, B lists each way, K bits messages) — 2K+2 for batched UCB,
-	// whose batch is one list each way (batchShape).
+	// messages, B lists each way, K bits messages) — 2K+B+1 for batched
+	// UCB, whose batch is one list of scores to comp and B lists of bits
+	// back (batchShape).
 	Messages int64 `json:"messages"`
 	PerStep  int64 `json:"messages_per_step_iteration"`
 	// Costs breaks the work down by role (the paper's Figure 8(d)).
@@ -61,7 +62,8 @@ type Result struct {
 func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Party][]byte) (*Result, error) {
 	alg, _ := AlgorithmByName(p.Algorithm)
 	k := a.Count(RoleOwner)
-	lists := max(p.Batch, 1)
+	steps := max(p.Batch, 1)
+	lists := steps
 	if decidedByState(alg) {
 		lists = 1
 	}
@@ -69,7 +71,7 @@ func (family) Combine(a protocol.Assignment, p Params, reports map[protocol.Part
 	if p.BatchGrowth > 1 {
 		growth = p.BatchGrowth
 	}
-	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Batch: max(p.Batch, 1), BatchGrowth: growth, Costs: map[string]RoleCost{}, PerStep: int64(2*k + 2*lists),
+	res := &Result{Algorithm: p.Algorithm, Budget: p.Budget, K: k, Batch: max(p.Batch, 1), BatchGrowth: growth, Costs: map[string]RoleCost{}, PerStep: int64(2*k + lists + steps),
 		Leakage: leakage(alg, p.Batch, p.BatchGrowth)}
 	type pull struct {
 		t uint64
@@ -198,7 +200,7 @@ func leakage(alg Algorithm, batch int, growth float64) string {
 	}
 	switch {
 	case (batch > 1 || growth > 1) && decidedByState(alg):
-		s += fmt.Sprintf("; %s decided from the state at each batch's start, one list a batch (%s's decisions of a batch are one), so comp sees one list where a batch's sequential steps would show it one a step", batches, alg.Name())
+		s += fmt.Sprintf("; %s decided from the state at each batch's start, one list a batch (%s's scores of a batch are one), so comp sees one list where a batch's sequential steps would show it one a step, and draws each step's position among that list's tied largest scores itself (it sees the ties; the draws are its own)", batches, alg.Name())
 	case batch > 1 || growth > 1:
 		s += fmt.Sprintf("; %s, each step's list under its own permutation and mask, all of a batch's lists computed from the state at its start, t included, so comp can relate them across the batch over every arm", batches)
 	}

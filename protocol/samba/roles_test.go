@@ -74,6 +74,8 @@ func TestLeakage(t *testing.T) {
 			t.Errorf("%s: a batched session's leakage %q does not add the batches' to %q", tt.alg, b, got)
 		} else if strings.Contains(b, "one list a batch") != (tt.alg == "ucb") {
 			t.Errorf("%s: a batched session's leakage %q says whether comp sees one list a batch for another algorithm than UCB", tt.alg, b)
+		} else if strings.Contains(b, "tied largest scores itself (it sees the ties") != (tt.alg == "ucb") {
+			t.Errorf("%s: a batched session's leakage %q says whether comp draws among the ties of a batch's one list for another algorithm than UCB", tt.alg, b)
 		}
 		for _, w := range tt.want {
 			if !strings.Contains(got, w) {

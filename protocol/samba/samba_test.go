@@ -246,8 +246,11 @@ func TestViews(t *testing.T) {
 			c := d.roles[compParty].(*comp)
 			positions := make([]int, k)
 			rawSteps := 0
-			c.view = func(_ uint64, _ int, scores []float64, sel int) {
-				positions[sel]++
+			c.view = func(_ uint64, _ int, scores []float64, sel []int) {
+				if len(sel) != 1 {
+					t.Errorf("comp selected %d positions from a list of a sequential session, want 1", len(sel))
+				}
+				positions[sel[0]]++
 				if tt.raw(scores) {
 					rawSteps++
 				}

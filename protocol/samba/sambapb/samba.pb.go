@@ -225,7 +225,10 @@ type Message_OwnerScores struct {
 	// t..t+n−1 of a batch (n ≤ B): a data owner's scores and its bits of
 	// them travel in one message each, step t+j's at index j. The
 	// controller and comp exchange scores and bits as above, one message
-	// a step of the batch.
+	// a step of the batch — but for UCB (wire 1.3.0), whose batch sends
+	// comp one list of scores, at step t, and each data owner one score;
+	// the bits are one list a step, one bit a step, whatever the
+	// algorithm.
 	OwnerScores *Batch `protobuf:"bytes,10,opt,name=owner_scores,json=ownerScores,proto3,oneof"` // data owner -> controller: its n scores
 }
 
