@@ -69,7 +69,8 @@ func TestRoleProtocolCarriesTheWireVersion(t *testing.T) {
 		{samba.Family{}, "/bandit/samba/1.3.0"},
 		{mustAt(t, samba.Family{}, "1.2.0"), "/bandit/samba/1.2.0"},
 		{mustAt(t, samba.Family{}, "1.1.0"), "/bandit/samba/1.1.0"},
-		{mpccb.Family{}, "/bandit/mpccb/1.2.0"},
+		{mpccb.Family{}, "/bandit/mpccb/1.3.0"},
+		{mustAt(t, mpccb.Family{}, "1.2.0"), "/bandit/mpccb/1.2.0"},
 		{pingAt{ping.Family{}, "2.0.0"}, "/bandit/ping/2.0.0"},
 	} {
 		if got := string(RoleProtocol(c.f)); got != c.want {
