@@ -78,9 +78,9 @@ type batchOutputs struct {
 // be shorter, the session's last batch):
 //
 //	R1            open W_a, b_a, every x_j and reward row
-//	R2 … R(2+2k)  W_a⁻¹ ← k Newton–Schulz iterations from
-//	              2/(2+B)·W_a⁻¹ (mpc.Engine.NewtonSchulz); beside it,
-//	              x_j x_jᵀ and (r_j)_a x_j truncated
+//	R2 … R(3+4k)  W_a⁻¹ ← k Newton–Schulz iterations from
+//	              2/(2+B)·W_a⁻¹ (mpc.Engine.NewtonSchulz), opened
+//	              plainly; beside it, x_j x_jᵀ and (r_j)_a x_j truncated
 //	+1            u_{j,a} = W_a⁻¹x_j, fused
 //	+1            s_{j,a} = u_{j,a}·b_a, truncated
 //	+7            the B argmaxes with their exploration, side by side
