@@ -45,7 +45,7 @@ func TestChangelogWireVersions(t *testing.T) {
 		t.Fatal(err)
 	}
 	named := map[string][]string{} // family -> the versions the changelog names
-	for _, m := range regexp.MustCompile("([a-z]+) ((?:`[0-9.]+`(?: and )?)+)").FindAllStringSubmatch(wire, -1) {
+	for _, m := range regexp.MustCompile("([a-z]+) ((?:`[0-9.]+`(?:,? and |, )?)+)").FindAllStringSubmatch(wire, -1) {
 		for _, v := range regexp.MustCompile("`([0-9.]+)`").FindAllStringSubmatch(m[2], -1) {
 			named[m[1]] = append(named[m[1]], v[1])
 		}
