@@ -110,6 +110,7 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 	gamma := make([][]uint64, n)
 	oX, oRR := make([]*mpc.Open, n), make([]*mpc.Open, n)
 	txx, trx, ts := make([]*mpc.Trunc, n), make([]*mpc.Trunc, n), make([]*mpc.Trunc, n)
+	oXX, oRX := make([]*mpc.Open, n), make([]*mpc.Open, n)
 	onehot := make([][]uint64, n)
 	var oW, oB, winv *mpc.Open
 	oO := make([]*mpc.Open, n)
@@ -139,6 +140,11 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		tu = make([]*mpc.Trunc, n)
 		for j := range n {
 			tu[j] = e.TruncStart(e.MatVec(winv, oX[j], D))
+			// x_j x_jᵀ and (r_j)_a x_j, truncated rounds ago, opened
+			// plainly in a round the batch has anyway: the update's
+			// products with the one-hots then cost the dealer a word per
+			// output, not two per term (a fused operand's).
+			oXX[j], oRX[j] = e.Mask(txx[j].Result()), e.Mask(trx[j].Result())
 		}
 		return true
 	}, func() bool {
@@ -171,8 +177,8 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		// o_{j,a} is an integer: no rescaling. The products come in the
 		// batch's order, and the sums do not depend on it.
 		for j := range n {
-			addInPlace(l.w, e.MulRows(oO[j], txx[j].Open(), D*D))
-			addInPlace(l.b, e.MulRows(oO[j], trx[j].Open(), D))
+			addInPlace(l.w, e.MulRows(oO[j], oXX[j], D*D))
+			addInPlace(l.b, e.MulRows(oO[j], oRX[j], D))
 			var rt uint64
 			for _, v := range e.MulElem(oO[j], oRR[j]) {
 				rt += v
