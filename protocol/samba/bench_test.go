@@ -241,3 +241,44 @@ func BenchmarkBatchedStep(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStepsAlongTheSession times a simulated SAMBA session's steps
+// (K = 100, UCB, N = 20,000, the sequential driver) in its first and its
+// second half, as the process's CPU time (getrusage: a machine's load
+// between the halves does not move it) at the progress the session
+// reports: whether a later step costs more than an earlier one.
+func BenchmarkStepsAlongTheSession(b *testing.B) {
+	arms := make([]float64, 100)
+	for i := range arms {
+		arms[i] = 0.5 - float64(i)*0.004
+	}
+	const budget = 20000
+	reg, err := protocol.NewRegistry(Family{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	var first, second time.Duration
+	for range b.N {
+		var start, mid time.Duration
+		opts := sim.Options{Workers: 1, OnProgress: func(p protocol.Progress) {
+			switch {
+			case start == 0 && p.Step >= 1000: // past the set-up and the first pulls
+				start = cpuTime(b)
+			case mid == 0 && p.Step >= (budget+1000)/2:
+				mid = cpuTime(b)
+			}
+		}}
+		if _, err := sim.Run(context.Background(), reg, testSpec("ucb", budget, arms, 1), opts); err != nil {
+			b.Fatal(err)
+		}
+		end := cpuTime(b)
+		if start == 0 || mid == 0 {
+			b.Fatal("the session reported no progress past step 1,000")
+		}
+		first += mid - start
+		second += end - mid
+	}
+	half := float64(b.N) * float64(budget-1000) / 2
+	b.ReportMetric(float64(first.Microseconds())/1000/half, "ms/step-first-half")
+	b.ReportMetric(float64(second.Microseconds())/1000/half, "ms/step-second-half")
+}
