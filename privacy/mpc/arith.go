@@ -220,6 +220,56 @@ func (e *Engine) MatMul(a, b *Open, dim int) []uint64 {
 	return c
 }
 
+// SumOuter returns shares of the rows matrices M_k = Σ_j y_{j,k} x_jᵀ, each
+// row-major dim×dim, for the plain openings ys[j] (rows consecutive blocks
+// y_{j,k} of length dim) and xs[j] (one block of length dim): a sum of
+// outer products over the pairs, such as the Gram matrices of a batch's
+// contexts weighted by its one-hots. The dealer deals one word per output
+// whatever the number of pairs — rows·dim² where the pairs' products one
+// by one (Outer, MulRows) would take as many per pair. It panics on a
+// fused operand or on lengths that do not fit (a programming error).
+func (e *Engine) SumOuter(ys, xs []*Open, rows, dim int) []uint64 {
+	if len(ys) != len(xs) {
+		panic("mpc: SumOuter of unequal numbers of operands")
+	}
+	for j := range ys {
+		if ys[j].fused() || xs[j].fused() || ys[j].n != rows*dim || xs[j].n != dim {
+			panic("mpc: SumOuter takes plain openings of rows·dim and dim values")
+		}
+	}
+	sq := dim * dim
+	c := e.dealt(rows*sq, false, func(dst []uint64) {
+		for j := range ys {
+			ym, xm := ys[j].mask, xs[j].mask
+			for k := range rows {
+				for i := range dim {
+					a, row := ym[k*dim+i], dst[k*sq+i*dim:k*sq+(i+1)*dim]
+					for l, b := range xm {
+						row[l] += a * b
+					}
+				}
+			}
+		}
+	})
+	for j := range ys {
+		yv, ym, xv, xm := ys[j].Value, ys[j].mask, xs[j].Value, xs[j].mask
+		for k := range rows {
+			for i := range dim {
+				dy, my := yv[k*dim+i], ym[k*dim+i]
+				row := c[k*sq+i*dim : k*sq+(i+1)*dim]
+				for l := range dim {
+					x := dy*xm[l] + my*xv[l]
+					if e.party == 0 {
+						x += dy * xv[l]
+					}
+					row[l] += x
+				}
+			}
+		}
+	}
+	return c
+}
+
 // Outer returns shares of the outer products a_k b_kᵀ of consecutive blocks
 // of length dim of a and b, each a row-major dim×dim matrix.
 func (e *Engine) Outer(a, b *Open, dim int) []uint64 {

@@ -562,3 +562,60 @@ func TestAndWords(t *testing.T) {
 		})
 	}
 }
+
+// TestSumOuter checks SumOuter over the ring against the plaintext sum of
+// outer products, for 2, 3 and 5 parties: exact in Z/2^64, one round, and
+// one dealt word per output however many pairs are summed (the dealer's
+// corrections of n pairs are those of one).
+func TestSumOuter(t *testing.T) {
+	const rows, dim = 3, 4
+	for _, P := range partyCounts {
+		for _, n := range []int{1, 7} {
+			t.Run(fmt.Sprintf("%s/%d pairs", partiesName(P), n), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(uint64(P), uint64(n)))
+				ys, xs := make([][]uint64, n), make([][]uint64, n)
+				want := make([]uint64, rows*dim*dim)
+				for j := range n {
+					ys[j], xs[j] = randWords(rng, rows*dim), randWords(rng, dim)
+					for k := range rows {
+						for i := range dim {
+							for l := range dim {
+								want[(k*dim+i)*dim+l] += ys[j][k*dim+i] * xs[j][l]
+							}
+						}
+					}
+				}
+				comp := func(e *Engine) ([]*Proc, func() []uint64) {
+					oy, ox := make([]*Open, n), make([]*Open, n)
+					var out []uint64
+					return []*Proc{e.NewProc(func() bool {
+						for j := range n {
+							oy[j], ox[j] = e.Mask(shareOf(e, ys[j])), e.Mask(shareOf(e, xs[j]))
+						}
+						return true
+					}, func() bool {
+						out = e.SumOuter(oy, ox, rows, dim)
+						return true
+					})}, func() []uint64 { return out }
+				}
+				engines, dealer := testEngines(t, P, 16, uint64(10*P+n))
+				got := reconstruct(runComputation(t, engines, dealer, comp))
+				for i := range want {
+					if got[i] != want[i] {
+						t.Fatalf("element %d: %#x, want %#x", i, got[i], want[i])
+					}
+				}
+				if st := engines[0].Stats(); st.Rounds != 1 {
+					t.Errorf("%d rounds, want 1", st.Rounds)
+				}
+				r := runRecorded(t, engines, dealer, comp, nil)
+				if r.err != nil {
+					t.Fatal(r.err)
+				}
+				if len(r.corr) != rows*dim*dim {
+					t.Errorf("%d correction words for %d pairs, want %d (one an output)", len(r.corr), n, rows*dim*dim)
+				}
+			})
+		}
+	}
+}

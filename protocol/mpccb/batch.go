@@ -80,13 +80,16 @@ type batchOutputs struct {
 //	R1            open W_a, b_a, every x_j and reward row
 //	R2 … R(3+4k)  W_a⁻¹ ← k Newton–Schulz iterations from
 //	              2/(2+B)·W_a⁻¹ (mpc.Engine.NewtonSchulz), opened
-//	              plainly; beside it, x_j x_jᵀ and (r_j)_a x_j truncated
-//	+1            u_{j,a} = W_a⁻¹x_j, fused
+//	              plainly; beside it, (r_j)_a x_j truncated
+//	+1            u_{j,a} = W_a⁻¹x_j, fused; (r_j)_a x_j opened
 //	+1            s_{j,a} = u_{j,a}·b_a, truncated
 //	+7            the B argmaxes with their exploration, side by side
-//	+1            open the one-hots; W_a += Σ_j o_{j,a} x_j x_jᵀ,
-//	              b_a += Σ_j o_{j,a} (r_j)_a x_j, r_j = Σ_a o_{j,a}(r_j)_a
+//	+1            open the one-hots; b_a += Σ_j o_{j,a} (r_j)_a x_j,
+//	              r_j = Σ_a o_{j,a}(r_j)_a
+//	+1            open y_{j,a} = o_{j,a} x_j
+//	+1            W_a += Σ_j y_{j,a} x_jᵀ (mpc.Engine.SumOuter), truncated
 //
+// 15 + 4k rounds: 55 at B = 100 (k = 10).
 // The exploration is each step's own: the dealer draws step j's samples
 // (y, v, γ) after step j − 1's, as the reference draws them.
 func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mpc.Program {
@@ -109,8 +112,9 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 	smp := make([]samples, n)
 	gamma := make([][]uint64, n)
 	oX, oRR := make([]*mpc.Open, n), make([]*mpc.Open, n)
-	txx, trx, ts := make([]*mpc.Trunc, n), make([]*mpc.Trunc, n), make([]*mpc.Trunc, n)
-	oXX, oRX := make([]*mpc.Open, n), make([]*mpc.Open, n)
+	trx, ts := make([]*mpc.Trunc, n), make([]*mpc.Trunc, n)
+	oRX, oY := make([]*mpc.Open, n), make([]*mpc.Open, n)
+	var tw *mpc.Trunc
 	onehot := make([][]uint64, n)
 	var oW, oB, winv *mpc.Open
 	oO := make([]*mpc.Open, n)
@@ -128,7 +132,6 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 	}, func() bool {
 		g.Go(e.NewtonSchulz(oW, l.winv, scale, D, iters, &winv))
 		for j := range n {
-			txx[j] = e.TruncStart(e.Outer(oX[j], oX[j], D))
 			trx[j] = e.TruncStart(e.MulRows(oRR[j], oX[j], D))
 		}
 		return true
@@ -140,11 +143,11 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		tu = make([]*mpc.Trunc, n)
 		for j := range n {
 			tu[j] = e.TruncStart(e.MatVec(winv, oX[j], D))
-			// x_j x_jᵀ and (r_j)_a x_j, truncated rounds ago, opened
-			// plainly in a round the batch has anyway: the update's
-			// products with the one-hots then cost the dealer a word per
-			// output, not two per term (a fused operand's).
-			oXX[j], oRX[j] = e.Mask(txx[j].Result()), e.Mask(trx[j].Result())
+			// (r_j)_a x_j, truncated rounds ago, opened plainly in a
+			// round the batch has anyway: its product with the one-hot
+			// then costs the dealer a word per output, not two per term
+			// (a fused operand's).
+			oRX[j] = e.Mask(trx[j].Result())
 		}
 		return true
 	}, func() bool {
@@ -175,9 +178,12 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		return true
 	}, func() bool {
 		// o_{j,a} is an integer: no rescaling. The products come in the
-		// batch's order, and the sums do not depend on it.
+		// batch's order, and the sums do not depend on it. W_a's update
+		// is one product a batch: y_{j,a} = o_{j,a} x_j, opened, then
+		// Σ_j y_{j,a} x_jᵀ (mpc.Engine.SumOuter) — |A|·D² dealt words a
+		// batch, where o_{j,a}·(x_j x_jᵀ) step by step took as many a step.
 		for j := range n {
-			addInPlace(l.w, e.MulRows(oO[j], oXX[j], D*D))
+			oY[j] = e.Mask(e.MulRows(oO[j], oX[j], D))
 			addInPlace(l.b, e.MulRows(oO[j], oRX[j], D))
 			var rt uint64
 			for _, v := range e.MulElem(oO[j], oRR[j]) {
@@ -187,6 +193,12 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 				out.reward(j, rt)
 			}
 		}
+		return true
+	}, func() bool {
+		tw = e.TruncStart(e.SumOuter(oY, oX, A, D))
+		return true
+	}, func() bool {
+		addInPlace(l.w, tw.Result())
 		return true
 	})
 	g.Go(main)

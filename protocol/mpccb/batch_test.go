@@ -67,7 +67,7 @@ func runPrograms(tb testing.TB, dl *learner, dealer *mpc.Program, ls []*learner,
 // memory (learner.stepBatch: the Newton–Schulz refresh, the B scorings and
 // argmaxes side by side, one update) against the plaintext batched
 // algorithm with the same refresh (nsReference), step for step, and
-// counts a batch's rounds: 13 + 4k at P = 2 and |A| ≤ 11, k = ⌈log₂ B⌉ + 3,
+// counts a batch's rounds: 15 + 4k at P = 2 and |A| ≤ 11, k = ⌈log₂ B⌉ + 3,
 // whatever B.
 //
 // Its first case also checks a feature party's view of a batch, as TestViews
@@ -87,8 +87,8 @@ func TestBatchedLearnerMatchesReference(t *testing.T) {
 		wantAgree int // in percent
 		seen      func(int, mpc.Payload)
 	}{
-		{"P=2 B=10", 2, 4, 0.1, 10, 200, 13 + 4*7, 99, views.see},
-		{"P=2 B=50, the last batch shorter", 2, 4, 0.1, 50, 230, 13 + 4*9, 99, nil},
+		{"P=2 B=10", 2, 4, 0.1, 10, 200, 15 + 4*7, 99, views.see},
+		{"P=2 B=50, the last batch shorter", 2, 4, 0.1, 50, 230, 15 + 4*9, 99, nil},
 		{"P=3 B=16 explore always", 3, 6, 1, 16, 96, 0, 100, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -246,7 +246,7 @@ func TestBatchedSession(t *testing.T) {
 	}{
 		// B = 40: a batch needs more rows than p″ asks its environment
 		// for at once (rowsAhead).
-		{"P=2 B=40, the last batch shorter", 2, 40, 90, 0.1, 95, 13 + 4*9},
+		{"P=2 B=40, the last batch shorter", 2, 40, 90, 0.1, 95, 15 + 4*9},
 		{"P=3 B=7 explore always", 3, 7, 28, 1, 100, 0},
 		{"P=2 B=100 above T: one batch", 2, 100, 30, 1, 100, 0},
 	} {
