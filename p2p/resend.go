@@ -30,9 +30,17 @@ const (
 	// peer that resets a stream on a frame it refuses (one over its
 	// frame size limit, say) would otherwise be sent it for ever. Only
 	// streams that end while their connection stays open count: a
-	// network that drops connections says nothing of the peer, and
-	// ResendTimeout and the session's own timeouts bound that wait.
+	// network that drops connections says nothing of the peer; those
+	// are bounded by maxConnLosses.
 	maxFruitless = 5
+	// maxConnLosses is how many streams in a row may end with their
+	// connection, no frame acknowledged, before the sender gives up: a
+	// network that closes every connection before a frame gets through
+	// (a middlebox that kills what we send, say) would otherwise have the
+	// frames resent for ever, each on a new connection. A network that
+	// merely drops connections now and then lets an acknowledgement
+	// through long before.
+	maxConnLosses = 100
 )
 
 // trim drops the frames the peer has acknowledged. o.mu is held.
@@ -97,8 +105,10 @@ func (m *Messenger) streamEnded(to peer.ID, o *outStream, s network.Stream, conn
 	m.trim(o)
 	switch {
 	case o.acked.Load() > o.ackedAtOpen:
-		o.fruitless = 0
-	case !connLost:
+		o.fruitless, o.connLosses = 0, 0
+	case connLost:
+		o.connLosses++
+	default:
 		o.fruitless++
 	}
 	if o.q.frames() == 0 || m.closed.Load() {
@@ -107,6 +117,10 @@ func (m *Messenger) streamEnded(to peer.ID, o *outStream, s network.Stream, conn
 	if o.fruitless >= maxFruitless {
 		o.refusing.Store(true)
 		m.giveUp(to, o, fmt.Sprintf("%d streams in a row ended without the peer acknowledging frame %d", o.fruitless, o.q.first))
+		return
+	}
+	if o.connLosses >= maxConnLosses {
+		m.giveUp(to, o, fmt.Sprintf("%d connections in a row closed before the peer acknowledged frame %d", o.connLosses, o.q.first))
 		return
 	}
 	m.logger.Info("lost the stream to a peer with frames unacknowledged; resending them", "peer", m.h.describe(to), "frames", o.q.frames())
@@ -199,7 +213,7 @@ func (m *Messenger) giveUp(to peer.ID, o *outStream, why string) {
 	o.written = o.q.next
 	raise(&o.acked, o.q.next) // nothing is awaited of the old link
 	o.link = newLinkID()
-	o.fruitless, o.brokenAt = 0, time.Time{}
+	o.fruitless, o.connLosses, o.brokenAt = 0, 0, time.Time{}
 	m.logger.Warn("dropped frames a peer never acknowledged", "peer", m.h.describe(to), "frames", n, "reason", why)
 	if f := m.opts.OnGiveUp; f != nil && n > 0 {
 		go f(to, n, why)

@@ -8,6 +8,7 @@ import (
 	"net"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -269,5 +270,39 @@ func TestSender(t *testing.T) {
 	}
 	if _, err := ma.Sender(b.ID()); !errors.Is(err, ErrMessengerClosed) {
 		t.Errorf("Sender after Close: err = %v, want ErrMessengerClosed", err)
+	}
+}
+
+// TestMessengerGivesUpOnConnectionsThatNeverCarry: a network that closes
+// every connection before a frame is acknowledged (here the receiver reads
+// the stream's first bytes and closes the connection, acknowledging
+// nothing) is not held against the peer as a refusal (maxFruitless), but
+// it does not make the sender resend for ever either: after maxConnLosses
+// such streams in a row it gives up, saying why.
+func TestMessengerGivesUpOnConnectionsThatNeverCarry(t *testing.T) {
+	tn := newTestNet(t, 2, nil)
+	a, b := tn.hosts[0], tn.hosts[1]
+	gaveUp := make(chan string, 1)
+	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{OnGiveUp: func(_ peer.ID, _ uint64, why string) {
+		select {
+		case gaveUp <- why:
+		default:
+		}
+	}})
+	t.Cleanup(func() { ma.Close() })
+	b.LibP2P().SetStreamHandler(testProto, func(s network.Stream) {
+		s.Read(make([]byte, 1))
+		s.Conn().Close()
+	})
+	if err := ma.Send(t.Context(), b.ID(), []byte("never acknowledged")); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case why := <-gaveUp:
+		if want := fmt.Sprintf("%d connections in a row closed before the peer acknowledged frame", maxConnLosses); !strings.Contains(why, want) {
+			t.Errorf("gave up because %q, want %q", why, want)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatalf("no give-up after 2 minutes: %+v", ma.Stats())
 	}
 }

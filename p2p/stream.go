@@ -209,6 +209,7 @@ type outStream struct {
 	// (the peer resets a frame it refuses, say).
 	ackedAtOpen uint64
 	fruitless   int
+	connLosses  int    // streams in a row that ended with their connection, nothing acknowledged
 	hdr         []byte // the header being written, reused
 
 	acked atomic.Uint64 // the highest acknowledgement received (or frame given up on)
