@@ -242,9 +242,15 @@ for i in $(seq 1 "$n"); do cp "$here/problem1-agent.toml" "$dir/locals/node$i.to
 "$here/pfcb-locals.sh" "$dir/locals" "$n" 10
 # The one build: up.sh runs this binary (BANDIT_TESTNET_BIN) rather than
 # building its own.
+# $BANDIT_TESTNET_BIN may name a prebuilt binary (.ci/run builds one for
+# every testnet).
 mkdir -p "$dir/bin"
-echo "building bandit-node into $dir/bin ..." >&2
-(cd "$here/.." && go build -o "$dir/bin/bandit-node" ./cmd/bandit-node)
+if [ -n "${BANDIT_TESTNET_BIN:-}" ]; then
+  [ "$BANDIT_TESTNET_BIN" -ef "$dir/bin/bandit-node" ] || cp "$BANDIT_TESTNET_BIN" "$dir/bin/bandit-node"
+else
+  echo "building bandit-node into $dir/bin ..." >&2
+  (cd "$here/.." && go build -o "$dir/bin/bandit-node" ./cmd/bandit-node)
+fi
 # The private contextual bandit: node1 and node2 hold the features of 1,000
 # Fashion-MNIST contexts (ten columns each), node4 the reward table. Without
 # Fashion-MNIST: 1,000 synthetic contexts, a table of 20 features drawn

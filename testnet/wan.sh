@@ -137,7 +137,12 @@ wan_down # a leftover of a killed run
 echo "building bandit-node and wanlink into $out/bin ..." >&2
 # wanlink is a module of its own (testnet/wanlink/go.mod), so that the
 # daemon's go.mod does not carry Toxiproxy and its logger.
-(cd "$root" && go build -o "$out/bin/bandit-node" ./cmd/bandit-node)
+# $BANDIT_TESTNET_BIN may name a prebuilt bandit-node (.ci/run's).
+if [ -n "${BANDIT_TESTNET_BIN:-}" ]; then
+  [ "$BANDIT_TESTNET_BIN" -ef "$out/bin/bandit-node" ] || cp "$BANDIT_TESTNET_BIN" "$out/bin/bandit-node"
+else
+  (cd "$root" && go build -o "$out/bin/bandit-node" ./cmd/bandit-node)
+fi
 (cd "$root/testnet/wanlink" && go build -o "$out/bin/wanlink" .)
 
 # one_way_ms PROFILE: the profile's one-way latency (testnet/wanlink/profile.go).

@@ -151,7 +151,7 @@ func TestEmptyRoot(t *testing.T) {
 	}
 	img := readDockerfile(t, filepath.Join("..", "..", "deploy", "Dockerfile"))
 	dir := t.TempDir()
-	bin := buildBinary(t, dir, []string{"CGO_ENABLED=0"}, img.buildFlags...)
+	bin := buildBinary(t, []string{"CGO_ENABLED=0"}, img.buildFlags...)
 	checkStatic(t, bin)
 
 	// The image: the binary and an empty data directory owned by USER.

@@ -25,7 +25,7 @@ func TestMetricsListenerOfTheBinary(t *testing.T) {
 		t.Skip("builds the binary and starts a daemon")
 	}
 	dir := t.TempDir()
-	bin := buildBinary(t, dir, nil)
+	bin := buildBinary(t, nil)
 	nodeDir := filepath.Join(dir, "node")
 	if out, err := exec.Command(bin, "init", "--dir", nodeDir, "--listen", "/ip4/127.0.0.1/tcp/0",
 		"--api", "127.0.0.1:0").CombinedOutput(); err != nil {

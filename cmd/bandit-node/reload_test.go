@@ -25,7 +25,7 @@ func TestSIGHUPReloadsTheConfig(t *testing.T) {
 		t.Skip("builds the binary and starts a daemon")
 	}
 	dir := t.TempDir()
-	bin := buildBinary(t, dir, nil)
+	bin := buildBinary(t, nil)
 	cfgs := make([]string, 3)
 	for i := range cfgs {
 		nodeDir := filepath.Join(dir, fmt.Sprintf("node%d", i+1))

@@ -21,7 +21,7 @@ func TestRunAppliesSchedtrace(t *testing.T) {
 		t.Skip("builds the binary and starts a daemon")
 	}
 	dir := t.TempDir()
-	bin := buildBinary(t, dir, nil)
+	bin := buildBinary(t, nil)
 	var env []string // the test's environment without GODEBUG
 	for _, kv := range os.Environ() {
 		if !strings.HasPrefix(kv, "GODEBUG=") {
