@@ -60,7 +60,9 @@ func parseHeader(frame []byte) (link, seq uint64, err error) {
 	frame = frame[len(linkMagic):]
 	link = binary.BigEndian.Uint64(frame)
 	seq, n := binary.Uvarint(frame[8:])
-	if n <= 0 || 8+n != len(frame) || seq == 0 {
+	// The sequence number in its shortest encoding only: a header has one
+	// encoding, as appendHeader writes it.
+	if n <= 0 || 8+n != len(frame) || seq == 0 || n != len(binary.AppendUvarint(nil, seq)) {
 		return 0, 0, errBadHeader
 	}
 	return link, seq, nil
