@@ -375,9 +375,13 @@ func TestRecordsSurviveImmutableSessionsDir(t *testing.T) {
 		return false
 	})
 
-	// A session started before the directory turned immutable.
+	// A session started before the directory turned immutable: long
+	// enough (2,000 round trips, a second or more) that chattr, a process
+	// of its own, runs before it ends — with 30, a fast machine completed
+	// it first, and the test failed for a record written before the
+	// directory turned immutable.
 	mutable()
-	id, err := tn.StartSession(pingSpec(30, "node1", "node2"))
+	id, err := tn.StartSession(pingSpec(2000, "node1", "node2"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -385,7 +389,10 @@ func TestRecordsSurviveImmutableSessionsDir(t *testing.T) {
 		t.Fatalf("chattr +i: %v %s", err, out)
 	}
 	immutable = true
-	if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
+	if rec, err := tn.sessionRecord(id); err != nil || rec.Session.State == stateCompleted || rec.Session.State == stateAborted {
+		t.Fatalf("the session had ended when the directory turned immutable (%v): the test needs a longer one", err)
+	}
+	if got := waitEnded(t, tn, id, 60*time.Second); got.State != stateCompleted {
 		t.Fatalf("session ended %s (%s)", got.State, got.Reason)
 	}
 	tn.stop()
