@@ -17,8 +17,8 @@
 #   3. the bare SAMBA message pattern (bench pattern --processes) with its
 #      parties in the same namespaces and over the same links, beside SAMBA;
 #   4. the private contextual bandit (mpccb, P = 2, Fashion-MNIST: 300, 100
-#      or 30 steps), its ms per step beside rounds × one-way + bytes / 2 /
-#      bandwidth; BAI (DP-MASE, 8 agents) and P-FCB (4 agents, 5,000
+#      or 30 steps), its ms per step beside the larger of rounds × one-way
+#      + bytes / 2 / bandwidth and the dealer's bytes / bandwidth; BAI (DP-MASE, 8 agents) and P-FCB (4 agents, 5,000
 #      rounds), their wall time per communication round beside the latency
 #      on their critical path (the floors are defined at measure_bai and
 #      measure_pfcb);
