@@ -96,8 +96,10 @@ while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || usage
     # params.batch is 1..100 (protocol/mpccb's bound), the steps at most
     # Fashion-MNIST's 60,000 training images (one context each).
-    [[ $2 =~ ^([1-9][0-9]*)(@([1-9][0-9]*))?$ ]] && [ "${BASH_REMATCH[1]}" -le 100 ] && [ "${BASH_REMATCH[3]:-1}" -le 60000 ] ||
-      { echo "wan.sh: --mpccb-batch takes B or B@N (B in 1..100, N in 1..60,000), not '$2'" >&2; usage; }
+    if ! [[ $2 =~ ^([1-9][0-9]{0,2})(@([1-9][0-9]{0,4}))?$ ]] || [ "${BASH_REMATCH[1]}" -gt 100 ] || [ "${BASH_REMATCH[3]:-1}" -gt 60000 ]; then
+      echo "wan.sh: --mpccb-batch takes B or B@N (B in 1..100, N in 1..60,000), not '$2'" >&2
+      usage
+    fi
     mbatches+=("$2")
     shift
     ;;
@@ -493,7 +495,7 @@ measure_mpccb_batched() {
   for spec in "$@"; do
     n=60000
     [ "$spec" != "${spec%@*}" ] && n=${spec#*@}
-    [ "$n" -gt $maxn ] && maxn=$n
+    [ "$n" -gt "$maxn" ] && maxn=$n
   done
   # One context and one reward row a step: the first maxn training images.
   if [ ! -f "$out/mpccb-data-$maxn/rewards.csv" ]; then
@@ -532,10 +534,13 @@ measure_mpccb_batched() {
     dealer=$(json "$f.json" '"%.0f" % r["result"]["dealer_bytes_per_step"]')
     ms=$(json "$f.json" '"%.2f" % r["result"]["session_ms_per_step"]')
     fl=$(mpccb_floor "$rounds" "$lat" "$bytes" "$dealer" "$bw")
-    mpccb_batch_rows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s ms (%s) | %s | %s | %s | %s | %s | %s / %s |' \
-      "$profile" "$(json "$f.json" 'r["result"]["batch"]')" "$n" "$rounds" "$bytes" "$dealer" "${fl% *}" "${fl#* }" "$ms" \
+    # No floor where the links add nothing (the none profile).
+    local floorcol="${fl% *} ms (${fl#* })"
+    [ "${fl% *}" = 0.0 ] && fl="- -" floorcol=-
+    mpccb_batch_rows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |' \
+      "$profile" "$(json "$f.json" 'r["result"]["batch"]')" "$n" "$rounds" "$bytes" "$dealer" "$floorcol" "$ms" \
       "$(ratio "$ms" "${fl% *}")" "$(awk -v m="$ms" 'BEGIN { printf "%.1f", m * 60000 / 60000 }')" \
-      "$(awk -v f="${fl% *}" 'BEGIN { printf "%.1f", f * 60000 / 60000 }')" \
+      "$(awk -v f="${fl% *}" 'BEGIN { if (f > 0) printf "%.1f", f * 60000 / 60000; else print "-" }')" \
       "$(json "$f.json" '"%.4f" % r["result"]["average_reward"]')" "$before" "$after")")
     echo "   ${mpccb_batch_rows[-1]}" >&2
   done
