@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # wan.sh DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only] [--partition-only]
 # wan.sh DIR --batch B[@N]... [--budget N] [--algorithm A] [--profile P]...
+# wan.sh DIR --mpccb-batch B[@N]... [--profile P]...
 #
 # The wide-area testnet: bandit-node daemons each in its own network
 # namespace, their links emulated by Toxiproxy (testnet/wanlink) with a
@@ -16,8 +17,8 @@
 #   3. the bare SAMBA message pattern (bench pattern --processes) with its
 #      parties in the same namespaces and over the same links, beside SAMBA;
 #   4. the private contextual bandit (mpccb, P = 2, Fashion-MNIST: 300, 100
-#      or 30 steps), its ms per step beside rounds × one-way + bytes / 2 /
-#      bandwidth; BAI (DP-MASE, 8 agents) and P-FCB (4 agents, 5,000
+#      or 30 steps), its ms per step beside the larger of rounds × one-way
+#      + bytes / 2 / bandwidth and the dealer's bytes / bandwidth; BAI (DP-MASE, 8 agents) and P-FCB (4 agents, 5,000
 #      rounds), their wall time per communication round beside the latency
 #      on their critical path (the floors are defined at measure_bai and
 #      measure_pfcb);
@@ -47,6 +48,17 @@
 # at its measured ms per step. The machine's load is printed before and after
 # each session.
 #
+# --mpccb-batch B[@N] (repeatable) runs the batched private contextual
+# bandit instead, alone: mpccb P = 2, |A| = 10, Fashion-MNIST (D = 20) on
+# each chosen profile (continental unless --profile is given), one session a
+# B with params.batch = B and steps = N (default 60,000, every training
+# image). Each session is set against its floor a step, the larger of the
+# feature parties' (rounds x one-way + bytes / 2 / bandwidth) and the
+# dealer's link (dealer bytes / bandwidth), naming the one that binds
+# (measure_mpccb_batched); a short N is projected to 60,000 steps at its
+# measured ms per step. The machine's load is printed before and after each
+# session. (--batch and --mpccb-batch cannot be combined.)
+#
 # --short (for CI): the lan profile only, a ping session and SAMBA K = 3,
 # N = 200, no partition; it exits 0 with "wan.sh: skipped: …" when it cannot
 # make namespaces (not root, no `ip netns`).
@@ -64,12 +76,13 @@ root=$(cd "$here/.." && pwd)
 usage() {
   echo "usage: $0 DIR [--short] [--profile none|lan|metro|continental|lossy]... [--no-partition] [--no-close] [--close-only] [--partition-only]" >&2
   echo "       $0 DIR --batch B[@N]... [--budget N] [--algorithm A] [--profile P]..." >&2
+  echo "       $0 DIR --mpccb-batch B[@N]... [--profile P]..." >&2
   exit 2
 }
 [ $# -ge 1 ] || usage
 out=$1
 shift
-short=0 partition=1 closing=1 close_only=0 partition_only=0 chosen=() batches=() budget=100000 algorithm=thompson
+short=0 partition=1 closing=1 close_only=0 partition_only=0 chosen=() batches=() mbatches=() budget=100000 algorithm=thompson
 while [ $# -gt 0 ]; do
   case $1 in
   --short) short=1 ;;
@@ -77,6 +90,17 @@ while [ $# -gt 0 ]; do
     [ $# -ge 2 ] || usage
     [[ $2 =~ ^[1-9][0-9]*(@[1-9][0-9]*)?$ ]] || { echo "wan.sh: --batch takes B or B@N (positive integers), not '$2'" >&2; usage; }
     batches+=("$2")
+    shift
+    ;;
+  --mpccb-batch)
+    [ $# -ge 2 ] || usage
+    # params.batch is 1..100 (protocol/mpccb's bound), the steps at most
+    # Fashion-MNIST's 60,000 training images (one context each).
+    if ! [[ $2 =~ ^([1-9][0-9]{0,2})(@([1-9][0-9]{0,4}))?$ ]] || [ "${BASH_REMATCH[1]}" -gt 100 ] || [ "${BASH_REMATCH[3]:-1}" -gt 60000 ]; then
+      echo "wan.sh: --mpccb-batch takes B or B@N (B in 1..100, N in 1..60,000), not '$2'" >&2
+      usage
+    fi
+    mbatches+=("$2")
     shift
     ;;
   --budget)
@@ -103,6 +127,10 @@ while [ $# -gt 0 ]; do
   esac
   shift
 done
+if [ ${#batches[@]} -gt 0 ] && [ ${#mbatches[@]} -gt 0 ]; then
+  echo "wan.sh: --batch and --mpccb-batch each run alone; give one of them" >&2
+  usage
+fi
 
 if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
   msg="wan.sh: skipped: the wide-area testnet needs root and iproute2's 'ip netns' to make network namespaces"
@@ -410,13 +438,20 @@ failed() {
 }
 
 # measure_mpccb PROFILE DIR STEPS PING-MEDIAN: the private contextual bandit,
-# P = 2, Fashion-MNIST. Its floor a step: rounds_per_step one-way latencies
-# (the feature parties' exchanges, each a message both ways at once) plus
-# bytes_per_step / 2 over the bandwidth: the bytes the two parties send
-# each other cross two directions, each its own proxy with its own
-# bandwidth, and an even split is the least the busier one can carry.
+# P = 2, Fashion-MNIST. Its floor a step is the larger of two links' times:
+#   the feature parties': rounds_per_step one-way latencies (their
+#     exchanges, each a message both ways at once) plus bytes_per_step / 2
+#     over the bandwidth: the bytes the two parties send each other cross
+#     two directions, each its own proxy with its own bandwidth, and an even
+#     split is the least the busier one can carry;
+#   the dealer's: dealer_bytes_per_step (its corrections to feature party 0)
+#     over the bandwidth. The window lets the dealer work ahead, so its
+#     latency is hidden, but its link carries those bytes every step.
+# Sequentially the feature parties' time binds (continental: 308.7 ms
+# against the dealer's 232,360 B / 2,500 B/ms = 92.9 ms), so the max leaves
+# these rows as they were; in batches the dealer's binds (measure_mpccb_batched).
 measure_mpccb() {
-  local profile=$1 d=$2 steps=$3 med=$4 rounds bytes ms floor efloor bw
+  local profile=$1 d=$2 steps=$3 med=$4 rounds bytes dealer ms floor efloor bw
   mpccb_spec "$d/mpccb.toml" 2 "$steps" 10
   echo "== $profile: mpccb P = 2, $steps steps ==" >&2
   run_session 1 "$d/mpccb.toml" "$d/mpccb.json" || true
@@ -427,11 +462,95 @@ measure_mpccb() {
   rounds=$(json "$d/mpccb.json" 'r["result"]["rounds_per_step"]')
   bytes=$(json "$d/mpccb.json" '"%.0f" % r["result"]["bytes_per_step"]')
   ms=$(json "$d/mpccb.json" '"%.2f" % r["result"]["session_ms_per_step"]')
+  dealer=$(json "$d/mpccb.json" '"%.0f" % r["result"]["dealer_bytes_per_step"]')
   bw=$(bytes_per_ms "$profile")
-  floor=$(awk -v r="$rounds" -v l="$(one_way_ms "$profile")" -v b="$bytes" -v w="$bw" 'BEGIN { printf "%.1f", r * l + (w > 0 ? b / 2 / w : 0) }')
-  efloor=$(awk -v r="$rounds" -v m="$med" -v b="$bytes" -v w="$bw" 'BEGIN { printf "%.1f", r * m / 2 + (w > 0 ? b / 2 / w : 0) }')
+  floor=$(mpccb_floor "$rounds" "$(one_way_ms "$profile")" "$bytes" "$dealer" "$bw" | cut -d' ' -f1)
+  efloor=$(mpccb_floor "$rounds" "$(awk -v m="$med" 'BEGIN { print m / 2 }')" "$bytes" "$dealer" "$bw" | cut -d' ' -f1)
   mpccb_rows+=("| $profile | $steps | $rounds | $bytes | $floor | $ms | $(ratio "$ms" "$floor") | $efloor | $(ratio "$ms" "$efloor") |")
   echo "   $ms ms per step (floor $floor, from the ping $efloor; $rounds rounds, $bytes bytes a step)" >&2
+}
+
+# mpccb_floor ROUNDS ONE-WAY BYTES DEALER-BYTES BYTES-PER-MS: the floor of
+# an mpccb step in ms (measure_mpccb) and the term that binds: "parties" or
+# "dealer" (bandwidth 0: unlimited, only the latency counts).
+mpccb_floor() {
+  awk -v r="$1" -v l="$2" -v b="$3" -v g="$4" -v w="$5" 'BEGIN {
+    p = r * l + (w > 0 ? b / 2 / w : 0); q = (w > 0 ? g / w : 0)
+    if (q > p) printf "%.1f dealer\n", q; else printf "%.1f parties\n", p }'
+}
+
+# measure_mpccb_batched PROFILE B[@N]...: the batched private contextual
+# bandit (P = 2, |A| = 10, Fashion-MNIST) on one network of 5 daemons
+# (feature parties node1 and node2, the arm puller node3, the reward
+# receiver node4, the dealer node5), one session a B with params.batch = B
+# and steps = N (default 60,000; window: the protocol's default, 2 batches
+# when B > 1). Floor a step: mpccb_floor's, the larger of the feature
+# parties' rounds x one-way + bytes / 2 / bandwidth and the dealer's
+# bytes / bandwidth. Measured: the session's session_ms_per_step;
+# projected: that x 60,000 steps. Each session may take up to 10 min plus
+# 1 s a step sequentially or 200 ms a step in batches (the floor at B = 1 on
+# continental is ≈ 309 ms, at B = 100 ≈ 48 ms).
+measure_mpccb_batched() {
+  local profile=$1 d spec b n f state reason maxn=0 lat bw
+  shift
+  d=$out/mpccb-batch-$profile
+  mkdir -p "$d/bin"
+  ln -sf "$out/bin/bandit-node" "$out/bin/wanlink" "$d/bin/"
+  wan_dir=$d
+  for spec in "$@"; do
+    n=60000
+    [ "$spec" != "${spec%@*}" ] && n=${spec#*@}
+    [ "$n" -gt "$maxn" ] && maxn=$n
+  done
+  # One context and one reward row a step: the first maxn training images.
+  if [ ! -f "$out/mpccb-data-$maxn/rewards.csv" ]; then
+    echo "preparing the private contextual bandit's data (Fashion-MNIST, 2 feature parties, $maxn steps) ..." >&2
+    "$out/bin/bandit-node" data mpccb --out "$out/mpccb-data-$maxn" --parties 2 --dataset fashion-mnist --arms 10 --steps "$maxn" >&2
+  fi
+  rm -rf "$d/locals"
+  mpccb_locals "$d/locals" "$out/mpccb-data-$maxn" 2
+  wan_up 5 "$profile" "$d/locals"
+  lat=$(one_way_ms "$profile")
+  bw=$(bytes_per_ms "$profile")
+  for spec in "$@"; do
+    b=${spec%@*}
+    n=60000
+    [ "$spec" != "$b" ] && n=${spec#*@}
+    f=$d/mpccb-b$b-n$n
+    mpccb_spec "$f.toml" 2 "$n" 10
+    echo "batch = $b" >>"$f.toml"
+    session_timeout=$((10 + n * (b == 1 ? 1000 : 200) / 60000))m
+    local before after
+    before=$(cut -d' ' -f1-3 /proc/loadavg)
+    echo "== $profile: mpccb P = 2 B = $b N = $n (load $before; waiting $session_timeout at most) ==" >&2
+    run_session 1 "$f.toml" "$f.json" || true
+    after=$(cut -d' ' -f1-3 /proc/loadavg)
+    state=$(json "$f.json" 'r["session"]["state"]' 2>/dev/null || echo "no result")
+    if [ "$state" != completed ]; then
+      reason=$(json "$f.json" 'r["session"].get("reason", "")' 2>/dev/null || true)
+      mpccb_batch_rows+=("| $profile | $b | $n | $state: $reason | - | - | - | - | - | - | - | - | $before / $after |")
+      echo "   mpccb B = $b on $profile ended $state: $reason" >&2
+      status=1
+      continue
+    fi
+    local rounds bytes dealer ms fl
+    rounds=$(json "$f.json" '"%.2f" % r["result"]["rounds_per_step"]')
+    bytes=$(json "$f.json" '"%.0f" % r["result"]["bytes_per_step"]')
+    dealer=$(json "$f.json" '"%.0f" % r["result"]["dealer_bytes_per_step"]')
+    ms=$(json "$f.json" '"%.2f" % r["result"]["session_ms_per_step"]')
+    fl=$(mpccb_floor "$rounds" "$lat" "$bytes" "$dealer" "$bw")
+    # No floor where the links add nothing (the none profile).
+    local floorcol="${fl% *} ms (${fl#* })"
+    [ "${fl% *}" = 0.0 ] && fl="- -" floorcol=-
+    mpccb_batch_rows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |' \
+      "$profile" "$(json "$f.json" 'r["result"]["batch"]')" "$n" "$rounds" "$bytes" "$dealer" "$floorcol" "$ms" \
+      "$(ratio "$ms" "${fl% *}")" "$(awk -v m="$ms" 'BEGIN { printf "%.1f", m * 60000 / 60000 }')" \
+      "$(awk -v f="${fl% *}" 'BEGIN { if (f > 0) printf "%.1f", f * 60000 / 60000; else print "-" }')" \
+      "$(json "$f.json" '"%.4f" % r["result"]["average_reward"]')" "$before" "$after")")
+    echo "   ${mpccb_batch_rows[-1]}" >&2
+  done
+  wan_down
+  wan_dir=$out
 }
 
 # measure_bai PROFILE DIR AGENTS: DP-MASE on Problem 1. Its agents never wait
@@ -595,7 +714,7 @@ close_used() {
 }
 
 status=0
-batch_rows=()
+batch_rows=() mpccb_batch_rows=()
 close_rows=() close_outcome=""
 ping_rows=() samba_rows=() pattern_rows=() mpccb_rows=() bai_rows=() pfcb_rows=() partition_outcome="" bai_none_ms="" pfcb_none_ms=""
 if [ ${#batches[@]} -gt 0 ]; then
@@ -603,6 +722,11 @@ if [ ${#batches[@]} -gt 0 ]; then
   [ ${#chosen[@]} -gt 0 ] || chosen=(continental)
   for p in "${chosen[@]}"; do
     measure_batched "$p" 10 "${batches[@]}"
+  done
+elif [ ${#mbatches[@]} -gt 0 ]; then
+  [ ${#chosen[@]} -gt 0 ] || chosen=(continental)
+  for p in "${chosen[@]}"; do
+    measure_mpccb_batched "$p" "${mbatches[@]}"
   done
 elif [ $close_only = 1 ]; then
   close_used "${WAN_CLOSE_MS:-5000}"
@@ -635,6 +759,13 @@ fi
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     printf '%s\n' "${batch_rows[@]}"
   fi
+  if [ ${#mpccb_batch_rows[@]} -gt 0 ]; then
+    echo
+    echo "Batched mpccb, P = 2, |A| = 10, Fashion-MNIST (per step; floor: max(rounds x one-way + bytes / 2 / bandwidth, dealer bytes / bandwidth), the term that binds in brackets; measured: session_ms_per_step; projected: x 60,000 steps)"
+    echo "| profile | B | N | rounds/step | bytes/step | dealer bytes/step | floor ms/step | measured ms/step | ratio | projected min at 60,000 | floor min at 60,000 | average reward | load before / after |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    printf '%s\n' "${mpccb_batch_rows[@]}"
+  fi
   [ ${#ping_rows[@]} -gt 0 ] && {
   echo
   echo "Ping round trip, node1 -> node2 (ms)"
@@ -656,7 +787,7 @@ fi
   fi
   if [ ${#mpccb_rows[@]} -gt 0 ]; then
     echo
-    echo "mpccb P = 2 ms per step (floor: rounds x one-way + bytes / 2 / bandwidth; from measured RTT: rounds x ping median / 2 + bytes / 2 / bandwidth)"
+    echo "mpccb P = 2 ms per step (floor: max(rounds x one-way + bytes / 2 / bandwidth, dealer bytes / bandwidth); from measured RTT: the same with ping median / 2 for one-way)"
     echo "| profile | steps | rounds/step | bytes/step | floor ms/step | measured ms/step | ratio | floor from measured RTT | ratio to it |"
     echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     printf '%s\n' "${mpccb_rows[@]}"
