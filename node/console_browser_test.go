@@ -376,7 +376,8 @@ func TestConsoleShowsASAMBASession(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	spec := "protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = \"ucb\"\nbudget = 3000\npaillier_bits = 512\n"
+	// A batched session: its result page shows the batch beside the reward.
+	spec := "protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = \"ucb\"\nbudget = 3000\npaillier_bits = 512\nbatch = 10\n"
 	s, err := nodes[0].api.StartSession(ctx, []byte(spec))
 	if err != nil {
 		t.Fatal(err)
@@ -388,5 +389,8 @@ func TestConsoleShowsASAMBASession(t *testing.T) {
 	d.shots(shots, "9-samba-sessions")
 	d.click(`a[href="#session/` + s.ID + `"]`)
 	d.waitJS("the SAMBA result's charts", `return !!document.querySelector(".charts figure svg") && document.querySelector("#page").innerText.includes("samba")`, 20*time.Second)
+	if got := d.jsString(`return [...document.querySelectorAll("#page .stat")].filter(e => e.querySelector("span").innerText === "batch").map(e => e.querySelector("b").innerText).join()`); got != "10" {
+		t.Errorf("the result page shows batch %q, want 10", got)
+	}
 	d.shots(shots, "10-samba-result")
 }

@@ -364,6 +364,7 @@ const familyCharts = {
   samba(r) {
     const k = r.k || (r.pulls || []).length;
     let h = stat("cumulative reward", fmt(r.cumulative_reward)) + stat("budget", fmt(r.budget)) + stat("reward per pull", num(r.cumulative_reward) && r.budget ? fmt(r.cumulative_reward / r.budget) : "—") + stat("algorithm", r.algorithm) + stat("data owners", k);
+    if (num(r.batch) && r.batch > 1) h += stat("batch", fmt(r.batch) + (num(r.batch_growth) && r.batch_growth > 1 ? " ×" + fmt(r.batch_growth) + " a batch" : ""));
     if (num(r.reference_cumulative_reward)) h += stat("plaintext reference", fmt(r.reference_cumulative_reward));
     const c = [fig("Cumulative reward within the budget", barChart([r.cumulative_reward, r.budget - r.cumulative_reward], ["reward", "no reward"], { label: "cumulative reward of the budget", highlight: 0 }))];
     if (numbers(r.pulls)) c.push(fig("Pulls per data owner (arm)", barChart(r.pulls, r.pulls.map((_, i) => "owner " + i), { label: "pulls per arm", highlight: r.pulls.indexOf(Math.max(...r.pulls)) })));
@@ -390,6 +391,7 @@ const familyCharts = {
   },
   mpccb(r) {
     let h = stat("average reward", fmt(r.average_reward)) + stat("arm agreement", num(r.arm_agreement) ? (100 * r.arm_agreement).toFixed(1) + " %" : "—") + stat("decision agreement", num(r.decision_agreement) ? (100 * r.decision_agreement).toFixed(1) + " %" : "—") + stat("dp η", fmt(r.dp_eta)) + stat("steps", fmt(r.steps));
+    if (num(r.batch) && r.batch > 1) h += stat("batch", fmt(r.batch));
     const refs = [];
     if (num(r.reference_average_reward)) refs.push({ y: r.reference_average_reward, label: "plaintext reference" });
     if (num(r.best_fixed_arm_reward)) refs.push({ y: r.best_fixed_arm_reward, label: "best fixed arm" });
