@@ -320,17 +320,15 @@ func TestSAMBABatchedOnTheNetwork(t *testing.T) {
 	}
 }
 
-// TestSAMBABatchesAcrossWireVersions: a data owner whose build speaks
-// SAMBA wire 1.1.0 only (before batches) takes part in a session of
-// params.batch = 1, which runs on 1.1.0 with the reward of the sequential
-// reference — B = 1 is 1.1.0's protocol byte for byte
-// (protocol/samba's TestBatchOneIsTheSequentialProtocol) — while a batched
-// session cannot run with it and ends with a reason naming params.batch.
-func TestSAMBABatchesAcrossWireVersions(t *testing.T) {
-	means := []float64{0.6, 0.45, 0.3}
-	old, ok := protocol.AtWireVersion(samba.Family{}, "1.1.0")
+// sambaNetworkWithOldOwner starts six daemons for a SAMBA session — data
+// owners node4–node6 with Bernoulli arms of the given means, node5's build
+// speaking only SAMBA wire version — with every role's randomness seeded
+// (seed 5), and waits until node1 has identified node5's protocols.
+func sambaNetworkWithOldOwner(t *testing.T, means []float64, version string) []*testNode {
+	t.Helper()
+	old, ok := protocol.AtWireVersion(samba.Family{}, version)
 	if !ok {
-		t.Fatal("samba does not speak wire 1.1.0")
+		t.Fatalf("samba does not speak wire %s", version)
 	}
 	nodes := startNetworkWith(t, 6, func(i int, cfg *config.Config) {
 		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
@@ -352,6 +350,18 @@ func TestSAMBABatchesAcrossWireVersions(t *testing.T) {
 		protos, err := ps.GetProtocols(nodes[4].ID())
 		return err == nil && len(protos) > 0
 	})
+	return nodes
+}
+
+// TestSAMBABatchesAcrossWireVersions: a data owner whose build speaks
+// SAMBA wire 1.1.0 only (before batches) takes part in a session of
+// params.batch = 1, which runs on 1.1.0 with the reward of the sequential
+// reference — B = 1 is 1.1.0's protocol byte for byte
+// (protocol/samba's TestBatchOneIsTheSequentialProtocol) — while a batched
+// session cannot run with it and ends with a reason naming params.batch.
+func TestSAMBABatchesAcrossWireVersions(t *testing.T) {
+	means := []float64{0.6, 0.45, 0.3}
+	nodes := sambaNetworkWithOldOwner(t, means, "1.1.0")
 	spec := func(batch int) string {
 		return fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nbudget = 300\npaillier_bits = 512\nbatch = %d\n", batch)
 	}
@@ -390,30 +400,7 @@ func TestSAMBABatchesAcrossWireVersions(t *testing.T) {
 // versions, before anything is proposed.
 func TestSAMBABatchedUCBAcrossWireVersions(t *testing.T) {
 	means := []float64{0.6, 0.45, 0.3}
-	old, ok := protocol.AtWireVersion(samba.Family{}, "1.2.0")
-	if !ok {
-		t.Fatal("samba does not speak wire 1.2.0")
-	}
-	nodes := startNetworkWith(t, 6, func(i int, cfg *config.Config) {
-		cfg.Policy["samba"] = sambaTestPolicy() // 512-bit keys
-		if i >= 3 {
-			cfg.LocalData["samba"] = map[string]any{"data_owner": samba.Bernoulli{Mu: means[i-3]}}
-		}
-	}, func(i int) []protocol.Family {
-		if i == 4 { // node5, a data owner, not yet upgraded
-			return []protocol.Family{old}
-		}
-		return nil
-	})
-	for _, tn := range nodes {
-		tn.rt.SetHooks(sessions.Hooks{RoleRand: func(p protocol.Party) io.Reader { return protocol.SeededRand(5, p) }})
-		tn.rt.SetHooks(sessions.Hooks{EnvRand: func(p protocol.Party) io.Reader { return protocol.SeededEnvironmentRand(5, p) }})
-	}
-	ps := nodes[0].host.LibP2P().Peerstore()
-	testutil.WaitFor(t, 20*time.Second, "node5's protocols identified", func() bool {
-		protos, err := ps.GetProtocols(nodes[4].ID())
-		return err == nil && len(protos) > 0
-	})
+	nodes := sambaNetworkWithOldOwner(t, means, "1.2.0")
 	spec := func(alg string) string {
 		return fmt.Sprintf("protocol = \"samba\"\n[roles]\ndata_customer = \"node1\"\ncontroller = \"node2\"\ncomp = \"node3\"\ndata_owner = [\"node4\", \"node5\", \"node6\"]\n[params]\nalgorithm = %q\nbudget = 300\npaillier_bits = 512\nbatch = 8\n", alg)
 	}

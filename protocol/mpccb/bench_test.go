@@ -42,52 +42,12 @@ func benchLearners(b testing.TB, p Params, P int) (*learner, []*learner) {
 func privateStep(tb testing.TB, dl *learner, ls []*learner, inputs func(l *learner) (x, rr []uint64), outputs stepOutputs) {
 	tb.Helper()
 	g := dl.step(make([]uint64, dl.dim), make([]uint64, dl.arms), stepOutputs{})
-	for {
-		done, err := g.Advance()
-		if err != nil {
-			tb.Fatalf("dealer: %v", err)
-		}
-		if done {
-			break
-		}
-		dl.e.Complete(nil)
-	}
-	ls[0].e.SetCorrections(dl.e.TakeCorrections())
 	progs := make([]*mpc.Program, len(ls))
 	for i, l := range ls {
 		x, rr := inputs(l)
 		progs[i] = l.step(x, rr, outputs)
 	}
-	for {
-		dones := 0
-		for i, g := range progs {
-			done, err := g.Advance()
-			if err != nil {
-				tb.Fatalf("party %d: %v", i, err)
-			}
-			if done {
-				dones++
-			}
-		}
-		if dones == len(progs) {
-			break
-		}
-		if dones != 0 {
-			tb.Fatalf("parties out of step: %d of %d finished", dones, len(progs))
-		}
-		pls := make([]mpc.Payload, len(ls))
-		for i, l := range ls {
-			pls[i] = l.e.Outgoing()
-		}
-		for _, l := range ls {
-			if err := l.e.Complete(pls); err != nil {
-				tb.Fatal(err)
-			}
-		}
-	}
-	if left := ls[0].e.CorrectionsLeft(); left != 0 {
-		tb.Fatalf("%d corrections unused", left)
-	}
+	runPrograms(tb, dl, g, ls, progs, nil)
 }
 
 // sharedByParty0 shares x and row from party 0, as privateStep's inputs.
