@@ -14,8 +14,19 @@ import (
 // The receiver's side of a link (see link.go).
 
 const (
-	// ackDelay bounds how long a frame waits for its acknowledgement.
-	ackDelay = 20 * time.Millisecond
+	// ackDelay bounds how long a frame waits for its acknowledgement. An
+	// acknowledgement that the count below does not trigger is written by
+	// a timer, at a moment of its own: on a stream that carries a frame
+	// every few milliseconds (SAMBA's controller and data owners at K =
+	// 100) each one wakes an idle process twice, here and at the sender,
+	// and that wake-up costs more CPU than the frame itself
+	// (BenchmarkFrameCPU/pace=4ms: 20 ms → 200 ms took the Messenger from
+	// 1.17–1.31 to 1.06–1.10 of a raw stream's CPU per frame). It stays
+	// well under watchdogTick, so a link that acknowledges is never seen
+	// stalled, and under DefaultStallTimeout; the send window, whose bytes
+	// ackEveryBytes acknowledges at once, is far above what a stream
+	// carries in ackDelay at such a pace.
+	ackDelay = 200 * time.Millisecond
 	// ackEvery: a stream acknowledges at once after this many frames, or
 	// this many bytes, since its last acknowledgement.
 	ackEvery      = 64
