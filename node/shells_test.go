@@ -6,7 +6,11 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -94,6 +98,7 @@ func TestDaemonsAndSimulatorAgree(t *testing.T) {
 	const steps, mpccbArms, dims = 12, 4, 20 // the synthetic contexts have 20 features
 	contexts, rewards := linearProblem(steps, mpccbArms, dims, 9)
 	mpccbTweak := mpccbLocals(t, contexts, rewards)
+	mpccbTable := contextTable(t, contexts, rewards)
 	nodes := startNetworkWith(t, 6, func(i int, cfg *config.Config) {
 		cfg.Policy["samba"] = sambaTestPolicy()
 		if i >= 3 {
@@ -137,12 +142,12 @@ func TestDaemonsAndSimulatorAgree(t *testing.T) {
 				Simulation: map[string]any{"arms": arms}}, true},
 		// The contextual bandit's roles draw their DP noise from the
 		// secure sampler in a daemon, from their seeded streams in a
-		// simulation (protocol.RoleConfig.Simulated), and its simulation
-		// takes synthetic data of the same shape: the bodies differ, and
-		// every link's sequence of sizes is the same.
+		// simulation (protocol.RoleConfig.Simulated); its simulation reads
+		// the daemons' contexts from a table (dataset "csv"): the bodies
+		// differ, and every link's sequence of sizes is the same.
 		{"mpccb", fmt.Sprintf("protocol = \"mpccb\"\n[roles]\nfeature_party = [\"node1\", \"node2\"]\narm_puller = \"node3\"\nreward_receiver = \"node4\"\ndealer = \"node5\"\n[params]\nsteps = %d\narms = %d\ndimensions = %d\nepsilon = 0.2\n", steps, mpccbArms, dims),
 			&protocol.Spec{Protocol: mpccb.Name, Params: map[string]any{"steps": int64(steps), "arms": int64(mpccbArms), "dimensions": int64(dims), "epsilon": 0.2},
-				Simulation: map[string]any{"dataset": "synthetic"}}, false},
+				Simulation: map[string]any{"dataset": "csv", "csv": mpccbTable, "label": "label", "normalize": true}}, false},
 		{"ping", "protocol = \"ping\"\n[roles]\nparticipant = [\"node1\", \"node2\", \"node3\"]\n[params]\ncount = 20\n",
 			&protocol.Spec{Protocol: "ping", Roles: protocol.Assignment{Roles: map[string][]string{"participant": {"a", "b", "c"}}},
 				Params: map[string]any{"count": int64(20)}}, false},
@@ -204,4 +209,27 @@ func sizesOnly(tr *transcript) *transcript {
 		}
 	}
 	return out
+}
+
+// contextTable writes contexts as a CSV table (columns f0, f1, …) with
+// each row's label, the arm whose reward is 1, for a simulation of
+// dataset "csv", and returns its path.
+func contextTable(t *testing.T, contexts, rewards [][]float64) string {
+	t.Helper()
+	var b strings.Builder
+	for i := range contexts[0] {
+		fmt.Fprintf(&b, "f%d,", i)
+	}
+	b.WriteString("label\n")
+	for i, x := range contexts {
+		for _, v := range x {
+			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64) + ",")
+		}
+		b.WriteString(strconv.Itoa(slices.Index(rewards[i], 1)) + "\n")
+	}
+	path := filepath.Join(t.TempDir(), "contexts.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
