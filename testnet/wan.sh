@@ -306,6 +306,7 @@ measure() {
 # these links, and SAMBA's ratio to it.
 measure_pattern() {
   local profile=$1 k=$2 steps=$3 samba=$4 a b pms
+  # shellcheck disable=SC2016 # the wrapper expands $BANDIT_PATTERN_PARTY when it runs, not now
   printf '#!/bin/sh\nexec ip netns exec "bnwan-$((%s + 2))" "$@"\n' '$BANDIT_PATTERN_PARTY' >"$out/bin/pattern-wrap"
   chmod +x "$out/bin/pattern-wrap"
   : >"$wan_dir/pattern-routes"
@@ -657,6 +658,7 @@ close_used() {
   samba_spec "$d/samba.toml" 3 "$n" ucb
   for run in plain closed; do
     if [ $run = closed ]; then
+      # shellcheck disable=SC2054 # one argument: the links' names, comma-separated
       wan_link_args=(-close-links node2-node3,node3-node2 -close-after-ms "$ms")
     else
       wan_link_args=()
@@ -673,6 +675,7 @@ close_used() {
         local id
         id=$(wan_cli 1 session list --config "$d/node1/config.toml" | awk '$3 == "samba" && $5 == "running" { print $1; exit }')
         echo "   no completion or abort in ${WAN_CLOSE_WAIT_S:-120} s: cancelling session $id" >&2
+        # shellcheck disable=SC2015 # a failed cancel (the session ended meanwhile) is fine
         [ -n "$id" ] && wan_cli 1 session cancel --config "$d/node1/config.toml" "$id" >&2 || true
         break
       fi
@@ -709,6 +712,7 @@ close_used() {
     cp "$d/node3/daemon.log" "$d/node3-$run.log"
     wan_down
   done
+  # shellcheck disable=SC2034 # read by wan_up (wan-net.sh)
   wan_link_args=()
   wan_dir=$out
 }
