@@ -34,7 +34,7 @@ type Network struct {
 	parties   []protocol.Party
 	messages  int64
 	bytes     int64
-	to        []int // sendBatchLocked's recipients, storage reused
+	to        []int                  // sendBatchLocked's recipients, storage reused
 	observe   func(protocol.Message) // set before use; sees every message sent
 
 	// faults, when set (before use), replaces queue: a heap of events
