@@ -83,8 +83,10 @@ func (c *comp) distinct(boxes [][]byte) error {
 	shift := 64 - bits.TrailingZeros(uint(size))
 	for j, box := range boxes {
 		prefix := binary.BigEndian.Uint64(box)
-		// A controller that crafts prefixes to collide costs comp at
-		// most K probes a position: as many as the pairwise check below.
+		// The data owners draw the nonces, and an envelope whose nonce
+		// the controller changed would not have opened: prefixes that
+		// collide in the table are chance, and even all K colliding
+		// would cost K probes a position, as the pairwise check below.
 		h := int((prefix * 0x9e3779b97f4a7c15) >> shift)
 		for ; seen[h] != 0; h = (h + 1) & (size - 1) {
 			if binary.BigEndian.Uint64(boxes[seen[h]-1]) == prefix {
