@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"io"
+	"math/bits"
 	"slices"
 
 	"github.com/bandit-node/bandit-node/privacy"
@@ -49,9 +50,9 @@ type comp struct {
 	bits    [2]byte
 	nonces  io.Reader
 	nonce   []byte
-	seen    []uint64 // the batch's nonces' first 8 bytes (distinct)
-	ties    []int    // the positions of a list's largest score (selectSteps)
-	sel     []int    // the position selected for each step the list serves
+	seen    []int32 // distinct's hash table of the batch's nonces: a position + 1, or 0
+	ties    []int   // the positions of a list's largest score (selectSteps)
+	sel     []int   // the position selected for each step the list serves
 
 	// view, when set (tests), receives every list of scores comp opens and
 	// the positions it selects, one for each step the list serves.
@@ -64,24 +65,47 @@ type comp struct {
 // would open there too, since every data owner seals for the same channel
 // (comp must not learn whose score is where). Each data owner draws a fresh
 // random 96-bit nonce for every envelope, so two envelopes of one batch
-// share a nonce only if one is a copy. Sorting the nonces' first 8 bytes
-// costs about 2 µs a step at K = 100; equal prefixes are compared whole.
+// share a nonce only if one is a copy. The nonces' first 8 bytes go into a
+// hash table of positions (open addressing, at most half full), which finds
+// a repeated prefix in one pass — 0.2 µs at K = 100 in a benchmark, where
+// sorting them took 0.6 µs (and about 4 µs a step in a session's profile,
+// 3 % of it); equal prefixes are compared whole.
 func (c *comp) distinct(boxes [][]byte) error {
-	c.seen = c.seen[:0]
-	for _, box := range boxes {
-		c.seen = append(c.seen, binary.BigEndian.Uint64(box))
+	size := 1
+	for size < 2*len(boxes) {
+		size *= 2
 	}
-	slices.Sort(c.seen)
-	for j := 1; j < len(c.seen); j++ {
-		if c.seen[j] != c.seen[j-1] {
-			continue
+	if cap(c.seen) < size {
+		c.seen = make([]int32, size)
+	}
+	seen := c.seen[:size]
+	clear(seen)
+	shift := 64 - bits.TrailingZeros(uint(size))
+	for j, box := range boxes {
+		prefix := binary.BigEndian.Uint64(box)
+		// The data owners draw the nonces, and an envelope whose nonce
+		// the controller changed would not have opened: prefixes that
+		// collide in the table are chance, and even all K colliding
+		// would cost K probes a position, as the pairwise check below.
+		h := int((prefix * 0x9e3779b97f4a7c15) >> shift)
+		for ; seen[h] != 0; h = (h + 1) & (size - 1) {
+			if binary.BigEndian.Uint64(boxes[seen[h]-1]) == prefix {
+				return c.sameEnvelope(boxes)
+			}
 		}
-		// Rare: find the pair and compare the whole nonces.
-		for a := range boxes {
-			for b := a + 1; b < len(boxes); b++ {
-				if bytes.Equal(boxes[a][:privacy.EnvelopeNonceSize], boxes[b][:privacy.EnvelopeNonceSize]) {
-					return fmt.Errorf("scores %d and %d of step %d iteration %d are the same envelope (one data owner's score replayed in another's place)", a, b, c.t, c.l)
-				}
+		seen[h] = int32(j + 1)
+	}
+	return nil
+}
+
+// sameEnvelope is distinct's rare path, for a batch in which two nonces
+// share their first 8 bytes: it finds the first pair whose whole nonces are
+// equal, if any.
+func (c *comp) sameEnvelope(boxes [][]byte) error {
+	for a := range boxes {
+		for b := a + 1; b < len(boxes); b++ {
+			if bytes.Equal(boxes[a][:privacy.EnvelopeNonceSize], boxes[b][:privacy.EnvelopeNonceSize]) {
+				return fmt.Errorf("scores %d and %d of step %d iteration %d are the same envelope (one data owner's score replayed in another's place)", a, b, c.t, c.l)
 			}
 		}
 	}

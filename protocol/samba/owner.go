@@ -232,10 +232,13 @@ func (d *dataOwner) next() error {
 		}
 		d.epoch = e
 	}
-	d.n, d.m = batchShape(d.p, d.alg, d.k, d.t)
 	if !d.p.batched() {
+		// batchShape's answer for a session of one step a round, without
+		// its copy of the parameters every step (≈ 2 % of a session's CPU).
+		d.n, d.m = 1, 1
 		return d.sendScore(d.scoreOf(d.t, d.l))
 	}
+	d.n, d.m = batchShape(d.p, d.alg, d.k, d.t)
 	for j := range d.m {
 		d.v[j] = d.scoreOf(d.t+uint64(j), d.l)
 	}

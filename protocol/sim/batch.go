@@ -401,7 +401,7 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 			break
 		}
 		if ms := o.ready.Messages; len(ms) > 0 {
-			if stray = d.net.sendBatchLocked(o.s.p, ms, b.events[i].at); stray >= 0 {
+			if stray = d.net.sendBatchLocked(o.s.idx, ms, b.events[i].at); stray >= 0 {
 				stop = i
 				break
 			}
@@ -418,7 +418,7 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 				err = o.s.d.Recycle(o.ready)
 			}
 			if err == nil && d.net.faults == nil {
-				err = d.recycleBody(&b.events[i].msg)
+				err = d.recycleBody(&b.events[i])
 			}
 		}
 	}

@@ -188,15 +188,12 @@ func (f *faultNet) abort(at time.Duration, why string) {
 	}
 }
 
-// push queues m, sent at virtual time sent to the party at network index
-// to, through the link model and the faults that strike it.
-func (f *faultNet) push(n *Network, m protocol.Message, to int, sent time.Duration) {
+// push queues m, sent at virtual time sent by the party at network index
+// from to the party at network index to, through the link model and the
+// faults that strike it.
+func (f *faultNet) push(n *Network, m protocol.Message, from, to int, sent time.Duration) {
 	idx := f.queued
 	f.queued++
-	from := -1
-	if e := n.Endpoint(m.From); e != nil {
-		from = e.idx
-	}
 	ls := f.links[[2]int{from, to}]
 	if ls == nil {
 		ls = &linkState{}
@@ -243,11 +240,11 @@ func (f *faultNet) push(n *Network, m protocol.Message, to int, sent time.Durati
 	at := max(arrive, ls.handed)
 	ls.handed = at
 	f.order++
-	heap.Push(&f.events, faultEvent{event: event{at: at, to: to, msg: m}, order: f.order, seq: ls.seq})
+	heap.Push(&f.events, faultEvent{event: event{at: at, from: from, to: to, msg: m}, order: f.order, seq: ls.seq})
 	if f.link.KeepDuplicates {
 		for range dups {
 			f.order++
-			heap.Push(&f.events, faultEvent{event: event{at: arrive + n.latency, to: to, msg: m}, order: f.order, seq: ls.seq})
+			heap.Push(&f.events, faultEvent{event: event{at: arrive + n.latency, from: from, to: to, msg: m}, order: f.order, seq: ls.seq})
 		}
 	}
 }

@@ -34,6 +34,7 @@ type Network struct {
 	parties   []protocol.Party
 	messages  int64
 	bytes     int64
+	to        []int                  // sendBatchLocked's recipients, storage reused
 	observe   func(protocol.Message) // set before use; sees every message sent
 
 	// faults, when set (before use), replaces queue: a heap of events
@@ -158,19 +159,20 @@ func (n *Network) Advance(t time.Time) {
 	}
 }
 
-func (n *Network) enqueue(m protocol.Message, to int) {
+func (n *Network) enqueue(m protocol.Message, from, to int) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	n.enqueueLocked(m, to, n.now)
+	n.enqueueLocked(m, from, to, n.now)
 }
 
-// enqueueLocked queues m, addressed to the party at index to of the
-// network's parties, as sent at virtual time sent; n.mu is held.
-func (n *Network) enqueueLocked(m protocol.Message, to int, sent time.Duration) {
+// enqueueLocked queues m, from the party at index from of the network's
+// parties to the party at index to, as sent at virtual time sent; n.mu is
+// held.
+func (n *Network) enqueueLocked(m protocol.Message, from, to int, sent time.Duration) {
 	if n.faults != nil {
-		n.faults.push(n, m, to, sent)
+		n.faults.push(n, m, from, to, sent)
 	} else {
-		n.queue.push(event{at: sent + n.latency, to: to, msg: m})
+		n.queue.push(event{at: sent + n.latency, from: from, to: to, msg: m})
 	}
 	n.messages++
 	n.bytes += int64(len(m.Body))
@@ -184,8 +186,9 @@ func (n *Network) enqueueLocked(m protocol.Message, to int, sent time.Duration) 
 // simulator's path for a whole Ready batch. It does what Send does for each,
 // except that the send time is given rather than the network's. It queues
 // nothing if a message is addressed to a party not on the network, and
-// returns that message's index; otherwise -1.
-func (n *Network) sendBatch(from protocol.Party, ms []protocol.Message, sent time.Duration) int {
+// returns that message's index; otherwise -1. from is the sender's index
+// among the network's parties (Endpoint's idx).
+func (n *Network) sendBatch(from int, ms []protocol.Message, sent time.Duration) int {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	return n.sendBatchLocked(from, ms, sent)
@@ -193,7 +196,8 @@ func (n *Network) sendBatch(from protocol.Party, ms []protocol.Message, sent tim
 
 // sendBatchLocked is sendBatch with n.mu held, for a driver that queues the
 // batches of many handlers under one lock.
-func (n *Network) sendBatchLocked(from protocol.Party, ms []protocol.Message, sent time.Duration) int {
+func (n *Network) sendBatchLocked(from int, ms []protocol.Message, sent time.Duration) int {
+	self := n.parties[from]
 	if len(ms) == 1 && !ms[0].Topic {
 		// Most batches: one message, its recipient looked up once.
 		e := n.Endpoint(ms[0].To)
@@ -201,28 +205,36 @@ func (n *Network) sendBatchLocked(from protocol.Party, ms []protocol.Message, se
 			return 0
 		}
 		m := ms[0]
-		m.From = from
-		n.enqueueLocked(m, e.idx, sent)
+		m.From = self
+		n.enqueueLocked(m, from, e.idx, sent)
 		return -1
 	}
+	// Every recipient looked up once, before anything is queued.
+	n.to = n.to[:0]
 	for i, m := range ms {
-		if !m.Topic && n.Endpoint(m.To) == nil {
-			return i
+		to := -1
+		if !m.Topic {
+			e := n.Endpoint(m.To)
+			if e == nil {
+				return i
+			}
+			to = e.idx
 		}
+		n.to = append(n.to, to)
 	}
-	for _, m := range ms {
-		m.From = from
+	for i, m := range ms {
+		m.From = self
 		if m.Topic {
 			for j, p := range n.parties {
-				if p != from {
+				if j != from {
 					c := m
 					c.To = p
-					n.enqueueLocked(c, j, sent)
+					n.enqueueLocked(c, from, j, sent)
 				}
 			}
 			continue
 		}
-		n.enqueueLocked(m, n.Endpoint(m.To).idx, sent)
+		n.enqueueLocked(m, from, n.to[i], sent)
 	}
 	return -1
 }
@@ -274,7 +286,7 @@ func (e *Endpoint) Send(ctx context.Context, m protocol.Message) error {
 			if p != e.self {
 				c := m
 				c.To = p
-				e.net.enqueue(c, j)
+				e.net.enqueue(c, e.idx, j)
 			}
 		}
 		return nil
@@ -283,15 +295,15 @@ func (e *Endpoint) Send(ctx context.Context, m protocol.Message) error {
 	if to == nil {
 		return fmt.Errorf("sending to %s: no such party in this session", m.To)
 	}
-	e.net.enqueue(m, to.idx)
+	e.net.enqueue(m, e.idx, to.idx)
 	return nil
 }
 
 // event is a queued message and its delivery time (since the network's start).
 type event struct {
-	at  time.Duration
-	to  int // the recipient's index in the network's parties
-	msg protocol.Message
+	at       time.Duration
+	from, to int // the sender's and the recipient's indexes in the network's parties
+	msg      protocol.Message
 }
 
 // eventQueue is a growable ring buffer of events, oldest first.

@@ -351,6 +351,7 @@ type simDriver struct {
 // slot is the driver's state of one party.
 type slot struct {
 	p        protocol.Party
+	idx      int                  // p's index on the network (event.from, event.to)
 	d        *drive.Party         // the party's driver
 	env      protocol.Environment // nil: the role asks nothing
 	own      ownEnvironment       // env, when it is one of the organization's own (own.Meter set)
@@ -383,7 +384,7 @@ func (d *simDriver) newSlot(p protocol.Party) *slot {
 	for len(d.byRole[r]) <= p.Index {
 		d.byRole[r] = append(d.byRole[r], nil)
 	}
-	s := &slot{p: p, roleIdx: r}
+	s := &slot{p: p, idx: -1, roleIdx: r}
 	d.byRole[r][p.Index] = s
 	d.slots[p] = s
 	if e := d.net.Endpoint(p); e != nil {
@@ -391,6 +392,7 @@ func (d *simDriver) newSlot(p protocol.Party) *slot {
 			d.byNet = append(d.byNet, nil)
 		}
 		d.byNet[e.idx] = s
+		s.idx = e.idx
 	}
 	return s
 }
@@ -478,7 +480,7 @@ func (d *simDriver) deliverInOrder(evs []event) error {
 			err = d.flushSlot(s, b, ev.at)
 		}
 		if err == nil {
-			err = d.recycleBody(&ev.msg)
+			err = d.recycleBody(ev)
 		}
 		if err != nil {
 			d.busy[role] += time.Since(start)
@@ -674,7 +676,7 @@ func (d *simDriver) flushSlot(s *slot, b drive.Batch, sent time.Duration) error 
 		if err := d.ctx.Err(); err != nil {
 			return fmt.Errorf("%s: %w", s.p, err)
 		}
-		if i := d.net.sendBatch(s.p, b.Messages, sent); i >= 0 {
+		if i := d.net.sendBatch(s.idx, b.Messages, sent); i >= 0 {
 			return d.strayMessage(s, b, i)
 		}
 	}
@@ -683,17 +685,17 @@ func (d *simDriver) flushSlot(s *slot, b drive.Batch, sent time.Duration) error 
 	return s.d.Recycle(b)
 }
 
-// recycleBody hands the body of m, just handled by its recipient, back to
-// its sender (drive.Recycler): on the fault-free network nothing else holds
-// it — a message is queued once and delivered once, and Options.OnMessage
-// sees it only while it is sent — unless it went to the topic (one body for
-// every recipient).
-func (d *simDriver) recycleBody(m *protocol.Message) error {
-	if m.Topic {
+// recycleBody hands the body of ev's message, just handled by its
+// recipient, back to its sender (drive.Recycler): on the fault-free network
+// nothing else holds it — a message is queued once and delivered once, and
+// Options.OnMessage sees it only while it is sent — unless it went to the
+// topic (one body for every recipient).
+func (d *simDriver) recycleBody(ev *event) error {
+	if ev.msg.Topic {
 		return nil
 	}
-	if s := d.slotOf(m.From); s != nil && !s.done {
-		return s.d.RecycleBody(m.Body)
+	if s := d.byNet[ev.from]; s != nil && !s.done {
+		return s.d.RecycleBody(ev.msg.Body)
 	}
 	return nil
 }
