@@ -1,23 +1,62 @@
 package mpc
 
 // maxTreeWordsPerRow bounds the dealer's words of ArgMaxOr's AND tree, per
-// row (arm): it takes the fewest rounds whose products of many factors
-// (many.go) stay within it. 2^10 words (8 KiB) a row keeps one round for up
-// to 11 arms and the dealer's words of the tree below the rest of an mpccb
-// step's; a round saved is not worth megabytes from the dealer.
+// row (arm), for TreeFewestRounds: it takes the fewest rounds whose
+// products of many factors (many.go) stay within it. 2^10 words (8 KiB) a
+// row keeps one round for up to 11 arms and the dealer's words of the tree
+// below the rest of an mpccb step's; a round saved is not worth megabytes
+// from the dealer.
 const maxTreeWordsPerRow = 1 << 10
 
 // maxFanIn bounds the factors of one product in ArgMaxOr's tree: the dealer
 // deals 2^f words for each.
 const maxFanIn = 10
 
+// Tree is how ArgMaxOr's AND tree trades rounds for the dealer's words: a
+// product of f factors costs the dealer 2^f words and a level a round.
+type Tree int
+
+const (
+	// TreeFewestRounds takes the fewest levels whose words stay within
+	// maxTreeWordsPerRow a row: one round for up to 11 arms (5,120 words
+	// at 10 arms). For a step that waits on every round.
+	TreeFewestRounds Tree = iota
+	// TreeFewestWords takes the fan-in with the fewest words, the fewer
+	// levels on a tie: at 10 arms two levels of 3 (32 words a row, one
+	// round more). For argmaxes run side by side in a batch, whose rounds
+	// the batch shares and whose words it does not.
+	TreeFewestWords
+)
+
 // treeFanIns returns the fan-in of each level of an AND tree reducing rows
-// of width bits each to one: the fewest levels L whose fan-in f (the
-// smallest with f^L ≥ width) keeps the dealer's words (rows · groups ·
-// 2^f, summed over the levels) within rows · maxTreeWordsPerRow.
-func treeFanIns(rows, width int) []int {
+// of width bits each to one, as shape asks. TreeFewestRounds: the fewest
+// levels L whose fan-in f (the smallest with f^L ≥ width) keeps the
+// dealer's words (rows · groups · 2^f, summed over the levels) within
+// rows · maxTreeWordsPerRow. TreeFewestWords: the fan-in f in 2..maxFanIn,
+// every level f, with the fewest words.
+func treeFanIns(rows, width int, shape Tree) []int {
 	if width <= 1 {
 		return []int{1}
+	}
+	levels := func(f int) (fs []int, words int) {
+		for w := width; w > 1; {
+			groups := (w + f - 1) / f
+			words += rows * groups << f
+			fs = append(fs, f)
+			w = groups
+		}
+		return fs, words
+	}
+	if shape == TreeFewestWords {
+		var best []int
+		bestWords := 0
+		for f := 2; f <= min(maxFanIn, width); f++ {
+			fs, words := levels(f)
+			if best == nil || words < bestWords || (words == bestWords && len(fs) < len(best)) {
+				best, bestWords = fs, words
+			}
+		}
+		return best
 	}
 	for L := 1; ; L++ {
 		f := 2
@@ -27,14 +66,7 @@ func treeFanIns(rows, width int) []int {
 		if f > maxFanIn {
 			continue
 		}
-		words, w := 0, width
-		var fs []int
-		for w > 1 {
-			groups := (w + f - 1) / f
-			words += rows * groups << f
-			fs = append(fs, f)
-			w = groups
-		}
+		fs, words := levels(f)
 		if words <= rows*maxTreeWordsPerRow || f == 2 {
 			return fs
 		}
@@ -59,16 +91,18 @@ func pow(b, n int) int {
 // a round shorter than MSB) with the AND of each row's
 // n − 1 comparison bits computed by products of many factors (many.go)
 // instead of a tree of two-input ANDs: ⌈log_f(n−1)⌉ rounds for the fan-in f
-// that treeFanIns picks (one round for n ≤ 11), the last level
-// arithmetic, so no B2A follows; the dealer folds 1 − y into the last
-// level's products and deals y·z. Rounds for two parties: 6 + 1 for up to
-// 11 arms (ArgMax: 7 + ⌈log₂(n−1)⌉ + 1, and one more for an ε-greedy
-// choice on its input).
+// that treeFanIns picks for tree (TreeFewestRounds: one round for n ≤ 11;
+// TreeFewestWords: at 10 arms two levels of 3, 32 words a row against
+// 512), the last level arithmetic, so no B2A follows; the dealer folds
+// 1 − y into the last level's products and deals y·z. Rounds for two
+// parties: 6 + the tree's levels, 7 for up to 11 arms with
+// TreeFewestRounds (ArgMax: 7 + ⌈log₂(n−1)⌉ + 1, and one more for an
+// ε-greedy choice on its input).
 //
 // ε-greedy uses it with y the exploration coin and z the one-hot of the
 // argmax of the exploration scores, which the dealer, who draws them,
 // computes in the clear: the result equals ArgMax of s + y(v − s).
-func (e *Engine) ArgMaxOr(x, gamma []uint64, alt func(z []uint64) uint64, out *[]uint64) *Proc {
+func (e *Engine) ArgMaxOr(x, gamma []uint64, tree Tree, alt func(z []uint64) uint64, out *[]uint64) *Proc {
 	n := len(x)
 	if n == 1 {
 		return e.NewProc(func() bool {
@@ -80,7 +114,7 @@ func (e *Engine) ArgMaxOr(x, gamma []uint64, alt func(z []uint64) uint64, out *[
 	var lt []uint64
 	p := e.NewProc()
 	p.Then(Run(e.MSBMerged(diffs, &lt)))
-	fanins := treeFanIns(n, n-1)
+	fanins := treeFanIns(n, n-1, tree)
 	var (
 		level int
 		m     *Many

@@ -199,7 +199,11 @@ func TestArgMaxOr(t *testing.T) {
 	fx := Fixed{16}
 	rng := rand.New(rand.NewPCG(9, 10))
 	for _, P := range partyCounts {
-		for _, n := range []int{2, 4, 10, 30} {
+		for _, c := range []struct {
+			n    int
+			tree Tree
+		}{{2, TreeFewestRounds}, {4, TreeFewestRounds}, {10, TreeFewestRounds}, {30, TreeFewestRounds}, {9, TreeFewestWords}, {10, TreeFewestWords}, {30, TreeFewestWords}} {
+			n, tree := c.n, c.tree
 			for _, y := range []uint64{0, 1} {
 				scores := make([]float64, n)
 				for i := range scores {
@@ -210,7 +214,7 @@ func TestArgMaxOr(t *testing.T) {
 					engines, dealer := testEngines(t, P, 16, 100+uint64(P))
 					shares := runComputation(t, engines, dealer, func(e *Engine) ([]*Proc, func() []uint64) {
 						var out []uint64
-						return []*Proc{e.ArgMaxOr(shareOf(e, fx.EncodeAll(scores)), e.DealtPermutation(n), func(z []uint64) uint64 {
+						return []*Proc{e.ArgMaxOr(shareOf(e, fx.EncodeAll(scores)), e.DealtPermutation(n), tree, func(z []uint64) uint64 {
 							z[alt] = 1
 							return y
 						}, &out)}, func() []uint64 { return out }
@@ -234,7 +238,7 @@ func TestArgMaxOr(t *testing.T) {
 						t.Errorf("n = %d, y = 0: arm %d scores %g, the best %g", n, at, scores[at], best)
 					}
 					if P == 2 {
-						want := 6 + len(treeFanIns(n, n-1))
+						want := 6 + len(treeFanIns(n, n-1, tree))
 						if r := engines[0].Stats().Rounds; r != want {
 							t.Errorf("n = %d: %d rounds, want %d", n, r, want)
 						}
@@ -245,12 +249,12 @@ func TestArgMaxOr(t *testing.T) {
 	}
 }
 
-// TestTreeFanIns pins the AND tree's levels: one for up to 11 arms, and
-// the two-input tree's (8 for 256 arms) when the dealer's words allow no
-// more.
+// TestTreeFanIns pins the AND tree's levels with TreeFewestRounds: one for
+// up to 11 arms, and the two-input tree's (8 for 256 arms) when the
+// dealer's words allow no more.
 func TestTreeFanIns(t *testing.T) {
 	for _, c := range []struct{ n, levels int }{{2, 1}, {3, 1}, {10, 1}, {11, 1}, {12, 2}, {20, 2}, {50, 2}, {100, 3}, {256, 8}} {
-		fs := treeFanIns(c.n, c.n-1)
+		fs := treeFanIns(c.n, c.n-1, TreeFewestRounds)
 		if len(fs) != c.levels {
 			t.Errorf("%d arms: fan-ins %v, want %d levels", c.n, fs, c.levels)
 		}
@@ -265,6 +269,46 @@ func TestTreeFanIns(t *testing.T) {
 		}
 		if w != 1 || (words > c.n*maxTreeWordsPerRow && fs[0] > 2) {
 			t.Errorf("%d arms: fan-ins %v leave %d inputs, %d words", c.n, fs, w, words)
+		}
+	}
+}
+
+// TestTreeFewestWords pins TreeFewestWords' fan-ins and checks that no
+// fan-in deals fewer words, and that it never deals more than
+// TreeFewestRounds.
+func TestTreeFewestWords(t *testing.T) {
+	words := func(n int, fs []int) int {
+		total, w := 0, n-1
+		for _, f := range fs {
+			g := (w + f - 1) / f
+			total += n * g << f
+			w = g
+		}
+		if w != 1 {
+			t.Fatalf("%d arms: fan-ins %v leave %d inputs", n, fs, w)
+		}
+		return total
+	}
+	for _, c := range []struct {
+		n    int
+		want []int
+	}{{2, []int{1}}, {4, []int{3}}, {9, []int{2, 2, 2}}, {10, []int{3, 3}}, {11, []int{2, 2, 2, 2}}, {28, []int{3, 3, 3}}, {100, []int{3, 3, 3, 3, 3}}} {
+		fs := treeFanIns(c.n, c.n-1, TreeFewestWords)
+		if !slices.Equal(fs, c.want) {
+			t.Errorf("%d arms: fan-ins %v, want %v", c.n, fs, c.want)
+		}
+		got := words(c.n, fs)
+		for f := 2; f <= min(maxFanIn, c.n-1); f++ {
+			var each []int
+			for w := c.n - 1; w > 1; w = (w + f - 1) / f {
+				each = append(each, f)
+			}
+			if w := words(c.n, each); w < got {
+				t.Errorf("%d arms: fan-in %d deals %d words, fewer than the pick's %d", c.n, f, w, got)
+			}
+		}
+		if r := words(c.n, treeFanIns(c.n, c.n-1, TreeFewestRounds)); got > r {
+			t.Errorf("%d arms: %d words, more than TreeFewestRounds' %d", c.n, got, r)
 		}
 	}
 }

@@ -83,13 +83,16 @@ type batchOutputs struct {
 //	              plainly; beside it, (r_j)_a x_j truncated
 //	+1            u_{j,a} = W_a⁻¹x_j, fused; (r_j)_a x_j opened
 //	+1            s_{j,a} = u_{j,a}·b_a, truncated
-//	+7            the B argmaxes with their exploration, side by side
+//	+6 + levels   the B argmaxes with their exploration, side by side;
+//	              their AND trees take the fewest dealer's words
+//	              (mpc.TreeFewestWords: one level up to 4 arms, two at
+//	              10), where a sequential step takes the fewest rounds
 //	+1            open the one-hots; b_a += Σ_j o_{j,a} (r_j)_a x_j,
 //	              r_j = Σ_a o_{j,a}(r_j)_a
 //	+1            open y_{j,a} = o_{j,a} x_j
 //	+1            W_a += Σ_j y_{j,a} x_jᵀ (mpc.Engine.SumOuter), truncated
 //
-// 15 + 4k rounds: 55 at B = 100 (k = 10).
+// 14 + levels + 4k rounds: 56 at |A| = 10 and B = 100 (k = 10).
 // The exploration is each step's own: the dealer draws step j's samples
 // (y, v, γ) after step j − 1's, as the reference draws them.
 func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mpc.Program {
@@ -157,7 +160,7 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		return true
 	}, func() bool {
 		for j := range n {
-			g.Go(e.ArgMaxOr(ts[j].Result(), gamma[j], func(z []uint64) uint64 {
+			g.Go(e.ArgMaxOr(ts[j].Result(), gamma[j], mpc.TreeFewestWords, func(z []uint64) uint64 {
 				smp[j].explore(z)
 				return smp[j].y
 			}, &onehot[j]))

@@ -67,8 +67,9 @@ func runPrograms(tb testing.TB, dl *learner, dealer *mpc.Program, ls []*learner,
 // memory (learner.stepBatch: the Newton–Schulz refresh, the B scorings and
 // argmaxes side by side, one update) against the plaintext batched
 // algorithm with the same refresh (nsReference), step for step, and
-// counts a batch's rounds: 15 + 4k at P = 2 and |A| ≤ 11, k = ⌈log₂ B⌉ + 3,
-// whatever B.
+// counts a batch's rounds: 14 + levels + 4k at P = 2, k = ⌈log₂ B⌉ + 3,
+// whatever B, where levels is the argmaxes' AND tree's (TreeFewestWords:
+// 1 at 4 arms, 2 at 10).
 //
 // Its first case also checks a feature party's view of a batch, as TestViews
 // does a session's: the words party 1 receives from party 0, the openings of
@@ -89,6 +90,7 @@ func TestBatchedLearnerMatchesReference(t *testing.T) {
 	}{
 		{"P=2 B=10", 2, 4, 0.1, 10, 200, 15 + 4*7, 99, views.see},
 		{"P=2 B=50, the last batch shorter", 2, 4, 0.1, 50, 230, 15 + 4*9, 99, nil},
+		{"P=2 B=10 10 arms", 2, 10, 0.1, 10, 40, 16 + 4*7, 95, nil},
 		{"P=3 B=16 explore always", 3, 6, 1, 16, 96, 0, 100, nil},
 	} {
 		t.Run(c.name, func(t *testing.T) {

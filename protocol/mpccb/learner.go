@@ -143,7 +143,7 @@ func (l *learner) stepFused(x, rr []uint64, out stepOutputs) *mpc.Program {
 		g.Go(l.scale(tq.Open().Plus([]uint64{fx.One()}), oU, &m))
 		return true
 	}, mpc.Later(func() *mpc.Proc {
-		return e.ArgMaxOr(ts.Result(), gamma, func(z []uint64) uint64 {
+		return e.ArgMaxOr(ts.Result(), gamma, mpc.TreeFewestRounds, func(z []uint64) uint64 {
 			smp.explore(z)
 			return smp.y
 		}, &onehot)
