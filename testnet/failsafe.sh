@@ -16,7 +16,7 @@
 #     initiator whose policy allows it, is declined by a participant with the
 #     policy `init --policy-open` writes, the reason naming both sizes.
 #  4. onboarding: two more daemons, A listing B but B not yet listing A, for
-#     20 s: A logs fewer than 50 lines and `peers` gives a reason; once B adds
+#     10 s: A logs fewer than 50 lines and `peers` gives a reason; once B adds
 #     A's card, they connect within 5 s.
 #  5. storage (root only: it mounts a tmpfs): a participant's sessions
 #     directory turns read-only while a session runs; the session completes;
@@ -209,12 +209,12 @@ if [ "$(id -u)" = 0 ] && command -v mount >/dev/null; then
 fi
 pair_start A
 pair_start B
-sleep 20
+sleep 10
 lines=$(wc -l <"$dir/pairA/daemon.log")
 reason=$("$bn" peers --config "$dir/pairA/config.toml" --json | grep -o '"reason": *"[^"]*"' | head -n 1 || true)
-[ "$lines" -lt 50 ] || fail "4: pairA logged $lines lines in 20 s of a one-sided peer card (want fewer than 50): $(sort "$dir/pairA/daemon.log" | uniq -c | sort -rn | head -3)"
+[ "$lines" -lt 50 ] || fail "4: pairA logged $lines lines in 10 s of a one-sided peer card (want fewer than 50): $(sort "$dir/pairA/daemon.log" | uniq -c | sort -rn | head -3)"
 [ -n "$reason" ] || fail "4: pairA's peers shows no reason for pairB"
-ok "4: one-sided peer cards for 20 s: pairA logged $lines lines; its peers says $reason"
+ok "4: one-sided peer cards for 10 s: pairA logged $lines lines; its peers says $reason"
 "$bn" peers add --config "$dir/pairB/config.toml" "$dir/pairA.card" >/dev/null
 t0=$(date +%s.%N)
 connected=""
