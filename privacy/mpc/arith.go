@@ -221,29 +221,30 @@ func (e *Engine) MatMul(a, b *Open, dim int) []uint64 {
 }
 
 // SumOuter returns shares of the rows matrices M_k = Σ_j y_{j,k} x_jᵀ, each
-// row-major dim×dim, for the plain openings ys[j] (rows consecutive blocks
-// y_{j,k} of length dim) and xs[j] (one block of length dim): a sum of
-// outer products over the pairs, such as the Gram matrices of a batch's
-// contexts weighted by its one-hots. The dealer deals one word per output
-// whatever the number of pairs — rows·dim² where the pairs' products one
-// by one (Outer, MulRows) would take as many per pair. It panics on a
-// fused operand or on lengths that do not fit (a programming error).
-func (e *Engine) SumOuter(ys, xs []*Open, rows, dim int) []uint64 {
+// row-major m×n, for the plain openings ys[j] (rows consecutive blocks
+// y_{j,k} of length m) and xs[j] (one block of length n): a sum of outer
+// products over the pairs, such as the Gram matrices of a batch's contexts
+// weighted by its one-hots (m = n) or a batch's rewards times its contexts
+// (m = 1). The dealer deals one word per output whatever the number of
+// pairs — rows·m·n where the pairs' products one by one (Outer, MulRows)
+// would take as many per pair. It panics on a fused operand or on lengths
+// that do not fit (a programming error).
+func (e *Engine) SumOuter(ys, xs []*Open, rows, m, n int) []uint64 {
 	if len(ys) != len(xs) {
 		panic("mpc: SumOuter of unequal numbers of operands")
 	}
 	for j := range ys {
-		if ys[j].fused() || xs[j].fused() || ys[j].n != rows*dim || xs[j].n != dim {
-			panic("mpc: SumOuter takes plain openings of rows·dim and dim values")
+		if ys[j].fused() || xs[j].fused() || ys[j].n != rows*m || xs[j].n != n {
+			panic("mpc: SumOuter takes plain openings of rows·m and n values")
 		}
 	}
-	sq := dim * dim
-	c := e.dealt(rows*sq, false, func(dst []uint64) {
+	mn := m * n
+	c := e.dealt(rows*mn, false, func(dst []uint64) {
 		for j := range ys {
 			ym, xm := ys[j].mask, xs[j].mask
 			for k := range rows {
-				for i := range dim {
-					a, row := ym[k*dim+i], dst[k*sq+i*dim:k*sq+(i+1)*dim]
+				for i := range m {
+					a, row := ym[k*m+i], dst[k*mn+i*n:k*mn+(i+1)*n]
 					for l, b := range xm {
 						row[l] += a * b
 					}
@@ -254,10 +255,10 @@ func (e *Engine) SumOuter(ys, xs []*Open, rows, dim int) []uint64 {
 	for j := range ys {
 		yv, ym, xv, xm := ys[j].Value, ys[j].mask, xs[j].Value, xs[j].mask
 		for k := range rows {
-			for i := range dim {
-				dy, my := yv[k*dim+i], ym[k*dim+i]
-				row := c[k*sq+i*dim : k*sq+(i+1)*dim]
-				for l := range dim {
+			for i := range m {
+				dy, my := yv[k*m+i], ym[k*m+i]
+				row := c[k*mn+i*n : k*mn+(i+1)*n]
+				for l := range n {
 					x := dy*xm[l] + my*xv[l]
 					if e.party == 0 {
 						x += dy * xv[l]

@@ -4,7 +4,13 @@ package mpc
 // consecutive dim×dim row-major matrices W_k of w (opened, fixed point):
 // from X₀ = c·x_k, with x the shares of a previous approximation and c a
 // public fixed-point scale, iters iterations X ← X(2I − W_k X), the result
-// into *out as a fused opening (Trunc.Open). The error E = I − W X squares
+// into *out as a plain opening. The approximations are held scaled by
+// 2^shift — x, every iterate and the result are 2^shift·X — so that X₀,
+// whose entries c shrinks, keeps shift more fractional bits: W·(2^shift X)
+// is divided by 2^(Frac+shift) to give W X, and X(2I − W X) by 2^Frac as
+// usual. With c ≥ 2^−shift the scaled X₀ is no smaller than x, and the
+// precision of the start no longer falls as c does. The caller keeps
+// 2^shift·‖W X‖ within the fixed-point range. The error E = I − W X squares
 // at each iteration, so it converges when X₀W_k has its eigenvalues in
 // (0, 2): a batch update of the contextual bandit keeps W additively, grows
 // it by at most B unit-norm outer products, and starts from
@@ -18,7 +24,7 @@ package mpc
 // steps 5.5 million correction words, plain ones 1.9 million (a plain
 // X also makes every later W⁻¹x cheap). The words opened are the two
 // operands of each product and the truncations'.
-func (e *Engine) NewtonSchulz(w *Open, x []uint64, c uint64, dim, iters int, out **Open) *Proc {
+func (e *Engine) NewtonSchulz(w *Open, x []uint64, c uint64, shift uint, dim, iters int, out **Open) *Proc {
 	sq := dim * dim
 	two := make([]uint64, w.n)
 	for k := range w.n / sq {
@@ -39,7 +45,7 @@ func (e *Engine) NewtonSchulz(w *Open, x []uint64, c uint64, dim, iters int, out
 		var tw, tx *Trunc
 		var ow *Open
 		p.Then(func() bool {
-			tw = e.TruncStart(e.MatMul(w, cur, dim)) // W X
+			tw = e.ShiftStart(e.MatMul(w, cur, dim), e.fx.Frac+shift) // W X
 			return true
 		}, func() bool {
 			ow = e.Mask(tw.Result())

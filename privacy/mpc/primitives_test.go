@@ -564,23 +564,25 @@ func TestAndWords(t *testing.T) {
 }
 
 // TestSumOuter checks SumOuter over the ring against the plaintext sum of
-// outer products, for 2, 3 and 5 parties: exact in Z/2^64, one round, and
-// one dealt word per output however many pairs are summed (the dealer's
-// corrections of n pairs are those of one).
+// outer products, for 2, 3 and 5 parties, square (m = n = 4) and of one
+// row (m = 1, as a batch's rewards times its contexts): exact in Z/2^64,
+// one round, and one dealt word per output however many pairs are summed
+// (the dealer's corrections of n pairs are those of one).
 func TestSumOuter(t *testing.T) {
 	const rows, dim = 3, 4
 	for _, P := range partyCounts {
-		for _, n := range []int{1, 7} {
-			t.Run(fmt.Sprintf("%s/%d pairs", partiesName(P), n), func(t *testing.T) {
+		for _, c := range []struct{ m, n int }{{1, 1}, {1, 7}, {dim, 1}, {dim, 7}} {
+			m, n := c.m, c.n
+			t.Run(fmt.Sprintf("%s/%d×%d, %d pairs", partiesName(P), m, dim, n), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(P), uint64(n)))
 				ys, xs := make([][]uint64, n), make([][]uint64, n)
-				want := make([]uint64, rows*dim*dim)
+				want := make([]uint64, rows*m*dim)
 				for j := range n {
-					ys[j], xs[j] = randWords(rng, rows*dim), randWords(rng, dim)
+					ys[j], xs[j] = randWords(rng, rows*m), randWords(rng, dim)
 					for k := range rows {
-						for i := range dim {
+						for i := range m {
 							for l := range dim {
-								want[(k*dim+i)*dim+l] += ys[j][k*dim+i] * xs[j][l]
+								want[(k*m+i)*dim+l] += ys[j][k*m+i] * xs[j][l]
 							}
 						}
 					}
@@ -594,7 +596,7 @@ func TestSumOuter(t *testing.T) {
 						}
 						return true
 					}, func() bool {
-						out = e.SumOuter(oy, ox, rows, dim)
+						out = e.SumOuter(oy, ox, rows, m, dim)
 						return true
 					})}, func() []uint64 { return out }
 				}
@@ -612,8 +614,8 @@ func TestSumOuter(t *testing.T) {
 				if r.err != nil {
 					t.Fatal(r.err)
 				}
-				if len(r.corr) != rows*dim*dim {
-					t.Errorf("%d correction words for %d pairs, want %d (one an output)", len(r.corr), n, rows*dim*dim)
+				if len(r.corr) != rows*m*dim {
+					t.Errorf("%d correction words for %d pairs, want %d (one an output)", len(r.corr), n, rows*m*dim)
 				}
 			})
 		}

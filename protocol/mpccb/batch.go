@@ -11,6 +11,22 @@ import (
 // a batch's start: ⌈log₂ B⌉ + 3 (TestNewtonSchulzBatchDesign).
 func batchIterations(batch int) int { return bits.Len(uint(batch-1)) + 3 }
 
+// refreshShift is s, the power of two a batched learner holds W_a⁻¹
+// scaled by (2^s·W_a⁻¹, mpc.Engine.NewtonSchulz's shift), so that the
+// refresh's start 2/(2+B)·W_a⁻¹ keeps the fractional bits W_a⁻¹ has: the
+// smallest s with 2^s ≥ (2 + B)/2, as far as the fixed-point range allows.
+// The refresh truncates 2^s·W_a X, whose entries are at most 2√(1 + T) as a
+// real (docs/protocols/mpccb.md, "Batches"), so 2L + s + 1 + ⌈log₂(1+T)/2⌉
+// ≤ 61 keeps it below 2^61 in the ring — a factor two of room, as
+// everywhere else. At L = 20: s = 6 at B = 100 and 9 at B = 1,000 for
+// T ≤ 2^22; at L = 24 and T = 60,000: 4.
+func refreshShift(p Params) uint {
+	want := bits.Len(uint(p.Batch+1)) - 1
+	half := (bits.Len64(uint64(p.Steps)) + 1) / 2 // ⌈log₂(1+T)/2⌉ for T ≥ 1, up to one more
+	room := 61 - 2*p.PrecisionBits - 1 - half
+	return uint(max(0, min(want, room)))
+}
+
 // unit returns the Program of one unit of p's session on the shares xs of
 // its contexts and rrs of their reward rows: one step of Algorithm 1
 // (learner.step), or in a batched session one batch (stepBatch). out's
@@ -72,27 +88,30 @@ type batchOutputs struct {
 
 // stepBatch returns the Program of one batch of the batched algorithm
 // (docs/protocols/mpccb.md, "Batches") on the shares xs of the batch's
-// contexts and rrs of their reward rows. The learner keeps W_a additively
-// besides W_a⁻¹ and b_a. Rounds with two parties and batch B (the batch
-// the session runs, which sets the refresh's scale and iterations; xs may
-// be shorter, the session's last batch):
+// contexts and rrs of their reward rows. The learner keeps W_a and b_a
+// additively and 2^s·W_a⁻¹ (s = refreshShift(p)). Rounds with two parties
+// and batch B (the batch the session runs, which sets the refresh's scale,
+// shift and iterations; xs may be shorter, the session's last batch):
 //
 //	R1            open W_a, b_a, every x_j and reward row
-//	R2 … R(3+4k)  W_a⁻¹ ← k Newton–Schulz iterations from
-//	              2/(2+B)·W_a⁻¹ (mpc.Engine.NewtonSchulz), opened
-//	              plainly; beside it, (r_j)_a x_j truncated
-//	+1            u_{j,a} = W_a⁻¹x_j, fused; (r_j)_a x_j opened
+//	R2 … R(3+4k)  2^s·W_a⁻¹ ← k Newton–Schulz iterations from
+//	              2/(2+B)·2^s·W_a⁻¹ (mpc.Engine.NewtonSchulz), opened
+//	              plainly
+//	+1            u_{j,a} = W_a⁻¹x_j, fused
 //	+1            s_{j,a} = u_{j,a}·b_a, truncated
 //	+6 + levels   the B argmaxes with their exploration, side by side;
 //	              their AND trees take the fewest dealer's words
 //	              (mpc.TreeFewestWords: one level up to 4 arms, two at
 //	              10), where a sequential step takes the fewest rounds
-//	+1            open the one-hots; b_a += Σ_j o_{j,a} (r_j)_a x_j,
-//	              r_j = Σ_a o_{j,a}(r_j)_a
-//	+1            open y_{j,a} = o_{j,a} x_j
-//	+1            W_a += Σ_j y_{j,a} x_jᵀ (mpc.Engine.SumOuter), truncated
+//	+1            open the one-hots; q_{j,a} = o_{j,a}(r_j)_a,
+//	              r_j = Σ_a q_{j,a}
+//	+1            open y_{j,a} = o_{j,a} x_j and q_{j,a}
+//	+1            W_a += Σ_j y_{j,a} x_jᵀ and b_a += Σ_j q_{j,a} x_j
+//	              (mpc.Engine.SumOuter), truncated once a batch
 //
-// 14 + levels + 4k rounds: 56 at |A| = 10 and B = 100 (k = 10).
+// 14 + levels + 4k rounds: 56 at |A| = 10 and B = 100 (k = 10), 68 at
+// B = 1,000 (k = 13). b_a's sum of B products stays in the fixed-point
+// range because p″ clamps rewards to R ≤ 2^(61−2L)/B (Params.maxReward).
 // The exploration is each step's own: the dealer draws step j's samples
 // (y, v, γ) after step j − 1's, as the reference draws them.
 func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mpc.Program {
@@ -101,13 +120,7 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 	A, D, n := l.arms, l.dim, len(xs)
 	fx := e.Fixed()
 	if l.w == nil {
-		id := make([]uint64, A*D*D)
-		for a := range A {
-			for i := range D {
-				id[(a*D+i)*D+i] = fx.One()
-			}
-		}
-		l.w = e.Public(id)
+		l.w = e.Public(identities(A, D, fx.One()))
 	}
 	scale := fx.Encode(2 / float64(2+batch))
 	iters := batchIterations(batch)
@@ -115,9 +128,9 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 	smp := make([]samples, n)
 	gamma := make([][]uint64, n)
 	oX, oRR := make([]*mpc.Open, n), make([]*mpc.Open, n)
-	trx, ts := make([]*mpc.Trunc, n), make([]*mpc.Trunc, n)
-	oRX, oY := make([]*mpc.Open, n), make([]*mpc.Open, n)
-	var tw *mpc.Trunc
+	ts := make([]*mpc.Trunc, n)
+	oQ, oY := make([]*mpc.Open, n), make([]*mpc.Open, n)
+	var tw, tb *mpc.Trunc
 	onehot := make([][]uint64, n)
 	var oW, oB, winv *mpc.Open
 	oO := make([]*mpc.Open, n)
@@ -133,10 +146,7 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		oW, oB = e.Mask(l.w), e.Mask(l.b)
 		return true
 	}, func() bool {
-		g.Go(e.NewtonSchulz(oW, l.winv, scale, D, iters, &winv))
-		for j := range n {
-			trx[j] = e.TruncStart(e.MulRows(oRR[j], oX[j], D))
-		}
+		g.Go(e.NewtonSchulz(oW, l.winv, scale, l.shift, D, iters, &winv))
 		return true
 	}, func() bool {
 		if winv == nil {
@@ -145,12 +155,7 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		copy(l.winv, e.SharesOf(winv))
 		tu = make([]*mpc.Trunc, n)
 		for j := range n {
-			tu[j] = e.TruncStart(e.MatVec(winv, oX[j], D))
-			// (r_j)_a x_j, truncated rounds ago, opened plainly in a
-			// round the batch has anyway: its product with the one-hot
-			// then costs the dealer a word per output, not two per term
-			// (a fused operand's).
-			oRX[j] = e.Mask(trx[j].Result())
+			tu[j] = e.ShiftStart(e.MatVec(winv, oX[j], D), fx.Frac+l.shift)
 		}
 		return true
 	}, func() bool {
@@ -181,26 +186,31 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		return true
 	}, func() bool {
 		// o_{j,a} is an integer: no rescaling. The products come in the
-		// batch's order, and the sums do not depend on it. W_a's update
-		// is one product a batch: y_{j,a} = o_{j,a} x_j, opened, then
-		// Σ_j y_{j,a} x_jᵀ (mpc.Engine.SumOuter) — |A|·D² dealt words a
-		// batch, where o_{j,a}·(x_j x_jᵀ) step by step took as many a step.
+		// batch's order, and the sums do not depend on it. W_a's and b_a's
+		// updates are one product each a batch: y_{j,a} = o_{j,a} x_j and
+		// q_{j,a} = o_{j,a}(r_j)_a opened, then Σ_j y_{j,a} x_jᵀ and
+		// Σ_j q_{j,a} x_j (mpc.Engine.SumOuter) — a dealt word per output
+		// a batch, where step by step they took as many a step, and one
+		// truncation a batch where b_a took one a step.
 		for j := range n {
 			oY[j] = e.Mask(e.MulRows(oO[j], oX[j], D))
-			addInPlace(l.b, e.MulRows(oO[j], oRX[j], D))
+			q := e.MulElem(oO[j], oRR[j])
 			var rt uint64
-			for _, v := range e.MulElem(oO[j], oRR[j]) {
+			for _, v := range q {
 				rt += v
 			}
+			oQ[j] = e.Mask(q)
 			if out.reward != nil {
 				out.reward(j, rt)
 			}
 		}
 		return true
 	}, func() bool {
-		tw = e.TruncStart(e.SumOuter(oY, oX, A, D))
+		tw = e.TruncStart(e.SumOuter(oY, oX, A, D, D))
+		tb = e.TruncStart(e.SumOuter(oQ, oX, A, 1, D))
 		return true
 	}, func() bool {
+		addInPlace(l.b, tb.Result())
 		addInPlace(l.w, tw.Result())
 		return true
 	})

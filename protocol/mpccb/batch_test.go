@@ -71,6 +71,11 @@ func runPrograms(tb testing.TB, dl *learner, dealer *mpc.Program, ls []*learner,
 // whatever B, where levels is the argmaxes' AND tree's (TreeFewestWords:
 // 1 at 4 arms, 2 at 10).
 //
+// The two B = 400 cases run 2,000 steps at 11 fractional bits, where the
+// refresh's start 2/(2+B)·W_a⁻¹ falls below a unit unless W_a⁻¹ is held
+// scaled by 2^refreshShift: scaled, the arms are the reference's (1,980 of
+// 2,000 when written); unscaled, they are not (1,422).
+//
 // Its first case also checks a feature party's view of a batch, as TestViews
 // does a session's: the words party 1 receives from party 0, the openings of
 // W_a, b_a, the B contexts and reward rows and every intermediate product,
@@ -85,18 +90,26 @@ func TestBatchedLearnerMatchesReference(t *testing.T) {
 		batch     int
 		steps     int
 		rounds    int64
-		wantAgree int // in percent
+		wantAgree int // in percent; negative: at most -wantAgree
 		seen      func(int, mpc.Payload)
+		L         int  // precision_bits; 20 if 0
+		unscaled  bool // hold W_a⁻¹ unscaled (refreshShift 0)
 	}{
-		{"P=2 B=10", 2, 4, 0.1, 10, 200, 15 + 4*7, 99, views.see},
-		{"P=2 B=50, the last batch shorter", 2, 4, 0.1, 50, 230, 15 + 4*9, 99, nil},
-		{"P=2 B=10 10 arms", 2, 10, 0.1, 10, 40, 16 + 4*7, 95, nil},
-		{"P=3 B=16 explore always", 3, 6, 1, 16, 96, 0, 100, nil},
+		{"P=2 B=10", 2, 4, 0.1, 10, 200, 15 + 4*7, 99, views.see, 0, false},
+		{"P=2 B=50, the last batch shorter", 2, 4, 0.1, 50, 230, 15 + 4*9, 99, nil, 0, false},
+		{"P=2 B=10 10 arms", 2, 10, 0.1, 10, 40, 16 + 4*7, 95, nil, 0, false},
+		{"P=3 B=16 explore always", 3, 6, 1, 16, 96, 0, 100, nil, 0, false},
+		{"P=2 B=400 L=11", 2, 4, 0.1, 400, 2000, 15 + 4*12, 98, nil, 11, false},
+		{"P=2 B=400 L=11 unscaled", 2, 4, 0.1, 400, 2000, 15 + 4*12, -85, nil, 11, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			P := c.P
 			p := DefaultParams()
 			p.Arms, p.Dimensions, p.Epsilon, p.PrecisionBits = c.arms, 6, c.eps, 20
+			if c.L != 0 {
+				p.PrecisionBits = c.L
+			}
+			p.Steps, p.Batch = int64(c.steps), c.batch
 			xs, rs := toyData(c.steps, p.Arms, p.Dimensions, 3)
 			var seeds []mpc.Seed
 			for i := range P {
@@ -122,6 +135,12 @@ func TestBatchedLearnerMatchesReference(t *testing.T) {
 				ls[i] = newLearner(e, p)
 			}
 			dl := newLearner(dealer, p)
+			if c.unscaled {
+				for _, l := range append(ls, dl) {
+					l.shift = 0
+					l.winv = l.e.Public(identities(p.Arms, p.Dimensions, l.e.Fixed().One()))
+				}
+			}
 			ref := newNS(p, sampler, batchIterations(c.batch), c.batch)
 			fx := mpc.Fixed{Frac: uint(p.PrecisionBits)}
 			agree := 0
@@ -187,7 +206,11 @@ func TestBatchedLearnerMatchesReference(t *testing.T) {
 				}
 			}
 			t.Logf("agreement %d/%d, reward %.0f vs %.0f", agree, c.steps, privReward, refReward)
-			if agree < c.steps*c.wantAgree/100 {
+			if c.wantAgree < 0 {
+				if agree > -c.steps*c.wantAgree/100 {
+					t.Errorf("unscaled, the private batched learner still chose the reference's arm in %d of %d steps: the case tests nothing", agree, c.steps)
+				}
+			} else if agree < c.steps*c.wantAgree/100 {
 				t.Errorf("the private batched learner chose the reference's arm in %d of %d steps", agree, c.steps)
 			}
 		})
@@ -332,5 +355,41 @@ func TestBatchedSession(t *testing.T) {
 				t.Errorf("p′'s arms are the sequential algorithm's in %d steps, the batched one's in %d: the session did not run in batches", seqAgree, agree)
 			}
 		})
+	}
+}
+
+// TestRefreshShift checks refreshShift against its two conditions: 2^s at
+// least (2 + B)/2, so that the refresh's start keeps W_a⁻¹'s fractional
+// bits, unless the fixed-point range forbids it — 2L + s + 1 +
+// log₂(1 + T)/2 ≤ 61, the bound of the refresh's truncated products.
+func TestRefreshShift(t *testing.T) {
+	room := func(L int, steps int64) float64 { return 61 - 2*float64(L) - 1 - math.Log2(1+float64(steps))/2 }
+	for _, c := range []struct {
+		batch int
+		L     int
+		steps int64
+		want  uint
+	}{
+		{2, 20, 10_000, 1},
+		{10, 20, 10_000, 3},
+		{100, 20, 60_000, 6},
+		{1000, 20, 60_000, 9},
+		{1000, 20, 10_000_000, 8}, // the range binds
+		{1000, 24, 60_000, 4},
+		{1000, 24, 10_000_000, 0},
+		{100, 8, 10_000_000, 6},
+	} {
+		p := DefaultParams()
+		p.Batch, p.PrecisionBits, p.Steps = c.batch, c.L, c.steps
+		s := refreshShift(p)
+		if s != c.want {
+			t.Errorf("B = %d, L = %d, T = %d: shift %d, want %d", c.batch, c.L, c.steps, s, c.want)
+		}
+		if r := room(c.L, c.steps); float64(s) > r {
+			t.Errorf("B = %d, L = %d, T = %d: shift %d exceeds the range's room %.2f", c.batch, c.L, c.steps, s, r)
+		}
+		if full := math.Ldexp(1, int(s)) >= float64(2+c.batch)/2; !full && float64(s)+2 <= room(c.L, c.steps) {
+			t.Errorf("B = %d, L = %d, T = %d: 2^%d < (2 + B)/2 though the range has room for more", c.batch, c.L, c.steps, s)
+		}
 	}
 }

@@ -209,7 +209,8 @@ func TestBatchParams(t *testing.T) {
 		{raw: map[string]any{}, batch: 1, win: 8},
 		{raw: map[string]any{"batch": int64(100)}, batch: 100, win: DefaultBatchWindow},
 		{raw: map[string]any{"batch": int64(10), "window": int64(5)}, batch: 10, win: 5},
-		{raw: map[string]any{"batch": int64(101)}, errContains: "params.batch: 101 is out of range [1, 100]"},
+		{raw: map[string]any{"batch": int64(1000)}, batch: 1000, win: DefaultBatchWindow},
+		{raw: map[string]any{"batch": int64(1001)}, errContains: "params.batch: 1001 is out of range [1, 1000]"},
 		{raw: map[string]any{"batch": int64(0)}, errContains: "params.batch: 0 is out of range"},
 	} {
 		p, err := Family{}.ParseParams(c.raw)

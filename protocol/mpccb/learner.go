@@ -16,7 +16,8 @@ type learner struct {
 	dim   int
 	iters int
 	eps   float64
-	winv  []uint64 // arms × dim × dim, row-major
+	winv  []uint64 // arms × dim × dim, row-major; in a batched session 2^shift·W_a⁻¹
+	shift uint     // refreshShift of a batched session, 0 otherwise
 	b     []uint64 // arms × dim
 	w     []uint64 // arms × dim × dim: W_a itself, kept by batches (batch.go); nil until the first
 	v110  bool     // run wire 1.1.0's step (learner_v110.go)
@@ -25,16 +26,24 @@ type learner struct {
 func newLearner(e *mpc.Engine, p Params) *learner {
 	l := &learner{e: e, arms: p.Arms, dim: p.Dimensions, iters: p.ReciprocalIterations, eps: p.Epsilon,
 		v110: p.wire == wireV110}
-	id := make([]uint64, p.Arms*p.Dimensions*p.Dimensions)
-	one := e.Fixed().One()
-	for a := range p.Arms {
-		for i := range p.Dimensions {
-			id[(a*p.Dimensions+i)*p.Dimensions+i] = one
-		}
+	if p.batched() {
+		l.shift = refreshShift(p)
 	}
-	l.winv = e.Public(id)
+	l.winv = e.Public(identities(p.Arms, p.Dimensions, e.Fixed().One()<<l.shift))
 	l.b = make([]uint64, p.Arms*p.Dimensions)
 	return l
+}
+
+// identities returns arms dim×dim identity matrices, row-major, with one
+// on their diagonals.
+func identities(arms, dim int, one uint64) []uint64 {
+	id := make([]uint64, arms*dim*dim)
+	for a := range arms {
+		for i := range dim {
+			id[(a*dim+i)*dim+i] = one
+		}
+	}
+	return id
 }
 
 // stepOutputs receives what a step reveals to others: the shares of the

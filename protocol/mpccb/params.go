@@ -61,12 +61,13 @@ const (
 	// (checkShape) and refuse what would not fit a 4 MiB frame; the dealer
 	// sends a step's corrections in chunks.
 	MaxMatrixWords = 160_000
-	// MaxBatch bounds params.batch. The batch's refresh of W_a⁻¹
-	// (Newton–Schulz from 2/(2+B)·W_a⁻¹, batch.go) loses precision as B
-	// grows: at L = 20 fractional bits B = 100 keeps 99.8 % of the batched
-	// plaintext algorithm's arms on Fashion-MNIST, B = 1,000 does not
-	// (docs/protocols/mpccb.md, "Batches").
-	MaxBatch = 100
+	// MaxBatch bounds params.batch. The batch's refresh of W_a⁻¹ keeps
+	// its precision at any B (refreshShift); what bounds B is the price:
+	// a batch's words live until it ends (simulate of B = 1,000 peaks at
+	// 2.6 GB), p″'s reward range shrinks as 1/B (maxReward), and the
+	// regret grows (2 % at B = 1,000 on Fashion-MNIST,
+	// docs/protocols/mpccb.md, "Batches").
+	MaxBatch = 1000
 	// DefaultBatchWindow is params.window's default in a batched session,
 	// in batches: the dealer produces a batch while the parties run the
 	// one before, and a batch's corrections are large (44 MB at B = 100,
@@ -100,7 +101,7 @@ func (p Params) validate() error {
 		return fmt.Errorf("params.window: %d is out of range [1, %d]", p.Window, MaxWindow)
 	}
 	if p.Batch < 1 || p.Batch > MaxBatch {
-		return fmt.Errorf("params.batch: %d is out of range [1, %d] (1 is the paper's algorithm; larger batches lose fixed-point precision in the batch's refresh of W⁻¹)", p.Batch, MaxBatch)
+		return fmt.Errorf("params.batch: %d is out of range [1, %d] (1 is the paper's algorithm; a batch's memory and p″'s reward range grow worse with B)", p.Batch, MaxBatch)
 	}
 	return nil
 }
@@ -129,12 +130,14 @@ func (p Params) unitSteps(u uint64) (first uint64, n int) {
 func (p Params) unitOf(t uint64) uint64 { return (t-1)/uint64(p.batch()) + 1 }
 
 // maxReward is the largest reward magnitude R the engine computes with
-// exactly: the score xᵀW_a⁻¹b_a reaches R·√T/2 (see learner.step), and
-// every truncated product must stay below 2^61 in the ring, 2^(61−2L) as a
-// real. With 0/1 rewards every valid Params fits: R = 1 needs
-// √(10^7)/2 ≈ 1582 < 2^13, the room at L = 24.
+// exactly: the score xᵀW_a⁻¹b_a reaches R·√T/2 (see learner.step), a
+// batch's update of b_a sums B products of at most R before truncating
+// them (stepBatch), and every truncated product must stay below 2^61 in
+// the ring, 2^(61−2L) as a real: R = 2^(61−2L)/max(1, √T/2, B). With 0/1
+// rewards every valid Params fits: R = 1 needs √(10^7)/2 ≈ 1582 < 2^13,
+// the room at L = 24, and B ≤ MaxBatch < 2^13.
 func (p Params) maxReward() float64 {
-	return math.Ldexp(1, 61-2*p.PrecisionBits) / max(1, math.Sqrt(float64(p.Steps))/2)
+	return math.Ldexp(1, 61-2*p.PrecisionBits) / max(1, math.Sqrt(float64(p.Steps))/2, float64(p.batch()))
 }
 
 // PrivacyEta is Theorem 1's guarantee: opening a_t is log(|A|/ε)-DP.
