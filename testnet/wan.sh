@@ -94,10 +94,10 @@ while [ $# -gt 0 ]; do
     ;;
   --mpccb-batch)
     [ $# -ge 2 ] || usage
-    # params.batch is 1..100 (protocol/mpccb's bound), the steps at most
+    # params.batch is 1..1000 (protocol/mpccb's bound), the steps at most
     # Fashion-MNIST's 60,000 training images (one context each).
-    if ! [[ $2 =~ ^([1-9][0-9]{0,2})(@([1-9][0-9]{0,4}))?$ ]] || [ "${BASH_REMATCH[1]}" -gt 100 ] || [ "${BASH_REMATCH[3]:-1}" -gt 60000 ]; then
-      echo "wan.sh: --mpccb-batch takes B or B@N (B in 1..100, N in 1..60,000), not '$2'" >&2
+    if ! [[ $2 =~ ^([1-9][0-9]{0,3})(@([1-9][0-9]{0,4}))?$ ]] || [ "${BASH_REMATCH[1]}" -gt 1000 ] || [ "${BASH_REMATCH[3]:-1}" -gt 60000 ]; then
+      echo "wan.sh: --mpccb-batch takes B or B@N (B in 1..1000, N in 1..60,000), not '$2'" >&2
       usage
     fi
     mbatches+=("$2")

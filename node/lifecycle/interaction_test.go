@@ -36,6 +36,7 @@ import (
 //	fail org=X reason=R                    X aborts for a local reason
 //	unreachable org=X peer=Y reason=R      X could not reach Y
 //	paused org=X d=DURATION                X was paused for DURATION
+//	heard org=X peer=Y                     X received a protocol message from Y
 //	restart org=X                          X's daemon restarts
 //	phases                                 every organization's phase
 //	queue                                  the messages waiting
@@ -206,6 +207,12 @@ func runCommand(t *testing.T, ep **env, d *datadriven.TestData) error {
 				return err
 			}
 			m.Unreachable(p, arg("reason"), arg("detail"))
+		case "heard":
+			p, _, err := orgArg("peer")
+			if err != nil {
+				return err
+			}
+			m.Heard(p)
 		case "paused":
 			dur, err := time.ParseDuration(arg("d"))
 			if err != nil {

@@ -22,7 +22,8 @@
 // A failure is reported with its cause, by the organization that saw it:
 //   - a participant that declines: "node3 declined: <its reason>";
 //   - silence while connected: "node3 stopped answering (silent for 3s,
-//     more than session.peer_timeout = 3s)";
+//     more than session.peer_timeout = 3s)" — neither a control message
+//     nor a protocol message (Heard) from it for that long;
 //   - a peer that cannot be reached (a send failed, or its connection
 //     closed and a redial failed): the session waits CauseGrace for an
 //     Abort from the other side naming the real cause (a peer shutting
@@ -305,6 +306,21 @@ func (m *Machine) Step(msg Msg) {
 		m.silent[msg.From] = 0
 	}
 	m.step(msg)
+}
+
+// Heard reports that a message of the session's protocol came from
+// organization o since the last tick. Any message proves o alive, not only
+// control messages: on a slow link a heartbeat can wait behind megabytes
+// of o's protocol data (the contextual bandit's dealer sends a batch's
+// corrections to party 0 on the same connection), and the data arriving
+// is the better evidence.
+func (m *Machine) Heard(o Org) {
+	if m.phase.Ended() {
+		return
+	}
+	if _, ok := m.silent[o]; ok {
+		m.silent[o] = 0
+	}
 }
 
 // Tick advances the session's time by one tick.

@@ -231,6 +231,12 @@ func (n *Runtime) rejectRoleFrame(family string, from peer.ID, f *roleFrameView,
 // reader's buffer): stepped in place, it is the role's until Step returns,
 // which is all that family promises to need; queued, it is copied first.
 func (s *session) deliver(m protocol.Message, borrowed bool) {
+	if r, ok := s.roleOf(m.From); ok {
+		// Its sender is alive, whatever its heartbeats' delay.
+		if h := &s.heard[s.partyOrgs[r][m.From.Index]]; !h.Load() {
+			h.Store(true)
+		}
+	}
 	if s.run.TryLock() {
 		if s.run.inPlace && s.queued.Load() == 0 {
 			s.stepInPlace(m)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/apitype"
@@ -206,7 +207,13 @@ func (n *Runtime) newSession(live *liveConfig, id string, fam protocol.Family, p
 		}
 		s.roleNames = append(s.roleNames, role)
 		s.orgs = append(s.orgs, ids)
+		idx := make([]lifecycle.Org, len(ids))
+		for i, id := range ids {
+			idx[i] = s.orgIndex[id]
+		}
+		s.partyOrgs = append(s.partyOrgs, idx)
 	}
+	s.heard = make([]atomic.Bool, len(s.members))
 	for i, p := range s.mine {
 		// The session's own copy of the role name: a frame's party carries
 		// it too (party), so comparing the two compares a pointer.

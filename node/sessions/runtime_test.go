@@ -130,3 +130,33 @@ func TestSessionSharesItsStrings(t *testing.T) {
 		}
 	}
 }
+
+// TestDeliverMarksTheSenderHeard: a protocol message marks the
+// organization that plays its sender as heard, for the loop to hand to the
+// lifecycle (lifecycle.Machine.Heard): data that arrives proves its sender
+// alive even while its heartbeats wait behind it on a slow link. Only the
+// sender is marked, and the mark is the loop's to clear.
+func TestDeliverMarksTheSenderHeard(t *testing.T) {
+	n, other := attachedRuntime(t)
+	self := n.host.ID()
+	assign := protocol.Assignment{Roles: map[string][]string{ping.RoleParticipant: {other.String(), self.String()}}}
+	s, err := n.newSession(n.live.Load(), "0123456789abcdef", ping.Family{}, nil, nil, assign, other, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	them, us := s.orgIndex[other], s.orgIndex[self]
+	if s.heard[them].Load() || s.heard[us].Load() {
+		t.Fatal("an organization is marked heard before any message")
+	}
+	s.deliver(protocol.Message{From: protocol.Party{Role: ping.RoleParticipant, Index: 0}, To: s.mine[0], Body: []byte{1}}, false)
+	if !s.heard[them].Load() {
+		t.Errorf("a message from %s's party did not mark it heard", n.nameOf(other))
+	}
+	if s.heard[us].Load() {
+		t.Errorf("a message from %s's party marked this node heard", n.nameOf(other))
+	}
+	s.deliver(protocol.Message{From: protocol.Party{Role: ping.RoleParticipant, Index: 7}, To: s.mine[0], Body: []byte{1}}, false)
+	if s.heard[us].Load() {
+		t.Errorf("a message from a party the session does not have marked an organization heard")
+	}
+}

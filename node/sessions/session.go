@@ -206,8 +206,14 @@ type session struct {
 	// lifecycle's Org o is members[o], and orgIndex the reverse.
 	members  []peer.ID
 	orgIndex map[peer.ID]lifecycle.Org
-	remotes  []peer.ID      // the other organizations of the session
-	local    map[string]any // local data by role
+	// partyOrgs is orgs as the lifecycle's organizations; heard, by
+	// organization, says that a protocol message from it arrived since
+	// the loop last looked (deliver sets it, the loop hands it to the
+	// lifecycle: lifecycle.Machine.Heard).
+	partyOrgs [][]lifecycle.Org
+	heard     []atomic.Bool
+	remotes   []peer.ID      // the other organizations of the session
+	local     map[string]any // local data by role
 
 	ctrl  chan ctrlEvent
 	inbox chan protocol.Message

@@ -125,6 +125,13 @@ func (s *session) loop() {
 			// The pause is not made up for in ticks: Paused judged it.
 			ticks, lastTick = min(ticks, 1), time.Now()
 		}
+		if ticks > 0 {
+			for o := range s.heard {
+				if s.heard[o].Swap(false) {
+					s.life.lc.Heard(lifecycle.Org(o))
+				}
+			}
+		}
 		for range ticks {
 			s.life.lc.Tick()
 		}
