@@ -202,7 +202,8 @@ func TestArgMaxOr(t *testing.T) {
 		for _, c := range []struct {
 			n    int
 			tree Tree
-		}{{2, TreeFewestRounds}, {4, TreeFewestRounds}, {10, TreeFewestRounds}, {30, TreeFewestRounds}, {9, TreeFewestWords}, {10, TreeFewestWords}, {30, TreeFewestWords}} {
+		}{{2, TreeFewestRounds}, {4, TreeFewestRounds}, {10, TreeFewestRounds}, {30, TreeFewestRounds}, {9, TreeFewestWords}, {10, TreeFewestWords}, {30, TreeFewestWords},
+			{2, TreeTournament}, {3, TreeTournament}, {9, TreeTournament}, {10, TreeTournament}, {30, TreeTournament}} {
 			n, tree := c.n, c.tree
 			for _, y := range []uint64{0, 1} {
 				scores := make([]float64, n)
@@ -211,15 +212,18 @@ func TestArgMaxOr(t *testing.T) {
 				}
 				alt := (n / 3) % n
 				t.Run(partiesName(P), func(t *testing.T) {
-					engines, dealer := testEngines(t, P, 16, 100+uint64(P))
-					shares := runComputation(t, engines, dealer, func(e *Engine) ([]*Proc, func() []uint64) {
-						var out []uint64
-						return []*Proc{e.ArgMaxOr(shareOf(e, fx.EncodeAll(scores)), e.DealtPermutation(n), tree, func(z []uint64) uint64 {
-							z[alt] = 1
-							return y
-						}, &out)}, func() []uint64 { return out }
-					})
-					got := reconstruct(shares)
+					run := func(tree Tree) ([]uint64, int) {
+						engines, dealer := testEngines(t, P, 16, 100+uint64(P))
+						shares := runComputation(t, engines, dealer, func(e *Engine) ([]*Proc, func() []uint64) {
+							var out []uint64
+							return []*Proc{e.ArgMaxOr(shareOf(e, fx.EncodeAll(scores)), e.DealtPermutation(n), tree, func(z []uint64) uint64 {
+								z[alt] = 1
+								return y
+							}, &out)}, func() []uint64 { return out }
+						})
+						return reconstruct(shares), engines[0].Stats().Rounds
+					}
+					got, rounds := run(tree)
 					at := -1
 					for i, v := range got {
 						if v == 1 && at < 0 {
@@ -237,15 +241,62 @@ func TestArgMaxOr(t *testing.T) {
 					case y == 0 && scores[at] != best:
 						t.Errorf("n = %d, y = 0: arm %d scores %g, the best %g", n, at, scores[at], best)
 					}
+					if tree != TreeFewestRounds {
+						// The same keys (the same γ): the same arm, ties included.
+						if want, _ := run(TreeFewestRounds); !slices.Equal(got, want) {
+							t.Errorf("n = %d: one-hot %v, TreeFewestRounds' %v", n, got, want)
+						}
+					}
 					if P == 2 {
 						want := 6 + len(treeFanIns(n, n-1, tree))
-						if r := engines[0].Stats().Rounds; r != want {
-							t.Errorf("n = %d: %d rounds, want %d", n, r, want)
+						if tree == TreeTournament {
+							want = tournamentRounds(n)
+						}
+						if rounds != want {
+							t.Errorf("n = %d: %d rounds, want %d", n, rounds, want)
 						}
 					}
 				})
 			}
 		}
+	}
+}
+
+// TestTournamentWords counts what an argmax of 10 arms costs with each
+// tree — the dealer's correction words and the words party 0 sends — and
+// checks that the tournament's are the fewest, by the margins that make it
+// the batches' tree (at most a third of TreeFewestWords' either way).
+func TestTournamentWords(t *testing.T) {
+	const n = 10
+	fx := Fixed{16}
+	scores := make([]float64, n)
+	for i := range scores {
+		scores[i] = float64(i%4) / 2
+	}
+	comp := func(tree Tree) computation {
+		return func(e *Engine) ([]*Proc, func() []uint64) {
+			var out []uint64
+			return []*Proc{e.ArgMaxOr(shareOf(e, fx.EncodeAll(scores)), e.DealtPermutation(n), tree, func(z []uint64) uint64 {
+				z[0] = 1
+				return 0
+			}, &out)}, func() []uint64 { return out }
+		}
+	}
+	type cost struct{ dealer, sent int }
+	costs := map[Tree]cost{}
+	for _, tree := range []Tree{TreeFewestRounds, TreeFewestWords, TreeTournament} {
+		engines, dealer := testEngines(t, 2, 16, 5)
+		r := runRecorded(t, engines, dealer, comp(tree), nil)
+		if r.err != nil {
+			t.Fatal(r.err)
+		}
+		sent := len(r.sent[0])
+		costs[tree] = cost{len(r.corr), sent}
+		t.Logf("tree %d: %d dealer's words, party 0 sends %d", tree, len(r.corr), sent)
+	}
+	tw, fw := costs[TreeTournament], costs[TreeFewestWords]
+	if 3*tw.dealer > fw.dealer || 3*tw.sent > fw.sent {
+		t.Errorf("the tournament costs %+v, TreeFewestWords %+v: want at most a third of either", tw, fw)
 	}
 }
 

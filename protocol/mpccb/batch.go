@@ -11,6 +11,22 @@ import (
 // a batch's start: ⌈log₂ B⌉ + 3 (TestNewtonSchulzBatchDesign).
 func batchIterations(batch int) int { return bits.Len(uint(batch-1)) + 3 }
 
+// tournamentBatch is the smallest batch whose argmaxes meet in a
+// tournament (mpc.TreeTournament) rather than through the AND tree with the
+// fewest words (mpc.TreeFewestWords). The tournament's 25 more rounds a
+// batch at 10 arms cost the batch the same on continental links (25 ms one
+// way, 2,500 KB/s) as the parties' 15 KB a step it saves at B ≈ 200; from
+// there it is cheaper, and the dealer's words are a fifth at any B.
+const tournamentBatch = 200
+
+// argmaxTree is the AND tree of a batch of B steps' argmaxes.
+func argmaxTree(batch int) mpc.Tree {
+	if batch >= tournamentBatch {
+		return mpc.TreeTournament
+	}
+	return mpc.TreeFewestWords
+}
+
 // refreshShift is s, the power of two a batched learner holds W_a⁻¹
 // scaled by (2^s·W_a⁻¹, mpc.Engine.NewtonSchulz's shift), so that the
 // refresh's start 2/(2+B)·W_a⁻¹ keeps the fractional bits W_a⁻¹ has: the
@@ -102,15 +118,17 @@ type batchOutputs struct {
 //	+6 + levels   the B argmaxes with their exploration, side by side;
 //	              their AND trees take the fewest dealer's words
 //	              (mpc.TreeFewestWords: one level up to 4 arms, two at
-//	              10), where a sequential step takes the fewest rounds
+//	              10), where a sequential step takes the fewest rounds;
+//	              from B = 200 a tournament (mpc.TreeTournament):
+//	              8⌈log₂|A|⌉ + 1 rounds instead, 33 at 10 arms
 //	+1            open the one-hots; q_{j,a} = o_{j,a}(r_j)_a,
 //	              r_j = Σ_a q_{j,a}
 //	+1            open y_{j,a} = o_{j,a} x_j and q_{j,a}
 //	+1            W_a += Σ_j y_{j,a} x_jᵀ and b_a += Σ_j q_{j,a} x_j
 //	              (mpc.Engine.SumOuter), truncated once a batch
 //
-// 14 + levels + 4k rounds: 56 at |A| = 10 and B = 100 (k = 10), 68 at
-// B = 1,000 (k = 13). b_a's sum of B products stays in the fixed-point
+// 14 + levels + 4k rounds: 56 at |A| = 10 and B = 100 (k = 10); with the
+// tournament 9 + 8⌈log₂|A|⌉ + 4k: 93 at B = 1,000 (k = 13). b_a's sum of B products stays in the fixed-point
 // range because p″ clamps rewards to R ≤ 2^(61−2L)/B (Params.maxReward).
 // The exploration is each step's own: the dealer draws step j's samples
 // (y, v, γ) after step j − 1's, as the reference draws them.
@@ -165,7 +183,7 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		return true
 	}, func() bool {
 		for j := range n {
-			g.Go(e.ArgMaxOr(ts[j].Result(), gamma[j], mpc.TreeFewestWords, func(z []uint64) uint64 {
+			g.Go(e.ArgMaxOr(ts[j].Result(), gamma[j], argmaxTree(batch), func(z []uint64) uint64 {
 				smp[j].explore(z)
 				return smp[j].y
 			}, &onehot[j]))

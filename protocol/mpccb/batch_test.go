@@ -69,12 +69,13 @@ func runPrograms(tb testing.TB, dl *learner, dealer *mpc.Program, ls []*learner,
 // algorithm with the same refresh (nsReference), step for step, and
 // counts a batch's rounds: 14 + levels + 4k at P = 2, k = ⌈log₂ B⌉ + 3,
 // whatever B, where levels is the argmaxes' AND tree's (TreeFewestWords:
-// 1 at 4 arms, 2 at 10).
+// 1 at 4 arms, 2 at 10) — or, from B = 200, 9 + 8⌈log₂|A|⌉ + 4k with the
+// argmaxes' tournament (TreeTournament: 25 + 4k at 4 arms).
 //
 // The two B = 400 cases run 2,000 steps at 11 fractional bits, where the
 // refresh's start 2/(2+B)·W_a⁻¹ falls below a unit unless W_a⁻¹ is held
-// scaled by 2^refreshShift: scaled, the arms are the reference's (1,980 of
-// 2,000 when written); unscaled, they are not (1,422).
+// scaled by 2^refreshShift: scaled, the arms are the reference's (1,978 of
+// 2,000 when written); unscaled, they are not (1,217).
 //
 // Its first case also checks a feature party's view of a batch, as TestViews
 // does a session's: the words party 1 receives from party 0, the openings of
@@ -99,8 +100,9 @@ func TestBatchedLearnerMatchesReference(t *testing.T) {
 		{"P=2 B=50, the last batch shorter", 2, 4, 0.1, 50, 230, 15 + 4*9, 99, nil, 0, false},
 		{"P=2 B=10 10 arms", 2, 10, 0.1, 10, 40, 16 + 4*7, 95, nil, 0, false},
 		{"P=3 B=16 explore always", 3, 6, 1, 16, 96, 0, 100, nil, 0, false},
-		{"P=2 B=400 L=11", 2, 4, 0.1, 400, 2000, 15 + 4*12, 98, nil, 11, false},
-		{"P=2 B=400 L=11 unscaled", 2, 4, 0.1, 400, 2000, 15 + 4*12, -85, nil, 11, true},
+		{"P=2 B=400 L=11", 2, 4, 0.1, 400, 2000, 25 + 4*12, 98, nil, 11, false},
+		{"P=2 B=400 L=11 unscaled", 2, 4, 0.1, 400, 2000, 25 + 4*12, -85, nil, 11, true},
+		{"P=3 B=200 10 arms", 3, 10, 0.1, 200, 400, 0, 98, nil, 0, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			P := c.P
