@@ -111,18 +111,25 @@ func (e *Engine) Dot(a, b *Open, dim int) []uint64 {
 	return c
 }
 
-// MatVec returns shares of M_k·v for the consecutive dim×dim row-major
-// matrices M_k in m and the vector v (length dim): a batch of matrix–vector
-// products opened in one round.
+// MatVec returns shares of M_k·v_k for the consecutive dim×dim row-major
+// matrices M_k in m and the vectors v_k of v: consecutive blocks of length
+// dim, one per matrix, or, if v has length dim, one vector for every
+// matrix. A batch of matrix–vector products opened in one round.
 func (e *Engine) MatVec(m, v *Open, dim int) []uint64 {
 	mats := m.n / (dim * dim)
+	vo := func(k int) int {
+		if v.n == dim {
+			return 0
+		}
+		return k * dim
+	}
 	if m.fused() || v.fused() {
-		return e.mulTerms(m, v, mats*dim, e.terms(termKey{kind: 'm', n: m.n, dim: dim}, func() []term {
+		return e.mulTerms(m, v, mats*dim, e.terms(termKey{kind: 'm', n: m.n, m: v.n, dim: dim}, func() []term {
 			terms := make([]term, 0, m.n)
 			for k := range mats {
 				for r := range dim {
 					for i := range dim {
-						terms = append(terms, term{k*dim + r, (k*dim+r)*dim + i, i})
+						terms = append(terms, term{k*dim + r, (k*dim+r)*dim + i, vo(k) + i})
 					}
 				}
 			}
@@ -131,25 +138,27 @@ func (e *Engine) MatVec(m, v *Open, dim int) []uint64 {
 	}
 	c := e.dealt(mats*dim, false, func(dst []uint64) {
 		for k := range mats {
+			vm := v.mask[vo(k):]
 			for r := range dim {
 				var s uint64
 				row := m.mask[(k*dim+r)*dim:]
 				for i := range dim {
-					s += row[i] * v.mask[i]
+					s += row[i] * vm[i]
 				}
 				dst[k*dim+r] = s
 			}
 		}
 	})
 	for k := range mats {
+		vv, vm := v.Value[vo(k):], v.mask[vo(k):]
 		for r := range dim {
 			off := (k*dim + r) * dim
 			dm, mm := m.Value[off:off+dim], m.mask[off:off+dim]
 			var s uint64
 			for i := range dim {
-				s += dm[i]*v.mask[i] + mm[i]*v.Value[i]
+				s += dm[i]*vm[i] + mm[i]*vv[i]
 				if e.party == 0 {
-					s += dm[i] * v.Value[i]
+					s += dm[i] * vv[i]
 				}
 			}
 			c[k*dim+r] += s

@@ -57,6 +57,7 @@ func TestFusedProducts(t *testing.T) {
 							e.Dot(x(A), y(B), dim),
 							e.Dot(x(A), y(V), dim),
 							e.MatVec(x(M), y(V), dim),
+							e.MatVec(x(M), y(A), dim),
 							e.Outer(x(A), y(B), dim),
 							e.MatMul(x(M), y(M), dim),
 							e.MulRows(x(S), y(A), dim),

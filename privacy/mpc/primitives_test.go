@@ -143,8 +143,12 @@ func refDot[T uint64 | float64](a, b []T, dim int) []T {
 func refMatVec[T uint64 | float64](m, v []T, dim int) []T {
 	out := make([]T, len(m)/dim)
 	for r := range out {
+		vo := 0
+		if len(v) != dim { // a vector per matrix
+			vo = r / dim * dim
+		}
 		for i := range dim {
-			out[r] += m[r*dim+i] * v[i]
+			out[r] += m[r*dim+i] * v[vo+i]
 		}
 	}
 	return out
@@ -270,7 +274,8 @@ func ringProductCases() []productCase[uint64] {
 	cases = append(cases, productCase[uint64]{"Dot/edges", ea, eb, dot(16), refDotDim(16)})
 	for _, sh := range []struct{ mats, dim int }{{1, 1}, {1, 5}, {4, 6}, {10, 20}} {
 		n := sh.mats * sh.dim * sh.dim
-		cases = append(cases, productCase[uint64]{fmt.Sprintf("MatVec/%dx%d", sh.mats, sh.dim), randWords(rng, n), randWords(rng, sh.dim), matVec(sh.dim), refMatVecDim(sh.dim)})
+		cases = append(cases, productCase[uint64]{fmt.Sprintf("MatVec/%dx%d", sh.mats, sh.dim), randWords(rng, n), randWords(rng, sh.dim), matVec(sh.dim), refMatVecDim(sh.dim)},
+			productCase[uint64]{fmt.Sprintf("MatVec/%dx%d, a vector each", sh.mats, sh.dim), randWords(rng, n), randWords(rng, sh.mats*sh.dim), matVec(sh.dim), refMatVecDim(sh.dim)})
 	}
 	for _, sh := range []struct{ mats, dim int }{{1, 1}, {1, 5}, {4, 6}, {3, 16}} {
 		n := sh.mats * sh.dim * sh.dim

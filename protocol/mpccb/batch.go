@@ -113,8 +113,10 @@ type batchOutputs struct {
 //	R2 … R(3+4k)  2^s·W_a⁻¹ ← k Newton–Schulz iterations from
 //	              2/(2+B)·2^s·W_a⁻¹ (mpc.Engine.NewtonSchulz), opened
 //	              plainly
-//	+1            u_{j,a} = W_a⁻¹x_j, fused
-//	+1            s_{j,a} = u_{j,a}·b_a, truncated
+//	+1            θ_a = W_a⁻¹b_a, truncated (b_a/2^s opened beside
+//	              the refresh, so that 2^s W_a⁻¹ times it is θ_a)
+//	+1            θ_a opened
+//	+1            s_{j,a} = θ_a·x_j, truncated
 //	+6 + levels   the B argmaxes with their exploration, side by side;
 //	              their AND trees take the fewest dealer's words
 //	              (mpc.TreeFewestWords: one level up to 4 arms, two at
@@ -127,8 +129,12 @@ type batchOutputs struct {
 //	+1            W_a += Σ_j y_{j,a} x_jᵀ and b_a += Σ_j q_{j,a} x_j
 //	              (mpc.Engine.SumOuter), truncated once a batch
 //
-// 14 + levels + 4k rounds: 56 at |A| = 10 and B = 100 (k = 10); with the
-// tournament 9 + 8⌈log₂|A|⌉ + 4k: 93 at B = 1,000 (k = 13). b_a's sum of B products stays in the fixed-point
+// 15 + levels + 4k rounds: 57 at |A| = 10 and B = 100 (k = 10); with the
+// tournament 10 + 8⌈log₂|A|⌉ + 4k: 94 at B = 1,000 (k = 13). A step's
+// score is θ_a·x_j, with θ_a = W_a⁻¹b_a computed once a batch, where the
+// sequential step computes (W_a⁻¹x)·b_a: the same in exact arithmetic, and
+// it spares a step's |A|·D products (W_a⁻¹x_j, opened) — 2|A|D opened
+// words a party and about 4|A|D dealer's words a step. b_a's sum of B products stays in the fixed-point
 // range because p″ clamps rewards to R ≤ 2^(61−2L)/B (Params.maxReward).
 // The exploration is each step's own: the dealer draws step j's samples
 // (y, v, γ) after step j − 1's, as the reference draws them.
@@ -150,9 +156,9 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 	oQ, oY := make([]*mpc.Open, n), make([]*mpc.Open, n)
 	var tw, tb *mpc.Trunc
 	onehot := make([][]uint64, n)
-	var oW, oB, winv *mpc.Open
+	var oW, oBs, winv, oTh *mpc.Open
 	oO := make([]*mpc.Open, n)
-	var tu []*mpc.Trunc
+	var tbs, tth *mpc.Trunc
 	main := e.NewProc(func() bool {
 		for j := range n {
 			gamma[j] = e.Dealt(A, func(dst []uint64) {
@@ -161,24 +167,35 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 			})
 			oX[j], oRR[j] = e.Mask(xs[j]), e.Mask(rrs[j])
 		}
-		oW, oB = e.Mask(l.w), e.Mask(l.b)
+		oW = e.Mask(l.w)
+		if l.shift == 0 {
+			oBs = e.Mask(l.b)
+		}
 		return true
 	}, func() bool {
 		g.Go(e.NewtonSchulz(oW, l.winv, scale, l.shift, D, iters, &winv))
+		if l.shift > 0 {
+			// b_a/2^s, beside the refresh: (2^s W_a⁻¹)(b_a/2^s) is θ_a,
+			// in range where 2^s θ_a would not be.
+			tbs = e.ShiftStart(l.b, l.shift)
+		}
 		return true
 	}, func() bool {
+		if oBs == nil {
+			oBs = e.Mask(tbs.Result()) // opened long before the refresh ends
+		}
 		if winv == nil {
 			return false // the refresh is not done yet
 		}
 		copy(l.winv, e.SharesOf(winv))
-		tu = make([]*mpc.Trunc, n)
-		for j := range n {
-			tu[j] = e.ShiftStart(e.MatVec(winv, oX[j], D), fx.Frac+l.shift)
-		}
+		tth = e.TruncStart(e.MatVec(winv, oBs, D)) // θ_a = W_a⁻¹b_a
+		return true
+	}, func() bool {
+		oTh = e.Mask(tth.Result())
 		return true
 	}, func() bool {
 		for j := range n {
-			ts[j] = e.TruncStart(e.Dot(tu[j].Open(), oB, D))
+			ts[j] = e.TruncStart(e.Dot(oTh, oX[j], D)) // s_{j,a} = θ_a·x_j
 		}
 		return true
 	}, func() bool {
