@@ -5,10 +5,12 @@ import (
 	"io"
 	"log/slog"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/bandit-node/bandit-node/node/config"
+	"github.com/bandit-node/bandit-node/node/lifecycle"
 	"github.com/bandit-node/bandit-node/node/metrics"
 	"github.com/bandit-node/bandit-node/node/nodepb"
 	"github.com/bandit-node/bandit-node/protocol"
@@ -26,6 +28,8 @@ func TestRoleStreamRemembersHeads(t *testing.T) {
 	s := &session{id: id, family: "samba", self: self,
 		roleNames: []string{"controller", "data_owner"},
 		orgs:      [][]peer.ID{{self}, {owner, other}},
+		partyOrgs: [][]lifecycle.Org{{0}, {1, 2}},
+		heard:     make([]atomic.Bool, 3),
 		inbox:     make(chan protocol.Message, 16)}
 	n := &Runtime{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: metrics.New(), sessions: map[string]*session{id: s}}
 	n.live.Store(&liveConfig{cfg: config.DefaultConfig(), peerBuf: map[peer.ID]*peerBuffer{owner: {}, other: {}}})
