@@ -100,12 +100,12 @@ func checkShape(p Params, parties int) (stepShape, error) {
 		return s, fmt.Errorf("measuring a step: %w", err)
 	}
 	if s.maxRound > maxMessageWords {
-		unit := "a step"
+		unit, fix := "a step", "use fewer arms"
 		if p.batched() {
-			unit = fmt.Sprintf("a batch of %d steps", p.Batch)
+			unit, fix = fmt.Sprintf("a batch of %d steps", p.Batch), "use a smaller params.batch or fewer arms"
 		}
-		return s, fmt.Errorf("params: %s of %d arms × %d dimensions among %d feature parties opens %d words in one round; at most %d fit a frame: use fewer arms",
-			unit, p.Arms, p.Dimensions, parties, s.maxRound, maxMessageWords)
+		return s, fmt.Errorf("params: %s of %d arms × %d dimensions among %d feature parties opens %d words in one round; at most %d fit a frame: %s",
+			unit, p.Arms, p.Dimensions, parties, s.maxRound, maxMessageWords, fix)
 	}
 	if b := int64(s.corrections) * int64(p.Window); b > maxBufferedCorrections {
 		unit := "steps"

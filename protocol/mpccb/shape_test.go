@@ -115,15 +115,18 @@ func TestShapeRefusals(t *testing.T) {
 		parties    int
 		window     int
 		want       string
+		batch      int
 	}{
-		{"defaults", 10, 20, 2, 8, ""},
-		{"largest window at defaults", 10, 20, 16, MaxWindow, ""},
-		{"window too large for wide steps", 100, 20, 2, MaxWindow, "params.window: 1024 steps of"},
+		{"defaults", 10, 20, 2, 8, "", 0},
+		{"largest window at defaults", 10, 20, 16, MaxWindow, "", 0},
+		{"window too large for wide steps", 100, 20, 2, MaxWindow, "params.window: 1024 steps of", 0},
+		{"the largest batch at defaults", 10, 20, 2, DefaultBatchWindow, "", MaxBatch},
+		{"a batch too wide for a frame", 30, 20, 2, DefaultBatchWindow, "fit a frame: use a smaller params.batch or fewer arms", MaxBatch},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			p := DefaultParams()
-			p.Arms, p.Dimensions, p.Window = c.arms, c.dims, c.window
+			p.Arms, p.Dimensions, p.Window, p.Batch = c.arms, c.dims, c.window, c.batch
 			_, err := checkShape(p, c.parties)
 			if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
 				t.Errorf("checkShape: %v, want %q", err, c.want)
