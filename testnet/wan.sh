@@ -190,6 +190,53 @@ bytes_per_ms() {
   case $1 in metro | lossy) echo 6250 ;; continental) echo 2500 ;; *) echo 0 ;; esac
 }
 
+# link_rate FROM TO BYTES: the payload rate, in bytes a millisecond, that
+# the emulated link from node FROM to node TO delivers: BYTES sent from
+# FROM's namespace through TO's proxy reserved for FROM (the bench pattern's
+# port, 21000 + FROM, which leads to 127.0.0.1:4101 in TO's namespace, where
+# a sink reads them), timed at the sink from its first byte to its last.
+# The bandwidth toxic sleeps a chunk at a time and delivers less than its
+# rate; the floors below use the profile's rate, this says what is left.
+link_rate() {
+  local from=$1 to=$2 bytes=$3 out
+  out=$(mktemp)
+  ip netns exec "$(wan_ns "$to")" python3 -c '
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", 4101))
+s.listen(1)
+s.settimeout(60)
+c, _ = s.accept()
+c.settimeout(60)
+n, first, t0 = 0, 0, None
+while True:
+    b = c.recv(1 << 16)
+    if not b:
+        break
+    if t0 is None:
+        t0, first = time.monotonic(), len(b)
+    n += len(b)
+t1 = time.monotonic()
+print("%.1f" % ((n - first) / ((t1 - t0) * 1000)) if t0 is not None and t1 > t0 else "0")
+' >"$out" &
+  local sink=$!
+  sleep 0.5
+  ip netns exec "$(wan_ns "$from")" python3 -c '
+import socket, sys
+c = socket.create_connection((sys.argv[1], int(sys.argv[2])), timeout=30)
+buf, left = bytes(1 << 16), int(sys.argv[3])
+while left > 0:
+    left -= c.send(buf[:min(left, len(buf))])
+c.shutdown(socket.SHUT_WR)
+c.settimeout(120)
+c.recv(1)
+' "10.77.0.$((10 + to))" "$((21000 + from))" "$bytes" || true
+  wait "$sink" || true
+  cat "$out"
+  rm -f "$out"
+}
+
 # wall_ms FILE: a session result's wall time, started to finished, in ms.
 wall_ms() {
   python3 -c '
@@ -513,6 +560,11 @@ measure_mpccb_batched() {
   wan_up 5 "$profile" "$d/locals"
   lat=$(one_way_ms "$profile")
   bw=$(bytes_per_ms "$profile")
+  # The rate the links deliver: 5 s of the profile's rate from the dealer
+  # (node5) to feature party 0 (node1), before the sessions.
+  local rate=0
+  [ "$bw" != 0 ] && rate=$(link_rate 5 1 $((bw * 5000)))
+  echo "   the link node5 → node1 delivers ${rate} bytes/ms (the profile: $bw)" >&2
   for spec in "$@"; do
     b=${spec%@*}
     n=60000
@@ -529,12 +581,12 @@ measure_mpccb_batched() {
     state=$(json "$f.json" 'r["session"]["state"]' 2>/dev/null || echo "no result")
     if [ "$state" != completed ]; then
       reason=$(json "$f.json" 'r["session"].get("reason", "")' 2>/dev/null || true)
-      mpccb_batch_rows+=("| $profile | $b | $n | $state: $reason | - | - | - | - | - | - | - | - | - | - | $before / $after |")
+      mpccb_batch_rows+=("| $profile | $b | $n | $state: $reason | - | - | - | - | - | - | - | - | - | - | - | - | $before / $after |")
       echo "   mpccb B = $b on $profile ended $state: $reason" >&2
       status=1
       continue
     fi
-    local rounds bytes dealer ms fl
+    local rounds bytes dealer ms fl jfl lfl
     # Three decimals: at B = 1,000 a step has 0.094 rounds, and two
     # would take 0.1 ms off a 4.8 ms floor.
     rounds=$(json "$f.json" '"%.3f" % r["result"]["rounds_per_step"]')
@@ -545,12 +597,15 @@ measure_mpccb_batched() {
     # With the jitter: a round ends with the slower direction's last
     # chunk, about one-way + jitter (a message is many chunks).
     jfl=$(mpccb_floor "$rounds" "$(awk -v l="$lat" -v j="$(jitter_ms "$profile")" 'BEGIN { print l + j }')" "$bytes" "$dealer" "$bw")
+    # And with the rate the links deliver (link_rate).
+    lfl=$(mpccb_floor "$rounds" "$(awk -v l="$lat" -v j="$(jitter_ms "$profile")" 'BEGIN { print l + j }')" "$bytes" "$dealer" "$rate")
     # No floor where the links add nothing (the none profile).
-    local floorcol="${fl% *} ms (${fl#* })" jcol="${jfl% *} ms"
-    [ "${fl% *}" = 0.0 ] && fl="- -" floorcol=- jfl="- -" jcol=-
-    mpccb_batch_rows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |' \
+    local floorcol="${fl% *} ms (${fl#* })" jcol="${jfl% *} ms" lcol="${lfl% *} ms (${rate} B/ms)"
+    [ "${fl% *}" = 0.0 ] && fl="- -" floorcol=- jfl="- -" jcol=- lfl="- -" lcol=-
+    mpccb_batch_rows+=("$(printf '| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s / %s |' \
       "$profile" "$(json "$f.json" 'r["result"]["batch"]')" "$n" "$rounds" "$bytes" "$dealer" "$floorcol" "$ms" \
-      "$(ratio "$ms" "${fl% *}")" "$jcol" "$(ratio "$ms" "${jfl% *}")" "$(awk -v m="$ms" 'BEGIN { printf "%.1f", m * 60000 / 60000 }')" \
+      "$(ratio "$ms" "${fl% *}")" "$jcol" "$(ratio "$ms" "${jfl% *}")" "$lcol" "$(ratio "$ms" "${lfl% *}")" \
+      "$(awk -v m="$ms" 'BEGIN { printf "%.1f", m * 60000 / 60000 }')" \
       "$(awk -v f="${fl% *}" 'BEGIN { if (f > 0) printf "%.1f", f * 60000 / 60000; else print "-" }')" \
       "$(json "$f.json" '"%.4f" % r["result"]["average_reward"]')" "$before" "$after")")
     echo "   ${mpccb_batch_rows[-1]}" >&2
@@ -770,9 +825,9 @@ fi
   fi
   if [ ${#mpccb_batch_rows[@]} -gt 0 ]; then
     echo
-    echo "Batched mpccb, P = 2, |A| = 10, Fashion-MNIST (per step; floor: max(rounds x one-way + bytes / 2 / bandwidth, dealer bytes / bandwidth), the term that binds in brackets; with jitter: each round's slower direction, one-way + jitter; measured: session_ms_per_step; projected: x 60,000 steps)"
-    echo "| profile | B | N | rounds/step | bytes/step | dealer bytes/step | floor ms/step | measured ms/step | ratio | floor with jitter ms/step | ratio to it | projected min at 60,000 | floor min at 60,000 | average reward | load before / after |"
-    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
+    echo "Batched mpccb, P = 2, |A| = 10, Fashion-MNIST (per step; floor: max(rounds x one-way + bytes / 2 / bandwidth, dealer bytes / bandwidth), the term that binds in brackets; with jitter: each round's slower direction, one-way + jitter; the links' floor: that with the rate a link delivered (link_rate); measured: session_ms_per_step; projected: x 60,000 steps)"
+    echo "| profile | B | N | rounds/step | bytes/step | dealer bytes/step | floor ms/step | measured ms/step | ratio | floor with jitter ms/step | ratio to it | the links' floor ms/step (their rate) | ratio to it | projected min at 60,000 | floor min at 60,000 | average reward | load before / after |"
+    echo "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"
     printf '%s\n' "${mpccb_batch_rows[@]}"
   fi
   [ ${#ping_rows[@]} -gt 0 ] && {
