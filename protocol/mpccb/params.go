@@ -64,9 +64,9 @@ const (
 	// MaxBatch bounds params.batch. The batch's refresh of W_a⁻¹ keeps
 	// its precision at any B (refreshShift); what bounds B is the price:
 	// a batch's words live until it ends (simulate of B = 1,000 peaks at
-	// 1.2 GB on 60,000 images; a daemon about 200 MB), p″'s reward range shrinks as 1/B (maxReward), and the
-	// regret grows (2 % at B = 1,000 on Fashion-MNIST,
-	// docs/protocols/mpccb.md, "Batches").
+	// 1.2 GB on 60,000 images; a daemon at about 200 MB), p″'s reward
+	// range shrinks as 1/B (maxReward), and the regret grows (2 % at
+	// B = 1,000 on Fashion-MNIST, docs/protocols/mpccb.md, "Batches").
 	MaxBatch = 1000
 	// DefaultBatchWindow is params.window's default in a batched session,
 	// in batches: the dealer produces a batch while the parties run the
