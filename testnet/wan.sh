@@ -565,6 +565,9 @@ measure_mpccb_batched() {
   local rate=0
   [ "$bw" != 0 ] && rate=$(link_rate 5 1 $((bw * 5000)))
   echo "   the link node5 → node1 delivers ${rate} bytes/ms (the profile: $bw)" >&2
+  # A round with the jitter: one-way + the profile's jitter.
+  local latj
+  latj=$(awk -v l="$lat" -v j="$(jitter_ms "$profile")" 'BEGIN { print l + j }')
   for spec in "$@"; do
     b=${spec%@*}
     n=60000
@@ -596,9 +599,9 @@ measure_mpccb_batched() {
     fl=$(mpccb_floor "$rounds" "$lat" "$bytes" "$dealer" "$bw")
     # With the jitter: a round ends with the slower direction's last
     # chunk, about one-way + jitter (a message is many chunks).
-    jfl=$(mpccb_floor "$rounds" "$(awk -v l="$lat" -v j="$(jitter_ms "$profile")" 'BEGIN { print l + j }')" "$bytes" "$dealer" "$bw")
+    jfl=$(mpccb_floor "$rounds" "$latj" "$bytes" "$dealer" "$bw")
     # And with the rate the links deliver (link_rate).
-    lfl=$(mpccb_floor "$rounds" "$(awk -v l="$lat" -v j="$(jitter_ms "$profile")" 'BEGIN { print l + j }')" "$bytes" "$dealer" "$rate")
+    lfl=$(mpccb_floor "$rounds" "$latj" "$bytes" "$dealer" "$rate")
     # No floor where the links add nothing (the none profile).
     local floorcol="${fl% *} ms (${fl#* })" jcol="${jfl% *} ms" lcol="${lfl% *} ms (${rate} B/ms)"
     [ "${fl% *}" = 0.0 ] && fl="- -" floorcol=- jfl="- -" jcol=- lfl="- -" lcol=-

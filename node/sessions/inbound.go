@@ -231,7 +231,8 @@ func (n *Runtime) rejectRoleFrame(family string, from peer.ID, f *roleFrameView,
 // reader's buffer): stepped in place, it is the role's until Step returns,
 // which is all that family promises to need; queued, it is copied first.
 func (s *session) deliver(m protocol.Message, borrowed bool) {
-	if r, ok := s.roleOf(m.From); ok {
+	r, known := s.roleOf(m.From)
+	if known {
 		// Its sender is alive, whatever its heartbeats' delay.
 		if h := &s.heard[s.partyOrgs[r][m.From.Index]]; !h.Load() {
 			h.Store(true)
@@ -245,7 +246,10 @@ func (s *session) deliver(m protocol.Message, borrowed bool) {
 		}
 		s.run.Unlock()
 	}
-	from, _ := s.orgOf(m.From)
+	var from peer.ID // orgOf's: "" for a party the session does not have
+	if known {
+		from = s.orgs[r][m.From.Index]
+	}
 	if ok, over, reason := s.reserve(from, len(m.Body)); !ok {
 		if over {
 			s.dropOverflow(from, reason)

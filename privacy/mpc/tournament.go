@@ -57,6 +57,7 @@ func (e *Engine) argMaxTournament(x, gamma []uint64, alt func(z []uint64) uint64
 			}
 			return true
 		}, func() bool {
+			one := e.Public([]uint64{1})[0] // this party's share of 1
 			next := make([]candidate, 0, (len(cands)+1)/2)
 			for k := range c {
 				l, r := cands[2*k], cands[2*k+1]
@@ -64,7 +65,7 @@ func (e *Engine) argMaxTournament(x, gamma []uint64, alt func(z []uint64) uint64
 				w := candidate{key: l.key + prod[0], arms: append(append([]int{}, l.arms...), r.arms...)}
 				w.oh = make([]uint64, 0, len(w.arms))
 				if l.oh == nil { // 1 − c
-					w.oh = append(w.oh, e.Public([]uint64{1})[0]-c[k])
+					w.oh = append(w.oh, one-c[k])
 				} else {
 					for i, v := range l.oh {
 						w.oh = append(w.oh, v-prod[1+i])
