@@ -140,6 +140,7 @@ func readLinks(path string) ([]link, error) {
 // them; its Collection.Clear stops them.
 func startProxies(links []link, prof profile, closing map[string]bool, closeAfterMs int64, logger zerolog.Logger) (*toxiproxy.ApiServer, error) {
 	toxics.Register(latencyMicrosType, new(latencyMicros))
+	toxics.Register(rateType, new(rate))
 	toxics.Register(closeAfterType, new(closeAfter))
 	server := toxiproxy.NewServer(toxiproxy.NewMetricsContainer(prometheus.NewRegistry()), logger)
 	for _, l := range links {

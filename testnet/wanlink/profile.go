@@ -13,8 +13,8 @@ type profile struct {
 	OneWayMicros int64
 	// JitterMicros spreads the latency uniformly by ± this much, in µs.
 	JitterMicros int64
-	// RateKBps caps each direction at this many kB (1,000 bytes) a second;
-	// 0 is no cap.
+	// RateKBps caps each direction at this many kB (1,000 bytes) a second,
+	// serializing its bytes as a link does (rate.go); 0 is no cap.
 	RateKBps int64
 	// CloseToxicity is the share of connection directions that are closed
 	// CloseAfterMillis after their first byte (toxic close_after); 0 is none.
@@ -63,7 +63,7 @@ func (p profile) toxics() []toxicSpec {
 			fmt.Sprintf(`{"latency_us":%d,"jitter_us":%d}`, p.OneWayMicros, p.JitterMicros)})
 	}
 	if p.RateKBps > 0 {
-		ts = append(ts, toxicSpec{"bandwidth", "bandwidth", 1, fmt.Sprintf(`{"rate":%d}`, p.RateKBps)})
+		ts = append(ts, toxicSpec{"bandwidth", rateType, 1, fmt.Sprintf(`{"rate":%d}`, p.RateKBps)})
 	}
 	if p.SliceToxicity > 0 {
 		ts = append(ts, toxicSpec{"slicer", "slicer", p.SliceToxicity, `{"average_size":64,"size_variation":32,"delay":100}`})
