@@ -290,9 +290,10 @@ func testRegistry(t testing.TB) *protocol.Registry {
 	return reg
 }
 
-// trafficSeries gathers bandit_messages_total and bandit_bytes_total from
-// reg, keyed "NAME DIRECTION KIND PROTOCOL", and their sums over the
-// protocols, keyed "NAME DIRECTION KIND".
+// trafficSeries gathers bandit_messages_total, bandit_bytes_total and
+// bandit_writes_total (direction "out") from reg, keyed "NAME DIRECTION
+// KIND PROTOCOL", and their sums over the protocols, keyed "NAME DIRECTION
+// KIND".
 func trafficSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 	t.Helper()
 	families, err := reg.Gather()
@@ -301,11 +302,11 @@ func trafficSeries(t testing.TB, reg *prometheus.Registry) map[string]float64 {
 	}
 	got := map[string]float64{}
 	for _, f := range families {
-		if f.GetName() != "bandit_messages_total" && f.GetName() != "bandit_bytes_total" {
+		if f.GetName() != "bandit_messages_total" && f.GetName() != "bandit_bytes_total" && f.GetName() != "bandit_writes_total" {
 			continue
 		}
 		for _, mt := range f.GetMetric() {
-			labels := map[string]string{}
+			labels := map[string]string{"direction": "out"}
 			for _, l := range mt.GetLabel() {
 				labels[l.GetName()] = l.GetValue()
 			}

@@ -316,6 +316,26 @@ func TestSAMBABatchedOnTheNetwork(t *testing.T) {
 			if want := iterations*(2*k*batches+lists+steps) + k + 1 + k + k + k + 1; res.Messages != want {
 				t.Errorf("%d messages, want %d (2K + 2n per batch of n steps and iteration, 2K + 1 + n for UCB)", res.Messages, want)
 			}
+			// A batch's lists go to comp in one write, and comp's
+			// replies to them — one a list, as it steps each, or all
+			// of UCB's for its one list — in one write back: comp's
+			// messages, and the controller's but for UCB's (its one
+			// list a batch, and one message of bits to each data
+			// owner), take far fewer writes than messages. The
+			// counts are the daemons' since the first subtest.
+			for _, tn := range nodes[1:3] {
+				got := trafficSeries(t, tn.metrics.Registry)
+				msgs, writes := got["bandit_messages_total out role samba"], got["bandit_writes_total out role samba"]
+				if tn == nodes[1] && alg == "ucb" {
+					if writes != msgs {
+						t.Errorf("the controller sent %.0f role messages in %.0f writes under UCB, want a write each (every one to another party)", msgs, writes)
+					}
+					continue
+				}
+				if writes == 0 || writes > msgs/2 {
+					t.Errorf("%s sent %.0f role messages in %.0f writes, want at most half as many writes", tn.cfg.Node.Name, msgs, writes)
+				}
+			}
 		})
 	}
 }

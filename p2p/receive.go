@@ -49,8 +49,19 @@ func (m *Messenger) handleStream(s network.Stream) {
 // through another stream of the link are dropped.
 func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 	handle := func(frame []byte) { m.handler(from, frame) }
+	var drained func()
 	if m.opts.NewStreamHandler != nil {
-		handle = m.opts.NewStreamHandler(from)
+		h := m.opts.NewStreamHandler(from)
+		handle, drained = h.Frame, h.Drained
+	}
+	// undrained: frames were handled since drained was last called.
+	undrained := false
+	if drained != nil {
+		defer func() {
+			if undrained {
+				m.handleDrained(drained, from)
+			}
+		}()
 	}
 	br := bufio.NewReaderSize(s, streamBufferSize)
 	idle, readTimeout := m.opts.IdleTimeout, m.opts.ReadTimeout
@@ -128,6 +139,7 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 		if borrowed {
 			br.Discard(len(frame))
 		}
+		undrained = drained != nil
 		if err != nil {
 			m.endStream(from, s, err, false)
 			return
@@ -142,7 +154,28 @@ func (m *Messenger) readLoop(from peer.ID, s network.Stream) {
 		}
 		seq++
 		ack.received(len(frame))
+		if undrained && !frameBuffered(br) {
+			undrained = false
+			if !m.handleDrained(drained, from) {
+				s.Reset()
+				return
+			}
+		}
 	}
+}
+
+// handleDrained calls a stream handler's Drained and reports whether it
+// returned; a panic is recovered and logged as handleFrame does.
+func (m *Messenger) handleDrained(drained func(), from peer.ID) (ok bool) {
+	defer func() {
+		if v := recover(); v != nil {
+			m.errs.Add(1)
+			m.logger.Error("internal error after handling frames; resetting the stream", "peer", m.h.describe(from),
+				"panic", fmt.Sprint(v), "stack", string(debug.Stack()))
+		}
+	}()
+	drained()
+	return true
 }
 
 // errLinkSuperseded ends a stream of a link the sender has replaced.

@@ -109,19 +109,19 @@ func TestMessengerStreamHandlers(t *testing.T) {
 		made    = map[peer.ID]int{} // handlers made, by sender
 		inOrder = map[peer.ID]int{} // frames seen in order, by sender
 	)
-	opts := MessengerOptions{BorrowedFrames: true, NewStreamHandler: func(from peer.ID) func([]byte) {
+	opts := MessengerOptions{BorrowedFrames: true, NewStreamHandler: func(from peer.ID) StreamHandler {
 		mu.Lock()
 		made[from]++
 		mu.Unlock()
 		next := 0 // the stream's own state
-		return func(frame []byte) {
+		return StreamHandler{Frame: func(frame []byte) {
 			if string(frame) == strconv.Itoa(next) {
 				next++
 			}
 			mu.Lock()
 			inOrder[from] = next
 			mu.Unlock()
-		}
+		}}
 	}}
 	mc := NewMessenger(c, testProto, nil, opts)
 	ma := NewMessenger(a, testProto, newCollector().handle, MessengerOptions{})
@@ -159,15 +159,15 @@ func TestMessengerClosesIdleInboundStreams(t *testing.T) {
 	const idle = time.Second
 	var mu sync.Mutex
 	streams, frames := 0, 0
-	mb := NewMessenger(b, testProto, nil, MessengerOptions{IdleTimeout: idle, NewStreamHandler: func(peer.ID) func([]byte) {
+	mb := NewMessenger(b, testProto, nil, MessengerOptions{IdleTimeout: idle, NewStreamHandler: func(peer.ID) StreamHandler {
 		mu.Lock()
 		streams++
 		mu.Unlock()
-		return func([]byte) {
+		return StreamHandler{Frame: func([]byte) {
 			mu.Lock()
 			frames++
 			mu.Unlock()
-		}
+		}}
 	}})
 	// The sender keeps its stream for an hour: only the receiver closes it.
 	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{IdleTimeout: time.Hour})
@@ -206,14 +206,14 @@ func TestMessengerHandlerPanicResetsOnlyTheStream(t *testing.T) {
 			a, b, c := tn.hosts[0], tn.hosts[1], tn.hosts[2]
 			cb := newCollector()
 			var made atomic.Int64
-			opts := MessengerOptions{BorrowedFrames: borrowed, NewStreamHandler: func(from peer.ID) func([]byte) {
+			opts := MessengerOptions{BorrowedFrames: borrowed, NewStreamHandler: func(from peer.ID) StreamHandler {
 				made.Add(1)
-				return func(frame []byte) {
+				return StreamHandler{Frame: func(frame []byte) {
 					if string(frame) == "boom" {
 						panic("handler bug")
 					}
 					cb.handleCopy(from, frame)
-				}
+				}}
 			}}
 			mc := NewMessenger(c, testProto, nil, opts)
 			ma := NewMessenger(a, testProto, newCollector().handle, MessengerOptions{})

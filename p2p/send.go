@@ -2,6 +2,7 @@ package p2p
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"syscall"
@@ -69,31 +70,61 @@ func (sd *Sender) Send(ctx context.Context, frame []byte) error {
 	return m.send(ctx, sd.to, sd.o, frame)
 }
 
+// SendAll writes frames to the sender's peer, in order, as that many Sends
+// would, but with one write: the stream carries them in one muxer frame,
+// one encryption and one system call where Sends would pay each per frame.
+// The link takes them all or none: SendAll fails as a Send of them all
+// would, and then none of them reaches the peer.
+func (sd *Sender) SendAll(ctx context.Context, frames [][]byte) error {
+	m := sd.m
+	for _, f := range frames {
+		if len(f) > m.opts.MaxFrameSize {
+			return m.tooLarge(sd.to, f)
+		}
+	}
+	if len(frames) == 0 {
+		return nil
+	}
+	if m.closed.Load() {
+		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(sd.to), m.id, ErrMessengerClosed)
+	}
+	return m.send(ctx, sd.to, sd.o, frames...)
+}
+
 func (m *Messenger) tooLarge(to peer.ID, frame []byte) error {
 	return fmt.Errorf("sending to %s on %s: a %d-byte frame: %w (limit %d bytes)", m.h.describe(to), m.id, len(frame), ErrFrameTooLarge, m.opts.MaxFrameSize)
 }
 
-// send queues frame on the link to peer to and writes it. Once the frame
-// has been written, or tried, the link owns it: should its stream end
-// before the peer acknowledges it, resendLoop sends it again on a new
-// stream, and send reports success. Send fails only for a frame the link
-// did not take: the send window stayed full, or the peer refused it with
-// nothing else on its way to it (sendFailed; the frame is then dropped).
-// A stream whose connection is found closed after a write is replaced
-// once without counting as a failed try.
-func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []byte) error {
+// send queues frames on the link to peer to and writes them, with one
+// write. Once they have been written, or tried, the link owns them: should
+// their stream end before the peer acknowledges them, resendLoop sends them
+// again on a new stream, and send reports success. Send fails only for
+// frames the link did not take: the send window stayed full, or the peer
+// refused them with nothing else on its way to it (sendFailed; the frames
+// are then dropped). A stream whose connection is found closed after a
+// write is replaced once without counting as a failed try.
+func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frames ...[]byte) error {
+	size := 0
+	for _, f := range frames {
+		size += len(f)
+	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
 	m.trim(o)
-	if err := m.waitWindow(ctx, to, o, len(frame)); err != nil {
+	if err := m.waitWindow(ctx, to, o, size); err != nil {
 		m.errs.Add(1)
 		return err
 	}
-	off := o.q.push(frame)
+	// Only the first push may move the queue's frames to the front
+	// (push): the offset of the first frame holds for them all.
+	off := o.q.push(frames[0])
+	for _, f := range frames[1:] {
+		o.q.push(f)
+	}
 	o.pushed.Store(o.q.next)
 	if o.resending {
-		// The link is being reopened: the frame goes with the others.
-		m.accepted(frame)
+		// The link is being reopened: the frames go with the others.
+		m.accepted(frames)
 		return nil
 	}
 	var writeErr error
@@ -114,12 +145,15 @@ func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []
 				if writeErr != nil {
 					err = fmt.Errorf("writing failed (%v), then reopening the stream failed: %w", writeErr, err)
 				}
-				return m.sendFailed(to, o, off, frame, err)
+				return m.sendFailed(to, o, off, frames, err)
 			}
+			m.writes.Add(1) // open wrote the frames with the others unacknowledged
 			writeErr = nil
 		} else {
 			o.written = o.q.next
-			writeErr = o.write(ctx, now, o.q.buf[off:], m.opts)
+			var writes int
+			writes, writeErr = o.writeFrames(ctx, now, o.q.buf[off:], m.opts)
+			m.writes.Add(uint64(writes))
 		}
 		// A stream whose connection is gone or going (closed by either
 		// side, e.g. one of two connections formed by a simultaneous
@@ -146,7 +180,7 @@ func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []
 			continue
 		}
 		if writeErr == nil {
-			m.accepted(frame)
+			m.accepted(frames)
 			m.trim(o) // what was acknowledged meanwhile (ackLoop could not take o.mu)
 			return nil
 		}
@@ -158,18 +192,22 @@ func (m *Messenger) send(ctx context.Context, to peer.ID, o *outStream, frame []
 			break
 		}
 	}
-	return m.sendFailed(to, o, off, frame, writeErr)
+	return m.sendFailed(to, o, off, frames, writeErr)
 }
 
-// accepted counts a frame the link took.
-func (m *Messenger) accepted(frame []byte) {
-	m.framesSent.Add(1)
-	m.bytesSent.Add(uint64(len(frame)))
+// accepted counts frames the link took.
+func (m *Messenger) accepted(frames [][]byte) {
+	size := 0
+	for _, f := range frames {
+		size += len(f)
+	}
+	m.framesSent.Add(uint64(len(frames)))
+	m.bytesSent.Add(uint64(size))
 }
 
-// sendFailed ends a Send whose frame, pushed at off, could not be written
-// because of err. A frame alone on the link and never written is taken
-// back, and Send fails, if the peer refused it (refused): its daemon is
+// sendFailed ends a Send whose frames, pushed from off, could not be
+// written because of err. Frames alone on the link and never written are
+// taken back, and Send fails, if the peer refused them (refused): its daemon is
 // gone from a machine that answers, or does not speak the protocol, or it
 // took no stream the last maxFruitless times (o.refusing: its address book
 // no longer lists us, say).
@@ -178,9 +216,10 @@ func (m *Messenger) accepted(frame []byte) {
 // stays, and resendLoop sends it once the peer can be reached, within
 // ResendTimeout: whether a session waits that long for the peer is for
 // its own timeouts to say. o.mu is held.
-func (m *Messenger) sendFailed(to peer.ID, o *outStream, off int, frame []byte, err error) error {
-	if o.q.frames() == 1 && o.written < o.q.next && (refused(err) || o.refusing.Load()) {
-		o.q.next--
+func (m *Messenger) sendFailed(to peer.ID, o *outStream, off int, frames [][]byte, err error) error {
+	n := uint64(len(frames))
+	if o.q.frames() == n && o.written < o.q.next && (refused(err) || o.refusing.Load()) {
+		o.q.next -= n
 		o.q.buf = o.q.buf[:off]
 		o.pushed.Store(o.q.next)
 		if !refused(err) {
@@ -188,7 +227,7 @@ func (m *Messenger) sendFailed(to peer.ID, o *outStream, off int, frame []byte, 
 		}
 		return fmt.Errorf("sending to %s on %s: %w", m.h.describe(to), m.id, err)
 	}
-	m.accepted(frame)
+	m.accepted(frames)
 	m.logger.Info("could not write to a peer; resending what it has not acknowledged once it is back",
 		"peer", m.h.describe(to), "frames", o.q.frames(), "err", err)
 	m.startResend(to, o)
@@ -381,6 +420,41 @@ func (m *Messenger) dropConnLost(to peer.ID, o *outStream) {
 
 // errConnClosed reports a frame written while its stream's connection closed.
 var errConnClosed = errors.New("the stream's connection closed")
+
+// maxWrite bounds the bytes of one write of several frames (SendAll). The
+// stream's encryption seals a write as one message, which the receiver can
+// open only once all of it has come: a write of a whole burst would keep
+// its first frames from the receiver until its last byte arrived, and, on
+// a slow link, serialize the receiver's work on them with their transfer
+// (at 20 Mbit/s, 45 KB of SAMBA's lists are 18 ms). 4 KiB costs the
+// receiver's pipeline at most 1.6 ms at that rate and still carries a
+// dozen small frames a write.
+const maxWrite = 4 << 10
+
+// writeFrames writes b, whole encoded frames (length prefixes included), on
+// o's stream in writes of at most maxWrite bytes cut between frames (a
+// larger frame goes alone), and returns how many writes it made. o.mu is
+// held.
+func (o *outStream) writeFrames(ctx context.Context, now time.Time, b []byte, opts MessengerOptions) (int, error) {
+	writes := 0
+	for len(b) > 0 {
+		n := 0
+		for n < len(b) {
+			size, k := binary.Uvarint(b[n:])
+			end := n + k + int(size)
+			if n > 0 && end > maxWrite {
+				break
+			}
+			n = end
+		}
+		if err := o.write(ctx, now, b[:n], opts); err != nil {
+			return writes, err
+		}
+		writes++
+		b = b[n:]
+	}
+	return writes, nil
+}
 
 // write writes b, one or more encoded frames (or a header), on o's stream.
 // o.mu is held.

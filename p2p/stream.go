@@ -78,11 +78,11 @@ type MessengerOptions struct {
 	BorrowedFrames bool
 	// NewStreamHandler, if set, gives every inbound stream a frame handler
 	// of its own: it is called once, when the stream from peer from opens,
-	// and the function it returns gets that stream's frames in place of the
-	// messenger's handler (which may then be nil). A handler that keeps
-	// state from one frame to the next, such as what the last frame's
+	// and the StreamHandler it returns gets that stream's frames in place
+	// of the messenger's handler (which may then be nil). A handler that
+	// keeps state from one frame to the next, such as what the last frame's
 	// header decoded to, needs no lock: one goroutine reads a stream.
-	NewStreamHandler func(from peer.ID) func(frame []byte)
+	NewStreamHandler func(from peer.ID) StreamHandler
 	// ResendTimeout is how long, after a stream to a peer ends with frames
 	// it has not acknowledged, the messenger keeps reopening streams to
 	// resend them; then it drops them (logging how many) and the next Send
@@ -148,6 +148,11 @@ type MessengerStats struct {
 	// Unacknowledged is the frames sent and not yet acknowledged, over
 	// all peers, now: what the send queues hold.
 	Unacknowledged uint64
+	// Writes counts the writes that carried the frames Send and SendAll
+	// accepted: one a Send, one a SendAll of several frames to one peer
+	// (resends not included). FramesSent / Writes is how many frames a
+	// write carried.
+	Writes uint64
 	// BytesSent counts frame payload bytes sent, without length prefixes.
 	BytesSent uint64
 	// BytesReceived counts frame payload bytes received, without length prefixes.
@@ -174,6 +179,7 @@ type Messenger struct {
 	logger  *slog.Logger
 
 	framesSent, framesReceived atomic.Uint64
+	writes                     atomic.Uint64
 	bytesSent, bytesReceived   atomic.Uint64
 	errs                       atomic.Uint64
 	resent, dups, dropped      atomic.Uint64
@@ -223,6 +229,21 @@ type outStream struct {
 	refusing atomic.Bool
 	pushed   atomic.Uint64 // q.next, for checking acknowledgements
 	ackc     chan struct{} // a token on every acknowledgement
+}
+
+// StreamHandler takes the frames of one inbound stream
+// (MessengerOptions.NewStreamHandler), on the stream's reader goroutine.
+type StreamHandler struct {
+	// Frame handles one frame; frames come in order.
+	Frame func(frame []byte)
+	// Drained, if set, is called after Frame whenever no further complete
+	// frame is buffered — before the reader waits on the network — and,
+	// if the stream ends with frames handled since the last call, once
+	// more then (also after a Frame that panicked). A handler that holds
+	// work back while frames follow one another (the replies to a burst of
+	// frames, written together) does it here: a burst read at once is
+	// handled frame by frame and then drained once.
+	Drained func()
 }
 
 // NewMessenger registers a stream handler for protocol id (versioned, e.g.
@@ -275,6 +296,7 @@ func NewMessenger(h *Host, id protocol.ID, handler func(from peer.ID, frame []by
 func (m *Messenger) Stats() MessengerStats {
 	return MessengerStats{
 		FramesSent:     m.framesSent.Load(),
+		Writes:         m.writes.Load(),
 		FramesReceived: m.framesReceived.Load(),
 		BytesSent:      m.bytesSent.Load(),
 		BytesReceived:  m.bytesReceived.Load(),

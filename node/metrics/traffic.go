@@ -50,10 +50,11 @@ type Traffic struct {
 	families []string
 	// topic has a counter for every family, made by newTraffic: the map
 	// is read-only after, so counting needs no lock.
-	topic    map[string]*topicCounter
-	streams  []carried // control and role: the messengers carrying them
-	msgDesc  *prometheus.Desc
-	byteDesc *prometheus.Desc
+	topic     map[string]*topicCounter
+	streams   []carried // control and role: the messengers carrying them
+	msgDesc   *prometheus.Desc
+	byteDesc  *prometheus.Desc
+	writeDesc *prometheus.Desc
 	// linkDesc and unackedDesc report the messengers' links (p2p link.go):
 	// frames resent across a lost connection, copies dropped at the
 	// receiver, frames given up on; frames awaiting acknowledgement.
@@ -71,6 +72,10 @@ func newTraffic(families []string) *Traffic {
 				"(the family, or \"session\" for control messages).", labels, nil),
 		byteDesc: prometheus.NewDesc("bandit_bytes_total",
 			"Bytes of session messages sent and received, by direction, kind and protocol.", labels, nil),
+		writeDesc: prometheus.NewDesc("bandit_writes_total",
+			"Writes to the network that carried the control and role messages sent, by kind (control, role) and protocol: "+
+				"a burst of messages to one peer goes in one write, so messages sent / writes is the messages a write carried.",
+			[]string{"kind", "protocol"}, nil),
 		linkDesc: prometheus.NewDesc("bandit_link_frames_total",
 			"Control and role frames by what a lost connection made of them: resent on a new stream (resent), "+
 				"received again and dropped (duplicate), given up on after resend_timeout or a peer that refuses them (dropped).",
@@ -111,6 +116,7 @@ func (t *Traffic) addTopic(family string, in bool, size int) {
 func (t *Traffic) Describe(ch chan<- *prometheus.Desc) {
 	ch <- t.msgDesc
 	ch <- t.byteDesc
+	ch <- t.writeDesc
 	ch <- t.linkDesc
 	ch <- t.unackedDesc
 }
@@ -123,7 +129,7 @@ type trafficKey struct {
 
 // Collect implements prometheus.Collector.
 func (t *Traffic) Collect(ch chan<- prometheus.Metric) {
-	type counts [2]struct{ messages, bytes uint64 } // out (0) / in (1)
+	type counts [2]struct{ messages, bytes, writes uint64 } // out (0) / in (1); writes out only
 	sums := map[trafficKey]*counts{{KindControl, ControlProtocol}: {}}
 	order := []trafficKey{{KindControl, ControlProtocol}}
 	for _, f := range t.families {
@@ -155,6 +161,7 @@ func (t *Traffic) Collect(ch chan<- prometheus.Metric) {
 		unacked += st.Unacknowledged
 		n[0].messages += st.FramesSent
 		n[0].bytes += st.BytesSent
+		n[0].writes += st.Writes
 		n[1].messages += st.FramesReceived
 		n[1].bytes += st.BytesReceived
 	}
@@ -163,6 +170,9 @@ func (t *Traffic) Collect(ch chan<- prometheus.Metric) {
 		for d, dir := range [2]string{"out", "in"} {
 			ch <- prometheus.MustNewConstMetric(t.msgDesc, prometheus.CounterValue, float64(n[d].messages), dir, kindNames[key.kind], key.protocol)
 			ch <- prometheus.MustNewConstMetric(t.byteDesc, prometheus.CounterValue, float64(n[d].bytes), dir, kindNames[key.kind], key.protocol)
+		}
+		if key.kind != kindTopic {
+			ch <- prometheus.MustNewConstMetric(t.writeDesc, prometheus.CounterValue, float64(n[0].writes), kindNames[key.kind], key.protocol)
 		}
 	}
 	for _, e := range []struct {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/bandit-node/bandit-node/node/store"
+	"github.com/bandit-node/bandit-node/p2p"
 	"github.com/bandit-node/bandit-node/protocol"
 	"github.com/libp2p/go-libp2p/core/peer"
 	"google.golang.org/protobuf/encoding/protowire"
@@ -54,13 +55,17 @@ type roleStream struct {
 	msg  protocol.Message // its sender and addressee, without the body
 
 	cur *session // the session of the frame being handled, once known
+
+	// waiting lists the sessions whose replies to this stream's frames
+	// wait for the end of the burst (drained); rarely more than one.
+	waiting []*session
 }
 
 // newRoleStream returns the frame handler of a stream of family from peer
 // from (p2p.MessengerOptions.NewStreamHandler).
-func (n *Runtime) newRoleStream(family string, from peer.ID) func(frame []byte) {
+func (n *Runtime) newRoleStream(family string, from peer.ID) p2p.StreamHandler {
 	r := &roleStream{n: n, family: family, from: from}
-	return r.handle
+	return p2p.StreamHandler{Frame: r.handle, Drained: r.drained}
 }
 
 // handle routes one frame, lent for the call (BorrowedFrames).
@@ -74,7 +79,7 @@ func (r *roleStream) handle(frame []byte) {
 			m := r.msg
 			m.Body = body
 			r.cur = r.s
-			r.s.deliver(m, true)
+			r.held(r.s.deliver(m, true, true), r.s)
 			return
 		}
 	}
@@ -113,11 +118,30 @@ func (r *roleStream) decode(frame []byte) {
 				r.head = append(r.head[:0], frame[:f.HeadLen]...)
 				r.s, r.msg = s, protocol.Message{From: fromP, To: toP}
 			}
-			s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body}, true)
+			r.held(s.deliver(protocol.Message{From: fromP, To: toP, Body: f.Body}, true, true), s)
 			return
 		}
 	}
 	n.rejectRoleFrame(r.family, r.from, &f, s, nil)
+}
+
+// held notes, if held, that session s has messages waiting for the end of
+// the stream's burst (drained).
+func (r *roleStream) held(held bool, s *session) {
+	if held && !slices.Contains(r.waiting, s) {
+		r.waiting = append(r.waiting, s)
+	}
+}
+
+// drained sends what the frames stepped in place since the last call left
+// waiting: no further frame is buffered, so the burst is over
+// (p2p.StreamHandler.Drained).
+func (r *roleStream) drained() {
+	for i, s := range r.waiting {
+		s.flushHeld()
+		r.waiting[i] = nil
+	}
+	r.waiting = r.waiting[:0]
 }
 
 // recoverFrame is deferred by handle. A panic in the node's own handling of
@@ -183,7 +207,7 @@ func (s *session) deliverTopic(m protocol.Message, seq uint64, borrowed bool) {
 		if q != m.From {
 			c := m
 			c.To = q
-			s.deliver(c, borrowed)
+			s.deliver(c, borrowed, false)
 		}
 	}
 }
@@ -230,7 +254,10 @@ func (n *Runtime) rejectRoleFrame(family string, from peer.ID, f *roleFrameView,
 // borrowed says that m.Body is lent for the call (it lies in the stream
 // reader's buffer): stepped in place, it is the role's until Step returns,
 // which is all that family promises to need; queued, it is copied first.
-func (s *session) deliver(m protocol.Message, borrowed bool) {
+// hold says that the caller is a stream's reader that will flush what m's
+// step sends once its burst of frames has been read (roleStream.drained);
+// deliver reports whether m's step left messages waiting for it.
+func (s *session) deliver(m protocol.Message, borrowed, hold bool) (held bool) {
 	r, known := s.roleOf(m.From)
 	if known {
 		// Its sender is alive, whatever its heartbeats' delay.
@@ -240,9 +267,10 @@ func (s *session) deliver(m protocol.Message, borrowed bool) {
 	}
 	if s.run.TryLock() {
 		if s.run.inPlace && s.queued.Load() == 0 {
-			s.stepInPlace(m)
+			s.stepInPlace(m, hold)
+			held = hold && len(s.run.transport.waiting) > 0
 			s.run.Unlock()
-			return
+			return held
 		}
 		s.run.Unlock()
 	}
@@ -277,6 +305,7 @@ func (s *session) deliver(m protocol.Message, borrowed bool) {
 		s.release(from, len(m.Body))
 		go s.requestAbort(fmt.Sprintf("%s could not keep up with the messages of %s", s.cfg.Node.Name, m.From))
 	}
+	return false
 }
 
 // maxRoleName bounds the role names a frame may carry.

@@ -34,7 +34,7 @@ func TestRoleStreamRemembersHeads(t *testing.T) {
 	n := &Runtime{log: slog.New(slog.NewTextHandler(io.Discard, nil)), metrics: metrics.New(), sessions: map[string]*session{id: s}}
 	n.live.Store(&liveConfig{cfg: config.DefaultConfig(), peerBuf: map[peer.ID]*peerBuffer{owner: {}, other: {}}})
 	s.n, s.live, s.cfg = n, n.live.Load(), n.config()
-	handle := n.newRoleStream("samba", owner)
+	handle := n.newRoleStream("samba", owner).Frame
 	frame := func(fromIndex uint32, body string) []byte {
 		return appendRoleFrame(nil, &nodepb.RoleFrame{SessionId: id, FromRole: "data_owner", FromIndex: fromIndex, ToRole: "controller", Body: []byte(body)})
 	}
@@ -105,7 +105,7 @@ func TestRoleStreamPanicAbortsTheSession(t *testing.T) {
 	cfg.Node.Name = "node"
 	n.live.Store(&liveConfig{cfg: cfg, peerBuf: map[peer.ID]*peerBuffer{owner: {}}})
 	s.n, s.live, s.cfg = n, n.live.Load(), n.config()
-	handle := n.newRoleStream("samba", owner)
+	handle := n.newRoleStream("samba", owner).Frame
 	frame := appendRoleFrame(nil, &nodepb.RoleFrame{SessionId: id, FromRole: "data_owner", ToRole: "controller", Body: []byte("x")})
 	func() {
 		defer func() {

@@ -241,22 +241,66 @@ func (s *session) mineIndex(p protocol.Party) int {
 	return -1
 }
 
-// drainLocal delivers the messages this node's parties sent each other.
+// drainLocal delivers the messages this node's parties sent each other,
+// then sends what their messages to other organizations left waiting in
+// the transport — unless the messages stepped are a burst's (transport.hold),
+// whose replies wait for the burst's end (flushHeld). Every call that steps
+// the parties ends with it. run is held.
 func (s *session) drainLocal() *abortError {
 	for {
 		m, ok := s.run.transport.nextLocal()
 		if !ok {
-			return nil
+			break
 		}
 		if err := s.step(m); err != nil {
 			return err
 		}
 	}
+	if s.run.transport.hold {
+		return nil
+	}
+	return s.flushOut()
 }
 
-// sendBatch sends the messages of one batch of local party mine[i], all
-// within one deadline (batchContext), as well as each frame write within the
-// messenger's write timeout.
+// flushOut sends the messages waiting in the transport, one write to each
+// organization's party (sessionTransport.flush); a failure is the sending
+// party's abort, as a failed send is. run is held.
+func (s *session) flushOut() *abortError {
+	t := s.run.transport
+	if len(t.waiting) == 0 {
+		return nil
+	}
+	rt, err := t.flush(s.batchContext())
+	if err == nil {
+		return nil
+	}
+	i := max(s.mineIndex(rt.first), 0)
+	e := s.partyFailure(i, failSend, fmt.Errorf("could not send to %s (%s): %w", rt.to, s.nameOf(rt.org), err), rt.to)
+	if rt.org != s.self {
+		e.unreachable = rt.org
+	}
+	return e
+}
+
+// flushHeld sends what a stream reader's burst of messages stepped in place
+// left waiting (roleStream.drained). A goroutine that holds run meanwhile
+// flushes when it is done stepping, and the loop is kicked, which flushes
+// as it collects the roles' news (collectRoles), should it not step.
+func (s *session) flushHeld() {
+	if !s.run.TryLock() {
+		s.kickLoop()
+		return
+	}
+	defer s.run.Unlock()
+	if err := s.flushOut(); err != nil {
+		s.failInPlace(err)
+	}
+}
+
+// sendBatch sends the messages of one batch of local party mine[i]: those
+// to other organizations wait in the transport until the step ends
+// (drainLocal), then go out within one deadline (batchContext), as well as
+// each write within the messenger's write timeout.
 func (s *session) sendBatch(i int, msgs []protocol.Message) *abortError {
 	if len(msgs) == 0 {
 		return nil
@@ -265,6 +309,13 @@ func (s *session) sendBatch(i int, msgs []protocol.Message) *abortError {
 	ctx := s.batchContext()
 	for _, m := range msgs {
 		m.From = p
+		if m.Topic {
+			// What waits for other organizations goes first, as it
+			// was sent first.
+			if err := s.flushOut(); err != nil {
+				return err
+			}
+		}
 		if err := s.run.transport.Send(ctx, m); err != nil {
 			var e *abortError
 			if m.Topic {
@@ -292,13 +343,17 @@ func (s *session) kickLoop() {
 // stepInPlace steps m in the calling goroutine, as the loop would. run is
 // held, and still is when stepInPlace returns, even after a panic in the
 // node's code (a panic in a role's is recovered by step already), which
-// ends the session. A failure is handed to the loop.
-func (s *session) stepInPlace(m protocol.Message) {
+// ends the session. A failure is handed to the loop. With hold, m is one
+// of a stream's burst: what the parties send stays in the transport until
+// the burst has been stepped (flushHeld).
+func (s *session) stepInPlace(m protocol.Message, hold bool) {
 	defer func() {
+		s.run.transport.hold = false
 		if v := recover(); v != nil {
 			s.failInPlace(s.internalError(v))
 		}
 	}()
+	s.run.transport.hold = hold
 	err := s.step(m)
 	if err == nil {
 		err = s.drainLocal()

@@ -193,7 +193,7 @@ func (n *Runtime) Attach(ctx context.Context, host *p2p.Host, book []p2p.Peer) e
 	ropts := mopts
 	ropts.BorrowedFrames = true
 	for _, fam := range n.reg.Names() {
-		ropts.NewStreamHandler = func(from peer.ID) func([]byte) { return n.newRoleStream(fam, from) }
+		ropts.NewStreamHandler = func(from peer.ID) p2p.StreamHandler { return n.newRoleStream(fam, from) }
 		f, err := n.reg.Lookup(fam)
 		if err != nil {
 			return err

@@ -148,14 +148,14 @@ func TestDeliverMarksTheSenderHeard(t *testing.T) {
 	if s.heard[them].Load() || s.heard[us].Load() {
 		t.Fatal("an organization is marked heard before any message")
 	}
-	s.deliver(protocol.Message{From: protocol.Party{Role: ping.RoleParticipant, Index: 0}, To: s.mine[0], Body: []byte{1}}, false)
+	s.deliver(protocol.Message{From: protocol.Party{Role: ping.RoleParticipant, Index: 0}, To: s.mine[0], Body: []byte{1}}, false, false)
 	if !s.heard[them].Load() {
 		t.Errorf("a message from %s's party did not mark it heard", n.nameOf(other))
 	}
 	if s.heard[us].Load() {
 		t.Errorf("a message from %s's party marked this node heard", n.nameOf(other))
 	}
-	s.deliver(protocol.Message{From: protocol.Party{Role: ping.RoleParticipant, Index: 7}, To: s.mine[0], Body: []byte{1}}, false)
+	s.deliver(protocol.Message{From: protocol.Party{Role: ping.RoleParticipant, Index: 7}, To: s.mine[0], Body: []byte{1}}, false, false)
 	if s.heard[us].Load() {
 		t.Errorf("a message from a party the session does not have marked an organization heard")
 	}

@@ -341,6 +341,9 @@ func (s *session) playsParty(id peer.ID) bool {
 func (s *session) stopRoles() {
 	s.run.Lock()
 	s.run.inPlace = false
+	if e := s.flushOut(); e != nil && s.run.roleErr == nil {
+		s.run.roleErr = e
+	}
 	if s.run.sendCancel != nil {
 		s.run.sendCancel()
 	}
@@ -363,6 +366,11 @@ func (s *session) collectRoles(progress bool) {
 		news bool
 	)
 	s.run.Lock()
+	if e := s.flushOut(); e != nil && s.run.roleErr == nil {
+		// What a stream's burst left waiting, when its reader could not
+		// take run to send it (flushHeld).
+		s.run.roleErr = e
+	}
 	err := s.run.roleErr
 	for i, p := range s.mine {
 		if s.finished(i) && !s.life.told[i] {

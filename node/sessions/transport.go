@@ -21,21 +21,45 @@ import (
 // this node plays in one session: a direct message to a remote party goes over
 // the family's long-lived stream to the organization that plays it, a topic
 // message over the session's gossipsub topic, and a message to a party this
-// node plays itself stays in memory. Only the session's goroutine sends;
-// the stream and topic handlers feed the session's inbox.
+// node plays itself stays in memory. It is used with the session's run
+// lock held; the stream and topic handlers feed the session.
+//
+// A direct message waits in its route until flush, which writes each
+// route's waiting frames with one write (p2p.Sender.SendAll): a burst of
+// messages to one party — a role's batch of them, or its replies to a
+// burst of frames that a stream's reader steps in place (hold) — costs
+// the muxer, the encryption and the kernel one frame, not one a message
+// (docs/performance.md). The frames and their order on each link are
+// those of one Send a message.
 type sessionTransport struct {
 	s         *session
 	messenger *p2p.Messenger     // the family's role messenger
 	local     []protocol.Message // to this node's own parties, in order
-	frame     []byte             // reused for every role frame: the messenger copies it out
 	routes    [][]route          // to party i of role r, worked out on first use
+	// waiting lists the routes with frames to flush, in the order of
+	// their first; frames is flush's scratch list of one route's frames.
+	waiting []*route
+	frames  [][]byte
+	// hold says that the messages being stepped are a burst's, read by a
+	// stream's reader in place: their replies wait for the burst's end
+	// (the reader's Drained flushes), however many batches they come in.
+	hold bool
 }
 
+// maxRouteKeep is the largest buffer of waiting frames a route keeps once
+// they are flushed.
+const maxRouteKeep = 1 << 20
+
 // Send carries m to m.To, or publishes it to every other party when m.Topic
-// is set.
+// is set. A direct message to a remote party waits for flush; a topic
+// message is published at once, after what waits (its order with the
+// direct messages sent before it is kept).
 func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	s := t.s
 	if m.Topic {
+		if rt, err := t.flush(ctx); err != nil {
+			return fmt.Errorf("could not send to %s (%s): %w", rt.to, s.nameOf(rt.org), err)
+		}
 		return t.publish(ctx, m)
 	}
 	r, ok := s.roleOf(m.To)
@@ -57,16 +81,45 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 			FromIndex: uint32(m.From.Index), ToRole: m.To.Role, ToIndex: uint32(m.To.Index)})
 		rt.from = m.From
 	}
-	frame := appendBodyField(append(t.frame[:0], rt.head...), m.Body)
-	t.frame = frame
-	if err := rt.sender.Send(ctx, frame); err != nil {
-		s.n.metrics.Fail("send")
-		return fmt.Errorf("could not send to %s (%s): %w", m.To, s.nameOf(org), err)
+	if len(rt.ends) == 0 {
+		rt.to, rt.org, rt.first = m.To, org, m.From
+		t.waiting = append(t.waiting, rt)
 	}
+	rt.out = appendBodyField(append(rt.out, rt.head...), m.Body)
+	rt.ends = append(rt.ends, len(rt.out))
 	if s.n.traceOut != nil {
 		s.n.traceOut(s.id, m)
 	}
 	return nil
+}
+
+// flush writes every route's waiting frames, one write a route. On a
+// failure it returns the route that failed (its frames, and those of the
+// routes after it, are dropped: the session aborts).
+func (t *sessionTransport) flush(ctx context.Context) (*route, error) {
+	var failed *route
+	var err error
+	for _, rt := range t.waiting {
+		if failed == nil {
+			t.frames = t.frames[:0]
+			start := 0
+			for _, end := range rt.ends {
+				t.frames = append(t.frames, rt.out[start:end])
+				start = end
+			}
+			if err = rt.sender.SendAll(ctx, t.frames); err != nil {
+				t.s.n.metrics.Fail("send")
+				failed = rt
+			}
+		}
+		rt.out, rt.ends = rt.out[:0], rt.ends[:0]
+		if cap(rt.out) > maxRouteKeep {
+			rt.out = nil
+		}
+	}
+	clear(t.frames)
+	t.waiting = t.waiting[:0]
+	return failed, err
 }
 
 // route is how a message reaches one party: through sender, or, when this
@@ -79,6 +132,15 @@ type route struct {
 	// between the two: only the body is encoded for each.
 	head []byte
 	from protocol.Party
+	// out holds the frames waiting for flush, one after the other, each
+	// ending at its entry in ends; to, org and first name the party the
+	// route reaches, its organization and the sender of the first of
+	// them, for an abort's reason.
+	out   []byte
+	ends  []int
+	to    protocol.Party
+	org   peer.ID
+	first protocol.Party
 }
 
 // route returns the route to party i of role r of the session, which org
