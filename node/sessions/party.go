@@ -262,9 +262,9 @@ func (s *session) drainLocal() *abortError {
 	return s.flushOut()
 }
 
-// flushOut sends the messages waiting in the transport, one write to each
-// organization's party (sessionTransport.flush); a failure is the sending
-// party's abort, as a failed send is. run is held.
+// flushOut sends the messages waiting in the transport, each party's
+// together (sessionTransport.flush); a failure is the sending party's
+// abort, as a failed send is. run is held.
 func (s *session) flushOut() *abortError {
 	t := s.run.transport
 	if len(t.waiting) == 0 {

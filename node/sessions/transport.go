@@ -25,12 +25,12 @@ import (
 // lock held; the stream and topic handlers feed the session.
 //
 // A direct message waits in its route until flush, which writes each
-// route's waiting frames with one write (p2p.Sender.SendAll): a burst of
-// messages to one party — a role's batch of them, or its replies to a
-// burst of frames that a stream's reader steps in place (hold) — costs
-// the muxer, the encryption and the kernel one frame, not one a message
-// (docs/performance.md). The frames and their order on each link are
-// those of one Send a message.
+// route's waiting frames together (p2p.Sender.SendAll, in writes of up to
+// 4 KiB): a burst of messages to one party — a role's batch of them, or its
+// replies to a burst of frames that a stream's reader steps in place
+// (hold) — costs the muxer, the encryption and the kernel a write for a
+// few of them, not one each (docs/performance.md). The frames and their
+// order on each link are those of one Send a message.
 type sessionTransport struct {
 	s         *session
 	messenger *p2p.Messenger     // the family's role messenger
@@ -52,14 +52,10 @@ const maxRouteKeep = 1 << 20
 
 // Send carries m to m.To, or publishes it to every other party when m.Topic
 // is set. A direct message to a remote party waits for flush; a topic
-// message is published at once, after what waits (its order with the
-// direct messages sent before it is kept).
+// message is published at once (the session flushes first: sendBatch).
 func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	s := t.s
 	if m.Topic {
-		if rt, err := t.flush(ctx); err != nil {
-			return fmt.Errorf("could not send to %s (%s): %w", rt.to, s.nameOf(rt.org), err)
-		}
 		return t.publish(ctx, m)
 	}
 	r, ok := s.roleOf(m.To)
@@ -93,7 +89,7 @@ func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
 	return nil
 }
 
-// flush writes every route's waiting frames, one write a route. On a
+// flush writes every route's waiting frames, a route's together. On a
 // failure it returns the route that failed (its frames, and those of the
 // routes after it, are dropped: the session aborts).
 func (t *sessionTransport) flush(ctx context.Context) (*route, error) {
