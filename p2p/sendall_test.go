@@ -16,6 +16,7 @@ import (
 // burstReceiver is a stream handler that records the frames of each
 // inbound stream and how many of them had come when Drained was called.
 type burstReceiver struct {
+	m       *Messenger // the receiver's
 	mu      sync.Mutex
 	frames  [][]byte
 	drained []int // len(frames) at each Drained
@@ -39,6 +40,27 @@ func (r *burstReceiver) handler(peer.ID) StreamHandler {
 	}
 }
 
+// burstPair starts a sender's messenger (with opts) and a receiver's whose
+// streams a burstReceiver handles (lending its frames if borrowed), and
+// returns the receiver, the sender's messenger, its Sender to the receiver
+// and a context of 10 s for the sends.
+func burstPair(t *testing.T, opts MessengerOptions, borrowed bool) (*burstReceiver, *Messenger, *Sender, context.Context) {
+	t.Helper()
+	tn := newTestNet(t, 2, nil)
+	a, b := tn.hosts[0], tn.hosts[1]
+	rb := &burstReceiver{}
+	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, opts)
+	rb.m = NewMessenger(b, testProto, nil, MessengerOptions{BorrowedFrames: borrowed, NewStreamHandler: rb.handler})
+	t.Cleanup(func() { ma.Close(); rb.m.Close() })
+	sd, err := ma.Sender(b.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	t.Cleanup(cancel)
+	return rb, ma, sd, ctx
+}
+
 func (r *burstReceiver) seen() (frames [][]byte, drained []int) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -51,18 +73,7 @@ func (r *burstReceiver) seen() (frames [][]byte, drained []int) {
 // over maxWrite comes in writes of at most maxWrite. A batch with a frame
 // over the limit is refused whole.
 func TestSenderSendAll(t *testing.T) {
-	tn := newTestNet(t, 2, nil)
-	a, b := tn.hosts[0], tn.hosts[1]
-	var rb burstReceiver
-	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{MaxFrameSize: 64})
-	mb := NewMessenger(b, testProto, nil, MessengerOptions{BorrowedFrames: true, NewStreamHandler: rb.handler})
-	t.Cleanup(func() { ma.Close(); mb.Close() })
-	sd, err := ma.Sender(b.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
+	rb, ma, sd, ctx := burstPair(t, MessengerOptions{MaxFrameSize: 64}, true)
 
 	var want [][]byte
 	frame := func() []byte {
@@ -169,18 +180,8 @@ func TestSendAllRefusedIsTakenBack(t *testing.T) {
 // back for the burst is not left behind; the frame after the one that
 // panicked comes on the link's next stream.
 func TestDrainedAfterAPanic(t *testing.T) {
-	tn := newTestNet(t, 2, nil)
-	a, b := tn.hosts[0], tn.hosts[1]
-	var rb burstReceiver
-	ma := NewMessenger(a, testProto, func(peer.ID, []byte) {}, MessengerOptions{})
-	mb := NewMessenger(b, testProto, nil, MessengerOptions{NewStreamHandler: rb.handler})
-	t.Cleanup(func() { ma.Close(); mb.Close() })
-	sd, err := ma.Sender(b.ID())
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
-	defer cancel()
+	rb, _, sd, ctx := burstPair(t, MessengerOptions{}, false)
+	mb := rb.m
 	if err := sd.Send(ctx, []byte("first")); err != nil {
 		t.Fatal(err)
 	}
