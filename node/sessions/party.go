@@ -297,26 +297,27 @@ func (s *session) flushHeld() {
 	}
 }
 
-// sendBatch sends the messages of one batch of local party mine[i]: those
-// to other organizations wait in the transport until the step ends
-// (drainLocal), then go out within one deadline (batchContext), as well as
-// each write within the messenger's write timeout.
+// sendBatch sends the messages of one batch of local party mine[i]: direct
+// ones to other organizations wait in the transport until the step ends
+// (drainLocal), then go out within one deadline (batchContext), as does a
+// topic message, published at once; each write is also bounded by the
+// messenger's write timeout.
 func (s *session) sendBatch(i int, msgs []protocol.Message) *abortError {
-	if len(msgs) == 0 {
-		return nil
-	}
 	p := s.mine[i]
-	ctx := s.batchContext()
 	for _, m := range msgs {
 		m.From = p
+		var err error
 		if m.Topic {
 			// What waits for other organizations goes first, as it
 			// was sent first.
-			if err := s.flushOut(); err != nil {
-				return err
+			if e := s.flushOut(); e != nil {
+				return e
 			}
+			err = s.run.transport.publish(s.batchContext(), m)
+		} else {
+			err = s.run.transport.queue(m)
 		}
-		if err := s.run.transport.Send(ctx, m); err != nil {
+		if err != nil {
 			var e *abortError
 			if m.Topic {
 				e = s.partyFailure(i, failPublish, err)

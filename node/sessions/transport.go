@@ -50,14 +50,11 @@ type sessionTransport struct {
 // they are flushed.
 const maxRouteKeep = 1 << 20
 
-// Send carries m to m.To, or publishes it to every other party when m.Topic
-// is set. A direct message to a remote party waits for flush; a topic
-// message is published at once (the session flushes first: sendBatch).
-func (t *sessionTransport) Send(ctx context.Context, m protocol.Message) error {
+// queue carries direct message m toward m.To: to a remote party it waits
+// for flush, to one of this node's own parties in memory (nextLocal). Topic
+// messages go through publish.
+func (t *sessionTransport) queue(m protocol.Message) error {
 	s := t.s
-	if m.Topic {
-		return t.publish(ctx, m)
-	}
 	r, ok := s.roleOf(m.To)
 	if !ok {
 		return fmt.Errorf("addressed a message to %s, which is not a party of the session", m.To)

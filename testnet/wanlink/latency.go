@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"time"
 
+	"github.com/Shopify/toxiproxy/v2/stream"
 	"github.com/Shopify/toxiproxy/v2/toxics"
 )
 
@@ -33,6 +34,26 @@ func (t *latencyMicros) delay() time.Duration {
 
 // Pipe implements toxics.Toxic.
 func (t *latencyMicros) Pipe(stub *toxics.ToxicStub) {
+	eachChunk(stub, func(c *stream.StreamChunk) bool {
+		sleep := t.delay() - time.Since(c.Timestamp)
+		timer := time.NewTimer(sleep)
+		select {
+		case <-timer.C:
+			c.Timestamp = c.Timestamp.Add(sleep)
+			stub.Output <- c
+			return true
+		case <-stub.Interrupt:
+			timer.Stop()
+			stub.Output <- c // pass it on undelayed rather than lose it
+			return false
+		}
+	})
+}
+
+// eachChunk is a toxic's loop: it hands each chunk of stub's input to pass,
+// until the input ends (then it closes the stub), the toxic is interrupted
+// between chunks, or pass reports that it was interrupted during one.
+func eachChunk(stub *toxics.ToxicStub, pass func(c *stream.StreamChunk) (more bool)) {
 	for {
 		select {
 		case <-stub.Interrupt:
@@ -42,15 +63,7 @@ func (t *latencyMicros) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			sleep := t.delay() - time.Since(c.Timestamp)
-			timer := time.NewTimer(sleep)
-			select {
-			case <-timer.C:
-				c.Timestamp = c.Timestamp.Add(sleep)
-				stub.Output <- c
-			case <-stub.Interrupt:
-				timer.Stop()
-				stub.Output <- c // pass it on undelayed rather than lose it
+			if !pass(c) {
 				return
 			}
 		}

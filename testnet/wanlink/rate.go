@@ -48,41 +48,33 @@ func (t *rate) Pipe(stub *toxics.ToxicStub) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
-	for {
-		select {
-		case <-stub.Interrupt:
-			return
-		case c := <-stub.Input:
-			if c == nil {
-				stub.Close()
-				return
-			}
-			if t.Rate <= 0 {
-				stub.Output <- c
-				continue
-			}
-			// The chunk reached the sender at its timestamp (when it was
-			// read, or left the toxic before): it starts once the link
-			// is free, and an idle link is not owed the time it idled.
-			if busy.Before(c.Timestamp) {
-				busy = c.Timestamp
-			}
-			for data := c.Data; len(data) > 0; {
-				n := min(len(data), t.piece())
-				busy = busy.Add(t.serialization(n))
-				if wait := time.Until(busy); wait > 0 {
-					timer.Reset(wait)
-					select {
-					case <-timer.C:
-					case <-stub.Interrupt:
-						timer.Stop()
-						stub.Output <- &stream.StreamChunk{Data: data, Timestamp: c.Timestamp} // pass it on rather than lose it
-						return
-					}
-				}
-				stub.Output <- &stream.StreamChunk{Data: data[:n:n], Timestamp: busy}
-				data = data[n:]
-			}
+	eachChunk(stub, func(c *stream.StreamChunk) bool {
+		if t.Rate <= 0 {
+			stub.Output <- c
+			return true
 		}
-	}
+		// The chunk reached the sender at its timestamp (when it was
+		// read, or left the toxic before): it starts once the link is
+		// free, and an idle link is not owed the time it idled.
+		if busy.Before(c.Timestamp) {
+			busy = c.Timestamp
+		}
+		for data := c.Data; len(data) > 0; {
+			n := min(len(data), t.piece())
+			busy = busy.Add(t.serialization(n))
+			if wait := time.Until(busy); wait > 0 {
+				timer.Reset(wait)
+				select {
+				case <-timer.C:
+				case <-stub.Interrupt:
+					timer.Stop()
+					stub.Output <- &stream.StreamChunk{Data: data, Timestamp: c.Timestamp} // pass it on rather than lose it
+					return false
+				}
+			}
+			stub.Output <- &stream.StreamChunk{Data: data[:n:n], Timestamp: busy}
+			data = data[n:]
+		}
+		return true
+	})
 }
