@@ -80,8 +80,12 @@ func TestRateSerializesAChunk(t *testing.T) {
 func TestRateQueuesAndDoesNotBankIdleTime(t *testing.T) {
 	in, out := rateRun(t, 2_500)
 	chunk := func() []byte { return bytes.Repeat([]byte{'x'}, 5_000) } // 2 ms
-	in <- &stream.StreamChunk{Data: chunk(), Timestamp: time.Now()}
-	in <- &stream.StreamChunk{Data: chunk(), Timestamp: time.Now()}
+	// Both chunks reach the link at the same moment (their timestamps:
+	// the test's goroutine may run late on a loaded machine, the link's
+	// clock is the chunks').
+	both := time.Now()
+	in <- &stream.StreamChunk{Data: chunk(), Timestamp: both}
+	in <- &stream.StreamChunk{Data: chunk(), Timestamp: both}
 	ps := pieces(t, out, 10_000)
 	if len(ps) != 4 {
 		t.Fatalf("%d pieces, want 4", len(ps))
