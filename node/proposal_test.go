@@ -63,6 +63,44 @@ func TestSlowAcceptIsNotSilence(t *testing.T) {
 	}
 }
 
+// A proposal its initiator repeats while a participant still examines the
+// first copy — the initiator resends every few seconds until answered, and
+// on a loaded machine an examination can take longer — is examined once: the
+// session runs, instead of the second examination finding the session ID
+// taken by the first and declining it ("session ID … is already used", seen
+// on a 103-daemon testnet sharing two cores). node3, slower still, keeps the
+// session in its proposal while node2 examines.
+func TestProposalRepeatedDuringExaminationIsExaminedOnce(t *testing.T) {
+	nodes := startNetworkWith(t, 3, func(i int, cfg *config.Config) {
+		openPolicy("slowping")(i, cfg)
+		cfg.Session.ProposeTimeout.Duration = 10 * time.Second
+	}, func(i int) []protocol.Family {
+		delay := time.Duration(i) * 700 * time.Millisecond // node2 0.7 s, node3 1.4 s
+		return []protocol.Family{ping.Family{}, slowPing{Delay: delay}}
+	})
+	spec := slowPingSpec(20, "node1", "node2", "node3")
+	id, err := nodes[0].StartSession(spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, ok := nodes[0].rt.Snapshot(id)
+	if !ok {
+		t.Fatal("the session is not active on its initiator")
+	}
+	// The repeat, as the initiator's resend would be, while node2 is still
+	// in its first examination (0.7 s).
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := nodes[0].rt.SendControl(ctx, nodes[1].ID(), id, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: []byte(snap.Session.Spec)}}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tn := range nodes {
+		if got := waitEnded(t, tn, id, 20*time.Second); got.State != stateCompleted {
+			t.Errorf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+}
+
 // An abort that reaches a participant while it is still examining the
 // proposal must still end the session there, with the same reason.
 func TestAbortBeforeRegistrationStillArrives(t *testing.T) {

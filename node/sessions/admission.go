@@ -18,10 +18,21 @@ import (
 // examine examines a proposal in the background, at most a few at once:
 // it is accepted (the session's lifecycle then says so) or declined.
 func (n *Runtime) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
+	key := examKey{session: c.SessionId, from: from}
+	if !n.startExam(key) {
+		// The initiator resent its proposal (it does every few seconds
+		// until answered) while this node still examines the first copy:
+		// a slow check, a loaded machine. That examination answers both;
+		// a second one would find the ID taken by the first and decline
+		// the session.
+		n.log.Debug("the initiator repeated a proposal still being examined", "session", c.SessionId, "initiator", n.nameOf(from))
+		return
+	}
 	select {
 	case n.proposals <- struct{}{}:
 		n.examining.Go(func() {
 			defer func() { <-n.proposals }()
+			defer n.endExam(key)
 			defer func() {
 				// Examining a proposal runs the family's checks on the
 				// peer's spec: a panic in them declines it.
@@ -32,10 +43,37 @@ func (n *Runtime) examine(from peer.ID, c *nodepb.Control, p *nodepb.Propose) {
 			n.handlePropose(from, c.SessionId, p)
 		})
 	default:
+		n.endExam(key)
 		n.metrics.Fail("rejected")
 		n.log.Warn("too many proposals being examined; declining one", "peer", n.nameOf(from), "session", c.SessionId)
 		n.decline(from, c.SessionId, n.config().Node.Name+" is busy examining other proposals; try again")
 	}
+}
+
+// examKey names a proposal being examined: its session and initiator.
+type examKey struct {
+	session string
+	from    peer.ID
+}
+
+// startExam marks the proposal of key as being examined, unless it already
+// is: it reports whether the caller is to examine it.
+func (n *Runtime) startExam(key examKey) bool {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if _, busy := n.inExam[key]; busy {
+		return false
+	}
+	n.inExam[key] = struct{}{}
+	return true
+}
+
+// endExam marks the examination of key's proposal done: a copy that comes
+// later is examined (and answered) again.
+func (n *Runtime) endExam(key examKey) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	delete(n.inExam, key)
 }
 
 // decline sends a Decline of session id to peer to, waiting at most

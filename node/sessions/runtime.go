@@ -121,6 +121,10 @@ type Runtime struct {
 	// the goroutines that examine them, which Close waits for.
 	proposals chan struct{}
 	examining sync.WaitGroup
+	// inExam holds the proposals being examined, by session and
+	// initiator (guarded by mu): a copy its initiator resends meanwhile
+	// is not examined a second time (examine).
+	inExam map[examKey]struct{}
 
 	traceOut func(session string, m protocol.Message)
 	roleRand func(p protocol.Party) io.Reader
@@ -132,7 +136,7 @@ type Runtime struct {
 	// stored (progressSaveEvery; tests shorten it).
 	progressSave time.Duration
 
-	mu       sync.Mutex // guards sessions and closing, and writes to recent
+	mu       sync.Mutex // guards sessions, closing and inExam, and writes to recent
 	sessions map[string]*session
 	recent   atomic.Pointer[session] // the session lookupBytes found last, while active; read without mu
 	closing  bool
@@ -147,7 +151,7 @@ func New(c Config) *Runtime {
 	}
 	n := &Runtime{events: c.Events, reg: c.Registry, log: log, version: c.Version, onEnded: c.OnEnded,
 		roles: map[libp2pprotocol.ID]*p2p.Messenger{}, store: c.Store, metrics: c.Metrics, slogs: c.Logs,
-		proposals: make(chan struct{}, 8), progressSave: progressSaveEvery, sessions: map[string]*session{}}
+		proposals: make(chan struct{}, 8), inExam: map[examKey]struct{}{}, progressSave: progressSaveEvery, sessions: map[string]*session{}}
 	n.live.Store(newLiveConfig(c.Config, "", nil, nil))
 	return n
 }
