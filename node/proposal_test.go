@@ -83,17 +83,9 @@ func TestProposalRepeatedDuringExaminationIsExaminedOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, ok := nodes[0].rt.Snapshot(id)
-	if !ok {
-		t.Fatal("the session is not active on its initiator")
-	}
 	// The repeat, as the initiator's resend would be, while node2 is still
 	// in its first examination (0.7 s).
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := nodes[0].rt.SendControl(ctx, nodes[1].ID(), id, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: []byte(snap.Session.Spec)}}}); err != nil {
-		t.Fatal(err)
-	}
+	repeatProposal(t, nodes[0], nodes[1], id)
 	for _, tn := range nodes {
 		if got := waitEnded(t, tn, id, 20*time.Second); got.State != stateCompleted {
 			t.Errorf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
@@ -181,18 +173,26 @@ func TestRepeatedProposalIsAcceptedAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	testutil.WaitFor(t, 10*time.Second, "node2 to accept", func() bool { return nodes[1].rt.Active(id) })
-	snap, ok := nodes[0].rt.Snapshot(id)
+	repeatProposal(t, nodes[0], nodes[1], id)
+	for _, tn := range nodes {
+		if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
+			t.Errorf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
+		}
+	}
+}
+
+// repeatProposal sends participant to the proposal of session id again, as
+// its initiator's resend would.
+func repeatProposal(t *testing.T, initiator, participant *testNode, id string) {
+	t.Helper()
+	snap, ok := initiator.rt.Snapshot(id)
 	if !ok {
 		t.Fatal("the session is not active on its initiator")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := nodes[0].rt.SendControl(ctx, nodes[1].ID(), id, &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: []byte(snap.Session.Spec)}}}); err != nil {
+	propose := &nodepb.Control{Body: &nodepb.Control_Propose{Propose: &nodepb.Propose{Spec: []byte(snap.Session.Spec)}}}
+	if err := initiator.rt.SendControl(ctx, participant.ID(), id, propose); err != nil {
 		t.Fatal(err)
-	}
-	for _, tn := range nodes {
-		if got := waitEnded(t, tn, id, 30*time.Second); got.State != stateCompleted {
-			t.Errorf("%s: %s: %s", tn.cfg.Node.Name, got.State, got.Reason)
-		}
 	}
 }
