@@ -119,7 +119,7 @@ cat >"$dir/perf-party.sh" <<EOS
 #!/bin/sh
 if [ "\$BANDIT_PATTERN_PARTY" = 0 ]; then
   if [ -n "\$PERF_OUT" ]; then
-    exec ${pin_rest[*]} perf stat -I 1000 -x, -o "\$PERF_OUT" -e task-clock -e syscalls:sys_enter_write --filter "count > $batch_min" -- ${pin_own[*]} "\$@"
+    exec ${pin_rest[*]} perf stat -I 1000 -x, -o "\$PERF_OUT" $(printf '%q ' "${perf_events[@]}")-- ${pin_own[*]} "\$@"
   fi
   exec ${pin_own[*]} "\$@"
 fi
@@ -256,7 +256,8 @@ for r in $(seq 1 "$reps"); do
     # of two sessions: it is left out of the total (its column shows it).
     st = scpu[1] + scpu[2] + scpu[3]
     printf "%-4s %14.3f %14.2f %12.2f %16.3f %8.2f %14.3f %10.2f %8.2f %10.2f %10.3f %10.3f %8.2f\n", r, bms, l[1], s[1], steps, steps / bms, l[7], l[7] / bms, b[1] / a[1], idle, bt, st, st / bt
-    printf "%-4s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", r, scpu[1] * 1000, bcpu[0] * 1000, scpu[2] * 1000, bcpu[1] * 1000, scpu[3] * 1000 / k, bcpu[2] * 1000 / k, scpu[0] * 1000 }')
+    printf "%-4s %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f %10.1f\n", r, scpu[1] * 1000, bcpu[0] * 1000, scpu[2] * 1000, bcpu[1] * 1000, scpu[3] * 1000 / k, bcpu[2] * 1000 / k, scpu[0] * 1000
+    print rate[1] }')
   row=$(echo "$out" | sed -n 1p)
   echo "$row"
   rows+=("$row")
@@ -264,10 +265,10 @@ for r in $(seq 1 "$reps"); do
   if [ "$perf_ok" = 1 ]; then
     # The controller's CPU µs a step inside the steps: SAMBA's less its
     # daemon's idle rate, the bare pattern's over both halves.
+    # idle: the controller daemon's idle CPU seconds a second (rate[1] above).
     wins+=("$(awk -v r="$r" -v S="$(window "${pf[1]}")" -v B1="$(window "${pf[0]}")" -v B2="$(window "${pf[2]}")" \
-      -v A="$before" -v Z="$after" 'BEGIN {
-        split(S, s, " "); split(B1, a, " "); split(B2, b, " "); split(A, x, " "); split(Z, z, " ")
-        idle = (x[7] + z[7]) / (x[2] + z[2])   # the controller daemon'"'"'s idle CPU seconds a second
+      -v idle="$(echo "$out" | sed -n 3p)" 'BEGIN {
+        split(S, s, " "); split(B1, a, " "); split(B2, b, " ")
         if (s[3] == 0 || a[3] + b[3] == 0) exit   # no whole second of steps
         sc = 1000 * (s[1] - 1000 * idle * s[2]) / s[3]
         bc = 1000 * (a[1] + b[1]) / (a[3] + b[3])
