@@ -125,9 +125,11 @@ type batchOutputs struct {
 //	              8⌈log₂|A|⌉ + 1 rounds instead, 33 at 10 arms
 //	+1            open the one-hots; q_{j,a} = o_{j,a}(r_j)_a,
 //	              r_j = Σ_a q_{j,a}
-//	+1            open y_{j,a} = o_{j,a} x_j and q_{j,a}
-//	+1            W_a += Σ_j y_{j,a} x_jᵀ and b_a += Σ_j q_{j,a} x_j
-//	              (mpc.Engine.SumOuter), truncated once a batch
+//	+1            open q_{j,a}; W_a += Σ_j o_{j,a} x_j x_jᵀ
+//	              (mpc.Engine.WeightedGram, from the openings of o_j and
+//	              x_j), truncated once a batch
+//	+1            b_a += Σ_j q_{j,a} x_j (mpc.Engine.SumOuter), truncated
+//	              once a batch
 //
 // 15 + levels + 4k rounds: 57 at |A| = 10 and B = 100 (k = 10); with the
 // tournament 10 + 8⌈log₂|A|⌉ + 4k: 94 at B = 1,000 (k = 13). A step's
@@ -153,7 +155,7 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 	gamma := make([][]uint64, n)
 	oX, oRR := make([]*mpc.Open, n), make([]*mpc.Open, n)
 	ts := make([]*mpc.Trunc, n)
-	oQ, oY := make([]*mpc.Open, n), make([]*mpc.Open, n)
+	oQ := make([]*mpc.Open, n)
 	var tw, tb *mpc.Trunc
 	onehot := make([][]uint64, n)
 	var oW, oBs, winv, oTh *mpc.Open
@@ -222,13 +224,14 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 	}, func() bool {
 		// o_{j,a} is an integer: no rescaling. The products come in the
 		// batch's order, and the sums do not depend on it. W_a's and b_a's
-		// updates are one product each a batch: y_{j,a} = o_{j,a} x_j and
-		// q_{j,a} = o_{j,a}(r_j)_a opened, then Σ_j y_{j,a} x_jᵀ and
-		// Σ_j q_{j,a} x_j (mpc.Engine.SumOuter) — a dealt word per output
-		// a batch, where step by step they took as many a step, and one
-		// truncation a batch where b_a took one a step.
+		// updates are one product each a batch, each truncated once:
+		// Σ_j o_{j,a} x_j x_jᵀ from the openings of o_j and x_j
+		// (mpc.Engine.WeightedGram: nothing more opened), and
+		// q_{j,a} = o_{j,a}(r_j)_a opened, then Σ_j q_{j,a} x_j
+		// (mpc.Engine.SumOuter) — a dealt word per output a batch, where
+		// step by step they took as many a step.
+		tw = e.TruncStart(e.WeightedGram(oO, oX, A, D))
 		for j := range n {
-			oY[j] = e.Mask(e.MulRows(oO[j], oX[j], D))
 			q := e.MulElem(oO[j], oRR[j])
 			var rt uint64
 			for _, v := range q {
@@ -241,7 +244,6 @@ func (l *learner) stepBatch(xs, rrs [][]uint64, batch int, out batchOutputs) *mp
 		}
 		return true
 	}, func() bool {
-		tw = e.TruncStart(e.SumOuter(oY, oX, A, D, D))
 		tb = e.TruncStart(e.SumOuter(oQ, oX, A, 1, D))
 		return true
 	}, func() bool {

@@ -121,7 +121,7 @@ func TestShapeRefusals(t *testing.T) {
 		{"largest window at defaults", 10, 20, 16, MaxWindow, "", 0},
 		{"window too large for wide steps", 100, 20, 2, MaxWindow, "params.window: 1024 steps of", 0},
 		{"the largest batch at defaults", 10, 20, 2, DefaultBatchWindow, "", MaxBatch},
-		{"a batch too wide for a frame", 30, 20, 2, DefaultBatchWindow, "fit a frame: use a smaller params.batch or fewer arms", MaxBatch},
+		{"a batch too wide for a frame", 100, 64, 2, DefaultBatchWindow, "fit a frame: use a smaller params.batch or fewer arms", MaxBatch},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
