@@ -26,19 +26,16 @@ func (e *Engine) WeightedGram(ss, xs []*Open, rows, n int) []uint64 {
 			panic("mpc: WeightedGram takes plain openings of rows and n values")
 		}
 	}
-	tri := n * (n + 1) / 2 // the entries i ≤ l of a symmetric n×n matrix
-	pair := tri + rows*n   // a pair's dealt words: m_x m_xᵀ, then m_s ⊗ m_x
+	upper := upperEntries(n)
+	tri := len(upper)    // the entries i ≤ l of a symmetric n×n matrix
+	pair := tri + rows*n // a pair's dealt words: m_x m_xᵀ, then m_s ⊗ m_x
 	// The pairs' products of two masks, pair by pair.
 	c2 := e.dealt(len(ss)*pair, false, func(dst []uint64) {
 		for j := range ss {
 			sm, xm := ss[j].mask, xs[j].mask
 			q, r := dst[j*pair:j*pair+tri], dst[j*pair+tri:(j+1)*pair]
-			t := 0
-			for i := range n {
-				for l := i; l < n; l++ {
-					q[t] = xm[i] * xm[l]
-					t++
-				}
+			for t, il := range upper {
+				q[t] = xm[il.i] * xm[il.l]
 			}
 			for k := range rows {
 				for l := range n {
@@ -53,14 +50,9 @@ func (e *Engine) WeightedGram(ss, xs []*Open, rows, n int) []uint64 {
 		for j := range ss {
 			sm, xm := ss[j].mask, xs[j].mask
 			for k := range rows {
-				g := dst[k*tri : (k+1)*tri]
-				t := 0
-				for i := range n {
-					a := sm[k] * xm[i]
-					for l := i; l < n; l++ {
-						g[t] += a * xm[l]
-						t++
-					}
+				g, mk := dst[k*tri:(k+1)*tri], sm[k]
+				for t, il := range upper {
+					g[t] += mk * xm[il.i] * xm[il.l]
 				}
 			}
 		}
@@ -74,26 +66,19 @@ func (e *Engine) WeightedGram(ss, xs []*Open, rows, n int) []uint64 {
 		ds, sm := ss[j].Value, ss[j].mask
 		dx, xm := xs[j].Value, xs[j].mask
 		q, r := c2[j*pair:j*pair+tri], c2[j*pair+tri:(j+1)*pair]
-		t := 0
-		for i := range n {
-			for l := i; l < n; l++ {
-				p[t] = dx[i] * dx[l]
-				a[t] = dx[i]*xm[l] + xm[i]*dx[l] + q[t]
-				if e.party == 0 {
-					a[t] += p[t]
-				}
-				t++
+		for t, il := range upper {
+			i, l := il.i, il.l
+			p[t] = dx[i] * dx[l]
+			a[t] = dx[i]*xm[l] + xm[i]*dx[l] + q[t]
+			if e.party == 0 {
+				a[t] += p[t]
 			}
 		}
 		for k := range rows {
 			g, rk := out[k*tri:(k+1)*tri], r[k*n:(k+1)*n]
 			dk, mk := ds[k], sm[k]
-			t := 0
-			for i := range n {
-				for l := i; l < n; l++ {
-					g[t] += dk*a[t] + mk*p[t] + dx[i]*rk[l] + dx[l]*rk[i]
-					t++
-				}
+			for t, il := range upper {
+				g[t] += dk*a[t] + mk*p[t] + dx[il.i]*rk[il.l] + dx[il.l]*rk[il.i]
 			}
 		}
 	}
@@ -101,13 +86,25 @@ func (e *Engine) WeightedGram(ss, xs []*Open, rows, n int) []uint64 {
 	full := e.alloc(rows * n * n)
 	for k := range rows {
 		g, f := out[k*tri:(k+1)*tri], full[k*n*n:(k+1)*n*n]
-		t := 0
-		for i := range n {
-			for l := i; l < n; l++ {
-				f[i*n+l], f[l*n+i] = g[t], g[t]
-				t++
-			}
+		for t, il := range upper {
+			f[il.i*n+il.l], f[il.l*n+il.i] = g[t], g[t]
 		}
 	}
 	return full
+}
+
+// entry is a matrix entry's row and column.
+type entry struct{ i, l int }
+
+// upperEntries lists the entries i ≤ l of an n×n matrix, row by row: the
+// distinct entries of a symmetric one, in the order WeightedGram deals and
+// keeps them.
+func upperEntries(n int) []entry {
+	es := make([]entry, 0, n*(n+1)/2)
+	for i := range n {
+		for l := i; l < n; l++ {
+			es = append(es, entry{i, l})
+		}
+	}
+	return es
 }

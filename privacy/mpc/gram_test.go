@@ -30,26 +30,11 @@ func TestWeightedGram(t *testing.T) {
 						}
 					}
 				}
-				comp := func(e *Engine) ([]*Proc, func() []uint64) {
-					os, ox := make([]*Open, n), make([]*Open, n)
-					var out []uint64
-					return []*Proc{e.NewProc(func() bool {
-						for j := range n {
-							os[j], ox[j] = e.Mask(shareOf(e, ss[j])), e.Mask(shareOf(e, xs[j]))
-						}
-						return true
-					}, func() bool {
-						out = e.WeightedGram(os, ox, rows, dim)
-						return true
-					})}, func() []uint64 { return out }
-				}
+				comp := overMaskedPairs(ss, xs, func(e *Engine, os, ox []*Open) []uint64 {
+					return e.WeightedGram(os, ox, rows, dim)
+				})
 				engines, dealer := testEngines(t, P, 16, uint64(10*P+n))
-				got := reconstruct(runComputation(t, engines, dealer, comp))
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("element %d: %#x, want %#x", i, got[i], want[i])
-					}
-				}
+				checkExact(t, reconstruct(runComputation(t, engines, dealer, comp)), want)
 				st := engines[0].Stats()
 				if st.Rounds != 1 {
 					t.Errorf("%d rounds, want 1 (the operands' openings)", st.Rounds)

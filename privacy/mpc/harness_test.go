@@ -133,6 +133,35 @@ func reconstruct(shares [][]uint64) []uint64 {
 // shareInputs gives each engine its share of x, contributed by party 0.
 func shareOf(e *Engine, x []uint64) []uint64 { return e.Share(0, x, len(x)) }
 
+// overMaskedPairs is the computation that opens each pair (ys[j], xs[j]),
+// shared by party 0, under masks in one round and then applies op to the
+// openings: the shape of SumOuter's and WeightedGram's tests.
+func overMaskedPairs(ys, xs [][]uint64, op func(e *Engine, oy, ox []*Open) []uint64) computation {
+	return func(e *Engine) ([]*Proc, func() []uint64) {
+		oy, ox := make([]*Open, len(ys)), make([]*Open, len(xs))
+		var out []uint64
+		return []*Proc{e.NewProc(func() bool {
+			for j := range ys {
+				oy[j], ox[j] = e.Mask(shareOf(e, ys[j])), e.Mask(shareOf(e, xs[j]))
+			}
+			return true
+		}, func() bool {
+			out = op(e, oy, ox)
+			return true
+		})}, func() []uint64 { return out }
+	}
+}
+
+// checkExact fails t at the first word of got that is not want's.
+func checkExact(t *testing.T, got, want []uint64) {
+	t.Helper()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("element %d: %#x, want %#x", i, got[i], want[i])
+		}
+	}
+}
+
 func partiesName(p int) string { return fmt.Sprintf("P=%d", p) }
 
 // repeat returns n copies of v.

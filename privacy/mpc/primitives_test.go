@@ -592,26 +592,11 @@ func TestSumOuter(t *testing.T) {
 						}
 					}
 				}
-				comp := func(e *Engine) ([]*Proc, func() []uint64) {
-					oy, ox := make([]*Open, n), make([]*Open, n)
-					var out []uint64
-					return []*Proc{e.NewProc(func() bool {
-						for j := range n {
-							oy[j], ox[j] = e.Mask(shareOf(e, ys[j])), e.Mask(shareOf(e, xs[j]))
-						}
-						return true
-					}, func() bool {
-						out = e.SumOuter(oy, ox, rows, m, dim)
-						return true
-					})}, func() []uint64 { return out }
-				}
+				comp := overMaskedPairs(ys, xs, func(e *Engine, oy, ox []*Open) []uint64 {
+					return e.SumOuter(oy, ox, rows, m, dim)
+				})
 				engines, dealer := testEngines(t, P, 16, uint64(10*P+n))
-				got := reconstruct(runComputation(t, engines, dealer, comp))
-				for i := range want {
-					if got[i] != want[i] {
-						t.Fatalf("element %d: %#x, want %#x", i, got[i], want[i])
-					}
-				}
+				checkExact(t, reconstruct(runComputation(t, engines, dealer, comp)), want)
 				if st := engines[0].Stats(); st.Rounds != 1 {
 					t.Errorf("%d rounds, want 1", st.Rounds)
 				}
