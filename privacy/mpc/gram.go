@@ -12,11 +12,12 @@ package mpc
 // product of two masks, or the product of three. The dealer deals the
 // products: for each pair j, m_x m_xᵀ (its n(n+1)/2 distinct words) and
 // m_s ⊗ m_x (rows·n words); and once, whatever the number of pairs,
-// Σ_j m_s m_x m_xᵀ (rows·n(n+1)/2 words). SumOuter of the opened products
-// y_{j,k} = s_{j,k} x_j would cost as many dealt words a pair (MulRows's
-// rows·n) and open rows·n words a pair besides. Each G_k is symmetric:
-// its entries i ≤ l are computed and mirrored. It panics on a fused
-// operand or on lengths that do not fit (a programming error).
+// Σ_j m_s m_x m_xᵀ (rows·n(n+1)/2 words). The other way — the products
+// y_{j,k} = s_{j,k} x_j (MulRows: rows·n dealt words a pair), opened, then
+// SumOuter(y, x) — deals n(n+1)/2 words a pair fewer but opens rows·n
+// words a pair from every party. Each G_k is symmetric: its entries i ≤ l
+// are computed and mirrored. It panics on a fused operand or on lengths
+// that do not fit (a programming error).
 func (e *Engine) WeightedGram(ss, xs []*Open, rows, n int) []uint64 {
 	if len(ss) != len(xs) {
 		panic("mpc: WeightedGram of unequal numbers of operands")
