@@ -67,7 +67,12 @@ func BenchmarkMask(b *testing.B) {
 // steps (2,000), so that the set-up (the Paillier keys, the first K pulls,
 // the final sum) is left out. It reports both per step and their ratio
 // (issue 39's target: at most 1.5), with the sequential driver (workers=1)
-// and with the one `bandit-node simulate` runs (workers=GOMAXPROCS).
+// and with the one `bandit-node simulate` runs (workers=GOMAXPROCS). Beside
+// them, from the same run: the protocol's own work without any message
+// (workFloor: work-cpu-ms/step, its ratio to the floor work-x-floor and the
+// step's to it x-work) and the plaintext reference the session is graded
+// against, over the same steps (ref-cpu-ms/step), so that what the messages
+// cost is the step less these two.
 func BenchmarkStepAgainstAESFloor(b *testing.B) {
 	const k, short, long = 100, 300, 2300
 	arms := make([]float64, k)
@@ -82,6 +87,10 @@ func BenchmarkStepAgainstAESFloor(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
+	work, err := newWorkFloor(k, "sim-1", arms)
+	if err != nil {
+		b.Fatal(err)
+	}
 	for _, workers := range []int{1, runtime.GOMAXPROCS(0)} {
 		b.Run(fmt.Sprintf("workers=%d", workers), func(b *testing.B) {
 			session := func(budget int64) time.Duration {
@@ -91,7 +100,7 @@ func BenchmarkStepAgainstAESFloor(b *testing.B) {
 				}
 				return cpuTime(b) - start
 			}
-			var steps, floorCPU time.Duration
+			var steps, floorCPU, workCPU, refCPU time.Duration
 			n := 0
 			for b.Loop() {
 				steps += session(long) - session(short)
@@ -102,11 +111,36 @@ func BenchmarkStepAgainstAESFloor(b *testing.B) {
 					}
 				}
 				floorCPU += cpuTime(b) - start
+				start = cpuTime(b)
+				for t := uint64(k + 1); t <= long-short+k; t++ {
+					if err := work.step(t); err != nil {
+						b.Fatal(err)
+					}
+				}
+				workCPU += cpuTime(b) - start
+				start = cpuTime(b)
+				for _, budget := range []int64{long, short} {
+					p := DefaultParams()
+					p.Algorithm, p.Budget = "ucb", budget
+					if _, _, err := Reference(p, arms, 1); err != nil {
+						b.Fatal(err)
+					}
+					if budget == short {
+						refCPU -= cpuTime(b) - start
+					} else {
+						refCPU += cpuTime(b) - start
+					}
+					start = cpuTime(b)
+				}
 				n += long - short
 			}
 			b.ReportMetric(steps.Seconds()*1e3/float64(n), "cpu-ms/step")
 			b.ReportMetric(floorCPU.Seconds()*1e3/float64(n), "floor-cpu-ms/step")
 			b.ReportMetric(steps.Seconds()/floorCPU.Seconds(), "x-floor")
+			b.ReportMetric(workCPU.Seconds()*1e3/float64(n), "work-cpu-ms/step")
+			b.ReportMetric(workCPU.Seconds()/floorCPU.Seconds(), "work-x-floor")
+			b.ReportMetric(steps.Seconds()/workCPU.Seconds(), "x-work")
+			b.ReportMetric(refCPU.Seconds()*1e3/float64(n), "ref-cpu-ms/step")
 		})
 	}
 }
@@ -200,6 +234,88 @@ func (f *aesFloor) step(t uint64) error {
 		box := f.bits[i*bitBoxSize : (i+1)*bitBoxSize]
 		if _, err = f.ownerOpen[i].AppendOpen(f.plain[:0], t, 1, box); err != nil {
 			return err
+		}
+	}
+	return nil
+}
+
+// workFloor is aesFloor with the rest of the work the protocol itself asks
+// of its parties in a step of UCB, and nothing else: each data owner
+// computes its arm's UCB score and its mask of the step (seedPRF's AES-256
+// block and a power of two) and seals the masked score, comp opens the K
+// scores, decodes them, takes their argmax and seals the K bits (1 for the
+// argmax), each data owner opens its bit and the pulled arm's owner counts
+// the pull. No message is encoded, parsed, queued or delivered; there is no
+// controller (it only routes) and no plaintext reference (the simulator's
+// grading). A simulated step beyond it is the cost of the messages: their
+// encoding and parsing, the checks, the routing, the drivers.
+type workFloor struct {
+	*aesFloor
+	alpha  []*seedPRF
+	sc     []ScoreContext
+	values []float64 // the scores as comp decodes them
+	bit    [1]byte
+}
+
+func newWorkFloor(k int, session string, arms []float64) (*workFloor, error) {
+	f, err := newAESFloor(k, session)
+	if err != nil {
+		return nil, err
+	}
+	w := &workFloor{aesFloor: f, sc: make([]ScoreContext, k), values: make([]float64, k)}
+	seed := make([]byte, 32)
+	for i := range k {
+		alpha, err := newSeedPRF(seed)
+		if err != nil {
+			return nil, err
+		}
+		w.alpha = append(w.alpha, alpha)
+		// As after the K initial pulls: one pull each.
+		w.sc[i] = ScoreContext{K: int64(k), S: int64(arms[i] + 0.5), N: 1}
+	}
+	return w, nil
+}
+
+// step performs the work of step t.
+func (w *workFloor) step(t uint64) error {
+	var err error
+	for i := range w.k {
+		w.sc[i].T, w.sc[i].L = int64(t), 1
+		v := maskFor(w.alpha[i], t, 1, false).apply(ucb{}.ComputeScore(&w.sc[i]))
+		putFloat(&w.score, v)
+		if w.scores[i], err = w.ownerSeal[i].AppendSeal(w.scores[i][:0], w.ownerNonces[i], t, 1, w.score[:]); err != nil {
+			return err
+		}
+	}
+	for i := range w.k {
+		plain, err := w.compOpen.AppendOpen(w.plain[:0], t, 1, w.scores[i])
+		if err != nil {
+			return err
+		}
+		if w.values[i], err = decodeFloat(plain); err != nil {
+			return err
+		}
+	}
+	best := SelectArm(false, w.values, 0)
+	w.bits = w.bits[:0]
+	for i := range w.k {
+		w.bit[0] = 0
+		if i == best {
+			w.bit[0] = 1
+		}
+		if w.bits, err = w.compSeal.AppendSeal(w.bits, w.compNonces, t, 1, w.bit[:]); err != nil {
+			return err
+		}
+	}
+	for i := range w.k {
+		box := w.bits[i*bitBoxSize : (i+1)*bitBoxSize]
+		plain, err := w.ownerOpen[i].AppendOpen(w.plain[:0], t, 1, box)
+		if err != nil {
+			return err
+		}
+		if plain[0] == 1 {
+			w.sc[i].N++
+			w.sc[i].S += int64(t & 1)
 		}
 	}
 	return nil
