@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"runtime"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -216,23 +217,31 @@ func (d *simDriver) stopWorkers() {
 	}
 }
 
-// Whether the helpers pay off depends on the machine: on cores that other
-// processes keep busy, a helper is descheduled while the driver waits for
-// it. So the pool measures: of every tuneEvery batches of several groups, it
-// runs tuneTrial on the driver alone and tuneTrial with the helpers, and the
-// rest the way that took less wall time per group. Either way gives the same
-// results; only the wall time differs.
+// Whether the helpers pay off depends on the machine and on the family: on
+// cores that other processes keep busy, a helper is descheduled while the
+// driver waits for it; and where a party's handler takes less than a
+// hand-over to a helper (SAMBA's data owners, a fraction of a microsecond
+// each), the pool's bookkeeping and hand-overs cost more than they save. So
+// the pool measures: of every tuneEvery batches of several groups, it runs
+// tuneTrial as the sequential driver would (deliverInOrder) and tuneTrial
+// with the helpers, and the rest the way that took less wall time per
+// group. Either way gives the same results; only the wall time differs.
 const (
 	tuneEvery = 1024
 	tuneTrial = 32
 )
 
-// tuner is the pool's measurement of the two ways to run a batch.
+// tuner is the pool's measurement of the two ways to run a batch (or a
+// role's parallel loop). Each way is judged by the median of its trials'
+// wall time per group (or per index), not by their sum: a trial now and
+// then takes far longer than the others — a collection, the session's
+// set-up, the machine's other work — and one such outlier in a round's sum
+// would decide the whole round.
 type tuner struct {
-	n        int              // batches of several groups so far in this round
-	wall     [2]time.Duration // in this round's trials: alone, with helpers
-	groups   [2]int           // the work those trials did: groups of a batch, or a loop's indexes
-	parallel bool             // the choice for the rest of the round
+	n        int                   // batches of several groups so far in this round
+	trials   [2][tuneTrial]float64 // this round's trials, ns per group: alone, with helpers
+	timed    [2]int                // how many trials of this round each way has recorded
+	parallel bool                  // the choice for the rest of the round
 }
 
 // choose says whether to run the next batch of several groups with the
@@ -242,44 +251,56 @@ func (t *tuner) choose() (parallel, trial bool) {
 	t.n++
 	switch {
 	case i == 0:
-		t.wall, t.groups = [2]time.Duration{}, [2]int{}
+		t.timed = [2]int{}
 		return false, true
 	case i < tuneTrial:
 		return false, true
 	case i < 2*tuneTrial:
 		return true, true
 	case i == 2*tuneTrial:
-		// Wall time per group, compared without division.
-		t.parallel = int64(t.wall[1])*int64(t.groups[0]) < int64(t.wall[0])*int64(t.groups[1])
+		// The helpers must save a twentieth: when they only break even, the
+		// time they spin waiting for the next batch (spinFor) is CPU
+		// taken from the machine, and from the driver's core where the
+		// two share one.
+		t.parallel = median(t.trials[1][:]) < 0.95*median(t.trials[0][:])
 	}
 	return t.parallel, false
 }
 
 // record adds a trial that ran parallel or not from start until now and did
-// units of work.
+// units of work (choose's order: the round's first tuneTrial alone, the
+// next with the helpers).
 func (t *tuner) record(parallel bool, start time.Time, units int) {
-	i := 0
+	i := (t.n - 1) % tuneEvery
 	if parallel {
-		i = 1
+		i -= tuneTrial
 	}
-	t.wall[i] += time.Since(start)
-	t.groups[i] += units
+	if i < 0 || i >= tuneTrial || units < 1 {
+		return
+	}
+	t.trials[b2i(parallel)][i] = float64(time.Since(start).Nanoseconds()) / float64(units)
+	t.timed[b2i(parallel)]++
 }
 
-// runBatch runs the batch's groups on the pool and returns when all have run.
+// b2i is 1 for true and 0 for false.
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// median returns the median of d, which it sorts.
+func median(d []float64) float64 {
+	slices.Sort(d)
+	return d[len(d)/2]
+}
+
+// runBatch runs the batch's groups on the pool, the helpers included, and
+// returns when all have run.
 func (d *simDriver) runBatch() {
 	p, b := d.pool, &d.bt
-	helpers := 0
-	parallel, trial := false, false
-	if len(b.groups) > 1 {
-		parallel, trial = p.tune.choose()
-		if parallel {
-			helpers = min(len(p.helpers), len(b.groups)-1)
-		}
-	}
-	if trial {
-		defer p.tune.record(parallel, time.Now(), len(b.groups))
-	}
+	helpers := min(len(p.helpers), len(b.groups)-1)
 	b.share = 2 * (helpers + 1)
 	b.ends.Store(uint64(len(b.groups)))
 	if helpers > 0 {
@@ -354,11 +375,16 @@ func (p *parker) wake() {
 
 // deliverBatch delivers every message in flight deliverable by limit (every
 // one when bounded is false), as the sequential driver would, and returns
-// how many it popped.
-func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error) {
+// how many it popped: a batch of several parties' messages on the pool, or,
+// when the pool's measurement says that is quicker (tuner) or there is one
+// party, as the sequential driver does (deliverInOrder) — the same calls in
+// the same order, the same queue afterwards, without the pool's hand-overs.
+// A trial of the two ways is timed from the choice to the batch's outputs
+// queued.
+func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (n int, err error) {
 	b := &d.bt
 	b.events = d.net.popUntil(b.events[:0], limit, bounded)
-	n := len(b.events)
+	n = len(b.events)
 	if n == 0 {
 		return 0, nil
 	}
@@ -379,6 +405,19 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 		}
 		g := &b.groups[s.group]
 		b.next[g.last], g.last = i, i
+	}
+	parallel, trial := false, false
+	if len(b.groups) > 1 {
+		parallel, trial = d.pool.tune.choose()
+	}
+	if trial {
+		start := time.Now()
+		defer func() { d.pool.tune.record(parallel, start, len(b.groups)) }()
+	}
+	if !parallel {
+		err = d.deliverInOrder(b.events)
+		clear(b.events) // let the bodies be collected
+		return n, err
 	}
 	d.runBatch()
 
@@ -408,7 +447,6 @@ func (d *simDriver) deliverBatch(limit time.Duration, bounded bool) (int, error)
 		}
 	}
 	d.net.mu.Unlock()
-	var err error
 	for i := range stop {
 		if o := &b.out[i]; o.delivered {
 			d.record(o.s, o.ready)

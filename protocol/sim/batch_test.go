@@ -84,8 +84,8 @@ func TestParallelLoopTimed(t *testing.T) {
 		for range 2*tuneTrial + 1 {
 			d.parallel(s, 64, func(w, i int) {})
 		}
-		if s.loops.groups[0] == 0 || s.loops.groups[1] == 0 {
-			t.Fatalf("trials alone %d, with helpers %d indexes: want both", s.loops.groups[0], s.loops.groups[1])
+		if s.loops.timed != [2]int{tuneTrial, tuneTrial} {
+			t.Fatalf("trials timed alone %d, with helpers %d: want %d each", s.loops.timed[0], s.loops.timed[1], tuneTrial)
 		}
 		if !s.loops.parallel {
 			break
