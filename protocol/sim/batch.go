@@ -224,8 +224,9 @@ func (d *simDriver) stopWorkers() {
 // each), the pool's bookkeeping and hand-overs cost more than they save. So
 // the pool measures: of every tuneEvery batches of several groups, it runs
 // tuneTrial as the sequential driver would (deliverInOrder) and tuneTrial
-// with the helpers, and the rest the way that took less wall time per
-// group. Either way gives the same results; only the wall time differs.
+// with the helpers, and the rest the way whose trials took less wall time
+// per group (tuner.choose). Either way gives the same results; only the
+// wall time differs.
 const (
 	tuneEvery = 1024
 	tuneTrial = 32
